@@ -1,0 +1,110 @@
+// Package sampler runs the sampling loop: it asks a Target (an OS backend)
+// to capture threads at a fixed rate, interns the stacks it gets back, and
+// hands windows of counts to exporters. It makes no system calls itself.
+package sampler
+
+import (
+	"time"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/unwind"
+)
+
+// ThreadID identifies a thread within its target: the kernel thread id on
+// Linux, the Mach thread id (THREAD_IDENTIFIER_INFO) on macOS.
+type ThreadID uint64
+
+// ThreadInfo describes a thread at the time it was asked about.
+type ThreadInfo struct {
+	ID   ThreadID
+	Name string
+	// CPUTime is the thread's total user+system CPU time so far.
+	CPUTime time.Duration
+	// Running reports whether the thread was runnable (not sleeping or
+	// blocked) when asked.
+	Running bool
+}
+
+// Capture is one thread's registers and stack, captured while the thread
+// was stopped. Its buffers are owned by the caller and reused between
+// captures: a Target fills them without allocating.
+type Capture struct {
+	Thread ThreadID
+	Regs   unwind.Regs
+	// PCs receives the PC and return addresses; its capacity bounds the
+	// walk. Callers size it with the walker's frame limit.
+	PCs []uint64
+	// Walk tells how the walk ended.
+	Walk unwind.Result
+	// Stack receives the bulk copy of the stack; its capacity bounds the
+	// copy. StackBase is the address of Stack[0].
+	Stack     []byte
+	StackBase uint64
+	// Stopped is how long the thread was stopped for this capture.
+	Stopped time.Duration
+	// Err is set by CaptureAll for a thread that could not be captured.
+	Err error
+}
+
+// NewCapture returns a Capture with buffers for maxFrames frames and a
+// stack copy of stackBytes bytes.
+func NewCapture(maxFrames, stackBytes int) *Capture {
+	return &Capture{PCs: make([]uint64, 0, maxFrames), Stack: make([]byte, 0, stackBytes)}
+}
+
+// Target is a process being profiled, as an OS backend exposes it.
+// Implementations live in mach/ (darwin) and ptrace/ (Linux). Methods are not
+// required to be safe for concurrent use; the sampler calls them from one
+// goroutine.
+type Target interface {
+	// PID returns the process id.
+	PID() int
+	// Arch returns the architecture of the target's threads.
+	Arch() unwind.Arch
+	// Threads appends the target's current thread ids to dst[:0] (no
+	// allocation when dst has room).
+	Threads(dst []ThreadID) ([]ThreadID, error)
+	// Info returns a thread's name, CPU time and state.
+	Info(t ThreadID) (ThreadInfo, error)
+	// Capture stops one thread, reads its registers, copies its stack in
+	// bulk, walks it, resumes the thread, and reports how long it was
+	// stopped. It does not allocate in steady state.
+	Capture(t ThreadID, c *Capture) error
+	// CaptureAll stops every thread, captures each into dst (grown as
+	// needed), then resumes them all: a consistent snapshot. A thread that
+	// could not be captured has its Err set; the error return is for a
+	// target that could not be stopped at all.
+	CaptureAll(dst []Capture) ([]Capture, error)
+	// Images returns the loaded images. It is cheap when nothing was loaded
+	// or unloaded since the last call, and returns the same *Set then.
+	Images() (*images.Set, error)
+	// ReadMemory reads the target's memory.
+	ReadMemory(addr uint64, dst []byte) error
+	// Close resumes every thread and detaches, whatever state the target is
+	// in. It is safe to call more than once.
+	Close() error
+}
+
+// TargetOptions configures a backend.
+type TargetOptions struct {
+	// MaxFrames bounds each walk (default unwind.DefaultMaxFrames).
+	MaxFrames int
+	// StackBytes bounds each bulk stack copy (default DefaultStackBytes);
+	// frames beyond it are read one record at a time.
+	StackBytes int
+}
+
+// DefaultStackBytes is the default size of a bulk stack copy: enough for the
+// deep stacks of most programs in one read.
+const DefaultStackBytes = 64 << 10
+
+// WithDefaults returns o with zero fields set to their defaults.
+func (o TargetOptions) WithDefaults() TargetOptions {
+	if o.MaxFrames == 0 {
+		o.MaxFrames = unwind.DefaultMaxFrames
+	}
+	if o.StackBytes == 0 {
+		o.StackBytes = DefaultStackBytes
+	}
+	return o
+}

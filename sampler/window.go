@@ -1,0 +1,86 @@
+package sampler
+
+import (
+	"time"
+
+	"github.com/macprof/macprof/images"
+)
+
+// Mode selects what a sample means.
+type Mode uint8
+
+// Sampling modes.
+const (
+	// ModeCPU counts only threads that used CPU since the last tick.
+	ModeCPU Mode = iota
+	// ModeWall counts every thread on every tick; idle threads count their
+	// last stack again.
+	ModeWall
+)
+
+// String returns the mode's flag value.
+func (m Mode) String() string {
+	if m == ModeWall {
+		return "wall"
+	}
+	return "cpu"
+}
+
+// Window is the profile of one period of time: counts per (stack, thread),
+// with everything exporters need to symbolize and label them. Exporters
+// receive it after the target's threads were resumed and may take their time.
+type Window struct {
+	Start, End time.Time
+	// Period is the sampling interval: each count stands for one Period.
+	Period time.Duration
+	Mode   Mode
+	// Processes lists the profiled processes with their images.
+	Processes []Process
+	// Stacks holds the unique stacks of the window; Samples point into it.
+	Stacks []Stack
+	// Samples holds one entry per (process, thread, stack).
+	Samples []Sample
+	// Missed counts ticks or threads that produced no sample, by reason.
+	Missed map[string]int64
+	// Stats describes the profiler's own cost during the window.
+	Stats Stats
+}
+
+// Process is one profiled process.
+type Process struct {
+	PID int
+	// Executable is the path of the process's main executable.
+	Executable string
+	// Images are the images loaded when the window closed.
+	Images *images.Set
+}
+
+// Stack is an interned call stack: Frames[0] is the PC of the innermost
+// frame, the rest are return addresses.
+type Stack struct {
+	PCs []uint64
+	// Truncated marks a walk that ended early (see unwind.StopReason).
+	Truncated bool
+}
+
+// Sample is how many times one thread was seen in one stack.
+type Sample struct {
+	Stack      int // index into Window.Stacks
+	PID        int
+	Thread     ThreadID
+	ThreadName string
+	Count      int64
+}
+
+// Stats is the profiler's own overhead over a window.
+type Stats struct {
+	Ticks, MissedTicks int64
+	Captures           int64
+	// StoppedP50, StoppedP99 and StoppedMax summarise how long target
+	// threads were stopped per capture.
+	StoppedP50, StoppedP99, StoppedMax time.Duration
+	// StoppedTotal is the sum of all stop times.
+	StoppedTotal time.Duration
+	// ProfilerCPU is the CPU time the profiler process used.
+	ProfilerCPU time.Duration
+}

@@ -1,0 +1,143 @@
+package symcache
+
+import (
+	"fmt"
+	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/macprof/macprof/images"
+)
+
+// Loader builds the Table of the object file behind an image.
+type Loader func(img *images.Image) (*Table, error)
+
+// Options bounds a Cache.
+type Options struct {
+	// MaxTables bounds how many object tables stay loaded (default 256).
+	MaxTables int
+	// MaxFrames bounds the frame cache (default 1<<18 entries).
+	MaxFrames int
+	// Loaders overrides the loader per format; nil entries use the defaults.
+	Loaders map[images.Format]Loader
+}
+
+// Cache symbolizes addresses, loading each object's table once and caching
+// every symbolized frame. It is safe for concurrent use.
+type Cache struct {
+	loaders map[images.Format]Loader
+
+	mu     sync.Mutex
+	tables *lru.Cache[string, *tableEntry]
+	frames *lru.Cache[frameKey, []Frame]
+}
+
+type tableEntry struct {
+	once  sync.Once
+	table *Table
+	err   error
+}
+
+type frameKey struct {
+	object string
+	addr   uint64 // file offset looked up
+}
+
+// New returns an empty Cache.
+func New(opts Options) *Cache {
+	if opts.MaxTables <= 0 {
+		opts.MaxTables = 256
+	}
+	if opts.MaxFrames <= 0 {
+		opts.MaxFrames = 1 << 18
+	}
+	c := &Cache{loaders: map[images.Format]Loader{
+		images.FormatELF:   LoadELF,
+		images.FormatMachO: LoadMachO,
+	}}
+	for f, l := range opts.Loaders {
+		if l != nil {
+			c.loaders[f] = l
+		}
+	}
+	c.tables, _ = lru.New[string, *tableEntry](opts.MaxTables)
+	c.frames, _ = lru.New[frameKey, []Frame](opts.MaxFrames)
+	return c
+}
+
+// Table returns the symbol table of img's object file, loading it on first
+// use. A failed load is remembered: it is not retried while cached.
+func (c *Cache) Table(img *images.Image) (*Table, error) {
+	key := img.Key()
+	c.mu.Lock()
+	e, ok := c.tables.Get(key)
+	if !ok {
+		e = &tableEntry{}
+		c.tables.Add(key, e)
+	}
+	c.mu.Unlock()
+	e.once.Do(func() {
+		load := c.loaders[img.Format]
+		if load == nil {
+			e.err = fmt.Errorf("symcache: %s: no loader for format %v", img.Path, img.Format)
+			return
+		}
+		e.table, e.err = load(img)
+	})
+	return e.table, e.err
+}
+
+// Symbolize returns the frames for addr inside img, innermost first (more
+// than one when debug info records inlined calls). caller tells that addr is
+// a return address, so the call instruction before it is looked up. When
+// symbols are missing the single frame has an empty Function and an Offset
+// from the image's start, which Frame.Name prints as image+0xOFFSET.
+func (c *Cache) Symbolize(img *images.Image, addr uint64, caller bool) []Frame {
+	if caller && addr > 0 {
+		addr--
+	}
+	off := img.FileOffset(addr)
+	key := frameKey{object: img.Key(), addr: off}
+	if f, ok := c.frames.Get(key); ok {
+		return f
+	}
+	frames := c.resolve(img, off)
+	c.frames.Add(key, frames)
+	return frames
+}
+
+func (c *Cache) resolve(img *images.Image, off uint64) []Frame {
+	unknown := []Frame{{Image: img.Name(), Offset: off}}
+	t, err := c.Table(img)
+	if err != nil || t == nil {
+		return unknown
+	}
+	vaddr, ok := t.Address(off)
+	if !ok {
+		return unknown
+	}
+	name, start, ok := t.Lookup(vaddr)
+	if !ok || name == "" {
+		if ok {
+			// An anonymous function start: name it by image offset.
+			return unknown
+		}
+		return unknown
+	}
+	if t.lines != nil {
+		if fs := t.lines.Lines(vaddr); len(fs) > 0 {
+			out := make([]Frame, len(fs))
+			for i, f := range fs {
+				f.Image = img.Name()
+				if f.Function == "" {
+					f.Function = name
+				}
+				out[i] = f
+			}
+			last := &out[len(out)-1]
+			last.Offset = vaddr - start
+			return out
+		}
+	}
+	return []Frame{{Function: name, Offset: vaddr - start, Image: img.Name()}}
+}

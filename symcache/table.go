@@ -1,0 +1,168 @@
+// Package symcache turns addresses inside loaded images into function names
+// (and, where debug information is present, file:line).
+//
+// One Table is built per object file, lazily, the first time a frame needs it,
+// and is keyed by the object's build ID (Mach-O UUID or GNU build ID), so that
+// processes sharing a library share its table. A frame cache keyed by (object,
+// address) makes repeated frames cost a map lookup. Symbol tables come from
+// format-specific loaders (ELF here; Mach-O beside it) that all produce the
+// same Table.
+package symcache
+
+import (
+	"sort"
+	"strings"
+)
+
+// Symbol is one function symbol in link-time addresses. Size zero means the
+// size is unknown: the symbol extends to the next one.
+type Symbol struct {
+	Name  string
+	Start uint64
+	Size  uint64
+}
+
+// Segment maps a range of file offsets to link-time virtual addresses.
+type Segment struct {
+	Offset, Addr, Size uint64
+}
+
+// LineSource resolves a link-time address to source frames, innermost
+// (possibly inlined) first. Implementations must be safe for concurrent use.
+type LineSource interface {
+	Lines(addr uint64) []Frame
+}
+
+// Table is the immutable symbol table of one object file: function starts
+// sorted once, looked up by binary search.
+type Table struct {
+	starts   []uint64
+	ends     []uint64 // 0 when unknown
+	names    []string
+	segments []Segment
+	lines    LineSource
+	// Object is the object's file name, for frames.
+	Object string
+}
+
+// NewTable sorts syms and builds a Table. Symbols with empty names are
+// kept as anonymous function starts (from LC_FUNCTION_STARTS, say): lookups
+// that land in them report no name. segs maps file offsets to addresses;
+// an empty segs means file offsets are addresses.
+func NewTable(object string, syms []Symbol, segs []Segment, lines LineSource) *Table {
+	sort.Slice(syms, func(i, j int) bool {
+		if syms[i].Start != syms[j].Start {
+			return syms[i].Start < syms[j].Start
+		}
+		// Prefer a named, sized symbol among several at one address;
+		// then the shortest name (an alias without decoration).
+		a, b := syms[i], syms[j]
+		if (a.Name != "") != (b.Name != "") {
+			return a.Name != ""
+		}
+		if (a.Size != 0) != (b.Size != 0) {
+			return a.Size != 0
+		}
+		return len(a.Name) < len(b.Name)
+	})
+	t := &Table{Object: object, segments: segs, lines: lines}
+	t.starts = make([]uint64, 0, len(syms))
+	t.ends = make([]uint64, 0, len(syms))
+	t.names = make([]string, 0, len(syms))
+	for i, s := range syms {
+		if i > 0 && s.Start == syms[i-1].Start {
+			continue
+		}
+		end := uint64(0)
+		if s.Size != 0 {
+			end = s.Start + s.Size
+		}
+		t.starts = append(t.starts, s.Start)
+		t.ends = append(t.ends, end)
+		t.names = append(t.names, s.Name)
+	}
+	return t
+}
+
+// Len returns the number of distinct function starts.
+func (t *Table) Len() int { return len(t.starts) }
+
+// Address maps a file offset to a link-time address.
+func (t *Table) Address(fileOffset uint64) (uint64, bool) {
+	if len(t.segments) == 0 {
+		return fileOffset, true
+	}
+	for _, s := range t.segments {
+		if fileOffset >= s.Offset && fileOffset-s.Offset < s.Size {
+			return s.Addr + (fileOffset - s.Offset), true
+		}
+	}
+	return 0, false
+}
+
+// Lookup returns the function containing the link-time address addr: the
+// symbol with the greatest start <= addr, provided addr is inside its size
+// when the size is known.
+func (t *Table) Lookup(addr uint64) (name string, start uint64, ok bool) {
+	starts := t.starts
+	lo, hi := 0, len(starts)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if starts[m] <= addr {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return "", 0, false
+	}
+	i := lo - 1
+	if e := t.ends[i]; e != 0 && addr >= e {
+		return "", 0, false
+	}
+	return t.names[i], starts[i], true
+}
+
+// Frame is one symbolized frame.
+type Frame struct {
+	// Function is the (demangled) function name, or "" when unknown.
+	Function string
+	// Offset is the address's distance from the function's start, or from
+	// the image's start when Function is "".
+	Offset uint64
+	// File and Line locate the address in source, when debug info has it.
+	File string
+	Line int
+	// Image is the base name of the object file.
+	Image string
+	// Inlined marks a frame inlined into the frame that follows it.
+	Inlined bool
+}
+
+// Name returns the function name, or image+0xOFFSET when it is unknown.
+func (f Frame) Name() string {
+	if f.Function != "" {
+		return f.Function
+	}
+	var b strings.Builder
+	b.WriteString(f.Image)
+	b.WriteString("+0x")
+	b.WriteString(hex(f.Offset))
+	return b.String()
+}
+
+func hex(v uint64) string {
+	const digits = "0123456789abcdef"
+	var buf [16]byte
+	i := len(buf)
+	for {
+		i--
+		buf[i] = digits[v&0xf]
+		v >>= 4
+		if v == 0 {
+			break
+		}
+	}
+	return string(buf[i:])
+}
