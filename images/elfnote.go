@@ -1,0 +1,71 @@
+package images
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+)
+
+// maxNoteBytes bounds how much of a note section or segment is read.
+const maxNoteBytes = 1 << 16
+
+// ELFBuildID returns the GNU build ID of the ELF file at path as lowercase
+// hex, or "" when the file has none.
+func ELFBuildID(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("build ID of %s: %w", path, err)
+	}
+	defer f.Close()
+	return ELFFileBuildID(f), nil
+}
+
+// ELFFileBuildID returns the GNU build ID of an open ELF file, or "".
+func ELFFileBuildID(f *elf.File) string {
+	var readers []io.ReaderAt
+	var sizes []uint64
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_NOTE {
+			readers, sizes = append(readers, p.Open().(io.ReaderAt)), append(sizes, p.Filesz)
+		}
+	}
+	if s := f.Section(".note.gnu.build-id"); s != nil && s.Type == elf.SHT_NOTE {
+		readers, sizes = append(readers, s.Open().(io.ReaderAt)), append(sizes, s.Size)
+	}
+	for i, r := range readers {
+		n := min(sizes[i], maxNoteBytes)
+		buf := make([]byte, n)
+		m, _ := r.ReadAt(buf, 0)
+		if id := findGNUBuildID(buf[:m], f.ByteOrder); id != "" {
+			return id
+		}
+	}
+	return ""
+}
+
+// findGNUBuildID scans ELF notes for NT_GNU_BUILD_ID (type 3, name "GNU").
+func findGNUBuildID(b []byte, bo binary.ByteOrder) string {
+	align := func(n uint32) uint64 { return (uint64(n) + 3) &^ 3 }
+	for len(b) >= 12 {
+		namesz, descsz, typ := bo.Uint32(b[0:]), bo.Uint32(b[4:]), bo.Uint32(b[8:])
+		b = b[12:]
+		nameEnd := align(namesz)
+		if nameEnd > uint64(len(b)) {
+			return ""
+		}
+		name := b[:namesz]
+		b = b[nameEnd:]
+		descEnd := align(descsz)
+		if descEnd > uint64(len(b)) {
+			return ""
+		}
+		desc := b[:descsz]
+		b = b[descEnd:]
+		if typ == 3 && string(name) == "GNU\x00" && len(desc) > 0 {
+			return hex.EncodeToString(desc)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,176 @@
+//go:build linux
+
+package ptrace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// listTasks returns the thread ids in /proc/PID/task.
+func listTasks(pid int) ([]int, error) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, tid)
+		}
+	}
+	return out, nil
+}
+
+// procStatusField returns a field of /proc/PID/status, such as "TracerPid".
+func procStatusField(pid int, field string) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
+
+// readComm reads /proc/PID/task/TID/comm.
+func readComm(pid, tid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/comm", pid, tid))
+	if err != nil {
+		return ""
+	}
+	return string(bytes.TrimRight(b, "\n"))
+}
+
+// threadFiles keeps a thread's /proc files open so that reading its CPU time
+// and state costs one pread each and no allocation.
+type threadFiles struct {
+	schedstat int // fd of /proc/PID/task/TID/schedstat, or -1
+	stat      int // fd of /proc/PID/task/TID/stat, or -1
+}
+
+func openThreadFiles(pid, tid int) threadFiles {
+	dir := fmt.Sprintf("/proc/%d/task/%d/", pid, tid)
+	tf := threadFiles{schedstat: -1, stat: -1}
+	if fd, err := unix.Open(dir+"schedstat", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		tf.schedstat = fd
+	}
+	if fd, err := unix.Open(dir+"stat", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		tf.stat = fd
+	}
+	return tf
+}
+
+func (tf *threadFiles) close() {
+	if tf.schedstat >= 0 {
+		unix.Close(tf.schedstat)
+		tf.schedstat = -1
+	}
+	if tf.stat >= 0 {
+		unix.Close(tf.stat)
+		tf.stat = -1
+	}
+}
+
+var errNoProcFile = errors.New("thread's /proc files are not open")
+
+// cpuTime returns the thread's CPU time in nanoseconds from schedstat, and
+// falls back on utime+stime from stat (clock-tick resolution).
+func (tf *threadFiles) cpuTime(buf []byte) (time.Duration, error) {
+	if tf.schedstat >= 0 {
+		n, err := unix.Pread(tf.schedstat, buf, 0)
+		if err != nil {
+			return 0, err
+		}
+		v, ok := parseUint(buf[:n])
+		if ok && v > 0 {
+			return time.Duration(v), nil
+		}
+	}
+	if tf.stat < 0 {
+		return 0, errNoProcFile
+	}
+	n, err := unix.Pread(tf.stat, buf, 0)
+	if err != nil {
+		return 0, err
+	}
+	_, ticks, ok := parseStat(buf[:n])
+	if !ok {
+		return 0, errors.New("malformed stat")
+	}
+	return time.Duration(ticks) * (time.Second / clockTicks), nil
+}
+
+// state returns the thread's scheduler state letter from stat ('R', 'S', ...).
+func (tf *threadFiles) state(buf []byte) (byte, error) {
+	if tf.stat < 0 {
+		return 0, errNoProcFile
+	}
+	n, err := unix.Pread(tf.stat, buf, 0)
+	if err != nil {
+		return 0, err
+	}
+	st, _, ok := parseStat(buf[:n])
+	if !ok {
+		return 0, errors.New("malformed stat")
+	}
+	return st, nil
+}
+
+// clockTicks is USER_HZ, which is 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// parseUint parses the leading decimal number of b.
+func parseUint(b []byte) (uint64, bool) {
+	var v uint64
+	i := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		v = v*10 + uint64(b[i]-'0')
+	}
+	return v, i > 0
+}
+
+// parseStat extracts the state letter and utime+stime (fields 3, 14 and 15)
+// from a /proc stat line. The command name may hold spaces and parentheses,
+// so fields are counted from the last ')'.
+func parseStat(b []byte) (state byte, ticks uint64, ok bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+3 > len(b) {
+		return 0, 0, false
+	}
+	state = b[i+2]
+	rest := b[i+2:]
+	// rest starts at field 3; utime is field 14, stime 15.
+	field := 3
+	for j := 0; j < len(rest) && field < 16; {
+		for j < len(rest) && rest[j] == ' ' {
+			j++
+		}
+		start := j
+		for j < len(rest) && rest[j] != ' ' {
+			j++
+		}
+		if field == 14 || field == 15 {
+			v, vok := parseUint(rest[start:j])
+			if !vok {
+				return 0, 0, false
+			}
+			ticks += v
+			if field == 15 {
+				return state, ticks, true
+			}
+		}
+		field++
+	}
+	return 0, 0, false
+}

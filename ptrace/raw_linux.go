@@ -1,0 +1,82 @@
+//go:build linux
+
+package ptrace
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ptraceRaw issues a ptrace request that x/sys/unix has no wrapper for (or
+// whose wrapper drops the data argument).
+func ptraceRaw(req, tid int, addr, data uintptr) error {
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(req), uintptr(tid), addr, data, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func seize(tid int, options int) error {
+	return ptraceRaw(unix.PTRACE_SEIZE, tid, 0, uintptr(options))
+}
+
+func interrupt(tid int) error { return ptraceRaw(unix.PTRACE_INTERRUPT, tid, 0, 0) }
+
+func cont(tid, sig int) error { return ptraceRaw(unix.PTRACE_CONT, tid, 0, uintptr(sig)) }
+
+func listen(tid int) error { return ptraceRaw(unix.PTRACE_LISTEN, tid, 0, 0) }
+
+func detach(tid, sig int) error { return ptraceRaw(unix.PTRACE_DETACH, tid, 0, uintptr(sig)) }
+
+func setOptions(tid, options int) error {
+	return ptraceRaw(unix.PTRACE_SETOPTIONS, tid, 0, uintptr(options))
+}
+
+// peekWaitable returns the id of a child or tracee that has a state change
+// to report, without consuming it (WNOWAIT), or 0 when none has.
+func peekWaitable() (int, error) {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WNOHANG|unix.WNOWAIT|unix.WSTOPPED|unix.WEXITED|unix.WALL, nil)
+	if err != nil {
+		return 0, err
+	}
+	// si_pid sits after si_signo, si_errno, si_code and padding.
+	pid := *(*int32)(unsafe.Add(unsafe.Pointer(&info), 16))
+	return int(pid), nil
+}
+
+// memReader reads a process's memory with process_vm_readv. It keeps its
+// iovecs so that reads do not allocate; it is not safe for concurrent use.
+type memReader struct {
+	pid  int
+	iov  [1]unix.Iovec
+	riov [1]unix.RemoteIovec
+}
+
+// ReadMemory fills dst from addr or fails.
+func (m *memReader) ReadMemory(addr uint64, dst []byte) error {
+	n, err := m.readSome(addr, dst)
+	if err != nil {
+		return err
+	}
+	if n != len(dst) {
+		return unix.EFAULT
+	}
+	return nil
+}
+
+// readSome reads as much of dst as is mapped from addr on.
+func (m *memReader) readSome(addr uint64, dst []byte) (int, error) {
+	if len(dst) == 0 {
+		return 0, nil
+	}
+	m.iov[0].Base = &dst[0]
+	m.iov[0].SetLen(len(dst))
+	m.riov[0].Base = uintptr(addr)
+	m.riov[0].Len = len(dst)
+	n, err := unix.ProcessVMReadv(m.pid, m.iov[:], m.riov[:], 0)
+	m.iov[0].Base = nil
+	return n, err
+}

@@ -1,0 +1,852 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/unwind"
+)
+
+// Errors a caller can test for with errors.Is.
+var (
+	// ErrExited reports that the target process has exited.
+	ErrExited = errors.New("target process exited")
+	// ErrNoThread reports a thread id that is not (or no longer) traced.
+	ErrNoThread = errors.New("no such thread in the target")
+	// ErrClosed reports a call on a closed Target.
+	ErrClosed = errors.New("target is closed")
+	// ErrStopTimeout reports a thread that did not stop in time (for
+	// example because it was blocked in an uninterruptible wait).
+	ErrStopTimeout = errors.New("thread did not stop in time")
+)
+
+// traceOptions are set on every seized thread: follow new threads and report
+// exec. PTRACE_O_EXITKILL is deliberately absent, so that a profiler that
+// dies leaves its target running.
+const traceOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEEXEC
+
+// stopTimeout bounds how long a capture waits for one thread to stop.
+const stopTimeout = 250 * time.Millisecond
+
+// Target is a Linux process being profiled through ptrace.
+type Target struct {
+	pid    int
+	opts   sampler.TargetOptions
+	walker *unwind.Walker
+
+	reqs    chan *request
+	done    chan struct{} // closed when the loop has exited
+	hotMu   sync.Mutex    // guards hot, the reusable request
+	hot     request
+	closing sync.Once
+
+	pubMem  sync.Mutex
+	pubRead memReader // for ReadMemory from other goroutines
+
+	// Owned by the loop goroutine.
+	threads   map[int]*thread
+	gone      map[int]struct{} // tids dropped but perhaps not yet reaped
+	exited    bool
+	execs     int
+	regions   images.Regions
+	imgSig    []images.Region
+	imgSet    *images.Set
+	buildIDs  map[string]string
+	regs      regsBuf
+	walkMem   memReader
+	procBuf   [256]byte
+	sigch     chan os.Signal
+	drainWant bool
+}
+
+type thread struct {
+	tid int
+	// held is true while the thread sits in a ptrace-stop that we consumed
+	// with wait4 and have not resumed yet.
+	held      bool
+	heldSig   int  // signal to inject when resuming (signal-delivery-stop)
+	groupStop bool // the stop is a group-stop: resume with PTRACE_LISTEN
+	files     threadFiles
+	name      string
+	nameAt    time.Time
+}
+
+type opcode uint8
+
+const (
+	opThreads opcode = iota + 1
+	opInfo
+	opCapture
+	opCaptureAll
+	opImages
+	opClose
+)
+
+type request struct {
+	op       opcode
+	tid      int
+	capture  *sampler.Capture
+	captures []sampler.Capture
+	tids     []sampler.ThreadID
+	info     sampler.ThreadInfo
+	set      *images.Set
+	err      error
+	reply    chan struct{}
+}
+
+// Attach seizes every thread of process pid, including threads created
+// while it attaches, and returns the Target. The process keeps running.
+func Attach(pid int, opts sampler.TargetOptions) (*Target, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("invalid PID %d", pid)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+		return nil, fmt.Errorf("no process with PID %d", pid)
+	}
+	opts = opts.WithDefaults()
+	t := &Target{
+		pid:      pid,
+		opts:     opts,
+		reqs:     make(chan *request),
+		done:     make(chan struct{}),
+		threads:  make(map[int]*thread),
+		gone:     make(map[int]struct{}),
+		buildIDs: make(map[string]string),
+		sigch:    make(chan os.Signal, 1),
+	}
+	t.pubRead.pid = pid
+	t.walkMem.pid = pid
+	w, err := unwind.NewWalker(unwind.Config{Arch: nativeArch, MaxFrames: opts.MaxFrames, Fallback: &t.walkMem})
+	if err != nil {
+		return nil, err
+	}
+	t.walker = w
+	t.hot.reply = make(chan struct{}, 1)
+	ready := make(chan error, 1)
+	go t.loop(ready)
+	if err := <-ready; err != nil {
+		<-t.done
+		return nil, err
+	}
+	return t, nil
+}
+
+// PID returns the process id.
+func (t *Target) PID() int { return t.pid }
+
+// Arch returns the architecture of the target (the profiler's own: ptrace
+// cannot read registers of a foreign architecture).
+func (t *Target) Arch() unwind.Arch { return nativeArch }
+
+// Walker returns the walker the target uses during captures.
+func (t *Target) Walker() *unwind.Walker { return t.walker }
+
+// Exited reports whether the target process has exited.
+func (t *Target) Exited() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+	}
+	r := t.call(&request{op: opThreads})
+	return errors.Is(r.err, ErrExited)
+}
+
+func (t *Target) call(r *request) *request {
+	if r.reply == nil {
+		r.reply = make(chan struct{}, 1)
+	}
+	select {
+	case t.reqs <- r:
+		<-r.reply
+	case <-t.done:
+		r.err = ErrClosed
+	}
+	return r
+}
+
+// Threads appends the ids of the target's threads, in ascending order.
+func (t *Target) Threads(dst []sampler.ThreadID) ([]sampler.ThreadID, error) {
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	r := &t.hot
+	r.op, r.tids, r.err = opThreads, dst[:0], nil
+	t.call(r)
+	out, err := r.tids, r.err
+	r.tids = nil
+	return out, err
+}
+
+// Info returns a thread's name, CPU time and state.
+func (t *Target) Info(id sampler.ThreadID) (sampler.ThreadInfo, error) {
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	r := &t.hot
+	r.op, r.tid, r.err = opInfo, int(id), nil
+	t.call(r)
+	return r.info, r.err
+}
+
+// Capture stops one thread, captures and walks its stack, and resumes it.
+func (t *Target) Capture(id sampler.ThreadID, c *sampler.Capture) error {
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	r := &t.hot
+	r.op, r.tid, r.capture, r.err = opCapture, int(id), c, nil
+	t.call(r)
+	r.capture = nil
+	return r.err
+}
+
+// CaptureAll stops every thread, captures each, then resumes them all.
+func (t *Target) CaptureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	r := &t.hot
+	r.op, r.captures, r.err = opCaptureAll, dst, nil
+	t.call(r)
+	out := r.captures
+	r.captures = nil
+	return out, r.err
+}
+
+// Images returns the executable mappings of the target as images. It
+// returns the same *Set as long as the mappings do not change.
+func (t *Target) Images() (*images.Set, error) {
+	r := t.call(&request{op: opImages})
+	return r.set, r.err
+}
+
+// ReadMemory reads the target's memory. It may be called from any
+// goroutine.
+func (t *Target) ReadMemory(addr uint64, dst []byte) error {
+	t.pubMem.Lock()
+	defer t.pubMem.Unlock()
+	if err := t.pubRead.ReadMemory(addr, dst); err != nil {
+		return fmt.Errorf("read %d bytes at %#x of PID %d: %w", len(dst), addr, t.pid, err)
+	}
+	return nil
+}
+
+// Close resumes every thread and detaches. It is safe to call more than
+// once and from any goroutine.
+func (t *Target) Close() error {
+	var err error
+	t.closing.Do(func() {
+		r := t.call(&request{op: opClose})
+		if !errors.Is(r.err, ErrClosed) {
+			err = r.err
+		}
+		<-t.done
+	})
+	return err
+}
+
+// loop owns the tracer thread.
+func (t *Target) loop(ready chan<- error) {
+	// The goroutine stays locked until it exits; the runtime then ends the
+	// OS thread, and the kernel detaches whatever tracee is left.
+	runtime.LockOSThread()
+	defer close(t.done)
+	signal.Notify(t.sigch, syscall.SIGCHLD)
+	defer signal.Stop(t.sigch)
+
+	if err := t.attachAll(); err != nil {
+		t.detachAll()
+		ready <- err
+		return
+	}
+	ready <- nil
+	drainTimer := time.NewTimer(time.Hour)
+	drainTimer.Stop()
+	lastDrain := time.Time{}
+	const drainEvery = 2 * time.Millisecond
+	for {
+		select {
+		case r := <-t.reqs:
+			t.handle(r)
+			r.reply <- struct{}{}
+			if r.op == opClose {
+				return
+			}
+		case <-t.sigch:
+			t.drainWant = true
+		case <-drainTimer.C:
+		}
+		if t.drainWant {
+			if since := time.Since(lastDrain); since >= drainEvery {
+				t.drain()
+				lastDrain = time.Now()
+			} else {
+				drainTimer.Reset(drainEvery - since)
+			}
+		}
+	}
+}
+
+func (t *Target) handle(r *request) {
+	if r.op == opClose {
+		r.err = t.detachAll()
+		return
+	}
+	if t.exited {
+		r.err = ErrExited
+		if r.op == opThreads {
+			r.tids = r.tids[:0]
+		}
+		return
+	}
+	switch r.op {
+	case opThreads:
+		for tid := range t.threads {
+			r.tids = append(r.tids, sampler.ThreadID(tid))
+		}
+		sort.Slice(r.tids, func(i, j int) bool { return r.tids[i] < r.tids[j] })
+	case opInfo:
+		r.info, r.err = t.info(r.tid)
+	case opCapture:
+		r.err = t.capture(r.tid, r.capture)
+	case opCaptureAll:
+		r.captures, r.err = t.captureAll(r.captures)
+	case opImages:
+		r.set, r.err = t.images()
+	}
+}
+
+// attachAll seizes every thread, re-listing until no new thread appears.
+func (t *Target) attachAll() error {
+	for round := 0; ; round++ {
+		tids, err := listTasks(t.pid)
+		if err != nil {
+			return fmt.Errorf("list threads of PID %d: %w", t.pid, err)
+		}
+		added := 0
+		for _, tid := range tids {
+			if _, ok := t.threads[tid]; ok {
+				continue
+			}
+			if err := seize(tid, traceOptions); err != nil {
+				if errors.Is(err, unix.ESRCH) {
+					continue // the thread exited meanwhile
+				}
+				if errors.Is(err, unix.EPERM) && len(t.threads) > 0 && t.tracedByUs(tid) {
+					// Auto-attached through PTRACE_O_TRACECLONE already.
+					t.addThread(tid)
+					added++
+					continue
+				}
+				if len(t.threads) == 0 {
+					return attachError(t.pid, err)
+				}
+				return fmt.Errorf("attach thread %d of PID %d: %w", tid, t.pid, err)
+			}
+			t.addThread(tid)
+			added++
+		}
+		if added == 0 {
+			break
+		}
+		if round > 1000 {
+			return fmt.Errorf("attach PID %d: threads keep appearing faster than they can be attached", t.pid)
+		}
+	}
+	if len(t.threads) == 0 {
+		return fmt.Errorf("PID %d has no threads left to attach (it exited)", t.pid)
+	}
+	// Service whatever happened while attaching (new threads' first stops).
+	t.drain()
+	return nil
+}
+
+func (t *Target) tracedByUs(tid int) bool {
+	v, err := procStatusField(tid, "TracerPid")
+	return err == nil && v == fmt.Sprint(os.Getpid())
+}
+
+func (t *Target) addThread(tid int) *thread {
+	if th, ok := t.threads[tid]; ok {
+		return th
+	}
+	th := &thread{tid: tid, files: openThreadFiles(t.pid, tid)}
+	t.threads[tid] = th
+	delete(t.gone, tid)
+	return th
+}
+
+func (t *Target) dropThread(tid int, reaped bool) {
+	if th, ok := t.threads[tid]; ok {
+		th.files.close()
+		delete(t.threads, tid)
+	}
+	if !reaped {
+		if len(t.gone) < 4096 {
+			t.gone[tid] = struct{}{}
+		}
+	} else {
+		delete(t.gone, tid)
+	}
+	if tid == t.pid && reaped {
+		t.exited = true
+	}
+	if len(t.threads) == 0 {
+		t.exited = true
+	}
+}
+
+// drain consumes every pending state change of the tracees and resumes
+// them. It costs one waitid when nothing is pending.
+func (t *Target) drain() {
+	t.drainWant = false
+	for i := 0; i < 100000; i++ {
+		pid, err := peekWaitable()
+		if err != nil || pid == 0 {
+			return
+		}
+		_, ours := t.threads[pid]
+		_, wasOurs := t.gone[pid]
+		if !ours && !wasOurs {
+			// A child that is not ours to reap: fall back to asking each
+			// tracee in turn.
+			t.drainEach()
+			return
+		}
+		if !t.waitOne(pid, unix.WNOHANG) {
+			return
+		}
+	}
+}
+
+// drainEach polls each tracee with WNOHANG.
+func (t *Target) drainEach() {
+	for pass := 0; pass < 16; pass++ {
+		progress := false
+		for tid := range t.threads {
+			if t.threads[tid].held {
+				continue
+			}
+			if t.waitOne(tid, unix.WNOHANG) {
+				progress = true
+			}
+		}
+		for tid := range t.gone {
+			if t.waitOne(tid, unix.WNOHANG) {
+				progress = true
+			}
+		}
+		if !progress {
+			return
+		}
+	}
+}
+
+// waitOne consumes one state change of tid (blocking unless WNOHANG is in
+// options) and handles it: unsolicited stops are resumed at once, and a
+// stop of a thread we are capturing is left held. It reports whether a
+// change was consumed.
+func (t *Target) waitOne(tid int, options int) bool {
+	var ws unix.WaitStatus
+	got, err := unix.Wait4(tid, &ws, options|unix.WALL, nil)
+	if err != nil {
+		if errors.Is(err, unix.ECHILD) {
+			t.dropThread(tid, true)
+		}
+		return false
+	}
+	if got == 0 {
+		return false
+	}
+	t.handleStatus(got, ws, false)
+	return true
+}
+
+// handleStatus acts on one wait status. When keep is true a stop is left
+// held for the caller to capture and resume; otherwise it is resumed.
+func (t *Target) handleStatus(tid int, ws unix.WaitStatus, keep bool) {
+	switch {
+	case ws.Exited() || ws.Signaled():
+		t.dropThread(tid, true)
+		return
+	case !ws.Stopped():
+		return
+	}
+	th, ok := t.threads[tid]
+	if !ok {
+		// A thread we have not heard of: auto-attached through a clone
+		// whose event we have not seen yet.
+		th = t.addThread(tid)
+	}
+	th.held, th.heldSig, th.groupStop = true, 0, false
+	sig := ws.StopSignal()
+	switch ev := ws.TrapCause(); {
+	case sig == unix.SIGTRAP && ev == unix.PTRACE_EVENT_CLONE:
+		if msg, err := unix.PtraceGetEventMsg(tid); err == nil {
+			t.addThread(int(msg))
+		}
+	case sig == unix.SIGTRAP && ev == unix.PTRACE_EVENT_EXEC:
+		t.onExec(tid)
+		th = t.threads[tid]
+	case ev == unix.PTRACE_EVENT_STOP:
+		// An interrupt or a new thread's first stop (SIGTRAP), or a
+		// group-stop (the stop signal).
+		if sig != unix.SIGTRAP {
+			th.groupStop = true
+		}
+	case ev == 0:
+		// Signal-delivery-stop: the signal is re-injected on resume.
+		th.heldSig = int(sig)
+	}
+	if !keep {
+		t.resume(th)
+	}
+}
+
+// resume lets a held thread run again.
+func (t *Target) resume(th *thread) {
+	if th == nil || !th.held {
+		return
+	}
+	var err error
+	if th.groupStop {
+		err = listen(th.tid)
+	} else {
+		err = cont(th.tid, th.heldSig)
+	}
+	th.held, th.heldSig, th.groupStop = false, 0, false
+	if errors.Is(err, unix.ESRCH) {
+		t.dropThread(th.tid, false)
+	}
+}
+
+// onExec handles PTRACE_EVENT_EXEC: every other thread is gone and the
+// images changed.
+func (t *Target) onExec(tid int) {
+	t.execs++
+	for other := range t.threads {
+		if other != tid {
+			t.dropThread(other, false)
+		}
+	}
+	t.regions, t.imgSig, t.imgSet = nil, nil, nil
+	t.exited = false
+}
+
+// stop interrupts a thread and waits until it is held in a ptrace-stop.
+func (t *Target) stop(th *thread) error {
+	if th.held {
+		return nil
+	}
+	if err := interrupt(th.tid); err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			t.dropThread(th.tid, false)
+			return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+		}
+		return fmt.Errorf("interrupt thread %d: %w", th.tid, err)
+	}
+	return t.awaitHeld(th, time.Now().Add(stopTimeout))
+}
+
+// awaitHeld waits until th is held, servicing nothing else.
+func (t *Target) awaitHeld(th *thread, deadline time.Time) error {
+	spins := 0
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(th.tid, &ws, unix.WNOHANG|unix.WALL, nil)
+		if err != nil {
+			t.dropThread(th.tid, errors.Is(err, unix.ECHILD))
+			return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+		}
+		if got != 0 {
+			t.handleStatus(got, ws, true)
+			if t.threads[th.tid] != th {
+				return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+			}
+			if th.held {
+				return nil
+			}
+			continue
+		}
+		spins++
+		if spins < 64 {
+			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+			continue
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("thread %d: %w", th.tid, ErrStopTimeout)
+		}
+		ts := unix.Timespec{Nsec: 20_000}
+		unix.Nanosleep(&ts, nil)
+	}
+}
+
+// capture stops, captures and resumes one thread.
+func (t *Target) capture(tid int, c *sampler.Capture) error {
+	th, ok := t.threads[tid]
+	if !ok {
+		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+	}
+	start := time.Now()
+	if err := t.stop(th); err != nil {
+		if t.exited {
+			return ErrExited
+		}
+		return err
+	}
+	err := t.captureHeld(th, c)
+	t.resume(th)
+	c.Stopped = time.Since(start)
+	return err
+}
+
+// captureHeld reads registers, copies the stack and walks it, for a held
+// thread.
+func (t *Target) captureHeld(th *thread, c *sampler.Capture) error {
+	c.Thread = sampler.ThreadID(th.tid)
+	c.PCs = c.PCs[:0]
+	c.Stack = c.Stack[:0]
+	c.StackBase = 0
+	c.Walk = unwind.Result{}
+	c.Err = nil
+	regs, err := getRegs(th.tid, &t.regs)
+	if err != nil {
+		return fmt.Errorf("read registers of thread %d: %w", th.tid, err)
+	}
+	c.Regs = regs
+	lo, hi, ok := t.stackBounds(regs.SP)
+	if !ok {
+		// No region holds SP: walk nothing but the PC.
+		lo, hi = regs.SP, regs.SP
+	}
+	n := hi - regs.SP
+	if hi < regs.SP {
+		n = 0
+	}
+	if n > uint64(cap(c.Stack)) {
+		n = uint64(cap(c.Stack))
+	}
+	if n > 0 {
+		buf := c.Stack[:n]
+		got, err := t.walkMem.readSome(regs.SP, buf)
+		if err == nil && got > 0 {
+			c.Stack = buf[:got]
+			c.StackBase = regs.SP
+		}
+	}
+	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
+	c.PCs, c.Walk = t.walker.Walk(regs, &st, c.PCs)
+	return nil
+}
+
+// stackBounds returns the bounds of the mapping that holds sp, re-reading
+// the memory map once if the cached one has no such mapping.
+func (t *Target) stackBounds(sp uint64) (lo, hi uint64, ok bool) {
+	if lo, hi, ok = t.regions.StackBounds(sp); ok {
+		return lo, hi, true
+	}
+	if err := t.readRegions(); err != nil {
+		return 0, 0, false
+	}
+	return t.regions.StackBounds(sp)
+}
+
+func (t *Target) readRegions() error {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", t.pid))
+	if err != nil {
+		return fmt.Errorf("read memory map of PID %d: %w", t.pid, err)
+	}
+	defer f.Close()
+	regs, err := images.ParseProcMaps(f)
+	if err != nil {
+		return fmt.Errorf("read memory map of PID %d: %w", t.pid, err)
+	}
+	t.regions = regs
+	return nil
+}
+
+// captureAll stops every thread, then captures each, then resumes all.
+func (t *Target) captureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
+	dst = dst[:0]
+	tids := make([]int, 0, len(t.threads))
+	for tid := range t.threads {
+		tids = append(tids, tid)
+	}
+	sort.Ints(tids)
+	start := time.Now()
+	// Interrupt them all first so that they stop together.
+	for _, tid := range tids {
+		th := t.threads[tid]
+		if th == nil || th.held {
+			continue
+		}
+		if err := interrupt(tid); err != nil && errors.Is(err, unix.ESRCH) {
+			t.dropThread(tid, false)
+		}
+	}
+	deadline := time.Now().Add(stopTimeout)
+	var held []*thread
+	for _, tid := range tids {
+		i := len(dst)
+		if cap(dst) > i {
+			dst = dst[:i+1]
+		} else {
+			dst = append(dst, sampler.Capture{})
+		}
+		c := &dst[i]
+		if c.PCs == nil {
+			c.PCs = make([]uint64, 0, t.opts.MaxFrames)
+		}
+		if c.Stack == nil {
+			c.Stack = make([]byte, 0, t.opts.StackBytes)
+		}
+		c.Thread = sampler.ThreadID(tid)
+		c.Err = nil
+		th := t.threads[tid]
+		if th == nil {
+			c.Err = fmt.Errorf("thread %d exited during the capture", tid)
+			continue
+		}
+		if err := t.awaitHeld(th, deadline); err != nil {
+			c.Err = err
+			continue
+		}
+		held = append(held, th)
+		if err := t.captureHeld(th, c); err != nil {
+			c.Err = err
+		}
+	}
+	for _, th := range held {
+		t.resume(th)
+	}
+	stopped := time.Since(start)
+	for i := range dst {
+		dst[i].Stopped = stopped
+	}
+	// New threads that appeared meanwhile are now traced; their first
+	// stops are serviced by the next drain.
+	t.drain()
+	if t.exited && len(held) == 0 {
+		return dst, ErrExited
+	}
+	return dst, nil
+}
+
+// info reads a thread's CPU time, state and (at most once a second) name.
+func (t *Target) info(tid int) (sampler.ThreadInfo, error) {
+	th, ok := t.threads[tid]
+	if !ok {
+		return sampler.ThreadInfo{}, fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+	}
+	cpu, err := th.files.cpuTime(t.procBuf[:])
+	if err != nil {
+		return sampler.ThreadInfo{ID: sampler.ThreadID(tid)}, fmt.Errorf("thread %d: CPU time: %w", tid, err)
+	}
+	st, _ := th.files.state(t.procBuf[:])
+	if now := time.Now(); th.name == "" || now.Sub(th.nameAt) > time.Second {
+		if n := readComm(t.pid, tid); n != "" {
+			th.name = n
+		}
+		th.nameAt = now
+	}
+	return sampler.ThreadInfo{ID: sampler.ThreadID(tid), Name: th.name, CPUTime: cpu, Running: st == 'R'}, nil
+}
+
+// images re-reads the memory map and returns the executable file mappings.
+func (t *Target) images() (*images.Set, error) {
+	if err := t.readRegions(); err != nil {
+		if _, serr := os.Stat(fmt.Sprintf("/proc/%d", t.pid)); serr != nil {
+			t.exited = true
+			return nil, ErrExited
+		}
+		return nil, err
+	}
+	var sig []images.Region
+	for _, r := range t.regions {
+		if r.Executable() && r.Path != "" {
+			sig = append(sig, r)
+		}
+	}
+	if t.imgSet != nil && sameRegions(sig, t.imgSig) {
+		return t.imgSet, nil
+	}
+	imgs := t.regions.ELFImages()
+	root := fmt.Sprintf("/proc/%d/root", t.pid)
+	for _, im := range imgs {
+		if im.Path == "[vdso]" {
+			im.Memory = &lockedReader{t: t}
+			continue
+		}
+		im.OpenPath = root + im.Path
+		id, ok := t.buildIDs[im.OpenPath]
+		if !ok {
+			id, _ = images.ELFBuildID(im.OpenPath)
+			t.buildIDs[im.OpenPath] = id
+		}
+		im.BuildID = id
+	}
+	t.imgSig, t.imgSet = sig, images.NewSet(imgs)
+	return t.imgSet, nil
+}
+
+func sameRegions(a, b []images.Region) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lockedReader reads target memory from any goroutine.
+type lockedReader struct{ t *Target }
+
+func (r *lockedReader) ReadMemory(addr uint64, dst []byte) error { return r.t.ReadMemory(addr, dst) }
+
+// detachAll resumes and detaches every thread.
+func (t *Target) detachAll() error {
+	var first error
+	deadline := time.Now().Add(stopTimeout)
+	for tid, th := range t.threads {
+		if !th.held {
+			if err := interrupt(tid); err != nil {
+				t.dropThread(tid, false)
+				continue
+			}
+			if err := t.awaitHeld(th, deadline); err != nil {
+				// Left to the kernel, which detaches it when this thread
+				// exits.
+				continue
+			}
+		}
+		sig := th.heldSig
+		if th.groupStop {
+			sig = 0
+		}
+		if err := detach(tid, sig); err != nil && !errors.Is(err, unix.ESRCH) && first == nil {
+			first = fmt.Errorf("detach thread %d: %w", tid, err)
+		}
+		th.held = false
+		th.files.close()
+		delete(t.threads, tid)
+	}
+	// Reap exit statuses of threads that died while traced.
+	for tid := range t.gone {
+		var ws unix.WaitStatus
+		unix.Wait4(tid, &ws, unix.WNOHANG|unix.WALL, nil)
+	}
+	return first
+}
