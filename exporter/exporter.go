@@ -1,0 +1,296 @@
+// Package exporter turns a sampler.Window into files people open: pprof
+// profiles (github.com/google/pprof/profile, as the Go runtime writes CPU
+// profiles), folded stacks (exporter/folded) and SVG flame graphs
+// (exporter/flamegraph).
+//
+// Symbolization happens here, lazily: each unique (process, image, address)
+// of a window is symbolized once per export through a symcache.Cache, which
+// also caches frames across exports. A stack's first address is its PC; the
+// others are return addresses and are looked up one byte earlier, inside
+// the call instruction, as the Go runtime and pprof do.
+package exporter
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/macprof/macprof/exporter/flamegraph"
+	"github.com/macprof/macprof/exporter/folded"
+	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/symcache"
+)
+
+// Format is an output format.
+type Format uint8
+
+// Output formats.
+const (
+	// FormatUnknown is no format; ParseFormat and FormatForPath never
+	// return it without an error.
+	FormatUnknown Format = iota
+	// FormatPprof is a gzip-compressed pprof protocol buffer (.pb.gz).
+	FormatPprof
+	// FormatFolded is folded stacks, one "root;...;leaf count" line per
+	// unique stack.
+	FormatFolded
+	// FormatSVG is a self-contained SVG flame graph.
+	FormatSVG
+)
+
+// Formats lists the formats, for help texts.
+var Formats = []Format{FormatPprof, FormatFolded, FormatSVG}
+
+// String returns the format's name, as ParseFormat accepts it.
+func (f Format) String() string {
+	switch f {
+	case FormatPprof:
+		return "pprof"
+	case FormatFolded:
+		return "folded"
+	case FormatSVG:
+		return "svg"
+	}
+	return "unknown"
+}
+
+// ParseFormat returns the format with the given name: "pprof", "folded"
+// (also "collapsed") or "svg" (also "flamegraph"), in any case.
+func ParseFormat(name string) (Format, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "pprof", "pb.gz", "proto":
+		return FormatPprof, nil
+	case "folded", "collapsed":
+		return FormatFolded, nil
+	case "svg", "flamegraph":
+		return FormatSVG, nil
+	}
+	return FormatUnknown, fmt.Errorf("exporter: unknown format %q (known formats: pprof, folded, svg)", name)
+}
+
+// FormatForPath returns the format a file name's extension implies:
+// .pb.gz and .pprof are pprof, .folded and .txt folded stacks, .svg a flame
+// graph.
+func FormatForPath(path string) (Format, error) {
+	base := strings.ToLower(filepath.Base(path))
+	switch {
+	case strings.HasSuffix(base, ".pb.gz"), strings.HasSuffix(base, ".pprof"):
+		return FormatPprof, nil
+	case strings.HasSuffix(base, ".folded"), strings.HasSuffix(base, ".txt"):
+		return FormatFolded, nil
+	case strings.HasSuffix(base, ".svg"):
+		return FormatSVG, nil
+	}
+	return FormatUnknown, fmt.Errorf("exporter: cannot tell the format of %q from its name: use a name ending in .pb.gz, .pprof, .folded, .txt or .svg, or name the format (pprof, folded, svg)", path)
+}
+
+// Options tunes the text and graphic formats; pprof ignores them.
+type Options struct {
+	// ProcessRoot adds a root frame per process ("pid 1234 (name)") to
+	// folded stacks and flame graphs.
+	ProcessRoot bool
+	// ThreadRoot adds a frame per thread (its name, or "thread ID" when it
+	// has none) below the process frame, if any.
+	ThreadRoot bool
+	// Title is the flame graph's title (default: "macprof: " and the
+	// executables' names).
+	Title string
+	// Width is the flame graph's width in pixels (default 1200).
+	Width int
+	// MinFraction drops flame graph frames narrower than this share of all
+	// samples (default 0.001).
+	MinFraction float64
+}
+
+// Write writes the window to out in the given format.
+func Write(out io.Writer, format Format, w *sampler.Window, c *symcache.Cache, opts Options) error {
+	switch format {
+	case FormatPprof:
+		p, err := Profile(w, c, opts)
+		if err != nil {
+			return err
+		}
+		if err := p.Write(out); err != nil {
+			return fmt.Errorf("exporter: writing pprof: %w", err)
+		}
+		return nil
+	case FormatFolded:
+		var a folded.Aggregator
+		if err := stacks(w, c, opts, a.Add); err != nil {
+			return err
+		}
+		if _, err := a.WriteTo(out); err != nil {
+			return fmt.Errorf("exporter: %w", err)
+		}
+		return nil
+	case FormatSVG:
+		var t flamegraph.Tree
+		if err := stacks(w, c, opts, t.Add); err != nil {
+			return err
+		}
+		title := opts.Title
+		if title == "" {
+			title = defaultTitle(w)
+		}
+		err := flamegraph.WriteSVG(out, &t, flamegraph.Options{
+			Title:       title,
+			Period:      w.Period,
+			Width:       opts.Width,
+			MinFraction: opts.MinFraction,
+		})
+		if err != nil {
+			return fmt.Errorf("exporter: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("exporter: unknown format %d", format)
+}
+
+// WriteFile writes the window to path in the given format; path "-" is
+// standard output. The output is encoded in memory first, so a failed
+// export leaves an existing file untouched.
+func WriteFile(path string, format Format, w *sampler.Window, c *symcache.Cache, opts Options) error {
+	var buf bytes.Buffer
+	if err := Write(&buf, format, w, c, opts); err != nil {
+		return err
+	}
+	if path == "-" {
+		if _, err := os.Stdout.Write(buf.Bytes()); err != nil {
+			return fmt.Errorf("exporter: writing %s to standard output: %w", format, err)
+		}
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("exporter: %w", err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("exporter: writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("exporter: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// CheckWritable reports whether path can be written, without changing it:
+// the directory must exist and path must not be a directory. It creates
+// and removes path when it did not exist, and opens it for writing without
+// truncating it when it did. "-" (standard output) is always writable.
+func CheckWritable(path string) error {
+	if path == "-" {
+		return nil
+	}
+	if path == "" {
+		return errors.New("exporter: empty output path")
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("exporter: output %s is a directory", path)
+	case err == nil:
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("exporter: output %s is not writable: %w", path, err)
+		}
+		return f.Close()
+	case errors.Is(err, fs.ErrNotExist):
+		dir := filepath.Dir(path)
+		if dst, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("exporter: output directory %s: %w", dir, err)
+		} else if !dst.IsDir() {
+			return fmt.Errorf("exporter: output directory %s is not a directory", dir)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return fmt.Errorf("exporter: output %s cannot be created: %w", path, err)
+		}
+		f.Close()
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("exporter: removing the probe of %s: %w", path, err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("exporter: output %s: %w", path, err)
+	}
+}
+
+// defaultTitle names the window's executables.
+func defaultTitle(w *sampler.Window) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, p := range w.Processes {
+		n := filepath.Base(p.Executable)
+		if p.Executable == "" {
+			n = "pid " + strconv.Itoa(p.PID)
+		}
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+		if len(names) == 3 {
+			names = append(names, "...")
+			break
+		}
+	}
+	t := "macprof"
+	if len(names) > 0 {
+		t += ": " + strings.Join(names, ", ")
+	}
+	return t + " (" + w.Mode.String() + ")"
+}
+
+// stacks symbolizes every sample of the window and calls add with its
+// frame names from the root to the leaf (inlined functions included, the
+// process and thread frames first when opts ask for them). The frames slice
+// is reused between calls.
+func stacks(w *sampler.Window, c *symcache.Cache, opts Options, add func(frames []string, count int64)) error {
+	r, err := newResolver(w, c)
+	if err != nil {
+		return err
+	}
+	var frames []string
+	for _, s := range w.Samples {
+		if s.Count <= 0 {
+			continue
+		}
+		ids, err := r.stack(s)
+		if err != nil {
+			return err
+		}
+		frames = frames[:0]
+		if opts.ProcessRoot {
+			frames = append(frames, processFrame(w, r.proc(s.PID), s.PID))
+		}
+		if opts.ThreadRoot {
+			if s.ThreadName != "" {
+				frames = append(frames, s.ThreadName)
+			} else {
+				frames = append(frames, "thread "+strconv.FormatUint(uint64(s.Thread), 10))
+			}
+		}
+		if w.Stacks[s.Stack].Truncated {
+			frames = append(frames, TruncatedFrame)
+		}
+		for i := len(ids) - 1; i >= 0; i-- {
+			frames = r.locs[ids[i]].names(frames)
+		}
+		add(frames, s.Count)
+	}
+	return nil
+}
+
+func processFrame(w *sampler.Window, proc, pid int) string {
+	s := "pid " + strconv.Itoa(pid)
+	if proc >= 0 && w.Processes[proc].Executable != "" {
+		s += " (" + filepath.Base(w.Processes[proc].Executable) + ")"
+	}
+	return s
+}

@@ -1,0 +1,280 @@
+package flamegraph
+
+import (
+	"bufio"
+	"encoding/xml"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Options controls the rendering. Zero values pick the defaults.
+type Options struct {
+	// Title is shown at the top (default "Flame graph").
+	Title string
+	// Period, when positive, is the time one sample stands for; the
+	// subtitle then shows the total as time too.
+	Period time.Duration
+	// Width is the image width in pixels (default 1200).
+	Width int
+	// MinFraction drops frames narrower than this share of all samples
+	// (default 0.001, i.e. 0.1%). Frames narrower than one pixel are
+	// always dropped.
+	MinFraction float64
+}
+
+// Layout constants, in pixels.
+const (
+	frameHeight = 16
+	header      = 56
+	footer      = 8
+	padX        = 10
+	charWidth   = 6.6 // 11px monospace: 0.6em per character
+	fontSize    = 11
+)
+
+// WriteSVG renders the tree as an SVG document. An empty tree renders a
+// graph that says so.
+func WriteSVG(w io.Writer, t *Tree, o Options) error {
+	if o.Title == "" {
+		o.Title = "Flame graph"
+	}
+	if o.Width <= 2*padX+100 {
+		o.Width = 1200
+	}
+	if o.MinFraction <= 0 {
+		o.MinFraction = 0.001
+	}
+	t.sortChildren()
+	total := t.Total()
+	inner := float64(o.Width - 2*padX)
+	minValue := o.MinFraction * float64(total)
+	if px := float64(total) / inner; px > minValue {
+		minValue = px
+	}
+
+	// Collect the frames to draw, depth first, with their sample offsets.
+	type frame struct {
+		n     int32
+		depth int
+		x     int64 // samples before this frame on its row
+	}
+	var frames []frame
+	maxDepth := 0
+	if total > 0 {
+		type item struct {
+			n     int32
+			depth int
+			x     int64
+		}
+		stack := []item{{0, 0, 0}}
+		for len(stack) > 0 {
+			it := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			frames = append(frames, frame(it))
+			if it.depth > maxDepth {
+				maxDepth = it.depth
+			}
+			x := it.x
+			// Push in reverse so that the output is in name order.
+			ch := t.nodes[it.n].children
+			offs := make([]int64, len(ch))
+			for i, c := range ch {
+				offs[i] = x
+				x += t.nodes[c].value
+			}
+			for i := len(ch) - 1; i >= 0; i-- {
+				if float64(t.nodes[ch[i]].value) >= minValue {
+					stack = append(stack, item{ch[i], it.depth + 1, offs[i]})
+				}
+			}
+		}
+	}
+	height := header + (maxDepth+1)*frameHeight + footer
+
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	p(`<?xml version="1.0" encoding="UTF-8" standalone="no"?>` + "\n")
+	p(`<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" font-family="monospace" font-size="%d">`+"\n",
+		o.Width, height, o.Width, height, fontSize)
+	p("<style>g.f{cursor:pointer}g.f:hover rect{stroke:#000;stroke-width:0.6}text{fill:#000;pointer-events:none}</style>\n")
+	p(`<rect x="0" y="0" width="%d" height="%d" fill="#f6f6f0"/>`+"\n", o.Width, height)
+	p(`<text x="%d" y="22" text-anchor="middle" font-size="16" font-weight="bold">`, o.Width/2)
+	escape(bw, o.Title)
+	p("</text>\n")
+	p(`<text x="%d" y="42" text-anchor="middle">`, o.Width/2)
+	escape(bw, subtitle(total, o.Period))
+	p("</text>\n")
+	p(`<g id="frames">` + "\n")
+	scale := 0.0
+	if total > 0 {
+		scale = inner / float64(total)
+	}
+	for _, f := range frames {
+		n := &t.nodes[f.n]
+		x := padX + float64(f.x)*scale
+		wd := float64(n.value) * scale
+		y := height - footer - (f.depth+1)*frameHeight
+		name := cleanName(n.name)
+		p(`<g class="f" data-x="%d" data-w="%d"><title>`, f.x, n.value)
+		escape(bw, name)
+		p(" (%s, %s)</title>", plural(n.value, "sample"), percent(n.value, total))
+		p(`<rect x="%s" y="%d" width="%s" height="%d" rx="2" fill="%s"/>`, num(x), y, num(wd), frameHeight-1, color(n.name, f.n == 0))
+		p(`<text x="%s" y="%d">`, num(x+3), y+frameHeight-4)
+		escape(bw, fit(name, wd))
+		p("</text></g>\n")
+	}
+	p("</g>\n")
+	p("<script><![CDATA[\n%s]]></script>\n", strings.ReplaceAll(zoomScript, "{{W}}", strconv.Itoa(o.Width)))
+	p("</svg>\n")
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("flamegraph: %w", err)
+	}
+	return nil
+}
+
+// zoomScript makes a click on a frame widen it to the full width, its
+// callees with it, and hide the frames beside it; a click on the root
+// resets. It uses no external resource.
+const zoomScript = `(function(){
+var W={{W}},P=10,C=6.6;
+var fs=document.querySelectorAll('g.f');
+function fit(n,w){var m=Math.floor((w-6)/C);if(m<3)return '';return n.length<=m?n:n.substring(0,m-2)+'..';}
+function zoom(x0,w0){var s=(W-2*P)/w0;
+for(var i=0;i<fs.length;i++){var g=fs[i],x=+g.getAttribute('data-x'),w=+g.getAttribute('data-w'),nx,nw;
+if(x<=x0&&x+w>=x0+w0){nx=P;nw=W-2*P;}else if(x>=x0&&x+w<=x0+w0){nx=P+(x-x0)*s;nw=w*s;}else{g.style.display='none';continue;}
+g.style.display='';var r=g.querySelector('rect'),t=g.querySelector('text'),n=g.querySelector('title').textContent;
+n=n.substring(0,n.lastIndexOf(' ('));r.setAttribute('x',nx);r.setAttribute('width',nw);t.setAttribute('x',nx+3);t.textContent=fit(n,nw);}}
+for(var i=0;i<fs.length;i++){fs[i].addEventListener('click',function(){zoom(+this.getAttribute('data-x'),+this.getAttribute('data-w'));});}
+})();
+`
+
+func subtitle(total int64, period time.Duration) string {
+	s := "Total: " + plural(total, "sample")
+	if period > 0 && total > 0 {
+		d := time.Duration(total) * period
+		if total > int64(1<<62)/int64(period) {
+			d = 1<<63 - 1
+		}
+		s += " (" + d.Round(time.Millisecond).String() + " at " + strconv.FormatFloat(float64(time.Second)/float64(period), 'f', -1, 64) + " Hz)"
+	}
+	return s + ". Hover for details, click to zoom, click \"all\" to reset."
+}
+
+func plural(n int64, unit string) string {
+	s := group(n) + " " + unit
+	if n != 1 {
+		s += "s"
+	}
+	return s
+}
+
+// group formats n with thousands separators.
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func percent(v, total int64) string {
+	if total <= 0 {
+		return "0%"
+	}
+	return strconv.FormatFloat(100*float64(v)/float64(total), 'f', 2, 64) + "%"
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
+
+// cleanName makes a frame name printable on one line: control characters
+// become spaces and invalid UTF-8 becomes U+FFFD (encoding/xml then escapes
+// what XML needs escaped).
+func cleanName(s string) string {
+	ok := utf8.ValidString(s)
+	if ok {
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x20 || s[i] == 0x7f {
+				ok = false
+				break
+			}
+		}
+	}
+	if ok {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// fit clips name to what fits in a frame wd pixels wide, ending a clipped
+// name with "..", or returns "" when not even three characters fit.
+func fit(name string, wd float64) string {
+	maxChars := int((wd - 6) / charWidth)
+	if maxChars < 3 {
+		return ""
+	}
+	if utf8.RuneCountInString(name) <= maxChars {
+		return name
+	}
+	n := 0
+	for i := range name {
+		if n == maxChars-2 {
+			return name[:i] + ".."
+		}
+		n++
+	}
+	return name
+}
+
+// color picks a frame's fill from a hash of its name, so that one function
+// has one colour everywhere and from run to run: warm colours for named
+// functions, greys for unknown addresses and pseudo frames, and a neutral
+// colour for the root.
+func color(name string, root bool) string {
+	if root {
+		return "rgb(190,190,210)"
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	v := h.Sum32()
+	v1, v2, v3 := float64(v&0xff)/255, float64(v>>8&0xff)/255, float64(v>>16&0xff)/255
+	if isUnknown(name) {
+		g := 170 + int(40*v1)
+		return fmt.Sprintf("rgb(%d,%d,%d)", g, g, g)
+	}
+	return fmt.Sprintf("rgb(%d,%d,%d)", 205+int(50*v3), int(230*v1), int(55*v2))
+}
+
+// isUnknown reports names of unsymbolized addresses ("0x7f12...",
+// "libfoo.so+0x1234") and pseudo frames ("[truncated]").
+func isUnknown(name string) bool {
+	return strings.HasPrefix(name, "0x") || strings.Contains(name, "+0x") || strings.HasPrefix(name, "[")
+}
+
+// escape writes s as XML character data (valid in attributes too).
+func escape(w io.Writer, s string) {
+	// xml.EscapeText only fails when w does; bufio.Writer reports that
+	// at Flush.
+	_ = xml.EscapeText(w, []byte(s))
+}

@@ -1,0 +1,296 @@
+package exporter
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/symcache"
+)
+
+// Label keys written on every pprof sample.
+const (
+	// LabelThread is the string label holding the thread's name (omitted
+	// when the thread has none).
+	LabelThread = "thread"
+	// LabelThreadID is the numeric label holding the thread id.
+	LabelThreadID = "thread_id"
+	// LabelPID is the numeric label holding the process id.
+	LabelPID = "pid"
+)
+
+// TruncatedFrame is the function name of the pseudo frame placed at the root
+// of stacks whose walk ended early, so that they are not mistaken for
+// complete stacks (their outermost frames are missing).
+const TruncatedFrame = "[truncated]"
+
+// Profile builds the pprof profile of a window, symbolizing each unique
+// address once through c. It follows the Go runtime's CPU profiles: sample
+// types samples/count and cpu/nanoseconds, period type cpu/nanoseconds and
+// period w.Period. In wall-clock mode the second sample type and the period
+// type are wall/nanoseconds instead, because those samples include threads
+// that were not running.
+//
+// Each process gets its own mappings (one per image a sample touches, the
+// main executable first); each sample has labels thread (name), thread_id
+// and pid. Addresses outside every known image become locations without a
+// mapping or function. Missed-sample counts are written as comments.
+func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profile, error) {
+	r, err := newResolver(w, c)
+	if err != nil {
+		return nil, err
+	}
+	period := w.Period.Nanoseconds()
+	if period <= 0 {
+		return nil, fmt.Errorf("exporter: window period %v is not positive", w.Period)
+	}
+	kind := "cpu"
+	if w.Mode == sampler.ModeWall {
+		kind = "wall"
+	}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{
+			{Type: "samples", Unit: "count"},
+			{Type: kind, Unit: "nanoseconds"},
+		},
+		PeriodType: &profile.ValueType{Type: kind, Unit: "nanoseconds"},
+		Period:     period,
+	}
+	if !w.Start.IsZero() {
+		p.TimeNanos = w.Start.UnixNano()
+		if w.End.After(w.Start) {
+			p.DurationNanos = w.End.Sub(w.Start).Nanoseconds()
+		}
+	}
+	p.Comments = comments(w)
+
+	b := pprofBuilder{
+		p:         p,
+		r:         r,
+		mappings:  make(map[mapKey]*profile.Mapping),
+		functions: make(map[funcKey]*profile.Function),
+	}
+	// Resolve every stack first so that mappings can be ordered.
+	samples := make([][]int, len(w.Samples))
+	for i, s := range w.Samples {
+		if samples[i], err = r.stack(s); err != nil {
+			return nil, err
+		}
+	}
+	b.addMappings()
+	locs := make([]*profile.Location, len(r.locs))
+	for i := range r.locs {
+		locs[i] = b.location(&r.locs[i])
+	}
+	var truncated map[int]*profile.Location // by process index
+	p.Sample = make([]*profile.Sample, 0, len(w.Samples))
+	for i, s := range w.Samples {
+		if s.Count <= 0 {
+			continue
+		}
+		ids := samples[i]
+		n := len(ids)
+		trunc := w.Stacks[s.Stack].Truncated
+		if trunc {
+			n++
+		}
+		sl := make([]*profile.Location, len(ids), n)
+		for j, id := range ids {
+			sl[j] = locs[id]
+		}
+		if trunc {
+			if truncated == nil {
+				truncated = make(map[int]*profile.Location)
+			}
+			proc := r.proc(s.PID)
+			tl := truncated[proc]
+			if tl == nil {
+				tl = b.pseudoLocation(TruncatedFrame)
+				truncated[proc] = tl
+			}
+			sl = append(sl, tl)
+		}
+		ps := &profile.Sample{
+			Location: sl,
+			Value:    []int64{s.Count, s.Count * period},
+			NumLabel: map[string][]int64{
+				LabelThreadID: {int64(s.Thread)},
+				LabelPID:      {int64(s.PID)},
+			},
+		}
+		if s.ThreadName != "" {
+			ps.Label = map[string][]string{LabelThread: {s.ThreadName}}
+		}
+		p.Sample = append(p.Sample, ps)
+	}
+	if err := p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("exporter: built an invalid profile: %w", err)
+	}
+	return p, nil
+}
+
+// comments describes what the samples do not show: missed samples by
+// reason, in a stable order.
+func comments(w *sampler.Window) []string {
+	var out []string
+	reasons := make([]string, 0, len(w.Missed))
+	for k, v := range w.Missed {
+		if v != 0 {
+			reasons = append(reasons, k)
+		}
+	}
+	sort.Strings(reasons)
+	for _, k := range reasons {
+		out = append(out, fmt.Sprintf("macprof: missed %s: %d", k, w.Missed[k]))
+	}
+	if w.Stats.Ticks > 0 {
+		out = append(out, fmt.Sprintf("macprof: mode %s, %d ticks (%d missed), %d captures", w.Mode, w.Stats.Ticks, w.Stats.MissedTicks, w.Stats.Captures))
+	}
+	return out
+}
+
+type mapKey struct {
+	proc int
+	img  *images.Image
+}
+
+type funcKey struct {
+	name, file string
+}
+
+type pprofBuilder struct {
+	p         *profile.Profile
+	r         *resolver
+	mappings  map[mapKey]*profile.Mapping
+	functions map[funcKey]*profile.Function
+}
+
+// addMappings creates one mapping per (process, image) that a location
+// uses, process by process in window order, each process's main executable
+// first (pprof takes the first mapping as the main binary), then by address.
+func (b *pprofBuilder) addMappings() {
+	type use struct {
+		key       mapKey
+		functions bool // every location in it is symbolized
+		files     bool
+		lines     bool
+		inlined   bool
+	}
+	uses := make(map[mapKey]*use)
+	var order []*use
+	for i := range b.r.locs {
+		l := &b.r.locs[i]
+		if l.img == nil {
+			continue
+		}
+		k := mapKey{l.proc, l.img}
+		u := uses[k]
+		if u == nil {
+			u = &use{key: k, functions: true, files: true, lines: true}
+			uses[k] = u
+			order = append(order, u)
+		}
+		if !l.symbolized() {
+			u.functions = false
+		}
+		for _, f := range l.frames {
+			if f.File == "" {
+				u.files = false
+			}
+			if f.Line <= 0 {
+				u.lines = false
+			}
+		}
+		if len(l.frames) > 1 {
+			u.inlined = true
+		}
+	}
+	procs := b.r.w.Processes
+	isMain := func(k mapKey) bool {
+		return k.proc >= 0 && procs[k.proc].Executable != "" && k.img.Path == procs[k.proc].Executable
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, c := order[i].key, order[j].key
+		if a.proc != c.proc {
+			// Unknown processes (-1) last.
+			if a.proc < 0 || c.proc < 0 {
+				return a.proc >= 0
+			}
+			return a.proc < c.proc
+		}
+		if ma, mc := isMain(a), isMain(c); ma != mc {
+			return ma
+		}
+		return a.img.Start < c.img.Start
+	})
+	for _, u := range order {
+		img := u.key.img
+		m := &profile.Mapping{
+			ID:              uint64(len(b.p.Mapping) + 1),
+			Start:           img.Start,
+			Limit:           img.Limit,
+			Offset:          img.Offset,
+			File:            img.Path,
+			BuildID:         img.BuildID,
+			HasFunctions:    u.functions,
+			HasFilenames:    u.functions && u.files,
+			HasLineNumbers:  u.functions && u.lines,
+			HasInlineFrames: u.functions && u.inlined,
+		}
+		b.p.Mapping = append(b.p.Mapping, m)
+		b.mappings[u.key] = m
+	}
+}
+
+// location adds the pprof location of l.
+func (b *pprofBuilder) location(l *location) *profile.Location {
+	pl := &profile.Location{
+		ID:      uint64(len(b.p.Location) + 1),
+		Address: l.addr,
+	}
+	if l.img != nil {
+		pl.Mapping = b.mappings[mapKey{l.proc, l.img}]
+	}
+	if l.symbolized() {
+		pl.Line = make([]profile.Line, 0, len(l.frames))
+		for _, f := range l.frames {
+			if f.Function == "" {
+				continue
+			}
+			pl.Line = append(pl.Line, profile.Line{Function: b.function(f.Function, f.File), Line: int64(f.Line)})
+		}
+	}
+	b.p.Location = append(b.p.Location, pl)
+	return pl
+}
+
+// pseudoLocation adds a location with no address that names a pseudo
+// function.
+func (b *pprofBuilder) pseudoLocation(name string) *profile.Location {
+	pl := &profile.Location{
+		ID:   uint64(len(b.p.Location) + 1),
+		Line: []profile.Line{{Function: b.function(name, "")}},
+	}
+	b.p.Location = append(b.p.Location, pl)
+	return pl
+}
+
+// function returns the deduplicated function named name in file.
+func (b *pprofBuilder) function(name, file string) *profile.Function {
+	k := funcKey{name, file}
+	if f := b.functions[k]; f != nil {
+		return f
+	}
+	f := &profile.Function{
+		ID:         uint64(len(b.p.Function) + 1),
+		Name:       name,
+		SystemName: name,
+		Filename:   file,
+	}
+	b.p.Function = append(b.p.Function, f)
+	b.functions[k] = f
+	return f
+}

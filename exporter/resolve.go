@@ -1,0 +1,139 @@
+package exporter
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/symcache"
+)
+
+// location is one unique code address of one process, symbolized.
+type location struct {
+	proc int           // index into Window.Processes, -1 when the PID is unknown
+	img  *images.Image // nil for an address outside every known image
+	// addr is the instruction address: the PC for a stack's first entry,
+	// the return address minus one for the others (as the Go runtime
+	// records CPU profiles, so that a call site names its own line).
+	addr uint64
+	// frames are the symbolized frames, innermost (inlined) first; empty
+	// when img is nil.
+	frames []symcache.Frame
+}
+
+// symbolized reports whether the location has a function name.
+func (l *location) symbolized() bool {
+	return len(l.frames) > 0 && l.frames[0].Function != ""
+}
+
+// names appends the location's frame names to dst outermost first (the
+// caller into which the others were inlined comes first).
+func (l *location) names(dst []string) []string {
+	if l.img == nil {
+		return append(dst, "0x"+strconv.FormatUint(l.addr, 16))
+	}
+	for i := len(l.frames) - 1; i >= 0; i-- {
+		dst = append(dst, l.frames[i].Name())
+	}
+	return dst
+}
+
+type locKey struct {
+	proc int
+	img  *images.Image
+	addr uint64
+}
+
+type stackKey struct {
+	stack, proc int
+}
+
+// resolver symbolizes a window: every unique (process, image, address) once
+// per export, and every unique (stack, process) once.
+type resolver struct {
+	w      *sampler.Window
+	cache  *symcache.Cache
+	procs  map[int]int // PID -> index into w.Processes
+	locs   []location
+	byKey  map[locKey]int
+	stacks map[stackKey][]int
+}
+
+func newResolver(w *sampler.Window, c *symcache.Cache) (*resolver, error) {
+	if w == nil {
+		return nil, fmt.Errorf("exporter: nil window")
+	}
+	if c == nil {
+		return nil, fmt.Errorf("exporter: nil symbol cache")
+	}
+	r := &resolver{
+		w:      w,
+		cache:  c,
+		procs:  make(map[int]int, len(w.Processes)),
+		byKey:  make(map[locKey]int),
+		stacks: make(map[stackKey][]int, len(w.Stacks)),
+	}
+	for i, p := range w.Processes {
+		if _, dup := r.procs[p.PID]; !dup {
+			r.procs[p.PID] = i
+		}
+	}
+	return r, nil
+}
+
+// proc returns the index of the process with the given PID, or -1.
+func (r *resolver) proc(pid int) int {
+	if i, ok := r.procs[pid]; ok {
+		return i
+	}
+	return -1
+}
+
+// stack returns the location indices of a sample's stack, innermost first.
+// The returned slice is shared and must not be modified.
+func (r *resolver) stack(s sampler.Sample) ([]int, error) {
+	if s.Stack < 0 || s.Stack >= len(r.w.Stacks) {
+		return nil, fmt.Errorf("exporter: sample of thread %d refers to stack %d of %d", s.Thread, s.Stack, len(r.w.Stacks))
+	}
+	proc := r.proc(s.PID)
+	key := stackKey{s.Stack, proc}
+	if ids, ok := r.stacks[key]; ok {
+		return ids, nil
+	}
+	var set *images.Set
+	if proc >= 0 {
+		set = r.w.Processes[proc].Images
+	}
+	pcs := r.w.Stacks[s.Stack].PCs
+	ids := make([]int, len(pcs))
+	for i, pc := range pcs {
+		ids[i] = r.location(proc, set, pc, i > 0)
+	}
+	r.stacks[key] = ids
+	return ids, nil
+}
+
+// location returns the index of the location of pc in process proc,
+// symbolizing it on first sight.
+func (r *resolver) location(proc int, set *images.Set, pc uint64, caller bool) int {
+	addr := pc
+	if caller && addr > 0 {
+		addr--
+	}
+	img := set.Lookup(addr)
+	key := locKey{proc: proc, img: img, addr: addr}
+	if id, ok := r.byKey[key]; ok {
+		return id
+	}
+	loc := location{proc: proc, img: img, addr: addr}
+	if img != nil {
+		// addr is already adjusted for a return address: symbolize it as
+		// an instruction address.
+		loc.frames = r.cache.Symbolize(img, addr, false)
+	}
+	id := len(r.locs)
+	r.locs = append(r.locs, loc)
+	r.byKey[key] = id
+	return id
+}
