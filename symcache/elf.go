@@ -5,7 +5,9 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/macprof/macprof/images"
 )
@@ -41,7 +43,72 @@ func LoadELF(img *images.Image) (*Table, error) {
 		return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
 	}
 	defer f.Close()
-	return ELFTable(filepath.Base(img.Path), f)
+	t, err := ELFTable(filepath.Base(img.Path), f)
+	if err != nil {
+		return nil, err
+	}
+	if img.Path == "[vdso]" {
+		return t, nil
+	}
+	// Stripped system libraries keep their full symbol table in a separate
+	// debug file (Debian's -dbg packages): merge its symbols.
+	if dbg := findDebugFile(img, f); dbg != "" {
+		if df, err := elf.Open(dbg); err == nil {
+			dt, derr := ELFTable(filepath.Base(img.Path), df)
+			df.Close()
+			if derr == nil && dt.Len() > t.Len() {
+				dt.segments = t.segments
+				return dt, nil
+			}
+		}
+	}
+	return t, nil
+}
+
+// DebugDirs are searched for separate debug files, by build ID
+// (DIR/.build-id/xx/rest.debug) and by .gnu_debuglink name.
+var DebugDirs = []string{"/usr/lib/debug"}
+
+func findDebugFile(img *images.Image, f *elf.File) string {
+	id := img.BuildID
+	if id == "" {
+		id = images.ELFFileBuildID(f)
+	}
+	root := ""
+	if strings.HasSuffix(img.File(), img.Path) {
+		root = strings.TrimSuffix(img.File(), img.Path) // e.g. /proc/PID/root
+	}
+	for _, dir := range DebugDirs {
+		if len(id) > 2 {
+			for _, r := range []string{root, ""} {
+				p := filepath.Join(r+dir, ".build-id", id[:2], id[2:]+".debug")
+				if fileExists(p) {
+					return p
+				}
+			}
+		}
+		if s := f.Section(".gnu_debuglink"); s != nil && s.Size < 4096 {
+			if b, err := s.Data(); err == nil {
+				if i := bytes.IndexByte(b, 0); i > 0 {
+					name := string(b[:i])
+					for _, p := range []string{
+						filepath.Join(root+dir, filepath.Dir(img.Path), name),
+						filepath.Join(filepath.Dir(img.File()), ".debug", name),
+					} {
+						if p != img.File() && fileExists(p) {
+							return p
+						}
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // ELFTable builds a Table from an open ELF file.

@@ -1,0 +1,123 @@
+// Package testprog builds and starts the small programs that tests profile:
+// real processes with known stacks.
+package testprog
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Dir returns the directory that holds the programs' sources.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "src")
+}
+
+var (
+	buildMu sync.Mutex
+	built   = map[string]string{}
+)
+
+// CFlags are the flags test programs are built with: frame pointers in
+// every function, leaves included (-O0: gcc drops the frame of a leaf that needs no stack even with -fno-omit-frame-pointer at -O1).
+var CFlags = []string{"-O0", "-g", "-pthread", "-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer"}
+
+// BuildC compiles src (a file in Dir) with gcc and returns the binary's path.
+// It fails the test when gcc is missing.
+func BuildC(t testing.TB, src string) string {
+	t.Helper()
+	return build(t, "c:"+src, func(out string) *exec.Cmd {
+		cc, err := exec.LookPath("gcc")
+		if err != nil {
+			t.Fatalf("gcc is needed to build test program %s: install it (apt-get install gcc, or run scripts/install-deps.sh)", src)
+		}
+		args := append(append([]string{}, CFlags...), "-o", out, filepath.Join(Dir(), src))
+		return exec.Command(cc, args...)
+	})
+}
+
+// BuildGo builds the Go program in Dir()/pkg and returns the binary's path.
+func BuildGo(t testing.TB, pkg string) string {
+	t.Helper()
+	return build(t, "go:"+pkg, func(out string) *exec.Cmd {
+		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, ".")
+		cmd.Dir = filepath.Join(Dir(), pkg)
+		return cmd
+	})
+}
+
+func build(t testing.TB, key string, mk func(out string) *exec.Cmd) string {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if p, ok := built[key]; ok {
+		return p
+	}
+	dir, err := os.MkdirTemp("", "macprof-testprog-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimSuffix(filepath.Base(strings.SplitN(key, ":", 2)[1]), ".c")
+	out := filepath.Join(dir, name)
+	cmd := mk(out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build test program %s: %v\n%s", key, err, b)
+	}
+	built[key] = out
+	return out
+}
+
+// Proc is a started test program.
+type Proc struct {
+	Cmd *exec.Cmd
+	PID int
+}
+
+// Start runs bin with args and waits until it prints "ready". The process
+// is killed when the test ends.
+func Start(t testing.TB, bin string, args ...string) *Proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	p := &Proc{Cmd: cmd, PID: cmd.Process.Pid}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				ready <- nil
+				io.Copy(io.Discard, stdout)
+				return
+			}
+		}
+		ready <- fmt.Errorf("%s exited before it was ready", bin)
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s not ready after 30s", bin)
+	}
+	return p
+}
