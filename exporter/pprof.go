@@ -3,6 +3,7 @@ package exporter
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/google/pprof/profile"
 
@@ -278,8 +279,11 @@ func (b *pprofBuilder) pseudoLocation(name string) *profile.Location {
 	return pl
 }
 
-// function returns the deduplicated function named name in file.
+// function returns the deduplicated function named name in file. Control
+// characters in either (which no real symbol has, but a hostile image can)
+// become spaces, so that pprof's text reports keep one function per line.
 func (b *pprofBuilder) function(name, file string) *profile.Function {
+	name, file = printable(name), printable(file)
 	k := funcKey{name, file}
 	if f := b.functions[k]; f != nil {
 		return f
@@ -293,4 +297,19 @@ func (b *pprofBuilder) function(name, file string) *profile.Function {
 	b.p.Function = append(b.p.Function, f)
 	b.functions[k] = f
 	return f
+}
+
+// printable replaces ASCII control characters with spaces.
+func printable(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return strings.Map(func(r rune) rune {
+				if r < 0x20 || r == 0x7f {
+					return ' '
+				}
+				return r
+			}, s)
+		}
+	}
+	return s
 }

@@ -1,0 +1,207 @@
+package exporter
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/macprof/macprof/exporter/folded"
+	"github.com/macprof/macprof/sampler"
+)
+
+func TestFormatForPath(t *testing.T) {
+	cases := map[string]Format{
+		"cpu.pb.gz":          FormatPprof,
+		"/tmp/x/CPU.PB.GZ":   FormatPprof,
+		"a.pprof":            FormatPprof,
+		"stacks.folded":      FormatFolded,
+		"stacks.txt":         FormatFolded,
+		"flame.svg":          FormatSVG,
+		"dir.svg/out.folded": FormatFolded,
+	}
+	for path, want := range cases {
+		got, err := FormatForPath(path)
+		if err != nil || got != want {
+			t.Errorf("FormatForPath(%q) = %v, %v; want %v", path, got, err, want)
+		}
+	}
+	for _, path := range []string{"cpu.json", "cpu", "cpu.gz", "svg", "x.pb"} {
+		f, err := FormatForPath(path)
+		if err == nil || f != FormatUnknown || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), ".pb.gz") {
+			t.Errorf("FormatForPath(%q) = %v, %v; want an error naming the file and the known extensions", path, f, err)
+		}
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, f := range Formats {
+		got, err := ParseFormat(f.String())
+		if err != nil || got != f {
+			t.Errorf("ParseFormat(%q) = %v, %v", f.String(), got, err)
+		}
+	}
+	for name, want := range map[string]Format{"PPROF": FormatPprof, "collapsed": FormatFolded, "flamegraph": FormatSVG} {
+		if got, err := ParseFormat(name); err != nil || got != want {
+			t.Errorf("ParseFormat(%q) = %v, %v; want %v", name, got, err, want)
+		}
+	}
+	if _, err := ParseFormat("json"); err == nil || !strings.Contains(err.Error(), `"json"`) || !strings.Contains(err.Error(), "pprof, folded, svg") {
+		t.Errorf("ParseFormat(json): %v", err)
+	}
+	if err := Write(io.Discard, FormatUnknown, newTestWindow(t, sampler.ModeCPU).w, newCache(), Options{}); err == nil {
+		t.Error("Write accepted FormatUnknown")
+	}
+}
+
+func TestCheckWritable(t *testing.T) {
+	dir := t.TempDir()
+	// A new file in an existing directory: fine, and nothing is left.
+	p := filepath.Join(dir, "new.pb.gz")
+	if err := CheckWritable(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("CheckWritable left %s behind: %v", p, err)
+	}
+	// An existing file is not changed.
+	if err := os.WriteFile(p, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckWritable(p); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "keep" {
+		t.Errorf("CheckWritable changed the file to %q", b)
+	}
+	// A missing directory, a directory, a file used as a directory.
+	for _, bad := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing", "x.svg"), "missing"},
+		{dir, "is a directory"},
+		{filepath.Join(p, "x.svg"), "not a directory"},
+		{"", "empty"},
+	} {
+		err := CheckWritable(bad.path)
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("CheckWritable(%q) = %v; want an error saying %q", bad.path, err, bad.want)
+		}
+	}
+	if err := CheckWritable("-"); err != nil {
+		t.Errorf("stdout: %v", err)
+	}
+}
+
+func TestWriteFileAllFormats(t *testing.T) {
+	tw := newTestWindow(t, sampler.ModeCPU)
+	dir := t.TempDir()
+	for _, name := range []string{"cpu.pb.gz", "cpu.folded", "cpu.svg"} {
+		path := filepath.Join(dir, name)
+		f, err := FormatForPath(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckWritable(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteFile(path, f, tw.w, newCache(), Options{}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch f {
+		case FormatPprof:
+			if _, err := profile.ParseData(b); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		case FormatFolded:
+			if _, err := folded.Parse(bytes.NewReader(b)); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		case FormatSVG:
+			if err := xmlWellFormed(b); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+	// A failed export does not touch an existing file.
+	path := filepath.Join(dir, "cpu.folded")
+	before, _ := os.ReadFile(path)
+	w := *tw.w
+	w.Samples = []sampler.Sample{{Stack: -1, Count: 1}}
+	if err := WriteFile(path, FormatFolded, &w, newCache(), Options{}); err == nil {
+		t.Error("bad window written")
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("a failed export changed the existing file")
+	}
+	if err := WriteFile(filepath.Join(dir, "no", "such.svg"), FormatSVG, tw.w, newCache(), Options{}); err == nil || !strings.Contains(err.Error(), "no such") {
+		t.Errorf("missing directory: %v", err)
+	}
+}
+
+func xmlWellFormed(b []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		_, err := d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func TestFolded(t *testing.T) {
+	tw := newTestWindow(t, sampler.ModeCPU)
+	var buf bytes.Buffer
+	if err := Write(&buf, FormatFolded, tw.w, newCache(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	l, m, r := tw.leafName, tw.midName, tw.rootName
+	want := []string{
+		"[truncated];" + l + " 2",
+		"other:name with<xml>&;outer;inner 4",
+		r + ";" + m + " 7",
+		r + ";" + m + ";0x10 3",
+		r + ";" + m + ";" + l + " 85", // 50 + 30 + 5: threads and processes merged
+	}
+	slices.Sort(want)
+	got := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if !slices.Equal(got, want) {
+		t.Errorf("folded:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// Process and thread root frames.
+	buf.Reset()
+	if err := Write(&buf, FormatFolded, tw.w, newCache(), Options{ProcessRoot: true, ThreadRoot: true}); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Base(tw.w.Processes[0].Executable)
+	for _, line := range []string{
+		"pid 1001 (" + exe + ");worker;" + r + ";" + m + ";" + l + " 80",
+		"pid 1002 (" + exe + ");main;" + r + ";" + m + ";" + l + " 5",
+		"pid 1001 (" + exe + ");thread 13;" + r + ";" + m + " 7",
+		"pid 1001 (" + exe + ");io;other:name with<xml>&;outer;inner 4",
+	} {
+		if !strings.Contains(buf.String(), line+"\n") {
+			t.Errorf("folded with roots lacks %q:\n%s", line, buf.String())
+		}
+	}
+	buf.Reset()
+	if err := Write(&buf, FormatFolded, tw.w, newCache(), Options{ThreadRoot: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "worker;"+r+";"+m+";"+l+" 80\n") || !strings.Contains(buf.String(), "main;"+r+";"+m+";"+l+" 5\n") {
+		t.Errorf("folded with thread roots:\n%s", buf.String())
+	}
+}

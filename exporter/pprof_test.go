@@ -1,0 +1,274 @@
+package exporter
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/macprof/macprof/sampler"
+)
+
+// names returns the function names of a pprof sample, innermost first,
+// inlined frames included.
+func sampleNames(s *profile.Sample) []string {
+	var out []string
+	for _, l := range s.Location {
+		if len(l.Line) == 0 {
+			out = append(out, "?")
+		}
+		for _, ln := range l.Line {
+			out = append(out, ln.Function.Name)
+		}
+	}
+	return out
+}
+
+func TestProfileCPU(t *testing.T) {
+	tw := newTestWindow(t, sampler.ModeCPU)
+	p, err := Profile(tw.w, newCache(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	checkProfile(t, tw, p)
+
+	// Round trip through the wire format.
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if b := buf.Bytes(); len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("pprof output is not gzip-compressed: % x", b[:min(len(b), 4)])
+	}
+	q, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatalf("profile.Parse: %v", err)
+	}
+	checkProfile(t, tw, q)
+}
+
+func checkProfile(t *testing.T, tw *testWindow, p *profile.Profile) {
+	t.Helper()
+	if got := []string{p.SampleType[0].Type + "/" + p.SampleType[0].Unit, p.SampleType[1].Type + "/" + p.SampleType[1].Unit}; !slices.Equal(got, []string{"samples/count", "cpu/nanoseconds"}) {
+		t.Errorf("sample types %v", got)
+	}
+	if p.PeriodType.Type != "cpu" || p.PeriodType.Unit != "nanoseconds" || p.Period != 10e6 {
+		t.Errorf("period %v %d", p.PeriodType, p.Period)
+	}
+	if p.TimeNanos != tw.w.Start.UnixNano() || p.DurationNanos != 2e9 {
+		t.Errorf("time %d duration %d", p.TimeNanos, p.DurationNanos)
+	}
+	wantComments := []string{"macprof: missed late tick: 1", "macprof: missed thread exited: 3"}
+	if len(p.Comments) < 2 || !slices.Equal(p.Comments[:2], wantComments) {
+		t.Errorf("comments %q, want prefix %q", p.Comments, wantComments)
+	}
+	// Seven samples with a positive count.
+	if len(p.Sample) != 7 {
+		t.Fatalf("%d samples, want 7", len(p.Sample))
+	}
+	type want struct {
+		names  []string
+		count  int64
+		thread string
+		tid    int64
+		pid    int64
+	}
+	wants := []want{
+		{[]string{tw.leafName, tw.midName, tw.rootName}, 50, "worker", 11, 1001},
+		{[]string{tw.leafName, tw.midName, tw.rootName}, 30, "worker", 12, 1001},
+		{[]string{tw.midName, tw.rootName}, 7, "", 13, 1001},
+		{[]string{"?", tw.midName, tw.rootName}, 3, "worker", 11, 1001},
+		{[]string{"inner", "outer", "other;name with<xml>&"}, 4, "io", 14, 1001},
+		{[]string{tw.leafName, TruncatedFrame}, 2, "worker", 11, 1001},
+		{[]string{tw.leafName, tw.midName, tw.rootName}, 5, "main", 21, 1002},
+	}
+	for i, w := range wants {
+		s := p.Sample[i]
+		if got := sampleNames(s); !slices.Equal(got, w.names) {
+			t.Errorf("sample %d: frames %q, want %q", i, got, w.names)
+		}
+		if s.Value[0] != w.count || s.Value[1] != w.count*10e6 {
+			t.Errorf("sample %d: values %v, want [%d %d]", i, s.Value, w.count, w.count*10e6)
+		}
+		if w.thread == "" {
+			if len(s.Label["thread"]) != 0 {
+				t.Errorf("sample %d: thread label %q on a thread without a name", i, s.Label["thread"])
+			}
+		} else if !slices.Equal(s.Label["thread"], []string{w.thread}) {
+			t.Errorf("sample %d: thread label %q, want %q", i, s.Label["thread"], w.thread)
+		}
+		if !slices.Equal(s.NumLabel["thread_id"], []int64{w.tid}) || !slices.Equal(s.NumLabel["pid"], []int64{w.pid}) {
+			t.Errorf("sample %d: numeric labels %v", i, s.NumLabel)
+		}
+	}
+
+	// Addresses: the leaf PC as is, return addresses minus one.
+	s0 := p.Sample[0]
+	if a := []uint64{s0.Location[0].Address, s0.Location[1].Address, s0.Location[2].Address}; !slices.Equal(a, []uint64{tw.leafPC, tw.midRet - 1, tw.rootRet - 1}) {
+		t.Errorf("addresses %#x", a)
+	}
+	// Process 1001 and 1002 share nothing: same addresses, different
+	// mappings and locations.
+	s6 := p.Sample[6]
+	if s6.Location[0] == s0.Location[0] || s6.Location[0].Mapping == s0.Location[0].Mapping {
+		t.Error("two processes share a location or mapping")
+	}
+	if s0.Location[0] != p.Sample[1].Location[0] {
+		t.Error("the same address in one process has two locations")
+	}
+	// Mappings: the executable first for each process, then by address.
+	exe := tw.w.Processes[0].Executable
+	m0 := s0.Location[0].Mapping
+	if m0 == nil || m0.File != exe || !m0.HasFunctions || m0 != p.Mapping[0] {
+		t.Errorf("main mapping %+v, want %s first with functions", m0, exe)
+	}
+	if m0.Start == 0 || m0.Limit <= m0.Start {
+		t.Errorf("mapping range [%#x, %#x)", m0.Start, m0.Limit)
+	}
+	if len(p.Mapping) != 3 {
+		t.Errorf("%d mappings, want 3 (executable twice, fake library once)", len(p.Mapping))
+	}
+	var fake *profile.Mapping
+	for _, m := range p.Mapping {
+		if m.File == fakeLib.Path {
+			fake = m
+		}
+	}
+	if fake == nil || fake.BuildID != fakeLib.BuildID || !fake.HasFunctions || !fake.HasInlineFrames || fake.Start != fakeLib.Start {
+		t.Errorf("fake library mapping %+v", fake)
+	}
+	// An unknown address has no mapping and no lines.
+	if u := p.Sample[3].Location[0]; u.Mapping != nil || len(u.Line) != 0 || u.Address != 0x10 {
+		t.Errorf("unknown location %+v", u)
+	}
+	// Inlined frames: one location, innermost line first, with files and
+	// lines.
+	in := p.Sample[4].Location[0]
+	if len(in.Line) != 2 || in.Line[0].Line != 10 || in.Line[1].Line != 20 || in.Line[0].Function.Filename != "a.c" {
+		t.Errorf("inlined location %+v", in.Line)
+	}
+	// Functions are deduplicated.
+	seen := map[string]int{}
+	for _, f := range p.Function {
+		seen[f.Name]++
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Errorf("function %q appears %d times", name, n)
+		}
+	}
+	if seen[tw.leafName] != 1 {
+		t.Errorf("no function %s", tw.leafName)
+	}
+}
+
+func TestProfileWall(t *testing.T) {
+	tw := newTestWindow(t, sampler.ModeWall)
+	p, err := Profile(tw.w, newCache(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.SampleType[0].Type != "samples" || p.SampleType[1].Type != "wall" || p.SampleType[1].Unit != "nanoseconds" || p.PeriodType.Type != "wall" {
+		t.Errorf("wall profile types %v %v", p.SampleType, p.PeriodType)
+	}
+}
+
+func TestProfileErrors(t *testing.T) {
+	tw := newTestWindow(t, sampler.ModeCPU)
+	if _, err := Profile(nil, newCache(), Options{}); err == nil {
+		t.Error("nil window accepted")
+	}
+	if _, err := Profile(tw.w, nil, Options{}); err == nil {
+		t.Error("nil cache accepted")
+	}
+	w := *tw.w
+	w.Period = 0
+	if _, err := Profile(&w, newCache(), Options{}); err == nil || !strings.Contains(err.Error(), "period") {
+		t.Errorf("zero period: %v", err)
+	}
+	w = *tw.w
+	w.Samples = []sampler.Sample{{Stack: 99, PID: 1001, Count: 1}}
+	if _, err := Profile(&w, newCache(), Options{}); err == nil || !strings.Contains(err.Error(), "stack 99") {
+		t.Errorf("bad stack index: %v", err)
+	}
+	// A sample of a process the window does not list: addresses stay
+	// unknown, the sample is kept.
+	w = *tw.w
+	w.Samples = []sampler.Sample{{Stack: 0, PID: 4242, Thread: 1, Count: 1}}
+	p, err := Profile(&w, newCache(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sample) != 1 || len(p.Mapping) != 0 || p.Sample[0].Location[0].Mapping != nil {
+		t.Errorf("unknown process: %d samples, %d mappings", len(p.Sample), len(p.Mapping))
+	}
+}
+
+// TestResolverOncePerAddress checks that each unique (process, address)
+// becomes one location, however many stacks and samples share it.
+func TestResolverOncePerAddress(t *testing.T) {
+	tw := newTestWindow(t, sampler.ModeCPU)
+	r, err := newResolver(tw.w, newCache())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range tw.w.Samples {
+		if _, err := r.stack(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Process 1001: leaf, midRet-1, rootRet-1, middle entry, 0x10, inner,
+	// other = 7; process 1002: leaf, midRet-1, rootRet-1, middle entry = 4.
+	if len(r.locs) != 11 {
+		t.Errorf("%d locations, want 11", len(r.locs))
+	}
+}
+
+// TestGoToolPprof checks that `go tool pprof -top` reads the file and
+// lists the functions by their sample counts.
+func TestGoToolPprof(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("this test needs the go command in PATH: %v", err)
+	}
+	tw := newTestWindow(t, sampler.ModeCPU)
+	path := filepath.Join(t.TempDir(), "cpu.pb.gz")
+	if err := WriteFile(path, FormatPprof, tw.w, newCache(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(gobin, "tool", "pprof", "-top", path)
+	cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
+	}
+	text := string(out)
+	// leafWork is flat in 50+30+2+5 = 87 samples of 101, i.e. 870ms.
+	var top string
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		if strings.Contains(line, "flat%") && i+1 < len(lines) {
+			top = lines[i+1]
+			break
+		}
+	}
+	if !strings.Contains(top, "870ms") || !strings.HasSuffix(strings.TrimSpace(top), tw.leafName) {
+		t.Errorf("first row %q, want %s with 870ms flat\n%s", top, tw.leafName, text)
+	}
+	for _, name := range []string{tw.midName, tw.rootName, "inner", "outer"} {
+		if !strings.Contains(text, name) {
+			t.Errorf("go tool pprof -top does not list %s:\n%s", name, text)
+		}
+	}
+	if !strings.Contains(text, "Total samples = 1010ms") {
+		t.Errorf("total is not 101 samples x 10ms:\n%s", text)
+	}
+}
