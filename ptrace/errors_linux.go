@@ -31,10 +31,8 @@ func attachError(pid int, err error) error {
 func permissionAdvice(pid int) string {
 	var why []string
 	if v, err := procStatusField(pid, "TracerPid"); err == nil && v != "0" {
-		tracer := strings.TrimSpace(v)
-		var tpid int
-		fmt.Sscan(tracer, &tpid)
-		why = append(why, fmt.Sprintf("it is already being traced by PID %s (%s); a process can have only one tracer (a debugger, strace or another profiler): stop that one first", tracer, readComm(tpid, tpid)))
+		tpid := tracerProcess(v)
+		why = append(why, fmt.Sprintf("it is already being traced by PID %d (%s); a process can have only one tracer (a debugger, strace or another profiler): stop that one first", tpid, readComm(tpid, tpid)))
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil {
 		switch strings.TrimSpace(string(b)) {

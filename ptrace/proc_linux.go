@@ -174,3 +174,18 @@ func parseStat(b []byte) (state byte, ticks uint64, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// tracerProcess maps a TracerPid value (the id of the tracing thread) to the
+// id of its process, or 0.
+func tracerProcess(tracerTID string) int {
+	tid, err := strconv.Atoi(strings.TrimSpace(tracerTID))
+	if err != nil || tid == 0 {
+		return 0
+	}
+	if v, err := procStatusField(tid, "Tgid"); err == nil {
+		if pid, err := strconv.Atoi(v); err == nil {
+			return pid
+		}
+	}
+	return tid
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -278,8 +279,9 @@ func (t *Target) loop(ready chan<- error) {
 		select {
 		case r := <-t.reqs:
 			t.handle(r)
-			r.reply <- struct{}{}
-			if r.op == opClose {
+			closing := r.op == opClose
+			r.reply <- struct{}{} // r belongs to the caller from here on
+			if closing {
 				return
 			}
 		case <-t.sigch:
@@ -314,7 +316,7 @@ func (t *Target) handle(r *request) {
 		for tid := range t.threads {
 			r.tids = append(r.tids, sampler.ThreadID(tid))
 		}
-		sort.Slice(r.tids, func(i, j int) bool { return r.tids[i] < r.tids[j] })
+		slices.Sort(r.tids)
 	case opInfo:
 		r.info, r.err = t.info(r.tid)
 	case opCapture:
@@ -371,9 +373,11 @@ func (t *Target) attachAll() error {
 	return nil
 }
 
+// tracedByUs reports whether tid's tracer is a thread of this process
+// (TracerPid names the tracing thread, not its process).
 func (t *Target) tracedByUs(tid int) bool {
 	v, err := procStatusField(tid, "TracerPid")
-	return err == nil && v == fmt.Sprint(os.Getpid())
+	return err == nil && tracerProcess(v) == os.Getpid()
 }
 
 func (t *Target) addThread(tid int) *thread {

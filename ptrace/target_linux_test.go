@@ -1,0 +1,327 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/internal/testprog"
+	"github.com/macprof/macprof/sampler"
+)
+
+// helperEnv makes the test binary act as a profiler that attaches to a PID
+// and captures in a loop until it is killed.
+const helperEnv = "MACPROF_PTRACE_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if pid := os.Getenv(helperEnv); pid != "" {
+		os.Exit(captureForever(pid))
+	}
+	os.Exit(m.Run())
+}
+
+func captureForever(pidStr string) int {
+	pid, _ := strconv.Atoi(pidStr)
+	t, err := Attach(pid, sampler.TargetOptions{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("attached")
+	c := sampler.NewCapture(512, 64<<10)
+	var tids []sampler.ThreadID
+	for {
+		tids, _ = t.Threads(tids)
+		for _, id := range tids {
+			t.Capture(id, c)
+		}
+		t.CaptureAll(nil)
+	}
+}
+
+func cpuTicks(t *testing.T, pid int) (state byte, ticks uint64) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("target died: %v", err)
+	}
+	st, ticks, ok := parseStat(b)
+	if !ok {
+		t.Fatalf("bad stat %q", b)
+	}
+	return st, ticks
+}
+
+func TestAttachMissingPID(t *testing.T) {
+	_, err := Attach(1<<22+12345, sampler.TargetOptions{})
+	if err == nil || !strings.Contains(err.Error(), "no process with PID") {
+		t.Fatalf("err = %v, want 'no process with PID'", err)
+	}
+}
+
+func TestAttachAlreadyTraced(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "2", "3")
+	a, err := Attach(p.PID, sampler.TargetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	// A second tracer (another process) must be told who holds the target.
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+strconv.Itoa(p.PID))
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "already being traced by PID "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second attach said %q, want it to name the tracer (PID %d)", out, os.Getpid())
+	}
+}
+
+func TestCaptureAndDetachLeavesTargetRunning(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "3", "8")
+	tg, err := Attach(p.PID, sampler.TargetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tids, err := tg.Threads(nil)
+	if err != nil || len(tids) != 4 {
+		t.Fatalf("threads = %v, %v; want 4", tids, err)
+	}
+	c := sampler.NewCapture(512, 64<<10)
+	spinning := 0
+	for _, id := range tids {
+		if err := tg.Capture(id, c); err != nil {
+			t.Fatalf("capture %d: %v", id, err)
+		}
+		if len(c.PCs) >= 10 {
+			spinning++
+		}
+		if c.Stopped <= 0 {
+			t.Errorf("capture %d: stopped time %v", id, c.Stopped)
+		}
+	}
+	if spinning != 3 {
+		t.Errorf("%d threads had deep stacks, want 3", spinning)
+	}
+	if err := tg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := tg.Threads(nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("Threads after Close: %v, want ErrClosed", err)
+	}
+	st, before := cpuTicks(t, p.PID)
+	time.Sleep(200 * time.Millisecond)
+	st, after := cpuTicks(t, p.PID)
+	if st == 't' || st == 'T' || after <= before {
+		t.Fatalf("target not running after detach: state %c, CPU ticks %d -> %d", st, before, after)
+	}
+	if v, _ := procStatusField(p.PID, "TracerPid"); v != "0" {
+		t.Fatalf("target still traced by %s", v)
+	}
+}
+
+func TestCaptureDoesNotAllocate(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "1", "20")
+	tg, err := Attach(p.PID, sampler.TargetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	tids, _ := tg.Threads(nil)
+	c := sampler.NewCapture(512, 64<<10)
+	id := tids[len(tids)-1]
+	tg.Capture(id, c) // warm up: reads the memory map once
+	allocs := testing.AllocsPerRun(200, func() {
+		if err := tg.Capture(id, c); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("Capture allocates %.1f times per call", allocs)
+	}
+	if len(c.PCs) < 20 {
+		t.Fatalf("captured %d frames, want >= 20", len(c.PCs))
+	}
+	buf := make([]sampler.ThreadID, 0, 16)
+	if a := testing.AllocsPerRun(100, func() { buf, _ = tg.Threads(buf) }); a != 0 {
+		t.Errorf("Threads allocates %.1f times per call", a)
+	}
+	if a := testing.AllocsPerRun(100, func() { tg.Info(id) }); a != 0 {
+		t.Errorf("Info allocates %.1f times per call", a)
+	}
+}
+
+func TestThreadsComeAndGo(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "churn.c"), "4")
+	tg, err := Attach(p.PID, sampler.TargetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	fdsBefore := countFDs(t)
+	c := sampler.NewCapture(512, 64<<10)
+	var tids []sampler.ThreadID
+	captured, gone := 0, 0
+	seen := map[sampler.ThreadID]bool{}
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		tids, err = tg.Threads(tids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range tids {
+			seen[id] = true
+			switch err := tg.Capture(id, c); {
+			case err == nil:
+				captured++
+			case errors.Is(err, ErrNoThread):
+				gone++
+			default:
+				t.Fatalf("capture %d: %v", id, err)
+			}
+		}
+		if _, err := tg.CaptureAll(nil); err != nil {
+			t.Fatalf("CaptureAll: %v", err)
+		}
+	}
+	if len(seen) < 20 {
+		t.Errorf("saw only %d distinct threads; new threads are not followed", len(seen))
+	}
+	if captured == 0 {
+		t.Fatal("no capture succeeded")
+	}
+	if d := countFDs(t) - fdsBefore; d > 16 {
+		t.Errorf("open file descriptors grew by %d while threads came and went", d)
+	}
+	t.Logf("captured %d, gone %d, distinct threads %d", captured, gone, len(seen))
+}
+
+func countFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+func TestTargetExitsMidCapture(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "2", "5")
+	tg, err := Attach(p.PID, sampler.TargetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		p.Cmd.Process.Kill()
+	}()
+	c := sampler.NewCapture(512, 64<<10)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatal("capture kept succeeding 10 s after the target was killed")
+		}
+		tids, err := tg.Threads(nil)
+		if errors.Is(err, ErrExited) {
+			break
+		}
+		for _, id := range tids {
+			if err := tg.Capture(id, c); err != nil && !errors.Is(err, ErrNoThread) && !errors.Is(err, ErrExited) {
+				t.Fatalf("capture: unexpected error %v", err)
+			}
+		}
+		if _, err := tg.CaptureAll(nil); errors.Is(err, ErrExited) {
+			break
+		}
+	}
+	if _, err := tg.Images(); !errors.Is(err, ErrExited) {
+		t.Errorf("Images after exit: %v, want ErrExited", err)
+	}
+}
+
+func TestTargetExecsMidCapture(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "churn.c"), "1", "exec")
+	tg, err := Attach(p.PID, sampler.TargetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	c := sampler.NewCapture(512, 64<<10)
+	deadline := time.Now().Add(3 * time.Second)
+	execd := false
+	for time.Now().Before(deadline) && !execd {
+		tids, err := tg.Threads(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range tids {
+			if err := tg.Capture(id, c); err != nil && !errors.Is(err, ErrNoThread) {
+				t.Fatalf("capture: %v", err)
+			}
+		}
+		set, err := tg.Images()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, im := range set.Images() {
+			if strings.HasSuffix(im.Path, "/sleep") {
+				execd = true
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !execd {
+		t.Fatal("never saw the exec'd image")
+	}
+	if err := tg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := procStatusField(p.PID, "TracerPid"); v != "0" {
+		t.Fatalf("target still traced by %s after exec and close", v)
+	}
+}
+
+// TestSIGKILLedProfilerLeavesTargetRunning kills a capturing profiler with
+// SIGKILL many times at random moments and checks the target runs on.
+func TestSIGKILLedProfilerLeavesTargetRunning(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "3", "20")
+	rounds := 25
+	if testing.Short() {
+		rounds = 5
+	}
+	for i := 0; i < rounds; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), helperEnv+"="+strconv.Itoa(p.PID))
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 9)
+		if _, err := out.Read(buf); err != nil || string(buf) != "attached\n" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("round %d: helper did not attach: %q %v", i, buf, err)
+		}
+		time.Sleep(time.Duration(1+i*7%40) * time.Millisecond)
+		cmd.Process.Signal(os.Kill)
+		cmd.Wait()
+		time.Sleep(20 * time.Millisecond)
+		_, before := cpuTicks(t, p.PID)
+		time.Sleep(60 * time.Millisecond)
+		st, after := cpuTicks(t, p.PID)
+		if st == 't' || st == 'T' || after <= before {
+			t.Fatalf("round %d: target stopped after the profiler was killed: state %c, CPU ticks %d -> %d", i, st, before, after)
+		}
+		if v, _ := procStatusField(p.PID, "TracerPid"); v != "0" {
+			t.Fatalf("round %d: target still traced by %s", i, v)
+		}
+	}
+}
