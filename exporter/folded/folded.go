@@ -26,7 +26,7 @@ type Stack struct {
 
 // Aggregator merges identical stacks. The zero value is ready to use.
 type Aggregator struct {
-	counts map[string]int64
+	counts map[string]*int64
 	buf    []byte
 }
 
@@ -37,7 +37,7 @@ func (a *Aggregator) Add(frames []string, count int64) {
 		return
 	}
 	if a.counts == nil {
-		a.counts = make(map[string]int64)
+		a.counts = make(map[string]*int64)
 	}
 	b := a.buf[:0]
 	for i, f := range frames {
@@ -47,7 +47,14 @@ func (a *Aggregator) Add(frames []string, count int64) {
 		b = appendClean(b, f)
 	}
 	a.buf = b
-	a.counts[string(b)] += count
+	// A lookup keyed by string(b) does not copy b; only a new stack does.
+	if c := a.counts[string(b)]; c != nil {
+		*c += count
+		return
+	}
+	c := new(int64)
+	*c = count
+	a.counts[string(b)] = c
 }
 
 // Len returns the number of unique stacks.
@@ -68,7 +75,7 @@ func (a *Aggregator) WriteTo(w io.Writer) (int64, error) {
 		m, _ := bw.WriteString(k)
 		n += int64(m)
 		bw.WriteByte(' ')
-		m, _ = bw.Write(strconv.AppendInt(num[:0], a.counts[k], 10))
+		m, _ = bw.Write(strconv.AppendInt(num[:0], *a.counts[k], 10))
 		n += int64(m) + 2
 		bw.WriteByte('\n')
 	}

@@ -1,0 +1,491 @@
+// Package otlp turns sampler windows into OpenTelemetry profiles
+// (OTLP profiles v1development, as go.opentelemetry.io/proto/slim/otlp's
+// profiles modules v0.4.x define them) and sends them to a collector over
+// gRPC or HTTP.
+//
+// Build makes one ExportProfilesServiceRequest per window: one
+// ResourceProfiles per profiled process (service.name, host.name,
+// process.pid, process.executable.name, process.executable.path), each with
+// one Profile whose samples carry thread.name and thread.id, and one
+// deduplicated dictionary shared by all of them. Every dictionary table has
+// its zero value at index 0, as the protocol requires.
+//
+// Exporter sends encoded requests; Config holds its settings and FromEnv
+// reads them from the standard OTEL_EXPORTER_OTLP_* variables.
+package otlp
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	collpb "go.opentelemetry.io/proto/slim/otlp/collector/profiles/v1development"
+	commonpb "go.opentelemetry.io/proto/slim/otlp/common/v1"
+	pb "go.opentelemetry.io/proto/slim/otlp/profiles/v1development"
+	resourcepb "go.opentelemetry.io/proto/slim/otlp/resource/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/macprof/macprof/exporter"
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/symcache"
+)
+
+// Attribute keys written by Build (OpenTelemetry semantic conventions where
+// one exists).
+const (
+	AttrServiceName    = "service.name"
+	AttrHostName       = "host.name"
+	AttrProcessPID     = "process.pid"
+	AttrExecutableName = "process.executable.name"
+	AttrExecutablePath = "process.executable.path"
+	AttrThreadName     = "thread.name"
+	AttrThreadID       = "thread.id"
+	// AttrBuildIDGNU holds an ELF image's GNU build ID on a mapping.
+	AttrBuildIDGNU = "process.executable.build_id.gnu"
+	// AttrBuildIDMachO holds a Mach-O image's LC_UUID on a mapping. The
+	// semantic conventions have no key for Mach-O UUIDs yet; this one is
+	// macprof's own.
+	AttrBuildIDMachO = "process.executable.build_id.macho_uuid"
+	// AttrMissedPrefix prefixes the profile attributes that count samples
+	// the window missed, one per reason ("macprof.missed.thread exited").
+	AttrMissedPrefix = "macprof.missed."
+)
+
+// ScopeName is the instrumentation scope name of every profile.
+const ScopeName = "github.com/macprof/macprof"
+
+// BuildOptions sets what Build writes besides the window's contents.
+type BuildOptions struct {
+	// ServiceName is written as service.name on every resource. When
+	// empty, each process's executable name is used.
+	ServiceName string
+	// HostName is written as host.name when not empty.
+	HostName string
+	// Attributes are extra resource attributes (OTEL_RESOURCE_ATTRIBUTES)
+	// written on every resource. They do not override the attributes Build
+	// derives itself (service.name aside: ServiceName wins over both).
+	Attributes map[string]string
+	// ScopeVersion is the instrumentation scope's version (macprof's).
+	ScopeVersion string
+}
+
+// Build converts a window into an export request, symbolizing each unique
+// (image, address) of the window once through c.
+func Build(w *sampler.Window, c *symcache.Cache, opts BuildOptions) (*collpb.ExportProfilesServiceRequest, error) {
+	if w == nil {
+		return nil, errors.New("otlp: nil window")
+	}
+	if c == nil {
+		return nil, errors.New("otlp: nil symbol cache")
+	}
+	period := w.Period.Nanoseconds()
+	if period <= 0 {
+		return nil, fmt.Errorf("otlp: window period %v is not positive", w.Period)
+	}
+	b := newBuilder(c, len(w.Stacks))
+
+	kind := "cpu"
+	if w.Mode == sampler.ModeWall {
+		kind = "wall"
+	}
+	sampleType := &pb.ValueType{TypeStrindex: b.str("samples"), UnitStrindex: b.str("count")}
+	periodType := &pb.ValueType{TypeStrindex: b.str(kind), UnitStrindex: b.str("nanoseconds")}
+	var start, duration uint64
+	if !w.Start.IsZero() {
+		start = uint64(w.Start.UnixNano())
+		if w.End.After(w.Start) {
+			duration = uint64(w.End.Sub(w.Start).Nanoseconds())
+		}
+	}
+	var profileAttrs []int32
+	if len(w.Missed) > 0 {
+		reasons := make([]string, 0, len(w.Missed))
+		for r, n := range w.Missed {
+			if n > 0 {
+				reasons = append(reasons, r)
+			}
+		}
+		sort.Strings(reasons)
+		for _, r := range reasons {
+			profileAttrs = append(profileAttrs, b.intAttr(AttrMissedPrefix+r, w.Missed[r]))
+		}
+	}
+
+	// One resource per process, in the window's order, then one for
+	// samples whose PID names no process.
+	procIndex := make(map[int]int, len(w.Processes))
+	for i, p := range w.Processes {
+		if _, dup := procIndex[p.PID]; !dup {
+			procIndex[p.PID] = i
+		}
+	}
+	bySlot := make([][]*pb.Sample, len(w.Processes)+1)
+	var orphanPIDs []int
+	seenOrphan := map[int]bool{}
+	stackIDs := make(map[stackKey]int32, len(w.Stacks))
+	for _, s := range w.Samples {
+		if s.Count <= 0 {
+			continue
+		}
+		if s.Stack < 0 || s.Stack >= len(w.Stacks) {
+			return nil, fmt.Errorf("otlp: sample of thread %d refers to stack %d of %d", s.Thread, s.Stack, len(w.Stacks))
+		}
+		slot, ok := procIndex[s.PID]
+		var set *images.Set
+		if ok {
+			set = w.Processes[slot].Images
+		} else {
+			slot = len(w.Processes)
+			if !seenOrphan[s.PID] {
+				seenOrphan[s.PID] = true
+				orphanPIDs = append(orphanPIDs, s.PID)
+			}
+		}
+		key := stackKey{stack: s.Stack, slot: slot}
+		sid, ok := stackIDs[key]
+		if !ok {
+			sid = b.stack(set, &w.Stacks[s.Stack])
+			stackIDs[key] = sid
+		}
+		attrs := make([]int32, 0, 2)
+		if s.ThreadName != "" {
+			attrs = append(attrs, b.strAttr(AttrThreadName, s.ThreadName))
+		}
+		attrs = append(attrs, b.intAttr(AttrThreadID, int64(s.Thread)))
+		bySlot[slot] = append(bySlot[slot], &pb.Sample{
+			StackIndex:       sid,
+			AttributeIndices: attrs,
+			Values:           []int64{s.Count},
+		})
+	}
+
+	profileFor := func(samples []*pb.Sample) *pb.Profile {
+		return &pb.Profile{
+			SampleType:       sampleType,
+			Samples:          samples,
+			TimeUnixNano:     start,
+			DurationNano:     duration,
+			PeriodType:       periodType,
+			Period:           period,
+			ProfileId:        newProfileID(),
+			AttributeIndices: profileAttrs,
+		}
+	}
+	scope := &commonpb.InstrumentationScope{Name: ScopeName, Version: opts.ScopeVersion}
+	req := &collpb.ExportProfilesServiceRequest{Dictionary: b.dict}
+	for i, p := range w.Processes {
+		if procIndex[p.PID] != i {
+			continue // a duplicate PID: its samples went to the first
+		}
+		req.ResourceProfiles = append(req.ResourceProfiles, &pb.ResourceProfiles{
+			Resource: resource(opts, p.PID, p.Executable),
+			ScopeProfiles: []*pb.ScopeProfiles{{
+				Scope:    scope,
+				Profiles: []*pb.Profile{profileFor(bySlot[i])},
+			}},
+		})
+	}
+	if orphans := bySlot[len(w.Processes)]; len(orphans) > 0 {
+		// Samples of processes the window does not describe: one resource
+		// without process attributes beyond the PIDs' count.
+		res := resource(opts, 0, "")
+		if len(orphanPIDs) == 1 {
+			res = resource(opts, orphanPIDs[0], "")
+		}
+		req.ResourceProfiles = append(req.ResourceProfiles, &pb.ResourceProfiles{
+			Resource: res,
+			ScopeProfiles: []*pb.ScopeProfiles{{
+				Scope:    scope,
+				Profiles: []*pb.Profile{profileFor(orphans)},
+			}},
+		})
+	}
+	return req, nil
+}
+
+// Marshal builds the request of a window and encodes it as protobuf: the
+// body Exporter.Send takes.
+func Marshal(w *sampler.Window, c *symcache.Cache, opts BuildOptions) ([]byte, error) {
+	req, err := Build(w, c, opts)
+	if err != nil {
+		return nil, err
+	}
+	data, err := proto.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("otlp: encoding profiles: %w", err)
+	}
+	return data, nil
+}
+
+func newProfileID() []byte {
+	id := make([]byte, 16)
+	if _, err := rand.Read(id); err != nil || allZero(id) {
+		// crypto/rand does not fail on supported systems; an all-zero ID
+		// is invalid, so never send one.
+		id[15] = 1
+	}
+	return id
+}
+
+func allZero(b []byte) bool {
+	for _, v := range b {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// resource returns the resource of one process (pid 0: no process).
+func resource(opts BuildOptions, pid int, executable string) *resourcepb.Resource {
+	var attrs []*commonpb.KeyValue
+	own := map[string]bool{}
+	add := func(k string, v *commonpb.AnyValue) {
+		own[k] = true
+		attrs = append(attrs, &commonpb.KeyValue{Key: k, Value: v})
+	}
+	service := opts.ServiceName
+	if service == "" {
+		service = opts.Attributes[AttrServiceName]
+	}
+	if service == "" && executable != "" {
+		service = filepath.Base(executable)
+	}
+	if service == "" {
+		service = "unknown_service:macprof"
+	}
+	add(AttrServiceName, strValue(service))
+	if opts.HostName != "" {
+		add(AttrHostName, strValue(opts.HostName))
+	}
+	if pid != 0 {
+		add(AttrProcessPID, intValue(int64(pid)))
+	}
+	if executable != "" {
+		add(AttrExecutableName, strValue(filepath.Base(executable)))
+		add(AttrExecutablePath, strValue(executable))
+	}
+	keys := make([]string, 0, len(opts.Attributes))
+	for k := range opts.Attributes {
+		if !own[k] && k != "" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		attrs = append(attrs, &commonpb.KeyValue{Key: k, Value: strValue(opts.Attributes[k])})
+	}
+	return &resourcepb.Resource{Attributes: attrs}
+}
+
+func strValue(s string) *commonpb.AnyValue {
+	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: s}}
+}
+
+func intValue(v int64) *commonpb.AnyValue {
+	return &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: v}}
+}
+
+type stackKey struct{ stack, slot int }
+
+type attrKey struct {
+	key   int32
+	str   string
+	num   int64
+	isNum bool
+}
+
+type mappingKey struct {
+	start, limit, offset uint64
+	file                 int32
+	buildID              string
+}
+
+type funcKey struct{ name, file int32 }
+
+type locKey struct {
+	img    *images.Image
+	addr   uint64 // as recorded: the PC, or return address minus one
+	caller bool
+}
+
+// builder accumulates the dictionary of one request.
+type builder struct {
+	cache *symcache.Cache
+	dict  *pb.ProfilesDictionary
+
+	strings   map[string]int32
+	attrs     map[attrKey]int32
+	mappings  map[mappingKey]int32
+	imgMap    map[*images.Image]int32
+	functions map[funcKey]int32
+	locations map[locKey]int32
+	stacks    map[string]int32
+	truncated int32 // location of the [truncated] pseudo frame, 0 until used
+
+	ids    []int32 // scratch for one stack's location indices
+	keyBuf []byte  // scratch for a stack's dedup key
+}
+
+func newBuilder(c *symcache.Cache, stacks int) *builder {
+	return &builder{
+		cache: c,
+		dict: &pb.ProfilesDictionary{
+			MappingTable:   []*pb.Mapping{{}},
+			LocationTable:  []*pb.Location{{}},
+			FunctionTable:  []*pb.Function{{}},
+			LinkTable:      []*pb.Link{{}},
+			StringTable:    []string{""},
+			AttributeTable: []*pb.KeyValueAndUnit{{}},
+			StackTable:     []*pb.Stack{{}},
+		},
+		strings:   map[string]int32{"": 0},
+		attrs:     map[attrKey]int32{},
+		mappings:  map[mappingKey]int32{},
+		imgMap:    map[*images.Image]int32{},
+		functions: map[funcKey]int32{},
+		locations: make(map[locKey]int32, stacks),
+		stacks:    make(map[string]int32, stacks),
+	}
+}
+
+func (b *builder) str(s string) int32 {
+	if i, ok := b.strings[s]; ok {
+		return i
+	}
+	i := int32(len(b.dict.StringTable))
+	b.dict.StringTable = append(b.dict.StringTable, s)
+	b.strings[s] = i
+	return i
+}
+
+func (b *builder) strAttr(key, value string) int32 {
+	k := attrKey{key: b.str(key), str: value}
+	if i, ok := b.attrs[k]; ok {
+		return i
+	}
+	i := int32(len(b.dict.AttributeTable))
+	b.dict.AttributeTable = append(b.dict.AttributeTable, &pb.KeyValueAndUnit{KeyStrindex: k.key, Value: strValue(value)})
+	b.attrs[k] = i
+	return i
+}
+
+func (b *builder) intAttr(key string, value int64) int32 {
+	k := attrKey{key: b.str(key), num: value, isNum: true}
+	if i, ok := b.attrs[k]; ok {
+		return i
+	}
+	i := int32(len(b.dict.AttributeTable))
+	b.dict.AttributeTable = append(b.dict.AttributeTable, &pb.KeyValueAndUnit{KeyStrindex: k.key, Value: intValue(value)})
+	b.attrs[k] = i
+	return i
+}
+
+// mapping returns the mapping of an image, deduplicated by contents (two
+// processes sharing an image at one address share the mapping).
+func (b *builder) mapping(img *images.Image) int32 {
+	if i, ok := b.imgMap[img]; ok {
+		return i
+	}
+	k := mappingKey{start: img.Start, limit: img.Limit, offset: img.Offset, file: b.str(img.Path), buildID: img.BuildID}
+	i, ok := b.mappings[k]
+	if !ok {
+		m := &pb.Mapping{MemoryStart: img.Start, MemoryLimit: img.Limit, FileOffset: img.Offset, FilenameStrindex: k.file}
+		if img.BuildID != "" {
+			key := AttrBuildIDGNU
+			if img.Format == images.FormatMachO {
+				key = AttrBuildIDMachO
+			}
+			m.AttributeIndices = []int32{b.strAttr(key, img.BuildID)}
+		}
+		i = int32(len(b.dict.MappingTable))
+		b.dict.MappingTable = append(b.dict.MappingTable, m)
+		b.mappings[k] = i
+	}
+	b.imgMap[img] = i
+	return i
+}
+
+func (b *builder) function(name, file string) int32 {
+	k := funcKey{name: b.str(name), file: b.str(file)}
+	if i, ok := b.functions[k]; ok {
+		return i
+	}
+	i := int32(len(b.dict.FunctionTable))
+	b.dict.FunctionTable = append(b.dict.FunctionTable, &pb.Function{NameStrindex: k.name, SystemNameStrindex: k.name, FilenameStrindex: k.file})
+	b.functions[k] = i
+	return i
+}
+
+// location returns the location of one stack entry, symbolizing it on
+// first sight. caller marks a return address: the location records the
+// address of the call (return address minus one), as pprof does.
+func (b *builder) location(set *images.Set, pc uint64, caller bool) int32 {
+	addr := pc
+	if caller && addr > 0 {
+		addr--
+	}
+	img := set.Lookup(addr)
+	k := locKey{img: img, addr: addr, caller: caller}
+	if i, ok := b.locations[k]; ok {
+		return i
+	}
+	loc := &pb.Location{Address: addr}
+	if img != nil {
+		loc.MappingIndex = b.mapping(img)
+		frames := b.cache.Symbolize(img, pc, caller)
+		loc.Lines = make([]*pb.Line, 0, len(frames))
+		for _, f := range frames {
+			name := f.Name()
+			loc.Lines = append(loc.Lines, &pb.Line{FunctionIndex: b.function(name, f.File), Line: int64(f.Line)})
+		}
+	}
+	i := int32(len(b.dict.LocationTable))
+	b.dict.LocationTable = append(b.dict.LocationTable, loc)
+	b.locations[k] = i
+	return i
+}
+
+func (b *builder) truncatedLocation() int32 {
+	if b.truncated == 0 {
+		b.truncated = int32(len(b.dict.LocationTable))
+		b.dict.LocationTable = append(b.dict.LocationTable, &pb.Location{
+			Lines: []*pb.Line{{FunctionIndex: b.function(exporter.TruncatedFrame, "")}},
+		})
+	}
+	return b.truncated
+}
+
+// stack returns the stack_table index of a window stack resolved in one
+// process's images, deduplicated by its location indices.
+func (b *builder) stack(set *images.Set, s *sampler.Stack) int32 {
+	ids := b.ids[:0]
+	for i, pc := range s.PCs {
+		ids = append(ids, b.location(set, pc, i > 0))
+	}
+	if s.Truncated {
+		ids = append(ids, b.truncatedLocation())
+	}
+	b.ids = ids
+	key := b.keyBuf[:0]
+	for _, id := range ids {
+		key = binary.AppendUvarint(key, uint64(id))
+	}
+	b.keyBuf = key
+	if i, ok := b.stacks[string(key)]; ok {
+		return i
+	}
+	i := int32(len(b.dict.StackTable))
+	b.dict.StackTable = append(b.dict.StackTable, &pb.Stack{LocationIndices: append([]int32(nil), ids...)})
+	b.stacks[string(key)] = i
+	return i
+}
+
+// ThreadKey formats a thread id as the collector shows it; handy in tests
+// and messages.
+func ThreadKey(id sampler.ThreadID) string { return strconv.FormatUint(uint64(id), 10) }
