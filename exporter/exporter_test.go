@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -203,5 +205,79 @@ func TestFolded(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "worker;"+r+";"+m+";"+l+" 80\n") || !strings.Contains(buf.String(), "main;"+r+";"+m+";"+l+" 5\n") {
 		t.Errorf("folded with thread roots:\n%s", buf.String())
+	}
+}
+
+func TestSVGOfWindow(t *testing.T) {
+	tw := newTestWindow(t, sampler.ModeCPU)
+	var buf bytes.Buffer
+	if err := Write(&buf, FormatSVG, tw.w, newCache(), Options{Width: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	type frame struct {
+		title string
+		width float64
+	}
+	var frames []frame
+	var texts []string
+	d := xml.NewDecoder(&buf)
+	inTitle, inText := false, false
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed: %v", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			switch tok.Name.Local {
+			case "title":
+				inTitle = true
+				frames = append(frames, frame{})
+			case "text":
+				inText = true
+			case "rect":
+				if len(frames) > 0 {
+					for _, a := range tok.Attr {
+						if a.Name.Local == "width" {
+							fmt.Sscan(a.Value, &frames[len(frames)-1].width)
+						}
+					}
+				}
+			}
+		case xml.EndElement:
+			inTitle, inText = false, false
+		case xml.CharData:
+			if inTitle {
+				frames[len(frames)-1].title += string(tok)
+			} else if inText && len(frames) == 0 {
+				texts = append(texts, string(tok))
+			}
+		}
+	}
+	exe := filepath.Base(tw.w.Processes[0].Executable)
+	if len(texts) < 2 || texts[0] != "macprof: "+exe+" (cpu)" || !strings.HasPrefix(texts[1], "Total: 101 samples (1.01s at 100 Hz)") {
+		t.Errorf("title and subtitle %q", texts)
+	}
+	inner := 1000.0 - 20
+	want := map[string]int64{"all": 101, tw.rootName: 95, tw.midName: 95, tw.leafName: 85, "0x10": 3, "[truncated]": 2, "inner": 4, "other;name with<xml>&": 4}
+	got := map[string]frame{}
+	for _, f := range frames {
+		got[f.title[:strings.LastIndex(f.title, " (")]] = f
+	}
+	for name, n := range want {
+		f, ok := got[name]
+		if !ok {
+			t.Errorf("no frame %q in %v", name, got)
+			continue
+		}
+		if math.Abs(f.width-inner*float64(n)/101) > 0.01 {
+			t.Errorf("%s: width %.2f, want %.2f", name, f.width, inner*float64(n)/101)
+		}
+		if !strings.Contains(f.title, fmt.Sprintf("(%d samples, %.2f%%)", n, 100*float64(n)/101)) {
+			t.Errorf("title %q", f.title)
+		}
 	}
 }
