@@ -37,7 +37,8 @@ const TruncatedFrame = "[truncated]"
 //
 // Each process gets its own mappings (one per image a sample touches, the
 // main executable first); each sample has labels thread (name), thread_id
-// and pid. Addresses outside every known image become locations without a
+// and pid (samples of one thread share their label maps: do not modify
+// them). Addresses outside every known image become locations without a
 // mapping or function. Missed-sample counts are written as comments.
 func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profile, error) {
 	r, err := newResolver(w, c)
@@ -82,27 +83,51 @@ func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profi
 		}
 	}
 	b.addMappings()
-	locs := make([]*profile.Location, len(r.locs))
+	// Locations and their lines are allocated in two arrays.
+	nlines := 0
 	for i := range r.locs {
-		locs[i] = b.location(&r.locs[i])
+		nlines += len(r.locs[i].frames)
 	}
+	b.lines = make([]profile.Line, 0, nlines)
+	locArray := make([]profile.Location, len(r.locs))
+	locs := make([]*profile.Location, len(r.locs))
+	p.Location = make([]*profile.Location, 0, len(r.locs)+len(w.Processes)+1)
+	for i := range r.locs {
+		locs[i] = b.location(&r.locs[i], &locArray[i])
+	}
+	// Sample values, location lists and labels share a few large
+	// allocations; samples of one thread share their label maps (callers
+	// must not modify them).
+	nlocs := 0
+	for i, s := range w.Samples {
+		if s.Count > 0 {
+			nlocs += len(samples[i]) + 1
+		}
+	}
+	locBacking := make([]*profile.Location, 0, nlocs)
+	values := make([]int64, 0, 2*len(w.Samples))
+	type threadKey struct {
+		pid    int
+		thread sampler.ThreadID
+		name   string
+	}
+	type labels struct {
+		str map[string][]string
+		num map[string][]int64
+	}
+	threads := make(map[threadKey]labels)
 	var truncated map[int]*profile.Location // by process index
 	p.Sample = make([]*profile.Sample, 0, len(w.Samples))
+	sampleArray := make([]profile.Sample, 0, len(w.Samples))
 	for i, s := range w.Samples {
 		if s.Count <= 0 {
 			continue
 		}
-		ids := samples[i]
-		n := len(ids)
-		trunc := w.Stacks[s.Stack].Truncated
-		if trunc {
-			n++
+		start := len(locBacking)
+		for _, id := range samples[i] {
+			locBacking = append(locBacking, locs[id])
 		}
-		sl := make([]*profile.Location, len(ids), n)
-		for j, id := range ids {
-			sl[j] = locs[id]
-		}
-		if trunc {
+		if w.Stacks[s.Stack].Truncated {
 			if truncated == nil {
 				truncated = make(map[int]*profile.Location)
 			}
@@ -112,20 +137,28 @@ func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profi
 				tl = b.pseudoLocation(TruncatedFrame)
 				truncated[proc] = tl
 			}
-			sl = append(sl, tl)
+			locBacking = append(locBacking, tl)
 		}
-		ps := &profile.Sample{
-			Location: sl,
-			Value:    []int64{s.Count, s.Count * period},
-			NumLabel: map[string][]int64{
+		tk := threadKey{s.PID, s.Thread, s.ThreadName}
+		lb, ok := threads[tk]
+		if !ok {
+			lb.num = map[string][]int64{
 				LabelThreadID: {int64(s.Thread)},
 				LabelPID:      {int64(s.PID)},
-			},
+			}
+			if s.ThreadName != "" {
+				lb.str = map[string][]string{LabelThread: {s.ThreadName}}
+			}
+			threads[tk] = lb
 		}
-		if s.ThreadName != "" {
-			ps.Label = map[string][]string{LabelThread: {s.ThreadName}}
-		}
-		p.Sample = append(p.Sample, ps)
+		values = append(values, s.Count, s.Count*period)
+		sampleArray = append(sampleArray, profile.Sample{
+			Location: locBacking[start:len(locBacking):len(locBacking)],
+			Value:    values[len(values)-2 : len(values) : len(values)],
+			Label:    lb.str,
+			NumLabel: lb.num,
+		})
+		p.Sample = append(p.Sample, &sampleArray[len(sampleArray)-1])
 	}
 	if err := p.CheckValid(); err != nil {
 		return nil, fmt.Errorf("exporter: built an invalid profile: %w", err)
@@ -167,6 +200,7 @@ type pprofBuilder struct {
 	r         *resolver
 	mappings  map[mapKey]*profile.Mapping
 	functions map[funcKey]*profile.Function
+	lines     []profile.Line // backing array of all locations' lines
 }
 
 // addMappings creates one mapping per (process, image) that a location
@@ -247,8 +281,8 @@ func (b *pprofBuilder) addMappings() {
 }
 
 // location adds the pprof location of l.
-func (b *pprofBuilder) location(l *location) *profile.Location {
-	pl := &profile.Location{
+func (b *pprofBuilder) location(l *location, pl *profile.Location) *profile.Location {
+	*pl = profile.Location{
 		ID:      uint64(len(b.p.Location) + 1),
 		Address: l.addr,
 	}
@@ -256,13 +290,14 @@ func (b *pprofBuilder) location(l *location) *profile.Location {
 		pl.Mapping = b.mappings[mapKey{l.proc, l.img}]
 	}
 	if l.symbolized() {
-		pl.Line = make([]profile.Line, 0, len(l.frames))
+		start := len(b.lines)
 		for _, f := range l.frames {
 			if f.Function == "" {
 				continue
 			}
-			pl.Line = append(pl.Line, profile.Line{Function: b.function(f.Function, f.File), Line: int64(f.Line)})
+			b.lines = append(b.lines, profile.Line{Function: b.function(f.Function, f.File), Line: int64(f.Line)})
 		}
+		pl.Line = b.lines[start:len(b.lines):len(b.lines)]
 	}
 	b.p.Location = append(b.p.Location, pl)
 	return pl

@@ -39,9 +39,10 @@ func (l *location) names(dst []string) []string {
 	return dst
 }
 
+// locKey identifies a location: within one process an address determines
+// its image.
 type locKey struct {
 	proc int
-	img  *images.Image
 	addr uint64
 }
 
@@ -58,6 +59,7 @@ type resolver struct {
 	locs   []location
 	byKey  map[locKey]int
 	stacks map[stackKey][]int
+	ids    []int // backing array for stacks' location lists
 }
 
 func newResolver(w *sampler.Window, c *symcache.Cache) (*resolver, error) {
@@ -106,10 +108,14 @@ func (r *resolver) stack(s sampler.Sample) ([]int, error) {
 		set = r.w.Processes[proc].Images
 	}
 	pcs := r.w.Stacks[s.Stack].PCs
-	ids := make([]int, len(pcs))
-	for i, pc := range pcs {
-		ids[i] = r.location(proc, set, pc, i > 0)
+	if cap(r.ids)-len(r.ids) < len(pcs) {
+		r.ids = make([]int, 0, max(len(pcs), 1<<14))
 	}
+	start := len(r.ids)
+	for i, pc := range pcs {
+		r.ids = append(r.ids, r.location(proc, set, pc, i > 0))
+	}
+	ids := r.ids[start:len(r.ids):len(r.ids)]
 	r.stacks[key] = ids
 	return ids, nil
 }
@@ -121,16 +127,15 @@ func (r *resolver) location(proc int, set *images.Set, pc uint64, caller bool) i
 	if caller && addr > 0 {
 		addr--
 	}
-	img := set.Lookup(addr)
-	key := locKey{proc: proc, img: img, addr: addr}
+	key := locKey{proc: proc, addr: addr}
 	if id, ok := r.byKey[key]; ok {
 		return id
 	}
-	loc := location{proc: proc, img: img, addr: addr}
-	if img != nil {
+	loc := location{proc: proc, img: set.Lookup(addr), addr: addr}
+	if loc.img != nil {
 		// addr is already adjusted for a return address: symbolize it as
 		// an instruction address.
-		loc.frames = r.cache.Symbolize(img, addr, false)
+		loc.frames = r.cache.Symbolize(loc.img, addr, false)
 	}
 	id := len(r.locs)
 	r.locs = append(r.locs, loc)
