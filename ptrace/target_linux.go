@@ -57,6 +57,10 @@ type Target struct {
 	pubMem  sync.Mutex
 	pubRead memReader // for ReadMemory from other goroutines
 
+	statusMu   sync.Mutex
+	exitStatus unix.WaitStatus
+	exitKnown  bool
+
 	// Owned by the loop goroutine.
 	threads   map[int]*thread
 	gone      map[int]struct{} // tids dropped but perhaps not yet reaped
@@ -143,6 +147,20 @@ func Attach(pid int, opts sampler.TargetOptions) (*Target, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// ExitStatus returns the process's wait status if the tracer reaped it
+// (the tracer sees the exit of a traced child before its parent does).
+func (t *Target) ExitStatus() (syscall.WaitStatus, bool) {
+	t.statusMu.Lock()
+	defer t.statusMu.Unlock()
+	return syscall.WaitStatus(t.exitStatus), t.exitKnown
+}
+
+// Executable returns the path of the process's executable.
+func (t *Target) Executable() string {
+	p, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", t.pid))
+	return p
 }
 
 // PID returns the process id.
@@ -481,6 +499,11 @@ func (t *Target) waitOne(tid int, options int) bool {
 func (t *Target) handleStatus(tid int, ws unix.WaitStatus, keep bool) {
 	switch {
 	case ws.Exited() || ws.Signaled():
+		if tid == t.pid {
+			t.statusMu.Lock()
+			t.exitStatus, t.exitKnown = ws, true
+			t.statusMu.Unlock()
+		}
 		t.dropThread(tid, true)
 		return
 	case !ws.Stopped():

@@ -1,0 +1,446 @@
+package sampler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/macprof/macprof/images"
+)
+
+// Default rates. 99 Hz is what continuous profilers use when they must
+// stay under 1% overhead (and it avoids lockstep with 100 Hz timers); a
+// ptrace stop costs tens of microseconds per thread, so 999 Hz, the rate
+// of Apple's sample and samply, costs a busy process several percent.
+const (
+	DefaultHz      = 99
+	DefaultAgentHz = 19
+	MaxHz          = 10000
+)
+
+// Config configures a Sampler.
+type Config struct {
+	// Hz is the sampling rate per thread (default DefaultHz).
+	Hz int
+	// Mode selects CPU or wall-clock sampling.
+	Mode Mode
+	// Window is the length of a window; zero means one window for the
+	// whole run, handed over when Run returns.
+	Window time.Duration
+	// MaxStacks bounds the stack interner (default 1<<16 stacks).
+	MaxStacks int
+	// MaxFrames bounds each walk (default 512).
+	MaxFrames int
+	// StackBytes bounds each bulk stack copy (default DefaultStackBytes).
+	StackBytes int
+	// OnWindow receives each closed window. It runs on the sampler's
+	// goroutine after every thread was resumed; slow work should be handed
+	// to another goroutine.
+	OnWindow func(*Window)
+	// OnTick, when set, is called after every tick with running totals
+	// (for a status line).
+	OnTick func(Progress)
+}
+
+// Progress is a running summary for status displays.
+type Progress struct {
+	Elapsed time.Duration
+	Samples int64
+	Threads int
+	Targets int
+}
+
+// Sampler samples the threads of one or more targets at a fixed rate.
+type Sampler struct {
+	cfg    Config
+	period time.Duration
+
+	mu      sync.Mutex // guards pending
+	pending []Target   // added by Add, picked up at the next tick
+
+	targets []*targetState
+	interns *Interner
+	capture *Capture
+	tids    []ThreadID
+
+	win       *windowState
+	total     int64
+	startTime time.Time
+}
+
+type targetState struct {
+	t       Target
+	threads map[ThreadID]*threadState
+	exited  bool
+	exe     string
+	images  *images.Set // the last image set read, kept after exit
+	imgTick int64
+}
+
+// Executabler is implemented by targets that know their main executable's
+// path.
+type Executabler interface {
+	Executable() string
+}
+
+// refreshImages re-reads the target's images, keeping the last good set.
+func (ts *targetState) refreshImages() {
+	if imgs, err := ts.t.Images(); err == nil && imgs != nil {
+		ts.images = imgs
+	}
+	if ts.exe == "" {
+		if e, ok := ts.t.(Executabler); ok {
+			ts.exe = e.Executable()
+		}
+	}
+}
+
+type threadState struct {
+	lastCPU   time.Duration
+	pending   time.Duration // CPU time used but not yet counted as samples
+	lastStack StackID
+	hasStack  bool
+	name      string
+	seenTick  int64
+}
+
+type sampleKey struct {
+	pid   int
+	tid   ThreadID
+	stack StackID
+}
+
+type windowState struct {
+	start    time.Time
+	counts   map[sampleKey]int64
+	missed   map[string]int64
+	stops    stopHistogram
+	ticks    int64
+	missedT  int64
+	captures int64
+	cpuStart time.Duration
+	names    map[sampleKey]string
+	// used marks stacks counted in this window; evicted keeps copies of
+	// used stacks the interner evicted before the window closed.
+	used    map[StackID]struct{}
+	evicted map[StackID]Stack
+}
+
+// New returns a Sampler. Targets are added with Add.
+func New(cfg Config) (*Sampler, error) {
+	if cfg.Hz == 0 {
+		cfg.Hz = DefaultHz
+	}
+	if cfg.Hz < 1 || cfg.Hz > MaxHz {
+		return nil, fmt.Errorf("sampling rate %d Hz out of range [1, %d]", cfg.Hz, MaxHz)
+	}
+	if cfg.MaxStacks == 0 {
+		cfg.MaxStacks = 1 << 16
+	}
+	opts := TargetOptions{MaxFrames: cfg.MaxFrames, StackBytes: cfg.StackBytes}.WithDefaults()
+	cfg.MaxFrames, cfg.StackBytes = opts.MaxFrames, opts.StackBytes
+	in, err := NewInterner(cfg.MaxStacks)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sampler{
+		cfg:     cfg,
+		period:  time.Second / time.Duration(cfg.Hz),
+		interns: in,
+		capture: NewCapture(cfg.MaxFrames, cfg.StackBytes),
+	}
+	in.OnEvict(func(id StackID, pcs []uint64, truncated bool) {
+		if w := s.win; w != nil {
+			if _, used := w.used[id]; used {
+				w.evicted[id] = Stack{PCs: pcs, Truncated: truncated}
+			}
+		}
+	})
+	return s, nil
+}
+
+// Period returns the sampling interval.
+func (s *Sampler) Period() time.Duration { return s.period }
+
+// Add starts sampling t at the next tick. It may be called from any
+// goroutine, also while Run is running.
+func (s *Sampler) Add(t Target) {
+	s.mu.Lock()
+	s.pending = append(s.pending, t)
+	s.mu.Unlock()
+}
+
+// ErrAllExited is returned by Run when every target has exited.
+var ErrAllExited = errors.New("every target exited")
+
+// Run samples until ctx is done or every target has exited, handing each
+// window to OnWindow, the last one included. It returns nil when ctx ended
+// the run and ErrAllExited when the targets did.
+func (s *Sampler) Run(ctx context.Context) error {
+	s.startTime = time.Now()
+	s.win = s.newWindow(s.startTime)
+	next := s.startTime
+	var tick int64
+	var reason error
+	for {
+		s.adopt()
+		if len(s.targets) > 0 && s.allExited() {
+			reason = ErrAllExited
+			break
+		}
+		// Absolute deadlines: a late tick is counted as missed, never
+		// bunched up.
+		next = next.Add(s.period)
+		now := time.Now()
+		if late := now.Sub(next); late > 0 {
+			skip := int64(late/s.period) + 1
+			s.win.missedT += skip
+			s.win.missed["tick late (profiler overloaded)"] += skip
+			next = next.Add(time.Duration(skip) * s.period)
+		}
+		timer := time.NewTimer(time.Until(next))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			s.closeWindow(time.Now())
+			return nil
+		case <-timer.C:
+		}
+		tick++
+		s.tick(tick)
+		if s.cfg.OnTick != nil {
+			s.cfg.OnTick(s.progress())
+		}
+		if s.cfg.Window > 0 && time.Since(s.win.start) >= s.cfg.Window {
+			now := time.Now()
+			s.closeWindow(now)
+			s.win = s.newWindow(now)
+		}
+	}
+	s.closeWindow(time.Now())
+	return reason
+}
+
+func (s *Sampler) progress() Progress {
+	p := Progress{Elapsed: time.Since(s.startTime), Samples: s.total}
+	for _, ts := range s.targets {
+		if !ts.exited {
+			p.Targets++
+			p.Threads += len(ts.threads)
+		}
+	}
+	return p
+}
+
+func (s *Sampler) adopt() {
+	s.mu.Lock()
+	pend := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	for _, t := range pend {
+		ts := &targetState{t: t, threads: map[ThreadID]*threadState{}}
+		ts.refreshImages()
+		s.targets = append(s.targets, ts)
+	}
+}
+
+func (s *Sampler) allExited() bool {
+	for _, ts := range s.targets {
+		if !ts.exited {
+			return false
+		}
+	}
+	return true
+}
+
+// tick samples every thread of every target once.
+func (s *Sampler) tick(n int64) {
+	w := s.win
+	w.ticks++
+	for _, ts := range s.targets {
+		if ts.exited {
+			continue
+		}
+		// Images are re-read about once a second, so that libraries
+		// loaded later are known even if the target exits before the
+		// window closes.
+		if n-ts.imgTick >= int64(s.cfg.Hz) {
+			ts.imgTick = n
+			ts.refreshImages()
+		}
+		var err error
+		s.tids, err = ts.t.Threads(s.tids)
+		if err != nil {
+			ts.exited = true
+			continue
+		}
+		for _, tid := range s.tids {
+			s.sampleThread(ts, tid, n)
+		}
+		// Forget threads that are gone.
+		if n%64 == 0 {
+			for tid, th := range ts.threads {
+				if th.seenTick != n {
+					delete(ts.threads, tid)
+				}
+			}
+		}
+	}
+}
+
+func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
+	w := s.win
+	th := ts.threads[tid]
+	if th == nil {
+		th = &threadState{lastCPU: -1}
+		ts.threads[tid] = th
+	}
+	th.seenTick = tick
+	info, err := ts.t.Info(tid)
+	if err != nil {
+		w.missed["thread gone before capture"]++
+		return
+	}
+	if info.Name != "" {
+		th.name = info.Name
+	}
+	pid := ts.t.PID()
+	if th.lastCPU < 0 {
+		th.lastCPU = info.CPUTime // first sight: its past CPU time is not ours to count
+	}
+	used := info.CPUTime - th.lastCPU
+	th.lastCPU = info.CPUTime
+	var n int64 = 1
+	if s.cfg.Mode == ModeCPU {
+		// One sample per period of CPU time the thread used, the remainder
+		// carried over: a thread that ran 20 µs is not stopped, and the
+		// samples add up to the CPU time, as a CPU-clock profiler's do.
+		th.pending += used
+		n = int64(th.pending / s.period)
+		if n == 0 {
+			return
+		}
+		th.pending -= time.Duration(n) * s.period
+		n = min(n, 4) // a thread's backlog after missed ticks is capped
+	} else if used <= 0 {
+		// Wall mode, idle since the last tick: count its last stack again
+		// without stopping it.
+		if th.hasStack {
+			s.count(pid, tid, th, th.lastStack, 1)
+		}
+		return
+	}
+	c := s.capture
+	if err := ts.t.Capture(tid, c); err != nil {
+		w.missed["thread gone before capture"]++
+		return
+	}
+	w.captures++
+	w.stops.add(c.Stopped)
+	if len(c.PCs) == 0 {
+		w.missed["empty stack"]++
+		return
+	}
+	id := s.interns.Intern(c.PCs, c.Walk.Stop.Truncated())
+	th.lastStack, th.hasStack = id, true
+	s.count(pid, tid, th, id, n)
+}
+
+func (s *Sampler) count(pid int, tid ThreadID, th *threadState, id StackID, n int64) {
+	k := sampleKey{pid: pid, tid: tid, stack: id}
+	s.win.counts[k] += n
+	s.total += n
+	if _, ok := s.win.names[k]; !ok {
+		s.win.names[k] = th.name
+		s.win.used[id] = struct{}{}
+	}
+}
+
+func (s *Sampler) newWindow(start time.Time) *windowState {
+	return &windowState{
+		start:    start,
+		counts:   map[sampleKey]int64{},
+		missed:   map[string]int64{},
+		names:    map[sampleKey]string{},
+		used:     map[StackID]struct{}{},
+		evicted:  map[StackID]Stack{},
+		cpuStart: selfCPU(),
+	}
+}
+
+// closeWindow builds the Window from the counts and hands it over.
+func (s *Sampler) closeWindow(end time.Time) {
+	ws := s.win
+	w := &Window{
+		Start:  ws.start,
+		End:    end,
+		Period: s.period,
+		Mode:   s.cfg.Mode,
+		Missed: ws.missed,
+	}
+	stackIndex := map[StackID]int{}
+	keys := make([]sampleKey, 0, len(ws.counts))
+	for k := range ws.counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.pid != b.pid {
+			return a.pid < b.pid
+		}
+		if a.tid != b.tid {
+			return a.tid < b.tid
+		}
+		return a.stack < b.stack
+	})
+	for _, k := range keys {
+		idx, ok := stackIndex[k.stack]
+		if !ok {
+			pcs, truncated, found := s.interns.Lookup(k.stack)
+			if !found {
+				st, kept := ws.evicted[k.stack]
+				if !kept {
+					w.Missed["stack evicted before the window closed"] += ws.counts[k]
+					continue
+				}
+				pcs, truncated = st.PCs, st.Truncated
+			}
+			idx = len(w.Stacks)
+			w.Stacks = append(w.Stacks, Stack{PCs: append([]uint64(nil), pcs...), Truncated: truncated})
+			stackIndex[k.stack] = idx
+		}
+		w.Samples = append(w.Samples, Sample{Stack: idx, PID: k.pid, Thread: k.tid, ThreadName: ws.names[k], Count: ws.counts[k]})
+	}
+	for _, ts := range s.targets {
+		if !ts.exited {
+			ts.refreshImages()
+		}
+		w.Processes = append(w.Processes, Process{PID: ts.t.PID(), Executable: ts.exe, Images: ts.images})
+	}
+	w.Stats = Stats{
+		Ticks:        ws.ticks,
+		MissedTicks:  ws.missedT,
+		Captures:     ws.captures,
+		StoppedP50:   ws.stops.quantile(0.50),
+		StoppedP99:   ws.stops.quantile(0.99),
+		StoppedMax:   ws.stops.max,
+		StoppedTotal: ws.stops.sum,
+		ProfilerCPU:  selfCPU() - ws.cpuStart,
+	}
+	if s.cfg.OnWindow != nil {
+		s.cfg.OnWindow(w)
+	}
+}
+
+// selfCPU returns the profiler's own user+system CPU time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
