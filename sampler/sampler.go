@@ -325,7 +325,9 @@ func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
 			return
 		}
 		th.pending -= time.Duration(n) * s.period
-		n = min(n, 4) // a thread's backlog after missed ticks is capped
+		// After late ticks the backlog is counted on the stack seen now
+		// (so totals stay true), up to a second's worth.
+		n = min(n, int64(s.cfg.Hz))
 	} else if used <= 0 {
 		// Wall mode, idle since the last tick: count its last stack again
 		// without stopping it.

@@ -38,6 +38,11 @@ func LoadELF(img *images.Image) (*Table, error) {
 		f, err = elf.NewFile(bytes.NewReader(buf))
 	} else {
 		f, err = elf.Open(img.File())
+		if err != nil && img.OpenPath != "" {
+			// The target exited: its /proc/PID/root is gone, but the
+			// file usually is where it was.
+			f, err = elf.Open(img.Path)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)

@@ -1,0 +1,217 @@
+//go:build linux && (amd64 || arm64)
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/macprof/macprof/internal/testprog"
+)
+
+var (
+	binOnce  sync.Once
+	binPath  string
+	binErr   error
+	demoPath string
+)
+
+// macprofBinary builds macprof and the demo workload once per test run.
+func macprofBinary(t *testing.T) (macprof, demo string) {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "macprof-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		binPath, demoPath = filepath.Join(dir, "macprof"), filepath.Join(dir, "demo")
+		for _, b := range [][2]string{{binPath, "."}, {demoPath, "../../bench/demo"}} {
+			if out, err := exec.Command(gobin, "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+				binErr = fmt.Errorf("build %s: %v\n%s", b[1], err, out)
+				return
+			}
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath, demoPath
+}
+
+// procCPU returns a process's total CPU time from /proc (clock ticks).
+func procCPU(t *testing.T, pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	ut, _ := strconv.Atoi(f[11])
+	st, _ := strconv.Atoi(f[12])
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+func TestRecordDemoProfile(t *testing.T) {
+	macprof, demo := macprofBinary(t)
+	p := testprog.Start(t, demo, "-threads", "2", "-duration", "0")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "cpu.pb.gz")
+	cpuBefore := procCPU(t, p.PID)
+	const hz, secs = 99, 3
+	cmd := exec.Command(macprof, "record", "-q", "-p", strconv.Itoa(p.PID), "-F", strconv.Itoa(hz), "-d", fmt.Sprintf("%ds", secs),
+		"-o", out, "-o", filepath.Join(dir, "flame.svg"), "-o", filepath.Join(dir, "stacks.folded"))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, b)
+	}
+	cpuUsed := procCPU(t, p.PID) - cpuBefore
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	prof, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prof.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	var total, checks, report int64
+	for _, s := range prof.Sample {
+		total += s.Value[0]
+		seen := map[string]bool{}
+		for _, loc := range s.Location {
+			for _, ln := range loc.Line {
+				seen[ln.Function.Name] = true
+			}
+		}
+		if seen["main.computeChecksums"] {
+			checks += s.Value[0]
+		}
+		if seen["main.prepareReport"] {
+			report += s.Value[0]
+		}
+	}
+	// Samples account for the CPU time the target used (within 10%).
+	sampled := time.Duration(total) * time.Second / hz
+	ratio := float64(sampled) / float64(cpuUsed)
+	t.Logf("samples %d = %v of CPU; target used %v (ratio %.3f); rate x duration x 2 threads = %d samples",
+		total, sampled, cpuUsed, ratio, hz*secs*2)
+	if ratio < 0.9 || ratio > 1.1 {
+		t.Errorf("sampled CPU %v vs the target's %v: off by more than 10%%", sampled, cpuUsed)
+	}
+	if share := float64(checks+report) / float64(total); share < 0.8 {
+		t.Errorf("computeChecksums+prepareReport hold %.0f%% of samples, want >= 80%%", share*100)
+	}
+	// go tool pprof opens it and ranks the workload's functions on top.
+	top, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "pprof", "-top", "-cum", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof: %v\n%s", err, top)
+	}
+	for _, fn := range []string{"main.worker", "main.computeChecksums", "main.prepareReport", "main.hashBlocks", "main.sortRecords"} {
+		if !bytes.Contains(top, []byte(fn)) {
+			t.Errorf("go tool pprof -top does not list %s:\n%s", fn, top)
+		}
+	}
+	for _, name := range []string{"flame.svg", "stacks.folded"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Contains(b, []byte("main.computeChecksums")) {
+			t.Errorf("%s lacks the workload's functions (err %v)", name, err)
+		}
+	}
+}
+
+func TestRecordUnwritableOutputFailsFirst(t *testing.T) {
+	macprof, _ := macprofBinary(t)
+	start := time.Now()
+	out, err := exec.Command(macprof, "record", "-d", "30s", "-o", "/nonexistent-dir/x.pb.gz", "--", "sleep", "30").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "/nonexistent-dir") {
+		t.Fatalf("want a failure naming the output, got %v: %s", err, out)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("the error came after sampling, not before")
+	}
+}
+
+func TestRecordLaunchForwardsExitStatusAndFollowsChildren(t *testing.T) {
+	macprof, demo := macprofBinary(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "f.folded")
+	// A shell starts the demo as its child and exits with status 7.
+	script := fmt.Sprintf("%s -threads 1 -duration 1500ms >/dev/null; exit 7", demo)
+	cmd := exec.Command(macprof, "record", "-q", "-o", out, "--", "sh", "-c", script)
+	err := cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 7 {
+		t.Fatalf("exit = %v, want status 7 forwarded", err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("main.computeChecksums")) {
+		t.Fatalf("the child process was not followed: profile has no demo frames:\n%.2000s", b)
+	}
+}
+
+func TestRecordSIGINTWritesProfileAndDetaches(t *testing.T) {
+	macprof, demo := macprofBinary(t)
+	p := testprog.Start(t, demo, "-threads", "2", "-duration", "0")
+	out := filepath.Join(t.TempDir(), "cpu.pb.gz")
+	cmd := exec.Command(macprof, "record", "-q", "-p", strconv.Itoa(p.PID), "-o", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("record after SIGINT: %v\n%s", err, stderr.String())
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatalf("no profile after SIGINT: %v", err)
+	}
+	defer f.Close()
+	prof, err := profile.Parse(f)
+	if err != nil || len(prof.Sample) == 0 {
+		t.Fatalf("profile after SIGINT: %v, %d samples", err, len(prof.Sample))
+	}
+	st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID))
+	if !bytes.Contains(st, []byte("TracerPid:\t0\n")) {
+		t.Fatalf("target still traced after SIGINT:\n%s", st)
+	}
+	before := procCPU(t, p.PID)
+	time.Sleep(300 * time.Millisecond)
+	if procCPU(t, p.PID) <= before {
+		t.Fatal("target not running after macprof exited")
+	}
+}
+
+func TestRecordTargetExitsMidRecording(t *testing.T) {
+	macprof, demo := macprofBinary(t)
+	p := testprog.Start(t, demo, "-threads", "2", "-duration", "1s")
+	out := filepath.Join(t.TempDir(), "cpu.folded")
+	b, err := exec.Command(macprof, "record", "-q", "-d", "20s", "-p", strconv.Itoa(p.PID), "-o", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("record: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil || !bytes.Contains(data, []byte("main.hashBlocks")) {
+		t.Fatalf("profile of an exited target lacks its frames: %v\n%.1000s", err, data)
+	}
+}
