@@ -143,7 +143,7 @@ func WriteSVG(w io.Writer, t *Tree, o Options) error {
 const zoomScript = `(function(){
 var W={{W}},P=10,C=6.6;
 var fs=document.querySelectorAll('g.f');
-function fit(n,w){var m=Math.floor((w-6)/C);if(m<3)return '';return n.length<=m?n:n.substring(0,m-2)+'..';}
+function fit(n,w){var m=Math.floor((w-6)/C);if(n.length<=m)return n;var h=n,k=h.search(/[(\[< ]/);if(k>=0)h=h.substring(0,k);k=h.lastIndexOf('/');if(k>=0&&k+1<n.length)n=n.substring(k+1);if(n.length<=m)return n;if(m<5)return '';return n.substring(0,m-2)+'..';}
 function zoom(x0,w0){var s=(W-2*P)/w0;
 for(var i=0;i<fs.length;i++){var g=fs[i],x=+g.getAttribute('data-x'),w=+g.getAttribute('data-w'),nx,nw;
 if(x<=x0&&x+w>=x0+w0){nx=P;nw=W-2*P;}else if(x>=x0&&x+w<=x0+w0){nx=P+(x-x0)*s;nw=w*s;}else{g.style.display='none';continue;}
@@ -160,7 +160,7 @@ func subtitle(total int64, period time.Duration) string {
 		if total > int64(1<<62)/int64(period) {
 			d = 1<<63 - 1
 		}
-		s += " (" + d.Round(time.Millisecond).String() + " at " + strconv.FormatFloat(float64(time.Second)/float64(period), 'f', -1, 64) + " Hz)"
+		s += " (" + d.Round(time.Millisecond).String() + " at " + strconv.FormatFloat(float64(time.Second)/float64(period), 'g', 4, 64) + " Hz)"
 	}
 	return s + ". Hover for details, click to zoom, click \"all\" to reset."
 }
@@ -227,15 +227,21 @@ func cleanName(s string) string {
 	}, s)
 }
 
-// fit clips name to what fits in a frame wd pixels wide, ending a clipped
-// name with "..", or returns "" when not even three characters fit.
+// fit returns the label of a frame wd pixels wide: the name when it fits,
+// else the name without its package path ("github.com/x/y.F" becomes
+// "y.F") when that fits, else that clipped and ended with "..", or "" when
+// not even three characters and the dots fit.
 func fit(name string, wd float64) string {
 	maxChars := int((wd - 6) / charWidth)
-	if maxChars < 3 {
-		return ""
-	}
 	if utf8.RuneCountInString(name) <= maxChars {
 		return name
+	}
+	name = short(name)
+	if utf8.RuneCountInString(name) <= maxChars {
+		return name
+	}
+	if maxChars < 5 {
+		return ""
 	}
 	n := 0
 	for i := range name {
@@ -243,6 +249,19 @@ func fit(name string, wd float64) string {
 			return name[:i] + ".."
 		}
 		n++
+	}
+	return name
+}
+
+// short drops the package path from a function name: everything up to
+// the last '/' before the first '(', '[', '<' or ' '.
+func short(name string) string {
+	head := name
+	if i := strings.IndexAny(head, "([< "); i >= 0 {
+		head = head[:i]
+	}
+	if i := strings.LastIndexByte(head, '/'); i >= 0 && i+1 < len(name) {
+		return name[i+1:]
 	}
 	return name
 }

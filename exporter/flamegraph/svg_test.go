@@ -211,6 +211,28 @@ func TestSVGLabelsClipped(t *testing.T) {
 	}
 }
 
+func TestFit(t *testing.T) {
+	const goName = "github.com/macprof/macprof/exporter.(*pprofBuilder).location"
+	for _, c := range []struct {
+		name  string
+		chars int
+		want  string
+	}{
+		{goName, 100, goName},
+		{goName, 40, "exporter.(*pprofBuilder).location"},
+		{goName, 20, "exporter.(*pprofBu.."},
+		{goName, 5, "exp.."},
+		{goName, 4, ""},
+		{"std::map<a/b, c>::find", 10, "std::map.."},
+		{"main", 4, "main"},
+		{"日本語の関数名です", 6, "日本語の.."},
+	} {
+		if got := fit(c.name, float64(c.chars)*charWidth+6.01); got != c.want {
+			t.Errorf("fit(%q, %d chars) = %q, want %q", c.name, c.chars, got, c.want)
+		}
+	}
+}
+
 // TestSVGLarge merges thousands of random stacks and checks that narrow
 // frames are dropped and what is drawn stays proportional.
 func TestSVGLarge(t *testing.T) {
