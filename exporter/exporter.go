@@ -182,8 +182,10 @@ func WriteFile(path string, format Format, w *sampler.Window, c *symcache.Cache,
 
 // CheckWritable reports whether path can be written, without changing it:
 // the directory must exist and path must not be a directory. It creates
-// and removes path when it did not exist, and opens it for writing without
-// truncating it when it did. "-" (standard output) is always writable.
+// and removes path when it did not exist, and opens a regular file for
+// writing without truncating it when it did. Devices and pipes, and "-"
+// (standard output), are accepted as they are. Run as root, permission
+// bits do not stop writing, so neither does this check.
 func CheckWritable(path string) error {
 	if path == "-" {
 		return nil
@@ -195,6 +197,10 @@ func CheckWritable(path string) error {
 	switch {
 	case err == nil && st.IsDir():
 		return fmt.Errorf("exporter: output %s is a directory", path)
+	case err == nil && !st.Mode().IsRegular():
+		// A device or pipe (/dev/stdout, a FIFO): opening a FIFO would
+		// block until it has a reader, so leave the check to the write.
+		return nil
 	case err == nil:
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {

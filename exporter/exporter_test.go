@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -95,8 +96,17 @@ func TestCheckWritable(t *testing.T) {
 			t.Errorf("CheckWritable(%q) = %v; want an error saying %q", bad.path, err, bad.want)
 		}
 	}
-	if err := CheckWritable("-"); err != nil {
-		t.Errorf("stdout: %v", err)
+	// Even root cannot create files in /proc: the error says so before
+	// any sampling would start.
+	if runtime.GOOS == "linux" {
+		if err := CheckWritable("/proc/macprof-test.svg"); err == nil || !strings.Contains(err.Error(), "cannot be created") {
+			t.Errorf("CheckWritable in /proc: %v", err)
+		}
+	}
+	for _, ok := range []string{"-", os.DevNull} {
+		if err := CheckWritable(ok); err != nil {
+			t.Errorf("CheckWritable(%q): %v", ok, err)
+		}
 	}
 }
 
