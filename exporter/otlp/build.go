@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strconv"
 
 	collpb "go.opentelemetry.io/proto/slim/otlp/collector/profiles/v1development"
 	commonpb "go.opentelemetry.io/proto/slim/otlp/common/v1"
@@ -417,7 +416,7 @@ func (b *builder) function(name, file string) int32 {
 		return i
 	}
 	i := int32(len(b.dict.FunctionTable))
-	b.dict.FunctionTable = append(b.dict.FunctionTable, &pb.Function{NameStrindex: k.name, SystemNameStrindex: k.name, FilenameStrindex: k.file})
+	b.dict.FunctionTable = append(b.dict.FunctionTable, &pb.Function{NameStrindex: k.name, FilenameStrindex: k.file})
 	b.functions[k] = i
 	return i
 }
@@ -485,7 +484,3 @@ func (b *builder) stack(set *images.Set, s *sampler.Stack) int32 {
 	b.stacks[string(key)] = i
 	return i
 }
-
-// ThreadKey formats a thread id as the collector shows it; handy in tests
-// and messages.
-func ThreadKey(id sampler.ThreadID) string { return strconv.FormatUint(uint64(id), 10) }

@@ -1,0 +1,145 @@
+package otlp_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/exporter/otlp"
+	"github.com/macprof/macprof/internal/collectortest"
+)
+
+// TestRealCollector sends a window of the test binary's own functions to a
+// real OpenTelemetry Collector (built from deploy/, started with the
+// profiles feature gate) over gRPC and over HTTP, and finds the functions,
+// thread names, build IDs and resource attributes in what its file exporter
+// wrote.
+func TestRealCollector(t *testing.T) {
+	col := collectortest.Start(t)
+	for _, tc := range []struct {
+		name string
+		cfg  otlp.Config
+		pid  int
+	}{
+		{"grpc", otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: col.GRPCAddr, Insecure: ptr(true)}, 4242},
+		{"grpc-gzip", otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: "http://" + col.GRPCAddr, Compression: otlp.CompressionGzip}, 4243},
+		{"http", otlp.Config{Protocol: otlp.ProtocolHTTPProtobuf, Endpoint: "http://" + col.HTTPAddr, EndpointIsBase: true, Compression: otlp.CompressionGzip}, 4244},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := collectortest.NewFixture(t, tc.pid)
+			exp, err := otlp.New(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer exp.Close()
+			opts := otlp.BuildOptions{ServiceName: "checkout", HostName: "mac-42", Attributes: map[string]string{"deployment.environment.name": "ci"}}
+			body, err := otlp.Marshal(fx.Window, collectortest.NewCache(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := exp.Send(ctx, body); err != nil {
+				t.Fatalf("export to %s: %v\ncollector log:\n%s", exp.Target(), err, col.Log())
+			}
+			pid := strconv.Itoa(tc.pid)
+			mine := func(ss []collectortest.Sample) []collectortest.Sample {
+				var out []collectortest.Sample
+				for _, s := range ss {
+					if s.Resource[otlp.AttrProcessPID] == pid {
+						out = append(out, s)
+					}
+				}
+				return out
+			}
+			all, ok := col.WaitSamples(20*time.Second, func(ss []collectortest.Sample) bool { return len(mine(ss)) >= 3 })
+			got := mine(all)
+			if !ok {
+				t.Fatalf("the file exporter wrote %d samples of pid %s in 20 s (want 3); %d in all\ncollector log:\n%s", len(got), pid, len(all), col.Log())
+			}
+			wantRes := map[string]string{
+				otlp.AttrServiceName:          "checkout",
+				otlp.AttrHostName:             "mac-42",
+				otlp.AttrProcessPID:           pid,
+				otlp.AttrExecutableName:       filepath.Base(fx.Executable),
+				otlp.AttrExecutablePath:       fx.Executable,
+				"deployment.environment.name": "ci",
+			}
+			byThread := map[string]collectortest.Sample{}
+			for _, s := range got {
+				for k, v := range wantRes {
+					if s.Resource[k] != v {
+						t.Errorf("resource %s = %q, want %q (resource %v)", k, s.Resource[k], v, s.Resource)
+					}
+				}
+				if s.SampleType != "samples/count" || s.PeriodType != "cpu/nanoseconds" || s.Period != 10e6 {
+					t.Errorf("sample type %s, period type %s, period %d", s.SampleType, s.PeriodType, s.Period)
+				}
+				byThread[s.Attrs[otlp.AttrThreadID]] = s
+			}
+			worker, io, anon := byThread["11"], byThread["12"], byThread["13"]
+			if worker.Attrs[otlp.AttrThreadName] != "worker" || worker.Value != 50 {
+				t.Errorf("thread 11: %+v", worker)
+			}
+			if want := []string{fx.Leaf, fx.Middle, fx.Root}; !slices.Equal(worker.Frames, want) {
+				t.Errorf("thread 11 frames %q, want %q", worker.Frames, want)
+			}
+			if io.Attrs[otlp.AttrThreadName] != "io" || io.Value != 7 || !slices.Equal(io.Frames, []string{fx.Middle, fx.Root}) {
+				t.Errorf("thread 12: %+v", io)
+			}
+			if _, named := anon.Attrs[otlp.AttrThreadName]; named || anon.Value != 2 || !slices.Equal(anon.Frames, []string{fx.Leaf, "[truncated]"}) {
+				t.Errorf("thread 13: %+v", anon)
+			}
+			if fx.BuildID == "" {
+				t.Fatalf("the test binary %s has no GNU build ID to check", fx.Executable)
+			}
+			if len(worker.BuildIDs) == 0 || worker.BuildIDs[0] != fx.BuildID || worker.Files[0] != fx.Executable {
+				t.Errorf("mapping of the leaf: build ID %q file %q, want %q %q", worker.BuildIDs, worker.Files, fx.BuildID, fx.Executable)
+			}
+		})
+	}
+	if _, err := os.Stat(col.OutFile); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRealCollectorDownAndBack checks what the uploader relies on: a send
+// to a stopped collector fails as retryable, and succeeds after restart.
+func TestRealCollectorDownAndBack(t *testing.T) {
+	col := collectortest.Start(t)
+	exp, err := otlp.New(otlp.Config{Endpoint: col.GRPCAddr, Insecure: ptr(true), Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Close()
+	fx := collectortest.NewFixture(t, 5151)
+	body, err := otlp.Marshal(fx.Window, collectortest.NewCache(), otlp.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	col.Stop()
+	err = exp.Send(context.Background(), body)
+	var xe *otlp.ExportError
+	if err == nil || !asExportError(err, &xe) || !xe.Retryable {
+		t.Fatalf("send to a stopped collector: %v, want a retryable *ExportError", err)
+	}
+	col.Restart()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err = exp.Send(context.Background(), body)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("send after restart: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if _, ok := col.WaitSamples(20*time.Second, func(ss []collectortest.Sample) bool { return len(ss) >= 3 }); !ok {
+		t.Fatalf("nothing arrived after restart; log:\n%s", col.Log())
+	}
+}
