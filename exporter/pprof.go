@@ -78,6 +78,9 @@ func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profi
 	// Resolve every stack first so that mappings can be ordered.
 	samples := make([][]int, len(w.Samples))
 	for i, s := range w.Samples {
+		if s.Count <= 0 {
+			continue
+		}
 		if samples[i], err = r.stack(s); err != nil {
 			return nil, err
 		}
@@ -95,17 +98,27 @@ func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profi
 	for i := range r.locs {
 		locs[i] = b.location(&r.locs[i], &locArray[i])
 	}
-	// Sample values, location lists and labels share a few large
-	// allocations; samples of one thread share their label maps (callers
-	// must not modify them).
-	nlocs := 0
+	b.addSamples(samples, locs, period)
+	if err := p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("exporter: built an invalid profile: %w", err)
+	}
+	return p, nil
+}
+
+// addSamples adds one pprof sample per window sample with a positive
+// count. Values, location lists and samples share a few large allocations;
+// samples of one thread share their label maps.
+func (b *pprofBuilder) addSamples(samples [][]int, locs []*profile.Location, period int64) {
+	w := b.r.w
+	nlocs, n := 0, 0
 	for i, s := range w.Samples {
 		if s.Count > 0 {
 			nlocs += len(samples[i]) + 1
+			n++
 		}
 	}
 	locBacking := make([]*profile.Location, 0, nlocs)
-	values := make([]int64, 0, 2*len(w.Samples))
+	values := make([]int64, 0, 2*n)
 	type threadKey struct {
 		pid    int
 		thread sampler.ThreadID
@@ -116,9 +129,9 @@ func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profi
 		num map[string][]int64
 	}
 	threads := make(map[threadKey]labels)
-	var truncated map[int]*profile.Location // by process index
-	p.Sample = make([]*profile.Sample, 0, len(w.Samples))
-	sampleArray := make([]profile.Sample, 0, len(w.Samples))
+	var truncated *profile.Location
+	b.p.Sample = make([]*profile.Sample, 0, n)
+	sampleArray := make([]profile.Sample, 0, n)
 	for i, s := range w.Samples {
 		if s.Count <= 0 {
 			continue
@@ -129,15 +142,9 @@ func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profi
 		}
 		if w.Stacks[s.Stack].Truncated {
 			if truncated == nil {
-				truncated = make(map[int]*profile.Location)
+				truncated = b.pseudoLocation(TruncatedFrame)
 			}
-			proc := r.proc(s.PID)
-			tl := truncated[proc]
-			if tl == nil {
-				tl = b.pseudoLocation(TruncatedFrame)
-				truncated[proc] = tl
-			}
-			locBacking = append(locBacking, tl)
+			locBacking = append(locBacking, truncated)
 		}
 		tk := threadKey{s.PID, s.Thread, s.ThreadName}
 		lb, ok := threads[tk]
@@ -147,7 +154,7 @@ func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profi
 				LabelPID:      {int64(s.PID)},
 			}
 			if s.ThreadName != "" {
-				lb.str = map[string][]string{LabelThread: {s.ThreadName}}
+				lb.str = map[string][]string{LabelThread: {printable(s.ThreadName)}}
 			}
 			threads[tk] = lb
 		}
@@ -158,12 +165,8 @@ func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profi
 			Label:    lb.str,
 			NumLabel: lb.num,
 		})
-		p.Sample = append(p.Sample, &sampleArray[len(sampleArray)-1])
+		b.p.Sample = append(b.p.Sample, &sampleArray[len(sampleArray)-1])
 	}
-	if err := p.CheckValid(); err != nil {
-		return nil, fmt.Errorf("exporter: built an invalid profile: %w", err)
-	}
-	return p, nil
 }
 
 // comments describes what the samples do not show: missed samples by
