@@ -1,12 +1,17 @@
 package exporter
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
+
+	"github.com/macprof/macprof/exporter/folded"
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/symcache"
@@ -105,4 +110,70 @@ func BenchmarkWrite10k(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestLargeWindow checks that a window of thousands of stacks gives the
+// same total in every format, and a pprof profile that survives a round
+// trip.
+func TestLargeWindow(t *testing.T) {
+	w, c := benchWindow(3000), benchCache()
+	var total int64
+	for _, s := range w.Samples {
+		total += s.Count
+	}
+	p, err := Profile(w, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	q, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ptotal int64
+	for _, s := range q.Sample {
+		ptotal += s.Value[0]
+		if len(s.Location) < 8 {
+			t.Fatalf("sample with %d locations", len(s.Location))
+		}
+	}
+	if ptotal != total || len(q.Sample) != 3000 || len(q.Mapping) != 1 || !q.Mapping[0].HasFunctions {
+		t.Errorf("pprof: total %d of %d, %d samples, %d mappings", ptotal, total, len(q.Sample), len(q.Mapping))
+	}
+	buf.Reset()
+	if err := Write(&buf, FormatFolded, w, c, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	stacks, err := folded.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ftotal int64
+	for _, s := range stacks {
+		ftotal += s.Count
+	}
+	if ftotal != total {
+		t.Errorf("folded total %d, want %d", ftotal, total)
+	}
+	buf.Reset()
+	if err := Write(&buf, FormatSVG, w, c, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), fmt.Sprintf("all (%s samples, 100.00%%)", groupDigits(total))) {
+		t.Errorf("SVG root does not hold %d samples", total)
+	}
+	if err := xmlWellFormed(buf.Bytes()); err != nil {
+		t.Error(err)
+	}
+}
+
+func groupDigits(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
