@@ -307,10 +307,12 @@ type mappingKey struct {
 
 type funcKey struct{ name, file int32 }
 
+// locKey identifies a location: the mapping (deduplicated by contents, so
+// that processes sharing an image share its locations) and the address as
+// recorded (the PC, or a return address minus one).
 type locKey struct {
-	img    *images.Image
-	addr   uint64 // as recorded: the PC, or return address minus one
-	caller bool
+	mapping int32
+	addr    uint64
 }
 
 // builder accumulates the dictionary of one request.
@@ -430,13 +432,16 @@ func (b *builder) location(set *images.Set, pc uint64, caller bool) int32 {
 		addr--
 	}
 	img := set.Lookup(addr)
-	k := locKey{img: img, addr: addr, caller: caller}
+	var k locKey
+	k.addr = addr
+	if img != nil {
+		k.mapping = b.mapping(img)
+	}
 	if i, ok := b.locations[k]; ok {
 		return i
 	}
-	loc := &pb.Location{Address: addr}
+	loc := &pb.Location{Address: addr, MappingIndex: k.mapping}
 	if img != nil {
-		loc.MappingIndex = b.mapping(img)
 		frames := b.cache.Symbolize(img, pc, caller)
 		loc.Lines = make([]*pb.Line, 0, len(frames))
 		for _, f := range frames {

@@ -1,0 +1,296 @@
+package otlp_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+
+	collpb "go.opentelemetry.io/proto/slim/otlp/collector/profiles/v1development"
+	pb "go.opentelemetry.io/proto/slim/otlp/profiles/v1development"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/macprof/macprof/exporter/otlp"
+	"github.com/macprof/macprof/internal/collectortest"
+	"github.com/macprof/macprof/sampler"
+)
+
+// twoProcessWindow is the fixture window with a second process sharing the
+// test binary's images, and samples of a PID the window does not describe.
+func twoProcessWindow(t *testing.T) *collectortest.Fixture {
+	fx := collectortest.NewFixture(t, 100)
+	p2 := collectortest.SelfProcess(t, 200)
+	w := fx.Window
+	w.Processes = append(w.Processes, p2)
+	w.Samples = append(w.Samples,
+		sampler.Sample{Stack: 0, PID: 200, Thread: 21, ThreadName: "worker", Count: 5},
+		sampler.Sample{Stack: 0, PID: 300, Thread: 31, Count: 1}, // no such process
+		sampler.Sample{Stack: 1, PID: 200, Thread: 22, Count: 0}, // dropped: no count
+	)
+	return fx
+}
+
+func build(t *testing.T, w *sampler.Window, opts otlp.BuildOptions) *collpb.ExportProfilesServiceRequest {
+	t.Helper()
+	req, err := otlp.Build(w, collectortest.NewCache(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What goes on the wire must decode to the same thing.
+	data, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back collpb.ExportProfilesServiceRequest
+	if err := proto.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(req, &back) {
+		t.Fatal("request does not survive encoding")
+	}
+	return &back
+}
+
+func TestBuildDictionaryInvariants(t *testing.T) {
+	fx := twoProcessWindow(t)
+	req := build(t, fx.Window, otlp.BuildOptions{HostName: "h"})
+	d := req.GetDictionary()
+
+	// Index 0 of every table is the zero value.
+	if len(d.StringTable) == 0 || d.StringTable[0] != "" {
+		t.Errorf("string_table[0] = %q", d.StringTable)
+	}
+	zero := []struct {
+		name string
+		m    proto.Message
+	}{
+		{"mapping", d.MappingTable[0]}, {"location", d.LocationTable[0]}, {"function", d.FunctionTable[0]},
+		{"link", d.LinkTable[0]}, {"attribute", d.AttributeTable[0]}, {"stack", d.StackTable[0]},
+	}
+	for _, z := range zero {
+		if data, _ := proto.Marshal(z.m); len(data) != 0 {
+			t.Errorf("%s_table[0] is not the zero value: %v", z.name, z.m)
+		}
+	}
+	// Every table is deduplicated.
+	dedup := func(name string, n int, key func(i int) string) {
+		seen := map[string]int{}
+		for i := 1; i < n; i++ {
+			k := key(i)
+			if j, dup := seen[k]; dup {
+				t.Errorf("%s_table[%d] duplicates [%d]: %s", name, i, j, k)
+			}
+			seen[k] = i
+		}
+	}
+	enc := func(m proto.Message) string {
+		b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		return string(b)
+	}
+	dedup("string", len(d.StringTable), func(i int) string { return d.StringTable[i] })
+	dedup("mapping", len(d.MappingTable), func(i int) string { return enc(d.MappingTable[i]) })
+	dedup("location", len(d.LocationTable), func(i int) string { return enc(d.LocationTable[i]) })
+	dedup("function", len(d.FunctionTable), func(i int) string { return enc(d.FunctionTable[i]) })
+	dedup("attribute", len(d.AttributeTable), func(i int) string { return enc(d.AttributeTable[i]) })
+	dedup("stack", len(d.StackTable), func(i int) string { return enc(d.StackTable[i]) })
+
+	// The two processes share the image, so they share its mapping and
+	// locations: 3 unique addresses in stacks 0 and 1 plus LeafPC, i.e.
+	// LeafPC, MiddleRet-1, RootRet-1, MiddleRet-8 and [truncated]; plus
+	// the 3 bare addresses of the unknown process.
+	if got := len(d.LocationTable) - 1; got != 8 {
+		t.Errorf("%d locations, want 8", got)
+	}
+	if got := len(d.MappingTable) - 1; got != 1 {
+		t.Errorf("%d mappings, want 1 (the test binary)", got)
+	}
+
+	// Resources: one per process, then one for the unknown PID.
+	if n := len(req.ResourceProfiles); n != 3 {
+		t.Fatalf("%d resources, want 3", n)
+	}
+	samples, err := collectortest.Flatten(&pb.ProfilesData{ResourceProfiles: req.ResourceProfiles, Dictionary: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		pid, tid, name, exe string
+		value               int64
+		frames              string
+	}
+	var got []row
+	for _, s := range samples {
+		got = append(got, row{s.Resource[otlp.AttrProcessPID], s.Attrs[otlp.AttrThreadID], s.Attrs[otlp.AttrThreadName], s.Resource[otlp.AttrExecutableName], s.Value, fmt.Sprint(s.Frames)})
+		if s.Resource[otlp.AttrHostName] != "h" {
+			t.Errorf("host.name %q", s.Resource[otlp.AttrHostName])
+		}
+	}
+	full := fmt.Sprint([]string{fx.Leaf, fx.Middle, fx.Root})
+	exe := req.ResourceProfiles[0].Resource.Attributes[3].GetValue().GetStringValue()
+	want := []row{
+		{"100", "11", "worker", exe, 50, full},
+		{"100", "12", "io", exe, 7, fmt.Sprint([]string{fx.Middle, fx.Root})},
+		{"100", "13", "", exe, 2, fmt.Sprint([]string{fx.Leaf, "[truncated]"})},
+		{"200", "21", "worker", exe, 5, full},
+		// No images for an unknown process: bare addresses.
+		{"300", "31", "", "", 1, fmt.Sprint([]string{fmt.Sprintf("%#x", fx.LeafPC), fmt.Sprintf("%#x", fx.MiddleRet-1), fmt.Sprintf("%#x", fx.RootRet-1)})},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("samples:\n got %v\nwant %v", got, want)
+	}
+	// service.name defaults to the executable's name.
+	for _, s := range samples[:4] {
+		if s.Resource[otlp.AttrServiceName] != exe {
+			t.Errorf("service.name %q, want %q", s.Resource[otlp.AttrServiceName], exe)
+		}
+	}
+	// Profile fields.
+	p := req.ResourceProfiles[0].ScopeProfiles[0].Profiles[0]
+	w := fx.Window
+	if p.TimeUnixNano != uint64(w.Start.UnixNano()) || p.DurationNano != uint64(w.End.Sub(w.Start)) || p.Period != int64(w.Period) {
+		t.Errorf("time %d duration %d period %d", p.TimeUnixNano, p.DurationNano, p.Period)
+	}
+	if len(p.ProfileId) != 16 {
+		t.Errorf("profile id %x", p.ProfileId)
+	}
+	if req.ResourceProfiles[0].ScopeProfiles[0].Scope.GetName() != otlp.ScopeName {
+		t.Errorf("scope %v", req.ResourceProfiles[0].ScopeProfiles[0].Scope)
+	}
+	var missed bool
+	for _, ai := range p.AttributeIndices {
+		a := d.AttributeTable[ai]
+		if d.StringTable[a.KeyStrindex] == otlp.AttrMissedPrefix+"thread exited" && a.Value.GetIntValue() == 3 {
+			missed = true
+		}
+	}
+	if !missed {
+		t.Error("missed samples not recorded as a profile attribute")
+	}
+}
+
+func TestBuildOptionsAndModes(t *testing.T) {
+	fx := collectortest.NewFixture(t, 7)
+	fx.Window.Mode = sampler.ModeWall
+	req := build(t, fx.Window, otlp.BuildOptions{
+		ServiceName:  "svc",
+		Attributes:   map[string]string{"team": "perf", otlp.AttrProcessPID: "999", otlp.AttrServiceName: "ignored"},
+		ScopeVersion: "1.2.3",
+	})
+	ss, err := collectortest.Flatten(&pb.ProfilesData{ResourceProfiles: req.ResourceProfiles, Dictionary: req.Dictionary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ss[0].Resource
+	if r[otlp.AttrServiceName] != "svc" || r["team"] != "perf" || r[otlp.AttrProcessPID] != "7" {
+		t.Errorf("resource %v", r)
+	}
+	if _, ok := r[otlp.AttrHostName]; ok {
+		t.Errorf("host.name set without a host name: %v", r)
+	}
+	if ss[0].PeriodType != "wall/nanoseconds" {
+		t.Errorf("period type %s in wall mode", ss[0].PeriodType)
+	}
+	if v := req.ResourceProfiles[0].ScopeProfiles[0].Scope.GetVersion(); v != "1.2.3" {
+		t.Errorf("scope version %q", v)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	fx := collectortest.NewFixture(t, 1)
+	c := collectortest.NewCache()
+	if _, err := otlp.Build(nil, c, otlp.BuildOptions{}); err == nil {
+		t.Error("nil window accepted")
+	}
+	if _, err := otlp.Build(fx.Window, nil, otlp.BuildOptions{}); err == nil {
+		t.Error("nil cache accepted")
+	}
+	w := *fx.Window
+	w.Period = 0
+	if _, err := otlp.Build(&w, c, otlp.BuildOptions{}); err == nil {
+		t.Error("zero period accepted")
+	}
+	w = *fx.Window
+	w.Samples = []sampler.Sample{{Stack: 99, PID: 1, Count: 1}}
+	if _, err := otlp.Build(&w, c, otlp.BuildOptions{}); err == nil {
+		t.Error("sample with a bad stack index accepted")
+	}
+	// Addresses outside every image: locations without mapping or lines.
+	w = *fx.Window
+	w.Stacks = []sampler.Stack{{PCs: []uint64{0x10, 0x20}}}
+	w.Samples = []sampler.Sample{{Stack: 0, PID: 1, Thread: 1, Count: 1}}
+	req, err := otlp.Build(&w, c, otlp.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	locs := req.Dictionary.LocationTable[1:]
+	if len(locs) != 2 || locs[0].MappingIndex != 0 || len(locs[0].Lines) != 0 || locs[0].Address != 0x10 || locs[1].Address != 0x1f {
+		t.Errorf("unknown addresses: %v", locs)
+	}
+}
+
+// bigWindow is a window of n unique stacks of depth 16 over the test
+// binary's text, as a busy process would produce.
+func bigWindow(tb testing.TB, n int) *sampler.Window {
+	fx := collectortest.NewFixture(tb, 1)
+	w := fx.Window
+	img := w.Processes[0].Images.Lookup(fx.LeafPC)
+	text := img.Limit - img.Start
+	w.Stacks = make([]sampler.Stack, n)
+	w.Samples = make([]sampler.Sample, n)
+	for i := range w.Stacks {
+		pcs := make([]uint64, 16)
+		for j := range pcs {
+			// Spread over the image; a few thousand distinct addresses
+			// repeat across stacks as real call sites do.
+			pcs[j] = img.Start + uint64((i*7919+j*104729)%int(text/64))*64 + 8
+		}
+		pcs[0] = img.Start + uint64(i%int(text/16))*16 // unique leaf per stack
+		w.Stacks[i] = sampler.Stack{PCs: pcs}
+		w.Samples[i] = sampler.Sample{Stack: i, PID: 1, Thread: sampler.ThreadID(100 + i%50), ThreadName: "t" + strconv.Itoa(i%50), Count: int64(1 + i%5)}
+	}
+	return w
+}
+
+func BenchmarkBuild10kStacks(b *testing.B) {
+	w := bigWindow(b, 10000)
+	c := collectortest.NewCache()
+	if _, err := otlp.Build(w, c, otlp.BuildOptions{}); err != nil { // warm the symbol cache
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := otlp.Build(w, c, otlp.BuildOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMarshal10kStacks(b *testing.B) {
+	w := bigWindow(b, 10000)
+	c := collectortest.NewCache()
+	data, err := otlp.Marshal(w, c, otlp.BuildOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ReportMetric(float64(len(data)), "bytes/msg")
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := otlp.Marshal(w, c, otlp.BuildOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBuild10kStacksCold includes symbolizing every unique address
+// once (a fresh cache per iteration, the symbol table load included).
+func BenchmarkBuild10kStacksCold(b *testing.B) {
+	w := bigWindow(b, 10000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := otlp.Build(w, collectortest.NewCache(), otlp.BuildOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
