@@ -49,7 +49,6 @@ func WriteSVG(w io.Writer, t *Tree, o Options) error {
 	if o.MinFraction <= 0 {
 		o.MinFraction = 0.001
 	}
-	t.sortChildren()
 	total := t.Total()
 	inner := float64(o.Width - 2*padX)
 	minValue := o.MinFraction * float64(total)
@@ -72,6 +71,7 @@ func WriteSVG(w io.Writer, t *Tree, o Options) error {
 			x     int64
 		}
 		stack := []item{{0, 0, 0}}
+		var ch []int32
 		for len(stack) > 0 {
 			it := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
@@ -79,17 +79,18 @@ func WriteSVG(w io.Writer, t *Tree, o Options) error {
 			if it.depth > maxDepth {
 				maxDepth = it.depth
 			}
+			// Children in name order, left to right; pushed in reverse so
+			// that they are also written in name order.
+			ch = t.children(ch, it.n)
 			x := it.x
-			// Push in reverse so that the output is in name order.
-			ch := t.nodes[it.n].children
-			offs := make([]int64, len(ch))
-			for i, c := range ch {
-				offs[i] = x
+			for _, c := range ch {
 				x += t.nodes[c].value
 			}
 			for i := len(ch) - 1; i >= 0; i-- {
-				if float64(t.nodes[ch[i]].value) >= minValue {
-					stack = append(stack, item{ch[i], it.depth + 1, offs[i]})
+				v := t.nodes[ch[i]].value
+				x -= v
+				if float64(v) >= minValue {
+					stack = append(stack, item{ch[i], it.depth + 1, x})
 				}
 			}
 		}

@@ -6,7 +6,10 @@
 // inline JavaScript add click-to-zoom.
 package flamegraph
 
-import "sort"
+import (
+	"slices"
+	"strings"
+)
 
 // Tree is a call tree merged from stacks. The zero value is an empty tree
 // ready to use.
@@ -15,10 +18,12 @@ type Tree struct {
 	index map[edge]int32
 }
 
+// node is one frame of the tree. Children form a singly linked list; index
+// 0 (the root) is never a child, so 0 means "none".
 type node struct {
-	name     string
-	value    int64   // samples in this frame and its callees
-	children []int32 // sorted by name before rendering
+	name        string
+	value       int64 // samples in this frame and its callees
+	first, next int32 // first child, next sibling
 }
 
 type edge struct {
@@ -26,9 +31,12 @@ type edge struct {
 	name   string
 }
 
+// maxNodes bounds the tree (node indices are int32).
+const maxNodes = 1<<31 - 1
+
 // Add merges a stack, frames from the root (outermost caller) to the leaf,
 // seen count times. Stacks with no frames or a count that is not positive
-// are ignored.
+// are ignored, and so are frames beyond the tree's bound of 2^31 nodes.
 func (t *Tree) Add(frames []string, count int64) {
 	if len(frames) == 0 || count <= 0 {
 		return
@@ -43,9 +51,12 @@ func (t *Tree) Add(frames []string, count int64) {
 		e := edge{cur, f}
 		child, ok := t.index[e]
 		if !ok {
+			if len(t.nodes) >= maxNodes {
+				return
+			}
 			child = int32(len(t.nodes))
-			t.nodes = append(t.nodes, node{name: f})
-			t.nodes[cur].children = append(t.nodes[cur].children, child)
+			t.nodes = append(t.nodes, node{name: f, next: t.nodes[cur].first})
+			t.nodes[cur].first = child
 			t.index[e] = child
 		}
 		t.nodes[child].value += count
@@ -64,13 +75,13 @@ func (t *Tree) Total() int64 {
 // Len returns the number of frames in the tree, the root included.
 func (t *Tree) Len() int { return len(t.nodes) }
 
-// sortChildren orders every node's children by name, so that the layout is
-// deterministic and does not depend on the order stacks were added in.
-func (t *Tree) sortChildren() {
-	for i := range t.nodes {
-		c := t.nodes[i].children
-		if len(c) > 1 {
-			sort.Slice(c, func(a, b int) bool { return t.nodes[c[a]].name < t.nodes[c[b]].name })
-		}
+// children appends n's children to dst, sorted by name so that the layout
+// does not depend on the order stacks were added in.
+func (t *Tree) children(dst []int32, n int32) []int32 {
+	dst = dst[:0]
+	for c := t.nodes[n].first; c != 0; c = t.nodes[c].next {
+		dst = append(dst, c)
 	}
+	slices.SortFunc(dst, func(a, b int32) int { return strings.Compare(t.nodes[a].name, t.nodes[b].name) })
+	return dst
 }
