@@ -118,12 +118,13 @@ func (c *Cache) resolve(img *images.Image, off uint64) []Frame {
 	}
 	name, start, ok := t.Lookup(vaddr)
 	if !ok || name == "" {
-		if ok {
-			// An anonymous function start: name it by image offset.
-			return unknown
-		}
+		// No symbol, or an anonymous function start: the frame is
+		// named by its image offset.
 		return unknown
 	}
+	// Tables may keep names mangled (Mach-O does, so that building a
+	// table costs no demangling): demangle each frame once, here.
+	name = Demangle(name)
 	if t.lines != nil {
 		if fs := t.lines.Lines(vaddr); len(fs) > 0 {
 			out := make([]Frame, len(fs))

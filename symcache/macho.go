@@ -1,13 +1,207 @@
 package symcache
 
 import (
-	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/macprof/macprof/images"
 )
 
-// LoadMachO builds the Table of a Mach-O image. (Implemented with the Mach-O
-// issue.)
+// MachOOptions configures MachOLoader.
+type MachOOptions struct {
+	// DSYM is a dSYM bundle (X.dSYM), or the DWARF file inside one
+	// (X.dSYM/Contents/Resources/DWARF/X), to take file:line from. When
+	// empty, <file>.dSYM beside the image's file is tried.
+	DSYM string
+	// NoDSYM turns off DWARF lookup.
+	NoDSYM bool
+}
+
+// LoadMachO builds the Table of a Mach-O image, with the default
+// MachOOptions: see MachOLoader.
 func LoadMachO(img *images.Image) (*Table, error) {
-	return nil, errors.New("symcache: Mach-O symbol tables are not implemented yet")
+	return loadMachO(img, MachOOptions{})
+}
+
+// MachOLoader returns a Loader for Mach-O images. When img.Memory is set,
+// the header and __LINKEDIT are read from the target's memory at
+// img.LoadAddress (img.Start when zero): this is how images in the dyld
+// shared cache, which have no file of their own, get symbols. Otherwise the
+// file img.File() is read; in a universal file, the slice whose UUID is
+// img.BuildID. Symbols: the text symbols of LC_SYMTAB (defined in a section
+// of instructions; no debugging entries; not REFERENCED_DYNAMICALLY, which
+// marks __mh_execute_header and friends), with one leading underscore
+// dropped, plus every LC_FUNCTION_STARTS entry as an anonymous start, so a
+// stripped function is named image+0xOFFSET instead of after its neighbour.
+// C++ and Rust names are demangled when a frame is symbolized. The Table's
+// offsets are offsets from the start of __TEXT, as images.Image uses for
+// Mach-O.
+func MachOLoader(o MachOOptions) Loader {
+	return func(img *images.Image) (*Table, error) { return loadMachO(img, o) }
+}
+
+func loadMachO(img *images.Image, o MachOOptions) (*Table, error) {
+	object := filepath.Base(img.Path)
+	if img.Memory != nil {
+		addr := img.LoadAddress
+		if addr == 0 {
+			addr = img.Start
+		}
+		m, err := images.ReadMachOFromMemory(img.Memory, addr)
+		if err != nil {
+			return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
+		}
+		if img.BuildID != "" && m.UUIDString() != "" && m.UUIDString() != img.BuildID {
+			return nil, fmt.Errorf("symcache: %s: image at %#x has UUID %s, want %s", img.Path, addr, m.UUIDString(), img.BuildID)
+		}
+		slide, err := m.Slide(addr)
+		if err != nil {
+			return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
+		}
+		r, size := m.MemoryFile(img.Memory, slide)
+		t, err := MachOTable(object, m, r, size, nil)
+		if err != nil {
+			return nil, fmt.Errorf("symcache: %s (from memory at %#x): %w", img.Path, addr, err)
+		}
+		return t, nil
+	}
+	f, err := images.OpenMachOUUID(img.File(), img.BuildID)
+	if err != nil {
+		return nil, fmt.Errorf("symcache: %w", err)
+	}
+	defer f.Close()
+	var lines LineSource
+	if !o.NoDSYM {
+		dsym := o.DSYM
+		if dsym == "" {
+			dsym = img.File() + ".dSYM"
+		}
+		if l, err := OpenDSYM(dsym, f.UUIDString()); err == nil {
+			lines = l
+		}
+	}
+	t, err := MachOTable(object, f.MachO, f.R, f.Size, lines)
+	if err != nil {
+		return nil, fmt.Errorf("symcache: %s: %w", img.File(), err)
+	}
+	return t, nil
+}
+
+// DSYMFile returns the DWARF file of a dSYM: path itself when it is a file,
+// else the one file in path/Contents/Resources/DWARF (the one named like the
+// bundle, without .dSYM, when there are several).
+func DSYMFile(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("dSYM: %w", err)
+	}
+	if !st.IsDir() {
+		return path, nil
+	}
+	dir := filepath.Join(path, "Contents", "Resources", "DWARF")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("dSYM: %s is not a dSYM bundle: %w", path, err)
+	}
+	want := strings.TrimSuffix(filepath.Base(path), ".dSYM")
+	var files []string
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			if e.Name() == want {
+				return filepath.Join(dir, e.Name()), nil
+			}
+			files = append(files, e.Name())
+		}
+	}
+	if len(files) == 1 {
+		return filepath.Join(dir, files[0]), nil
+	}
+	return "", fmt.Errorf("dSYM: %s holds %d DWARF files, none named %s", dir, len(files), want)
+}
+
+// MachOTable builds the Table of a Mach-O image whose file offsets r reads
+// (a file slice, or MachO.MemoryFile for an image in memory); size bounds
+// the offsets (< 0: unknown). lines, when non-nil, adds file:line.
+func MachOTable(object string, m *images.MachO, r io.ReaderAt, size int64, lines LineSource) (*Table, error) {
+	text := m.Text()
+	if text == nil {
+		return nil, fmt.Errorf("%s: no __TEXT segment", object)
+	}
+	var syms []Symbol
+	if m.Symtab != nil && m.Symtab.NSyms > 0 {
+		st, err := m.ReadSymbolTable(r, size)
+		if err != nil {
+			return nil, err
+		}
+		syms = machOSymbols(m, st, make([]Symbol, 0, st.Len()))
+	}
+	starts, err := m.ReadFunctionStarts(r, size, nil)
+	if err != nil && len(syms) == 0 {
+		return nil, err
+	}
+	for _, a := range starts {
+		syms = append(syms, Symbol{Start: a})
+	}
+	// Bound each section of instructions by anonymous starts, so that an
+	// address in __stubs, say, is not taken for the last function of
+	// __text.
+	for i := range m.Sections {
+		s := &m.Sections[i]
+		if s.Instructions() && s.Size > 0 {
+			syms = append(syms, Symbol{Start: s.Addr}, Symbol{Start: s.Addr + s.Size})
+		}
+	}
+	var segs []Segment
+	for _, s := range m.Segments {
+		if s.Size > 0 && s.Addr >= text.Addr {
+			segs = append(segs, Segment{Offset: s.Addr - text.Addr, Addr: s.Addr, Size: s.Size})
+		}
+	}
+	if len(segs) == 0 {
+		// A __TEXT of size 0: keep offsets from meaning addresses.
+		segs = append(segs, Segment{Addr: text.Addr})
+	}
+	return NewTable(object, syms, segs, lines), nil
+}
+
+// machOSymbols appends the function symbols of st to dst.
+func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol) []Symbol {
+	type sect struct {
+		lo, hi uint64
+		code   bool
+	}
+	sects := make([]sect, len(m.Sections))
+	for i := range m.Sections {
+		s := &m.Sections[i]
+		sects[i] = sect{s.Addr, s.Addr + s.Size, s.Instructions()}
+	}
+	n := st.Len()
+	for i := 0; i < n; i++ {
+		e := st.Entry(i)
+		if e.Type&images.NStab != 0 || e.Type&images.NType != images.NSect {
+			continue
+		}
+		if e.Sect == 0 || int(e.Sect) > len(sects) {
+			continue
+		}
+		s := &sects[e.Sect-1]
+		if !s.code || e.Value < s.lo || e.Value >= s.hi {
+			continue
+		}
+		if e.Desc&images.ReferencedDynamically != 0 {
+			continue
+		}
+		name, ok := st.Name(e.Strx)
+		if !ok || name == "" {
+			continue
+		}
+		if name[0] == '_' {
+			name = name[1:]
+		}
+		dst = append(dst, Symbol{Name: name, Start: e.Value})
+	}
+	return dst
 }

@@ -1,0 +1,179 @@
+package images
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+)
+
+// MachOFile is one 64-bit image read from a file: a thin file, or the slice
+// of a universal file chosen by architecture or UUID.
+type MachOFile struct {
+	*MachO
+	// Path is the file's path.
+	Path string
+	// R reads the image: offset 0 is its mach_header_64 (the slice's
+	// start in a universal file).
+	R io.ReaderAt
+	// Size is the image's size in bytes.
+	Size int64
+
+	closer io.Closer
+}
+
+// Close closes the file.
+func (f *MachOFile) Close() error {
+	if f.closer == nil {
+		return nil
+	}
+	return f.closer.Close()
+}
+
+// HostArch is the Mach-O name of the architecture macprof runs on, which
+// OpenMachO prefers in a universal file.
+func HostArch() string {
+	if runtime.GOARCH == "amd64" {
+		return "x86_64"
+	}
+	return runtime.GOARCH
+}
+
+// OpenMachO opens the Mach-O image at path. For a universal file, arch
+// chooses the slice ("arm64", "arm64e", "x86_64"); an empty arch takes the
+// host's architecture when the file has it, else the first 64-bit slice.
+// A thin file of another architecture than a non-empty arch is an error.
+func OpenMachO(path, arch string) (*MachOFile, error) {
+	return openMachO(path, func(m *MachO) bool { return arch == "" || archMatches(m.Arch(), arch) }, arch == "", "architecture "+arch)
+}
+
+// OpenMachOUUID opens the image at path whose LC_UUID is uuid (lowercase
+// hex, as Image.BuildID), choosing the matching slice of a universal file.
+// An empty uuid behaves as OpenMachO(path, "").
+func OpenMachOUUID(path, uuid string) (*MachOFile, error) {
+	if uuid == "" {
+		return OpenMachO(path, "")
+	}
+	uuid = strings.ToLower(strings.ReplaceAll(uuid, "-", ""))
+	return openMachO(path, func(m *MachO) bool { return m.UUIDString() == uuid }, false, "UUID "+uuid)
+}
+
+func archMatches(have, want string) bool {
+	return have == want || (want == "arm64" && have == "arm64e")
+}
+
+func openMachO(path string, pick func(*MachO) bool, preferHost bool, what string) (*MachOFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("macho: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("macho: %w", err)
+	}
+	mf, err := NewMachOFile(f, st.Size(), pick, preferHost, what)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	mf.Path = path
+	mf.closer = f
+	return mf, nil
+}
+
+// NewMachOFile reads the image in r (size bytes): the file itself when thin,
+// else the slice of a universal file for which pick returns true (the host
+// architecture's first when preferHost and pick accepts it). what describes
+// pick for errors.
+func NewMachOFile(r io.ReaderAt, size int64, pick func(*MachO) bool, preferHost bool, what string) (*MachOFile, error) {
+	slices, fat, err := ReadFatSlices(r, size)
+	if err != nil {
+		return nil, err
+	}
+	if !fat {
+		m, err := ReadMachO(r, size)
+		if err != nil {
+			return nil, err
+		}
+		if !pick(m) {
+			return nil, fmt.Errorf("macho: the %s image does not match %s", m.Arch(), what)
+		}
+		return &MachOFile{MachO: m, R: r, Size: size}, nil
+	}
+	var cands []*MachOFile
+	var have []string
+	var errs []error
+	for _, s := range slices {
+		have = append(have, s.Arch())
+		if s.CPU&cpuArch64 == 0 {
+			continue // 32-bit slices are skipped, not fatal
+		}
+		sr := io.NewSectionReader(r, int64(s.Offset), int64(s.Size))
+		m, err := ReadMachO(sr, int64(s.Size))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("slice %s: %w", s.Arch(), err))
+			continue
+		}
+		if pick(m) {
+			cands = append(cands, &MachOFile{MachO: m, R: sr, Size: int64(s.Size)})
+		}
+	}
+	if len(cands) == 0 {
+		err := fmt.Errorf("macho: universal file has no 64-bit slice matching %s (slices: %s)", what, strings.Join(have, ", "))
+		if len(errs) > 0 {
+			err = fmt.Errorf("%w; %w", err, errors.Join(errs...))
+		}
+		return nil, err
+	}
+	if preferHost {
+		for _, c := range cands {
+			if archMatches(c.Arch(), HostArch()) {
+				return c, nil
+			}
+		}
+	}
+	return cands[0], nil
+}
+
+// MachOImageFromFile opens the Mach-O file at path (the arch slice of a
+// universal file, see OpenMachO) and describes it as an Image loaded at
+// loadAddr, the runtime address of its header; loadAddr 0 means the
+// link-time address (no slide). The Image's offsets are offsets from
+// __TEXT's start, as for MachOImageFromMemory.
+func MachOImageFromFile(path, arch string, loadAddr uint64) (*Image, *MachOFile, error) {
+	f, err := OpenMachO(path, arch)
+	if err != nil {
+		return nil, nil, err
+	}
+	im, err := machOImage(f.MachO, loadAddr, path)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return im, f, nil
+}
+
+func machOImage(m *MachO, loadAddr uint64, path string) (*Image, error) {
+	text := m.Text()
+	if text == nil {
+		return nil, errors.New("macho: no __TEXT segment")
+	}
+	if loadAddr == 0 {
+		loadAddr = text.Addr
+	}
+	if loadAddr+text.Size < loadAddr {
+		return nil, fmt.Errorf("macho: __TEXT of %#x bytes at %#x overflows", text.Size, loadAddr)
+	}
+	return &Image{
+		Path:        path,
+		BuildID:     m.UUIDString(),
+		Format:      FormatMachO,
+		Start:       loadAddr,
+		Limit:       loadAddr + text.Size,
+		Offset:      0,
+		LoadAddress: loadAddr,
+	}, nil
+}

@@ -1,0 +1,166 @@
+package images
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// readChunk is how much readBounded reads at a time, so that a hostile size
+// costs at most what the reader can actually deliver, plus one chunk.
+const readChunk = 1 << 20
+
+// maxLinkeditBlob bounds one symbol table, string table or function-starts
+// blob (the largest real images have a few million symbols).
+const maxLinkeditBlob = 1 << 30
+
+// readBounded reads n bytes at off from r, growing its buffer as the reads
+// succeed, so an n larger than what r holds fails before it allocates much.
+func readBounded(r io.ReaderAt, off, n uint64, what string) ([]byte, error) {
+	if n > maxLinkeditBlob {
+		return nil, fmt.Errorf("%s: %d bytes exceeds the limit of %d", what, n, maxLinkeditBlob)
+	}
+	if off+n < off || off+n > 1<<63 {
+		return nil, fmt.Errorf("%s: offset %#x + size %#x overflows", what, off, n)
+	}
+	buf := make([]byte, 0, min(n, readChunk))
+	for uint64(len(buf)) < n {
+		k := min(n-uint64(len(buf)), readChunk)
+		start := len(buf)
+		buf = append(buf, make([]byte, k)...)
+		got, err := r.ReadAt(buf[start:], int64(off)+int64(start))
+		if uint64(got) < k {
+			return nil, fmt.Errorf("%s: reading %d bytes at %#x: %w", what, n, off, orEOF(err))
+		}
+	}
+	return buf, nil
+}
+
+// MachOSymbolTable is an image's symbol and string tables, as read from
+// __LINKEDIT.
+type MachOSymbolTable struct {
+	syms []byte // nlist_64 entries
+	strs string // the string table, shared by every name
+}
+
+// Nlist64 is one symbol table entry (struct nlist_64).
+type Nlist64 struct {
+	Strx  uint32 // offset of the name in the string table
+	Type  uint8  // n_type: NStab, NType and NExt bits
+	Sect  uint8  // n_sect: section number (1-based) or 0
+	Desc  uint16 // n_desc
+	Value uint64 // n_value: the address
+}
+
+// Len returns the number of entries.
+func (t *MachOSymbolTable) Len() int { return len(t.syms) / nlistSize }
+
+// Entry returns entry i, 0 <= i < Len().
+func (t *MachOSymbolTable) Entry(i int) Nlist64 {
+	b := t.syms[i*nlistSize : i*nlistSize+nlistSize]
+	le := binary.LittleEndian
+	return Nlist64{Strx: le.Uint32(b), Type: b[4], Sect: b[5], Desc: le.Uint16(b[6:]), Value: le.Uint64(b[8:])}
+}
+
+// Name returns the NUL-terminated string at strx in the string table. ok is
+// false when strx is outside the table. The string shares memory with the
+// table.
+func (t *MachOSymbolTable) Name(strx uint32) (name string, ok bool) {
+	if uint64(strx) >= uint64(len(t.strs)) {
+		return "", false
+	}
+	s := t.strs[strx:]
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	return s, true
+}
+
+// ReadSymbolTable reads the LC_SYMTAB tables through r, which reads the
+// image's file offsets (a file slice, or MemoryFile for an image in
+// memory). size bounds the offsets r can serve (size < 0: unknown); nsyms
+// and strsize are checked against it before anything is allocated.
+func (m *MachO) ReadSymbolTable(r io.ReaderAt, size int64) (*MachOSymbolTable, error) {
+	st := m.Symtab
+	if st == nil {
+		return nil, errors.New("macho: no LC_SYMTAB")
+	}
+	symBytes := uint64(st.NSyms) * nlistSize
+	if size >= 0 {
+		if uint64(st.SymOff)+symBytes > uint64(size) {
+			return nil, fmt.Errorf("macho: LC_SYMTAB: %d symbols at %#x run past the end of the %d-byte image", st.NSyms, st.SymOff, size)
+		}
+		if uint64(st.StrOff)+uint64(st.StrSize) > uint64(size) {
+			return nil, fmt.Errorf("macho: LC_SYMTAB: %d-byte string table at %#x runs past the end of the %d-byte image", st.StrSize, st.StrOff, size)
+		}
+	}
+	syms, err := readBounded(r, uint64(st.SymOff), symBytes, "macho: symbol table")
+	if err != nil {
+		return nil, err
+	}
+	strs, err := readBounded(r, uint64(st.StrOff), uint64(st.StrSize), "macho: string table")
+	if err != nil {
+		return nil, err
+	}
+	return &MachOSymbolTable{syms: syms, strs: string(strs)}, nil
+}
+
+// ReadFunctionStarts decodes LC_FUNCTION_STARTS through r (as for
+// ReadSymbolTable) and appends the link-time start addresses of the
+// image's functions to dst. It returns dst unchanged when the image has no
+// LC_FUNCTION_STARTS.
+func (m *MachO) ReadFunctionStarts(r io.ReaderAt, size int64, dst []uint64) ([]uint64, error) {
+	fs := m.FunctionStarts
+	if fs == nil || fs.DataSize == 0 {
+		return dst, nil
+	}
+	text := m.Text()
+	if text == nil {
+		return dst, errors.New("macho: LC_FUNCTION_STARTS: no __TEXT segment")
+	}
+	if size >= 0 && uint64(fs.DataOff)+uint64(fs.DataSize) > uint64(size) {
+		return dst, fmt.Errorf("macho: LC_FUNCTION_STARTS: %d bytes at %#x run past the end of the %d-byte image", fs.DataSize, fs.DataOff, size)
+	}
+	b, err := readBounded(r, uint64(fs.DataOff), uint64(fs.DataSize), "macho: LC_FUNCTION_STARTS")
+	if err != nil {
+		return dst, err
+	}
+	return DecodeFunctionStarts(b, text.Addr, text.Addr+text.Size, dst)
+}
+
+// DecodeFunctionStarts decodes LC_FUNCTION_STARTS data: ULEB128 deltas, the
+// first from the __TEXT address base, ending at a zero delta or the end of
+// b. Starts at or past limit are an error.
+func DecodeFunctionStarts(b []byte, base, limit uint64, dst []uint64) ([]uint64, error) {
+	addr := base
+	for i := 0; i < len(b); {
+		var delta uint64
+		var shift uint
+		for {
+			if i >= len(b) {
+				return dst, fmt.Errorf("macho: LC_FUNCTION_STARTS: truncated ULEB128 at byte %d", i)
+			}
+			c := b[i]
+			i++
+			if shift > 63 || (shift == 63 && c&0x7e != 0) {
+				return dst, fmt.Errorf("macho: LC_FUNCTION_STARTS: ULEB128 overflows 64 bits at byte %d", i-1)
+			}
+			delta |= uint64(c&0x7f) << shift
+			shift += 7
+			if c&0x80 == 0 {
+				break
+			}
+		}
+		if delta == 0 {
+			break
+		}
+		if addr+delta < addr || addr+delta >= limit {
+			return dst, fmt.Errorf("macho: LC_FUNCTION_STARTS: start %#x+%#x is outside __TEXT (limit %#x)", addr, delta, limit)
+		}
+		addr += delta
+		dst = append(dst, addr)
+	}
+	return dst, nil
+}
