@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/macprof/macprof/images"
 )
@@ -192,6 +193,11 @@ func NewDWARFLines(d *dwarf.Data) (*DWARFLines, error) {
 			return ""
 		}
 		if n.linkage != "" {
+			// An asm label keeps the Mach-O underscore in
+			// DW_AT_linkage_name: drop it as in the symbol table.
+			if strings.HasPrefix(n.linkage, "__") || strings.HasPrefix(n.linkage, "_$") {
+				return Demangle(n.linkage[1:])
+			}
 			return Demangle(n.linkage)
 		}
 		if n.name != "" {
