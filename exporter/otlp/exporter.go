@@ -24,6 +24,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/macprof/macprof/exporter/upload"
 )
 
 // GRPCMethod is the full gRPC method profiles are exported with. It names
@@ -321,3 +323,9 @@ func (rawCodec) Unmarshal(data []byte, v any) error {
 }
 
 func (rawCodec) Name() string { return "proto" }
+
+// Sink returns e as an upload.Sink: each item's Data is an encoded request
+// (from Marshal).
+func (e *Exporter) Sink() upload.Sink {
+	return upload.SinkFunc(func(ctx context.Context, it *upload.Item) error { return e.Send(ctx, it.Data) })
+}

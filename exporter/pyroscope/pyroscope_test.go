@@ -1,0 +1,264 @@
+package pyroscope_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/macprof/macprof/exporter/pyroscope"
+	"github.com/macprof/macprof/exporter/upload"
+	"github.com/macprof/macprof/internal/collectortest"
+)
+
+// ingest is a fake Pyroscope /ingest endpoint that checks each request
+// against the documented API and keeps what it decoded.
+type ingest struct {
+	t  *testing.T
+	mu sync.Mutex
+	// Expected request properties.
+	wantAuth, wantTenant string
+	status               int
+	// What arrived.
+	queries  []map[string]string
+	profiles []*profile.Profile
+}
+
+// known lists the documented /ingest query parameters.
+var known = map[string]bool{"name": true, "from": true, "until": true, "format": true, "sampleRate": true, "spyName": true, "units": true, "aggregationType": true}
+
+func (in *ingest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fail := func(code int, format string, args ...any) {
+		in.t.Errorf("ingest: "+format, args...)
+		http.Error(w, "bad request", code)
+	}
+	if r.Method != http.MethodPost || r.URL.Path != "/prefix/ingest" {
+		fail(http.StatusNotFound, "%s %s", r.Method, r.URL.Path)
+		return
+	}
+	q := map[string]string{}
+	for k, v := range r.URL.Query() {
+		if !known[k] {
+			fail(http.StatusBadRequest, "undocumented query parameter %q", k)
+			return
+		}
+		if len(v) != 1 {
+			fail(http.StatusBadRequest, "parameter %s given %d times", k, len(v))
+			return
+		}
+		q[k] = v[0]
+	}
+	for _, k := range []string{"name", "from", "until"} {
+		if q[k] == "" {
+			fail(http.StatusBadRequest, "required parameter %s missing", k)
+			return
+		}
+	}
+	from, err1 := strconv.ParseInt(q["from"], 10, 64)
+	until, err2 := strconv.ParseInt(q["until"], 10, 64)
+	if err1 != nil || err2 != nil || until <= from || from < 1_600_000_000 || until > time.Now().Unix()+60 {
+		fail(http.StatusBadRequest, "from %q until %q are not Unix seconds of a recent window", q["from"], q["until"])
+		return
+	}
+	if q["format"] != "pprof" {
+		fail(http.StatusBadRequest, "format %q, want pprof", q["format"])
+		return
+	}
+	if r.Header.Get("Authorization") != in.wantAuth {
+		fail(http.StatusUnauthorized, "Authorization %q, want %q", r.Header.Get("Authorization"), in.wantAuth)
+		return
+	}
+	if r.Header.Get("X-Scope-OrgID") != in.wantTenant {
+		fail(http.StatusUnauthorized, "X-Scope-OrgID %q, want %q", r.Header.Get("X-Scope-OrgID"), in.wantTenant)
+		return
+	}
+	var data []byte
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt == "multipart/form-data" {
+		mr := multipart.NewReader(r.Body, params["boundary"])
+		for {
+			part, err := mr.NextPart()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				fail(http.StatusBadRequest, "multipart: %v", err)
+				return
+			}
+			if part.FormName() != "profile" {
+				fail(http.StatusBadRequest, "unexpected form field %q", part.FormName())
+				return
+			}
+			data, _ = io.ReadAll(part)
+		}
+	} else {
+		data, _ = io.ReadAll(r.Body)
+	}
+	p, err := profile.Parse(bytes.NewReader(data))
+	if err != nil {
+		fail(http.StatusBadRequest, "profile does not parse as pprof: %v", err)
+		return
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.status != 0 {
+		w.Header().Set("Retry-After", "3")
+		http.Error(w, "not now", in.status)
+		return
+	}
+	in.queries = append(in.queries, q)
+	in.profiles = append(in.profiles, p)
+}
+
+func TestPushMultipartBasicAuth(t *testing.T) {
+	in := &ingest{t: t, wantAuth: "Basic dXNlcjpwYXNz", wantTenant: "team-a"}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	c, err := pyroscope.New(pyroscope.Config{
+		URL:               srv.URL + "/prefix/",
+		AppName:           "checkout.cpu",
+		Labels:            map[string]string{"env": "prod", "host": "mac-1"},
+		BasicAuthUser:     "user",
+		BasicAuthPassword: "pass",
+		TenantID:          "team-a",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := collectortest.NewFixture(t, 321)
+	if err := c.PushWindow(context.Background(), fx.Window, collectortest.NewCache()); err != nil {
+		t.Fatal(err)
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if len(in.queries) != 1 {
+		t.Fatalf("%d pushes", len(in.queries))
+	}
+	q := in.queries[0]
+	want := map[string]string{
+		"name":       "checkout.cpu{env=prod,host=mac-1}",
+		"from":       strconv.FormatInt(fx.Window.Start.Unix(), 10),
+		"until":      strconv.FormatInt(fx.Window.End.Unix(), 10),
+		"format":     "pprof",
+		"spyName":    "macprof",
+		"sampleRate": "100",
+	}
+	for k, v := range want {
+		if q[k] != v {
+			t.Errorf("query %s = %q, want %q", k, q[k], v)
+		}
+	}
+	if len(q) != len(want) {
+		t.Errorf("query %v has parameters beyond %v", q, want)
+	}
+	p := in.profiles[0]
+	var leaf, worker bool
+	for _, s := range p.Sample {
+		if len(s.Location) > 0 && len(s.Location[0].Line) > 0 && s.Location[0].Line[0].Function.Name == fx.Leaf {
+			leaf = true
+		}
+		if len(s.Label["thread"]) > 0 && s.Label["thread"][0] == "worker" && s.Value[0] == 50 {
+			worker = true
+		}
+	}
+	if !leaf || !worker {
+		t.Errorf("pprof body lacks the leaf function (%v) or the worker thread's 50 samples (%v):\n%v", leaf, worker, p)
+	}
+}
+
+func TestPushRawBearerAndErrors(t *testing.T) {
+	in := &ingest{t: t, wantAuth: "Bearer tok"}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	c, err := pyroscope.New(pyroscope.Config{URL: srv.URL + "/prefix", AppName: "svc", BearerToken: "tok", Raw: true, SpyName: "custom"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := collectortest.NewFixture(t, 1)
+	data, meta, err := pyroscope.Encode(fx.Window, collectortest.NewCache())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Through the uploader, as the agent does.
+	u, err := upload.New(c, upload.Config{InitialBackoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Enqueue(data, meta)
+	if err := u.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	in.mu.Lock()
+	if len(in.queries) != 1 || in.queries[0]["name"] != "svc" || in.queries[0]["spyName"] != "custom" {
+		t.Errorf("queries %v", in.queries)
+	}
+	in.status = http.StatusServiceUnavailable
+	in.mu.Unlock()
+	err = c.Push(context.Background(), data, meta)
+	var pe *pyroscope.PushError
+	if !errors.As(err, &pe) || !pe.Retryable || pe.RetryAfter() != 3*time.Second {
+		t.Errorf("503: %v", err)
+	}
+	in.mu.Lock()
+	in.status = http.StatusBadRequest
+	in.mu.Unlock()
+	if err := c.Push(context.Background(), data, meta); !errors.As(err, &pe) || pe.Retryable || !pe.Permanent() {
+		t.Errorf("400: %v", err)
+	}
+	if err := c.Push(context.Background(), data, map[string]string{"from": "x", "until": "2"}); err == nil {
+		t.Error("bad metadata accepted")
+	}
+	srv.Close()
+	if err := c.Push(context.Background(), data, meta); !errors.As(err, &pe) || !pe.Retryable {
+		t.Errorf("server gone: %v", err)
+	}
+}
+
+func TestEncodeTimes(t *testing.T) {
+	fx := collectortest.NewFixture(t, 1)
+	w := *fx.Window
+	w.Start = time.Unix(1700000000, 500)
+	w.End = time.Unix(1700000009, 1) // ends within second 9: until rounds up
+	w.Period = 5 * time.Millisecond
+	_, meta, err := pyroscope.Encode(&w, collectortest.NewCache())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta["from"] != "1700000000" || meta["until"] != "1700000010" || meta["sampleRate"] != "200" {
+		t.Errorf("meta %v", meta)
+	}
+	w.End = w.Start
+	if _, meta, _ = pyroscope.Encode(&w, collectortest.NewCache()); meta["until"] != "1700000001" {
+		t.Errorf("empty window: until %s", meta["until"])
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, cfg := range []pyroscope.Config{
+		{AppName: "a"},
+		{URL: "localhost:4040", AppName: "a"},
+		{URL: "http://h/?x=1", AppName: "a"},
+		{URL: "http://h"},
+		{URL: "http://h", AppName: "a{b}"},
+		{URL: "http://h", AppName: "a", Labels: map[string]string{"1bad": "v"}},
+		{URL: "http://h", AppName: "a", Labels: map[string]string{"k": "a,b"}},
+		{URL: "http://h", AppName: "a", BearerToken: "t", BasicAuthUser: "u"},
+	} {
+		if _, err := pyroscope.New(cfg); err == nil {
+			t.Errorf("%+v accepted", cfg)
+		} else if !strings.HasPrefix(err.Error(), "pyroscope: ") {
+			t.Errorf("error %q lacks context", err)
+		}
+	}
+}
