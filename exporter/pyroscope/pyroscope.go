@@ -197,7 +197,9 @@ func (c *Client) PushWindow(ctx context.Context, w *sampler.Window, cache *symca
 }
 
 // Send pushes an uploader item made by Encode (upload.Sink).
-func (c *Client) Send(ctx context.Context, it *upload.Item) error { return c.Push(ctx, it.Data, it.Meta) }
+func (c *Client) Send(ctx context.Context, it *upload.Item) error {
+	return c.Push(ctx, it.Data, it.Meta)
+}
 
 // Push sends one gzipped pprof profile with the metadata Encode returned.
 // Errors are *PushError, telling whether a retry may succeed.
