@@ -17,6 +17,8 @@ package unwind
 import (
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
+	"unsafe"
 )
 
 // Arch names the instruction set whose frame records the walker decodes.
@@ -145,7 +147,7 @@ func NewWalker(cfg Config) (*Walker, error) {
 		return nil, fmt.Errorf("unwind: unsupported architecture %v", cfg.Arch)
 	}
 	if cfg.MaxFrames < 0 || cfg.MaxFrames > MaxMaxFrames {
-		return nil, fmt.Errorf("unwind: frame limit %d out of range [1, %d]", cfg.MaxFrames, MaxMaxFrames)
+		return nil, fmt.Errorf("unwind: frame limit %d out of range [0, %d] (0 means %d)", cfg.MaxFrames, MaxMaxFrames, DefaultMaxFrames)
 	}
 	if cfg.MaxFrames == 0 {
 		cfg.MaxFrames = DefaultMaxFrames
@@ -178,6 +180,19 @@ type Result struct {
 // a capacity smaller than the frame limit the walk ends with StopNoRoom.
 // Addresses are returned as read (return addresses point after the call);
 // symbolizers look up addr-1 for every frame but the first.
+//
+// Frame records are accepted only inside [stack.Lo, stack.Hi), at or above
+// the stack pointer (on arm64 up to 16 bytes below it, where Go's compiler
+// keeps the innermost record), 8-byte aligned, and each at or above the end
+// of the one before it (records never overlap), so a walk always ends, after
+// at most (Hi-Lo)/16 records or the frame limit.
+//
+// On arm64 the caller of the interrupted function is taken from LR unless the
+// first frame record already holds the same return address (the function
+// has pushed its record), so a caller is never reported twice. A function
+// that has pushed its record and since returned from a call of its own still
+// holds a stale LR pointing into itself; without unwind tables that case
+// cannot be told apart from a leaf, and the function then appears twice.
 func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) {
 	dst = dst[:0]
 	var res Result
@@ -189,96 +204,212 @@ func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) 
 		res.Stop = full
 		return dst, res
 	}
-	pc := regs.PC & w.mask
+	mask := w.mask
+	pc := regs.PC & mask
 	if pc == 0 {
 		res.Stop = StopEnd
 		return dst, res
 	}
 	dst = append(dst, pc)
 
-	fp := regs.FP
-	var rec [16]byte
-
-	// arm64: a leaf that has not pushed its frame record yet keeps its
-	// caller's return address only in LR. Report LR unless the first frame
-	// record holds the same address (the leaf has pushed its record).
+	// The lowest address a frame record may start at: the region's start,
+	// raised to SP (arm64: SP-16, because Go's arm64 prologue stores the
+	// frame record at SP-8).
+	regionLo := stack.Lo
+	lo := regionLo
+	sp := regs.SP
 	if w.arch == ArchARM64 {
-		lr := regs.LR & w.mask
-		if lr != 0 {
-			firstRet := uint64(0)
-			if f := fp &^ swiftAsyncMask; f != 0 && f%8 == 0 && f >= stack.Lo && f <= stack.Hi-16 && f+16 > f {
-				if w.read(stack, f, rec[:], &res) {
-					firstRet = binary.LittleEndian.Uint64(rec[8:]) & w.mask
-				}
-			}
-			if lr != firstRet {
-				if len(dst) >= limit {
-					res.Stop = full
-					return dst, res
-				}
-				dst = append(dst, lr)
-			}
+		if sp >= 16 {
+			sp -= 16
+		} else {
+			sp = 0
 		}
 	}
-
-	lo := stack.Lo
-	if regs.SP > lo {
-		lo = regs.SP
+	if sp > lo {
+		lo = sp
 	}
-	prev := uint64(0)
+	// The highest address a frame record may start at: Hi-16, so that the
+	// whole 16-byte record lies below Hi. With Hi < 16 no record fits.
+	maxFP := uint64(0)
+	if stack.Hi >= 16 {
+		maxFP = stack.Hi - 16
+	}
+	// Records wholly inside both the bounds and the bulk copy are read by
+	// the fast loop: fp >= lo, fp-base <= span (which implies fp >= base and
+	// fp <= maxFP and the record inside Data) and 8-byte aligned. Everything
+	// else (zero, misaligned, Swift async flag, out of bounds, fallback
+	// reads, the arm64 LR rule) takes the slow path one record at a time.
+	base, data := stack.Base, stack.Data
+	span, haveSpan := uint64(0), false
+	if len(data) >= 16 && maxFP >= base {
+		span, haveSpan = min(uint64(len(data))-16, maxFP-base), true
+	}
+	if !haveSpan {
+		base, span = 1, 0 // fp-1 <= 0 only for fp == 1, which is misaligned
+	}
+	lo0 := lo
+
+	// arm64: the caller of a leaf that has not pushed its frame record yet
+	// is only in LR. It is reported before the first record's return
+	// address, unless that address is the same (see the doc comment).
+	pendingLR := uint64(0)
+	if w.arch == ArchARM64 {
+		pendingLR = regs.LR & mask
+	}
+
+	fp := regs.FP
+	n := len(dst)
+	dst = dst[:limit]
 	for {
+		if pendingLR == 0 && littleEndianHost {
+			var stop bool
+			if n, fp, lo, stop = walkFast(data, base, span, mask, fp, lo, dst, n); stop {
+				// walkFast ends the walk only at a zero return address or
+				// a full dst.
+				res.Stop = StopEnd
+				if n == limit {
+					res.Stop = full
+				}
+				return dst[:n], res
+			}
+		}
+		// The slow path: one record, or the end of the walk.
 		if fp&swiftAsyncMask == swiftAsyncFlag {
 			fp &^= swiftAsyncMask
 			res.AsyncFrames++
 		}
 		if fp == 0 {
 			res.Stop = StopEnd
-			return dst, res
+			break
 		}
 		if fp%8 != 0 {
 			res.Stop = StopMisaligned
-			return dst, res
+			break
 		}
-		if fp < lo || stack.Hi < 16 || fp > stack.Hi-16 {
+		if fp < lo || fp > maxFP {
 			res.Stop = StopOutOfStack
-			return dst, res
+			if lo != lo0 && fp >= regionLo && fp <= maxFP {
+				// Inside the region, but below the previous record.
+				res.Stop = StopNotIncreasing
+			}
+			break
 		}
-		if prev != 0 && fp <= prev {
-			res.Stop = StopNotIncreasing
-			return dst, res
+		var next, ret uint64
+		if off := fp - base; off <= span {
+			next = binary.LittleEndian.Uint64(data[off:])
+			ret = binary.LittleEndian.Uint64(data[off+8:])
+		} else {
+			if w.fallback == nil {
+				res.Stop = StopReadFailed
+				break
+			}
+			res.FallbackReads++
+			var ok bool
+			if next, ret, ok = w.readRecord(fp); !ok {
+				res.Stop = StopReadFailed
+				break
+			}
 		}
-		if !w.read(stack, fp, rec[:], &res) {
-			res.Stop = StopReadFailed
-			return dst, res
+		ret &= mask
+		if pendingLR != 0 {
+			if pendingLR != ret {
+				if n >= limit {
+					res.Stop = full
+					return dst[:n], res
+				}
+				dst[n] = pendingLR
+				n++
+			}
+			pendingLR = 0
 		}
-		next := binary.LittleEndian.Uint64(rec[0:])
-		ret := binary.LittleEndian.Uint64(rec[8:]) & w.mask
 		if ret == 0 {
 			res.Stop = StopEnd
-			return dst, res
+			break
 		}
-		if len(dst) >= limit {
+		if n >= limit {
 			res.Stop = full
-			return dst, res
+			return dst[:n], res
 		}
-		dst = append(dst, ret)
-		prev = fp
+		dst[n] = ret
+		n++
+		lo = fp + 16
 		fp = next
 	}
+	// The walk ended before the first frame record was read: LR still
+	// holds the caller of the interrupted function.
+	if pendingLR != 0 {
+		if n >= limit {
+			res.Stop = full
+			return dst[:n], res
+		}
+		dst[n] = pendingLR
+		n++
+	}
+	return dst[:n], res
 }
 
-// read fills rec from the bulk copy, or through the fallback reader when the
-// record is not wholly inside it.
-func (w *Walker) read(stack *Stack, addr uint64, rec []byte, res *Result) bool {
-	n := uint64(len(rec))
-	if addr >= stack.Base && addr-stack.Base <= uint64(len(stack.Data)) && uint64(len(stack.Data))-(addr-stack.Base) >= n {
-		off := addr - stack.Base
-		copy(rec, stack.Data[off:off+n])
-		return true
+// littleEndianHost reports whether this machine stores words little-endian,
+// like the amd64 and arm64 stacks the walker decodes; walkFast loads words
+// in host order, so on a big-endian host every record takes the slow path.
+var littleEndianHost = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// walkFast follows the chain from fp while each record lies at or above lo
+// and wholly inside data (fp-base <= span, 8-byte aligned), appending return
+// addresses to dst[n:]. It returns the new n, fp and lo, and whether the walk
+// is over: a zero return address, or dst full (n == len(dst)). It is the hot
+// loop of Walk, kept small so that its state stays in registers, and it
+// reads words with plain loads: the bounds are proven by the loop condition
+// (fp-base <= span <= len(data)-16), which the compiler cannot see through a
+// slice expression without masking the address on the critical path.
+func walkFast(data []byte, base, span, mask, fp, lo uint64, dst []uint64, n int) (int, uint64, uint64, bool) {
+	if uint64(len(data)) < span+16 || span+16 < span {
+		return n, fp, lo, false // not reached: Walk sets span <= len(data)-16
 	}
-	if w.fallback == nil {
-		return false
+	p := unsafe.Pointer(unsafe.SliceData(data))
+	for fp >= lo && fp-base <= span && fp%8 == 0 {
+		// fp-base+16 <= len(data): both words lie inside data.
+		rec := unsafe.Add(p, fp-base)
+		ret := *(*uint64)(unsafe.Add(rec, 8)) & mask
+		if ret == 0 || n >= len(dst) {
+			return n, fp, lo, true
+		}
+		dst[n] = ret
+		n++
+		lo = fp + 16 // fp <= maxFP = Hi-16: no overflow
+		fp = *(*uint64)(rec)
 	}
-	res.FallbackReads++
-	return w.fallback.ReadMemory(addr, rec) == nil
+	return n, fp, lo, false
+}
+
+// recordBufs are the buffers fallback reads fill. A buffer handed to an
+// interface method escapes to the heap, so a local array would cost one
+// allocation per fallback read, and sync.Pool may drop its items (it does so
+// on purpose under the race detector). A fixed set of global buffers, each
+// claimed with one compare-and-swap, costs none as long as at most
+// len(recordBufs) walks read through the fallback at the same moment; past
+// that a walk allocates a buffer of its own.
+var recordBufs [16]struct {
+	busy atomic.Bool
+	buf  [16]byte
+	_    [64 - 16 - 4]byte // one cache line each
+}
+
+// readRecord reads the frame record at fp through the fallback reader.
+func (w *Walker) readRecord(fp uint64) (next, ret uint64, ok bool) {
+	for i := range recordBufs {
+		b := &recordBufs[i]
+		if b.busy.CompareAndSwap(false, true) {
+			next, ret, ok = w.readInto(fp, b.buf[:])
+			b.busy.Store(false)
+			return next, ret, ok
+		}
+	}
+	return w.readInto(fp, make([]byte, 16))
+}
+
+func (w *Walker) readInto(fp uint64, buf []byte) (next, ret uint64, ok bool) {
+	if err := w.fallback.ReadMemory(fp, buf); err != nil {
+		return 0, 0, false
+	}
+	return binary.LittleEndian.Uint64(buf[0:8]), binary.LittleEndian.Uint64(buf[8:16]), true
 }
