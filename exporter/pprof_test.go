@@ -271,4 +271,24 @@ func TestGoToolPprof(t *testing.T) {
 	if !strings.Contains(text, "Total samples = 1010ms") {
 		t.Errorf("total is not 101 samples x 10ms:\n%s", text)
 	}
+
+	// The labels: `go tool pprof -tags` lists threads and processes.
+	cmd = exec.Command(gobin, "tool", "pprof", "-tags", path)
+	cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+t.TempDir())
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -tags: %v\n%s", err, out)
+	}
+	tags := strings.Join(strings.Fields(string(out)), " ")
+	for _, want := range []string{
+		// 50+30+3+2 samples of 10ms on threads named worker; thread 13 has
+		// no name, so no thread label.
+		"thread: Total 940ms of 1.01s", "850ms (84.16%): worker", "50ms ( 4.95%): main", "40ms ( 3.96%): io",
+		"pid: Total 1.01s of 1.01s", "960ms (95.05%): 1001", "50ms ( 4.95%): 1002",
+		"thread_id: Total 1.01s", "550ms (54.46%): 11", "70ms ( 6.93%): 13",
+	} {
+		if !strings.Contains(tags, want) {
+			t.Errorf("go tool pprof -tags lacks %q:\n%s", want, out)
+		}
+	}
 }
