@@ -285,6 +285,9 @@ func stacks(w *sampler.Window, c *symcache.Cache, opts Options, add func(frames 
 		if w.Stacks[s.Stack].Truncated {
 			frames = append(frames, TruncatedFrame)
 		}
+		if len(ids) == 0 {
+			frames = append(frames, NoFramesFrame)
+		}
 		for i := len(ids) - 1; i >= 0; i-- {
 			frames = r.locs[ids[i]].names(frames)
 		}

@@ -28,6 +28,11 @@ const (
 // complete stacks (their outermost frames are missing).
 const TruncatedFrame = "[truncated]"
 
+// NoFramesFrame is the function name of the pseudo frame that stands for a
+// stack with no addresses at all (the walk failed at the first frame), so
+// that its samples still count in every format.
+const NoFramesFrame = "[no frames]"
+
 // Profile builds the pprof profile of a window, symbolizing each unique
 // address once through c. It follows the Go runtime's CPU profiles: sample
 // types samples/count and cpu/nanoseconds, period type cpu/nanoseconds and
@@ -113,7 +118,7 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*profile.Location, per
 	nlocs, n := 0, 0
 	for i, s := range w.Samples {
 		if s.Count > 0 {
-			nlocs += len(samples[i]) + 1
+			nlocs += len(samples[i]) + 2
 			n++
 		}
 	}
@@ -129,7 +134,7 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*profile.Location, per
 		num map[string][]int64
 	}
 	threads := make(map[threadKey]labels)
-	var truncated *profile.Location
+	var truncated, empty *profile.Location
 	b.p.Sample = make([]*profile.Sample, 0, n)
 	sampleArray := make([]profile.Sample, 0, n)
 	for i, s := range w.Samples {
@@ -145,6 +150,12 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*profile.Location, per
 				truncated = b.pseudoLocation(TruncatedFrame)
 			}
 			locBacking = append(locBacking, truncated)
+		}
+		if len(samples[i]) == 0 {
+			if empty == nil {
+				empty = b.pseudoLocation(NoFramesFrame)
+			}
+			locBacking = append(locBacking, empty)
 		}
 		tk := threadKey{s.PID, s.Thread, s.ThreadName}
 		lb, ok := threads[tk]

@@ -199,11 +199,27 @@ func TestProfileErrors(t *testing.T) {
 	if _, err := Profile(&w, newCache(), Options{}); err == nil || !strings.Contains(err.Error(), "stack 99") {
 		t.Errorf("bad stack index: %v", err)
 	}
+	// An empty stack counts as a [no frames] pseudo frame in every format.
+	w = *tw.w
+	w.Stacks = []sampler.Stack{{}}
+	w.Samples = []sampler.Sample{{Stack: 0, PID: 1001, Thread: 1, Count: 6}}
+	p, err := Profile(&w, newCache(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sample) != 1 || !slices.Equal(sampleNames(p.Sample[0]), []string{NoFramesFrame}) || p.Sample[0].Value[0] != 6 {
+		t.Errorf("empty stack: %v", sampleNames(p.Sample[0]))
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, FormatFolded, &w, newCache(), Options{}); err != nil || buf.String() != "[no frames] 6\n" {
+		t.Errorf("folded empty stack: %q, %v", buf.String(), err)
+	}
+
 	// A sample of a process the window does not list: addresses stay
 	// unknown, the sample is kept.
 	w = *tw.w
 	w.Samples = []sampler.Sample{{Stack: 0, PID: 4242, Thread: 1, Count: 1}}
-	p, err := Profile(&w, newCache(), Options{})
+	p, err = Profile(&w, newCache(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
