@@ -151,16 +151,21 @@ func Build(w *sampler.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 			sid = b.stack(set, &w.Stacks[s.Stack])
 			stackIDs[key] = sid
 		}
-		attrs := make([]int32, 0, 2)
+		var attrs []int32
 		if s.ThreadName != "" {
-			attrs = append(attrs, b.strAttr(AttrThreadName, s.ThreadName))
+			attrs = b.ints.take(2)
+			attrs[0] = b.strAttr(AttrThreadName, s.ThreadName)
+			attrs[1] = b.intAttr(AttrThreadID, int64(s.Thread))
+		} else {
+			attrs = b.ints.take(1)
+			attrs[0] = b.intAttr(AttrThreadID, int64(s.Thread))
 		}
-		attrs = append(attrs, b.intAttr(AttrThreadID, int64(s.Thread)))
-		bySlot[slot] = append(bySlot[slot], &pb.Sample{
-			StackIndex:       sid,
-			AttributeIndices: attrs,
-			Values:           []int64{s.Count},
-		})
+		ps := b.samples.one()
+		ps.StackIndex = sid
+		ps.AttributeIndices = attrs
+		ps.Values = b.values.take(1)
+		ps.Values[0] = s.Count
+		bySlot[slot] = append(bySlot[slot], ps)
 	}
 
 	profileFor := func(samples []*pb.Sample) *pb.Profile {
@@ -331,6 +336,41 @@ type builder struct {
 
 	ids    []int32 // scratch for one stack's location indices
 	keyBuf []byte  // scratch for a stack's dedup key
+
+	// Slabs: the many small messages and slices of a request are carved
+	// from chunks instead of allocated one by one.
+	samples   slab[pb.Sample]
+	locs      slab[pb.Location]
+	lines     slab[pb.Line]
+	stackMsgs slab[pb.Stack]
+	linePtrs  sliceSlab[*pb.Line]
+	ints      sliceSlab[int32]
+	values    sliceSlab[int64]
+}
+
+// slab hands out pointers to zero values carved from chunks.
+type slab[T any] struct{ buf []T }
+
+func (s *slab[T]) one() *T {
+	if len(s.buf) == 0 {
+		s.buf = make([]T, 512)
+	}
+	p := &s.buf[0]
+	s.buf = s.buf[1:]
+	return p
+}
+
+// sliceSlab hands out zeroed slices of exact capacity carved from chunks
+// (so that appending to one never overwrites the next).
+type sliceSlab[T any] struct{ buf []T }
+
+func (s *sliceSlab[T]) take(n int) []T {
+	if cap(s.buf)-len(s.buf) < n {
+		s.buf = make([]T, 0, max(4096, n))
+	}
+	start := len(s.buf)
+	s.buf = s.buf[:start+n]
+	return s.buf[start : start+n : start+n]
 }
 
 func newBuilder(c *symcache.Cache, stacks int) *builder {
@@ -440,13 +480,19 @@ func (b *builder) location(set *images.Set, pc uint64, caller bool) int32 {
 	if i, ok := b.locations[k]; ok {
 		return i
 	}
-	loc := &pb.Location{Address: addr, MappingIndex: k.mapping}
+	loc := b.locs.one()
+	loc.Address, loc.MappingIndex = addr, k.mapping
 	if img != nil {
 		frames := b.cache.Symbolize(img, pc, caller)
-		loc.Lines = make([]*pb.Line, 0, len(frames))
-		for _, f := range frames {
-			name := f.Name()
-			loc.Lines = append(loc.Lines, &pb.Line{FunctionIndex: b.function(name, f.File), Line: int64(f.Line)})
+		loc.Lines = b.linePtrs.take(len(frames))
+		for j, f := range frames {
+			name := f.Function
+			if name == "" {
+				name = f.Name()
+			}
+			ln := b.lines.one()
+			ln.FunctionIndex, ln.Line = b.function(name, f.File), int64(f.Line)
+			loc.Lines[j] = ln
 		}
 	}
 	i := int32(len(b.dict.LocationTable))
@@ -485,7 +531,10 @@ func (b *builder) stack(set *images.Set, s *sampler.Stack) int32 {
 		return i
 	}
 	i := int32(len(b.dict.StackTable))
-	b.dict.StackTable = append(b.dict.StackTable, &pb.Stack{LocationIndices: append([]int32(nil), ids...)})
+	st := b.stackMsgs.one()
+	st.LocationIndices = b.ints.take(len(ids))
+	copy(st.LocationIndices, ids)
+	b.dict.StackTable = append(b.dict.StackTable, st)
 	b.stacks[string(key)] = i
 	return i
 }

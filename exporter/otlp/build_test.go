@@ -2,17 +2,20 @@ package otlp_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
-	"strconv"
 	"testing"
+	"time"
 
 	collpb "go.opentelemetry.io/proto/slim/otlp/collector/profiles/v1development"
 	pb "go.opentelemetry.io/proto/slim/otlp/profiles/v1development"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/macprof/macprof/exporter/otlp"
+	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/collectortest"
 	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/symcache"
 )
 
 // twoProcessWindow is the fixture window with a second process sharing the
@@ -228,33 +231,65 @@ func TestBuildErrors(t *testing.T) {
 	}
 }
 
-// bigWindow is a window of n unique stacks of depth 16 over the test
-// binary's text, as a busy process would produce.
-func bigWindow(tb testing.TB, n int) *sampler.Window {
-	fx := collectortest.NewFixture(tb, 1)
-	w := fx.Window
-	img := w.Processes[0].Images.Lookup(fx.LeafPC)
-	text := img.Limit - img.Start
-	w.Stacks = make([]sampler.Stack, n)
-	w.Samples = make([]sampler.Sample, n)
-	for i := range w.Stacks {
-		pcs := make([]uint64, 16)
+// benchLib is a synthetic 16 MiB image of benchFuncs functions of 4 KiB,
+// and benchWindow a window over it, the same shape as the pprof exporter's
+// benchmark (package exporter) so that the figures compare.
+var benchLib = &images.Image{
+	Path:    "/bench/libbig.so",
+	BuildID: "bench",
+	Format:  images.FormatELF,
+	Start:   0x10000000,
+	Limit:   0x11000000,
+}
+
+const benchFuncs = 4096
+
+func benchCache() *symcache.Cache {
+	return symcache.New(symcache.Options{Loaders: map[images.Format]symcache.Loader{
+		images.FormatELF: func(img *images.Image) (*symcache.Table, error) {
+			syms := make([]symcache.Symbol, benchFuncs)
+			for i := range syms {
+				syms[i] = symcache.Symbol{Name: fmt.Sprintf("github.com/example/app/pkg%d.(*Type%d).Method%d", i%37, i%101, i), Start: uint64(i) << 12, Size: 1 << 12}
+			}
+			return symcache.NewTable("libbig.so", syms, nil, nil), nil
+		},
+	}})
+}
+
+// benchWindow has n unique stacks of 8 to 40 frames over 8 threads, drawn
+// from 20,000 distinct call sites, one sample per stack.
+func benchWindow(n int) *sampler.Window {
+	rng := rand.New(rand.NewPCG(7, 11))
+	sites := make([]uint64, 20000)
+	for i := range sites {
+		sites[i] = benchLib.Start + uint64(rng.IntN(benchFuncs))<<12 + uint64(1+rng.IntN(4000))
+	}
+	w := &sampler.Window{
+		Start:     time.Unix(1_700_000_000, 0),
+		End:       time.Unix(1_700_000_010, 0),
+		Period:    time.Second / 99,
+		Processes: []sampler.Process{{PID: 42, Executable: benchLib.Path, Images: images.NewSet([]*images.Image{benchLib})}},
+	}
+	for i := 0; i < n; i++ {
+		pcs := make([]uint64, 8+rng.IntN(33))
 		for j := range pcs {
-			// Spread over the image; a few thousand distinct addresses
-			// repeat across stacks as real call sites do.
-			pcs[j] = img.Start + uint64((i*7919+j*104729)%int(text/64))*64 + 8
+			if j >= len(pcs)-4 {
+				pcs[j] = sites[j]
+			} else {
+				pcs[j] = sites[rng.IntN(len(sites))]
+			}
 		}
-		pcs[0] = img.Start + uint64(i%int(text/16))*16 // unique leaf per stack
-		w.Stacks[i] = sampler.Stack{PCs: pcs}
-		w.Samples[i] = sampler.Sample{Stack: i, PID: 1, Thread: sampler.ThreadID(100 + i%50), ThreadName: "t" + strconv.Itoa(i%50), Count: int64(1 + i%5)}
+		w.Stacks = append(w.Stacks, sampler.Stack{PCs: pcs})
+		w.Samples = append(w.Samples, sampler.Sample{Stack: i, PID: 42, Thread: sampler.ThreadID(100 + i%8), ThreadName: fmt.Sprintf("worker-%d", i%8), Count: int64(1 + rng.IntN(20))})
 	}
 	return w
 }
 
+// BenchmarkBuild10kStacks builds the OTLP request of a window of 10,000
+// unique stacks with the frame cache warm (every window after the first).
 func BenchmarkBuild10kStacks(b *testing.B) {
-	w := bigWindow(b, 10000)
-	c := collectortest.NewCache()
-	if _, err := otlp.Build(w, c, otlp.BuildOptions{}); err != nil { // warm the symbol cache
+	w, c := benchWindow(10000), benchCache()
+	if _, err := otlp.Build(w, c, otlp.BuildOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -266,9 +301,9 @@ func BenchmarkBuild10kStacks(b *testing.B) {
 	}
 }
 
+// BenchmarkMarshal10kStacks adds the protobuf encoding.
 func BenchmarkMarshal10kStacks(b *testing.B) {
-	w := bigWindow(b, 10000)
-	c := collectortest.NewCache()
+	w, c := benchWindow(10000), benchCache()
 	data, err := otlp.Marshal(w, c, otlp.BuildOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -283,13 +318,13 @@ func BenchmarkMarshal10kStacks(b *testing.B) {
 	}
 }
 
-// BenchmarkBuild10kStacksCold includes symbolizing every unique address
-// once (a fresh cache per iteration, the symbol table load included).
+// BenchmarkBuild10kStacksCold symbolizes every unique address too (a new
+// symbol cache per iteration, the table load included).
 func BenchmarkBuild10kStacksCold(b *testing.B) {
-	w := bigWindow(b, 10000)
+	w := benchWindow(10000)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := otlp.Build(w, collectortest.NewCache(), otlp.BuildOptions{}); err != nil {
+		if _, err := otlp.Build(w, benchCache(), otlp.BuildOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -226,7 +226,7 @@ func TestGRPCExport(t *testing.T) {
 		// gRPC hides grpc-encoding from handlers: compare the bytes that
 		// reach the server for a large body sent plain and gzipped.
 		_, addr := startGRPC(t, nil)
-		big, err := otlp.Marshal(bigWindow(t, 2000), collectortest.NewCache(), otlp.BuildOptions{})
+		big, err := otlp.Marshal(benchWindow(2000), benchCache(), otlp.BuildOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
