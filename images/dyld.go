@@ -314,7 +314,16 @@ func ReadCString(r MemoryReader, addr uint64, buf []byte) (string, error) {
 		}
 		k := min(int(chunk-a%chunk), len(buf)-n)
 		if err := r.ReadMemory(a, buf[n:n+k]); err != nil {
-			return "", fmt.Errorf("string at %#x: %w", addr, err)
+			// The string may end before the unreadable part: read
+			// byte by byte up to it.
+			for j := n; j < n+k; j++ {
+				if r.ReadMemory(addr+uint64(j), buf[j:j+1]) != nil {
+					return "", fmt.Errorf("string at %#x: %w", addr, err)
+				}
+				if buf[j] == 0 {
+					return string(buf[:j]), nil
+				}
+			}
 		}
 		for j := n; j < n+k; j++ {
 			if buf[j] == 0 {

@@ -71,10 +71,18 @@ func ReadMachOFromMemory(r MemoryReader, addr uint64) (*MachO, error) {
 	if err != nil {
 		return nil, fmt.Errorf("at %#x: %w", addr, err)
 	}
-	buf := make([]byte, machoHeaderSize+int(sizeofcmds))
+	// Read the commands a page at a time, so that a hostile sizeofcmds
+	// costs only what the target really has mapped.
+	buf := make([]byte, machoHeaderSize, machoHeaderSize+min(int(sizeofcmds), 16<<10))
 	copy(buf, hdr[:])
-	if err := r.ReadMemory(addr+machoHeaderSize, buf[machoHeaderSize:]); err != nil {
-		return nil, fmt.Errorf("macho at %#x: reading %d bytes of load commands: %w", addr, sizeofcmds, err)
+	for rest := int(sizeofcmds); rest > 0; {
+		k := min(rest, 16<<10)
+		start := len(buf)
+		buf = append(buf, make([]byte, k)...)
+		if err := r.ReadMemory(addr+uint64(start), buf[start:]); err != nil {
+			return nil, fmt.Errorf("macho at %#x: reading %d bytes of load commands: %w", addr, sizeofcmds, err)
+		}
+		rest -= k
 	}
 	m, err := ParseMachO(buf)
 	if err != nil {
