@@ -234,7 +234,11 @@ func FuzzProcMaps(f *testing.F) {
 			}
 			line := fmt.Sprintf("%x-%x %s %x 00:00 %d %s\n", r.Start, r.End, r.Perms, r.Offset, r.Inode, r.Path)
 			again, err := ParseProcMaps(strings.NewReader(line))
-			if err != nil || len(again) != 1 || again[0] != r {
+			want := r
+			// bufio.ScanLines drops a carriage return before the newline,
+			// so a path ending in "\r" loses it on the way back.
+			want.Path = strings.TrimSuffix(want.Path, "\r")
+			if err != nil || len(again) != 1 || again[0] != want {
 				t.Fatalf("round trip of %+v: %+v %v", r, again, err)
 			}
 		}
