@@ -61,18 +61,28 @@ type Target struct {
 	exitStatus unix.WaitStatus
 	exitKnown  bool
 
+	// stateMu guards the thread table and exited flag: the loop goroutine
+	// writes them under it (and reads them without it, being the only
+	// writer); Threads and Info read them under it from other goroutines,
+	// so they never wait for the tracer thread.
+	stateMu sync.Mutex
+	threads map[int]*thread
+	exited  bool
+	closed  bool
+	infoBuf [256]byte
+
+	// imgMu guards the image cache, which Images fills from any goroutine.
+	imgMu    sync.Mutex
+	imgSig   []images.Region
+	imgSet   *images.Set
+	buildIDs map[string]string
+
 	// Owned by the loop goroutine.
-	threads   map[int]*thread
 	gone      map[int]struct{} // tids dropped but perhaps not yet reaped
-	exited    bool
 	execs     int
 	regions   images.Regions
-	imgSig    []images.Region
-	imgSet    *images.Set
-	buildIDs  map[string]string
 	regs      regsBuf
 	walkMem   memReader
-	procBuf   [256]byte
 	sigch     chan os.Signal
 	drainWant bool
 }
@@ -96,7 +106,7 @@ const (
 	opInfo
 	opCapture
 	opCaptureAll
-	opImages
+	opCaptureBatch
 	opClose
 )
 
@@ -106,7 +116,8 @@ type request struct {
 	capture  *sampler.Capture
 	captures []sampler.Capture
 	tids     []sampler.ThreadID
-	info     sampler.ThreadInfo
+	batch    []*sampler.Capture
+	errs     []error
 	set      *images.Set
 	err      error
 	reply    chan struct{}
@@ -180,8 +191,9 @@ func (t *Target) Exited() bool {
 		return true
 	default:
 	}
-	r := t.call(&request{op: opThreads})
-	return errors.Is(r.err, ErrExited)
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	return t.exited
 }
 
 func (t *Target) call(r *request) *request {
@@ -197,26 +209,55 @@ func (t *Target) call(r *request) *request {
 	return r
 }
 
-// Threads appends the ids of the target's threads, in ascending order.
+// Threads appends the ids of the target's threads, in ascending order. It
+// does not wait for the tracer thread.
 func (t *Target) Threads(dst []sampler.ThreadID) ([]sampler.ThreadID, error) {
-	t.hotMu.Lock()
-	defer t.hotMu.Unlock()
-	r := &t.hot
-	r.op, r.tids, r.err = opThreads, dst[:0], nil
-	t.call(r)
-	out, err := r.tids, r.err
-	r.tids = nil
-	return out, err
+	dst = dst[:0]
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	switch {
+	case t.closed:
+		return dst, ErrClosed
+	case t.exited:
+		return dst, ErrExited
+	}
+	for tid := range t.threads {
+		dst = append(dst, sampler.ThreadID(tid))
+	}
+	slices.Sort(dst)
+	return dst, nil
 }
 
-// Info returns a thread's name, CPU time and state.
+// Info returns a thread's name, CPU time and state. It reads /proc and does
+// not wait for the tracer thread.
 func (t *Target) Info(id sampler.ThreadID) (sampler.ThreadInfo, error) {
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	if t.closed {
+		return sampler.ThreadInfo{}, ErrClosed
+	}
+	return t.info(int(id))
+}
+
+// CaptureBatch captures the given threads one after another (each stopped
+// only for its own capture) in a single request to the tracer thread,
+// filling caps[i] for ids[i] and errs[i] with its error. It saves a
+// round trip between goroutines per thread, which on a busy machine costs
+// more than the capture itself.
+func (t *Target) CaptureBatch(ids []sampler.ThreadID, caps []*sampler.Capture, errs []error) {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
 	r := &t.hot
-	r.op, r.tid, r.err = opInfo, int(id), nil
+	r.op, r.tids, r.batch, r.errs, r.err = opCaptureBatch, ids, caps, errs, nil
 	t.call(r)
-	return r.info, r.err
+	if r.err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = r.err
+			}
+		}
+	}
+	r.tids, r.batch, r.errs = nil, nil, nil
 }
 
 // Capture stops one thread, captures and walks its stack, and resumes it.
@@ -243,10 +284,12 @@ func (t *Target) CaptureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
 }
 
 // Images returns the executable mappings of the target as images. It
-// returns the same *Set as long as the mappings do not change.
+// returns the same *Set as long as the mappings do not change, and does not
+// wait for the tracer thread.
 func (t *Target) Images() (*images.Set, error) {
-	r := t.call(&request{op: opImages})
-	return r.set, r.err
+	t.imgMu.Lock()
+	defer t.imgMu.Unlock()
+	return t.images()
 }
 
 // ReadMemory reads the target's memory. It may be called from any
@@ -320,29 +363,24 @@ func (t *Target) loop(ready chan<- error) {
 func (t *Target) handle(r *request) {
 	if r.op == opClose {
 		r.err = t.detachAll()
+		t.stateMu.Lock()
+		t.closed = true
+		t.stateMu.Unlock()
 		return
 	}
 	if t.exited {
 		r.err = ErrExited
-		if r.op == opThreads {
-			r.tids = r.tids[:0]
-		}
 		return
 	}
 	switch r.op {
-	case opThreads:
-		for tid := range t.threads {
-			r.tids = append(r.tids, sampler.ThreadID(tid))
-		}
-		slices.Sort(r.tids)
-	case opInfo:
-		r.info, r.err = t.info(r.tid)
 	case opCapture:
 		r.err = t.capture(r.tid, r.capture)
+	case opCaptureBatch:
+		for i, id := range r.tids {
+			r.errs[i] = t.capture(int(id), r.batch[i])
+		}
 	case opCaptureAll:
 		r.captures, r.err = t.captureAll(r.captures)
-	case opImages:
-		r.set, r.err = t.images()
 	}
 }
 
@@ -403,12 +441,16 @@ func (t *Target) addThread(tid int) *thread {
 		return th
 	}
 	th := &thread{tid: tid, files: openThreadFiles(t.pid, tid)}
+	t.stateMu.Lock()
 	t.threads[tid] = th
+	t.stateMu.Unlock()
 	delete(t.gone, tid)
 	return th
 }
 
 func (t *Target) dropThread(tid int, reaped bool) {
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
 	if th, ok := t.threads[tid]; ok {
 		th.files.close()
 		delete(t.threads, tid)
@@ -420,10 +462,7 @@ func (t *Target) dropThread(tid int, reaped bool) {
 	} else {
 		delete(t.gone, tid)
 	}
-	if tid == t.pid && reaped {
-		t.exited = true
-	}
-	if len(t.threads) == 0 {
+	if tid == t.pid && reaped || len(t.threads) == 0 {
 		t.exited = true
 	}
 }
@@ -566,8 +605,13 @@ func (t *Target) onExec(tid int) {
 			t.dropThread(other, false)
 		}
 	}
-	t.regions, t.imgSig, t.imgSet = nil, nil, nil
+	t.regions = nil
+	t.imgMu.Lock()
+	t.imgSig, t.imgSet = nil, nil
+	t.imgMu.Unlock()
+	t.stateMu.Lock()
 	t.exited = false
+	t.stateMu.Unlock()
 }
 
 // stop interrupts a thread and waits until it is held in a ptrace-stop.
@@ -626,6 +670,10 @@ func (t *Target) capture(tid int, c *sampler.Capture) error {
 	}
 	start := time.Now()
 	if err := t.stop(th); err != nil {
+		if errors.Is(err, ErrStopTimeout) && t.dying(th) {
+			t.dropThread(tid, false)
+			err = fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+		}
 		if t.exited {
 			return ErrExited
 		}
@@ -635,6 +683,18 @@ func (t *Target) capture(tid int, c *sampler.Capture) error {
 	t.resume(th)
 	c.Stopped = time.Since(start)
 	return err
+}
+
+// dying reports whether a thread that would not stop is exiting: gone from
+// /proc, a zombie, or dead.
+func (t *Target) dying(th *thread) bool {
+	var buf [256]byte
+	st, err := th.files.state(buf[:])
+	if err != nil || st == 'Z' || st == 'X' || st == 'x' {
+		return true
+	}
+	_, err = os.Stat(fmt.Sprintf("/proc/%d/task/%d", t.pid, th.tid))
+	return err != nil
 }
 
 // captureHeld reads registers, copies the stack and walks it, for a held
@@ -689,17 +749,25 @@ func (t *Target) stackBounds(sp uint64) (lo, hi uint64, ok bool) {
 }
 
 func (t *Target) readRegions() error {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", t.pid))
+	regs, err := readRegions(t.pid)
 	if err != nil {
-		return fmt.Errorf("read memory map of PID %d: %w", t.pid, err)
+		return err
+	}
+	t.regions = regs
+	return nil
+}
+
+func readRegions(pid int) (images.Regions, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return nil, fmt.Errorf("read memory map of PID %d: %w", pid, err)
 	}
 	defer f.Close()
 	regs, err := images.ParseProcMaps(f)
 	if err != nil {
-		return fmt.Errorf("read memory map of PID %d: %w", t.pid, err)
+		return nil, fmt.Errorf("read memory map of PID %d: %w", pid, err)
 	}
-	t.regions = regs
-	return nil
+	return regs, nil
 }
 
 // captureAll stops every thread, then captures each, then resumes all.
@@ -775,11 +843,11 @@ func (t *Target) info(tid int) (sampler.ThreadInfo, error) {
 	if !ok {
 		return sampler.ThreadInfo{}, fmt.Errorf("thread %d: %w", tid, ErrNoThread)
 	}
-	cpu, err := th.files.cpuTime(t.procBuf[:])
+	cpu, err := th.files.cpuTime(t.infoBuf[:])
 	if err != nil {
 		return sampler.ThreadInfo{ID: sampler.ThreadID(tid)}, fmt.Errorf("thread %d: CPU time: %w", tid, err)
 	}
-	st, _ := th.files.state(t.procBuf[:])
+	st, _ := th.files.state(t.infoBuf[:])
 	if now := time.Now(); th.name == "" || now.Sub(th.nameAt) > time.Second {
 		if n := readComm(t.pid, tid); n != "" {
 			th.name = n
@@ -790,16 +858,17 @@ func (t *Target) info(tid int) (sampler.ThreadInfo, error) {
 }
 
 // images re-reads the memory map and returns the executable file mappings.
+// The caller holds imgMu.
 func (t *Target) images() (*images.Set, error) {
-	if err := t.readRegions(); err != nil {
+	regions, err := readRegions(t.pid)
+	if err != nil {
 		if _, serr := os.Stat(fmt.Sprintf("/proc/%d", t.pid)); serr != nil {
-			t.exited = true
 			return nil, ErrExited
 		}
 		return nil, err
 	}
 	var sig []images.Region
-	for _, r := range t.regions {
+	for _, r := range regions {
 		if r.Executable() && r.Path != "" {
 			sig = append(sig, r)
 		}
@@ -807,7 +876,7 @@ func (t *Target) images() (*images.Set, error) {
 	if t.imgSet != nil && sameRegions(sig, t.imgSig) {
 		return t.imgSet, nil
 	}
-	imgs := t.regions.ELFImages()
+	imgs := regions.ELFImages()
 	root := fmt.Sprintf("/proc/%d/root", t.pid)
 	for _, im := range imgs {
 		if im.Path == "[vdso]" {
@@ -843,19 +912,24 @@ type lockedReader struct{ t *Target }
 
 func (r *lockedReader) ReadMemory(addr uint64, dst []byte) error { return r.t.ReadMemory(addr, dst) }
 
-// detachAll resumes and detaches every thread.
+// detachAll resumes and detaches every thread. Running threads are all
+// interrupted first and then awaited together, so detaching costs the
+// slowest thread's stop, not the sum of them. A thread that does not stop
+// in time is left to the kernel, which detaches it when the tracer thread
+// exits.
 func (t *Target) detachAll() error {
 	var first error
-	deadline := time.Now().Add(stopTimeout)
 	for tid, th := range t.threads {
 		if !th.held {
 			if err := interrupt(tid); err != nil {
 				t.dropThread(tid, false)
-				continue
 			}
+		}
+	}
+	deadline := time.Now().Add(stopTimeout)
+	for tid, th := range t.threads {
+		if !th.held {
 			if err := t.awaitHeld(th, deadline); err != nil {
-				// Left to the kernel, which detaches it when this thread
-				// exits.
 				continue
 			}
 		}
@@ -867,9 +941,13 @@ func (t *Target) detachAll() error {
 			first = fmt.Errorf("detach thread %d: %w", tid, err)
 		}
 		th.held = false
+	}
+	t.stateMu.Lock()
+	for tid, th := range t.threads {
 		th.files.close()
 		delete(t.threads, tid)
 	}
+	t.stateMu.Unlock()
 	// Reap exit statuses of threads that died while traced.
 	for tid := range t.gone {
 		var ws unix.WaitStatus

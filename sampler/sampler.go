@@ -64,8 +64,15 @@ type Sampler struct {
 
 	targets []*targetState
 	interns *Interner
-	capture *Capture
 	tids    []ThreadID
+
+	// The tick's batch: threads to capture and how many samples each
+	// stands for; the Capture buffers are reused from tick to tick.
+	batchIDs   []ThreadID
+	batchN     []int64
+	batchState []*threadState
+	batchCaps  []*Capture
+	batchErrs  []error
 
 	win       *windowState
 	total     int64
@@ -151,7 +158,6 @@ func New(cfg Config) (*Sampler, error) {
 		cfg:     cfg,
 		period:  time.Second / time.Duration(cfg.Hz),
 		interns: in,
-		capture: NewCapture(cfg.MaxFrames, cfg.StackBytes),
 	}
 	in.OnEvict(func(id StackID, pcs []uint64, truncated bool) {
 		if w := s.win; w != nil {
@@ -278,9 +284,11 @@ func (s *Sampler) tick(n int64) {
 			ts.exited = true
 			continue
 		}
+		s.batchIDs, s.batchN, s.batchState = s.batchIDs[:0], s.batchN[:0], s.batchState[:0]
 		for _, tid := range s.tids {
 			s.sampleThread(ts, tid, n)
 		}
+		s.captureBatch(ts)
 		// Forget threads that are gone.
 		if n%64 == 0 {
 			for tid, th := range ts.threads {
@@ -336,20 +344,49 @@ func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
 		}
 		return
 	}
-	c := s.capture
-	if err := ts.t.Capture(tid, c); err != nil {
-		w.missed["thread gone before capture"]++
+	s.batchIDs = append(s.batchIDs, tid)
+	s.batchN = append(s.batchN, n)
+	s.batchState = append(s.batchState, th)
+}
+
+// captureBatch captures the threads sampleThread chose, in one call when
+// the backend allows it, then interns and counts their stacks.
+func (s *Sampler) captureBatch(ts *targetState) {
+	k := len(s.batchIDs)
+	if k == 0 {
 		return
 	}
-	w.captures++
-	w.stops.add(c.Stopped)
-	if len(c.PCs) == 0 {
-		w.missed["empty stack"]++
-		return
+	for len(s.batchCaps) < k {
+		s.batchCaps = append(s.batchCaps, NewCapture(s.cfg.MaxFrames, s.cfg.StackBytes))
+		s.batchErrs = append(s.batchErrs, nil)
 	}
-	id := s.interns.Intern(c.PCs, c.Walk.Stop.Truncated())
-	th.lastStack, th.hasStack = id, true
-	s.count(pid, tid, th, id, n)
+	caps, errs := s.batchCaps[:k], s.batchErrs[:k]
+	clear(errs)
+	if bc, ok := ts.t.(BatchCapturer); ok {
+		bc.CaptureBatch(s.batchIDs, caps, errs)
+	} else {
+		for i, tid := range s.batchIDs {
+			errs[i] = ts.t.Capture(tid, caps[i])
+		}
+	}
+	w := s.win
+	pid := ts.t.PID()
+	for i, c := range caps {
+		if errs[i] != nil {
+			w.missed["thread gone before capture"]++
+			continue
+		}
+		w.captures++
+		w.stops.add(c.Stopped)
+		if len(c.PCs) == 0 {
+			w.missed["empty stack"]++
+			continue
+		}
+		th := s.batchState[i]
+		id := s.interns.Intern(c.PCs, c.Walk.Stop.Truncated())
+		th.lastStack, th.hasStack = id, true
+		s.count(pid, s.batchIDs[i], th, id, s.batchN[i])
+	}
 }
 
 func (s *Sampler) count(pid int, tid ThreadID, th *threadState, id StackID, n int64) {

@@ -108,3 +108,11 @@ func (o TargetOptions) WithDefaults() TargetOptions {
 	}
 	return o
 }
+
+// BatchCapturer is implemented by backends for which one call per tick is
+// much cheaper than one call per thread (ptrace, where every call is a
+// round trip to the tracer thread). CaptureBatch captures ids[i] into
+// caps[i] one thread at a time and sets errs[i]; it does not allocate.
+type BatchCapturer interface {
+	CaptureBatch(ids []ThreadID, caps []*Capture, errs []error)
+}
