@@ -82,7 +82,7 @@ const (
 	StopMaxFrames                       // the frame limit was reached
 	StopMisaligned                      // a frame pointer was not aligned
 	StopOutOfStack                      // a frame record lay outside the stack region
-	StopNotIncreasing                   // a frame pointer did not grow towards the stack base (also catches cycles)
+	StopNotIncreasing                   // a record did not lie above the previous one (catches cycles and overlaps)
 	StopReadFailed                      // memory outside the bulk copy could not be read
 	StopNoRoom                          // the output slice had no capacity left
 )
