@@ -312,13 +312,6 @@ type mappingKey struct {
 
 type funcKey struct{ name, file int32 }
 
-// locKey identifies a location: the mapping (deduplicated by contents, so
-// that processes sharing an image share its locations) and the address as
-// recorded (the PC, or a return address minus one).
-type locKey struct {
-	mapping int32
-	addr    uint64
-}
 
 // builder accumulates the dictionary of one request.
 type builder struct {
@@ -330,7 +323,11 @@ type builder struct {
 	mappings  map[mappingKey]int32
 	imgMap    map[*images.Image]int32
 	functions map[funcKey]int32
-	locations map[locKey]int32
+	// locations maps, per mapping index (0: no mapping), an address as
+	// recorded (the PC, or a return address minus one) to its location.
+	// Mappings are deduplicated by contents, so processes sharing an image
+	// share its locations.
+	locations []map[uint64]int32
 	stacks    map[string]int32
 	truncated int32 // location of the [truncated] pseudo frame, 0 until used
 
@@ -390,7 +387,7 @@ func newBuilder(c *symcache.Cache, stacks int) *builder {
 		mappings:  map[mappingKey]int32{},
 		imgMap:    map[*images.Image]int32{},
 		functions: map[funcKey]int32{},
-		locations: make(map[locKey]int32, stacks),
+		locations: []map[uint64]int32{make(map[uint64]int32)},
 		stacks:    make(map[string]int32, stacks),
 	}
 }
@@ -472,16 +469,19 @@ func (b *builder) location(set *images.Set, pc uint64, caller bool) int32 {
 		addr--
 	}
 	img := set.Lookup(addr)
-	var k locKey
-	k.addr = addr
+	var mi int32
 	if img != nil {
-		k.mapping = b.mapping(img)
+		mi = b.mapping(img)
 	}
-	if i, ok := b.locations[k]; ok {
+	for int(mi) >= len(b.locations) {
+		b.locations = append(b.locations, make(map[uint64]int32))
+	}
+	byAddr := b.locations[mi]
+	if i, ok := byAddr[addr]; ok {
 		return i
 	}
 	loc := b.locs.one()
-	loc.Address, loc.MappingIndex = addr, k.mapping
+	loc.Address, loc.MappingIndex = addr, mi
 	if img != nil {
 		frames := b.cache.Symbolize(img, pc, caller)
 		loc.Lines = b.linePtrs.take(len(frames))
@@ -497,7 +497,7 @@ func (b *builder) location(set *images.Set, pc uint64, caller bool) int32 {
 	}
 	i := int32(len(b.dict.LocationTable))
 	b.dict.LocationTable = append(b.dict.LocationTable, loc)
-	b.locations[k] = i
+	byAddr[addr] = i
 	return i
 }
 
