@@ -39,6 +39,9 @@ var (
 // dies leaves its target running.
 const traceOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEEXEC
 
+// tracerNice is the nice value the tracer thread asks for.
+const tracerNice = -10
+
 // stopTimeout bounds how long a capture waits for one thread to stop.
 const stopTimeout = 250 * time.Millisecond
 
@@ -76,6 +79,9 @@ type Target struct {
 	imgSig   []images.Region
 	imgSet   *images.Set
 	buildIDs map[string]string
+
+	// tracerTID is the tracer thread's id.
+	tracerTID int
 
 	// Owned by the loop goroutine.
 	gone      map[int]struct{} // tids dropped but perhaps not yet reaped
@@ -313,6 +319,16 @@ func (t *Target) Close() error {
 			err = r.err
 		}
 		<-t.done
+		// Wait until the tracer thread is gone, and with it every
+		// remaining trace link.
+		if t.tracerTID != os.Getpid() {
+			task := fmt.Sprintf("/proc/self/task/%d", t.tracerTID)
+			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Microsecond) {
+				if _, serr := os.Stat(task); serr != nil {
+					break
+				}
+			}
+		}
 	})
 	return err
 }
@@ -323,6 +339,11 @@ func (t *Target) loop(ready chan<- error) {
 	// OS thread, and the kernel detaches whatever tracee is left.
 	runtime.LockOSThread()
 	defer close(t.done)
+	t.tracerTID = unix.Gettid()
+	// While a target's threads are stopped they wait for this thread; let
+	// it win the CPU against the target's own busy threads when the
+	// system allows (root or CAP_SYS_NICE). The setting is per thread.
+	unix.Setpriority(unix.PRIO_PROCESS, t.tracerTID, tracerNice)
 	signal.Notify(t.sigch, syscall.SIGCHLD)
 	defer signal.Stop(t.sigch)
 
@@ -362,7 +383,16 @@ func (t *Target) loop(ready chan<- error) {
 
 func (t *Target) handle(r *request) {
 	if r.op == opClose {
-		r.err = t.detachAll()
+		if t.tracerTID == os.Getpid() {
+			// The main thread is never ended by the runtime, so nothing
+			// would detach what is left: detach every thread here.
+			r.err = t.detachAll()
+		} else {
+			// Detach only the threads held now; the others are detached
+			// by the kernel, without stopping them again, when this
+			// thread exits (the loop returns while locked to it).
+			r.err = t.detachHeld()
+		}
 		t.stateMu.Lock()
 		t.closed = true
 		t.stateMu.Unlock()
@@ -911,6 +941,32 @@ func sameRegions(a, b []images.Region) bool {
 type lockedReader struct{ t *Target }
 
 func (r *lockedReader) ReadMemory(addr uint64, dst []byte) error { return r.t.ReadMemory(addr, dst) }
+
+// detachHeld detaches the threads held in a ptrace-stop, re-injecting their
+// pending signals.
+func (t *Target) detachHeld() error {
+	var first error
+	for tid, th := range t.threads {
+		if !th.held {
+			continue
+		}
+		sig := th.heldSig
+		if th.groupStop {
+			sig = 0
+		}
+		if err := detach(tid, sig); err != nil && !errors.Is(err, unix.ESRCH) && first == nil {
+			first = fmt.Errorf("detach thread %d: %w", tid, err)
+		}
+		th.held = false
+	}
+	t.stateMu.Lock()
+	for tid, th := range t.threads {
+		th.files.close()
+		delete(t.threads, tid)
+	}
+	t.stateMu.Unlock()
+	return first
+}
 
 // detachAll resumes and detaches every thread. Running threads are all
 // interrupted first and then awaited together, so detaching costs the

@@ -79,6 +79,7 @@ func runSnapshot(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "macprof snapshot: --max-frames must be in [1, %d]\n", unwind.MaxMaxFrames)
 		return 2
 	}
+	raisePriority()
 	snap, err := takeSnapshot(*pid, sampler.TargetOptions{MaxFrames: *maxFrames})
 	if err != nil {
 		fmt.Fprintf(stderr, "macprof snapshot: %v\n", err)

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package main
+
+// raisePriority does nothing outside Linux.
+func raisePriority() {}
