@@ -56,3 +56,10 @@ func DecodeState(f StateFlavor, arm *ArmThreadState, x86 *X86ThreadState, count 
 	}
 	return unwind.Regs{}, false
 }
+
+// PTranslated is P_TRANSLATED in kinfo_proc.kp_proc.p_flag: the process is
+// an x86_64 program run by Rosetta 2 (bsd/sys/proc.h).
+const PTranslated = 0x00020000
+
+// Translated reports whether a kinfo_proc p_flag marks a Rosetta process.
+func Translated(pflag int32) bool { return pflag&PTranslated != 0 }

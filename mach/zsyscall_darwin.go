@@ -52,6 +52,7 @@ var (
 	libc_posix_spawnattr_init_trampoline_addr     uintptr
 	libc_posix_spawnattr_setflags_trampoline_addr uintptr
 	libc_posix_spawnattr_destroy_trampoline_addr  uintptr
+	libc_mach_port_names_trampoline_addr          uintptr
 )
 
 //go:cgo_import_dynamic libc_task_for_pid task_for_pid "/usr/lib/libSystem.B.dylib"
@@ -78,6 +79,7 @@ var (
 //go:cgo_import_dynamic libc_posix_spawnattr_init posix_spawnattr_init "/usr/lib/libSystem.B.dylib"
 //go:cgo_import_dynamic libc_posix_spawnattr_setflags posix_spawnattr_setflags "/usr/lib/libSystem.B.dylib"
 //go:cgo_import_dynamic libc_posix_spawnattr_destroy posix_spawnattr_destroy "/usr/lib/libSystem.B.dylib"
+//go:cgo_import_dynamic libc_mach_port_names mach_port_names "/usr/lib/libSystem.B.dylib"
 
 func kr(r uintptr) KernReturn { return KernReturn(int32(uint32(r))) }
 
@@ -264,4 +266,11 @@ func posixSpawnattrSetflags(attr *unsafe.Pointer, flags int16) syscall.Errno {
 func posixSpawnattrDestroy(attr *unsafe.Pointer) syscall.Errno {
 	r, _, _ := syscall_syscall(libc_posix_spawnattr_destroy_trampoline_addr, uintptr(unsafe.Pointer(attr)), 0, 0)
 	return syscall.Errno(int32(r))
+}
+
+// machPortNames lists the port names of task (used by the tests to count
+// ports). Both arrays are allocated in our address space: release them.
+func machPortNames(task uint32, names *unsafe.Pointer, namesCount *uint32, types *unsafe.Pointer, typesCount *uint32) KernReturn {
+	r, _, _ := syscall_syscall6(libc_mach_port_names_trampoline_addr, uintptr(task), uintptr(unsafe.Pointer(names)), uintptr(unsafe.Pointer(namesCount)), uintptr(unsafe.Pointer(types)), uintptr(unsafe.Pointer(typesCount)), 0)
+	return kr(r)
 }

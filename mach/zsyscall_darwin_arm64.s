@@ -123,3 +123,8 @@ TEXT libc_posix_spawnattr_destroy_trampoline<>(SB),NOSPLIT,$0-0
 	JMP	libc_posix_spawnattr_destroy(SB)
 GLOBL	·libc_posix_spawnattr_destroy_trampoline_addr(SB), RODATA, $8
 DATA	·libc_posix_spawnattr_destroy_trampoline_addr(SB)/8, $libc_posix_spawnattr_destroy_trampoline<>(SB)
+
+TEXT libc_mach_port_names_trampoline<>(SB),NOSPLIT,$0-0
+	JMP	libc_mach_port_names(SB)
+GLOBL	·libc_mach_port_names_trampoline_addr(SB), RODATA, $8
+DATA	·libc_mach_port_names_trampoline_addr(SB)/8, $libc_mach_port_names_trampoline<>(SB)
