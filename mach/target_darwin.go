@@ -100,14 +100,13 @@ func (w walkReader) ReadMemory(addr uint64, dst []byte) error {
 }
 
 type thread struct {
-	port     uint32
-	id       sampler.ThreadID
-	seen     uint64
-	name     string
-	nameAt   time.Time
-	stackLo  uint64 // the region that held SP last time (0, 0: unknown)
-	stackHi  uint64
-	resident bool
+	port    uint32
+	id      sampler.ThreadID
+	seen    uint64
+	name    string
+	nameAt  time.Time
+	stackLo uint64 // the region that held SP last time (0, 0: unknown)
+	stackHi uint64
 }
 
 // Target is a macOS task being profiled. Its methods are not safe for
@@ -139,7 +138,6 @@ type Target struct {
 	path string
 
 	launched   bool
-	waitOnce   sync.Once
 	waitDone   chan struct{}
 	waitStatus syscall.WaitStatus
 	waitErr    error

@@ -35,7 +35,6 @@ var (
 	libc_task_threads_trampoline_addr             uintptr
 	libc_task_suspend2_trampoline_addr            uintptr
 	libc_task_resume2_trampoline_addr             uintptr
-	libc_task_resume_trampoline_addr              uintptr
 	libc_thread_suspend_trampoline_addr           uintptr
 	libc_thread_resume_trampoline_addr            uintptr
 	libc_thread_get_state_trampoline_addr         uintptr
@@ -62,7 +61,6 @@ var (
 //go:cgo_import_dynamic libc_task_threads task_threads "/usr/lib/libSystem.B.dylib"
 //go:cgo_import_dynamic libc_task_suspend2 task_suspend2 "/usr/lib/libSystem.B.dylib"
 //go:cgo_import_dynamic libc_task_resume2 task_resume2 "/usr/lib/libSystem.B.dylib"
-//go:cgo_import_dynamic libc_task_resume task_resume "/usr/lib/libSystem.B.dylib"
 //go:cgo_import_dynamic libc_thread_suspend thread_suspend "/usr/lib/libSystem.B.dylib"
 //go:cgo_import_dynamic libc_thread_resume thread_resume "/usr/lib/libSystem.B.dylib"
 //go:cgo_import_dynamic libc_thread_get_state thread_get_state "/usr/lib/libSystem.B.dylib"
@@ -124,11 +122,6 @@ func taskSuspend2(task uint32, token *uint32) KernReturn {
 
 func taskResume2(token uint32) KernReturn {
 	r, _, _ := syscall_syscall(libc_task_resume2_trampoline_addr, uintptr(token), 0, 0)
-	return kr(r)
-}
-
-func taskResume(task uint32) KernReturn {
-	r, _, _ := syscall_syscall(libc_task_resume_trampoline_addr, uintptr(task), 0, 0)
 	return kr(r)
 }
 

@@ -39,10 +39,6 @@ TEXT libc_task_resume2_trampoline<>(SB),NOSPLIT,$0-0
 GLOBL	·libc_task_resume2_trampoline_addr(SB), RODATA, $8
 DATA	·libc_task_resume2_trampoline_addr(SB)/8, $libc_task_resume2_trampoline<>(SB)
 
-TEXT libc_task_resume_trampoline<>(SB),NOSPLIT,$0-0
-	JMP	libc_task_resume(SB)
-GLOBL	·libc_task_resume_trampoline_addr(SB), RODATA, $8
-DATA	·libc_task_resume_trampoline_addr(SB)/8, $libc_task_resume_trampoline<>(SB)
 
 TEXT libc_thread_suspend_trampoline<>(SB),NOSPLIT,$0-0
 	JMP	libc_thread_suspend(SB)
