@@ -110,10 +110,11 @@ func (rs Regions) Find(addr uint64) (Region, bool) {
 	return Region{}, false
 }
 
-// StackBounds returns the bounds of the memory region holding sp, merged
-// with adjacent regions that continue it (a stack grows inside one
-// anonymous mapping, but Go heap arenas and guard pages split maps into
-// several lines).
+// StackBounds returns the bounds of the memory region holding sp. That is
+// where a thread's stack lives whatever its mapping is called: a [stack]
+// line, an anonymous pthread stack, or a Go heap arena holding goroutine
+// stacks. Regions are expected in ascending order, as the kernel prints
+// them.
 func (rs Regions) StackBounds(sp uint64) (lo, hi uint64, ok bool) {
 	reg, ok := rs.Find(sp)
 	if !ok {

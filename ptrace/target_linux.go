@@ -746,8 +746,14 @@ func (t *Target) captureHeld(th *thread, c *sampler.Capture) error {
 		// No region holds SP: walk nothing but the PC.
 		lo, hi = regs.SP, regs.SP
 	}
-	n := hi - regs.SP
-	if hi < regs.SP {
+	// The copy starts a little below SP: Go on arm64 keeps the innermost
+	// frame record at SP-8.
+	from := regs.SP
+	if nativeArch == unwind.ArchARM64 && from-16 >= lo && from >= 16 {
+		from -= 16
+	}
+	n := hi - from
+	if hi < from {
 		n = 0
 	}
 	if n > uint64(cap(c.Stack)) {
@@ -755,10 +761,10 @@ func (t *Target) captureHeld(th *thread, c *sampler.Capture) error {
 	}
 	if n > 0 {
 		buf := c.Stack[:n]
-		got, err := t.walkMem.readSome(regs.SP, buf)
+		got, err := t.walkMem.readSome(from, buf)
 		if err == nil && got > 0 {
 			c.Stack = buf[:got]
-			c.StackBase = regs.SP
+			c.StackBase = from
 		}
 	}
 	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
