@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -29,7 +30,7 @@ func readBounded(r io.ReaderAt, off, n uint64, what string) ([]byte, error) {
 	for uint64(len(buf)) < n {
 		k := min(n-uint64(len(buf)), readChunk)
 		start := len(buf)
-		buf = append(buf, make([]byte, k)...)
+		buf = slices.Grow(buf, int(k))[:start+int(k)]
 		got, err := r.ReadAt(buf[start:], int64(off)+int64(start))
 		if uint64(got) < k {
 			return nil, fmt.Errorf("%s: reading %d bytes at %#x: %w", what, n, off, orEOF(err))

@@ -3,6 +3,7 @@ package symcache
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
@@ -30,6 +31,18 @@ type Cache struct {
 	mu     sync.Mutex
 	tables *lru.Cache[string, *tableEntry]
 	frames *lru.Cache[frameKey, []Frame]
+	// hot is a small two-way, lock-free cache in front of frames: a hit
+	// costs a hash, atomic loads and key comparisons, no lock and no
+	// allocation.
+	hot []atomic.Pointer[hotFrame]
+}
+
+// hotSlots is the size of Cache.hot (a power of two).
+const hotSlots = 1 << 14
+
+type hotFrame struct {
+	key    frameKey
+	frames []Frame
 }
 
 type tableEntry struct {
@@ -38,9 +51,24 @@ type tableEntry struct {
 	err   error
 }
 
+// frameKey identifies a frame: the object by build ID, or by path when it
+// has none (so that no key string is built per lookup), and the offset.
 type frameKey struct {
-	object string
-	addr   uint64 // file offset looked up
+	build string
+	path  string
+	addr  uint64 // file offset looked up
+}
+
+func (k *frameKey) slot() uint64 {
+	h := k.addr
+	b := k.build
+	if len(b) >= 8 {
+		h ^= uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	} else {
+		h ^= uint64(len(k.path))
+	}
+	return (h * 0x9e3779b97f4a7c15) >> (64 - 14) // hotSlots == 1<<14
 }
 
 // New returns an empty Cache.
@@ -62,6 +90,7 @@ func New(opts Options) *Cache {
 	}
 	c.tables, _ = lru.New[string, *tableEntry](opts.MaxTables)
 	c.frames, _ = lru.New[frameKey, []Frame](opts.MaxFrames)
+	c.hot = make([]atomic.Pointer[hotFrame], hotSlots)
 	return c
 }
 
@@ -97,12 +126,29 @@ func (c *Cache) Symbolize(img *images.Image, addr uint64, caller bool) []Frame {
 		addr--
 	}
 	off := img.FileOffset(addr)
-	key := frameKey{object: img.Key(), addr: off}
-	if f, ok := c.frames.Get(key); ok {
-		return f
+	key := frameKey{build: img.BuildID, addr: off}
+	if key.build == "" {
+		key.path = img.File()
 	}
-	frames := c.resolve(img, off)
-	c.frames.Add(key, frames)
+	// Two-way: the key may sit in its slot or the slot's neighbour.
+	i := key.slot()
+	a, b := &c.hot[i], &c.hot[i^1]
+	ha, hb := a.Load(), b.Load()
+	if ha != nil && ha.key == key {
+		return ha.frames
+	}
+	if hb != nil && hb.key == key {
+		return hb.frames
+	}
+	frames, ok := c.frames.Get(key)
+	if !ok {
+		frames = c.resolve(img, off)
+		c.frames.Add(key, frames)
+	}
+	if ha != nil && hb == nil {
+		a = b
+	}
+	a.Store(&hotFrame{key: key, frames: frames})
 	return frames
 }
 
