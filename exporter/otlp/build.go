@@ -312,7 +312,6 @@ type mappingKey struct {
 
 type funcKey struct{ name, file int32 }
 
-
 // builder accumulates the dictionary of one request.
 type builder struct {
 	cache *symcache.Cache

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/exporter/otlp"
+	"github.com/macprof/macprof/exporter/upload"
 	"github.com/macprof/macprof/internal/collectortest"
 )
 
@@ -141,5 +142,64 @@ func TestRealCollectorDownAndBack(t *testing.T) {
 	}
 	if _, ok := col.WaitSamples(20*time.Second, func(ss []collectortest.Sample) bool { return len(ss) >= 3 }); !ok {
 		t.Fatalf("nothing arrived after restart; log:\n%s", col.Log())
+	}
+}
+
+// TestUploaderThroughCollectorOutage plugs the pieces together as the agent
+// does: windows encoded by Marshal queue in an uploader whose sink is the
+// OTLP exporter; the collector is down while they are queued, comes back,
+// and every window arrives.
+func TestUploaderThroughCollectorOutage(t *testing.T) {
+	col := collectortest.Start(t)
+	exp, err := otlp.New(otlp.Config{Endpoint: col.GRPCAddr, Insecure: ptr(true), Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Close()
+	u, err := upload.New(exp.Sink(), upload.Config{Name: "otlp", MaxItems: 16, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	col.Stop()
+	cache := collectortest.NewCache()
+	pids := []int{6001, 6002, 6003, 6004, 6005}
+	for _, pid := range pids {
+		body, err := otlp.Marshal(collectortest.NewFixture(t, pid).Window, cache, otlp.BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := u.Enqueue(body, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Second) // a few failed attempts
+	if st := u.Stats(); st.Failed == 0 || st.Sent != 0 || st.QueueItems != 5 {
+		t.Fatalf("while the collector is down: %+v", st)
+	}
+	col.Restart()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := u.Shutdown(ctx); err != nil {
+		t.Fatalf("flush after restart: %v; log:\n%s", err, col.Log())
+	}
+	if st := u.Stats(); st.Sent != 5 || st.Dropped != 0 {
+		t.Errorf("after restart: %+v", st)
+	}
+	seen := map[string]bool{}
+	col.WaitSamples(20*time.Second, func(ss []collectortest.Sample) bool {
+		for _, s := range ss {
+			seen[s.Resource[otlp.AttrProcessPID]] = true
+		}
+		for _, pid := range pids {
+			if !seen[strconv.Itoa(pid)] {
+				return false
+			}
+		}
+		return true
+	})
+	for _, pid := range pids {
+		if !seen[strconv.Itoa(pid)] {
+			t.Errorf("window of pid %d never arrived", pid)
+		}
 	}
 }
