@@ -146,11 +146,7 @@ func (t *Target) selfCaptureAll(dst []sampler.Capture) ([]sampler.Capture, error
 	}
 	dst = dst[:0]
 	for _, id := range ids {
-		dst = append(dst, sampler.Capture{
-			PCs:   make([]uint64, 0, t.opts.MaxFrames),
-			Stack: make([]byte, 0, t.opts.StackBytes),
-		})
-		c := &dst[len(dst)-1]
+		c := t.nextCapture(&dst)
 		if err := t.selfCapture(id, c); err != nil {
 			c.Thread, c.Err = id, err
 		}

@@ -486,10 +486,7 @@ func (t *Target) CaptureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
 	}
 	dst = dst[:0]
 	for _, id := range ids {
-		dst = append(dst, sampler.Capture{})
-		c := &dst[len(dst)-1]
-		c.PCs = make([]uint64, 0, t.opts.MaxFrames)
-		c.Stack = make([]byte, 0, t.opts.StackBytes)
+		c := t.nextCapture(&dst)
 		resetCapture(c, id)
 		th := t.threads[id]
 		if th == nil {
@@ -515,6 +512,26 @@ func (t *Target) CaptureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
 		dst[i].Stopped = stopped
 	}
 	return dst, err
+}
+
+// nextCapture grows *dst by one Capture, reusing the buffers of one that
+// was there before.
+func (t *Target) nextCapture(dst *[]sampler.Capture) *sampler.Capture {
+	d := *dst
+	if len(d) < cap(d) {
+		d = d[:len(d)+1]
+	} else {
+		d = append(d, sampler.Capture{})
+	}
+	c := &d[len(d)-1]
+	if cap(c.PCs) == 0 {
+		c.PCs = make([]uint64, 0, t.opts.MaxFrames)
+	}
+	if cap(c.Stack) == 0 {
+		c.Stack = make([]byte, 0, t.opts.StackBytes)
+	}
+	*dst = d
+	return c
 }
 
 func contains(ths []*thread, th *thread) bool {
