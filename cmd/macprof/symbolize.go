@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/symcache"
+)
+
+func init() {
+	register(command{name: "symbolize", summary: "turn addresses in a Mach-O or ELF binary into function (file:line), like atos", run: runSymbolize})
+}
+
+// symbolizeStdin is where addresses are read from when none are given (a
+// variable for tests).
+var symbolizeStdin io.Reader = os.Stdin
+
+const symbolizeSynopsis = "macprof symbolize -o BINARY [-l LOADADDR] [--arch arm64|x86_64] [--dsym PATH] [-i] [ADDR...]"
+
+const symbolizeHelp = `
+Prints the function that contains each address, one line per address, in
+the form Apple's atos uses:
+
+    function (in image) + offset          from the symbol table
+    function (in image) (file:line)       with debug information (a dSYM)
+
+BINARY is a Mach-O executable or library (thin or universal; 64-bit arm64
+or x86_64), or an ELF file. It is read on any OS: macprof symbolize works
+on Linux servers for addresses from macOS crash logs and profiles.
+
+Addresses are hexadecimal (0x optional), given as arguments or, when there
+are none, read from standard input (any whitespace between them). Without
+-l they are link-time addresses, as in the binary; with -l, runtime
+addresses of a process that loaded the binary at LOADADDR (for Mach-O the
+address of its header, that is of __TEXT: "Binary Images" in a crash log;
+for ELF the load bias, 0 for a non-PIE executable).
+
+A function without a symbol (a stripped image) prints as image+0xOFFSET,
+its offset from the start of __TEXT, never as the nearest exported symbol
+or __mh_execute_header. An address outside the binary prints as
+"0xADDR (not in image)"; a word that is not an address prints as
+"?? (not an address: WORD)" and makes the exit status 1.
+
+For Mach-O, the dSYM is BINARY.dSYM when it exists, or --dsym; its UUID
+must match the binary's. Inlined calls appear with -i, innermost first,
+one line per frame.
+
+Examples:
+    macprof symbolize -o MyApp.app/Contents/MacOS/MyApp -l 0x104a2c000 0x104a2f3c8 0x104a2e010
+    macprof symbolize -o libfoo.dylib --arch x86_64 --dsym libfoo.dylib.dSYM 0x3f20
+    grep -o '0x[0-9a-f]*' trace.txt | macprof symbolize -o ./server
+`
+
+type symbolizer struct {
+	img    *images.Image
+	cache  *symcache.Cache
+	image  string
+	inline bool
+}
+
+func runSymbolize(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("symbolize", symbolizeSynopsis, symbolizeHelp, stderr)
+	bin := fs.String("o", "", "the binary (Mach-O or ELF) the addresses belong to (required)")
+	loadStr := fs.String("l", "", "runtime load address of the binary (hex): addresses are then runtime addresses")
+	arch := fs.String("arch", "", "architecture slice of a universal Mach-O file: arm64, arm64e or x86_64 (default: this machine's, else the first)")
+	dsym := fs.String("dsym", "", "dSYM bundle (or the DWARF file inside it) for file:line; default BINARY.dSYM when present")
+	inline := fs.Bool("i", false, "print inlined frames too, one line each, innermost first")
+	if st, ok := parseFlags(fs, args); !ok {
+		return st
+	}
+	if *bin == "" {
+		fmt.Fprintln(stderr, "macprof symbolize: -o BINARY is required")
+		fs.Usage()
+		return 2
+	}
+	var load uint64
+	if *loadStr != "" {
+		v, err := parseAddr(*loadStr)
+		if err != nil {
+			fmt.Fprintf(stderr, "macprof symbolize: -l %q: not a hexadecimal address\n", *loadStr)
+			return 2
+		}
+		load = v
+	}
+	s, err := newSymbolizer(*bin, *arch, *dsym, load, *loadStr != "")
+	if err != nil {
+		fmt.Fprintf(stderr, "macprof symbolize: %v\n", err)
+		return 1
+	}
+	s.inline = *inline
+	if _, err := s.cache.Table(s.img); err != nil {
+		fmt.Fprintf(stderr, "macprof symbolize: %v\n", err)
+		return 1
+	}
+	out := bufio.NewWriterSize(stdout, 64<<10)
+	defer out.Flush()
+	status := 0
+	emit := func(word string) {
+		if !s.line(out, word) {
+			status = 1
+		}
+	}
+	if fs.NArg() > 0 {
+		for _, a := range fs.Args() {
+			emit(a)
+		}
+		return status
+	}
+	sc := bufio.NewScanner(symbolizeStdin)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Split(bufio.ScanWords)
+	for sc.Scan() {
+		emit(sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		out.Flush()
+		fmt.Fprintf(stderr, "macprof symbolize: reading standard input: %v\n", err)
+		return 1
+	}
+	return status
+}
+
+// parseAddr parses a hexadecimal address, with or without 0x.
+func parseAddr(s string) (uint64, error) {
+	t := strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+	if t == "" {
+		return 0, errors.New("empty")
+	}
+	return strconv.ParseUint(t, 16, 64)
+}
+
+// newSymbolizer opens bin (Mach-O or ELF) as an image at load (the
+// link-time address when !haveLoad).
+func newSymbolizer(bin, arch, dsym string, load uint64, haveLoad bool) (*symbolizer, error) {
+	f, err := os.Open(bin)
+	if err != nil {
+		return nil, err
+	}
+	var magic [4]byte
+	_, err = io.ReadFull(f, magic[:])
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: too short to be a binary", bin)
+	}
+	if bytes.Equal(magic[:], []byte(elf.ELFMAG)) {
+		if arch != "" || dsym != "" {
+			return nil, fmt.Errorf("%s is an ELF file: --arch and --dsym are for Mach-O", bin)
+		}
+		return newELFSymbolizer(bin, load)
+	}
+	if !haveLoad {
+		load = 0 // MachOImageFromFile: the link-time address
+	}
+	img, mf, err := images.MachOImageFromFile(bin, arch, load)
+	if err != nil {
+		return nil, err
+	}
+	mf.Close()
+	opts := symcache.MachOOptions{DSYM: dsym}
+	if dsym != "" {
+		// Say now, not by missing lines, when the dSYM does not fit.
+		if _, err := symcache.OpenDSYM(dsym, img.BuildID); err != nil {
+			return nil, fmt.Errorf("--dsym: %w", err)
+		}
+	}
+	img.Path = bin
+	return &symbolizer{
+		img:   img,
+		image: filepath.Base(bin),
+		cache: symcache.New(symcache.Options{MaxFrames: 1 << 20, Loaders: map[images.Format]symcache.Loader{images.FormatMachO: symcache.MachOLoader(opts)}}),
+	}, nil
+}
+
+// newELFSymbolizer describes the executable PT_LOAD segment of an ELF file
+// loaded with bias load as an image.
+func newELFSymbolizer(bin string, load uint64) (*symbolizer, error) {
+	ef, err := elf.Open(bin)
+	if err != nil {
+		return nil, err
+	}
+	defer ef.Close()
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
+			img := &images.Image{Path: bin, Format: images.FormatELF, Start: load + p.Vaddr, Limit: load + p.Vaddr + p.Memsz, Offset: p.Off}
+			return &symbolizer{img: img, image: filepath.Base(bin), cache: symcache.New(symcache.Options{MaxFrames: 1 << 20})}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: no executable PT_LOAD segment", bin)
+}
+
+// line prints the line(s) for one word; false when it is not an address.
+func (s *symbolizer) line(w *bufio.Writer, word string) bool {
+	addr, err := parseAddr(word)
+	if err != nil {
+		fmt.Fprintf(w, "?? (not an address: %s)\n", word)
+		return false
+	}
+	if !s.img.Contains(addr) {
+		fmt.Fprintf(w, "%#x (not in %s)\n", addr, s.image)
+		return true
+	}
+	frames := s.cache.Symbolize(s.img, addr, false)
+	if !s.inline {
+		// The function that contains the address, with the address's own
+		// file:line.
+		out := frames[len(frames)-1]
+		out.File, out.Line = frames[0].File, frames[0].Line
+		s.frame(w, out)
+		return true
+	}
+	for _, f := range frames {
+		s.frame(w, f)
+	}
+	return true
+}
+
+func (s *symbolizer) frame(w *bufio.Writer, f symcache.Frame) {
+	w.WriteString(f.Name())
+	w.WriteString(" (in ")
+	w.WriteString(s.image)
+	w.WriteString(")")
+	switch {
+	case f.File != "":
+		w.WriteString(" (")
+		w.WriteString(filepath.Base(f.File))
+		w.WriteByte(':')
+		w.WriteString(strconv.Itoa(f.Line))
+		w.WriteString(")")
+	case f.Function != "" && !f.Inlined:
+		w.WriteString(" + ")
+		w.WriteString(strconv.FormatUint(f.Offset, 10))
+	}
+	w.WriteByte('\n')
+}
