@@ -93,7 +93,9 @@ func TestSymbolizeELF(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "p.c")
 	if err := os.WriteFile(src, []byte("volatile int v;\n__attribute__((noinline)) int alpha(int x) { v = x; return x * 3 + v; }\n"+
-		"__attribute__((noinline)) int beta(int x) { v = x; return alpha(x) + v * 7; }\nint main(void) { return beta(v); }\n"), 0o644)
+		"__attribute__((noinline)) int beta(int x) { v = x; return alpha(x) + v * 7; }\nint main(void) { return beta(v); }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	exe := filepath.Join(dir, "p")
 	if out, err := exec.Command(cc, "-O1", "-fPIE", "-pie", src, "-o", exe).CombinedOutput(); err != nil {
 		t.Fatalf("clang: %v\n%s", err, out)
