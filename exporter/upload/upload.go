@@ -5,7 +5,9 @@
 // dropped and counted; Shutdown flushes within a deadline.
 //
 // The queue is bounded by item count and by bytes, so the memory it holds
-// stays under Config.MaxBytes whatever the sink does.
+// stays under Config.MaxBytes whatever the sink does (plus, at most, the one
+// item being sent at the moment the queue overflows: an item in flight is
+// never dropped from under the sink).
 package upload
 
 import (
