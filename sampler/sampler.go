@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/macprof/macprof/images"
@@ -473,13 +472,4 @@ func (s *Sampler) closeWindow(end time.Time) {
 	if s.cfg.OnWindow != nil {
 		s.cfg.OnWindow(w)
 	}
-}
-
-// selfCPU returns the profiler's own user+system CPU time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

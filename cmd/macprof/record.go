@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -143,25 +141,19 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := sampler.TargetOptions{MaxFrames: *maxFrames}
 	rec := &recording{s: s, opts: opts}
-	var child *exec.Cmd
+	var waitChild func() int
 	if len(cmdArgs) > 0 {
-		child, err = startCommand(cmdArgs)
+		t, wait, err := launch(cmdArgs, opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "macprof record: %v\n", err)
 			return 1
 		}
-		*pid = child.Process.Pid
-	}
-	if err := rec.attach(*pid); err != nil {
+		waitChild = wait
+		rec.add(t)
+		go rec.followChildren(ctx, t.PID())
+	} else if err := rec.attach(*pid); err != nil {
 		fmt.Fprintf(stderr, "macprof record: %v\n", err)
-		if child != nil {
-			child.Process.Kill()
-			child.Wait()
-		}
 		return 1
-	}
-	if child != nil {
-		go rec.followChildren(ctx, *pid)
 	}
 	runErr := s.Run(ctx)
 	status.done()
@@ -189,8 +181,10 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	if failed {
 		code = 1
 	}
-	if child != nil {
-		return childExitCode(rec, child, code, stderr)
+	if waitChild != nil {
+		if st := waitChild(); st != 0 {
+			return st
+		}
 	}
 	return code
 }
@@ -209,15 +203,19 @@ func (r *recording) attach(pid int) error {
 	if err != nil {
 		return err
 	}
+	r.add(t)
+	return nil
+}
+
+func (r *recording) add(t sampler.Target) {
 	r.mu.Lock()
 	if r.pids == nil {
 		r.pids = map[int]bool{}
 	}
 	r.ts = append(r.ts, t)
-	r.pids[pid] = true
+	r.pids[t.PID()] = true
 	r.mu.Unlock()
 	r.s.Add(t)
-	return nil
 }
 
 func (r *recording) attached(pid int) bool {
@@ -250,74 +248,6 @@ func (r *recording) closeAll() {
 	for _, t := range r.ts {
 		t.Close()
 	}
-}
-
-// exitStatuser is implemented by backends that reap their target.
-type exitStatuser interface {
-	ExitStatus() (syscall.WaitStatus, bool)
-}
-
-// childExitCode waits for the launched command and returns the status
-// macprof exits with: the command's own.
-func childExitCode(r *recording, child *exec.Cmd, code int, stderr io.Writer) int {
-	r.mu.Lock()
-	first := r.ts[0]
-	r.mu.Unlock()
-	if es, ok := first.(exitStatuser); ok {
-		if ws, known := es.ExitStatus(); known {
-			child.Process.Release()
-			return waitStatusCode(ws)
-		}
-	}
-	err := child.Wait()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return code
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok {
-			return waitStatusCode(ws)
-		}
-		return ee.ExitCode()
-	default:
-		fmt.Fprintf(stderr, "macprof record: wait for the command: %v\n", err)
-		return 1
-	}
-}
-
-func waitStatusCode(ws syscall.WaitStatus) int {
-	if ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ws.ExitStatus()
-}
-
-// startCommand starts the command to record, as the invoking user when
-// macprof runs under sudo.
-func startCommand(args []string) (*exec.Cmd, error) {
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if cred := sudoCredential(); cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", args[0], err)
-	}
-	return cmd, nil
-}
-
-// sudoCredential returns the invoking user's credentials when macprof runs
-// as root under sudo.
-func sudoCredential() *syscall.Credential {
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	uid, err1 := strconv.ParseUint(os.Getenv("SUDO_UID"), 10, 32)
-	gid, err2 := strconv.ParseUint(os.Getenv("SUDO_GID"), 10, 32)
-	if err1 != nil || err2 != nil || uid == 0 {
-		return nil
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 }
 
 // mergeWindows folds several windows into one.

@@ -9,7 +9,12 @@ import (
 	"github.com/macprof/macprof/sampler"
 )
 
+var errNoBackend = fmt.Errorf("profiling is not supported on %s/%s: macprof has backends for darwin (arm64, amd64) and linux (amd64, arm64)", runtime.GOOS, runtime.GOARCH)
+
 // attach reports that this OS has no backend.
-func attach(pid int, opts sampler.TargetOptions) (sampler.Target, error) {
-	return nil, fmt.Errorf("profiling is not supported on %s/%s: macprof has backends for darwin (arm64, amd64) and linux (amd64, arm64)", runtime.GOOS, runtime.GOARCH)
+func attach(pid int, opts sampler.TargetOptions) (sampler.Target, error) { return nil, errNoBackend }
+
+// launch reports that this OS has no backend.
+func launch(args []string, opts sampler.TargetOptions) (sampler.Target, func() int, error) {
+	return nil, nil, errNoBackend
 }

@@ -1,0 +1,20 @@
+//go:build linux || darwin
+
+package main
+
+import (
+	"syscall"
+)
+
+// exitStatuser is implemented by backends that reap their target.
+type exitStatuser interface {
+	ExitStatus() (syscall.WaitStatus, bool)
+}
+
+// waitStatusCode maps a wait status to the exit status macprof forwards.
+func waitStatusCode(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
