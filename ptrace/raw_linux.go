@@ -30,10 +30,6 @@ func listen(tid int) error { return ptraceRaw(unix.PTRACE_LISTEN, tid, 0, 0) }
 
 func detach(tid, sig int) error { return ptraceRaw(unix.PTRACE_DETACH, tid, 0, uintptr(sig)) }
 
-func setOptions(tid, options int) error {
-	return ptraceRaw(unix.PTRACE_SETOPTIONS, tid, 0, uintptr(options))
-}
-
 // peekWaitable returns the id of a child or tracee that has a state change
 // to report, without consuming it (WNOWAIT), or 0 when none has.
 func peekWaitable() (int, error) {

@@ -124,7 +124,6 @@ type request struct {
 	tids     []sampler.ThreadID
 	batch    []*sampler.Capture
 	errs     []error
-	set      *images.Set
 	err      error
 	reply    chan struct{}
 }

@@ -117,7 +117,7 @@ func TestCaptureAndDetachLeavesTargetRunning(t *testing.T) {
 	if _, err := tg.Threads(nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Threads after Close: %v, want ErrClosed", err)
 	}
-	st, before := cpuTicks(t, p.PID)
+	_, before := cpuTicks(t, p.PID)
 	time.Sleep(200 * time.Millisecond)
 	st, after := cpuTicks(t, p.PID)
 	if st == 't' || st == 'T' || after <= before {

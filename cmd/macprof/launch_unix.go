@@ -6,11 +6,6 @@ import (
 	"syscall"
 )
 
-// exitStatuser is implemented by backends that reap their target.
-type exitStatuser interface {
-	ExitStatus() (syscall.WaitStatus, bool)
-}
-
 // waitStatusCode maps a wait status to the exit status macprof forwards.
 func waitStatusCode(ws syscall.WaitStatus) int {
 	if ws.Signaled() {

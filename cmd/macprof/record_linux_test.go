@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +36,11 @@ func macprofBinary(t *testing.T) (macprof, demo string) {
 			binErr = err
 			return
 		}
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		gobin, err := exec.LookPath("go")
+		if err != nil {
+			binErr = fmt.Errorf("the go command is needed on PATH: %v", err)
+			return
+		}
 		binPath, demoPath = filepath.Join(dir, "macprof"), filepath.Join(dir, "demo")
 		for _, b := range [][2]string{{binPath, "."}, {demoPath, "../../bench/demo"}} {
 			if out, err := exec.Command(gobin, "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
@@ -117,7 +120,7 @@ func TestRecordDemoProfile(t *testing.T) {
 		t.Errorf("computeChecksums+prepareReport hold %.0f%% of samples, want >= 80%%", share*100)
 	}
 	// go tool pprof opens it and ranks the workload's functions on top.
-	top, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "pprof", "-top", "-cum", out).CombinedOutput()
+	top, err := exec.Command(testprog.GoTool(t), "tool", "pprof", "-top", "-cum", out).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof: %v\n%s", err, top)
 	}

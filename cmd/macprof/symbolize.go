@@ -63,8 +63,11 @@ Examples:
 type symbolizer struct {
 	img    *images.Image
 	cache  *symcache.Cache
+	table  *symcache.Table
 	image  string
 	inline bool
+	names  map[uint64]string // demangled name per function start
+	buf    []byte
 }
 
 func runSymbolize(args []string, stdout, stderr io.Writer) int {
@@ -97,10 +100,12 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	s.inline = *inline
-	if _, err := s.cache.Table(s.img); err != nil {
+	t, err := s.cache.Table(s.img)
+	if err != nil {
 		fmt.Fprintf(stderr, "macprof symbolize: %v\n", err)
 		return 1
 	}
+	s.table, s.names = t, make(map[uint64]string)
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	defer out.Flush()
 	status := 0
@@ -208,6 +213,13 @@ func (s *symbolizer) line(w *bufio.Writer, word string) bool {
 		fmt.Fprintf(w, "%#x (not in %s)\n", addr, s.image)
 		return true
 	}
+	if s.table != nil && !s.table.HasLines() {
+		// Symbol table only: look the address up directly and
+		// demangle each function once; a one-shot batch gains
+		// nothing from the frame cache.
+		s.fast(w, addr)
+		return true
+	}
 	frames := s.cache.Symbolize(s.img, addr, false)
 	if !s.inline {
 		// The function that contains the address, with the address's own
@@ -221,6 +233,39 @@ func (s *symbolizer) line(w *bufio.Writer, word string) bool {
 		s.frame(w, f)
 	}
 	return true
+}
+
+// fast prints the line for addr from the symbol table alone.
+func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
+	off := s.img.FileOffset(addr)
+	b := s.buf[:0]
+	name, start, ok := "", uint64(0), false
+	if va, in := s.table.Address(off); in {
+		name, start, ok = s.table.Lookup(va)
+		if ok && name != "" {
+			d, seen := s.names[start]
+			if !seen {
+				d = symcache.Demangle(name)
+				s.names[start] = d
+			}
+			b = append(b, d...)
+			b = append(b, " (in "...)
+			b = append(b, s.image...)
+			b = append(b, ") + "...)
+			b = strconv.AppendUint(b, va-start, 10)
+		}
+	}
+	if !ok || name == "" {
+		b = append(b, s.image...)
+		b = append(b, "+0x"...)
+		b = strconv.AppendUint(b, off, 16)
+		b = append(b, " (in "...)
+		b = append(b, s.image...)
+		b = append(b, ')')
+	}
+	b = append(b, '\n')
+	w.Write(b)
+	s.buf = b
 }
 
 func (s *symbolizer) frame(w *bufio.Writer, f symcache.Frame) {

@@ -49,7 +49,7 @@ func BuildC(t testing.TB, src string) string {
 func BuildGo(t testing.TB, pkg string) string {
 	t.Helper()
 	return build(t, "go:"+pkg, func(out string) *exec.Cmd {
-		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, ".")
+		cmd := exec.Command(GoTool(t), "build", "-o", out, ".")
 		cmd.Dir = filepath.Join(Dir(), pkg)
 		return cmd
 	})
@@ -118,6 +118,17 @@ func Start(t testing.TB, bin string, args ...string) *Proc {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s not ready after 30s", bin)
+	}
+	return p
+}
+
+// GoTool returns the path of the go command, failing the test when there is
+// none on PATH.
+func GoTool(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal("the go command is needed on PATH to build test programs")
 	}
 	return p
 }
