@@ -141,11 +141,18 @@ func ELFTable(object string, f *elf.File) (*Table, error) {
 		return nil, fmt.Errorf("symcache: %s: .dynsym: %w", object, err)
 	}
 	add(dt)
+	// A Go binary linked with -s has no .symtab: name its functions
+	// from the pclntab (which also gives file:line). A bad pclntab
+	// leaves the symbols above as they are.
+	var lines LineSource
+	if gs, gl, err := elfGopclntab(object, f, syms); err == nil && gl != nil {
+		syms, lines = gs, gl
+	}
 	var segs []Segment
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			segs = append(segs, Segment{Offset: p.Off, Addr: p.Vaddr, Size: p.Filesz})
 		}
 	}
-	return NewTable(object, syms, segs, nil), nil
+	return NewTable(object, syms, segs, lines), nil
 }

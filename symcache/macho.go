@@ -138,6 +138,13 @@ func MachOTable(object string, m *images.MachO, r io.ReaderAt, size int64, lines
 		}
 		syms = machOSymbols(m, st, make([]Symbol, 0, st.Len()))
 	}
+	// A Go binary linked with -s: name its functions from __gopclntab.
+	if gs, gl, err := machOGopclntab(m, r, size, syms); err == nil && gl != nil {
+		syms = gs
+		if lines == nil {
+			lines = gl
+		}
+	}
 	starts, err := m.ReadFunctionStarts(r, size, nil)
 	if err != nil && len(syms) == 0 {
 		return nil, err

@@ -1,0 +1,348 @@
+package symcache
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"debug/gosym"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/macprof/macprof/images"
+)
+
+const gopclntabProg = `package main
+
+import (
+	"fmt"
+	"os"
+)
+
+//go:noinline
+func leaf(n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += i * i
+	}
+	return s
+}
+
+//go:noinline
+func middle(n int) int { return leaf(n) + 1 }
+
+type T struct{ v int }
+
+//go:noinline
+func (t *T) Method() int { return middle(t.v) }
+
+func main() {
+	t := &T{v: len(os.Args)}
+	fmt.Println(t.Method())
+}
+`
+
+// buildGo builds gopclntabProg with extra go build arguments for goos/goarch.
+func buildGo(t *testing.T, dir, out, goos, goarch string, args ...string) string {
+	t.Helper()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		t.Fatalf("the go tool is needed to build the test program: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "main.go")); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(gopclntabProg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module prog\n\ngo 1.21\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, out)
+	cmd := exec.Command(goBin, append(append([]string{"build", "-o", path}, args...), ".")...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %v: %v\n%s", args, err, out)
+	}
+	return path
+}
+
+type goNMSym struct {
+	name       string
+	addr, size uint64
+}
+
+// goNM lists the text symbols with a size of an unstripped binary, with
+// `go tool nm -size`.
+func goNM(t *testing.T, bin string) []goNMSym {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "nm", "-size", bin).Output()
+	if err != nil {
+		t.Fatalf("go tool nm: %v", err)
+	}
+	var syms []goNMSym
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || (f[2] != "T" && f[2] != "t") {
+			continue
+		}
+		addr, err1 := strconv.ParseUint(f[0], 16, 64)
+		size, err2 := strconv.ParseUint(f[1], 10, 64)
+		if err1 != nil || err2 != nil || size == 0 {
+			continue
+		}
+		syms = append(syms, goNMSym{name: strings.Join(f[3:], " "), addr: addr, size: size})
+	}
+	return syms
+}
+
+// checkGoNames symbolizes an address inside every main.* and runtime.*
+// function of nm through img (loaded with slide) and compares names.
+func checkGoNames(t *testing.T, img *images.Image, nm []goNMSym, slide uint64) {
+	t.Helper()
+	c := New(Options{})
+	checked, nmain := 0, 0
+	for _, s := range nm {
+		if !strings.HasPrefix(s.name, "main.") && !strings.HasPrefix(s.name, "runtime.") {
+			continue
+		}
+		if s.name == "runtime.text" || s.name == "runtime.etext" {
+			continue // markers, not functions
+		}
+		// The pclntab names assembly functions without the ABI0
+		// suffix of their linker symbols, as tracebacks do.
+		s.name = strings.TrimSuffix(s.name, ".abi0")
+		for _, a := range []uint64{s.addr, s.addr + s.size/2, s.addr + s.size - 1} {
+			fr := c.Symbolize(img, a+slide, false)
+			if fr[0].Function != s.name {
+				t.Errorf("%#x in %s: got %q", a, s.name, fr[0].Function)
+			}
+		}
+		if strings.HasPrefix(s.name, "main.") {
+			nmain++
+		}
+		checked++
+	}
+	if nmain < 4 || checked < 300 {
+		t.Fatalf("checked only %d functions (%d main.*)", checked, nmain)
+	}
+	t.Logf("checked %d functions", checked)
+}
+
+func TestGopclntabELF(t *testing.T) {
+	dir := t.TempDir()
+	for _, mode := range []string{"exe", "pie"} {
+		t.Run(mode, func(t *testing.T) {
+			full := buildGo(t, dir, "full-"+mode, runtime.GOOS, runtime.GOARCH, "-buildmode="+mode)
+			stripped := buildGo(t, dir, "stripped-"+mode, runtime.GOOS, runtime.GOARCH, "-buildmode="+mode, "-ldflags=-s -w")
+			f, err := elf.Open(stripped)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Symbols(); err == nil {
+				t.Fatal("the -s build still has .symtab")
+			}
+			f.Close()
+			base := uint64(0)
+			if mode == "pie" {
+				base = 0x55d1c2a00000
+			}
+			img := execImage(t, stripped, base)
+			checkGoNames(t, img, goNM(t, full), base)
+			checkGoLines(t, img, full, base)
+		})
+	}
+}
+
+// checkGoLines compares file:line of the main.* functions with `go tool
+// addr2line` on the unstripped build.
+func checkGoLines(t *testing.T, img *images.Image, full string, base uint64) {
+	t.Helper()
+	var addrs []uint64
+	for _, s := range goNM(t, full) {
+		if strings.HasPrefix(s.name, "main.") {
+			for a := s.addr; a < s.addr+s.size; a += 2 {
+				addrs = append(addrs, a)
+			}
+		}
+	}
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "%#x\n", a)
+	}
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "addr2line", full)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go tool addr2line: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2*len(addrs) {
+		t.Fatalf("addr2line gave %d lines for %d addresses", len(lines), len(addrs))
+	}
+	c := New(Options{})
+	withLine := 0
+	for i, a := range addrs {
+		fr := c.Symbolize(img, a+base, false)
+		if fr[0].Line == 0 {
+			continue // inlined code: no line by design
+		}
+		withLine++
+		got := fmt.Sprintf("%s:%d", fr[0].File, fr[0].Line)
+		if want := lines[2*i+1]; got != want || fr[0].Function != lines[2*i] {
+			t.Errorf("%#x: got %s %s, addr2line %s %s", a, fr[0].Function, got, lines[2*i], want)
+		}
+	}
+	if withLine < len(addrs)/2 {
+		t.Fatalf("only %d of %d addresses have a line", withLine, len(addrs))
+	}
+}
+
+func TestGopclntabMachO(t *testing.T) {
+	dir := t.TempDir()
+	for _, arch := range []string{"arm64", "amd64"} {
+		t.Run(arch, func(t *testing.T) {
+			full := buildGo(t, dir, "full-"+arch, "darwin", arch)
+			stripped := buildGo(t, dir, "stripped-"+arch, "darwin", arch, "-ldflags=-s -w")
+			const slide = 0x1c000
+			img, f, err := images.MachOImageFromFile(stripped, "", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			img.Start += slide
+			img.Limit += slide
+			nm := goNM(t, full)
+			// The stripped image must not name these from its own
+			// symbol table.
+			m, err := images.OpenMachO(stripped, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tab, err := MachOTable("x", m.MachO, m.R, m.Size, nil)
+			m.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tab.lines == nil {
+				t.Fatal("no pclntab LineSource: the stripped table did not use __gopclntab")
+			}
+			checkGoNames(t, img, nm, slide)
+			checkGoLines(t, img, full, slide)
+		})
+	}
+}
+
+// TestGopclntabAgreesWithGosym compares every function of the running
+// test binary's own pclntab (read from its file) with debug/gosym.
+func TestGopclntabAgreesWithGosym(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := f.Section(".gopclntab")
+	if s == nil {
+		s = f.Section(".data.rel.ro.gopclntab")
+	}
+	if s == nil {
+		t.Fatal("test binary has no pclntab section")
+	}
+	data, err := s.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := f.Section(".text").Addr
+	gt, err := gosym.NewTable(nil, gosym.NewLineTable(data, text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParseGopclntab(data, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms := p.Symbols(nil)
+	if len(syms) != len(gt.Funcs) {
+		t.Fatalf("%d symbols, gosym %d", len(syms), len(gt.Funcs))
+	}
+	lines := 0
+	for i, fn := range gt.Funcs {
+		if s := syms[i]; s.Name != fn.Name || s.Start != fn.Entry || s.Start+s.Size != fn.End {
+			t.Fatalf("function %d: %+v, gosym %s %#x-%#x", i, s, fn.Name, fn.Entry, fn.End)
+		}
+		for _, pc := range []uint64{fn.Entry, (fn.Entry + fn.End) / 2} {
+			if fr := p.Lines(pc); fr != nil {
+				file, line, _ := gt.PCToLine(pc)
+				if fr[0].File != file || fr[0].Line != line {
+					t.Fatalf("%#x: %s:%d, gosym %s:%d", pc, fr[0].File, fr[0].Line, file, line)
+				}
+				lines++
+			}
+		}
+	}
+	t.Logf("%d functions, %d lines agree with debug/gosym", len(syms), lines)
+}
+
+func TestGopclntabLinesDoNotAllocateMuch(t *testing.T) {
+	exe, _ := os.Executable()
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, err := f.Section(".gopclntab").Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParseGopclntab(data, f.Section(".text").Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms := p.Symbols(nil)
+	pc := syms[len(syms)/2].Start
+	if n := testing.AllocsPerRun(100, func() { p.Lines(pc) }); n > 1 {
+		t.Fatalf("Lines allocates %v times, want at most the returned slice", n)
+	}
+}
+
+func FuzzGopclntab(f *testing.F) {
+	exe, err := os.Executable()
+	if err == nil {
+		if ef, err := elf.Open(exe); err == nil {
+			if s := ef.Section(".gopclntab"); s != nil {
+				if d, err := s.Data(); err == nil {
+					f.Add(d[:min(len(d), 4096)], uint64(0x401000))
+				}
+			}
+			ef.Close()
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, text uint64) {
+		p, err := ParseGopclntab(data, text)
+		if err != nil {
+			return
+		}
+		syms := p.Symbols(nil)
+		if len(syms) > p.Len() {
+			t.Fatalf("%d symbols from %d functions", len(syms), p.Len())
+		}
+		for i, s := range syms {
+			if i > 64 {
+				break
+			}
+			p.Lines(s.Start)
+			p.Lines(s.Start + s.Size/2)
+		}
+		p.Lines(text)
+	})
+}
