@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"debug/gosym"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -345,4 +346,59 @@ func FuzzGopclntab(f *testing.F) {
 		}
 		p.Lines(text)
 	})
+}
+
+// tinyPclntab builds a Go 1.20 pclntab by hand: main.a at text+0 and
+// main.b at text+16, 16 bytes each, both at a.go:10.
+func tinyPclntab() []byte {
+	le := binary.LittleEndian
+	b := make([]byte, 72)
+	le.PutUint32(b, go120Magic)
+	b[6], b[7] = 1, 8
+	b = append(b, "main.a\x00main.b\x00"...)    // 72
+	b = le.AppendUint32(b, 0)                   // cutab at 86
+	b = append(b, "a.go\x00"...)                // filetab at 90
+	b = append(b, 0, 22, 16, 0, 2, 16, 0, 0, 0) // pctab at 95: pcln at 1, pcfile at 4
+	ft := len(b)                                // functab at 104
+	for _, v := range []uint32{0, 20, 16, 64, 32} {
+		b = le.AppendUint32(b, v)
+	}
+	for i, name := range []uint32{0, 7} {
+		b = le.AppendUint32(b, uint32(16*i))
+		b = le.AppendUint32(b, name)
+		b = append(b, make([]byte, 12)...)
+		b = le.AppendUint32(b, 4) // pcfile
+		b = le.AppendUint32(b, 1) // pcln
+		b = append(b, make([]byte, 16)...)
+	}
+	for i, v := range []uint64{2, 1, 0x401000, 72, 86, 90, 95, uint64(ft)} {
+		le.PutUint64(b[8+8*i:], v)
+	}
+	return b
+}
+
+func TestGopclntabTiny(t *testing.T) {
+	p, err := ParseGopclntab(tinyPclntab(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms := p.Symbols(nil)
+	want := []Symbol{{"main.a", 0x401000, 16}, {"main.b", 0x401010, 16}}
+	if fmt.Sprint(syms) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", syms, want)
+	}
+	if fr := p.Lines(0x401017); len(fr) != 1 || fr[0].File != "a.go" || fr[0].Line != 10 {
+		t.Fatalf("Lines = %+v", fr)
+	}
+	if fr := p.Lines(0x401020); fr != nil {
+		t.Fatalf("Lines past the end = %+v", fr)
+	}
+	// Every truncation fails or parses without panicking.
+	d := tinyPclntab()
+	for n := range d {
+		if p, err := ParseGopclntab(d[:n], 0); err == nil {
+			p.Symbols(nil)
+			p.Lines(0x401008)
+		}
+	}
 }
