@@ -51,10 +51,7 @@ func main() {
 // buildGo builds gopclntabProg with extra go build arguments for goos/goarch.
 func buildGo(t *testing.T, dir, out, goos, goarch string, args ...string) string {
 	t.Helper()
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		t.Fatalf("the go tool is needed to build the test program: %v", err)
-	}
+	goBin := goTool(t)
 	if _, err := os.Stat(filepath.Join(dir, "main.go")); err != nil {
 		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(gopclntabProg), 0o644); err != nil {
 			t.Fatal(err)
@@ -73,6 +70,17 @@ func buildGo(t *testing.T, dir, out, goos, goarch string, args ...string) string
 	return path
 }
 
+// goTool finds the go command, which builds the test programs and is the
+// oracle (go tool nm, go tool addr2line).
+func goTool(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to build the test programs: %v", err)
+	}
+	return p
+}
+
 type goNMSym struct {
 	name       string
 	addr, size uint64
@@ -82,7 +90,7 @@ type goNMSym struct {
 // `go tool nm -size`.
 func goNM(t *testing.T, bin string) []goNMSym {
 	t.Helper()
-	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "nm", "-size", bin).Output()
+	out, err := exec.Command(goTool(t), "tool", "nm", "-size", bin).Output()
 	if err != nil {
 		t.Fatalf("go tool nm: %v", err)
 	}
@@ -177,7 +185,7 @@ func checkGoLines(t *testing.T, img *images.Image, full string, base uint64) {
 	for _, a := range addrs {
 		fmt.Fprintf(&in, "%#x\n", a)
 	}
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "addr2line", full)
+	cmd := exec.Command(goTool(t), "tool", "addr2line", full)
 	cmd.Stdin = &in
 	out, err := cmd.Output()
 	if err != nil {
