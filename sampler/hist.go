@@ -58,3 +58,14 @@ func (h *stopHistogram) quantile(q float64) time.Duration {
 	}
 	return h.max
 }
+
+// nonEmpty returns the non-empty buckets in ascending order.
+func (h *stopHistogram) nonEmpty() []StopBucket {
+	var out []StopBucket
+	for i, c := range h.buckets {
+		if c != 0 {
+			out = append(out, StopBucket{Low: bucketLow(i), Count: c})
+		}
+	}
+	return out
+}

@@ -43,6 +43,14 @@ type Config struct {
 	// OnTick, when set, is called after every tick with running totals
 	// (for a status line).
 	OnTick func(Progress)
+	// OnExit, when set, is told of each target that exited, after the
+	// window holding its last samples was handed over; the sampler then
+	// forgets the target. Closing it is the callee's business.
+	OnExit func(Target)
+	// KeepRunning keeps Run going when every target has exited (or before
+	// any was added), until its context ends: for an agent that adds
+	// targets as they appear.
+	KeepRunning bool
 }
 
 // Progress is a running summary for status displays.
@@ -73,9 +81,10 @@ type Sampler struct {
 	batchCaps  []*Capture
 	batchErrs  []error
 
-	win       *windowState
-	total     int64
-	startTime time.Time
+	win        *windowState
+	hadTargets bool
+	total      int64
+	startTime  time.Time
 }
 
 type targetState struct {
@@ -193,7 +202,7 @@ func (s *Sampler) Run(ctx context.Context) error {
 	var reason error
 	for {
 		s.adopt()
-		if len(s.targets) > 0 && s.allExited() {
+		if s.hadTargets && s.allExited() && !s.keepRunning() {
 			reason = ErrAllExited
 			break
 		}
@@ -247,11 +256,16 @@ func (s *Sampler) adopt() {
 	s.pending = nil
 	s.mu.Unlock()
 	for _, t := range pend {
+		s.hadTargets = true
 		ts := &targetState{t: t, threads: map[ThreadID]*threadState{}}
 		ts.refreshImages()
 		s.targets = append(s.targets, ts)
 	}
 }
+
+// keepRunning reports whether Run should go on without live targets: when
+// the caller asked it to (an agent waiting for processes to appear).
+func (s *Sampler) keepRunning() bool { return s.cfg.KeepRunning }
 
 func (s *Sampler) allExited() bool {
 	for _, ts := range s.targets {
@@ -469,7 +483,21 @@ func (s *Sampler) closeWindow(end time.Time) {
 		StoppedTotal: ws.stops.sum,
 		ProfilerCPU:  selfCPU() - ws.cpuStart,
 	}
+	w.Stats.StopBuckets = ws.stops.nonEmpty()
 	if s.cfg.OnWindow != nil {
 		s.cfg.OnWindow(w)
+	}
+	// Forget exited targets now that their samples are out.
+	if s.cfg.OnExit != nil {
+		live := s.targets[:0]
+		for _, ts := range s.targets {
+			if ts.exited {
+				s.cfg.OnExit(ts.t)
+				continue
+			}
+			live = append(live, ts)
+		}
+		clear(s.targets[len(live):])
+		s.targets = live
 	}
 }

@@ -83,4 +83,13 @@ type Stats struct {
 	StoppedTotal time.Duration
 	// ProfilerCPU is the CPU time the profiler process used.
 	ProfilerCPU time.Duration
+	// StopBuckets is the distribution of stop times: log-linear buckets
+	// (about 6% wide) with their lower bound, empty ones left out.
+	StopBuckets []StopBucket
+}
+
+// StopBucket is one bucket of the stop-time distribution.
+type StopBucket struct {
+	Low   time.Duration
+	Count int64
 }

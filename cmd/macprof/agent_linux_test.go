@@ -1,0 +1,208 @@
+//go:build linux && (amd64 || arm64)
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/internal/collectortest"
+	"github.com/macprof/macprof/internal/testprog"
+)
+
+// startAgent runs macprof agent with args and returns its process and a
+// function that waits for it and returns its log.
+func startAgent(t *testing.T, args ...string) (*exec.Cmd, func() string) {
+	t.Helper()
+	macprof, _ := macprofBinary(t)
+	cmd := exec.Command(macprof, append([]string{"agent"}, args...)...)
+	var log safeBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, func() string {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("agent: %v\n%s", err, log.String())
+		}
+		return log.String()
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// windowsReceived counts the distinct profiles (one per window and
+// process) the collector wrote.
+func windowsReceived(t *testing.T, col *collectortest.Collector) map[uint64]bool {
+	t.Helper()
+	pds, err := col.Profiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{}
+	for _, pd := range pds {
+		for _, rp := range pd.GetResourceProfiles() {
+			for _, sp := range rp.GetScopeProfiles() {
+				for _, p := range sp.GetProfiles() {
+					seen[p.GetTimeUnixNano()] = true
+				}
+			}
+		}
+	}
+	return seen
+}
+
+func TestAgentExportsToCollector(t *testing.T) {
+	col := collectortest.Start(t)
+	_, demo := macprofBinary(t)
+	p := testprog.Start(t, demo, "-threads", "2", "-duration", "0")
+	_, wait := startAgent(t, "--name", "^demo$", "--rescan", "500ms", "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
+		"--window", "2s", "-F", "49", "-d", "7s", "--telemetry", "none", "--service-name", "demo-service")
+	log := wait()
+	samples, ok := col.WaitSamples(20*time.Second, func(s []collectortest.Sample) bool {
+		for _, x := range s {
+			for _, f := range x.Frames {
+				if f == "main.computeChecksums" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if !ok {
+		t.Fatalf("the collector never received the workload's frames (%d samples)\nagent log:\n%s\ncollector log:\n%s", len(samples), log, col.Log())
+	}
+	funcs := map[string]bool{}
+	for _, s := range samples {
+		for _, f := range s.Frames {
+			funcs[f] = true
+		}
+		if s.Resource["process.pid"] != strconv.Itoa(p.PID) {
+			t.Fatalf("sample of process.pid %q, want %d", s.Resource["process.pid"], p.PID)
+		}
+		if s.Attrs["thread.name"] != "demo" || s.Attrs["thread.id"] == "" {
+			t.Fatalf("sample attributes %v, want thread.name demo and a thread.id", s.Attrs)
+		}
+		for k, want := range map[string]string{"service.name": "demo-service", "process.executable.name": "demo"} {
+			if s.Resource[k] != want {
+				t.Fatalf("resource %s = %q, want %q (resource %v)", k, s.Resource[k], want, s.Resource)
+			}
+		}
+		if s.Resource["host.name"] == "" || !strings.HasSuffix(s.Resource["process.executable.path"], "/demo") {
+			t.Fatalf("resource lacks host.name or process.executable.path: %v", s.Resource)
+		}
+	}
+	for _, fn := range []string{"main.worker", "main.computeChecksums", "main.prepareReport", "main.hashBlocks"} {
+		if !funcs[fn] {
+			t.Errorf("no sample has %s", fn)
+		}
+	}
+	if !strings.Contains(log, "dropped=0") {
+		t.Errorf("agent log does not report dropped=0:\n%s", log)
+	}
+}
+
+// rss returns a process's resident set size in KiB.
+func rss(pid int) int {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.Fields(v)[0])
+			return n
+		}
+	}
+	return 0
+}
+
+var sentRE = regexp.MustCompile(`exporter=otlp sent=(\d+) failed_attempts=(\d+) dropped=(\d+)`)
+
+func TestAgentCollectorOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the outage test takes a minute")
+	}
+	col := collectortest.Start(t)
+	_, demo := macprofBinary(t)
+	testprog.Start(t, demo, "-threads", "2", "-duration", "0")
+
+	t.Run("30s outage loses nothing", func(t *testing.T) {
+		before := len(windowsReceived(t, col))
+		const queueBytes = 16 << 20
+		agent, wait := startAgent(t, "--name", "^demo$", "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
+			"--window", "1s", "-d", "45s", "--telemetry", "none", "--queue-windows", "64",
+			"--queue-bytes", strconv.Itoa(queueBytes), "--shutdown-timeout", "20s")
+		time.Sleep(5 * time.Second)
+		col.Stop()
+		base, peak := rss(agent.Process.Pid), 0
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
+			peak = max(peak, rss(agent.Process.Pid))
+		}
+		col.Restart()
+		log := wait()
+		m := sentRE.FindStringSubmatch(log)
+		if m == nil {
+			t.Fatalf("agent log lacks its exporter summary:\n%s", log)
+		}
+		sent, _ := strconv.Atoi(m[1])
+		if m[3] != "0" {
+			t.Errorf("agent dropped %s windows during a 30 s outage with room for 64:\n%s", m[3], log)
+		}
+		got := len(windowsReceived(t, col)) - before
+		if sent < 40 || got != sent {
+			t.Errorf("agent sent %d windows in 45 s, collector wrote %d", sent, got)
+		}
+		if grew := (peak - base) * 1024; grew > queueBytes+32<<20 {
+			t.Errorf("agent RSS grew by %d bytes during the outage (queue bound %d)", grew, queueBytes)
+		}
+		t.Logf("sent %d windows, collector wrote %d; RSS %d KiB before the outage, peak %d KiB", sent, got, base, peak)
+	})
+
+	t.Run("longer than the queue holds", func(t *testing.T) {
+		before := len(windowsReceived(t, col))
+		_, wait := startAgent(t, "--name", "^demo$", "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
+			"--window", "1s", "-d", "20s", "--telemetry", "none", "--queue-windows", "3", "--shutdown-timeout", "20s")
+		time.Sleep(3 * time.Second)
+		col.Stop()
+		time.Sleep(10 * time.Second)
+		col.Restart()
+		log := wait()
+		m := sentRE.FindStringSubmatch(log)
+		if m == nil {
+			t.Fatalf("agent log lacks its exporter summary:\n%s", log)
+		}
+		dropped, _ := strconv.Atoi(m[3])
+		sent, _ := strconv.Atoi(m[1])
+		if dropped == 0 {
+			t.Errorf("a 10 s outage with room for 3 windows dropped none:\n%s", log)
+		}
+		if got := len(windowsReceived(t, col)) - before; got != sent || sent < 8 {
+			t.Errorf("after the outage: sent %d, collector wrote %d (the agent must recover)", sent, got)
+		}
+		t.Logf("sent %d, dropped %d", sent, dropped)
+	})
+}
