@@ -11,6 +11,7 @@ package symcache
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -37,12 +38,15 @@ type LineSource interface {
 // Table is the immutable symbol table of one object file: function starts
 // sorted once, looked up by binary search.
 type Table struct {
-	starts   []uint64
-	ends     []uint64 // 0 when unknown; nil when no symbol has a size
-	names    []string
-	index    []uint64 // every indexStride-th start
-	segments []Segment
-	lines    LineSource
+	starts []uint64
+	ends   []uint64 // 0 when unknown; nil when no symbol has a size
+	names  []string
+	// buckets index starts by address; see buildBuckets.
+	buckets     []uint32
+	bucketBase  uint64
+	bucketShift uint
+	segments    []Segment
+	lines       LineSource
 	// Object is the object's file name, for frames.
 	Object string
 }
@@ -102,10 +106,7 @@ func NewTable(object string, syms []Symbol, segs []Segment, lines LineSource) *T
 	if !sized {
 		t.ends = nil // no sizes (Mach-O): one cache miss less per lookup
 	}
-	t.index = make([]uint64, 0, len(t.starts)/indexStride+1)
-	for i := 0; i < len(t.starts); i += indexStride {
-		t.index = append(t.index, t.starts[i])
-	}
+	t.buildBuckets()
 	return t
 }
 
@@ -115,10 +116,47 @@ type symKey struct {
 	idx   uint32
 }
 
-// indexStride is how many starts one entry of Table.index covers: the
-// index of a 100,000-symbol table is 12 KiB and stays in the CPU cache, so
-// a lookup touches only one block of starts in memory.
-const indexStride = 32
+// Lookups go through a bucket table: the address range of the starts is
+// cut into buckets of 1<<shift bytes (256 bytes, or coarser so that there
+// are at most four per function and at most maxBuckets), and buckets[k] is the index of the function
+// containing the start of bucket k. A lookup is then a division and a
+// binary search among the few starts inside one bucket: one or two memory
+// accesses instead of a dozen dependent ones.
+const (
+	minBucketShift = 8
+	maxBuckets     = 1 << 18
+)
+
+func (t *Table) buildBuckets() {
+	n := len(t.starts)
+	if n == 0 {
+		return
+	}
+	lo, span := t.starts[0], t.starts[n-1]-t.starts[0]
+	// At most four buckets per function (and maxBuckets): memory stays
+	// proportional to the symbols whatever the address span.
+	limit := uint64(min(maxBuckets, 4*n+64))
+	shift := uint(minBucketShift)
+	for span>>shift >= limit {
+		shift++
+	}
+	nb := int(span>>shift) + 1
+	t.bucketBase, t.bucketShift = lo, shift
+	t.buckets = make([]uint32, nb+1)
+	i := 0
+	for k := 0; k < nb; k++ {
+		a := lo + uint64(k)<<shift
+		for i+1 < n && t.starts[i+1] <= a {
+			i++
+		}
+		t.buckets[k] = uint32(i)
+	}
+	t.buckets[nb] = uint32(n - 1)
+}
+
+// HasLines reports whether the table has a LineSource (debug information
+// for file:line and inlined frames).
+func (t *Table) HasLines() bool { return t.lines != nil }
 
 // Len returns the number of distinct function starts.
 func (t *Table) Len() int { return len(t.starts) }
@@ -140,41 +178,54 @@ func (t *Table) Address(fileOffset uint64) (uint64, bool) {
 // symbol with the greatest start <= addr, provided addr is inside its size
 // when the size is known.
 func (t *Table) Lookup(addr uint64) (name string, start uint64, ok bool) {
-	// Find the block in the index, then the start in the block.
-	idx := t.index
-	lo, hi := 0, len(idx)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if idx[m] <= addr {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo == 0 {
-		return "", 0, false
-	}
-	base := (lo - 1) * indexStride
-	starts := t.starts[base:min(base+indexStride, len(t.starts))]
-	lo, hi = 0, len(starts)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if starts[m] <= addr {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	lo += base
-	if lo == 0 {
-		return "", 0, false
-	}
-	i := lo - 1
-	if t.ends != nil && t.ends[i] != 0 && addr >= t.ends[i] {
+	i := t.LookupIndex(addr)
+	if i < 0 {
 		return "", 0, false
 	}
 	return t.names[i], t.starts[i], true
 }
+
+// LookupIndex is Lookup returning the function's index in the table
+// (0 <= i < Len()), or -1. Callers that keep per-function data (a
+// demangled name, say) index it by i.
+func (t *Table) LookupIndex(addr uint64) int {
+	if len(t.buckets) == 0 || addr < t.bucketBase {
+		return -1
+	}
+	k := (addr - t.bucketBase) >> t.bucketShift
+	var i int
+	if k >= uint64(len(t.buckets)-1) {
+		i = len(t.starts) - 1 // past the last start
+	} else {
+		// The function containing addr is among the starts from the
+		// one containing bucket k's start to the one containing bucket
+		// k+1's start.
+		first, last := int(t.buckets[k]), int(t.buckets[k+1])
+		i = first + upperBound(t.starts[first:last+1], addr)
+	}
+	if t.ends != nil && t.ends[i] != 0 && addr >= t.ends[i] {
+		return -1
+	}
+	return i
+}
+
+// upperBound returns the greatest i with s[i] <= v, given s[0] <= v.
+func upperBound(s []uint64, v uint64) int {
+	base, n := 0, len(s)
+	for n > 1 {
+		half := n >> 1
+		// borrow is 1 when s[base+half] > v: step by half
+		// otherwise, with no branch to mispredict.
+		_, borrow := bits.Sub64(v, s[base+half], 0)
+		base += half & (int(borrow) - 1)
+		n -= half
+	}
+	return base
+}
+
+// Symbol returns the name (as stored: Mach-O names are kept mangled) and
+// start of the function at index i.
+func (t *Table) Symbol(i int) (name string, start uint64) { return t.names[i], t.starts[i] }
 
 // Frame is one symbolized frame.
 type Frame struct {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/symcache"
@@ -66,7 +65,7 @@ type symbolizer struct {
 	table  *symcache.Table
 	image  string
 	inline bool
-	names  map[uint64]string // demangled name per function start
+	names  []string // demangled name per function index, filled lazily
 	buf    []byte
 }
 
@@ -105,26 +104,27 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "macprof symbolize: %v\n", err)
 		return 1
 	}
-	s.table, s.names = t, make(map[uint64]string)
-	out := bufio.NewWriterSize(stdout, 64<<10)
+	s.table, s.names = t, make([]string, t.Len())
+	out := bufio.NewWriterSize(stdout, 256<<10)
 	defer out.Flush()
 	status := 0
-	emit := func(word string) {
-		if !s.line(out, word) {
-			status = 1
-		}
-	}
 	if fs.NArg() > 0 {
 		for _, a := range fs.Args() {
-			emit(a)
+			if !s.line(out, []byte(a)) {
+				status = 1
+			}
 		}
 		return status
 	}
-	sc := bufio.NewScanner(symbolizeStdin)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	sc.Split(bufio.ScanWords)
+	// Flush what is printed before every read that may block, so that
+	// addresses typed or piped in one at a time are answered at once.
+	sc := bufio.NewScanner(flushingReader{symbolizeStdin, out})
+	sc.Buffer(make([]byte, 256<<10), 1<<20)
+	sc.Split(scanASCIIWords)
 	for sc.Scan() {
-		emit(sc.Text())
+		if !s.line(out, sc.Bytes()) {
+			status = 1
+		}
 	}
 	if err := sc.Err(); err != nil {
 		out.Flush()
@@ -134,13 +134,74 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
+// flushingReader flushes w before each read from r.
+type flushingReader struct {
+	r io.Reader
+	w *bufio.Writer
+}
+
+func (f flushingReader) Read(p []byte) (int, error) {
+	if err := f.w.Flush(); err != nil {
+		return 0, err
+	}
+	return f.r.Read(p)
+}
+
+// scanASCIIWords is bufio.ScanWords for ASCII whitespace only (addresses
+// are ASCII), without decoding UTF-8.
+func scanASCIIWords(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	start := 0
+	for start < len(data) && isSpace(data[start]) {
+		start++
+	}
+	for i := start; i < len(data); i++ {
+		if isSpace(data[i]) {
+			return i + 1, data[start:i], nil
+		}
+	}
+	if atEOF && len(data) > start {
+		return len(data), data[start:], nil
+	}
+	return start, nil, nil
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+}
+
 // parseAddr parses a hexadecimal address, with or without 0x.
 func parseAddr(s string) (uint64, error) {
-	t := strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
-	if t == "" {
-		return 0, errors.New("empty")
+	v, ok := parseHex([]byte(s))
+	if !ok {
+		return 0, errors.New("not a hexadecimal address")
 	}
-	return strconv.ParseUint(t, 16, 64)
+	return v, nil
+}
+
+// parseHex parses a hexadecimal number of at most 16 digits, with or
+// without 0x, without allocating.
+func parseHex(b []byte) (uint64, bool) {
+	if len(b) >= 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') {
+		b = b[2:]
+	}
+	if len(b) == 0 || len(b) > 16 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint64(c)
+	}
+	return v, true
 }
 
 // newSymbolizer opens bin (Mach-O or ELF) as an image at load (the
@@ -203,9 +264,9 @@ func newELFSymbolizer(bin string, load uint64) (*symbolizer, error) {
 }
 
 // line prints the line(s) for one word; false when it is not an address.
-func (s *symbolizer) line(w *bufio.Writer, word string) bool {
-	addr, err := parseAddr(word)
-	if err != nil {
+func (s *symbolizer) line(w *bufio.Writer, word []byte) bool {
+	addr, ok := parseHex(word)
+	if !ok {
 		fmt.Fprintf(w, "?? (not an address: %s)\n", word)
 		return false
 	}
@@ -239,23 +300,27 @@ func (s *symbolizer) line(w *bufio.Writer, word string) bool {
 func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
 	off := s.img.FileOffset(addr)
 	b := s.buf[:0]
-	name, start, ok := "", uint64(0), false
-	if va, in := s.table.Address(off); in {
-		name, start, ok = s.table.Lookup(va)
-		if ok && name != "" {
-			d, seen := s.names[start]
-			if !seen {
-				d = symcache.Demangle(name)
-				s.names[start] = d
-			}
-			b = append(b, d...)
-			b = append(b, " (in "...)
-			b = append(b, s.image...)
-			b = append(b, ") + "...)
-			b = strconv.AppendUint(b, va-start, 10)
-		}
+	i := -1
+	var va uint64
+	if v, in := s.table.Address(off); in {
+		va, i = v, s.table.LookupIndex(v)
 	}
-	if !ok || name == "" {
+	name, start := "", uint64(0)
+	if i >= 0 {
+		if s.names[i] == "" {
+			raw, _ := s.table.Symbol(i)
+			s.names[i] = symcache.Demangle(raw)
+		}
+		name = s.names[i]
+		_, start = s.table.Symbol(i)
+	}
+	if name != "" {
+		b = append(b, name...)
+		b = append(b, " (in "...)
+		b = append(b, s.image...)
+		b = append(b, ") + "...)
+		b = strconv.AppendUint(b, va-start, 10)
+	} else {
 		b = append(b, s.image...)
 		b = append(b, "+0x"...)
 		b = strconv.AppendUint(b, off, 16)

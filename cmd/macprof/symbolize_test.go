@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,5 +129,37 @@ func TestSymbolizeELF(t *testing.T) {
 	out, errs, st = symbolizeRun(t, "", append([]string{"-o", exe, "-l", "0x555555550000"}, pie...)...)
 	if st != 0 || out != strings.Join(want, "\n")+"\n" {
 		t.Errorf("PIE: status %d, output %q (stderr %q), want %q", st, out, errs, want)
+	}
+}
+
+// TestSymbolizeInteractive checks that each address read from a pipe that
+// stays open is answered before the next one arrives.
+func TestSymbolizeInteractive(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	old := symbolizeStdin
+	symbolizeStdin = inR
+	defer func() { symbolizeStdin = old }()
+	done := make(chan int)
+	go func() {
+		done <- run([]string{"symbolize", "-o", filepath.Join(machoFixtures, "prog_universal"), "--arch", "arm64"}, outW, io.Discard)
+		outW.Close()
+	}()
+	lines := bufio.NewReader(outR)
+	for _, c := range []struct{ in, want string }{
+		{"0x100000388\n", "func_10 (in prog_universal) + 0\n"},
+		{"0x1000003b8\n", "func_10 (in prog_universal) + 48\n"},
+	} {
+		if _, err := io.WriteString(inW, c.in); err != nil {
+			t.Fatal(err)
+		}
+		got, err := lines.ReadString('\n')
+		if err != nil || got != c.want {
+			t.Fatalf("after %q: got %q (%v), want %q", c.in, got, err, c.want)
+		}
+	}
+	inW.Close()
+	if st := <-done; st != 0 {
+		t.Errorf("status %d", st)
 	}
 }

@@ -1,0 +1,267 @@
+// Command symbolize measures macprof's symbolization side by side with its
+// peers, on the same 100,000 addresses of the same Mach-O binary:
+//
+//   - `macprof symbolize` against `llvm-symbolizer` (both as processes,
+//     addresses on standard input), as a ratio;
+//   - macprof's sorted table and binary search against a per-frame linear
+//     scan of the symbol table (the approach of in-app backtrace libraries
+//     such as BSBacktraceLogger), in process.
+//
+// The binary is a GOOS=darwin GOARCH=arm64 Go program built with -ldflags=-w
+// (no DWARF), so that both tools answer from the same symbol table.
+//
+// Usage (from the repository root):
+//
+//	go run ./bench/symbolize [-n 100000] [-runs 3] [-macprof PATH]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/symcache"
+)
+
+const program = `package main
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"regexp"
+	"text/template"
+)
+
+func main() {
+	s := &http.Server{Addr: ":0", TLSConfig: &tls.Config{}}
+	b, _ := json.Marshal(map[string]any{"a": regexp.MustCompile("x+").String()})
+	template.Must(template.New("t").Parse("{{.}}")).Execute(os.Stdout, string(b))
+	fmt.Println(s.Addr)
+}
+`
+
+func main() {
+	n := flag.Int("n", 100_000, "number of addresses")
+	runs := flag.Int("runs", 3, "runs of each command (the best is reported)")
+	prebuilt := flag.String("macprof", "", "a macprof binary to measure (default: build ./cmd/macprof)")
+	flag.Parse()
+	if err := bench(*n, *runs, *prebuilt); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/symbolize:", err)
+		os.Exit(1)
+	}
+}
+
+func bench(n, runs int, macprof string) error {
+	llvm, err := lookPath("llvm-symbolizer", "llvm-symbolizer-14")
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "bench-symbolize")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	// The target binary and the macprof command.
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(program), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module target\n\ngo 1.21\n"), 0o644); err != nil {
+		return err
+	}
+	bin := filepath.Join(dir, "target")
+	cmd := exec.Command("go", "build", "-ldflags=-w", "-o", bin, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the darwin target: %v\n%s", err, out)
+	}
+	if macprof == "" {
+		macprof = filepath.Join(dir, "macprof")
+		if out, err := exec.Command("go", "build", "-o", macprof, "./cmd/macprof").CombinedOutput(); err != nil {
+			return fmt.Errorf("building macprof (run from the repository root): %v\n%s", err, out)
+		}
+	}
+
+	// n random addresses inside __text.
+	f, err := images.OpenMachO(bin, "")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var text *images.MachOSection
+	for i := range f.Sections {
+		if f.Sections[i].Name == "__text" {
+			text = &f.Sections[i]
+		}
+	}
+	if text == nil {
+		return fmt.Errorf("%s: no __text", bin)
+	}
+	rng := rand.New(rand.NewSource(1))
+	addrs := make([]uint64, n)
+	var in bytes.Buffer
+	for i := range addrs {
+		addrs[i] = text.Addr + uint64(rng.Int63n(int64(text.Size)))
+		fmt.Fprintf(&in, "%#x\n", addrs[i])
+	}
+	st, err := f.ReadSymbolTable(f.R, f.Size)
+	if err != nil {
+		return err
+	}
+
+	// Processes, side by side.
+	mp, mpOut, err := timeCmd(runs, in.Bytes(), macprof, "symbolize", "-o", bin)
+	if err != nil {
+		return err
+	}
+	lv, lvOut, err := timeCmd(runs, in.Bytes(), llvm, "--obj="+bin, "--no-inlines", "--functions=linkage", "--no-demangle")
+	if err != nil {
+		return err
+	}
+	agree, total := compare(mpOut, lvOut)
+
+	// In process: the sorted table against a linear scan per frame.
+	t0 := time.Now()
+	img, mf, err := images.MachOImageFromFile(bin, "", 0)
+	if err != nil {
+		return err
+	}
+	mf.Close()
+	tab, err := symcache.LoadMachO(img)
+	if err != nil {
+		return err
+	}
+	build := time.Since(t0)
+	var sink uint64
+	t0 = time.Now()
+	for _, a := range addrs {
+		_, start, _ := tab.Lookup(a)
+		sink += start
+	}
+	lookups := time.Since(t0)
+	t0 = time.Now()
+	for _, a := range addrs {
+		sink += linearScan(st, f.MachO, a)
+	}
+	linear := time.Since(t0)
+	_ = sink
+
+	fmt.Printf("binary: GOOS=darwin GOARCH=arm64 Go program, %d symbols (%d KiB __text), %d addresses, best of %d runs\n",
+		st.Len(), text.Size>>10, n, runs)
+	fmt.Printf("macprof symbolize: best %.1f ms, median %.1f ms wall (%.0f ns/address); CPU %.1f ms\n",
+		ms(mp.best), ms(mp.median), float64(mp.best.Nanoseconds())/float64(n), ms(mp.cpu))
+	fmt.Printf("llvm-symbolizer:   best %.1f ms, median %.1f ms wall (%.0f ns/address); CPU %.1f ms\n",
+		ms(lv.best), ms(lv.median), float64(lv.best.Nanoseconds())/float64(n), ms(lv.cpu))
+	fmt.Printf("ratio llvm-symbolizer/macprof: %.1fx (best wall), %.1fx (median wall), %.1fx (CPU)\n",
+		float64(lv.best)/float64(mp.best), float64(lv.median)/float64(mp.median), float64(lv.cpu)/float64(max(mp.cpu, 1)))
+	fmt.Printf("function names agree on %d of %d addresses (the rest: aliases at one address, e.g. go:buildid and runtime.text)\n", agree, total)
+	fmt.Printf("in process: table build %.2f ms + %d lookups %.2f ms; linear scan per frame %.1f ms; ratio %.0fx\n",
+		ms(build), n, ms(lookups), ms(linear), float64(linear)/float64(build+lookups))
+	fmt.Printf("machine: %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
+	return nil
+}
+
+// linearScan returns the start of the text symbol nearest below addr by
+// scanning the whole symbol table, as in-app backtrace libraries do for
+// every frame.
+func linearScan(st *images.MachOSymbolTable, m *images.MachO, addr uint64) uint64 {
+	best := uint64(0)
+	for i, n := 0, st.Len(); i < n; i++ {
+		e := st.Entry(i)
+		if e.Type&images.NStab != 0 || e.Type&images.NType != images.NSect || e.Sect == 0 || int(e.Sect) > len(m.Sections) {
+			continue
+		}
+		if e.Value <= addr && e.Value > best && m.Sections[e.Sect-1].Instructions() {
+			best = e.Value
+		}
+	}
+	return best
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func lookPath(names ...string) (string, error) {
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("needs %s on PATH (Debian: apt-get install llvm-14)", strings.Join(names, " or "))
+}
+
+// result is the timing of one command over several runs.
+type result struct {
+	best, median time.Duration // wall time
+	cpu          time.Duration // user+system time of the best run
+}
+
+// timeCmd runs a command runs times with stdin and returns its timings and
+// the output of the last run.
+func timeCmd(runs int, stdin []byte, name string, args ...string) (result, []byte, error) {
+	var walls []time.Duration
+	var r result
+	var out []byte
+	for i := 0; i < runs; i++ {
+		cmd := exec.Command(name, args...)
+		cmd.Stdin = bytes.NewReader(stdin)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		t0 := time.Now()
+		if err := cmd.Run(); err != nil {
+			return r, nil, fmt.Errorf("%s: %v\n%s", name, err, e.String())
+		}
+		d := time.Since(t0)
+		if len(walls) == 0 || d < r.best {
+			r.best = d
+			r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
+		walls = append(walls, d)
+		out = o.Bytes()
+	}
+	slices.Sort(walls)
+	r.median = walls[len(walls)/2]
+	return r, out, nil
+}
+
+// compare counts the addresses whose function names agree: macprof prints
+// "name (in image) + off", llvm-symbolizer "name\nfile:line:col\n\n" with
+// the Mach-O underscore kept when not demangling.
+func compare(mp, lv []byte) (agree, total int) {
+	var a []string
+	sc := bufio.NewScanner(bytes.NewReader(mp))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if i := strings.LastIndex(line, " (in "); i >= 0 {
+			line = line[:i]
+		}
+		a = append(a, line)
+	}
+	var b []string
+	blocks := strings.Split(strings.TrimSpace(string(lv)), "\n\n")
+	for _, blk := range blocks {
+		name, _, _ := strings.Cut(blk, "\n")
+		b = append(b, strings.TrimPrefix(name, "_"))
+	}
+	total = min(len(a), len(b))
+	for i := 0; i < total; i++ {
+		if a[i] == b[i] {
+			agree++
+		}
+	}
+	return agree, max(len(a), len(b))
+}
