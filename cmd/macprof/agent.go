@@ -113,6 +113,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	spool := fs.String("spool-dir", "", "keep queued windows in `DIR` too, so that a restart sends them")
 	queueItems := fs.Int("queue-windows", 64, "queue at most `N` windows per exporter")
 	queueBytes := fs.Int64("queue-bytes", 64<<20, "queue at most `BYTES` per exporter")
+	retryMax := fs.Duration("retry-max", 0, "longest wait between export retries (default: the window length, so that a recovered exporter is used again within one window)")
 	telemetry := fs.String("telemetry", "auto", "the agent's own metrics: `WHERE` = otlp, stdout, none, or auto (otlp when an OTLP endpoint is set)")
 	logFormat := fs.String("log-format", "text", "log as `FORMAT` text or json (to stderr)")
 	verbose := fs.Bool("v", false, "log each export")
@@ -184,7 +185,12 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		if *spool != "" {
 			dir = *spool + string(os.PathSeparator) + name
 		}
-		return upload.Config{Name: name, MaxItems: *queueItems, MaxBytes: *queueBytes, SpoolDir: dir, Logger: log}
+		maxBackoff := *retryMax
+		if maxBackoff <= 0 {
+			maxBackoff = *window
+		}
+		return upload.Config{Name: name, MaxItems: *queueItems, MaxBytes: *queueBytes, SpoolDir: dir, Logger: log,
+			InitialBackoff: min(time.Second, maxBackoff), MaxBackoff: maxBackoff}
 	}
 	if otlpCfg.Endpoint != "" {
 		exp, err := otlp.New(otlpCfg)

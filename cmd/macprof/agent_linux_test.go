@@ -56,15 +56,16 @@ func (s *safeBuffer) String() string {
 	return s.b.String()
 }
 
-// windowsReceived counts the distinct profiles (one per window and
-// process) the collector wrote.
-func windowsReceived(t *testing.T, col *collectortest.Collector) map[uint64]bool {
+// windowsReceived adds the distinct profiles (one per window and process)
+// in the collector's current output file to seen. The file exporter starts a
+// new file when the collector restarts, so callers read it before a stop and
+// again at the end.
+func windowsReceived(t *testing.T, col *collectortest.Collector, seen map[uint64]bool) map[uint64]bool {
 	t.Helper()
 	pds, err := col.Profiles()
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[uint64]bool{}
 	for _, pd := range pds {
 		for _, rp := range pd.GetResourceProfiles() {
 			for _, sp := range rp.GetScopeProfiles() {
@@ -127,6 +128,26 @@ func TestAgentExportsToCollector(t *testing.T) {
 	}
 }
 
+// awaitWindows waits (up to 15 s: the file exporter writes asynchronously)
+// until the collector's output holds want windows besides old ones, and
+// returns how many it holds.
+func awaitWindows(t *testing.T, col *collectortest.Collector, seen, old map[uint64]bool, want int) int {
+	t.Helper()
+	n := 0
+	for end := time.Now().Add(15 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		windowsReceived(t, col, seen)
+		n = 0
+		for k := range seen {
+			if !old[k] {
+				n++
+			}
+		}
+		if n >= want || time.Now().After(end) {
+			return n
+		}
+	}
+}
+
 // rss returns a process's resident set size in KiB.
 func rss(pid int) int {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -150,14 +171,16 @@ func TestAgentCollectorOutage(t *testing.T) {
 	_, demo := macprofBinary(t)
 	testprog.Start(t, demo, "-threads", "2", "-duration", "0")
 
+	old := windowsReceived(t, col, map[uint64]bool{})
 	t.Run("30s outage loses nothing", func(t *testing.T) {
-		before := len(windowsReceived(t, col))
+		seen := map[uint64]bool{}
 		const queueBytes = 16 << 20
 		agent, wait := startAgent(t, "--name", "^demo$", "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
 			"--window", "1s", "-d", "45s", "--telemetry", "none", "--queue-windows", "64",
 			"--queue-bytes", strconv.Itoa(queueBytes), "--shutdown-timeout", "20s")
 		time.Sleep(5 * time.Second)
 		col.Stop()
+		windowsReceived(t, col, seen)
 		base, peak := rss(agent.Process.Pid), 0
 		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
 			peak = max(peak, rss(agent.Process.Pid))
@@ -172,7 +195,7 @@ func TestAgentCollectorOutage(t *testing.T) {
 		if m[3] != "0" {
 			t.Errorf("agent dropped %s windows during a 30 s outage with room for 64:\n%s", m[3], log)
 		}
-		got := len(windowsReceived(t, col)) - before
+		got := awaitWindows(t, col, seen, old, sent)
 		if sent < 40 || got != sent {
 			t.Errorf("agent sent %d windows in 45 s, collector wrote %d", sent, got)
 		}
@@ -183,11 +206,13 @@ func TestAgentCollectorOutage(t *testing.T) {
 	})
 
 	t.Run("longer than the queue holds", func(t *testing.T) {
-		before := len(windowsReceived(t, col))
+		old := windowsReceived(t, col, map[uint64]bool{})
+		seen := map[uint64]bool{}
 		_, wait := startAgent(t, "--name", "^demo$", "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
-			"--window", "1s", "-d", "20s", "--telemetry", "none", "--queue-windows", "3", "--shutdown-timeout", "20s")
+			"--window", "1s", "-d", "30s", "--telemetry", "none", "--queue-windows", "3", "--shutdown-timeout", "20s")
 		time.Sleep(3 * time.Second)
 		col.Stop()
+		windowsReceived(t, col, seen)
 		time.Sleep(10 * time.Second)
 		col.Restart()
 		log := wait()
@@ -200,7 +225,7 @@ func TestAgentCollectorOutage(t *testing.T) {
 		if dropped == 0 {
 			t.Errorf("a 10 s outage with room for 3 windows dropped none:\n%s", log)
 		}
-		if got := len(windowsReceived(t, col)) - before; got != sent || sent < 8 {
+		if got := awaitWindows(t, col, seen, old, sent); got != sent || sent < 15 {
 			t.Errorf("after the outage: sent %d, collector wrote %d (the agent must recover)", sent, got)
 		}
 		t.Logf("sent %d, dropped %d", sent, dropped)
