@@ -4,6 +4,10 @@
 //	harness snapshot [-threads 64] [-runs 5]
 //	    wall time of `macprof snapshot -p PID` vs `eu-stack -p PID` on a
 //	    target with N busy threads.
+//	harness agent [-threads 50] [-duration 10m]
+//	    CPU time and peak memory of `macprof agent` at its default rate,
+//	    profiling a target with N busy threads and exporting every window
+//	    (to a local Pyroscope-compatible sink that accepts everything).
 //	harness overhead [-rates 99,999] [-duration 10s] [-rounds 3]
 //	    throughput of the demo workload alone, under `macprof record` and
 //	    under `perf record -g`, at each rate, interleaved round by round.
@@ -17,6 +21,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +31,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -38,6 +47,8 @@ func main() {
 		err = snapshot(os.Args[2:])
 	case "overhead":
 		err = overhead(os.Args[2:])
+	case "agent":
+		err = agentCost(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}
@@ -245,5 +256,53 @@ func overhead(args []string) error {
 		fmt.Printf("  %4s Hz: macprof %.1f units/s (loss %.2f%%), perf record -g %.1f units/s (loss %.2f%%)\n",
 			hz, m, 100*(1-m/base), p, 100*(1-p/base))
 	}
+	return nil
+}
+
+func agentCost(args []string) error {
+	fs := flag.NewFlagSet("agent", flag.ExitOnError)
+	threads := fs.Int("threads", 50, "busy threads in the target")
+	dur := fs.Duration("duration", 10*time.Minute, "how long the agent runs")
+	fs.Parse(args)
+	dir, err := os.MkdirTemp("", "macprof-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	macprof, _, deep, err := build(dir)
+	if err != nil {
+		return err
+	}
+	var pushes, bytesIn atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		pushes.Add(1)
+		bytesIn.Add(n)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	target, err := startReady(deep, strconv.Itoa(*threads), "20")
+	if err != nil {
+		return err
+	}
+	defer func() { target.Process.Kill(); target.Wait() }()
+	cmd := exec.Command(macprof, "agent", "--pid", strconv.Itoa(target.Process.Pid), "-d", dur.String(),
+		"--pyroscope-url", "http://"+ln.Addr().String(), "--pyroscope-app", "bench.cpu", "--telemetry", "none")
+	var log strings.Builder
+	cmd.Stderr = &log
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("agent: %v\n%s", err, log.String())
+	}
+	el := time.Since(start)
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	fmt.Printf("macprof agent (default rate) on %d busy threads for %v:\n", *threads, el.Round(time.Second))
+	fmt.Printf("  agent CPU %v = %.2f%% of one core; peak RSS %d MiB; %d windows pushed, %d KiB\n",
+		cpu.Round(time.Millisecond), 100*cpu.Seconds()/el.Seconds(), ru.Maxrss/1024, pushes.Load(), bytesIn.Load()/1024)
 	return nil
 }
