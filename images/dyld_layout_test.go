@@ -66,9 +66,11 @@ func TestDyldLayout(t *testing.T) {
 		}
 	}
 	check("sizeof(dyld_image_info)", unsafe.Sizeof(cDyldImageInfo{}), DyldImageInfoSize)
+	check("dyld_image_info.imageLoadAddress", unsafe.Offsetof(cDyldImageInfo{}.imageLoadAddress), 0)
 	check("imageFilePath", unsafe.Offsetof(cDyldImageInfo{}.imageFilePath), 8)
 	check("imageFileModDate", unsafe.Offsetof(cDyldImageInfo{}.imageFileModDate), 16)
 	check("sizeof(dyld_uuid_info)", unsafe.Sizeof(cDyldUUIDInfo{}), DyldUUIDInfoSize)
+	check("dyld_uuid_info.imageLoadAddress", unsafe.Offsetof(cDyldUUIDInfo{}.imageLoadAddress), 0)
 	check("imageUUID", unsafe.Offsetof(cDyldUUIDInfo{}.imageUUID), 8)
 	check("sizeof(dyld_all_image_infos)", unsafe.Sizeof(a), DyldAllImageInfosSize)
 	for _, f := range []struct {
@@ -94,6 +96,10 @@ func TestDyldLayout(t *testing.T) {
 		{"dyldAllImageInfosAddress", unsafe.Offsetof(a.dyldAllImageInfosAddress), dyldOffDyldAllImageInfosAddress},
 		{"initialImageCount", unsafe.Offsetof(a.initialImageCount), dyldOffInitialImageCount},
 		{"errorKind", unsafe.Offsetof(a.errorKind), dyldOffErrorKind},
+		// Not decoded, but they place sharedCacheSlide.
+		{"errorClientOfDylibPath", unsafe.Offsetof(a.errorClientOfDylibPath), 128},
+		{"errorTargetDylibPath", unsafe.Offsetof(a.errorTargetDylibPath), 136},
+		{"errorSymbol", unsafe.Offsetof(a.errorSymbol), 144},
 		{"sharedCacheSlide", unsafe.Offsetof(a.sharedCacheSlide), dyldOffSharedCacheSlide},
 		{"sharedCacheUUID", unsafe.Offsetof(a.sharedCacheUUID), dyldOffSharedCacheUUID},
 		{"sharedCacheBaseAddress", unsafe.Offsetof(a.sharedCacheBaseAddress), dyldOffSharedCacheBaseAddress},
