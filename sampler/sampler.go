@@ -349,12 +349,11 @@ func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
 		// After late ticks the backlog is counted on the stack seen now
 		// (so totals stay true), up to a second's worth.
 		n = min(n, int64(s.cfg.Hz))
-	} else if used <= 0 {
+	} else if used <= 0 && th.hasStack {
 		// Wall mode, idle since the last tick: count its last stack again
-		// without stopping it.
-		if th.hasStack {
-			s.count(pid, tid, th, th.lastStack, 1)
-		}
+		// without stopping it. (A thread never captured yet is captured
+		// once, idle or not.)
+		s.count(pid, tid, th, th.lastStack, 1)
 		return
 	}
 	s.batchIDs = append(s.batchIDs, tid)
