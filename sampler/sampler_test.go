@@ -72,9 +72,9 @@ func (f *fakeTarget) Capture(t ThreadID, c *Capture) error {
 	return nil
 }
 func (f *fakeTarget) CaptureAll(dst []Capture) ([]Capture, error) { return dst, nil }
-func (f *fakeTarget) Images() (*images.Set, error)              { return images.NewSet(nil), nil }
-func (f *fakeTarget) ReadMemory(uint64, []byte) error           { return errors.New("no memory") }
-func (f *fakeTarget) Close() error                              { return nil }
+func (f *fakeTarget) Images() (*images.Set, error)                { return images.NewSet(nil), nil }
+func (f *fakeTarget) ReadMemory(uint64, []byte) error             { return errors.New("no memory") }
+func (f *fakeTarget) Close() error                                { return nil }
 
 func run(t *testing.T, cfg Config, d time.Duration, targets ...Target) []*Window {
 	t.Helper()
