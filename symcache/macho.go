@@ -130,13 +130,14 @@ func MachOTable(object string, m *images.MachO, r io.ReaderAt, size int64, lines
 	if text == nil {
 		return nil, fmt.Errorf("%s: no __TEXT segment", object)
 	}
+	starts, serr := m.ReadFunctionStarts(r, size, nil)
 	var syms []Symbol
 	if m.Symtab != nil && m.Symtab.NSyms > 0 {
 		st, err := m.ReadSymbolTable(r, size)
 		if err != nil {
 			return nil, err
 		}
-		syms = machOSymbols(m, st, make([]Symbol, 0, st.Len()))
+		syms = machOSymbols(m, st, make([]Symbol, 0, st.Len()+len(starts)+2*len(m.Sections)))
 	}
 	// A Go binary linked with -s: name its functions from __gopclntab.
 	if gs, gl, err := machOGopclntab(m, r, size, syms); err == nil && gl != nil {
@@ -145,9 +146,8 @@ func MachOTable(object string, m *images.MachO, r io.ReaderAt, size int64, lines
 			lines = gl
 		}
 	}
-	starts, err := m.ReadFunctionStarts(r, size, nil)
-	if err != nil && len(syms) == 0 {
-		return nil, err
+	if serr != nil && len(syms) == 0 {
+		return nil, serr
 	}
 	for _, a := range starts {
 		syms = append(syms, Symbol{Start: a})
