@@ -66,7 +66,6 @@ type symbolizer struct {
 	image  string
 	inline bool
 	names  []string // demangled name per function index, filled lazily
-	buf    []byte
 }
 
 func runSymbolize(args []string, stdout, stderr io.Writer) int {
@@ -299,7 +298,7 @@ func (s *symbolizer) line(w *bufio.Writer, word []byte) bool {
 // fast prints the line for addr from the symbol table alone.
 func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
 	off := s.img.FileOffset(addr)
-	b := s.buf[:0]
+	b := w.AvailableBuffer() // append in place: Write then copies nothing
 	i := -1
 	var va uint64
 	if v, in := s.table.Address(off); in {
@@ -330,7 +329,6 @@ func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
 	}
 	b = append(b, '\n')
 	w.Write(b)
-	s.buf = b
 }
 
 func (s *symbolizer) frame(w *bufio.Writer, f symcache.Frame) {
