@@ -29,7 +29,9 @@ func LoadMachO(img *images.Image) (*Table, error) {
 // MachOLoader returns a Loader for Mach-O images. When img.Memory is set,
 // the header and __LINKEDIT are read from the target's memory at
 // img.LoadAddress (img.Start when zero): this is how images in the dyld
-// shared cache, which have no file of their own, get symbols. Otherwise the
+// shared cache, which have no file of their own, get symbols (a dSYM
+// beside the image's file is still used for file:line when its UUID
+// matches). Otherwise the
 // file img.File() is read; in a universal file, the slice whose UUID is
 // img.BuildID. Symbols: the text symbols of LC_SYMTAB (defined in a section
 // of instructions; no debugging entries; not REFERENCED_DYNAMICALLY, which
@@ -62,7 +64,19 @@ func loadMachO(img *images.Image, o MachOOptions) (*Table, error) {
 			return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
 		}
 		r, size := m.MemoryFile(img.Memory, slide)
-		t, err := MachOTable(object, m, r, size, nil)
+		// A dSYM may sit beside the image's file (an app's own binary
+		// built with debug information); its UUID must match.
+		var lines LineSource
+		if !o.NoDSYM && m.HasUUID {
+			dsym := o.DSYM
+			if dsym == "" {
+				dsym = img.File() + ".dSYM"
+			}
+			if l, err := OpenDSYM(dsym, m.UUIDString()); err == nil {
+				lines = l
+			}
+		}
+		t, err := MachOTable(object, m, r, size, lines)
 		if err != nil {
 			return nil, fmt.Errorf("symcache: %s (from memory at %#x): %w", img.Path, addr, err)
 		}

@@ -135,3 +135,32 @@ func TestSyntheticTask(t *testing.T) {
 	}
 	t.Logf("%d addresses symbolized from memory, %d memory reads", total, mem.reads)
 }
+
+// TestMemoryImageUsesDSYM checks that an image read from memory still takes
+// file:line from the dSYM beside its file when the UUIDs match.
+func TestMemoryImageUsesDSYM(t *testing.T) {
+	b, err := os.ReadFile(fixture("prog_arm64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := images.OpenMachO(fixture("prog_arm64"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const slide = 0x7c000
+	mem := &taskMemory{}
+	for _, s := range f.Segments {
+		if s.FileSize > 0 {
+			mem.Map(s.Addr+slide, b[s.Offset:s.Offset+s.FileSize])
+		}
+	}
+	img, err := images.MachOImageFromMemory(mem, f.Text().Addr+slide, fixture("prog_arm64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := New(Options{}).Symbolize(img, 0x100000400+slide, false)
+	if len(fr) != 1 || fr[0].Function != "leaf" || fr[0].Line != 18 || fr[0].File != "/fixtures/src/prog.c" {
+		t.Errorf("frames %+v, want leaf at /fixtures/src/prog.c:18", fr)
+	}
+}
