@@ -15,8 +15,13 @@ CC=${CC:-clang}
 LIPO=${LIPO:-$(command -v llvm-lipo-14 || command -v llvm-lipo)}
 STRIP=${STRIP:-$(command -v llvm-strip-14 || command -v llvm-strip)}
 DSYMUTIL=${DSYMUTIL:-dsymutil}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+# Object files go to obj/ here and the debug map names them relative to
+# this directory (-oso_prefix), so that rebuilding gives identical bytes
+# (the UUID covers the debug map) wherever the checkout is.
+TMP=obj
+mkdir -p "$TMP"
+trap 'rm -rf "$PWD/obj"' EXIT
+OSO="-Wl,-oso_prefix,$PWD/"
 
 for arch in arm64 x86_64; do
 	T="-target $arch-apple-macos11 -fuse-ld=lld -nostdlib"
@@ -24,9 +29,10 @@ for arch in arm64 x86_64; do
 	# -fdebug-prefix-map keeps the build directory out of the fixtures.
 	# dsymutil reads the DWARF from the object file the debug map names.
 	$CC -target $arch-apple-macos11 -O2 -g -fdebug-prefix-map="$PWD"=/fixtures -c src/prog.c -o "$TMP/prog_$arch.o"
-	$CC $T -Wl,-e,_main "$TMP/prog_$arch.o" -o prog_$arch
+	touch -t 200001010000 "$TMP/prog_$arch.o" # the debug map records the mtime
+	$CC $T $OSO -Wl,-e,_main "$PWD/$TMP/prog_$arch.o" -o prog_$arch
 	rm -rf prog_$arch.dSYM
-	$DSYMUTIL prog_$arch -o prog_$arch.dSYM
+	$DSYMUTIL --oso-prepend-path="$PWD" prog_$arch -o prog_$arch.dSYM
 	$STRIP --strip-debug prog_$arch
 	# Stripped of every symbol a loader does not need: only
 	# LC_FUNCTION_STARTS is left to find functions.
@@ -36,8 +42,9 @@ for arch in arm64 x86_64; do
 	# C++ and Objective-C.
 	# The C++ program keeps its debug map (N_STAB symbols), which the
 	# symbol loader must skip; its object file is gone, as on a user's Mac.
-	$CC -target $arch-apple-macos11 -O1 -g -fno-exceptions -fno-rtti -c src/cxx.cpp -o "$TMP/cxx_$arch.o"
-	$CC $T -Wl,-e,_main "$TMP/cxx_$arch.o" -o cxx_$arch
+	$CC -target $arch-apple-macos11 -O1 -g -fdebug-prefix-map="$PWD"=/fixtures -fno-exceptions -fno-rtti -c src/cxx.cpp -o "$TMP/cxx_$arch.o"
+	touch -t 200001010000 "$TMP/cxx_$arch.o"
+	$CC $T $OSO -Wl,-e,_main "$PWD/$TMP/cxx_$arch.o" -o cxx_$arch
 	$CC $T -O1 -fobjc-runtime=macosx-11 -Wl,-e,_main src/objc.m src/objcstub.c -o objc_$arch
 done
 # The dSYM's Info.plist is not needed and dsymutil writes the date into it.
