@@ -92,6 +92,7 @@ type targetState struct {
 	threads map[ThreadID]*threadState
 	exited  bool
 	exe     string
+	ticks   int64       // ticks this target has been sampled in
 	images  *images.Set // the last image set read, kept after exit
 	imgTick int64
 }
@@ -291,6 +292,7 @@ func (s *Sampler) tick(n int64) {
 			ts.imgTick = n
 			ts.refreshImages()
 		}
+		ts.ticks++
 		var err error
 		s.tids, err = ts.t.Threads(s.tids)
 		if err != nil {
@@ -331,7 +333,13 @@ func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
 	}
 	pid := ts.t.PID()
 	if th.lastCPU < 0 {
-		th.lastCPU = info.CPUTime // first sight: its past CPU time is not ours to count
+		// First sight. A thread that was there when the target was added
+		// brings CPU time from before; one that appeared since started
+		// after the previous tick, so all of its CPU time is new.
+		th.lastCPU = info.CPUTime
+		if ts.ticks > 1 {
+			th.lastCPU = 0
+		}
 	}
 	used := info.CPUTime - th.lastCPU
 	th.lastCPU = info.CPUTime

@@ -218,3 +218,46 @@ func TestRecordTargetExitsMidRecording(t *testing.T) {
 		t.Fatalf("profile of an exited target lacks its frames: %v\n%.1000s", err, data)
 	}
 }
+
+// TestRecordThreadChurnForAMinute records a target that creates and destroys
+// threads constantly and checks macprof neither fails nor grows its open
+// files or memory while it does.
+func TestRecordThreadChurnForAMinute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test records for a minute")
+	}
+	macprof, _ := macprofBinary(t)
+	p := testprog.Start(t, testprog.BuildC(t, "churn.c"), "4")
+	out := filepath.Join(t.TempDir(), "churn.folded")
+	cmd := exec.Command(macprof, "record", "-q", "-F", "199", "-d", "60s", "-p", strconv.Itoa(p.PID), "-o", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	fds := func() int {
+		ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid))
+		return len(ents)
+	}
+	time.Sleep(10 * time.Second)
+	fd0, rss0 := fds(), rss(cmd.Process.Pid)
+	fdMax, rssMax := fd0, rss0
+	for i := 0; i < 9; i++ {
+		time.Sleep(5 * time.Second)
+		fdMax, rssMax = max(fdMax, fds()), max(rssMax, rss(cmd.Process.Pid))
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("record: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !bytes.Contains(b, []byte("brief")) {
+		t.Fatalf("profile lacks the short-lived threads' function: %v\n%.500s", err, b)
+	}
+	t.Logf("open files %d -> max %d; RSS %d KiB -> max %d KiB", fd0, fdMax, rss0, rssMax)
+	if fdMax > fd0+16 {
+		t.Errorf("open files grew from %d to %d while threads came and went", fd0, fdMax)
+	}
+	if rssMax > rss0+64<<10 {
+		t.Errorf("RSS grew from %d KiB to %d KiB", rss0, rssMax)
+	}
+}

@@ -1,5 +1,5 @@
 /* A test target whose threads come and go: it keeps `n` (argv[1]) short-lived
- * threads alive, each spinning for a moment and exiting, forever.
+ * threads alive, each spinning for a few milliseconds and exiting, forever.
  * With argv[2] == "exec" it instead execs /bin/sleep after 300 ms. */
 #include <pthread.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@ volatile unsigned long sink;
 
 void *brief(void *arg) {
   (void)arg;
-  for (int i = 0; i < 200000; i++) sink++;
+  for (int i = 0; i < 5000000; i++) sink++;
   return 0;
 }
 
