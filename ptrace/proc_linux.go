@@ -88,7 +88,7 @@ var errNoProcFile = errors.New("thread's /proc files are not open")
 // falls back on utime+stime from stat (clock-tick resolution).
 func (tf *threadFiles) cpuTime(buf []byte) (time.Duration, error) {
 	if tf.schedstat >= 0 {
-		n, err := unix.Pread(tf.schedstat, buf, 0)
+		n, err := preadRaw(tf.schedstat, buf)
 		if err != nil {
 			return 0, err
 		}
@@ -100,7 +100,7 @@ func (tf *threadFiles) cpuTime(buf []byte) (time.Duration, error) {
 	if tf.stat < 0 {
 		return 0, errNoProcFile
 	}
-	n, err := unix.Pread(tf.stat, buf, 0)
+	n, err := preadRaw(tf.stat, buf)
 	if err != nil {
 		return 0, err
 	}
@@ -116,7 +116,7 @@ func (tf *threadFiles) state(buf []byte) (byte, error) {
 	if tf.stat < 0 {
 		return 0, errNoProcFile
 	}
-	n, err := unix.Pread(tf.stat, buf, 0)
+	n, err := preadRaw(tf.stat, buf)
 	if err != nil {
 		return 0, err
 	}

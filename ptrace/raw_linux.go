@@ -10,12 +10,41 @@ import (
 
 // ptraceRaw issues a ptrace request that x/sys/unix has no wrapper for (or
 // whose wrapper drops the data argument).
+//
+// The capture path's system calls are raw (no entersyscall/exitsyscall):
+// they are short, and a regular system call lets the runtime's sysmon hand
+// the P to another thread whenever one takes over 20 µs, which at sampling
+// rates costs more CPU in context switches than the calls themselves.
 func ptraceRaw(req, tid int, addr, data uintptr) error {
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(req), uintptr(tid), addr, data, 0, 0)
+	_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(tid), addr, data, 0, 0)
 	if e != 0 {
 		return e
 	}
 	return nil
+}
+
+// wait4Raw is wait4 as a raw system call. Blocking in it holds the P; the
+// sampler is the only busy goroutine, so the other Ps run the rest.
+func wait4Raw(tid int, ws *unix.WaitStatus, options int) (int, error) {
+	var status uint32
+	r, _, e := unix.RawSyscall6(unix.SYS_WAIT4, uintptr(tid), uintptr(unsafe.Pointer(&status)), uintptr(options), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	*ws = unix.WaitStatus(status)
+	return int(r), nil
+}
+
+// preadRaw is pread(2) as a raw system call.
+func preadRaw(fd int, buf []byte) (int, error) {
+	if len(buf) == 0 {
+		return 0, nil
+	}
+	r, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
 }
 
 func seize(tid int, options int) error {
@@ -72,7 +101,11 @@ func (m *memReader) readSome(addr uint64, dst []byte) (int, error) {
 	m.iov[0].SetLen(len(dst))
 	m.riov[0].Base = uintptr(addr)
 	m.riov[0].Len = len(dst)
-	n, err := unix.ProcessVMReadv(m.pid, m.iov[:], m.riov[:], 0)
+	r, _, e := unix.RawSyscall6(unix.SYS_PROCESS_VM_READV, uintptr(m.pid),
+		uintptr(unsafe.Pointer(&m.iov[0])), 1, uintptr(unsafe.Pointer(&m.riov[0])), 1, 0)
 	m.iov[0].Base = nil
-	return n, err
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
 }

@@ -3,6 +3,8 @@
 package ptrace
 
 import (
+	"unsafe"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/macprof/macprof/unwind"
@@ -14,7 +16,7 @@ const nativeArch = unwind.ArchAMD64
 type regsBuf = unix.PtraceRegs
 
 func getRegs(tid int, buf *regsBuf) (unwind.Regs, error) {
-	if err := unix.PtraceGetRegs(tid, buf); err != nil {
+	if err := ptraceRaw(unix.PTRACE_GETREGS, tid, 0, uintptr(unsafe.Pointer(buf))); err != nil {
 		return unwind.Regs{}, err
 	}
 	return unwind.Regs{PC: buf.Rip, SP: buf.Rsp, FP: buf.Rbp}, nil

@@ -32,6 +32,9 @@ var (
 	// ErrStopTimeout reports a thread that did not stop in time (for
 	// example because it was blocked in an uninterruptible wait).
 	ErrStopTimeout = errors.New("thread did not stop in time")
+	// ErrThreadBlocked reports a thread in uninterruptible sleep, which is
+	// not stopped for a sample.
+	ErrThreadBlocked = errors.New("thread in uninterruptible sleep")
 )
 
 // traceOptions are set on every seized thread: follow new threads and report
@@ -73,6 +76,12 @@ type Target struct {
 	exited  bool
 	closed  bool
 	infoBuf [256]byte
+	capBuf  [256]byte // for captures on the caller's thread (under hotMu)
+	// Continuous mode lists threads from /proc/PID/task on every Threads
+	// call, through a directory kept open.
+	taskDir int
+	listGen uint64
+	dirBuf  [8192]byte
 
 	// imgMu guards the image cache, which Images fills from any goroutine.
 	imgMu    sync.Mutex
@@ -91,6 +100,7 @@ type Target struct {
 	walkMem   memReader
 	sigch     chan os.Signal
 	drainWant bool
+	waitTimer *time.Timer
 }
 
 type thread struct {
@@ -98,8 +108,9 @@ type thread struct {
 	// held is true while the thread sits in a ptrace-stop that we consumed
 	// with wait4 and have not resumed yet.
 	held      bool
-	heldSig   int  // signal to inject when resuming (signal-delivery-stop)
-	groupStop bool // the stop is a group-stop: resume with PTRACE_LISTEN
+	gen       uint64 // listing generation that last saw the thread (continuous mode)
+	heldSig   int    // signal to inject when resuming (signal-delivery-stop)
+	groupStop bool   // the stop is a group-stop: resume with PTRACE_LISTEN
 	files     threadFiles
 	name      string
 	nameAt    time.Time
@@ -147,6 +158,7 @@ func Attach(pid int, opts sampler.TargetOptions) (*Target, error) {
 		gone:     make(map[int]struct{}),
 		buildIDs: make(map[string]string),
 		sigch:    make(chan os.Signal, 1),
+		taskDir:  -1,
 	}
 	t.pubRead.pid = pid
 	t.walkMem.pid = pid
@@ -226,6 +238,11 @@ func (t *Target) Threads(dst []sampler.ThreadID) ([]sampler.ThreadID, error) {
 	case t.exited:
 		return dst, ErrExited
 	}
+	if t.opts.Continuous {
+		if err := t.refreshThreads(); err != nil {
+			return dst, err
+		}
+	}
 	for tid := range t.threads {
 		dst = append(dst, sampler.ThreadID(tid))
 	}
@@ -252,6 +269,24 @@ func (t *Target) Info(id sampler.ThreadID) (sampler.ThreadInfo, error) {
 func (t *Target) CaptureBatch(ids []sampler.ThreadID, caps []*sampler.Capture, errs []error) {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
+	if t.opts.Continuous {
+		// Each thread is attached only for its capture, so any thread
+		// can be the tracer: capture here, on the caller's own OS thread,
+		// without a round trip to the tracer goroutine.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		t.stateMu.Lock()
+		closed := t.closed
+		t.stateMu.Unlock()
+		for i, id := range ids {
+			if closed {
+				errs[i] = ErrClosed
+				continue
+			}
+			errs[i] = t.captureTransient(int(id), caps[i])
+		}
+		return
+	}
 	r := &t.hot
 	r.op, r.tids, r.batch, r.errs, r.err = opCaptureBatch, ids, caps, errs, nil
 	t.call(r)
@@ -269,6 +304,11 @@ func (t *Target) CaptureBatch(ids []sampler.ThreadID, caps []*sampler.Capture, e
 func (t *Target) Capture(id sampler.ThreadID, c *sampler.Capture) error {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
+	if t.opts.Continuous {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		return t.captureTransient(int(id), c)
+	}
 	r := &t.hot
 	r.op, r.tid, r.capture, r.err = opCapture, int(id), c, nil
 	t.call(r)
@@ -339,6 +379,8 @@ func (t *Target) loop(ready chan<- error) {
 	runtime.LockOSThread()
 	defer close(t.done)
 	t.tracerTID = unix.Gettid()
+	t.waitTimer = time.NewTimer(time.Hour)
+	t.waitTimer.Stop()
 	// While a target's threads are stopped they wait for this thread; let
 	// it win the CPU against the target's own busy threads when the
 	// system allows (root or CAP_SYS_NICE). The setting is per thread.
@@ -346,7 +388,11 @@ func (t *Target) loop(ready chan<- error) {
 	signal.Notify(t.sigch, syscall.SIGCHLD)
 	defer signal.Stop(t.sigch)
 
-	if err := t.attachAll(); err != nil {
+	attachFn := t.attachAll
+	if t.opts.Continuous {
+		attachFn = t.checkAccess
+	}
+	if err := attachFn(); err != nil {
 		t.detachAll()
 		ready <- err
 		return
@@ -355,7 +401,7 @@ func (t *Target) loop(ready chan<- error) {
 	drainTimer := time.NewTimer(time.Hour)
 	drainTimer.Stop()
 	lastDrain := time.Time{}
-	const drainEvery = 2 * time.Millisecond
+	const drainEvery = 0
 	for {
 		select {
 		case r := <-t.reqs:
@@ -394,6 +440,10 @@ func (t *Target) handle(r *request) {
 		}
 		t.stateMu.Lock()
 		t.closed = true
+		if t.taskDir >= 0 {
+			unix.Close(t.taskDir)
+			t.taskDir = -1
+		}
 		t.stateMu.Unlock()
 		return
 	}
@@ -500,6 +550,10 @@ func (t *Target) dropThread(tid int, reaped bool) {
 // them. It costs one waitid when nothing is pending.
 func (t *Target) drain() {
 	t.drainWant = false
+	if t.opts.Continuous {
+		// Nothing stays attached between captures: nothing to service.
+		return
+	}
 	for i := 0; i < 100000; i++ {
 		pid, err := peekWaitable()
 		if err != nil || pid == 0 {
@@ -660,7 +714,6 @@ func (t *Target) stop(th *thread) error {
 
 // awaitHeld waits until th is held, servicing nothing else.
 func (t *Target) awaitHeld(th *thread, deadline time.Time) error {
-	spins := 0
 	for {
 		var ws unix.WaitStatus
 		got, err := unix.Wait4(th.tid, &ws, unix.WNOHANG|unix.WALL, nil)
@@ -678,21 +731,29 @@ func (t *Target) awaitHeld(th *thread, deadline time.Time) error {
 			}
 			continue
 		}
-		spins++
-		if spins < 64 {
-			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-			continue
-		}
-		if time.Now().After(deadline) {
+		// Not stopped yet: sleep until SIGCHLD says some tracee changed
+		// state (no busy polling, which would take the CPU the thread
+		// needs to reach its stop), or until the deadline.
+		left := time.Until(deadline)
+		if left <= 0 {
 			return fmt.Errorf("thread %d: %w", th.tid, ErrStopTimeout)
 		}
-		ts := unix.Timespec{Nsec: 20_000}
-		unix.Nanosleep(&ts, nil)
+		t.waitTimer.Reset(left)
+		select {
+		case <-t.sigch:
+			// The change may be another tracee's: let the loop drain.
+			t.drainWant = true
+		case <-t.waitTimer.C:
+		}
+		t.waitTimer.Stop()
 	}
 }
 
 // capture stops, captures and resumes one thread.
 func (t *Target) capture(tid int, c *sampler.Capture) error {
+	if t.opts.Continuous {
+		return t.captureTransient(tid, c)
+	}
 	th, ok := t.threads[tid]
 	if !ok {
 		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
@@ -908,6 +969,11 @@ func (t *Target) images() (*images.Set, error) {
 			sig = append(sig, r)
 		}
 	}
+	if len(sig) == 0 {
+		// A live process has at least its executable mapped; an empty map
+		// is a process tearing down its address space.
+		return nil, ErrExited
+	}
 	if t.imgSet != nil && sameRegions(sig, t.imgSig) {
 		return t.imgSet, nil
 	}
@@ -1015,4 +1081,229 @@ func (t *Target) detachAll() error {
 		unix.Wait4(tid, &ws, unix.WNOHANG|unix.WALL, nil)
 	}
 	return first
+}
+
+// checkAccess verifies, for continuous mode, that the process may be traced:
+// it seizes the main thread and detaches again at once. Threads are then
+// attached only for the time of each capture.
+func (t *Target) checkAccess() error {
+	if err := seize(t.pid, 0); err != nil {
+		return attachError(t.pid, err)
+	}
+	if err := interrupt(t.pid); err == nil {
+		th := &thread{tid: t.pid}
+		if err := t.awaitStop(th, time.Now().Add(stopTimeout)); err == nil {
+			sig := th.heldSig
+			if th.groupStop {
+				sig = 0
+			}
+			detach(t.pid, sig)
+		} else {
+			// Not stopped in time: the kernel detaches it when the
+			// tracer thread ends; here, end the trace link explicitly
+			// once it stops.
+			t.gone[t.pid] = struct{}{}
+		}
+	}
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	return t.refreshThreads()
+}
+
+// refreshThreads re-reads /proc/PID/task into the thread table (continuous
+// mode). The caller holds stateMu. It does not allocate while the set of
+// threads stays the same.
+func (t *Target) refreshThreads() error {
+	if t.taskDir < 0 {
+		fd, err := unix.Open(fmt.Sprintf("/proc/%d/task", t.pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.exited = true
+			return ErrExited
+		}
+		t.taskDir = fd
+	}
+	if _, err := unix.Seek(t.taskDir, 0, 0); err != nil {
+		return fmt.Errorf("list threads of PID %d: %w", t.pid, err)
+	}
+	t.listGen++
+	live := 0
+	for {
+		n, err := unix.Getdents(t.taskDir, t.dirBuf[:])
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
+				t.exited = true
+				return ErrExited
+			}
+			return fmt.Errorf("list threads of PID %d: %w", t.pid, err)
+		}
+		if n <= 0 {
+			break
+		}
+		for b := t.dirBuf[:n]; len(b) >= 19; {
+			reclen := int(b[16]) | int(b[17])<<8
+			if reclen < 19 || reclen > len(b) {
+				break
+			}
+			name := b[19:reclen]
+			tid, ok := parseUint(name)
+			if ok && tid > 0 && tid < 1<<31 {
+				th, have := t.threads[int(tid)]
+				if !have {
+					th = &thread{tid: int(tid), files: openThreadFiles(t.pid, int(tid))}
+					t.threads[int(tid)] = th
+				}
+				th.gen = t.listGen
+				live++
+			}
+			b = b[reclen:]
+		}
+	}
+	for tid, th := range t.threads {
+		if th.gen != t.listGen {
+			th.files.close()
+			delete(t.threads, tid)
+		}
+	}
+	if live == 0 {
+		t.exited = true
+		return ErrExited
+	}
+	// A process whose only thread left is a zombie leader has exited (it
+	// waits for its parent to reap it).
+	if live == 1 {
+		if th := t.threads[t.pid]; th != nil {
+			if st, err := th.files.state(t.infoBuf[:]); err != nil || st == 'Z' || st == 'X' {
+				t.exited = true
+				return ErrExited
+			}
+		}
+	}
+	return nil
+}
+
+// captureTransient attaches to one thread, captures it and detaches
+// (continuous mode), so that no signal of the target is intercepted
+// between samples.
+func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
+	t.stateMu.Lock()
+	th, ok := t.threads[tid]
+	t.stateMu.Unlock()
+	if !ok {
+		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+	}
+	// A thread in uninterruptible sleep would stop only when its wait ends:
+	// skip it rather than wait.
+	if st, err := th.files.state(t.capBuf[:]); err == nil && st == 'D' {
+		return fmt.Errorf("thread %d: %w", tid, ErrThreadBlocked)
+	}
+	start := time.Now()
+	if err := seize(tid, 0); err != nil {
+		switch {
+		case errors.Is(err, unix.ESRCH):
+			return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+		case errors.Is(err, unix.EPERM) && t.tracedByUs(tid):
+			// Still attached from a capture that timed out: go on.
+		default:
+			return fmt.Errorf("attach thread %d: %w", tid, err)
+		}
+	}
+	if err := interrupt(tid); err != nil {
+		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+	}
+	if err := t.awaitStopBlocking(th); err != nil {
+		// Left attached: the kernel detaches it when the tracer thread
+		// exits; a stop that comes later is detached by the next capture
+		// of this thread or by Close.
+		return err
+	}
+	err := t.captureHeld(th, c)
+	sig := th.heldSig
+	if th.groupStop {
+		sig = 0
+	}
+	detach(tid, sig)
+	th.held, th.heldSig, th.groupStop = false, 0, false
+	c.Stopped = time.Since(start)
+	return err
+}
+
+// awaitStop waits until a thread attached for one capture is in a
+// ptrace-stop (continuous mode) and records what kind of stop it is. Unlike
+// awaitHeld it never touches the thread table, which other goroutines
+// update in this mode.
+func (t *Target) awaitStop(th *thread, deadline time.Time) error {
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(th.tid, &ws, unix.WNOHANG|unix.WALL, nil)
+		if err != nil {
+			return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+		}
+		if got != 0 {
+			if !ws.Stopped() {
+				if got == t.pid && (ws.Exited() || ws.Signaled()) {
+					// Our own child (launch mode) reaped here: keep its
+					// status for ExitStatus.
+					t.statusMu.Lock()
+					t.exitStatus, t.exitKnown = ws, true
+					t.statusMu.Unlock()
+				}
+				return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+			}
+			th.held, th.heldSig, th.groupStop = true, 0, false
+			sig, ev := ws.StopSignal(), ws.TrapCause()
+			switch {
+			case ev == unix.PTRACE_EVENT_STOP && sig != unix.SIGTRAP:
+				th.groupStop = true
+			case ev == 0 && sig != unix.SIGTRAP:
+				th.heldSig = int(sig)
+			}
+			return nil
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("thread %d: %w", th.tid, ErrStopTimeout)
+		}
+		t.waitTimer.Reset(left)
+		select {
+		case <-t.sigch:
+		case <-t.waitTimer.C:
+		}
+		t.waitTimer.Stop()
+	}
+}
+
+// awaitStopBlocking waits in wait4 until a thread attached for one capture
+// stops (continuous mode). The kernel wakes this thread the moment the
+// tracee stops, with no signal delivery or goroutine hand-off in between.
+// The wait is bounded by the tracee reaching a stop: PTRACE_INTERRUPT ends
+// interruptible sleeps at once, and threads in uninterruptible sleep are not
+// attached (see captureTransient).
+func (t *Target) awaitStopBlocking(th *thread) error {
+	for {
+		var ws unix.WaitStatus
+		got, err := wait4Raw(th.tid, &ws, unix.WALL)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || got == 0 {
+			return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+		}
+		if !ws.Stopped() {
+			if got == t.pid && (ws.Exited() || ws.Signaled()) {
+				t.statusMu.Lock()
+				t.exitStatus, t.exitKnown = ws, true
+				t.statusMu.Unlock()
+			}
+			return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+		}
+		th.held, th.heldSig, th.groupStop = true, 0, false
+		sig, ev := ws.StopSignal(), ws.TrapCause()
+		switch {
+		case ev == unix.PTRACE_EVENT_STOP && sig != unix.SIGTRAP:
+			th.groupStop = true
+		case ev == 0 && sig != unix.SIGTRAP:
+			th.heldSig = int(sig)
+		}
+		return nil
+	}
 }

@@ -105,7 +105,9 @@ type Executabler interface {
 
 // refreshImages re-reads the target's images, keeping the last good set.
 func (ts *targetState) refreshImages() {
-	if imgs, err := ts.t.Images(); err == nil && imgs != nil {
+	// An exiting process's memory map is empty for a moment before it is
+	// gone: never replace known images with none.
+	if imgs, err := ts.t.Images(); err == nil && imgs != nil && (imgs.Len() > 0 || ts.images == nil) {
 		ts.images = imgs
 	}
 	if ts.exe == "" {

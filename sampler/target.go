@@ -92,6 +92,12 @@ type TargetOptions struct {
 	// StackBytes bounds each bulk stack copy (default DefaultStackBytes);
 	// frames beyond it are read one record at a time.
 	StackBytes int
+	// Continuous tells the backend that the target is sampled over time,
+	// one thread at a time, rather than snapshotted: it should hold as
+	// little as it can between captures. (The ptrace backend then attaches
+	// to a thread only for the time of its capture, so that the target's
+	// signals are not intercepted between samples.)
+	Continuous bool
 }
 
 // DefaultStackBytes is the default size of a bulk stack copy: enough for the

@@ -136,7 +136,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "macprof agent: "+format+"\n", a...)
 		return 2
 	}
-	cfg := agentConfig{pids: pids, hz: *hz, window: *window, rescan: *rescan, duration: *dur, shutdownTimeout: *shutdown, telemetry: *telemetry}
+	cfg := agentConfig{opts: sampler.TargetOptions{Continuous: true}, pids: pids, hz: *hz, window: *window, rescan: *rescan, duration: *dur, shutdownTimeout: *shutdown, telemetry: *telemetry}
 	if *name != "" {
 		re, err := regexp.Compile(*name)
 		if err != nil {

@@ -139,7 +139,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	opts := sampler.TargetOptions{MaxFrames: *maxFrames}
+	opts := sampler.TargetOptions{MaxFrames: *maxFrames, Continuous: true}
 	rec := &recording{s: s, opts: opts}
 	var waitChild func() int
 	if len(cmdArgs) > 0 {
