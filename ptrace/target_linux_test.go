@@ -128,9 +128,19 @@ func TestCaptureAndDetachLeavesTargetRunning(t *testing.T) {
 	}
 }
 
-func TestCaptureDoesNotAllocate(t *testing.T) {
+// bothModes runs f with the persistent backend (all threads attached while
+// the Target is open, as snapshot uses it) and the continuous one (each
+// thread attached only for its capture, as record and agent use it).
+func bothModes(t *testing.T, f func(t *testing.T, opts sampler.TargetOptions)) {
+	t.Run("persistent", func(t *testing.T) { f(t, sampler.TargetOptions{}) })
+	t.Run("continuous", func(t *testing.T) { f(t, sampler.TargetOptions{Continuous: true}) })
+}
+
+func TestCaptureDoesNotAllocate(t *testing.T) { bothModes(t, testCaptureDoesNotAllocate) }
+
+func testCaptureDoesNotAllocate(t *testing.T, opts sampler.TargetOptions) {
 	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "1", "20")
-	tg, err := Attach(p.PID, sampler.TargetOptions{})
+	tg, err := Attach(p.PID, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,9 +169,11 @@ func TestCaptureDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func TestThreadsComeAndGo(t *testing.T) {
+func TestThreadsComeAndGo(t *testing.T) { bothModes(t, testThreadsComeAndGo) }
+
+func testThreadsComeAndGo(t *testing.T, opts sampler.TargetOptions) {
 	p := testprog.Start(t, testprog.BuildC(t, "churn.c"), "4")
-	tg, err := Attach(p.PID, sampler.TargetOptions{})
+	tg, err := Attach(p.PID, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +200,9 @@ func TestThreadsComeAndGo(t *testing.T) {
 				t.Fatalf("capture %d: %v", id, err)
 			}
 		}
+		if opts.Continuous {
+			continue
+		}
 		if _, err := tg.CaptureAll(nil); err != nil {
 			t.Fatalf("CaptureAll: %v", err)
 		}
@@ -212,9 +227,11 @@ func countFDs(t *testing.T) int {
 	return len(ents)
 }
 
-func TestTargetExitsMidCapture(t *testing.T) {
+func TestTargetExitsMidCapture(t *testing.T) { bothModes(t, testTargetExitsMidCapture) }
+
+func testTargetExitsMidCapture(t *testing.T, opts sampler.TargetOptions) {
 	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "2", "5")
-	tg, err := Attach(p.PID, sampler.TargetOptions{})
+	tg, err := Attach(p.PID, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,6 +254,9 @@ func TestTargetExitsMidCapture(t *testing.T) {
 			if err := tg.Capture(id, c); err != nil && !errors.Is(err, ErrNoThread) && !errors.Is(err, ErrExited) {
 				t.Fatalf("capture: unexpected error %v", err)
 			}
+		}
+		if opts.Continuous {
+			continue
 		}
 		if _, err := tg.CaptureAll(nil); errors.Is(err, ErrExited) {
 			break
@@ -323,5 +343,42 @@ func TestSIGKILLedProfilerLeavesTargetRunning(t *testing.T) {
 		if v, _ := procStatusField(p.PID, "TracerPid"); v != "0" {
 			t.Fatalf("round %d: target still traced by %s", i, v)
 		}
+	}
+}
+
+// TestContinuousLeavesTargetUntracedBetweenCaptures checks that in
+// continuous mode no thread stays attached between captures, so the
+// target's signals are never intercepted, and that captures still walk
+// full stacks.
+func TestContinuousLeavesTargetUntracedBetweenCaptures(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "2", "15")
+	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	c := sampler.NewCapture(512, 64<<10)
+	deep := 0
+	for round := 0; round < 50; round++ {
+		tids, err := tg.Threads(nil)
+		if err != nil || len(tids) != 3 {
+			t.Fatalf("threads %v, %v", tids, err)
+		}
+		for _, id := range tids {
+			if err := tg.Capture(id, c); err != nil {
+				t.Fatalf("capture %d: %v", id, err)
+			}
+			if len(c.PCs) >= 15 {
+				deep++
+			}
+			for _, tid := range tids {
+				if v, _ := procStatusField(int(tid), "TracerPid"); v != "0" {
+					t.Fatalf("thread %d still traced (by %s) after a capture", tid, v)
+				}
+			}
+		}
+	}
+	if deep < 90 {
+		t.Fatalf("%d of 100 captures of the recursing threads had deep stacks", deep)
 	}
 }
