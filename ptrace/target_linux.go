@@ -1092,7 +1092,7 @@ func (t *Target) checkAccess() error {
 	}
 	if err := interrupt(t.pid); err == nil {
 		th := &thread{tid: t.pid}
-		if err := t.awaitStop(th, time.Now().Add(stopTimeout)); err == nil {
+		if err := t.awaitStopBlocking(th); err == nil {
 			sig := th.heldSig
 			if th.groupStop {
 				sig = 0
@@ -1203,6 +1203,9 @@ func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
 			return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
 		case errors.Is(err, unix.EPERM) && t.tracedByUs(tid):
 			// Still attached from a capture that timed out: go on.
+		case errors.Is(err, unix.EPERM) && t.dying(th):
+			// The kernel refuses to attach to a thread that is exiting.
+			return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
 		default:
 			return fmt.Errorf("attach thread %d: %w", tid, err)
 		}
@@ -1227,57 +1230,13 @@ func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
 	return err
 }
 
-// awaitStop waits until a thread attached for one capture is in a
-// ptrace-stop (continuous mode) and records what kind of stop it is. Unlike
-// awaitHeld it never touches the thread table, which other goroutines
-// update in this mode.
-func (t *Target) awaitStop(th *thread, deadline time.Time) error {
-	for {
-		var ws unix.WaitStatus
-		got, err := unix.Wait4(th.tid, &ws, unix.WNOHANG|unix.WALL, nil)
-		if err != nil {
-			return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
-		}
-		if got != 0 {
-			if !ws.Stopped() {
-				if got == t.pid && (ws.Exited() || ws.Signaled()) {
-					// Our own child (launch mode) reaped here: keep its
-					// status for ExitStatus.
-					t.statusMu.Lock()
-					t.exitStatus, t.exitKnown = ws, true
-					t.statusMu.Unlock()
-				}
-				return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
-			}
-			th.held, th.heldSig, th.groupStop = true, 0, false
-			sig, ev := ws.StopSignal(), ws.TrapCause()
-			switch {
-			case ev == unix.PTRACE_EVENT_STOP && sig != unix.SIGTRAP:
-				th.groupStop = true
-			case ev == 0 && sig != unix.SIGTRAP:
-				th.heldSig = int(sig)
-			}
-			return nil
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return fmt.Errorf("thread %d: %w", th.tid, ErrStopTimeout)
-		}
-		t.waitTimer.Reset(left)
-		select {
-		case <-t.sigch:
-		case <-t.waitTimer.C:
-		}
-		t.waitTimer.Stop()
-	}
-}
-
 // awaitStopBlocking waits in wait4 until a thread attached for one capture
 // stops (continuous mode). The kernel wakes this thread the moment the
 // tracee stops, with no signal delivery or goroutine hand-off in between.
 // The wait is bounded by the tracee reaching a stop: PTRACE_INTERRUPT ends
 // interruptible sleeps at once, and threads in uninterruptible sleep are not
-// attached (see captureTransient).
+// attached (see captureTransient). It never touches the thread table, which
+// other goroutines update in this mode.
 func (t *Target) awaitStopBlocking(th *thread) error {
 	for {
 		var ws unix.WaitStatus
@@ -1290,6 +1249,8 @@ func (t *Target) awaitStopBlocking(th *thread) error {
 		}
 		if !ws.Stopped() {
 			if got == t.pid && (ws.Exited() || ws.Signaled()) {
+				// Our own child (launch mode) reaped here: keep its
+				// status for ExitStatus.
 				t.statusMu.Lock()
 				t.exitStatus, t.exitKnown = ws, true
 				t.statusMu.Unlock()
