@@ -110,7 +110,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	mode := fs.String("mode", "cpu", "`MODE`: cpu or wall")
 	dur := fs.Duration("d", 0, "stop after `DURATION` (0: run until SIGTERM)")
 	shutdown := fs.Duration("shutdown-timeout", 10*time.Second, "how long SIGTERM may take to flush queued windows")
-	spool := fs.String("spool-dir", "", "keep queued windows in `DIR` too, so that a restart sends them")
+	spool := fs.String("spool-dir", os.Getenv("MACPROF_SPOOL"), "keep queued windows in `DIR` too, so that a restart sends them (default $MACPROF_SPOOL)")
 	queueItems := fs.Int("queue-windows", 64, "queue at most `N` windows per exporter")
 	queueBytes := fs.Int64("queue-bytes", 64<<20, "queue at most `BYTES` per exporter")
 	retryMax := fs.Duration("retry-max", 0, "longest wait between export retries (default: the window length, so that a recovered exporter is used again within one window)")
@@ -131,7 +131,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args); !ok {
 		return st
 	}
-	_ = configFile
+	_ = configFile // applied above, before the command line
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "macprof agent: "+format+"\n", a...)
 		return 2
