@@ -1211,12 +1211,19 @@ func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
 		}
 	}
 	if err := interrupt(tid); err != nil {
+		// The thread is exiting. A traced thread that exits stays a
+		// zombie until its tracer reaps it, and holds up the whole
+		// process's exit meanwhile: wait for it (or for a stop, then
+		// detach) before giving up on it.
+		if t.awaitStopBlocking(th) == nil {
+			detach(tid, th.heldSig)
+			th.held, th.heldSig, th.groupStop = false, 0, false
+		}
 		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
 	}
 	if err := t.awaitStopBlocking(th); err != nil {
-		// Left attached: the kernel detaches it when the tracer thread
-		// exits; a stop that comes later is detached by the next capture
-		// of this thread or by Close.
+		// The thread exited and its status was consumed: nothing is left
+		// attached.
 		return err
 	}
 	err := t.captureHeld(th, c)

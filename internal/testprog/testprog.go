@@ -97,7 +97,15 @@ func Start(t testing.TB, bin string, args ...string) *Proc {
 	p := &Proc{Cmd: cmd, PID: cmd.Process.Pid}
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		cmd.Wait()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			// A process whose thread is still traced by a live thread of
+			// ours cannot finish exiting: a bug to report, not to hang on.
+			t.Errorf("%s (PID %d) did not finish exiting 15 s after SIGKILL: is one of its threads still traced?", bin, p.PID)
+		}
 	})
 	ready := make(chan error, 1)
 	go func() {
