@@ -275,7 +275,7 @@ func TestTargetExecsMidCapture(t *testing.T) {
 	}
 	defer tg.Close()
 	c := sampler.NewCapture(512, 64<<10)
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	execd := false
 	for time.Now().Before(deadline) && !execd {
 		tids, err := tg.Threads(nil)

@@ -1,6 +1,6 @@
 /* A test target whose threads come and go: it keeps `n` (argv[1]) short-lived
  * threads alive, each spinning for a few milliseconds and exiting, forever.
- * With argv[2] == "exec" it instead execs /bin/sleep after 300 ms. */
+ * With argv[2] == "exec" it instead execs /bin/sleep after about 300 ms. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
   int do_exec = argc > 2 && strcmp(argv[2], "exec") == 0;
   printf("ready\n"); fflush(stdout);
   if (do_exec) {
-    for (int i = 0; i < 300; i++) { brief(0); usleep(1000); }
+    for (int i = 0; i < 30; i++) { brief(0); usleep(1000); }
     execl("/bin/sleep", "sleep", "30", (char *)0);
     return 1;
   }
