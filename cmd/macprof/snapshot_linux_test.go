@@ -63,51 +63,58 @@ func euStack(t *testing.T, pid int) map[uint64][]euFrame {
 // eu-stack and checks that, for every thread spinning in the program's own
 // code (built with frame pointers), the frames agree one for one: the same
 // function at every depth and the same return address for every caller.
+//
+// The two snapshots are taken one after the other, so a thread may be
+// elsewhere for the second one (a Go thread parked for a moment by the
+// garbage collector, say): threads that are not spinning in both are
+// compared again in a new pair of snapshots, up to five times.
 func compareWithEuStack(t *testing.T, bin string, threads, depth int, args ...string) {
 	p := testprog.Start(t, bin, args...)
-	snap, err := takeSnapshot(p.PID, sampler.TargetOptions{})
-	if err != nil {
-		t.Fatalf("snapshot: %v", err)
-	}
-	if len(snap.Missing) > 0 {
-		t.Fatalf("snapshot incomplete: %v", snap.Missing)
-	}
-	eu := euStack(t, p.PID)
 	exe := filepath.Base(bin)
-	spinning := 0
-	for _, th := range snap.Threads {
-		if len(th.Frames) == 0 || th.Frames[0].Image != exe || !strings.HasSuffix(th.Frames[0].Function, "spin") {
-			continue
+	isSpin := func(name string) bool { return strings.HasSuffix(name, "spin") }
+	compared := map[uint64]bool{}
+	for attempt := 0; attempt < 5 && len(compared) < threads; attempt++ {
+		snap, err := takeSnapshot(p.PID, sampler.TargetOptions{})
+		if err != nil {
+			t.Fatalf("snapshot: %v", err)
 		}
-		spinning++
-		ef, ok := eu[th.TID]
-		if !ok {
-			t.Errorf("thread %d: eu-stack has no stack for it", th.TID)
-			continue
+		if len(snap.Missing) > 0 {
+			t.Fatalf("snapshot incomplete: %v", snap.Missing)
 		}
-		matched := 0
-		for i, f := range th.Frames {
-			if f.Image != exe || i >= len(ef) {
-				break
+		eu := euStack(t, p.PID)
+		for _, th := range snap.Threads {
+			if compared[th.TID] || len(th.Frames) == 0 || th.Frames[0].Image != exe || !isSpin(th.Frames[0].Function) {
+				continue
 			}
-			addr, _ := strconv.ParseUint(strings.TrimPrefix(f.Address, "0x"), 16, 64)
-			if i > 0 && addr != ef[i].addr {
-				t.Errorf("thread %d frame #%d: macprof %#x %s, eu-stack %#x %s", th.TID, i, addr, f.Function, ef[i].addr, ef[i].name)
-				break
+			ef, ok := eu[th.TID]
+			if !ok || len(ef) == 0 || !isSpin(ef[0].name) {
+				continue // not spinning when eu-stack looked: try again
 			}
-			if f.Function != ef[i].name {
-				t.Errorf("thread %d frame #%d: macprof %q, eu-stack %q", th.TID, i, f.Function, ef[i].name)
-				break
+			compared[th.TID] = true
+			matched := 0
+			for i, f := range th.Frames {
+				if f.Image != exe || i >= len(ef) {
+					break
+				}
+				addr, _ := strconv.ParseUint(strings.TrimPrefix(f.Address, "0x"), 16, 64)
+				if i > 0 && addr != ef[i].addr {
+					t.Errorf("thread %d frame #%d: macprof %#x %s, eu-stack %#x %s", th.TID, i, addr, f.Function, ef[i].addr, ef[i].name)
+					break
+				}
+				if f.Function != ef[i].name {
+					t.Errorf("thread %d frame #%d: macprof %q, eu-stack %q", th.TID, i, f.Function, ef[i].name)
+					break
+				}
+				matched++
 			}
-			matched++
-		}
-		if matched < depth+2 {
-			t.Errorf("thread %d: only %d frames matched eu-stack, want at least %d (spin, recurse x%d, the thread function)\nmacprof: %v\neu-stack: %v",
-				th.TID, matched, depth+2, depth+1, th.Frames, ef)
+			if matched < depth+2 {
+				t.Errorf("thread %d: only %d frames matched eu-stack, want at least %d (spin, recurse x%d, the thread function)\nmacprof: %v\neu-stack: %v",
+					th.TID, matched, depth+2, depth+1, th.Frames, ef)
+			}
 		}
 	}
-	if spinning != threads {
-		t.Fatalf("found %d threads spinning in the program, want %d", spinning, threads)
+	if len(compared) != threads {
+		t.Fatalf("compared %d threads spinning in the program in both snapshots, want %d", len(compared), threads)
 	}
 }
 
