@@ -114,6 +114,7 @@ type thread struct {
 	files     threadFiles
 	name      string
 	nameAt    time.Time
+	lastCPU   time.Duration // CPU time at the previous Info call
 }
 
 type opcode uint8
@@ -943,14 +944,18 @@ func (t *Target) info(tid int) (sampler.ThreadInfo, error) {
 	if err != nil {
 		return sampler.ThreadInfo{ID: sampler.ThreadID(tid)}, fmt.Errorf("thread %d: CPU time: %w", tid, err)
 	}
-	st, _ := th.files.state(t.infoBuf[:])
+	// The state letter would cost a read of /proc/.../stat, the most
+	// expensive file here, on every tick: running means "used CPU since
+	// the previous call" instead.
+	running := cpu != th.lastCPU
+	th.lastCPU = cpu
 	if now := time.Now(); th.name == "" || now.Sub(th.nameAt) > time.Second {
 		if n := readComm(t.pid, tid); n != "" {
 			th.name = n
 		}
 		th.nameAt = now
 	}
-	return sampler.ThreadInfo{ID: sampler.ThreadID(tid), Name: th.name, CPUTime: cpu, Running: st == 'R'}, nil
+	return sampler.ThreadInfo{ID: sampler.ThreadID(tid), Name: th.name, CPUTime: cpu, Running: running}, nil
 }
 
 // images re-reads the memory map and returns the executable file mappings.

@@ -21,7 +21,8 @@ type ThreadInfo struct {
 	// CPUTime is the thread's total user+system CPU time so far.
 	CPUTime time.Duration
 	// Running reports whether the thread was runnable (not sleeping or
-	// blocked) when asked.
+	// blocked) when asked or, where a backend cannot tell that cheaply
+	// (ptrace), whether it used CPU since the previous Info call.
 	Running bool
 }
 
