@@ -1018,19 +1018,25 @@ type lockedReader struct{ t *Target }
 
 func (r *lockedReader) ReadMemory(addr uint64, dst []byte) error { return r.t.ReadMemory(addr, dst) }
 
+// detachSignal is the signal to hand back when detaching (or resuming) a
+// held thread: the one its signal-delivery-stop intercepted, none for a
+// group-stop or an interrupt.
+func (th *thread) detachSignal() int {
+	if th.groupStop {
+		return 0
+	}
+	return th.heldSig
+}
+
 // detachHeld detaches the threads held in a ptrace-stop, re-injecting their
-// pending signals.
+// pending signals, and forgets every thread.
 func (t *Target) detachHeld() error {
 	var first error
 	for tid, th := range t.threads {
 		if !th.held {
 			continue
 		}
-		sig := th.heldSig
-		if th.groupStop {
-			sig = 0
-		}
-		if err := detach(tid, sig); err != nil && !errors.Is(err, unix.ESRCH) && first == nil {
+		if err := detach(tid, th.detachSignal()); err != nil && !errors.Is(err, unix.ESRCH) && first == nil {
 			first = fmt.Errorf("detach thread %d: %w", tid, err)
 		}
 		th.held = false
@@ -1050,7 +1056,6 @@ func (t *Target) detachHeld() error {
 // in time is left to the kernel, which detaches it when the tracer thread
 // exits.
 func (t *Target) detachAll() error {
-	var first error
 	for tid, th := range t.threads {
 		if !th.held {
 			if err := interrupt(tid); err != nil {
@@ -1059,27 +1064,12 @@ func (t *Target) detachAll() error {
 		}
 	}
 	deadline := time.Now().Add(stopTimeout)
-	for tid, th := range t.threads {
+	for _, th := range t.threads {
 		if !th.held {
-			if err := t.awaitHeld(th, deadline); err != nil {
-				continue
-			}
+			t.awaitHeld(th, deadline) // not held in time: left to the kernel
 		}
-		sig := th.heldSig
-		if th.groupStop {
-			sig = 0
-		}
-		if err := detach(tid, sig); err != nil && !errors.Is(err, unix.ESRCH) && first == nil {
-			first = fmt.Errorf("detach thread %d: %w", tid, err)
-		}
-		th.held = false
 	}
-	t.stateMu.Lock()
-	for tid, th := range t.threads {
-		th.files.close()
-		delete(t.threads, tid)
-	}
-	t.stateMu.Unlock()
+	first := t.detachHeld()
 	// Reap exit statuses of threads that died while traced.
 	for tid := range t.gone {
 		var ws unix.WaitStatus
@@ -1098,11 +1088,7 @@ func (t *Target) checkAccess() error {
 	if err := interrupt(t.pid); err == nil {
 		th := &thread{tid: t.pid}
 		if err := t.awaitStopBlocking(th); err == nil {
-			sig := th.heldSig
-			if th.groupStop {
-				sig = 0
-			}
-			detach(t.pid, sig)
+			detach(t.pid, th.detachSignal())
 		} else {
 			// Not stopped in time: the kernel detaches it when the
 			// tracer thread ends; here, end the trace link explicitly
@@ -1221,7 +1207,7 @@ func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
 		// process's exit meanwhile: wait for it (or for a stop, then
 		// detach) before giving up on it.
 		if t.awaitStopBlocking(th) == nil {
-			detach(tid, th.heldSig)
+			detach(tid, th.detachSignal())
 			th.held, th.heldSig, th.groupStop = false, 0, false
 		}
 		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
@@ -1232,11 +1218,7 @@ func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
 		return err
 	}
 	err := t.captureHeld(th, c)
-	sig := th.heldSig
-	if th.groupStop {
-		sig = 0
-	}
-	detach(tid, sig)
+	detach(tid, th.detachSignal())
 	th.held, th.heldSig, th.groupStop = false, 0, false
 	c.Stopped = time.Since(start)
 	return err
