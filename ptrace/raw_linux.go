@@ -35,12 +35,15 @@ func wait4Raw(tid int, ws *unix.WaitStatus, options int) (int, error) {
 	return int(r), nil
 }
 
-// preadRaw is pread(2) as a raw system call.
-func preadRaw(fd int, buf []byte) (int, error) {
+// preadRaw is pread(2) at offset 0 as a raw system call.
+func preadRaw(fd int, buf []byte) (int, error) { return preadAtRaw(fd, buf, 0) }
+
+// preadAtRaw is pread(2) as a raw system call.
+func preadAtRaw(fd int, buf []byte, off int64) (int, error) {
 	if len(buf) == 0 {
 		return 0, nil
 	}
-	r, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+	r, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), uintptr(off), 0, 0)
 	if e != 0 {
 		return 0, e
 	}
@@ -108,4 +111,53 @@ func (m *memReader) readSome(addr uint64, dst []byte) (int, error) {
 		return 0, e
 	}
 	return int(r), nil
+}
+
+// seekStartRaw rewinds fd to offset 0 with a raw lseek.
+func seekStartRaw(fd int) error {
+	_, _, e := unix.RawSyscall(unix.SYS_LSEEK, uintptr(fd), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// getdentsRaw is getdents64(2) as a raw system call.
+func getdentsRaw(fd int, buf []byte) (int, error) {
+	if len(buf) == 0 {
+		return 0, nil
+	}
+	r, _, e := unix.RawSyscall(unix.SYS_GETDENTS64, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// openRaw opens path, a NUL-terminated byte string, with a raw openat: no
+// allocation and no hand-off of the P, for /proc files read while sampling.
+func openRaw(path []byte, flags int) (int, error) {
+	if len(path) == 0 || path[len(path)-1] != 0 {
+		return -1, unix.EINVAL
+	}
+	atFDCWD := unix.AT_FDCWD
+	fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(atFDCWD), uintptr(unsafe.Pointer(&path[0])), uintptr(flags), 0, 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+// closeRaw closes fd with a raw system call.
+func closeRaw(fd int) { unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0) }
+
+// readFileRaw reads up to len(buf) bytes of the file at path (NUL-terminated)
+// with raw open, pread and close.
+func readFileRaw(path []byte, buf []byte) (int, error) {
+	fd, err := openRaw(path, unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return 0, err
+	}
+	defer closeRaw(fd)
+	return preadRaw(fd, buf)
 }

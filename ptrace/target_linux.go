@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -76,6 +78,7 @@ type Target struct {
 	exited  bool
 	closed  bool
 	infoBuf [256]byte
+	pathBuf [64]byte  // for /proc paths built under stateMu
 	capBuf  [256]byte // for captures on the caller's thread (under hotMu)
 	// Continuous mode lists threads from /proc/PID/task on every Threads
 	// call, through a directory kept open.
@@ -115,6 +118,7 @@ type thread struct {
 	name      string
 	nameAt    time.Time
 	lastCPU   time.Duration // CPU time at the previous Info call
+	copyBytes int           // bytes of stack to copy (continuous mode; 0 until the first capture)
 }
 
 type opcode uint8
@@ -386,8 +390,15 @@ func (t *Target) loop(ready chan<- error) {
 	// it win the CPU against the target's own busy threads when the
 	// system allows (root or CAP_SYS_NICE). The setting is per thread.
 	unix.Setpriority(unix.PRIO_PROCESS, t.tracerTID, tracerNice)
-	signal.Notify(t.sigch, syscall.SIGCHLD)
-	defer signal.Stop(t.sigch)
+	defer holdStopSignals(t.opts.Continuous)()
+	if !t.opts.Continuous {
+		// Persistent mode services unsolicited stops when SIGCHLD says
+		// there are some. Continuous mode waits for each stop in wait4 and
+		// leaves nothing attached between captures: it needs no
+		// notification, and each one would wake a goroutine per capture.
+		signal.Notify(t.sigch, syscall.SIGCHLD)
+		defer signal.Stop(t.sigch)
+	}
 
 	attachFn := t.attachAll
 	if t.opts.Continuous {
@@ -817,9 +828,7 @@ func (t *Target) captureHeld(th *thread, c *sampler.Capture) error {
 	if hi < from {
 		n = 0
 	}
-	if n > uint64(cap(c.Stack)) {
-		n = uint64(cap(c.Stack))
-	}
+	n = min(n, uint64(th.copyLimit(cap(c.Stack), t.opts.Continuous)))
 	if n > 0 {
 		buf := c.Stack[:n]
 		got, err := t.walkMem.readSome(from, buf)
@@ -830,7 +839,38 @@ func (t *Target) captureHeld(th *thread, c *sampler.Capture) error {
 	}
 	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
 	c.PCs, c.Walk = t.walker.Walk(regs, &st, c.PCs)
+	if c.Walk.FallbackReads > 0 {
+		th.growCopy(cap(c.Stack))
+	}
 	return nil
+}
+
+// initialStackCopy is the first bulk copy of a thread's stack in continuous
+// mode. Most stacks (goroutines, callbacks, worker loops) fit in it, and a
+// smaller copy keeps the thread stopped for less time: the copy grows for
+// threads whose walks go further.
+const initialStackCopy = 8 << 10
+
+// copyLimit returns how many bytes of the thread's stack to copy, at most
+// max. A snapshot copies all it may; continuous sampling starts with
+// initialStackCopy and grows it for this thread when a walk had to read
+// past the copy.
+func (th *thread) copyLimit(max int, continuous bool) int {
+	if !continuous {
+		return max
+	}
+	if th.copyBytes == 0 {
+		th.copyBytes = initialStackCopy
+	}
+	return min(th.copyBytes, max)
+}
+
+// growCopy doubles the thread's stack copy, up to max, after a walk that
+// read frame records past it.
+func (th *thread) growCopy(max int) {
+	if th.copyBytes > 0 && th.copyBytes < max {
+		th.copyBytes = min(2*th.copyBytes, max)
+	}
 }
 
 // stackBounds returns the bounds of the mapping that holds sp, re-reading
@@ -950,12 +990,27 @@ func (t *Target) info(tid int) (sampler.ThreadInfo, error) {
 	running := cpu != th.lastCPU
 	th.lastCPU = cpu
 	if now := time.Now(); th.name == "" || now.Sub(th.nameAt) > time.Second {
-		if n := readComm(t.pid, tid); n != "" {
-			th.name = n
-		}
+		t.readThreadName(th)
 		th.nameAt = now
 	}
 	return sampler.ThreadInfo{ID: sampler.ThreadID(tid), Name: th.name, CPUTime: cpu, Running: running}, nil
+}
+
+// readThreadName refreshes th.name from /proc/PID/task/TID/comm. It
+// allocates only when the name changed. The caller holds stateMu.
+func (t *Target) readThreadName(th *thread) {
+	p := append(t.pathBuf[:0], "/proc/"...)
+	p = strconv.AppendInt(p, int64(t.pid), 10)
+	p = append(p, "/task/"...)
+	p = strconv.AppendInt(p, int64(th.tid), 10)
+	p = append(p, "/comm\x00"...)
+	n, err := readFileRaw(p, t.infoBuf[:])
+	if err != nil {
+		return
+	}
+	if name := bytes.TrimRight(t.infoBuf[:n], "\n"); len(name) > 0 && string(name) != th.name {
+		th.name = string(name)
+	}
 }
 
 // images re-reads the memory map and returns the executable file mappings.
@@ -1113,13 +1168,13 @@ func (t *Target) refreshThreads() error {
 		}
 		t.taskDir = fd
 	}
-	if _, err := unix.Seek(t.taskDir, 0, 0); err != nil {
+	if err := seekStartRaw(t.taskDir); err != nil {
 		return fmt.Errorf("list threads of PID %d: %w", t.pid, err)
 	}
 	t.listGen++
 	live := 0
 	for {
-		n, err := unix.Getdents(t.taskDir, t.dirBuf[:])
+		n, err := getdentsRaw(t.taskDir, t.dirBuf[:])
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
 				t.exited = true

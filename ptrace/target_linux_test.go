@@ -382,3 +382,38 @@ func TestContinuousLeavesTargetUntracedBetweenCaptures(t *testing.T) {
 		t.Fatalf("%d of 100 captures of the recursing threads had deep stacks", deep)
 	}
 }
+
+func TestContinuousStackCopyGrowsForDeepStacks(t *testing.T) {
+	// 1000 frames of recurse() take about 32 KiB of stack: more than the
+	// first copy, less than the 64 KiB bound.
+	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "1", "1000")
+	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true, MaxFrames: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	tids, _ := tg.Threads(nil)
+	id := tids[len(tids)-1]
+	c := sampler.NewCapture(2048, 64<<10)
+	if err := tg.Capture(id, c); err != nil {
+		t.Fatal(err)
+	}
+	first, frames := c.Walk.FallbackReads, len(c.PCs)
+	if first == 0 || len(c.Stack) != initialStackCopy {
+		t.Fatalf("first capture copied %d bytes with %d fallback reads; want %d bytes and fallback reads", len(c.Stack), first, initialStackCopy)
+	}
+	if frames < 1000 {
+		t.Fatalf("first capture walked %d frames, want >= 1000 (through fallback reads)", frames)
+	}
+	for i := 0; i < 4; i++ {
+		if err := tg.Capture(id, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Walk.FallbackReads != 0 || len(c.PCs) != frames {
+		t.Fatalf("after growing: %d fallback reads, %d frames (copy %d bytes); want 0 and %d", c.Walk.FallbackReads, len(c.PCs), len(c.Stack), frames)
+	}
+	if len(c.Stack) >= 64<<10 {
+		t.Errorf("copy grew to the whole bound (%d bytes) for a 32 KiB stack", len(c.Stack))
+	}
+}

@@ -203,6 +203,10 @@ func (s *Sampler) Run(ctx context.Context) error {
 	next := s.startTime
 	var tick int64
 	var reason error
+	// One timer for the whole run: a tick allocates nothing.
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
 	for {
 		s.adopt()
 		if s.hadTargets && s.allExited() && !s.keepRunning() {
@@ -219,7 +223,7 @@ func (s *Sampler) Run(ctx context.Context) error {
 			s.win.missed["tick late (profiler overloaded)"] += skip
 			next = next.Add(time.Duration(skip) * s.period)
 		}
-		timer := time.NewTimer(time.Until(next))
+		timer.Reset(time.Until(next))
 		select {
 		case <-ctx.Done():
 			timer.Stop()

@@ -2,6 +2,9 @@
 
 package main
 
-// descendants is not implemented outside Linux yet: only the launched
+// processTree is not implemented outside Linux yet: only the launched
 // process itself is recorded.
-func descendants(root int) []int { return nil }
+type processTree struct{}
+
+// Descendants returns dst[:0].
+func (processTree) Descendants(root int, dst []int) []int { return dst[:0] }

@@ -228,13 +228,16 @@ func (r *recording) attached(pid int) bool {
 func (r *recording) followChildren(ctx context.Context, root int) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	var tree processTree
+	var pids []int
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		for _, pid := range descendants(root) {
+		pids = tree.Descendants(root, pids)
+		for _, pid := range pids {
 			if !r.attached(pid) {
 				r.attach(pid) // a child that exits meanwhile is simply missed
 			}

@@ -1,0 +1,188 @@
+//go:build linux
+
+package ptrace
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxDescendants bounds the processes one Descendants call reports, so that a
+// fork bomb under the profiler costs it bounded time and memory.
+const maxDescendants = 4096
+
+// ProcessTree finds the descendants of a process, for following the
+// processes a launched command starts. It reads each process's
+// /proc/PID/task/TID/children files with raw system calls into buffers it
+// keeps, so that polling a stable tree allocates nothing and never wakes the
+// Go runtime's system monitor. On kernels without those files
+// (CONFIG_PROC_CHILDREN unset) it falls back to scanning the parent links of
+// every process in /proc.
+//
+// A process whose parent exited has been re-parented away from the tree and
+// is no longer found, as with any parent-link walk. A ProcessTree is not safe
+// for concurrent use.
+type ProcessTree struct {
+	path   []byte
+	dents  [8192]byte
+	buf    [4096]byte
+	queue  []int
+	probed bool // whether noFile was decided
+	noFile bool // the kernel has no children files: scan /proc instead
+}
+
+// Descendants appends the PIDs of root's living descendants to dst[:0], at
+// most maxDescendants of them, and returns it.
+func (pt *ProcessTree) Descendants(root int, dst []int) []int {
+	dst = dst[:0]
+	if !pt.probed {
+		pt.probed = true
+		_, err := os.Stat("/proc/thread-self/children")
+		pt.noFile = err != nil
+	}
+	if pt.noFile {
+		return scanDescendants(root, dst)
+	}
+	pt.queue = append(pt.queue[:0], root)
+	for i := 0; i < len(pt.queue) && len(dst) < maxDescendants; i++ {
+		before := len(pt.queue)
+		pt.children(pt.queue[i])
+		for _, pid := range pt.queue[before:] {
+			if len(dst) < maxDescendants {
+				dst = append(dst, pid)
+			}
+		}
+	}
+	return dst
+}
+
+// children appends the children of every thread of pid to pt.queue. A
+// process or thread that exits meanwhile simply has none.
+func (pt *ProcessTree) children(pid int) {
+	pt.path = strconv.AppendInt(append(pt.path[:0], "/proc/"...), int64(pid), 10)
+	pt.path = append(pt.path, "/task\x00"...)
+	dir, err := openRaw(pt.path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return
+	}
+	defer closeRaw(dir)
+	base := len(pt.path) - 1 // "/proc/PID/task"
+	for {
+		n, err := getdentsRaw(dir, pt.dents[:])
+		if err != nil || n <= 0 {
+			return
+		}
+		for b := pt.dents[:n]; len(b) >= 19; {
+			reclen := int(b[16]) | int(b[17])<<8
+			if reclen < 19 || reclen > len(b) {
+				break
+			}
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			b = b[reclen:]
+			if _, isNum := parseUint(name); !isNum {
+				continue
+			}
+			pt.path = append(append(append(pt.path[:base], '/'), name...), "/children\x00"...)
+			pt.readChildren() // a thread that exited meanwhile has no children
+		}
+	}
+}
+
+// readChildren reads the children file named by pt.path and appends the
+// PIDs in it to pt.queue (bounded by maxDescendants).
+func (pt *ProcessTree) readChildren() error {
+	fd, err := openRaw(pt.path, unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer closeRaw(fd)
+	var cur uint64
+	inNum := false
+	for off := int64(0); ; {
+		n, err := preadAtRaw(fd, pt.buf[:], off)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+		off += int64(n)
+		for _, c := range pt.buf[:n] {
+			if c >= '0' && c <= '9' {
+				if cur < 1<<32 {
+					cur = cur*10 + uint64(c-'0')
+				}
+				inNum = true
+				continue
+			}
+			if inNum {
+				pt.push(cur)
+			}
+			cur, inNum = 0, false
+		}
+	}
+	if inNum {
+		pt.push(cur)
+	}
+	return nil
+}
+
+func (pt *ProcessTree) push(pid uint64) {
+	if pid == 0 || pid >= 1<<31 || len(pt.queue) > maxDescendants {
+		return
+	}
+	for _, q := range pt.queue {
+		if q == int(pid) {
+			return // listed twice while it was being re-parented
+		}
+	}
+	pt.queue = append(pt.queue, int(pid))
+}
+
+// scanDescendants finds root's descendants from the parent links in every
+// /proc/PID/stat (the fallback when children files are missing).
+func scanDescendants(root int, dst []int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return dst
+	}
+	parent := map[int]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(string(f[1])); err == nil {
+			parent[pid] = ppid
+		}
+	}
+	for pid := range parent {
+		for p, depth := parent[pid], 0; p != 0 && depth < 64; p, depth = parent[p], depth+1 {
+			if p == root {
+				if len(dst) < maxDescendants {
+					dst = append(dst, pid)
+				}
+				break
+			}
+		}
+	}
+	return dst
+}
