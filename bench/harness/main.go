@@ -8,9 +8,12 @@
 //	    CPU time and peak memory of `macprof agent` at its default rate,
 //	    profiling a target with N busy threads and exporting every window
 //	    (to a local Pyroscope-compatible sink that accepts everything).
-//	harness overhead [-rates 99,999] [-duration 10s] [-rounds 3]
-//	    throughput of the demo workload alone, under `macprof record` and
-//	    under `perf record -g`, at each rate, interleaved round by round.
+//	harness overhead [-rates 99,999] [-duration 5s] [-rounds 10] [-no-perf]
+//	    throughput of the demo workload alone (twice: the second run is a
+//	    control that shows the measurement's noise), under `macprof record`
+//	    and under `perf record -g`, at each rate; every round runs each
+//	    configuration once, in an order rotated from round to round, and
+//	    losses are taken against the same round's run alone.
 //
 // It builds macprof and the workloads itself (go, gcc), so run it from the
 // repository root: go run ./bench/harness snapshot
@@ -22,12 +25,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -181,29 +186,62 @@ func stoppedText(m [][]byte) string {
 	return string(m[1])
 }
 
-var throughputRE = regexp.MustCompile(`throughput ([0-9.]+) units/s`)
+var (
+	throughputRE  = regexp.MustCompile(`throughput ([0-9.]+) units/s`)
+	profilerCPURE = regexp.MustCompile(`profiler CPU ([0-9.]+[µm]?s)`)
+	stoppedRE     = regexp.MustCompile(`stopped per capture: p50 ([0-9.]+[µm]?s), p99 ([0-9.]+[µm]?s)`)
+	samplesOverRE = regexp.MustCompile(`macprof: ([0-9]+) samples over ([0-9.]+m?s)`)
+)
+
+// demoRun is one run of the demo workload, alone or under a profiler.
+type demoRun struct {
+	throughput  float64       // work units per second
+	profilerCPU time.Duration // macprof's own CPU time, as it reports it
+	stopP50     time.Duration
+	stopP99     time.Duration
+	wall        time.Duration // the recording's length, as macprof reports it
+}
 
 // runDemo runs the demo under an optional profiler and returns its
-// throughput.
-func runDemo(prefix []string, demo string, dur time.Duration) (float64, error) {
+// throughput and, under macprof, macprof's own figures.
+func runDemo(prefix []string, demo string, dur time.Duration) (demoRun, error) {
 	args := append(append([]string{}, prefix...), demo, "-threads", "2", "-duration", dur.String())
 	cmd := exec.Command(args[0], args[1:]...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("%s: %v\n%.1000s", strings.Join(args, " "), err, out)
+		return demoRun{}, fmt.Errorf("%s: %v\n%.1000s", strings.Join(args, " "), err, out)
 	}
 	m := throughputRE.FindSubmatch(out)
 	if m == nil {
-		return 0, fmt.Errorf("%s printed no throughput:\n%.1000s", strings.Join(args, " "), out)
+		return demoRun{}, fmt.Errorf("%s printed no throughput:\n%.1000s", strings.Join(args, " "), out)
 	}
-	return strconv.ParseFloat(string(m[1]), 64)
+	var r demoRun
+	r.throughput, err = strconv.ParseFloat(string(m[1]), 64)
+	if m := profilerCPURE.FindSubmatch(out); m != nil {
+		r.profilerCPU, _ = time.ParseDuration(strings.ReplaceAll(string(m[1]), "µ", "u"))
+	}
+	if m := stoppedRE.FindSubmatch(out); m != nil {
+		r.stopP50, _ = time.ParseDuration(strings.ReplaceAll(string(m[1]), "µ", "u"))
+		r.stopP99, _ = time.ParseDuration(strings.ReplaceAll(string(m[2]), "µ", "u"))
+	}
+	if m := samplesOverRE.FindSubmatch(out); m != nil {
+		r.wall, _ = time.ParseDuration(string(m[2]))
+	}
+	return r, err
+}
+
+// overheadConfig is one way of running the workload in a round.
+type overheadConfig struct {
+	name   string // "alone", "alone (control)", "macprof 99 Hz", ...
+	prefix func(dir string) []string
 }
 
 func overhead(args []string) error {
 	fs := flag.NewFlagSet("overhead", flag.ExitOnError)
 	rates := fs.String("rates", "99,999", "sampling rates in Hz")
-	dur := fs.Duration("duration", 10*time.Second, "length of each workload run")
-	rounds := fs.Int("rounds", 3, "interleaved rounds")
+	dur := fs.Duration("duration", 5*time.Second, "length of each workload run")
+	rounds := fs.Int("rounds", 10, "rounds; each runs every configuration once, in an order rotated round by round")
+	noPerf := fs.Bool("no-perf", false, "leave perf out (for a quick look at macprof alone)")
 	fs.Parse(args)
 	dir, err := os.MkdirTemp("", "macprof-bench-")
 	if err != nil {
@@ -215,48 +253,156 @@ func overhead(args []string) error {
 		return err
 	}
 	perf, err := exec.LookPath("perf")
-	if err != nil {
-		return errors.New("perf not found: apt-get install linux-perf")
+	if err != nil && !*noPerf {
+		return errors.New("perf not found: apt-get install linux-perf (or pass -no-perf)")
 	}
-	type key struct {
-		tool string
-		hz   string
+	// Two runs alone per round: the loss of one against the other (the
+	// control) is the measurement's own noise, reported beside the tools'.
+	configs := []overheadConfig{
+		{name: "alone", prefix: func(string) []string { return nil }},
+		{name: "alone (control)", prefix: func(string) []string { return nil }},
 	}
-	res := map[key][]float64{}
 	hzs := strings.Split(*rates, ",")
-	for r := 0; r < *rounds; r++ {
-		v, err := runDemo(nil, demo, *dur)
-		if err != nil {
-			return err
-		}
-		res[key{"alone", ""}] = append(res[key{"alone", ""}], v)
-		for _, hz := range hzs {
-			v, err := runDemo([]string{macprof, "record", "-q", "-F", hz, "-o", filepath.Join(dir, "p.pb.gz"), "--"}, demo, *dur)
-			if err != nil {
-				return err
-			}
-			res[key{"macprof", hz}] = append(res[key{"macprof", hz}], v)
-			v, err = runDemo([]string{perf, "record", "-q", "-g", "-F", hz, "-o", filepath.Join(dir, "perf.data"), "--"}, demo, *dur)
-			if err != nil {
-				return err
-			}
-			res[key{"perf", hz}] = append(res[key{"perf", hz}], v)
-		}
-	}
-	med := func(v []float64) float64 {
-		s := append([]float64(nil), v...)
-		sort.Float64s(s)
-		return s[len(s)/2]
-	}
-	base := med(res[key{"alone", ""}])
-	fmt.Printf("demo workload, 2 busy threads, %v per run, median of %d interleaved rounds\n", *dur, *rounds)
-	fmt.Printf("  alone: %.1f units/s\n", base)
 	for _, hz := range hzs {
-		m, p := med(res[key{"macprof", hz}]), med(res[key{"perf", hz}])
-		fmt.Printf("  %4s Hz: macprof %.1f units/s (loss %.2f%%), perf record -g %.1f units/s (loss %.2f%%)\n",
-			hz, m, 100*(1-m/base), p, 100*(1-p/base))
+		configs = append(configs, overheadConfig{name: "macprof " + hz + " Hz", prefix: func(dir string) []string {
+			return []string{macprof, "record", "-F", hz, "-o", filepath.Join(dir, "p.pb.gz"), "--"}
+		}})
+		if !*noPerf {
+			configs = append(configs, overheadConfig{name: "perf -g " + hz + " Hz", prefix: func(dir string) []string {
+				return []string{perf, "record", "-q", "-g", "-F", hz, "-o", filepath.Join(dir, "perf.data"), "--"}
+			}})
+		}
+	}
+	runs := make([][]demoRun, len(configs)) // runs[config][round]
+	for r := 0; r < *rounds; r++ {
+		for k := range configs {
+			c := (k + r) % len(configs)
+			v, err := runDemo(configs[c].prefix(dir), demo, *dur)
+			if err != nil {
+				return err
+			}
+			runs[c] = append(runs[c], v)
+		}
+		fmt.Fprintf(os.Stderr, "round %d/%d done\n", r+1, *rounds)
+	}
+	fmt.Printf("demo workload, 2 busy threads on %d CPUs, %v per run, %d rounds (each runs every configuration once, order rotated)\n",
+		runtime.NumCPU(), *dur, *rounds)
+	fmt.Printf("  alone: median %.1f units/s\n", medianF(throughputs(runs[0])))
+	fmt.Printf("  loss = 1 - throughput / the same round's first run alone; median [interquartile range], mean ± 95%% CI\n")
+	for c := 1; c < len(configs); c++ {
+		losses := make([]float64, *rounds)
+		for r := range losses {
+			losses[r] = 100 * (1 - runs[c][r].throughput/runs[0][r].throughput)
+		}
+		q1, med, q3 := quartiles(losses)
+		mean, ci := meanCI(losses)
+		fmt.Printf("  %-18s loss %6.2f%% [%.2f, %.2f]   mean %6.2f%% ± %.2f", configs[c].name, med, q1, q3, mean, ci)
+		if cpu := profilerCPUShare(runs[c]); cpu > 0 {
+			fmt.Printf("   profiler CPU %.2f%% of a core, stops p50 %v p99 %v", cpu,
+				medianD(stops(runs[c], false)).Round(time.Microsecond), medianD(stops(runs[c], true)).Round(time.Microsecond))
+		}
+		fmt.Println()
 	}
 	return nil
+}
+
+func throughputs(rs []demoRun) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = r.throughput
+	}
+	return out
+}
+
+func stops(rs []demoRun, p99 bool) []time.Duration {
+	var out []time.Duration
+	for _, r := range rs {
+		if p99 {
+			out = append(out, r.stopP99)
+		} else {
+			out = append(out, r.stopP50)
+		}
+	}
+	return out
+}
+
+// profilerCPUShare is the median of macprof's CPU time over the recording's
+// length, in percent of one core; 0 when the runs did not report it.
+func profilerCPUShare(rs []demoRun) float64 {
+	var shares []float64
+	for _, r := range rs {
+		if r.profilerCPU > 0 && r.wall > 0 {
+			shares = append(shares, 100*r.profilerCPU.Seconds()/r.wall.Seconds())
+		}
+	}
+	if len(shares) == 0 {
+		return 0
+	}
+	return medianF(shares)
+}
+
+func medianF(v []float64) float64 {
+	_, m, _ := quartiles(v)
+	return m
+}
+
+func medianD(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	return median(ds)
+}
+
+// quartiles returns the first quartile, the median and the third quartile
+// (linear interpolation between order statistics).
+func quartiles(v []float64) (q1, med, q3 float64) {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	at := func(p float64) float64 {
+		if len(s) == 0 {
+			return 0
+		}
+		x := p * float64(len(s)-1)
+		i := int(x)
+		if i+1 >= len(s) {
+			return s[len(s)-1]
+		}
+		return s[i] + (x-float64(i))*(s[i+1]-s[i])
+	}
+	return at(0.25), at(0.5), at(0.75)
+}
+
+// meanCI returns the mean and the half-width of its 95% confidence interval
+// (Student's t).
+func meanCI(v []float64) (mean, half float64) {
+	n := float64(len(v))
+	if n < 2 {
+		return 0, 0
+	}
+	for _, x := range v {
+		mean += x
+	}
+	mean /= n
+	var ss float64
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / (n - 1))
+	return mean, tQuantile975(len(v)-1) * sd / math.Sqrt(n)
+}
+
+// tQuantile975 is the 97.5th percentile of Student's t with df degrees of
+// freedom (two-sided 95%).
+func tQuantile975(df int) float64 {
+	table := []float64{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086}
+	if df < len(table) {
+		return table[df]
+	}
+	if df < 30 {
+		return 2.05
+	}
+	return 1.96
 }
 
 func agentCost(args []string) error {

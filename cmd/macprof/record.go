@@ -129,18 +129,25 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 
 	var windows []*sampler.Window
 	status := newStatusLine(stderr, *quiet)
+	opts := sampler.TargetOptions{MaxFrames: *maxFrames, Continuous: true}
+	rec := &recording{opts: opts}
 	s, err := sampler.New(sampler.Config{
 		Hz:        *hz,
 		Mode:      m,
 		MaxFrames: *maxFrames,
 		OnWindow:  func(w *sampler.Window) { windows = append(windows, w) },
-		OnTick:    status.update,
+		// Children are looked for between ticks, on the sampler's own
+		// goroutine: a goroutine of their own would wake the process ten
+		// more times a second.
+		OnTick: func(p sampler.Progress) {
+			status.update(p)
+			rec.followChildren(p.Elapsed)
+		},
 	})
 	if err != nil {
 		return fail("%v", err)
 	}
-	opts := sampler.TargetOptions{MaxFrames: *maxFrames, Continuous: true}
-	rec := &recording{s: s, opts: opts}
+	rec.s = s
 	var waitChild func() int
 	if len(cmdArgs) > 0 {
 		t, wait, err := launch(cmdArgs, opts)
@@ -150,7 +157,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		}
 		waitChild = wait
 		rec.add(t)
-		go rec.followChildren(ctx, t.PID())
+		rec.root = t.PID()
 	} else if err := rec.attach(*pid); err != nil {
 		fmt.Fprintf(stderr, "macprof record: %v\n", err)
 		return 1
@@ -196,6 +203,12 @@ type recording struct {
 	mu   sync.Mutex
 	ts   []sampler.Target
 	pids map[int]bool
+
+	// Following a launched command's children (sampler goroutine only).
+	root   int           // the launched command's PID, 0 when attached with -p
+	tree   processTree   // finds its descendants
+	kids   []int         // the last list of them
+	polled time.Duration // recording time of the last look
 }
 
 func (r *recording) attach(pid int) error {
@@ -224,23 +237,22 @@ func (r *recording) attached(pid int) bool {
 	return r.pids[pid]
 }
 
-// followChildren attaches to new descendants of root until ctx ends.
-func (r *recording) followChildren(ctx context.Context, root int) {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	var tree processTree
-	var pids []int
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		pids = tree.Descendants(root, pids)
-		for _, pid := range pids {
-			if !r.attached(pid) {
-				r.attach(pid) // a child that exits meanwhile is simply missed
-			}
+// childPollInterval is how often record looks for new descendants of a
+// launched command.
+const childPollInterval = 100 * time.Millisecond
+
+// followChildren attaches to new descendants of the launched command, at
+// most once per childPollInterval of recording time. It runs after a tick,
+// on the sampler's goroutine.
+func (r *recording) followChildren(elapsed time.Duration) {
+	if r.root == 0 || elapsed-r.polled < childPollInterval {
+		return
+	}
+	r.polled = elapsed
+	r.kids = r.tree.Descendants(r.root, r.kids)
+	for _, pid := range r.kids {
+		if !r.attached(pid) {
+			r.attach(pid) // a child that exits meanwhile is simply missed
 		}
 	}
 }
