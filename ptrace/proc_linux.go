@@ -113,18 +113,60 @@ func (tf *threadFiles) cpuTime(buf []byte) (time.Duration, error) {
 
 // state returns the thread's scheduler state letter from stat ('R', 'S', ...).
 func (tf *threadFiles) state(buf []byte) (byte, error) {
+	st, _, err := tf.stateCPU(buf)
+	return st, err
+}
+
+// stateCPU returns the thread's scheduler state letter and the CPU it last
+// ran on (stat fields 3 and 39), or -1 for the CPU when buf is too short
+// to hold that field.
+func (tf *threadFiles) stateCPU(buf []byte) (state byte, cpu int, err error) {
 	if tf.stat < 0 {
-		return 0, errNoProcFile
+		return 0, -1, errNoProcFile
 	}
 	n, err := preadRaw(tf.stat, buf)
 	if err != nil {
-		return 0, err
+		return 0, -1, err
 	}
 	st, _, ok := parseStat(buf[:n])
 	if !ok {
-		return 0, errors.New("malformed stat")
+		return 0, -1, errors.New("malformed stat")
 	}
-	return st, nil
+	cpu = -1
+	if f, ok := statField(buf[:n], 39); ok {
+		if v, ok := parseUint(f); ok && v < 1<<20 {
+			cpu = int(v)
+		}
+	}
+	return st, cpu, nil
+}
+
+// statField returns field n (1-based, as proc(5) numbers them, n >= 3) of a
+// /proc stat line, counting from the last ')' since the command name may
+// hold spaces and parentheses.
+func statField(b []byte, n int) ([]byte, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || n < 3 {
+		return nil, false
+	}
+	field := 2
+	for j := i + 1; j < len(b); {
+		for j < len(b) && b[j] == ' ' {
+			j++
+		}
+		start := j
+		for j < len(b) && b[j] != ' ' && b[j] != '\n' {
+			j++
+		}
+		if start == j {
+			break
+		}
+		field++
+		if field == n {
+			return b[start:j], true
+		}
+	}
+	return nil, false
 }
 
 // clockTicks is USER_HZ, which is 100 on every Linux architecture Go supports.

@@ -161,3 +161,12 @@ func readFileRaw(path []byte, buf []byte) (int, error) {
 	defer closeRaw(fd)
 	return preadRaw(fd, buf)
 }
+
+// getcpuRaw returns the CPU the calling thread runs on, or -1.
+func getcpuRaw() int {
+	var cpu uint32
+	if _, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), 0, 0); e != 0 {
+		return -1
+	}
+	return int(cpu)
+}

@@ -162,7 +162,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "macprof record: %v\n", err)
 		return 1
 	}
+	restore := tuneForSampling()
 	runErr := s.Run(ctx)
+	restore()
 	status.done()
 	rec.closeAll()
 	if runErr != nil && !errors.Is(runErr, sampler.ErrAllExited) {
