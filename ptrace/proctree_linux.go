@@ -75,16 +75,11 @@ func (pt *ProcessTree) children(pid int) {
 		if err != nil || n <= 0 {
 			return
 		}
-		for b := pt.dents[:n]; len(b) >= 19; {
-			reclen := int(b[16]) | int(b[17])<<8
-			if reclen < 19 || reclen > len(b) {
+		for b := pt.dents[:n]; ; {
+			var name []byte
+			if name, b = nextDirent(b); name == nil {
 				break
 			}
-			name := b[19:reclen]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			b = b[reclen:]
 			if _, isNum := parseUint(name); !isNum {
 				continue
 			}

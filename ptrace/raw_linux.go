@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"bytes"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -169,4 +170,23 @@ func getcpuRaw() int {
 		return -1
 	}
 	return int(cpu)
+}
+
+// nextDirent returns the name of the first linux_dirent64 record in b
+// (getdents64 output) and the records after it; name is nil when b holds
+// no complete record.
+func nextDirent(b []byte) (name, rest []byte) {
+	// d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
+	if len(b) < 19 {
+		return nil, nil
+	}
+	reclen := int(b[16]) | int(b[17])<<8
+	if reclen < 19 || reclen > len(b) {
+		return nil, nil
+	}
+	name = b[19:reclen]
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	return name, b[reclen:]
 }

@@ -1185,12 +1185,11 @@ func (t *Target) refreshThreads() error {
 		if n <= 0 {
 			break
 		}
-		for b := t.dirBuf[:n]; len(b) >= 19; {
-			reclen := int(b[16]) | int(b[17])<<8
-			if reclen < 19 || reclen > len(b) {
+		for b := t.dirBuf[:n]; ; {
+			var name []byte
+			if name, b = nextDirent(b); name == nil {
 				break
 			}
-			name := b[19:reclen]
 			tid, ok := parseUint(name)
 			if ok && tid > 0 && tid < 1<<31 {
 				th, have := t.threads[int(tid)]
@@ -1201,7 +1200,6 @@ func (t *Target) refreshThreads() error {
 				th.gen = t.listGen
 				live++
 			}
-			b = b[reclen:]
 		}
 	}
 	for tid, th := range t.threads {
