@@ -5,6 +5,7 @@ package ptrace
 import (
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -73,4 +74,65 @@ func trimNL(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// FuzzProcParsers feeds the /proc parsers bytes a hostile target partly
+// controls (a thread's name is its own choice: spaces, parentheses,
+// digits): they must not panic, must return slices of their input, and the
+// getdents decoder must always make progress.
+func FuzzProcParsers(f *testing.F) {
+	f.Add([]byte("42 (a) b (c)) R 1 2 3 4 5 6 7 8 9 10 11 12 13\n"), 39)
+	f.Add([]byte("1 (x) S 0 0 0 0 -1 0 0 0 0 0 17 4 0 0 20 0 1 0 5 0 0\n"), 15)
+	f.Add([]byte(")))"), 3)
+	f.Add(dirent("1234"), 4)
+	f.Add(append(dirent("."), dirent("98765")...), 3)
+	f.Fuzz(func(t *testing.T, b []byte, n int) {
+		if v, ok := statField(b, n); ok && len(v) > len(b) {
+			t.Fatalf("field longer than its line")
+		}
+		parseStat(b)
+		parseUint(b)
+		for rest, steps := b, 0; ; steps++ {
+			if steps > len(b) {
+				t.Fatal("nextDirent made no progress")
+			}
+			var name []byte
+			if name, rest = nextDirent(rest); name == nil {
+				break
+			}
+			if len(name) > len(b) {
+				t.Fatal("name longer than the buffer")
+			}
+		}
+	})
+}
+
+// dirent encodes one linux_dirent64 record named name.
+func dirent(name string) []byte {
+	reclen := (19 + len(name) + 1 + 7) &^ 7
+	b := make([]byte, reclen)
+	b[16], b[17] = byte(reclen), byte(reclen>>8)
+	copy(b[19:], name)
+	return b
+}
+
+func TestNextDirent(t *testing.T) {
+	buf := append(append(dirent("."), dirent("..")...), dirent("31337")...)
+	var names []string
+	for b := buf; ; {
+		var name []byte
+		if name, b = nextDirent(b); name == nil {
+			break
+		}
+		names = append(names, string(name))
+	}
+	if strings.Join(names, ",") != ".,..,31337" {
+		t.Fatalf("names %q", names)
+	}
+	// A record claiming more than the buffer ends the listing.
+	bad := dirent("7")
+	bad[16] = 200
+	if name, _ := nextDirent(bad); name != nil {
+		t.Fatalf("truncated record gave %q", name)
+	}
 }
