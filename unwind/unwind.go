@@ -132,6 +132,7 @@ type Walker struct {
 	maxFrames int
 	mask      uint64
 	fallback  MemoryReader
+	key       hashKey // the process's hash key, copied for the walk's loop
 }
 
 // swiftAsyncMask selects bits 63:60 of a saved frame pointer. A value of
@@ -156,7 +157,7 @@ func NewWalker(cfg Config) (*Walker, error) {
 	if mask == 0 {
 		mask = ^uint64(0)
 	}
-	return &Walker{arch: cfg.Arch, maxFrames: cfg.MaxFrames, mask: mask, fallback: cfg.Fallback}, nil
+	return &Walker{arch: cfg.Arch, maxFrames: cfg.MaxFrames, mask: mask, fallback: cfg.Fallback, key: procHashKey}, nil
 }
 
 // Arch returns the architecture the walker decodes.
@@ -173,6 +174,12 @@ type Result struct {
 	AsyncFrames int
 	// FallbackReads counts frame records read outside the bulk copy.
 	FallbackReads int
+	// Hash is HashPCs of exactly the addresses the walk returned, computed
+	// as they were read: a keyed 64-bit hash, never zero, whose key is
+	// drawn at random once per process so that a target cannot craft
+	// colliding stacks offline. The zero Result (no walk) has Hash zero,
+	// which therefore means "not computed".
+	Hash uint64
 }
 
 // Walk appends the PC and then the return address of each caller to dst[:0]
@@ -193,24 +200,40 @@ type Result struct {
 // that has pushed its record and since returned from a call of its own still
 // holds a stale LR pointing into itself; without unwind tables that case
 // cannot be told apart from a leaf, and the function then appears twice.
+//
+// Result.Hash is the hash of the returned addresses (see HashPCs), folded
+// in as they are read.
 func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) {
+	out, res, a, b := w.walk(regs, stack, dst)
+	// Every return of walk comes through here: the hash always covers
+	// exactly out.
+	res.Hash = w.key.finish(a, b, len(out))
+	return out, res
+}
+
+// walk does the work of Walk. Besides the addresses and the Result it
+// returns the two lanes of the hash of the addresses (see hash.go); each
+// address it appends is folded in with a, b = b, mum(a^addr, k).
+func (w *Walker) walk(regs Regs, stack *Stack, dst []uint64) (_ []uint64, _ Result, a, b uint64) {
 	dst = dst[:0]
 	var res Result
+	a, b, k := w.key.a, w.key.b, w.key.k
 	limit, full := w.maxFrames, StopMaxFrames
 	if cap(dst) < limit {
 		limit, full = cap(dst), StopNoRoom
 	}
 	if limit == 0 {
 		res.Stop = full
-		return dst, res
+		return dst, res, a, b
 	}
 	mask := w.mask
 	pc := regs.PC & mask
 	if pc == 0 {
 		res.Stop = StopEnd
-		return dst, res
+		return dst, res, a, b
 	}
 	dst = append(dst, pc)
+	a, b = b, mum(a^pc, k)
 
 	// The lowest address a frame record may start at: the region's start,
 	// raised to SP (arm64: SP-16, because Go's arm64 prologue stores the
@@ -263,14 +286,14 @@ func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) 
 	for {
 		if pendingLR == 0 && littleEndianHost {
 			var stop bool
-			if n, fp, lo, stop = walkFast(data, base, span, mask, fp, lo, dst, n); stop {
+			if n, fp, lo, stop, a, b = walkFast(data, base, span, mask, fp, lo, dst, n, a, b, k); stop {
 				// walkFast ends the walk only at a zero return address or
 				// a full dst.
 				res.Stop = StopEnd
 				if n == limit {
 					res.Stop = full
 				}
-				return dst[:n], res
+				return dst[:n], res, a, b
 			}
 		}
 		// The slow path: one record, or the end of the walk.
@@ -315,10 +338,11 @@ func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) 
 			if pendingLR != ret {
 				if n >= limit {
 					res.Stop = full
-					return dst[:n], res
+					return dst[:n], res, a, b
 				}
 				dst[n] = pendingLR
 				n++
+				a, b = b, mum(a^pendingLR, k)
 			}
 			pendingLR = 0
 		}
@@ -328,10 +352,11 @@ func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) 
 		}
 		if n >= limit {
 			res.Stop = full
-			return dst[:n], res
+			return dst[:n], res, a, b
 		}
 		dst[n] = ret
 		n++
+		a, b = b, mum(a^ret, k)
 		lo = fp + 16
 		fp = next
 	}
@@ -340,12 +365,13 @@ func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) 
 	if pendingLR != 0 {
 		if n >= limit {
 			res.Stop = full
-			return dst[:n], res
+			return dst[:n], res, a, b
 		}
 		dst[n] = pendingLR
 		n++
+		a, b = b, mum(a^pendingLR, k)
 	}
-	return dst[:n], res
+	return dst[:n], res, a, b
 }
 
 // littleEndianHost reports whether this machine stores words little-endian,
@@ -355,15 +381,19 @@ var littleEndianHost = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // walkFast follows the chain from fp while each record lies at or above lo
 // and wholly inside data (fp-base <= span, 8-byte aligned), appending return
-// addresses to dst[n:]. It returns the new n, fp and lo, and whether the walk
-// is over: a zero return address, or dst full (n == len(dst)). It is the hot
+// addresses to dst[n:] and folding each into the hash lanes a and b (key
+// k). It returns the new n, fp and lo, whether the walk is over (a zero
+// return address, or dst full: n == len(dst)), and the lanes. It is the hot
 // loop of Walk, kept small so that its state stays in registers, and it
 // reads words with plain loads: the bounds are proven by the loop condition
 // (fp-base <= span <= len(data)-16), which the compiler cannot see through a
-// slice expression without masking the address on the critical path.
-func walkFast(data []byte, base, span, mask, fp, lo uint64, dst []uint64, n int) (int, uint64, uint64, bool) {
+// slice expression without masking the address on the critical path. The
+// hash step (xor, 64x64→128-bit multiply, xor) depends only on the step of
+// its lane two records back, never on the pointer chase, so it runs beside
+// the chase's load latency: it costs instructions, not latency.
+func walkFast(data []byte, base, span, mask, fp, lo uint64, dst []uint64, n int, a, b, k uint64) (int, uint64, uint64, bool, uint64, uint64) {
 	if uint64(len(data)) < span+16 || span+16 < span {
-		return n, fp, lo, false // not reached: Walk sets span <= len(data)-16
+		return n, fp, lo, false, a, b // not reached: Walk sets span <= len(data)-16
 	}
 	p := unsafe.Pointer(unsafe.SliceData(data))
 	for fp >= lo && fp-base <= span && fp%8 == 0 {
@@ -371,14 +401,15 @@ func walkFast(data []byte, base, span, mask, fp, lo uint64, dst []uint64, n int)
 		rec := unsafe.Add(p, fp-base)
 		ret := *(*uint64)(unsafe.Add(rec, 8)) & mask
 		if ret == 0 || n >= len(dst) {
-			return n, fp, lo, true
+			return n, fp, lo, true, a, b
 		}
 		dst[n] = ret
 		n++
+		a, b = b, mum(a^ret, k)
 		lo = fp + 16 // fp <= maxFP = Hi-16: no overflow
 		fp = *(*uint64)(rec)
 	}
-	return n, fp, lo, false
+	return n, fp, lo, false, a, b
 }
 
 // recordBufs are the buffers fallback reads fill. A buffer handed to an
