@@ -5,61 +5,84 @@ import (
 	"math/rand/v2"
 )
 
-// The stack hash. Walk folds every address it returns into a running hash,
-// in a dependency chain of its own beside the pointer chase it is waiting
-// on, and stores the result in Result.Hash; HashPCs computes the same value
-// from a slice, for stacks that were not walked here.
+// The stack hash. Walk folds every address it returns into a running hash
+// as it reads it, beside the pointer chase it is waiting on, and stores the
+// result in Result.Hash; HashPCs computes the same value from a slice, for
+// stacks that were not walked here.
 //
 // The addresses come from the target, which may be hostile and choose them
-// to make many stacks collide (to fill a hash chain, or to learn which
-// stacks are known). A mix of multiplies and xor-shifts under fixed
-// constants would let it find collisions offline: a difference in the top
-// bit of an address passes through a 64-bit multiply unchanged, so it can
-// be cancelled by the next address. The hash is therefore keyed with
-// secret values drawn at random once per process, and each step is a
-// 64x64→128-bit multiply by the secret key folded to 64 bits (hi ^ lo, the
-// "mum" step of wyhash), whose output differences depend on the key.
+// to make many stacks collide. Under fixed constants, or with a step such
+// as s' = (s^x)*k, it could find collisions offline: a difference in the
+// top bit of an address passes through a 64-bit multiply unchanged, so the
+// next address can cancel it, whatever the key. The hash is therefore
+// keyed with secret values drawn at random once per process, and folds the
+// addresses two at a time into a state s with the "mum" step of wyhash:
+//
+//	s = hi ^ lo of the 128-bit product (s ^ x[i]) * (x[i+1] ^ kb)
+//
+// whose output differences depend on the secret state and key. An odd
+// last address is folded with a secret constant, then the number of
+// addresses. One step per two addresses keeps the walk's loop short: the
+// step costs instructions, not latency (it never waits on the pointer
+// chase), and the loop is throughput-bound on a busy core.
 //
 // The key is per process, not per Walker, so that stacks walked by
 // different walkers (one per target) and stacks hashed with HashPCs agree:
 // an interner keyed by the hash sees one stack as one key whatever walked
 // it. A target cannot read the profiler's memory, so it learns the key no
-// more than it would a per-walker one.
-//
-// Layout: two lanes take the addresses in turn (even positions in lane a,
-// odd in lane b), so that HashPCs runs two multiply chains side by side,
-// and the walk has twice the time per step that one chain would give it.
-// The length and both lanes are folded together at the end. The result is
-// never zero, so that zero can stand for "no hash" (see Result.Hash).
+// more than it would a per-walker one. The result is never zero, so that
+// zero can stand for "no hash" (see Result.Hash).
 
 // hashKey is the process's secret hash key.
 type hashKey struct {
-	a, b uint64 // initial values of the two lanes
-	k    uint64 // multiplier of every step: odd, about half of its bits set
+	s  uint64 // the initial state
+	kb uint64 // xored into the second address of each pair
+	ko uint64 // the multiplier of an odd last address
+	kf uint64 // the multiplier of the final step
 }
 
 var procHashKey = newHashKey()
 
 func newHashKey() hashKey {
-	k := hashKey{a: rand.Uint64(), b: rand.Uint64()}
+	return hashKey{s: rand.Uint64(), kb: rand.Uint64(), ko: denseOdd(), kf: denseOdd()}
+}
+
+// denseOdd returns a random odd multiplier with about half of its bits
+// set: one with few or many mixes badly.
+func denseOdd() uint64 {
 	for {
-		k.k = rand.Uint64() | 1
-		// A multiplier with few or many bits set mixes badly.
-		if n := bits.OnesCount64(k.k); n >= 24 && n <= 40 {
+		k := rand.Uint64() | 1
+		if n := bits.OnesCount64(k); n >= 24 && n <= 40 {
 			return k
 		}
 	}
 }
 
-// mum multiplies x by k to 128 bits and folds the halves together.
-func mum(x, k uint64) uint64 {
-	hi, lo := bits.Mul64(x, k)
+// mum multiplies x by y to 128 bits and folds the halves together.
+func mum(x, y uint64) uint64 {
+	hi, lo := bits.Mul64(x, y)
 	return hi ^ lo
 }
 
-// finish folds the two lanes and the number of addresses into the hash.
-func (k *hashKey) finish(a, b uint64, n int) uint64 {
-	h := mum(mum(a^uint64(n), k.k)^b, k.k)
+// pair folds the addresses x and y (in this order) into the state s.
+func (k *hashKey) pair(s, x, y uint64) uint64 { return mum(s^x, y^k.kb) }
+
+// push folds x, the n-th address, into the state: into s with the one
+// before it (half) when n is even, else it becomes half.
+func (k *hashKey) push(s, half, x uint64, n int) (uint64, uint64) {
+	if n%2 == 0 {
+		return k.pair(s, half, x), half
+	}
+	return s, x
+}
+
+// finish folds an odd last address (half, when n is odd) and the number of
+// addresses n into the state s and returns the hash.
+func (k *hashKey) finish(s, half uint64, n int) uint64 {
+	if n%2 == 1 {
+		s = mum(s^half, k.ko)
+	}
+	h := mum(s^uint64(n), k.kf)
 	if h == 0 {
 		h = 1
 	}
@@ -74,15 +97,13 @@ func (k *hashKey) finish(a, b uint64, n int) uint64 {
 // within one process.
 func HashPCs(pcs []uint64) uint64 {
 	k := &procHashKey
-	a, b := k.a, k.b
+	s, half := k.s, uint64(0)
 	i := 0
 	for ; i+2 <= len(pcs); i += 2 {
-		a = mum(a^pcs[i], k.k)
-		b = mum(b^pcs[i+1], k.k)
+		s = k.pair(s, pcs[i], pcs[i+1])
 	}
 	if i < len(pcs) {
-		// One step of the walk's form: the lanes trade places.
-		a, b = b, mum(a^pcs[i], k.k)
+		half = pcs[i]
 	}
-	return k.finish(a, b, len(pcs))
+	return k.finish(s, half, len(pcs))
 }

@@ -77,18 +77,19 @@ func TestHashKeyed(t *testing.T) {
 	pcs := []uint64{0x401000, 0x402000, 0x403000}
 	k1, k2 := newHashKey(), newHashKey()
 	h := func(k *hashKey) uint64 {
-		a, b := k.a, k.b
-		for _, x := range pcs {
-			a, b = b, mum(a^x, k.k)
-		}
-		return k.finish(a, b, len(pcs))
+		return k.finish(k.pair(k.s, pcs[0], pcs[1]), pcs[2], len(pcs))
 	}
 	if k1 == k2 || h(&k1) == h(&k2) {
 		t.Errorf("two random keys give the same hash: %+v %+v", k1, k2)
 	}
+	if pk := procHashKey; h(&pk) != HashPCs(pcs) {
+		t.Error("HashPCs does not use the process's key")
+	}
 	for _, k := range []hashKey{k1, k2, procHashKey} {
-		if n := bits.OnesCount64(k.k); k.k&1 == 0 || n < 24 || n > 40 {
-			t.Errorf("multiplier %#x: even or badly mixed", k.k)
+		for _, m := range []uint64{k.ko, k.kf} {
+			if n := bits.OnesCount64(m); m&1 == 0 || n < 24 || n > 40 {
+				t.Errorf("multiplier %#x: even or badly mixed", m)
+			}
 		}
 	}
 	w := mustWalker(t, Config{Arch: ArchAMD64})

@@ -204,36 +204,38 @@ type Result struct {
 // Result.Hash is the hash of the returned addresses (see HashPCs), folded
 // in as they are read.
 func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) {
-	out, res, a, b := w.walk(regs, stack, dst)
+	out, res, s, half := w.walk(regs, stack, dst)
 	// Every return of walk comes through here: the hash always covers
 	// exactly out.
-	res.Hash = w.key.finish(a, b, len(out))
+	res.Hash = w.key.finish(s, half, len(out))
 	return out, res
 }
 
 // walk does the work of Walk. Besides the addresses and the Result it
-// returns the two lanes of the hash of the addresses (see hash.go); each
-// address it appends is folded in with a, b = b, mum(a^addr, k).
-func (w *Walker) walk(regs Regs, stack *Stack, dst []uint64) (_ []uint64, _ Result, a, b uint64) {
+// returns the state of the hash of the addresses (see hash.go): s, which
+// holds every pair of addresses, and half, the last address when their
+// number is odd. The address at position n-1 is folded in by
+// s, half = w.key.push(s, half, addr, n).
+func (w *Walker) walk(regs Regs, stack *Stack, dst []uint64) (_ []uint64, _ Result, s, half uint64) {
 	dst = dst[:0]
 	var res Result
-	a, b, k := w.key.a, w.key.b, w.key.k
+	s = w.key.s
 	limit, full := w.maxFrames, StopMaxFrames
 	if cap(dst) < limit {
 		limit, full = cap(dst), StopNoRoom
 	}
 	if limit == 0 {
 		res.Stop = full
-		return dst, res, a, b
+		return dst, res, s, half
 	}
 	mask := w.mask
 	pc := regs.PC & mask
 	if pc == 0 {
 		res.Stop = StopEnd
-		return dst, res, a, b
+		return dst, res, s, half
 	}
 	dst = append(dst, pc)
-	a, b = b, mum(a^pc, k)
+	half = pc
 
 	// The lowest address a frame record may start at: the region's start,
 	// raised to SP (arm64: SP-16, because Go's arm64 prologue stores the
@@ -286,14 +288,14 @@ func (w *Walker) walk(regs Regs, stack *Stack, dst []uint64) (_ []uint64, _ Resu
 	for {
 		if pendingLR == 0 && littleEndianHost {
 			var stop bool
-			if n, fp, lo, stop, a, b = walkFast(data, base, span, mask, fp, lo, dst, n, a, b, k); stop {
+			if n, fp, lo, stop, s, half = walkFast(data, base, span, mask, fp, lo, dst, n, s, half, w.key.kb); stop {
 				// walkFast ends the walk only at a zero return address or
 				// a full dst.
 				res.Stop = StopEnd
 				if n == limit {
 					res.Stop = full
 				}
-				return dst[:n], res, a, b
+				return dst[:n], res, s, half
 			}
 		}
 		// The slow path: one record, or the end of the walk.
@@ -338,11 +340,11 @@ func (w *Walker) walk(regs Regs, stack *Stack, dst []uint64) (_ []uint64, _ Resu
 			if pendingLR != ret {
 				if n >= limit {
 					res.Stop = full
-					return dst[:n], res, a, b
+					return dst[:n], res, s, half
 				}
 				dst[n] = pendingLR
 				n++
-				a, b = b, mum(a^pendingLR, k)
+				s, half = w.key.push(s, half, pendingLR, n)
 			}
 			pendingLR = 0
 		}
@@ -352,11 +354,11 @@ func (w *Walker) walk(regs Regs, stack *Stack, dst []uint64) (_ []uint64, _ Resu
 		}
 		if n >= limit {
 			res.Stop = full
-			return dst[:n], res, a, b
+			return dst[:n], res, s, half
 		}
 		dst[n] = ret
 		n++
-		a, b = b, mum(a^ret, k)
+		s, half = w.key.push(s, half, ret, n)
 		lo = fp + 16
 		fp = next
 	}
@@ -365,13 +367,13 @@ func (w *Walker) walk(regs Regs, stack *Stack, dst []uint64) (_ []uint64, _ Resu
 	if pendingLR != 0 {
 		if n >= limit {
 			res.Stop = full
-			return dst[:n], res, a, b
+			return dst[:n], res, s, half
 		}
 		dst[n] = pendingLR
 		n++
-		a, b = b, mum(a^pendingLR, k)
+		s, half = w.key.push(s, half, pendingLR, n)
 	}
-	return dst[:n], res, a, b
+	return dst[:n], res, s, half
 }
 
 // littleEndianHost reports whether this machine stores words little-endian,
@@ -381,35 +383,69 @@ var littleEndianHost = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // walkFast follows the chain from fp while each record lies at or above lo
 // and wholly inside data (fp-base <= span, 8-byte aligned), appending return
-// addresses to dst[n:] and folding each into the hash lanes a and b (key
-// k). It returns the new n, fp and lo, whether the walk is over (a zero
-// return address, or dst full: n == len(dst)), and the lanes. It is the hot
-// loop of Walk, kept small so that its state stays in registers, and it
-// reads words with plain loads: the bounds are proven by the loop condition
-// (fp-base <= span <= len(data)-16), which the compiler cannot see through a
-// slice expression without masking the address on the critical path. The
-// hash step (xor, 64x64→128-bit multiply, xor) depends only on the step of
-// its lane two records back, never on the pointer chase, so it runs beside
-// the chase's load latency: it costs instructions, not latency.
-func walkFast(data []byte, base, span, mask, fp, lo uint64, dst []uint64, n int, a, b, k uint64) (int, uint64, uint64, bool, uint64, uint64) {
+// addresses to dst[n:] and folding them into the hash state s, half (see
+// walk; kb is the key's pair constant). It returns the new n, fp and lo,
+// whether the walk is over (a zero return address, or dst full: n ==
+// len(dst)), and the hash state. It is the hot loop of Walk, kept small so
+// that its state stays in registers, and it reads words with plain loads:
+// the bounds are proven by the loop condition (fp-base <= span <=
+// len(data)-16), which the compiler cannot see through a slice expression
+// without masking the address on the critical path.
+//
+// The loop takes two records per turn, so that the hash step (one 128-bit
+// multiply per pair of addresses, see hash.go) needs no test of n's
+// parity; it depends only on the previous pair, never on the pointer
+// chase, so it runs beside the chase's load latency.
+func walkFast(data []byte, base, span, mask, fp, lo uint64, dst []uint64, n int, s, half, kb uint64) (int, uint64, uint64, bool, uint64, uint64) {
 	if uint64(len(data)) < span+16 || span+16 < span {
-		return n, fp, lo, false, a, b // not reached: Walk sets span <= len(data)-16
+		return n, fp, lo, false, s, half // not reached: Walk sets span <= len(data)-16
 	}
 	p := unsafe.Pointer(unsafe.SliceData(data))
-	for fp >= lo && fp-base <= span && fp%8 == 0 {
+	if n%2 == 1 && fp >= lo && fp-base <= span && fp%8 == 0 {
+		// dst[n-1] (half) waits for the address that completes its pair.
 		// fp-base+16 <= len(data): both words lie inside data.
 		rec := unsafe.Add(p, fp-base)
 		ret := *(*uint64)(unsafe.Add(rec, 8)) & mask
 		if ret == 0 || n >= len(dst) {
-			return n, fp, lo, true, a, b
+			return n, fp, lo, true, s, half
 		}
 		dst[n] = ret
 		n++
-		a, b = b, mum(a^ret, k)
+		s = mum(s^half, ret^kb)
 		lo = fp + 16 // fp <= maxFP = Hi-16: no overflow
 		fp = *(*uint64)(rec)
 	}
-	return n, fp, lo, false, a, b
+	if n%2 == 1 {
+		return n, fp, lo, false, s, half
+	}
+	for fp >= lo && fp-base <= span && fp%8 == 0 {
+		// The first address of a pair.
+		rec := unsafe.Add(p, fp-base)
+		ret := *(*uint64)(unsafe.Add(rec, 8)) & mask
+		if ret == 0 || n >= len(dst) {
+			return n, fp, lo, true, s, half
+		}
+		dst[n] = ret
+		n++
+		half = ret
+		lo = fp + 16
+		fp = *(*uint64)(rec)
+		if fp < lo || fp-base > span || fp%8 != 0 {
+			break
+		}
+		// The second.
+		rec = unsafe.Add(p, fp-base)
+		ret = *(*uint64)(unsafe.Add(rec, 8)) & mask
+		if ret == 0 || n >= len(dst) {
+			return n, fp, lo, true, s, half
+		}
+		dst[n] = ret
+		n++
+		s = mum(s^half, ret^kb)
+		lo = fp + 16
+		fp = *(*uint64)(rec)
+	}
+	return n, fp, lo, false, s, half
 }
 
 // recordBufs are the buffers fallback reads fill. A buffer handed to an

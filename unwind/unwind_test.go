@@ -77,16 +77,16 @@ func cat(a ...[]uint64) []uint64 {
 	return out
 }
 
-// refHash is the definition of the stack hash, one address at a time as
-// the walk folds them in: HashPCs (two addresses per step) and every
-// Result.Hash must agree with it.
+// refHash is the stack hash one address at a time, as the walk's slow path
+// folds them in: HashPCs (a loop over pairs) and every Result.Hash must
+// agree with it.
 func refHash(pcs []uint64) uint64 {
 	k := &procHashKey
-	a, b := k.a, k.b
-	for _, x := range pcs {
-		a, b = b, mum(a^x, k.k)
+	s, half := k.s, uint64(0)
+	for i, x := range pcs {
+		s, half = k.push(s, half, x, i+1)
 	}
-	return k.finish(a, b, len(pcs))
+	return k.finish(s, half, len(pcs))
 }
 
 // checkHash checks that a walk's Result.Hash is the hash of exactly the
