@@ -3,11 +3,12 @@ package sampler
 import (
 	"bytes"
 	"fmt"
-	"hash/maphash"
 	"slices"
 	"unsafe"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+
+	"github.com/macprof/macprof/unwind"
 )
 
 // StackID names an interned stack. IDs are never reused by an Interner, so
@@ -25,8 +26,10 @@ type InternStats struct {
 	Hits, Misses int64
 	// Collisions counts misses whose hash matched a different stack.
 	Collisions int64
-	// Evictions counts stacks dropped to stay within the bounds.
-	Evictions int64
+	// Evictions counts stacks dropped to stay within the bounds, and
+	// ChainEvictions those of them dropped because their hash chain was
+	// full (maxChain stacks of one hash: a sign of crafted collisions).
+	Evictions, ChainEvictions int64
 	// Rejected counts stacks longer than the whole frame bound.
 	Rejected int64
 	// Stacks and Frames are the current contents.
@@ -35,20 +38,47 @@ type InternStats struct {
 
 // internEntry is one interned stack. pcs is never modified after the entry
 // is made, so Lookup and OnEvict can hand it out and callers may keep it.
+// The fields the hit path reads come first.
 type internEntry struct {
-	id        StackID
+	hash      uint64
 	pcs       []uint64
 	truncated bool
-	next      *internEntry // another stack with the same hash
+	id        StackID
+	// placed is the Interner's clock when this entry last moved its
+	// chain to the front of the LRU (made it, or refreshed it on a hit).
+	placed uint64
+	next   *internEntry // the next newer stack with the same hash
 }
 
+// maxChain bounds the stacks that share one hash. A 64-bit keyed hash
+// collides by chance about never, but the addresses come from the target:
+// whatever it does, a lookup compares at most maxChain stacks, and a new
+// stack in a full chain evicts the chain's oldest.
+const maxChain = 8
+
 // Interner deduplicates stacks. Stacks are keyed by a 64-bit hash of their
-// addresses in an LRU (golang-lru/v2's simplelru); a hit compares the
-// addresses, so a hash collision never merges two different stacks:
-// colliding stacks share the LRU slot as a chain and are evicted together.
+// addresses (unwind.HashPCs, which the walker computes as it reads them) in
+// an LRU (golang-lru/v2's simplelru); a hit compares the addresses, so a
+// hash collision never merges two different stacks: colliding stacks share
+// the LRU slot as a chain (oldest first, the LRU's value) of at most
+// maxChain stacks, and are evicted together.
+//
+// The hit path does not go through the LRU: a direct-mapped front table,
+// indexed by the hash, points at recently found stacks, and a hit there
+// compares the addresses and returns. The LRU's recency is refreshed (a
+// simplelru Get) only when the stack last moved its chain to the LRU's
+// front more than refresh Intern calls ago, refresh being a quarter of
+// the stack bound, so that a hot stack costs one Get per refresh calls
+// rather than one per call. Eviction is therefore LRU up to that lag:
+// without hash collisions, a stack is evicted for the stack bound only
+// after at least maxStacks-1-refresh other stacks were interned since its
+// last use (exact LRU: maxStacks-1). A stack that is evicted leaves the
+// front table at once, so the front table never returns an evicted stack.
 //
 // Memory is bounded by a number of stacks and a total number of addresses;
-// the least recently used stacks are evicted to stay within both.
+// the least recently used stacks are evicted to stay within both. The
+// front table adds one pointer per stack of the bound (at least 16, at
+// most maxFront).
 //
 // Eviction and windows: an ID stays valid (Lookup finds it) until its stack
 // is evicted. A window that still counts samples of an evicted stack learns
@@ -59,9 +89,12 @@ type internEntry struct {
 // The hit path does not allocate. An Interner is not safe for concurrent
 // use; the sampler uses it from one goroutine.
 type Interner struct {
-	seed      maphash.Seed
-	hash      func(seed maphash.Seed, pcs []uint64) uint64
-	lru       *simplelru.LRU[uint64, *internEntry]
+	front     []*internEntry // indexed by hash & frontMask; nil or a live entry
+	frontMask uint64
+	clock     uint64 // counts Intern calls
+	refresh   uint64 // see the type's comment
+	hash      func(pcs []uint64) uint64
+	lru       *simplelru.LRU[uint64, *internEntry] // hash -> chain
 	byID      map[StackID]*internEntry
 	nextID    StackID
 	maxStacks int
@@ -79,6 +112,9 @@ func NewInterner(maxStacks int) (*Interner, error) {
 	return NewInternerLimits(maxStacks, maxStacks*DefaultMaxFramesPerStack)
 }
 
+// maxFront bounds the front table: 512 KiB of pointers.
+const maxFront = 1 << 16
+
 // NewInternerLimits returns an Interner holding at most maxStacks stacks
 // and maxFrames addresses over all of them.
 func NewInternerLimits(maxStacks, maxFrames int) (*Interner, error) {
@@ -91,9 +127,15 @@ func NewInternerLimits(maxStacks, maxFrames int) (*Interner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("interner: %w", err)
 	}
+	nf := 16
+	for nf < maxStacks && nf < maxFront {
+		nf *= 2
+	}
 	return &Interner{
-		seed:      maphash.MakeSeed(),
-		hash:      hashPCs,
+		front:     make([]*internEntry, nf),
+		frontMask: uint64(nf - 1),
+		refresh:   uint64(maxStacks / 4),
+		hash:      unwind.HashPCs,
 		lru:       l,
 		byID:      make(map[StackID]*internEntry),
 		maxStacks: maxStacks,
@@ -105,17 +147,9 @@ func NewInternerLimits(maxStacks, maxFrames int) (*Interner, error) {
 // still counting it can keep its addresses (which it must not modify).
 func (in *Interner) OnEvict(f func(id StackID, pcs []uint64, truncated bool)) { in.onEvict = f }
 
-// hashPCs hashes the addresses' bytes with hash/maphash under the
-// interner's seed (the runtime's AES-based hash on amd64 and arm64). It was
-// measured against a word-at-a-time multiply-xorshift mix; see
-// BenchmarkHash and bench/RESULTS.md.
-func hashPCs(seed maphash.Seed, pcs []uint64) uint64 {
-	return maphash.Bytes(seed, pcBytes(pcs))
-}
-
-// pcBytes views the addresses as bytes (host order), for hashing and for
-// comparing with the runtime's vectorised memequal: slices.Equal compares
-// one word at a time and was a third of the hit path's time.
+// pcBytes views the addresses as bytes (host order), for comparing with the
+// runtime's vectorised memequal: slices.Equal compares one word at a time
+// and was a third of the hit path's time.
 func pcBytes(pcs []uint64) []byte {
 	if len(pcs) == 0 {
 		return nil
@@ -131,13 +165,51 @@ func equalPCs(a, b []uint64) bool {
 // Intern returns the ID of the stack pcs (PC first, then return
 // addresses), adding a copy of it when it is new; the truncated flag is
 // part of the stack's identity. It returns 0 only for a stack longer than
-// the whole frame bound.
+// the whole frame bound. It hashes pcs with unwind.HashPCs; a caller that
+// has the hash already (unwind.Result.Hash) should use InternHashed.
 func (in *Interner) Intern(pcs []uint64, truncated bool) StackID {
-	h := in.hash(in.seed, pcs)
-	head, ok := in.lru.Get(h)
+	return in.intern(pcs, in.hash(pcs), truncated)
+}
+
+// InternHashed is Intern for a stack whose hash is known: hash must be
+// unwind.HashPCs(pcs), as unwind.Walker.Walk reports it in Result.Hash for
+// the addresses it returned, or 0, in which case InternHashed computes it.
+// A wrong hash never merges two stacks (a hit compares the addresses), but
+// the stack is then filed under the wrong key and interned again, under
+// another ID, when it comes with its true hash.
+func (in *Interner) InternHashed(pcs []uint64, hash uint64, truncated bool) StackID {
+	if hash == 0 {
+		hash = in.hash(pcs)
+	}
+	return in.intern(pcs, hash, truncated)
+}
+
+func (in *Interner) intern(pcs []uint64, hash uint64, truncated bool) StackID {
+	in.clock++
+	slot := &in.front[hash&in.frontMask]
+	if e := *slot; e != nil && e.hash == hash && e.truncated == truncated && equalPCs(e.pcs, pcs) {
+		if in.clock-e.placed > in.refresh {
+			// The chain is in the LRU: every entry the front table
+			// holds is live.
+			in.lru.Get(hash)
+			e.placed = in.clock
+		}
+		in.stats.Hits++
+		return e.id
+	}
+	return in.internSlow(pcs, hash, truncated, slot)
+}
+
+// internSlow looks the stack up in the LRU, and adds it when it is new.
+func (in *Interner) internSlow(pcs []uint64, hash uint64, truncated bool, slot **internEntry) StackID {
+	head, ok := in.lru.Get(hash)
+	n := 0 // the chain's length
 	if ok {
 		for e := head; e != nil; e = e.next {
+			n++
 			if e.truncated == truncated && equalPCs(e.pcs, pcs) {
+				e.placed = in.clock
+				*slot = e
 				in.stats.Hits++
 				return e.id
 			}
@@ -150,12 +222,22 @@ func (in *Interner) Intern(pcs []uint64, truncated bool) StackID {
 	}
 	in.makeRoom(len(pcs))
 	if ok {
-		// The chain was just used, so makeRoom evicts it only when it is
-		// all there is; look again.
-		head, ok = in.lru.Peek(h)
+		// The chain was just used, so makeRoom evicts it (whole) only
+		// when it is all there is; look again.
+		head, ok = in.lru.Peek(hash)
+	}
+	if ok && n >= maxChain {
+		// A full chain: its oldest stack makes room for the new one. The
+		// next one becomes the LRU's value (the chain is at the LRU's
+		// front already: Add moves nothing).
+		old := head
+		head, old.next = old.next, nil // maxChain > 1: there is a next
+		in.lru.Add(hash, head)
+		in.stats.ChainEvictions++
+		in.evicted(old)
 	}
 	in.nextID++
-	e := &internEntry{id: in.nextID, pcs: slices.Clone(pcs), truncated: truncated}
+	e := &internEntry{hash: hash, id: in.nextID, pcs: slices.Clone(pcs), truncated: truncated, placed: in.clock}
 	if e.pcs == nil {
 		e.pcs = []uint64{}
 	}
@@ -164,12 +246,16 @@ func (in *Interner) Intern(pcs []uint64, truncated bool) StackID {
 	in.stats.Stacks++
 	in.stats.Frames += len(pcs)
 	if ok {
-		// A collision: chain the new stack behind the existing ones.
-		e.next = head.next
-		head.next = e
-		return e.id
+		// A collision: the new stack ends the chain.
+		last := head
+		for last.next != nil {
+			last = last.next
+		}
+		last.next = e
+	} else {
+		in.lru.Add(hash, e)
 	}
-	in.lru.Add(h, e)
+	*slot = e
 	return e.id
 }
 
@@ -182,14 +268,23 @@ func (in *Interner) makeRoom(n int) {
 			return
 		}
 		for e := head; e != nil; e = e.next {
-			delete(in.byID, e.id)
-			in.stats.Stacks--
-			in.stats.Frames -= len(e.pcs)
-			in.stats.Evictions++
-			if in.onEvict != nil {
-				in.onEvict(e.id, e.pcs, e.truncated)
-			}
+			in.evicted(e)
 		}
+	}
+}
+
+// evicted forgets a stack that left the LRU (with its chain or alone) and
+// tells OnEvict.
+func (in *Interner) evicted(e *internEntry) {
+	if slot := &in.front[e.hash&in.frontMask]; *slot == e {
+		*slot = nil
+	}
+	delete(in.byID, e.id)
+	in.stats.Stacks--
+	in.stats.Frames -= len(e.pcs)
+	in.stats.Evictions++
+	if in.onEvict != nil {
+		in.onEvict(e.id, e.pcs, e.truncated)
 	}
 }
 

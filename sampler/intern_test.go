@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/macprof/macprof/unwind"
 )
 
 func mustInterner(t testing.TB, stacks, frames int) *Interner {
@@ -17,7 +19,7 @@ func mustInterner(t testing.TB, stacks, frames int) *Interner {
 }
 
 // constHash makes every stack collide.
-func constHash(maphash.Seed, []uint64) uint64 { return 42 }
+func constHash([]uint64) uint64 { return 42 }
 
 func stackOf(n int, seed uint64) []uint64 {
 	s := make([]uint64, n)
@@ -196,7 +198,7 @@ func TestInternerFrameBound(t *testing.T) {
 func TestInternerModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	in := mustInterner(t, 20, 200)
-	in.hash = func(_ maphash.Seed, pcs []uint64) uint64 {
+	in.hash = func(pcs []uint64) uint64 {
 		if len(pcs) == 0 {
 			return 0
 		}
@@ -246,10 +248,181 @@ func TestInternerModel(t *testing.T) {
 		if st.Stacks > 20 || st.Frames > 200 || st.Stacks != in.Len() || len(live) != in.Len() {
 			t.Fatalf("bounds broken: %+v len %d live %d", st, in.Len(), len(live))
 		}
+		checkInvariants(t, in)
 	}
 	if in.Stats().Collisions == 0 || in.Stats().Evictions == 0 {
 		t.Errorf("model run did not exercise collisions and evictions: %+v", in.Stats())
 	}
+}
+
+// checkInvariants checks that every stack the front table holds is live
+// and filed in the LRU under its hash, and that no chain is longer than
+// maxChain.
+func checkInvariants(t *testing.T, in *Interner) {
+	t.Helper()
+	for i, e := range in.front {
+		if e == nil {
+			continue
+		}
+		if in.byID[e.id] != e || e.hash&in.frontMask != uint64(i) {
+			t.Fatalf("front slot %d holds stack %d, evicted or misplaced", i, e.id)
+		}
+		found := false
+		head, _ := in.lru.Peek(e.hash)
+		for c := head; c != nil; c = c.next {
+			found = found || c == e
+		}
+		if !found {
+			t.Fatalf("front slot %d holds stack %d, not in the LRU", i, e.id)
+		}
+	}
+	n := 0
+	for _, h := range in.lru.Keys() {
+		head, _ := in.lru.Peek(h)
+		l := 0
+		for c := head; c != nil; c = c.next {
+			if c.hash != h || in.byID[c.id] != c {
+				t.Fatalf("chain %#x holds stack %d (hash %#x, live %v)", h, c.id, c.hash, in.byID[c.id] == c)
+			}
+			l++
+		}
+		if l > maxChain || l == 0 {
+			t.Fatalf("chain %#x has %d stacks", h, l)
+		}
+		n += l
+	}
+	if n != in.Len() {
+		t.Fatalf("%d stacks in chains, %d live", n, in.Len())
+	}
+}
+
+// TestInternerChainBound: a target that makes every stack collide gets
+// chains of at most maxChain stacks; each new stack evicts the chain's
+// oldest, and the others are still found as themselves.
+func TestInternerChainBound(t *testing.T) {
+	in := mustInterner(t, 1000, 100000)
+	in.hash = constHash
+	var evicted []StackID
+	in.OnEvict(func(id StackID, _ []uint64, _ bool) { evicted = append(evicted, id) })
+	const n = 30
+	ids := make([]StackID, n)
+	for i := range ids {
+		ids[i] = in.Intern(stackOf(5, uint64(i)), false)
+		checkInvariants(t, in)
+	}
+	if st := in.Stats(); st.Stacks != maxChain || st.ChainEvictions != n-maxChain || st.Evictions != n-maxChain || in.lru.Len() != 1 {
+		t.Fatalf("stats %+v, lru keys %d", st, in.lru.Len())
+	}
+	if !slices.Equal(evicted, ids[:n-maxChain]) {
+		t.Errorf("evicted %v, want the oldest %v", evicted, ids[:n-maxChain])
+	}
+	for i, id := range ids {
+		_, _, ok := in.Lookup(id)
+		if ok != (i >= n-maxChain) {
+			t.Errorf("stack %d (id %d): found %v", i, id, ok)
+		}
+	}
+	// The survivors are hits, each found as itself; an evicted stack
+	// comes back under a new ID.
+	for i := n - maxChain; i < n; i++ {
+		if got := in.Intern(stackOf(5, uint64(i)), false); got != ids[i] {
+			t.Errorf("stack %d found as %d, want %d", i, got, ids[i])
+		}
+	}
+	if got := in.Intern(stackOf(5, 0), false); got == ids[0] || got <= ids[n-1] {
+		t.Errorf("evicted stack re-interned as %d", got)
+	}
+	checkInvariants(t, in)
+}
+
+// TestInternerFrontForgetsEvicted: a stack in the front table that is
+// evicted is never returned from it.
+func TestInternerFrontForgetsEvicted(t *testing.T) {
+	in := mustInterner(t, 2, 1000)
+	a, b, c := stackOf(4, 1), stackOf(4, 2), stackOf(4, 3)
+	ida := in.Intern(a, false)
+	if in.front[in.hash(a)&in.frontMask] == nil {
+		t.Fatal("a new stack is not in the front table")
+	}
+	in.Intern(b, false)
+	in.Intern(c, false) // evicts a
+	if _, _, ok := in.Lookup(ida); ok {
+		t.Fatal("a not evicted")
+	}
+	if e := in.front[in.hash(a)&in.frontMask]; e != nil && e.id == ida {
+		t.Fatal("the front table still holds an evicted stack")
+	}
+	if got := in.Intern(a, false); got == ida {
+		t.Errorf("evicted stack returned with its old id %d", got)
+	}
+	checkInvariants(t, in)
+}
+
+// TestInternerRecency checks how far eviction may stray from LRU because
+// hits refresh the LRU only every refresh calls: a stack is evicted only
+// after at least maxStacks-1-refresh other stacks were interned since its
+// last use.
+func TestInternerRecency(t *testing.T) {
+	const maxStacks = 64
+	in := mustInterner(t, maxStacks, 1<<20)
+	rng := rand.New(rand.NewPCG(5, 6))
+	var calls []uint64 // the stack (by seed) of each Intern call
+	lastUse := map[StackID]int{}
+	seedOf := map[StackID]uint64{}
+	evictions := 0
+	in.OnEvict(func(id StackID, _ []uint64, _ bool) {
+		evictions++
+		since := map[uint64]bool{}
+		for _, k := range calls[lastUse[id]+1:] {
+			if k != seedOf[id] {
+				since[k] = true
+			}
+		}
+		if min := maxStacks - 1 - int(in.refresh); len(since) < min {
+			t.Fatalf("stack %d evicted after %d other stacks since its last use, want at least %d", id, len(since), min)
+		}
+	})
+	for i := 0; i < 50000; i++ {
+		// Mostly a hot set that fits, sometimes a cold stack.
+		k := uint64(rng.IntN(40))
+		if rng.IntN(4) == 0 {
+			k = 100 + uint64(rng.IntN(400))
+		}
+		calls = append(calls, k)
+		id := in.Intern(stackOf(8, k), false)
+		lastUse[id] = len(calls) - 1
+		seedOf[id] = k
+	}
+	if evictions < 1000 || in.Stats().Hits < 10000 {
+		t.Fatalf("%d evictions, stats %+v: the run did not exercise eviction", evictions, in.Stats())
+	}
+	checkInvariants(t, in)
+}
+
+// TestInternHashed: InternHashed with the walk's hash is Intern; with 0 it
+// hashes itself; with a wrong hash it never merges two stacks.
+func TestInternHashed(t *testing.T) {
+	in := mustInterner(t, 100, 10000)
+	a, b := stackOf(10, 1), stackOf(10, 2)
+	ida := in.InternHashed(a, unwind.HashPCs(a), false)
+	if ida == 0 || in.Intern(a, false) != ida || in.InternHashed(a, 0, false) != ida {
+		t.Fatal("InternHashed and Intern disagree")
+	}
+	if in.InternHashed(a, unwind.HashPCs(a), true) == ida {
+		t.Error("truncated flag ignored")
+	}
+	idb := in.InternHashed(b, unwind.HashPCs(a), false) // b under a's hash
+	if idb == 0 || idb == ida {
+		t.Errorf("b filed under a's hash got id %d (a is %d)", idb, ida)
+	}
+	if in.InternHashed(a, unwind.HashPCs(a), false) != ida || in.InternHashed(b, unwind.HashPCs(a), false) != idb {
+		t.Error("stacks sharing a hash not found again")
+	}
+	// The truncated copy of a and b share a's hash.
+	if in.Stats().Collisions != 2 {
+		t.Errorf("stats %+v, want two collisions", in.Stats())
+	}
+	checkInvariants(t, in)
 }
 
 func TestInternHitAllocs(t *testing.T) {
@@ -264,6 +437,9 @@ func TestInternHitAllocs(t *testing.T) {
 		if in.Intern(stacks[i%16], false) == 0 {
 			t.Fatal("lost a stack")
 		}
+		if in.InternHashed(stacks[(i+5)%16], unwind.HashPCs(stacks[(i+5)%16]), false) == 0 {
+			t.Fatal("lost a stack")
+		}
 		i++
 	})
 	if allocs != 0 {
@@ -272,8 +448,30 @@ func TestInternHitAllocs(t *testing.T) {
 }
 
 // BenchmarkIntern interns a known 64-frame stack (the hit path), cycling
-// over 256 stacks so the LRU and hash work are not one cached entry.
+// over 256 stacks so the LRU and hash work are not one cached entry. The
+// stacks come with their hash, as the sampler has them from the walk
+// (unwind.Result.Hash): hashing is charged to BenchmarkWalk in unwind.
 func BenchmarkIntern(b *testing.B) {
+	in := mustInterner(b, 4096, 1<<20)
+	stacks := make([][]uint64, 256)
+	hashes := make([]uint64, 256)
+	for i := range stacks {
+		stacks[i] = stackOf(64, uint64(i))
+		hashes[i] = unwind.HashPCs(stacks[i])
+		in.Intern(stacks[i], false)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		in.InternHashed(stacks[i&255], hashes[i&255], false)
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/stack")
+}
+
+// BenchmarkInternUnhashed is BenchmarkIntern for stacks that come without
+// a hash (Intern hashes them with unwind.HashPCs).
+func BenchmarkInternUnhashed(b *testing.B) {
 	in := mustInterner(b, 4096, 1<<20)
 	stacks := make([][]uint64, 256)
 	for i := range stacks {
@@ -302,7 +500,14 @@ func BenchmarkInternMiss(b *testing.B) {
 	}
 }
 
-// mixHash is the alternative BenchmarkHash compares maphash with: a
+// maphashPCs hashes the addresses' bytes with hash/maphash (the runtime's
+// AES-based hash on amd64 and arm64): the interner's hash before the walk
+// computed one, kept for BenchmarkHash.
+func maphashPCs(seed maphash.Seed, pcs []uint64) uint64 {
+	return maphash.Bytes(seed, pcBytes(pcs))
+}
+
+// mixHash is an unkeyed alternative BenchmarkHash compares with: a
 // multiply-xorshift mix per word, four independent lanes.
 func mixHash(_ maphash.Seed, pcs []uint64) uint64 {
 	const m = 0x9e3779b97f4a7c15
@@ -329,7 +534,7 @@ func BenchmarkHash(b *testing.B) {
 	for _, f := range []struct {
 		name string
 		fn   func(maphash.Seed, []uint64) uint64
-	}{{"maphash", hashPCs}, {"mix4", mixHash}} {
+	}{{"maphash", maphashPCs}, {"mix4", mixHash}, {"unwind.HashPCs", func(_ maphash.Seed, pcs []uint64) uint64 { return unwind.HashPCs(pcs) }}} {
 		b.Run(f.name, func(b *testing.B) {
 			var sink uint64
 			for b.Loop() {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/unwind"
 )
 
 // Default rates. 99 Hz is what continuous profilers use when they must
@@ -388,6 +389,11 @@ func (s *Sampler) captureBatch(ts *targetState) {
 	}
 	caps, errs := s.batchCaps[:k], s.batchErrs[:k]
 	clear(errs)
+	for _, c := range caps {
+		// A backend that fills PCs without walking leaves Walk alone:
+		// no hash from an earlier capture may stay behind.
+		c.Walk = unwind.Result{}
+	}
 	if bc, ok := ts.t.(BatchCapturer); ok {
 		bc.CaptureBatch(s.batchIDs, caps, errs)
 	} else {
@@ -409,7 +415,9 @@ func (s *Sampler) captureBatch(ts *targetState) {
 			continue
 		}
 		th := s.batchState[i]
-		id := s.interns.Intern(c.PCs, c.Walk.Stop.Truncated())
+		// The walk hashed the addresses as it read them; a capture
+		// that was not walked here has Hash 0 and is hashed now.
+		id := s.interns.InternHashed(c.PCs, c.Walk.Hash, c.Walk.Stop.Truncated())
 		th.lastStack, th.hasStack = id, true
 		s.count(pid, s.batchIDs[i], th, id, s.batchN[i])
 	}

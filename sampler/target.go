@@ -35,7 +35,9 @@ type Capture struct {
 	// PCs receives the PC and return addresses; its capacity bounds the
 	// walk. Callers size it with the walker's frame limit.
 	PCs []uint64
-	// Walk tells how the walk ended.
+	// Walk tells how the walk ended. Walk.Hash must be the hash of
+	// exactly PCs, as unwind.Walker.Walk sets it, or 0 (no walk: the
+	// sampler then hashes PCs itself; it clears Walk before each capture).
 	Walk unwind.Result
 	// Stack receives the bulk copy of the stack; its capacity bounds the
 	// copy. StackBase is the address of Stack[0].

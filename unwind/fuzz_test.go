@@ -101,6 +101,9 @@ func FuzzWalk(f *testing.F) {
 		if uint64(len(got)) > (hi-lo)/16+3 {
 			t.Fatalf("%d frames from a %d-byte stack", len(got), hi-lo)
 		}
+		if res.Hash == 0 || res.Hash != HashPCs(got) || res.Hash != refHash(got) {
+			t.Fatalf("Result.Hash = %#x, want %#x (hash of the %d frames returned)", res.Hash, HashPCs(got), len(got))
+		}
 		if res.Stop > StopNoRoom {
 			t.Fatalf("stop reason %d", res.Stop)
 		}

@@ -132,6 +132,7 @@ type Walker struct {
 	maxFrames int
 	mask      uint64
 	fallback  MemoryReader
+	key       hashKey // the process's hash key, copied for the walk's loop
 }
 
 // swiftAsyncMask selects bits 63:60 of a saved frame pointer. A value of
@@ -156,7 +157,7 @@ func NewWalker(cfg Config) (*Walker, error) {
 	if mask == 0 {
 		mask = ^uint64(0)
 	}
-	return &Walker{arch: cfg.Arch, maxFrames: cfg.MaxFrames, mask: mask, fallback: cfg.Fallback}, nil
+	return &Walker{arch: cfg.Arch, maxFrames: cfg.MaxFrames, mask: mask, fallback: cfg.Fallback, key: procHashKey}, nil
 }
 
 // Arch returns the architecture the walker decodes.
@@ -173,6 +174,12 @@ type Result struct {
 	AsyncFrames int
 	// FallbackReads counts frame records read outside the bulk copy.
 	FallbackReads int
+	// Hash is HashPCs of exactly the addresses the walk returned, computed
+	// as they were read: a keyed 64-bit hash, never zero, whose key is
+	// drawn at random once per process so that a target cannot craft
+	// colliding stacks offline. The zero Result (no walk) has Hash zero,
+	// which therefore means "not computed".
+	Hash uint64
 }
 
 // Walk appends the PC and then the return address of each caller to dst[:0]
@@ -193,24 +200,42 @@ type Result struct {
 // that has pushed its record and since returned from a call of its own still
 // holds a stale LR pointing into itself; without unwind tables that case
 // cannot be told apart from a leaf, and the function then appears twice.
+//
+// Result.Hash is the hash of the returned addresses (see HashPCs), folded
+// in as they are read.
 func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) {
+	out, res, s, half := w.walk(regs, stack, dst)
+	// Every return of walk comes through here: the hash always covers
+	// exactly out.
+	res.Hash = w.key.finish(s, half, len(out))
+	return out, res
+}
+
+// walk does the work of Walk. Besides the addresses and the Result it
+// returns the state of the hash of the addresses (see hash.go): s, which
+// holds every pair of addresses, and half, the last address when their
+// number is odd. The address at position n-1 is folded in by
+// s, half = w.key.push(s, half, addr, n).
+func (w *Walker) walk(regs Regs, stack *Stack, dst []uint64) (_ []uint64, _ Result, s, half uint64) {
 	dst = dst[:0]
 	var res Result
+	s = w.key.s
 	limit, full := w.maxFrames, StopMaxFrames
 	if cap(dst) < limit {
 		limit, full = cap(dst), StopNoRoom
 	}
 	if limit == 0 {
 		res.Stop = full
-		return dst, res
+		return dst, res, s, half
 	}
 	mask := w.mask
 	pc := regs.PC & mask
 	if pc == 0 {
 		res.Stop = StopEnd
-		return dst, res
+		return dst, res, s, half
 	}
 	dst = append(dst, pc)
+	half = pc
 
 	// The lowest address a frame record may start at: the region's start,
 	// raised to SP (arm64: SP-16, because Go's arm64 prologue stores the
@@ -263,14 +288,14 @@ func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) 
 	for {
 		if pendingLR == 0 && littleEndianHost {
 			var stop bool
-			if n, fp, lo, stop = walkFast(data, base, span, mask, fp, lo, dst, n); stop {
+			if n, fp, lo, stop, s, half = walkFast(data, base, span, mask, fp, lo, dst, n, s, half, w.key.kb); stop {
 				// walkFast ends the walk only at a zero return address or
 				// a full dst.
 				res.Stop = StopEnd
 				if n == limit {
 					res.Stop = full
 				}
-				return dst[:n], res
+				return dst[:n], res, s, half
 			}
 		}
 		// The slow path: one record, or the end of the walk.
@@ -315,10 +340,11 @@ func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) 
 			if pendingLR != ret {
 				if n >= limit {
 					res.Stop = full
-					return dst[:n], res
+					return dst[:n], res, s, half
 				}
 				dst[n] = pendingLR
 				n++
+				s, half = w.key.push(s, half, pendingLR, n)
 			}
 			pendingLR = 0
 		}
@@ -328,10 +354,11 @@ func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) 
 		}
 		if n >= limit {
 			res.Stop = full
-			return dst[:n], res
+			return dst[:n], res, s, half
 		}
 		dst[n] = ret
 		n++
+		s, half = w.key.push(s, half, ret, n)
 		lo = fp + 16
 		fp = next
 	}
@@ -340,12 +367,13 @@ func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) 
 	if pendingLR != 0 {
 		if n >= limit {
 			res.Stop = full
-			return dst[:n], res
+			return dst[:n], res, s, half
 		}
 		dst[n] = pendingLR
 		n++
+		s, half = w.key.push(s, half, pendingLR, n)
 	}
-	return dst[:n], res
+	return dst[:n], res, s, half
 }
 
 // littleEndianHost reports whether this machine stores words little-endian,
@@ -355,30 +383,69 @@ var littleEndianHost = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // walkFast follows the chain from fp while each record lies at or above lo
 // and wholly inside data (fp-base <= span, 8-byte aligned), appending return
-// addresses to dst[n:]. It returns the new n, fp and lo, and whether the walk
-// is over: a zero return address, or dst full (n == len(dst)). It is the hot
-// loop of Walk, kept small so that its state stays in registers, and it
-// reads words with plain loads: the bounds are proven by the loop condition
-// (fp-base <= span <= len(data)-16), which the compiler cannot see through a
-// slice expression without masking the address on the critical path.
-func walkFast(data []byte, base, span, mask, fp, lo uint64, dst []uint64, n int) (int, uint64, uint64, bool) {
+// addresses to dst[n:] and folding them into the hash state s, half (see
+// walk; kb is the key's pair constant). It returns the new n, fp and lo,
+// whether the walk is over (a zero return address, or dst full: n ==
+// len(dst)), and the hash state. It is the hot loop of Walk, kept small so
+// that its state stays in registers, and it reads words with plain loads:
+// the bounds are proven by the loop condition (fp-base <= span <=
+// len(data)-16), which the compiler cannot see through a slice expression
+// without masking the address on the critical path.
+//
+// The loop takes two records per turn, so that the hash step (one 128-bit
+// multiply per pair of addresses, see hash.go) needs no test of n's
+// parity; it depends only on the previous pair, never on the pointer
+// chase, so it runs beside the chase's load latency.
+func walkFast(data []byte, base, span, mask, fp, lo uint64, dst []uint64, n int, s, half, kb uint64) (int, uint64, uint64, bool, uint64, uint64) {
 	if uint64(len(data)) < span+16 || span+16 < span {
-		return n, fp, lo, false // not reached: Walk sets span <= len(data)-16
+		return n, fp, lo, false, s, half // not reached: Walk sets span <= len(data)-16
 	}
 	p := unsafe.Pointer(unsafe.SliceData(data))
-	for fp >= lo && fp-base <= span && fp%8 == 0 {
+	if n%2 == 1 && fp >= lo && fp-base <= span && fp%8 == 0 {
+		// dst[n-1] (half) waits for the address that completes its pair.
 		// fp-base+16 <= len(data): both words lie inside data.
 		rec := unsafe.Add(p, fp-base)
 		ret := *(*uint64)(unsafe.Add(rec, 8)) & mask
 		if ret == 0 || n >= len(dst) {
-			return n, fp, lo, true
+			return n, fp, lo, true, s, half
 		}
 		dst[n] = ret
 		n++
+		s = mum(s^half, ret^kb)
 		lo = fp + 16 // fp <= maxFP = Hi-16: no overflow
 		fp = *(*uint64)(rec)
 	}
-	return n, fp, lo, false
+	if n%2 == 1 {
+		return n, fp, lo, false, s, half
+	}
+	for fp >= lo && fp-base <= span && fp%8 == 0 {
+		// The first address of a pair.
+		rec := unsafe.Add(p, fp-base)
+		ret := *(*uint64)(unsafe.Add(rec, 8)) & mask
+		if ret == 0 || n >= len(dst) {
+			return n, fp, lo, true, s, half
+		}
+		dst[n] = ret
+		n++
+		half = ret
+		lo = fp + 16
+		fp = *(*uint64)(rec)
+		if fp < lo || fp-base > span || fp%8 != 0 {
+			break
+		}
+		// The second.
+		rec = unsafe.Add(p, fp-base)
+		ret = *(*uint64)(unsafe.Add(rec, 8)) & mask
+		if ret == 0 || n >= len(dst) {
+			return n, fp, lo, true, s, half
+		}
+		dst[n] = ret
+		n++
+		s = mum(s^half, ret^kb)
+		lo = fp + 16
+		fp = *(*uint64)(rec)
+	}
+	return n, fp, lo, false, s, half
 }
 
 // recordBufs are the buffers fallback reads fill. A buffer handed to an

@@ -77,8 +77,30 @@ func cat(a ...[]uint64) []uint64 {
 	return out
 }
 
+// refHash is the stack hash one address at a time, as the walk's slow path
+// folds them in: HashPCs (a loop over pairs) and every Result.Hash must
+// agree with it.
+func refHash(pcs []uint64) uint64 {
+	k := &procHashKey
+	s, half := k.s, uint64(0)
+	for i, x := range pcs {
+		s, half = k.push(s, half, x, i+1)
+	}
+	return k.finish(s, half, len(pcs))
+}
+
+// checkHash checks that a walk's Result.Hash is the hash of exactly the
+// addresses it returned.
+func checkHash(t testing.TB, got []uint64, res Result) {
+	t.Helper()
+	if want := refHash(got); res.Hash != want || HashPCs(got) != want || want == 0 {
+		t.Errorf("Result.Hash = %#x, want refHash %#x (HashPCs %#x) of %d frames", res.Hash, want, HashPCs(got), len(got))
+	}
+}
+
 func checkWalk(t *testing.T, got []uint64, res Result, want []uint64, stop StopReason) {
 	t.Helper()
+	checkHash(t, got, res)
 	if !slices.Equal(got, want) {
 		t.Errorf("frames = %#x\nwant     %#x", got, want)
 	}
@@ -180,6 +202,7 @@ func TestWalkStartGuards(t *testing.T) {
 		{"fp far above", Regs{PC: testPC, SP: testBase, FP: 0x7fff_ffff_0000}, StopOutOfStack},
 	} {
 		got, res := w.Walk(tc.regs, st, make([]uint64, 0, 8))
+		checkHash(t, got, res)
 		if !slices.Equal(got, []uint64{testPC}) || res.Stop != tc.stop {
 			t.Errorf("%s: got %#x %v, want [PC] %v", tc.name, got, res.Stop, tc.stop)
 		}
@@ -415,7 +438,8 @@ func TestWalkPAC(t *testing.T) {
 	checkWalk(t, got, res, []uint64{testPC, testPC + 0x40, testRet, testRet + 1}, StopEnd)
 	// Without a mask, addresses are returned as read.
 	w = mustWalker(t, Config{Arch: ArchAMD64})
-	got, _ = w.Walk(Regs{PC: pac | testPC, SP: testBase, FP: testBase + 64}, s.stack(), make([]uint64, 0, 8))
+	got, res = w.Walk(Regs{PC: pac | testPC, SP: testBase, FP: testBase + 64}, s.stack(), make([]uint64, 0, 8))
+	checkHash(t, got, res)
 	if got[0] != pac|testPC || got[1] != pac|testRet {
 		t.Errorf("unmasked walk = %#x", got)
 	}
@@ -450,7 +474,8 @@ func TestWalkSwiftAsync(t *testing.T) {
 		checkWalk(t, got, res, []uint64{testPC, testRet + 2, testRet + 3}, StopNotIncreasing)
 		// An async flag on zero is the end of the chain.
 		s.put(testBase+512, async, testRet+3)
-		_, res = w.Walk(Regs{PC: testPC, SP: testBase, FP: testBase + 256, LR: testRet + 2}, s.stack(), make([]uint64, 0, 8))
+		got, res = w.Walk(Regs{PC: testPC, SP: testBase, FP: testBase + 256, LR: testRet + 2}, s.stack(), make([]uint64, 0, 8))
+		checkHash(t, got, res)
 		if res.Stop != StopEnd {
 			t.Errorf("%v: async|0 stop = %v", arch, res.Stop)
 		}
@@ -550,7 +575,8 @@ func TestWalkHostileBounds(t *testing.T) {
 			{PC: testPC, SP: 0, FP: ^uint64(0) - 15},
 			{PC: testPC, SP: 8, FP: 8}, // arm64: SP-16 underflows
 		} {
-			got, _ := w.Walk(regs, st, make([]uint64, 0, 8))
+			got, res := w.Walk(regs, st, make([]uint64, 0, 8))
+			checkHash(t, got, res)
 			if got[0] != testPC || len(got) > 1 && arch == ArchAMD64 {
 				t.Errorf("%v %+v: %#x", arch, regs, got)
 			}
@@ -569,6 +595,7 @@ func TestWalkHostileBounds(t *testing.T) {
 		checkWalk(t, got, res, []uint64{testPC, testRet}, StopEnd)
 		// A Base above the record: read through the fallback (none here).
 		got, res = mustWalker(t, Config{Arch: arch}).Walk(Regs{PC: testPC, SP: 0, FP: top + 64}, &Stack{Base: top + 128, Data: s.mem[:64], Lo: top, Hi: ^uint64(0)}, make([]uint64, 0, 8))
+		checkHash(t, got, res)
 		if arch == ArchAMD64 {
 			checkWalk(t, got, res, []uint64{testPC}, StopReadFailed)
 		}
@@ -588,7 +615,7 @@ func TestWalkConcurrent(t *testing.T) {
 			dst := make([]uint64, 0, 512)
 			for i := 0; i < 200; i++ {
 				got, res := w.Walk(Regs{PC: testPC, SP: testBase, FP: testBase + 64, LR: testRet}, s.stack(), dst)
-				if !slices.Equal(got, want) || res.Stop != StopEnd {
+				if !slices.Equal(got, want) || res.Stop != StopEnd || res.Hash != HashPCs(want) {
 					t.Errorf("concurrent walk = %v %v", len(got), res.Stop)
 					return
 				}
@@ -626,9 +653,11 @@ func TestWalkAllocs(t *testing.T) {
 		half.Data = st.Data[:len(st.Data)/8]
 		for _, stk := range []*Stack{st, &half} {
 			var got []uint64
+			var res Result
 			allocs := testing.AllocsPerRun(100, func() {
-				got, _ = w.Walk(regs, stk, dst)
+				got, res = w.Walk(regs, stk, dst)
 			})
+			checkHash(t, got, res)
 			if allocs != 0 {
 				t.Errorf("%v: Walk allocates %.1f times per run", arch, allocs)
 			}
@@ -693,7 +722,7 @@ func TestWalkConcurrentFallback(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			got, res := w.Walk(Regs{PC: testPC, SP: testBase, FP: testBase + 64}, st, make([]uint64, 0, 64))
-			if !slices.Equal(got, want) || res.Stop != StopEnd {
+			if !slices.Equal(got, want) || res.Stop != StopEnd || res.Hash != HashPCs(want) {
 				t.Errorf("walk = %#x %v", got, res.Stop)
 			}
 		}()
