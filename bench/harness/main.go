@@ -200,6 +200,25 @@ type demoRun struct {
 	stopP50     time.Duration
 	stopP99     time.Duration
 	wall        time.Duration // the recording's length, as macprof reports it
+	steal       float64       // share of the machine's CPU time the hypervisor took meanwhile
+}
+
+// stealTicks returns the steal time of all CPUs from /proc/stat, in
+// USER_HZ ticks: time a virtual machine's CPUs wanted to run but the
+// hypervisor ran something else. It is 0 where /proc/stat has no such
+// field.
+func stealTicks() int64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	v, _ := strconv.ParseInt(f[8], 10, 64)
+	return v
 }
 
 // runDemo runs the demo under an optional profiler and returns its
@@ -207,15 +226,17 @@ type demoRun struct {
 func runDemo(prefix []string, demo string, dur time.Duration) (demoRun, error) {
 	args := append(append([]string{}, prefix...), demo, "-threads", "2", "-duration", dur.String())
 	cmd := exec.Command(args[0], args[1:]...)
+	steal0, start := stealTicks(), time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return demoRun{}, fmt.Errorf("%s: %v\n%.1000s", strings.Join(args, " "), err, out)
 	}
+	stealShare := float64(stealTicks()-steal0) / 100 / time.Since(start).Seconds() / float64(runtime.NumCPU())
 	m := throughputRE.FindSubmatch(out)
 	if m == nil {
 		return demoRun{}, fmt.Errorf("%s printed no throughput:\n%.1000s", strings.Join(args, " "), out)
 	}
-	var r demoRun
+	r := demoRun{steal: stealShare}
 	r.throughput, err = strconv.ParseFloat(string(m[1]), 64)
 	if m := profilerCPURE.FindSubmatch(out); m != nil {
 		r.profilerCPU, _ = time.ParseDuration(strings.ReplaceAll(string(m[1]), "µ", "u"))
@@ -242,6 +263,7 @@ func overhead(args []string) error {
 	dur := fs.Duration("duration", 5*time.Second, "length of each workload run")
 	rounds := fs.Int("rounds", 10, "rounds; each runs every configuration once, in an order rotated round by round")
 	noPerf := fs.Bool("no-perf", false, "leave perf out (for a quick look at macprof alone)")
+	verbose := fs.Bool("v", false, "print every run's throughput")
 	fs.Parse(args)
 	dir, err := os.MkdirTemp("", "macprof-bench-")
 	if err != nil {
@@ -287,7 +309,24 @@ func overhead(args []string) error {
 	}
 	fmt.Printf("demo workload, 2 busy threads on %d CPUs, %v per run, %d rounds (each runs every configuration once, order rotated)\n",
 		runtime.NumCPU(), *dur, *rounds)
+	var steals []float64
+	for _, rs := range runs {
+		for _, r := range rs {
+			steals = append(steals, 100*r.steal)
+		}
+	}
+	_, stealMed, stealQ3 := quartiles(steals)
+	fmt.Printf("  hypervisor steal during the runs: median %.1f%%, third quartile %.1f%% of the machine's CPU time\n", stealMed, stealQ3)
 	fmt.Printf("  alone: median %.1f units/s\n", medianF(throughputs(runs[0])))
+	if *verbose {
+		for c := range configs {
+			fmt.Printf("  %-18s", configs[c].name)
+			for _, r := range runs[c] {
+				fmt.Printf(" %8.1f", r.throughput)
+			}
+			fmt.Println()
+		}
+	}
 	fmt.Printf("  loss = 1 - throughput / the same round's first run alone; median [interquartile range], mean ± 95%% CI\n")
 	for c := 1; c < len(configs); c++ {
 		losses := make([]float64, *rounds)
@@ -298,7 +337,11 @@ func overhead(args []string) error {
 		mean, ci := meanCI(losses)
 		fmt.Printf("  %-18s loss %6.2f%% [%.2f, %.2f]   mean %6.2f%% ± %.2f", configs[c].name, med, q1, q3, mean, ci)
 		if cpu := profilerCPUShare(runs[c]); cpu > 0 {
-			fmt.Printf("   profiler CPU %.2f%% of a core, stops p50 %v p99 %v", cpu,
+			// With every CPU kept busy by the workload, what macprof
+			// uses is taken from it: its share of the machine bounds the
+			// loss from below.
+			fmt.Printf("   profiler CPU %.2f%% of a core (%.2f%% of the machine), stops p50 %v p99 %v",
+				cpu, cpu/float64(runtime.NumCPU()),
 				medianD(stops(runs[c], false)).Round(time.Microsecond), medianD(stops(runs[c], true)).Round(time.Microsecond))
 		}
 		fmt.Println()
