@@ -36,9 +36,12 @@ profile shows where CPU time goes; idle threads are not even stopped. wall
 counts every thread on every tick (an idle thread's last stack again), so a
 profile shows where threads wait too.
 
-Rate: 99 Hz by default. Each sample stops a thread for tens of microseconds
-with ptrace; at 99 Hz that costs a busy program well under 1%. 999 Hz gives
-ten times the detail at several percent of overhead.
+Rate: 99 Hz by default. On Linux each sample stops one thread for about
+60 µs (ptrace). At 99 Hz, sampling two busy threads costs macprof about 3%
+of one CPU, which a program keeping every CPU busy loses (about 1.6% of a
+2-CPU machine); 999 Hz gives ten times the detail and cost such a program
+about 8% of its throughput (bench/RESULTS.md). Idle threads are never
+stopped in cpu mode.
 
 A launched command runs as the invoking user even under sudo; the processes
 it starts are followed (each is its own set of mappings, with a pid label),
