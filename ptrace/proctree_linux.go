@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && (amd64 || arm64)
 
 package ptrace
 
@@ -30,8 +30,9 @@ type ProcessTree struct {
 	dents  [8192]byte
 	buf    [4096]byte
 	queue  []int
-	probed bool // whether noFile was decided
-	noFile bool // the kernel has no children files: scan /proc instead
+	seen   map[int]struct{} // the PIDs in queue
+	probed bool             // whether noFile was decided
+	noFile bool             // the kernel has no children files: scan /proc instead
 }
 
 // Descendants appends the PIDs of root's living descendants to dst[:0], at
@@ -47,6 +48,11 @@ func (pt *ProcessTree) Descendants(root int, dst []int) []int {
 		return scanDescendants(root, dst)
 	}
 	pt.queue = append(pt.queue[:0], root)
+	if pt.seen == nil {
+		pt.seen = make(map[int]struct{})
+	}
+	clear(pt.seen)
+	pt.seen[root] = struct{}{}
 	for i := 0; i < len(pt.queue) && len(dst) < maxDescendants; i++ {
 		before := len(pt.queue)
 		pt.children(pt.queue[i])
@@ -132,11 +138,10 @@ func (pt *ProcessTree) push(pid uint64) {
 	if pid == 0 || pid >= 1<<31 || len(pt.queue) > maxDescendants {
 		return
 	}
-	for _, q := range pt.queue {
-		if q == int(pid) {
-			return // listed twice while it was being re-parented
-		}
+	if _, dup := pt.seen[int(pid)]; dup {
+		return // listed twice while it was being re-parented
 	}
+	pt.seen[int(pid)] = struct{}{}
 	pt.queue = append(pt.queue, int(pid))
 }
 

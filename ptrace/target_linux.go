@@ -1356,7 +1356,10 @@ func (t *Target) awaitStop(th *thread, options int) (bool, error) {
 		switch {
 		case ev == unix.PTRACE_EVENT_STOP && sig != unix.SIGTRAP:
 			th.groupStop = true
-		case ev == 0 && sig != unix.SIGTRAP:
+		case ev == 0:
+			// Seized without options, a thread reports no exec or
+			// clone traps: every stop without an event is a signal's
+			// delivery, SIGTRAP included, and the signal is handed back.
 			th.heldSig = int(sig)
 		}
 		return true, nil

@@ -160,7 +160,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		}
 		waitChild = wait
 		rec.add(t)
-		rec.root = t.PID()
+		rec.root, rec.rootTarget = t.PID(), t
 	} else if err := rec.attach(*pid); err != nil {
 		fmt.Fprintf(stderr, "macprof record: %v\n", err)
 		return 1
@@ -210,10 +210,12 @@ type recording struct {
 	pids map[int]bool
 
 	// Following a launched command's children (sampler goroutine only).
-	root   int           // the launched command's PID, 0 when attached with -p
-	tree   processTree   // finds its descendants
-	kids   []int         // the last list of them
-	polled time.Duration // recording time of the last look
+	root       int            // the launched command's PID, 0 when attached with -p or once it exited
+	rootTarget sampler.Target // the launched command
+	tree       processTree    // finds its descendants
+	kids       []int          // the last list of them
+	failed     map[int]bool   // descendants that could not be attached
+	polled     time.Duration  // recording time of the last look
 }
 
 func (r *recording) attach(pid int) error {
@@ -254,13 +256,29 @@ func (r *recording) followChildren(elapsed time.Duration) {
 		return
 	}
 	r.polled = elapsed
+	if e, ok := r.rootTarget.(interface{ Exited() bool }); ok && e.Exited() {
+		// Its PID may be reused by an unrelated process: stop here.
+		r.root = 0
+		return
+	}
 	r.kids = r.tree.Descendants(r.root, r.kids)
 	for _, pid := range r.kids {
-		if !r.attached(pid) {
-			r.attach(pid) // a child that exits meanwhile is simply missed
+		if r.attached(pid) || r.failed[pid] {
+			continue
+		}
+		// A child that exits meanwhile is simply missed; one that cannot
+		// be attached (a zombie, a set-user-ID program) is not tried again.
+		if err := r.attach(pid); err != nil && len(r.failed) < maxFailedChildren {
+			if r.failed == nil {
+				r.failed = map[int]bool{}
+			}
+			r.failed[pid] = true
 		}
 	}
 }
+
+// maxFailedChildren bounds the set of children record gave up on.
+const maxFailedChildren = 4096
 
 func (r *recording) closeAll() {
 	r.mu.Lock()
