@@ -1286,10 +1286,31 @@ func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
 		}
 	}
 	err := t.captureHeld(th, c)
-	detach(tid, th.detachSignal())
-	th.held, th.heldSig, th.groupStop = false, 0, false
+	rerr := t.release(th)
 	c.Stopped = time.Since(start)
+	if rerr != nil {
+		return rerr
+	}
 	return err
+}
+
+// release detaches a thread held for one capture (continuous mode). A
+// thread killed while held (SIGKILL ends a ptrace-stop) can no longer be
+// detached, and a traced thread that dies stays a zombie until its tracer
+// reaps it, holding up its whole process's exit meanwhile: release reaps
+// it instead (the wait ends as soon as it is dead) and reports ErrNoThread.
+func (t *Target) release(th *thread) error {
+	err := detach(th.tid, th.detachSignal())
+	th.held, th.heldSig, th.groupStop = false, 0, false
+	if !errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if t.awaitStopBlocking(th) == nil {
+		// Stopped again rather than dead: let it go.
+		detach(th.tid, th.detachSignal())
+		th.held, th.heldSig, th.groupStop = false, 0, false
+	}
+	return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
 }
 
 // stopSpin bounds how long a capture polls for a thread on another CPU to

@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/sampler"
@@ -415,5 +419,49 @@ func TestContinuousStackCopyGrowsForDeepStacks(t *testing.T) {
 	}
 	if len(c.Stack) >= 64<<10 {
 		t.Errorf("copy grew to the whole bound (%d bytes) for a 32 KiB stack", len(c.Stack))
+	}
+}
+
+func TestContinuousReleaseReapsThreadKilledWhileHeld(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "1", "5")
+	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	tids, _ := tg.Threads(nil)
+	tid := int(tids[len(tids)-1])
+	tg.stateMu.Lock()
+	th := tg.threads[tid]
+	tg.stateMu.Unlock()
+	// Hold the spinning thread as a capture does, on this OS thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := seize(tid, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := interrupt(tid); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.awaitStopBlocking(th); err != nil {
+		t.Fatal(err)
+	}
+	// Killed while held.
+	p.Cmd.Process.Kill()
+	time.Sleep(100 * time.Millisecond)
+	if err := tg.release(th); !errors.Is(err, ErrNoThread) {
+		t.Fatalf("release of a thread killed while held: %v, want ErrNoThread", err)
+	}
+	// The process can now finish exiting: its parent sees it (without
+	// reaping it, for the test program's own cleanup).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, p.PID, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if err == nil && *(*int32)(unsafe.Add(unsafe.Pointer(&info), 16)) == int32(p.PID) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("PID %d did not finish exiting: the killed thread is still traced (waitid: %v)", p.PID, err)
+		}
 	}
 }
