@@ -53,16 +53,12 @@ func (pt *ProcessTree) Descendants(root int, dst []int) []int {
 	}
 	clear(pt.seen)
 	pt.seen[root] = struct{}{}
-	for i := 0; i < len(pt.queue) && len(dst) < maxDescendants; i++ {
-		before := len(pt.queue)
+	// Breadth first: the queue is root and then its descendants, at most
+	// maxDescendants of them (push bounds it).
+	for i := 0; i < len(pt.queue); i++ {
 		pt.children(pt.queue[i])
-		for _, pid := range pt.queue[before:] {
-			if len(dst) < maxDescendants {
-				dst = append(dst, pid)
-			}
-		}
 	}
-	return dst
+	return append(dst, pt.queue[1:]...)
 }
 
 // children appends the children of every thread of pid to pt.queue. A
@@ -134,6 +130,8 @@ func (pt *ProcessTree) readChildren() error {
 	return nil
 }
 
+// push adds pid to the queue unless it is there already or the queue
+// holds root and maxDescendants descendants.
 func (pt *ProcessTree) push(pid uint64) {
 	if pid == 0 || pid >= 1<<31 || len(pt.queue) > maxDescendants {
 		return

@@ -118,7 +118,7 @@ type thread struct {
 	name      string
 	nameAt    time.Time
 	lastCPU   time.Duration // CPU time at the previous Info call
-	copyBytes int           // bytes of stack to copy (continuous mode; 0 until the first capture)
+	copyBytes int           // bytes of stack to copy in continuous mode; 0 means initialStackCopy
 }
 
 type opcode uint8
@@ -859,18 +859,19 @@ func (th *thread) copyLimit(max int, continuous bool) int {
 	if !continuous {
 		return max
 	}
-	if th.copyBytes == 0 {
-		th.copyBytes = initialStackCopy
-	}
-	return min(th.copyBytes, max)
+	return min(th.stackCopy(), max)
 }
 
 // growCopy doubles the thread's stack copy, up to max, after a walk that
 // read frame records past it.
-func (th *thread) growCopy(max int) {
-	if th.copyBytes > 0 && th.copyBytes < max {
-		th.copyBytes = min(2*th.copyBytes, max)
+func (th *thread) growCopy(max int) { th.copyBytes = min(2*th.stackCopy(), max) }
+
+// stackCopy is the thread's current stack copy size in continuous mode.
+func (th *thread) stackCopy() int {
+	if th.copyBytes == 0 {
+		return initialStackCopy
 	}
+	return th.copyBytes
 }
 
 // stackBounds returns the bounds of the mapping that holds sp, re-reading
@@ -1342,13 +1343,15 @@ func (t *Target) awaitStopBlocking(th *thread) error {
 }
 
 // awaitStop waits in wait4 until a thread attached for one capture stops
-// (continuous mode), and reports whether it is held; with WNOHANG in options
-// it returns false at once when the thread has not stopped yet. The kernel wakes this thread the moment the
-// tracee stops, with no signal delivery or goroutine hand-off in between.
-// The wait is bounded by the tracee reaching a stop: PTRACE_INTERRUPT ends
-// interruptible sleeps at once, and threads in uninterruptible sleep are not
-// attached (see captureTransient). It never touches the thread table, which
-// other goroutines update in this mode.
+// (continuous mode), and reports whether it is held; with WNOHANG in
+// options it returns false at once when the thread has not stopped yet.
+// The kernel wakes this thread the moment the tracee stops, with no signal
+// delivery or goroutine hand-off in between. The wait ends when the tracee
+// reaches a stop or dies: PTRACE_INTERRUPT ends interruptible sleeps at
+// once, and threads seen in uninterruptible sleep are not attached (see
+// captureTransient); one that enters it after that check holds the wait
+// until it leaves it (docs/ARCHITECTURE.md, known gap). It never touches
+// the thread table, which other goroutines update in this mode.
 func (t *Target) awaitStop(th *thread, options int) (bool, error) {
 	for {
 		var ws unix.WaitStatus

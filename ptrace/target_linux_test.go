@@ -50,6 +50,19 @@ func captureForever(pidStr string) int {
 	}
 }
 
+// startDeep starts deep.c with args and attaches to it with opts; the target
+// is closed, then the process killed, when the test ends.
+func startDeep(t *testing.T, opts sampler.TargetOptions, args ...string) (*testprog.Proc, *Target) {
+	t.Helper()
+	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), args...)
+	tg, err := Attach(p.PID, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	return p, tg
+}
+
 func cpuTicks(t *testing.T, pid int) (state byte, ticks uint64) {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -143,12 +156,7 @@ func bothModes(t *testing.T, f func(t *testing.T, opts sampler.TargetOptions)) {
 func TestCaptureDoesNotAllocate(t *testing.T) { bothModes(t, testCaptureDoesNotAllocate) }
 
 func testCaptureDoesNotAllocate(t *testing.T, opts sampler.TargetOptions) {
-	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "1", "20")
-	tg, err := Attach(p.PID, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
+	_, tg := startDeep(t, opts, "1", "20")
 	tids, _ := tg.Threads(nil)
 	c := sampler.NewCapture(512, 64<<10)
 	id := tids[len(tids)-1]
@@ -234,12 +242,7 @@ func countFDs(t *testing.T) int {
 func TestTargetExitsMidCapture(t *testing.T) { bothModes(t, testTargetExitsMidCapture) }
 
 func testTargetExitsMidCapture(t *testing.T, opts sampler.TargetOptions) {
-	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "2", "5")
-	tg, err := Attach(p.PID, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
+	p, tg := startDeep(t, opts, "2", "5")
 	go func() {
 		time.Sleep(100 * time.Millisecond)
 		p.Cmd.Process.Kill()
@@ -355,12 +358,7 @@ func TestSIGKILLedProfilerLeavesTargetRunning(t *testing.T) {
 // target's signals are never intercepted, and that captures still walk
 // full stacks.
 func TestContinuousLeavesTargetUntracedBetweenCaptures(t *testing.T) {
-	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "2", "15")
-	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
+	_, tg := startDeep(t, sampler.TargetOptions{Continuous: true}, "2", "15")
 	c := sampler.NewCapture(512, 64<<10)
 	deep := 0
 	for round := 0; round < 50; round++ {
@@ -390,12 +388,7 @@ func TestContinuousLeavesTargetUntracedBetweenCaptures(t *testing.T) {
 func TestContinuousStackCopyGrowsForDeepStacks(t *testing.T) {
 	// 1000 frames of recurse() take about 32 KiB of stack: more than the
 	// first copy, less than the 64 KiB bound.
-	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "1", "1000")
-	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true, MaxFrames: 2048})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
+	_, tg := startDeep(t, sampler.TargetOptions{Continuous: true, MaxFrames: 2048}, "1", "1000")
 	tids, _ := tg.Threads(nil)
 	id := tids[len(tids)-1]
 	c := sampler.NewCapture(2048, 64<<10)
@@ -423,12 +416,7 @@ func TestContinuousStackCopyGrowsForDeepStacks(t *testing.T) {
 }
 
 func TestContinuousReleaseReapsThreadKilledWhileHeld(t *testing.T) {
-	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "1", "5")
-	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
+	p, tg := startDeep(t, sampler.TargetOptions{Continuous: true}, "1", "5")
 	tids, _ := tg.Threads(nil)
 	tid := int(tids[len(tids)-1])
 	tg.stateMu.Lock()

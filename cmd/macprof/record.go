@@ -160,7 +160,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		}
 		waitChild = wait
 		rec.add(t)
-		rec.root, rec.rootTarget = t.PID(), t
+		rec.root = t
 	} else if err := rec.attach(*pid); err != nil {
 		fmt.Fprintf(stderr, "macprof record: %v\n", err)
 		return 1
@@ -210,12 +210,11 @@ type recording struct {
 	pids map[int]bool
 
 	// Following a launched command's children (sampler goroutine only).
-	root       int            // the launched command's PID, 0 when attached with -p or once it exited
-	rootTarget sampler.Target // the launched command
-	tree       processTree    // finds its descendants
-	kids       []int          // the last list of them
-	failed     map[int]bool   // descendants that could not be attached
-	polled     time.Duration  // recording time of the last look
+	root   sampler.Target // the launched command; nil when attached with -p or once it exited
+	tree   processTree    // finds its descendants
+	kids   []int          // the last list of them
+	failed map[int]bool   // descendants that could not be attached
+	polled time.Duration  // recording time of the last look
 }
 
 func (r *recording) attach(pid int) error {
@@ -252,16 +251,16 @@ const childPollInterval = 100 * time.Millisecond
 // most once per childPollInterval of recording time. It runs after a tick,
 // on the sampler's goroutine.
 func (r *recording) followChildren(elapsed time.Duration) {
-	if r.root == 0 || elapsed-r.polled < childPollInterval {
+	if r.root == nil || elapsed-r.polled < childPollInterval {
 		return
 	}
 	r.polled = elapsed
-	if e, ok := r.rootTarget.(interface{ Exited() bool }); ok && e.Exited() {
+	if e, ok := r.root.(interface{ Exited() bool }); ok && e.Exited() {
 		// Its PID may be reused by an unrelated process: stop here.
-		r.root = 0
+		r.root = nil
 		return
 	}
-	r.kids = r.tree.Descendants(r.root, r.kids)
+	r.kids = r.tree.Descendants(r.root.PID(), r.kids)
 	for _, pid := range r.kids {
 		if r.attached(pid) || r.failed[pid] {
 			continue
