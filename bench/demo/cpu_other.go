@@ -1,0 +1,8 @@
+//go:build !linux
+
+package main
+
+import "time"
+
+// threadCPU reports that this platform's per-thread CPU time is not read.
+func threadCPU() (user, sys time.Duration, ok bool) { return 0, 0, false }
