@@ -33,10 +33,10 @@ var (
 	ErrClosed = errors.New("target is closed")
 	// ErrStopTimeout reports a thread that did not stop in time (for
 	// example because it was blocked in an uninterruptible wait).
-	ErrStopTimeout = errors.New("thread did not stop in time")
+	ErrStopTimeout = sampler.ErrStopTimeout
 	// ErrThreadBlocked reports a thread in uninterruptible sleep, which is
 	// not stopped for a sample.
-	ErrThreadBlocked = errors.New("thread in uninterruptible sleep")
+	ErrThreadBlocked = sampler.ErrThreadBlocked
 )
 
 // traceOptions are set on every seized thread: follow new threads and report
@@ -49,6 +49,12 @@ const tracerNice = -10
 
 // stopTimeout bounds how long a capture waits for one thread to stop.
 const stopTimeout = 250 * time.Millisecond
+
+// continuousStopTimeout bounds the same wait in continuous mode, where the
+// sampler waits with it and every other thread's sample waits too: five
+// ticks at 99 Hz, and hundreds of times the slowest stop measured on a
+// loaded machine (a few milliseconds).
+const continuousStopTimeout = 50 * time.Millisecond
 
 // Target is a Linux process being profiled through ptrace.
 type Target struct {
@@ -95,6 +101,22 @@ type Target struct {
 	// tracerTID is the tracer thread's id.
 	tracerTID int
 
+	// Continuous captures (under hotMu). stopTimer bounds the wait for a
+	// stop. stuck holds the threads that did not stop in time: still
+	// attached and interrupted, they stop when their uninterruptible
+	// sleep ends, and are let go then; until then only the OS thread that
+	// attached them can, so the capturing goroutine stays locked to it
+	// (pinned) while any is stuck.
+	stopTimer stopTimer
+	stuck     map[int]*thread
+	pinned    bool
+	// checkStuck is the thread checkAccess attached that did not stop in
+	// time; owned by the loop, which lets it go once it stops.
+	checkStuck *thread
+	// skipBlockedCheck makes captures attach to threads in
+	// uninterruptible sleep (tests: the race the check cannot close).
+	skipBlockedCheck bool
+
 	// Owned by the loop goroutine.
 	gone      map[int]struct{} // tids dropped but perhaps not yet reaped
 	execs     int
@@ -113,6 +135,7 @@ type thread struct {
 	held      bool
 	gen       uint64 // listing generation that last saw the thread (continuous mode)
 	heldSig   int    // signal to inject when resuming (signal-delivery-stop)
+	tracer    int    // OS thread that attached it, while stuck (continuous mode)
 	groupStop bool   // the stop is a group-stop: resume with PTRACE_LISTEN
 	files     threadFiles
 	name      string
@@ -162,6 +185,7 @@ func Attach(pid int, opts sampler.TargetOptions) (*Target, error) {
 		threads:  make(map[int]*thread),
 		gone:     make(map[int]struct{}),
 		buildIDs: make(map[string]string),
+		stuck:    make(map[int]*thread),
 		sigch:    make(chan os.Signal, 1),
 		taskDir:  -1,
 	}
@@ -279,10 +303,11 @@ func (t *Target) CaptureBatch(ids []sampler.ThreadID, caps []*sampler.Capture, e
 		// can be the tracer: capture here, on the caller's own OS thread,
 		// without a round trip to the tracer goroutine.
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		defer t.unlockOSThread()
 		t.stateMu.Lock()
 		closed := t.closed
 		t.stateMu.Unlock()
+		t.tendStuck()
 		for i, id := range ids {
 			if closed {
 				errs[i] = ErrClosed
@@ -311,7 +336,8 @@ func (t *Target) Capture(id sampler.ThreadID, c *sampler.Capture) error {
 	defer t.hotMu.Unlock()
 	if t.opts.Continuous {
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		defer t.unlockOSThread()
+		t.tendStuck()
 		return t.captureTransient(int(id), c)
 	}
 	r := &t.hot
@@ -358,6 +384,11 @@ func (t *Target) ReadMemory(addr uint64, dst []byte) error {
 func (t *Target) Close() error {
 	var err error
 	t.closing.Do(func() {
+		if t.opts.Continuous {
+			t.hotMu.Lock()
+			t.letGoStuck()
+			t.hotMu.Unlock()
+		}
 		r := t.call(&request{op: opClose})
 		if !errors.Is(r.err, ErrClosed) {
 			err = r.err
@@ -415,6 +446,9 @@ func (t *Target) loop(ready chan<- error) {
 	lastDrain := time.Time{}
 	const drainEvery = 0
 	for {
+		if t.letGoCheckStuck() {
+			drainTimer.Reset(10 * time.Millisecond)
+		}
 		select {
 		case r := <-t.reqs:
 			t.handle(r)
@@ -1138,23 +1172,58 @@ func (t *Target) detachAll() error {
 // it seizes the main thread and detaches again at once. Threads are then
 // attached only for the time of each capture.
 func (t *Target) checkAccess() error {
-	if err := seize(t.pid, 0); err != nil {
-		return attachError(t.pid, err)
+	t.stateMu.Lock()
+	err := t.refreshThreads()
+	t.stateMu.Unlock()
+	if err != nil {
+		return err
 	}
-	if err := interrupt(t.pid); err == nil {
-		th := &thread{tid: t.pid}
-		if err := t.awaitStopBlocking(th); err == nil {
-			detach(t.pid, th.detachSignal())
-		} else {
-			// Not stopped in time: the kernel detaches it when the
-			// tracer thread ends; here, end the trace link explicitly
-			// once it stops.
-			t.gone[t.pid] = struct{}{}
+	// Check with a thread that is not in uninterruptible sleep (it would
+	// stop only when the sleep ends): the main thread unless it is in one.
+	tid := t.pid
+	var buf [512]byte
+	if th, ok := t.threads[tid]; ok {
+		if st, _ := th.files.state(buf[:]); st == 'D' {
+			for other, oth := range t.threads {
+				if st, err := oth.files.state(buf[:]); err == nil && st != 'D' {
+					tid = other
+					break
+				}
+			}
 		}
 	}
-	t.stateMu.Lock()
-	defer t.stateMu.Unlock()
-	return t.refreshThreads()
+	if err := seize(tid, 0); err != nil {
+		return attachError(t.pid, err)
+	}
+	if err := interrupt(tid); err == nil {
+		th := &thread{tid: tid}
+		if err := t.awaitStopBlocking(th); err == nil {
+			detach(tid, th.detachSignal())
+		} else if errors.Is(err, ErrStopTimeout) {
+			// It entered an uninterruptible sleep since: the loop lets
+			// it go once it stops.
+			t.checkStuck = th
+		}
+	}
+	return nil
+}
+
+// letGoCheckStuck lets go of the thread checkAccess attached if it has
+// stopped since, and reports whether it is still attached. Loop only.
+func (t *Target) letGoCheckStuck() bool {
+	th := t.checkStuck
+	if th == nil {
+		return false
+	}
+	held, err := t.awaitStop(th, unix.WALL|unix.WNOHANG, time.Time{})
+	switch {
+	case held:
+		detach(th.tid, th.detachSignal())
+	case err == nil:
+		return true
+	}
+	t.checkStuck = nil
+	return false
 }
 
 // refreshThreads re-reads /proc/PID/task into the thread table (continuous
@@ -1236,10 +1305,14 @@ func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
 	if !ok {
 		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
 	}
+	if _, ok := t.stuck[tid]; ok {
+		// Still attached from a capture it did not stop for.
+		return fmt.Errorf("thread %d: %w", tid, ErrStopTimeout)
+	}
 	// A thread in uninterruptible sleep would stop only when its wait ends:
 	// skip it rather than wait.
 	st, cpu, serr := th.files.stateCPU(t.capBuf[:])
-	if serr == nil && st == 'D' {
+	if serr == nil && st == 'D' && !t.skipBlockedCheck {
 		return fmt.Errorf("thread %d: %w", tid, ErrThreadBlocked)
 	}
 	// A thread running on another CPU stops within microseconds of the
@@ -1252,8 +1325,6 @@ func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
 		switch {
 		case errors.Is(err, unix.ESRCH):
 			return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
-		case errors.Is(err, unix.EPERM) && t.tracedByUs(tid):
-			// Still attached from a capture that timed out: go on.
 		case errors.Is(err, unix.EPERM) && t.dying(th):
 			// The kernel refuses to attach to a thread that is exiting.
 			return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
@@ -1266,9 +1337,12 @@ func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
 		// zombie until its tracer reaps it, and holds up the whole
 		// process's exit meanwhile: wait for it (or for a stop, then
 		// detach) before giving up on it.
-		if t.awaitStopBlocking(th) == nil {
+		switch err := t.awaitStopBlocking(th); {
+		case err == nil:
 			detach(tid, th.detachSignal())
 			th.held, th.heldSig, th.groupStop = false, 0, false
+		case errors.Is(err, ErrStopTimeout):
+			t.holdStuck(th)
 		}
 		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
 	}
@@ -1281,8 +1355,11 @@ func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
 	}
 	if !stopped {
 		if err := t.awaitStopBlocking(th); err != nil {
-			// The thread exited and its status was consumed: nothing is
-			// left attached.
+			if errors.Is(err, ErrStopTimeout) {
+				t.holdStuck(th)
+			}
+			// Otherwise the thread exited and its status was consumed:
+			// nothing is left attached.
 			return err
 		}
 	}
@@ -1306,10 +1383,13 @@ func (t *Target) release(th *thread) error {
 	if !errors.Is(err, unix.ESRCH) {
 		return nil
 	}
-	if t.awaitStopBlocking(th) == nil {
+	switch err := t.awaitStopBlocking(th); {
+	case err == nil:
 		// Stopped again rather than dead: let it go.
 		detach(th.tid, th.detachSignal())
 		th.held, th.heldSig, th.groupStop = false, 0, false
+	case errors.Is(err, ErrStopTimeout):
+		t.holdStuck(th)
 	}
 	return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
 }
@@ -1328,7 +1408,7 @@ const stopSpin = 50 * time.Microsecond
 func (t *Target) spinForStop(th *thread) (bool, error) {
 	deadline := time.Now().Add(stopSpin)
 	for {
-		held, err := t.awaitStop(th, unix.WALL|unix.WNOHANG)
+		held, err := t.awaitStop(th, unix.WALL|unix.WNOHANG, time.Time{})
 		if held || err != nil || time.Now().After(deadline) {
 			return held, err
 		}
@@ -1336,10 +1416,96 @@ func (t *Target) spinForStop(th *thread) (bool, error) {
 }
 
 // awaitStopBlocking waits in wait4 until a thread attached for one capture
-// stops (continuous mode); see awaitStop.
+// stops (continuous mode), for at most continuousStopTimeout, and returns
+// ErrStopTimeout after that (see stopTimer). The caller is locked to its OS
+// thread. Where the timer cannot be set up, the wait is not bounded.
 func (t *Target) awaitStopBlocking(th *thread) error {
-	_, err := t.awaitStop(th, unix.WALL)
+	deadline := time.Now().Add(continuousStopTimeout)
+	if t.stopTimer.arm(continuousStopTimeout) != nil {
+		_, err := t.awaitStop(th, unix.WALL, time.Time{})
+		return err
+	}
+	_, err := t.awaitStop(th, unix.WALL, deadline)
+	t.stopTimer.disarm()
 	return err
+}
+
+// holdStuck keeps a thread that did not stop in time, to be let go once it
+// has (tendStuck).
+func (t *Target) holdStuck(th *thread) {
+	th.tracer = gettidRaw()
+	t.stuck[th.tid] = th
+}
+
+// tendStuck lets go of the stuck threads that have stopped since, and
+// forgets those that have died (reaping them). Only the OS thread that
+// attached a thread can detach it; the others are left for a later call
+// on that thread. The caller holds hotMu and is locked to its OS thread.
+func (t *Target) tendStuck() {
+	if len(t.stuck) == 0 {
+		return
+	}
+	me := gettidRaw()
+	for tid, th := range t.stuck {
+		if th.tracer != me {
+			continue
+		}
+		held, err := t.awaitStop(th, unix.WALL|unix.WNOHANG, time.Time{})
+		switch {
+		case err != nil:
+			delete(t.stuck, tid) // dead and reaped
+		case held:
+			delete(t.stuck, tid)
+			t.release(th)
+		}
+	}
+}
+
+// letGoStuck, at Close, waits up to stopTimeout in all for the stuck
+// threads this OS thread attached to stop, and lets them go. A thread still
+// asleep after that (or attached from another OS thread) stays attached,
+// interrupted, until the OS thread that attached it ends, when the kernel
+// detaches it: for `record`, when macprof exits. The caller holds hotMu.
+func (t *Target) letGoStuck() {
+	defer t.stopTimer.close()
+	if len(t.stuck) == 0 {
+		return
+	}
+	runtime.LockOSThread()
+	defer t.unlockOSThread()
+	deadline := time.Now().Add(stopTimeout)
+	me := gettidRaw()
+	for tid, th := range t.stuck {
+		left := time.Until(deadline)
+		if th.tracer != me || left <= 0 || t.stopTimer.arm(left) != nil {
+			continue
+		}
+		held, err := t.awaitStop(th, unix.WALL, deadline)
+		t.stopTimer.disarm()
+		switch {
+		case held:
+			delete(t.stuck, tid)
+			t.release(th)
+		case err != nil && !errors.Is(err, ErrStopTimeout):
+			delete(t.stuck, tid) // dead and reaped
+		}
+	}
+}
+
+// unlockOSThread undoes the LockOSThread of a continuous capture, unless a
+// thread is left stuck: the goroutine then stays on this OS thread, the
+// only one that can let the thread go, until none is.
+func (t *Target) unlockOSThread() {
+	switch {
+	case len(t.stuck) > 0 && !t.pinned:
+		t.pinned = true
+	case len(t.stuck) == 0 && t.pinned:
+		t.pinned = false
+		runtime.UnlockOSThread()
+		runtime.UnlockOSThread()
+	default:
+		runtime.UnlockOSThread()
+	}
 }
 
 // awaitStop waits in wait4 until a thread attached for one capture stops
@@ -1349,14 +1515,19 @@ func (t *Target) awaitStopBlocking(th *thread) error {
 // delivery or goroutine hand-off in between. The wait ends when the tracee
 // reaches a stop or dies: PTRACE_INTERRUPT ends interruptible sleeps at
 // once, and threads seen in uninterruptible sleep are not attached (see
-// captureTransient); one that enters it after that check holds the wait
-// until it leaves it (docs/ARCHITECTURE.md, known gap). It never touches
-// the thread table, which other goroutines update in this mode.
-func (t *Target) awaitStop(th *thread, options int) (bool, error) {
+// captureTransient); one that enters it after that check would hold the
+// wait until it leaves it, so a non-zero deadline ends the wait with
+// ErrStopTimeout once a signal (the stop timer's) interrupts wait4 after
+// it. It never touches the thread table, which other goroutines update in
+// this mode.
+func (t *Target) awaitStop(th *thread, options int, deadline time.Time) (bool, error) {
 	for {
 		var ws unix.WaitStatus
 		got, err := wait4Raw(th.tid, &ws, options)
 		if errors.Is(err, unix.EINTR) {
+			if !deadline.IsZero() && !time.Now().Before(deadline) {
+				return false, fmt.Errorf("thread %d: %w", th.tid, ErrStopTimeout)
+			}
 			continue
 		}
 		if err == nil && got == 0 && options&unix.WNOHANG != 0 {

@@ -453,3 +453,146 @@ func TestContinuousReleaseReapsThreadKilledWhileHeld(t *testing.T) {
 		}
 	}
 }
+
+// startVforkParent starts vfork.c, attaches to it in continuous mode, and
+// has its main thread enter the uninterruptible wait of a vfork parent. It
+// returns the stopped child's PID (killed when the test ends).
+func startVforkParent(t *testing.T) (*testprog.Proc, *Target, int) {
+	t.Helper()
+	p := testprog.Start(t, testprog.BuildC(t, "vfork.c"))
+	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	if err := unix.Kill(p.PID, unix.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	child := 0
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", p.PID, p.PID))
+		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if st, _ := cpuTicks(t, p.PID); st == 'D' && child > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("PID %d did not enter the vfork wait (child %d)", p.PID, child)
+		}
+	}
+	t.Cleanup(func() { unix.Kill(child, unix.SIGKILL) })
+	// The check captures make is bypassed, as a thread that enters the
+	// sleep just after it would.
+	tg.skipBlockedCheck = true
+	return p, tg, child
+}
+
+// awaitExit0 waits until the process has exited with status 0 (without
+// reaping it: the test program's own cleanup does).
+func awaitExit0(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		// siginfo_t for SIGCHLD: si_code at 8, si_pid at 16, si_status
+		// at 24. A ptrace-stop is reported to this process (the
+		// tracer) even without WSTOPPED.
+		if err == nil && *(*int32)(unsafe.Add(unsafe.Pointer(&info), 16)) == int32(pid) {
+			code, status := *(*int32)(unsafe.Add(unsafe.Pointer(&info), 8)), *(*int32)(unsafe.Add(unsafe.Pointer(&info), 24))
+			if code != cldExited || status != 0 {
+				t.Fatalf("PID %d: wait reports code %d status %#x, want an exit with status 0 (CLD_EXITED %d); left stopped?", pid, code, status, cldExited)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			st, _ := cpuTicks(t, pid)
+			t.Fatalf("PID %d did not exit after its vfork wait ended (state %c): left stopped?", pid, st)
+		}
+	}
+}
+
+func TestContinuousCaptureBoundsTheWaitForAStop(t *testing.T) {
+	p, tg, child := startVforkParent(t)
+	c := sampler.NewCapture(512, 64<<10)
+	start := time.Now()
+	err := tg.Capture(sampler.ThreadID(p.PID), c)
+	took := time.Since(start)
+	if !errors.Is(err, ErrStopTimeout) {
+		t.Fatalf("capture of a thread in an uninterruptible wait: %v, want ErrStopTimeout", err)
+	}
+	if took < continuousStopTimeout || took > 20*continuousStopTimeout {
+		t.Errorf("capture gave up after %v, want about %v", took, continuousStopTimeout)
+	}
+	// A thread still asleep is not waited for again.
+	start = time.Now()
+	if err := tg.Capture(sampler.ThreadID(p.PID), c); !errors.Is(err, ErrStopTimeout) {
+		t.Fatalf("second capture: %v, want ErrStopTimeout", err)
+	}
+	if took := time.Since(start); took >= continuousStopTimeout {
+		t.Errorf("second capture waited %v for a thread known not to stop", took)
+	}
+	if !tg.pinned {
+		t.Error("the capturing goroutine was let off the OS thread that attached the stuck thread")
+	}
+	// The wait ends; the thread stops on the interrupt it still has
+	// pending, and the next capture call lets it go.
+	if err := unix.Kill(child, unix.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if st, _ := cpuTicks(t, p.PID); st == 't' {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the thread did not reach its ptrace stop after its wait ended")
+		}
+	}
+	tg.Capture(sampler.ThreadID(p.PID), c) // may find the process exiting
+	if len(tg.stuck) != 0 || tg.pinned {
+		t.Errorf("after the stop: %d threads stuck, pinned %v; want none, false", len(tg.stuck), tg.pinned)
+	}
+	awaitExit0(t, p.PID)
+}
+
+func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
+	t.Run("stops while Close waits", func(t *testing.T) {
+		p, tg, child := startVforkParent(t)
+		c := sampler.NewCapture(512, 64<<10)
+		if err := tg.Capture(sampler.ThreadID(p.PID), c); !errors.Is(err, ErrStopTimeout) {
+			t.Fatalf("capture: %v, want ErrStopTimeout", err)
+		}
+		time.AfterFunc(20*time.Millisecond, func() { unix.Kill(child, unix.SIGCONT) })
+		tg.Close()
+		if len(tg.stuck) != 0 || tg.pinned {
+			t.Errorf("after Close: %d threads stuck, pinned %v; want none, false", len(tg.stuck), tg.pinned)
+		}
+		awaitExit0(t, p.PID)
+	})
+	t.Run("still asleep after Close", func(t *testing.T) {
+		p, tg, child := startVforkParent(t)
+		// Capture and Close on a goroutine of their own: it ends pinned
+		// to the OS thread that attached the thread, and its end ends
+		// that OS thread, which detaches the thread.
+		done := make(chan error, 1)
+		go func() {
+			c := sampler.NewCapture(512, 64<<10)
+			err := tg.Capture(sampler.ThreadID(p.PID), c)
+			tg.Close()
+			if err == nil || !tg.pinned {
+				err = fmt.Errorf("capture: %v, pinned %v; want ErrStopTimeout, true", err, tg.pinned)
+			} else {
+				err = nil
+			}
+			done <- err
+		}()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Kill(child, unix.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		awaitExit0(t, p.PID)
+	})
+}
+
+// cldExited is CLD_EXITED, si_code of a child that exited.
+const cldExited = 1

@@ -405,7 +405,7 @@ func (s *Sampler) captureBatch(ts *targetState) {
 	pid := ts.t.PID()
 	for i, c := range caps {
 		if errs[i] != nil {
-			w.missed["thread gone before capture"]++
+			w.missed[missedReason(errs[i])]++
 			continue
 		}
 		w.captures++
@@ -421,6 +421,17 @@ func (s *Sampler) captureBatch(ts *targetState) {
 		th.lastStack, th.hasStack = id, true
 		s.count(pid, s.batchIDs[i], th, id, s.batchN[i])
 	}
+}
+
+// missedReason names, for a window's Missed counts, why a capture failed.
+func missedReason(err error) string {
+	switch {
+	case errors.Is(err, ErrThreadBlocked):
+		return "thread in uninterruptible sleep"
+	case errors.Is(err, ErrStopTimeout):
+		return "thread did not stop in time"
+	}
+	return "thread gone before capture"
 }
 
 func (s *Sampler) count(pid int, tid ThreadID, th *threadState, id StackID, n int64) {

@@ -4,6 +4,7 @@
 package sampler
 
 import (
+	"errors"
 	"time"
 
 	"github.com/macprof/macprof/images"
@@ -125,3 +126,13 @@ func (o TargetOptions) WithDefaults() TargetOptions {
 type BatchCapturer interface {
 	CaptureBatch(ids []ThreadID, caps []*Capture, errs []error)
 }
+
+// Errors a backend returns from a capture for a thread it could not stop;
+// the sampler counts each as a missed sample under its own reason.
+var (
+	// ErrStopTimeout reports a thread that did not stop in time.
+	ErrStopTimeout = errors.New("thread did not stop in time")
+	// ErrThreadBlocked reports a thread in uninterruptible sleep, which
+	// is not stopped for a sample.
+	ErrThreadBlocked = errors.New("thread in uninterruptible sleep")
+)
