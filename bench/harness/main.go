@@ -8,7 +8,7 @@
 //	    CPU time and peak memory of `macprof agent` at its default rate,
 //	    profiling a target with N busy threads and exporting every window
 //	    (to a local Pyroscope-compatible sink that accepts everything).
-//	harness overhead [-rates 99,999] [-duration 5s] [-rounds 10] [-no-perf]
+//	harness overhead [-rates 99,999] [-duration 5s] [-rounds 10] [-no-perf] [-idle]
 //	    throughput of the demo workload alone (twice: the second run is a
 //	    control that shows the measurement's noise), under `macprof record`
 //	    and under `perf record -g`, at each rate; every round runs each
@@ -16,7 +16,9 @@
 //	    losses are taken against the same round's run alone. Beside the
 //	    throughput, it reports the share of their time the workload's
 //	    threads spent on a CPU, which shows what a profiler takes without
-//	    the run-to-run noise of the work's speed.
+//	    the run-to-run noise of the work's speed. With -idle, macprof also
+//	    runs beside the workload on a process that sleeps, which shows
+//	    what the sampler costs before it captures anything.
 //
 // It builds macprof and the workloads itself (go, gcc), so run it from the
 // repository root: go run ./bench/harness snapshot
@@ -264,6 +266,36 @@ func runDemo(prefix []string, demo string, dur time.Duration) (demoRun, error) {
 type overheadConfig struct {
 	name   string // "alone", "alone (control)", "macprof 99 Hz", ...
 	prefix func(dir string) []string
+	// beside, when set, starts a command that runs beside the workload
+	// (not in front of it) for the run, and returns the function that
+	// ends it.
+	beside func(dir string, dur time.Duration) (stop func(), err error)
+}
+
+// idleSampler runs `macprof record` at hz on a process that sleeps, beside
+// the workload: what the sampler costs a busy machine before it captures
+// anything (its timer's wake-ups, listing and reading the threads).
+func idleSampler(macprof, hz string) func(dir string, dur time.Duration) (func(), error) {
+	return func(dir string, dur time.Duration) (func(), error) {
+		sleeper := exec.Command("sleep", "3600")
+		if err := sleeper.Start(); err != nil {
+			return nil, err
+		}
+		rec := exec.Command(macprof, "record", "-F", hz, "-d", (dur + 2*time.Second).String(),
+			"-p", strconv.Itoa(sleeper.Process.Pid), "-o", filepath.Join(dir, "idle.pb.gz"))
+		if err := rec.Start(); err != nil {
+			sleeper.Process.Kill()
+			sleeper.Wait()
+			return nil, err
+		}
+		time.Sleep(300 * time.Millisecond) // attached and ticking
+		return func() {
+			rec.Process.Signal(os.Interrupt)
+			rec.Wait()
+			sleeper.Process.Kill()
+			sleeper.Wait()
+		}, nil
+	}
 }
 
 func overhead(args []string) error {
@@ -272,6 +304,7 @@ func overhead(args []string) error {
 	dur := fs.Duration("duration", 5*time.Second, "length of each workload run")
 	rounds := fs.Int("rounds", 10, "rounds; each runs every configuration once, in an order rotated round by round")
 	noPerf := fs.Bool("no-perf", false, "leave perf out (for a quick look at macprof alone)")
+	idle := fs.Bool("idle", false, "also run macprof at each rate beside the workload on a process that sleeps: the sampler's cost before any capture")
 	verbose := fs.Bool("v", false, "print every run's throughput")
 	fs.Parse(args)
 	dir, err := os.MkdirTemp("", "macprof-bench-")
@@ -298,6 +331,10 @@ func overhead(args []string) error {
 		configs = append(configs, overheadConfig{name: "macprof " + hz + " Hz", prefix: func(dir string) []string {
 			return []string{macprof, "record", "-F", hz, "-o", filepath.Join(dir, "p.pb.gz"), "--"}
 		}})
+		if *idle {
+			configs = append(configs, overheadConfig{name: "macprof " + hz + " Hz idle", prefix: func(string) []string { return nil },
+				beside: idleSampler(macprof, hz)})
+		}
 		if !*noPerf {
 			configs = append(configs, overheadConfig{name: "perf -g " + hz + " Hz", prefix: func(dir string) []string {
 				return []string{perf, "record", "-q", "-g", "-F", hz, "-o", filepath.Join(dir, "perf.data"), "--"}
@@ -308,7 +345,16 @@ func overhead(args []string) error {
 	for r := 0; r < *rounds; r++ {
 		for k := range configs {
 			c := (k + r) % len(configs)
+			var stop func()
+			if configs[c].beside != nil {
+				if stop, err = configs[c].beside(dir, *dur); err != nil {
+					return err
+				}
+			}
 			v, err := runDemo(configs[c].prefix(dir), demo, *dur)
+			if stop != nil {
+				stop()
+			}
 			if err != nil {
 				return err
 			}
