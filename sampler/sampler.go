@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -224,7 +225,7 @@ func (s *Sampler) Run(ctx context.Context) error {
 			s.win.missed["tick late (profiler overloaded)"] += skip
 			next = next.Add(time.Duration(skip) * s.period)
 		}
-		timer.Reset(time.Until(next))
+		timer.Reset(timerDelay(time.Until(next)))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -245,6 +246,27 @@ func (s *Sampler) Run(ctx context.Context) error {
 	}
 	s.closeWindow(time.Now())
 	return reason
+}
+
+// netpollSlop is how far past a whole number of milliseconds timerDelay
+// sets a timer: more than the few microseconds between arming the timer and
+// the runtime computing its sleep, less than the 50 µs the kernel may add
+// to that sleep (timer slack).
+const netpollSlop = 30 * time.Microsecond
+
+// timerDelay returns the delay to arm the tick timer with for a tick due in
+// d. On Linux the Go runtime sleeps in epoll_pwait, whose timeout is whole
+// milliseconds rounded down: a timer due in 10.1 ms wakes the runtime at
+// 10 ms, finds nothing due, and sleeps again until 11 ms, two wake-ups per
+// tick and a tick 0.9 ms late. A delay of whole milliseconds (plus a few
+// microseconds) wakes it once, up to a millisecond before the deadline;
+// deadlines stay absolute, so the rate does not drift. Elsewhere the
+// runtime's sleeps have nanosecond timeouts and d is returned unchanged.
+func timerDelay(d time.Duration) time.Duration {
+	if runtime.GOOS != "linux" || d < time.Millisecond+netpollSlop {
+		return d
+	}
+	return (d - netpollSlop).Truncate(time.Millisecond) + netpollSlop
 }
 
 func (s *Sampler) progress() Progress {

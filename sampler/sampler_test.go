@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -344,6 +345,26 @@ func TestCaptureBatchInterns(t *testing.T) {
 	for id, want := range map[StackID][]uint64{idA: a, idB: b, idC: c} {
 		if pcs, _, ok := s.interns.Lookup(id); !ok || !slices.Equal(pcs, want) {
 			t.Errorf("Lookup(%d) = %#x, want %#x", id, pcs, want)
+		}
+	}
+}
+
+func TestTimerDelayWakesTheRuntimeOncePerTick(t *testing.T) {
+	for d := time.Duration(0); d < 25*time.Millisecond; d += 7 * time.Microsecond {
+		got := timerDelay(d)
+		if runtime.GOOS != "linux" || d < time.Millisecond+netpollSlop {
+			if got != d {
+				t.Fatalf("timerDelay(%v) = %v, want it unchanged", d, got)
+			}
+			continue
+		}
+		// Never late, less than a millisecond early, and whole
+		// milliseconds (epoll's unit) plus the slop.
+		if got > d || d-got >= time.Millisecond {
+			t.Fatalf("timerDelay(%v) = %v: not within the millisecond before the deadline", d, got)
+		}
+		if (got-netpollSlop)%time.Millisecond != 0 {
+			t.Fatalf("timerDelay(%v) = %v: not whole milliseconds plus %v", d, got, netpollSlop)
 		}
 	}
 }
