@@ -596,3 +596,39 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 
 // cldExited is CLD_EXITED, si_code of a child that exited.
 const cldExited = 1
+
+func TestContinuousTargetEndsWhenOnlyAZombieLeaderIsLeft(t *testing.T) {
+	// sh starts `sleep 0.3` and becomes `sleep 60`, which never reaps
+	// it: when it exits it stays a zombie, its only thread.
+	sh := exec.Command("sh", "-c", "sleep 0.3 & exec sleep 60")
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sh.Process.Kill(); sh.Wait() }()
+	var pid int
+	for deadline := time.Now().Add(5 * time.Second); pid == 0; time.Sleep(time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", sh.Process.Pid, sh.Process.Pid))
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if time.Now().After(deadline) {
+			t.Fatal("sh started no child")
+		}
+	}
+	tg, err := Attach(pid, sampler.TargetOptions{Continuous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	var tids []sampler.ThreadID
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if tids, err = tg.Threads(tids); errors.Is(err, ErrExited) {
+			break
+		}
+		if time.Now().After(deadline) {
+			st, _ := cpuTicks(t, pid)
+			t.Fatalf("PID %d (state %c) still listed as live: %v", pid, st, err)
+		}
+	}
+	if st, _ := cpuTicks(t, pid); st != 'Z' {
+		t.Fatalf("PID %d is in state %c, want a zombie", pid, st)
+	}
+}
