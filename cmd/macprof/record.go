@@ -37,11 +37,11 @@ counts every thread on every tick (an idle thread's last stack again), so a
 profile shows where threads wait too.
 
 Rate: 99 Hz by default. On Linux each sample stops one thread for about
-60 µs (ptrace). At 99 Hz, sampling two busy threads costs macprof about 3%
-of one CPU, which a program keeping every CPU busy loses (about 1.6% of a
-2-CPU machine); 999 Hz gives ten times the detail and cost such a program
-about 8% of its throughput (bench/RESULTS.md). Idle threads are never
-stopped in cpu mode.
+60 µs (ptrace). On the project's 2-CPU test machine, a program whose two
+threads keep both CPUs busy lost 1.7% of their running time at 99 Hz and
+about 8% at 999 Hz, which gives ten times the detail (bench/RESULTS.md).
+Idle threads are never stopped in cpu mode. A thread that does not stop
+within 50 ms (an uninterruptible sleep) is skipped and counted as missed.
 
 A launched command runs as the invoking user even under sudo; the processes
 it starts are followed (each is its own set of mappings, with a pid label),
