@@ -113,6 +113,13 @@ type Target struct {
 	// checkStuck is the thread checkAccess attached that did not stop in
 	// time; owned by the loop, which lets it go once it stops.
 	checkStuck *thread
+	// Kernel samples (KernelSamplePeriod, under hotMu): a walker that
+	// reads nothing but the sample's stack copy (the thread has run on
+	// since), buffers for one sample, and the first error opening a ring.
+	perfWalker  *unwind.Walker
+	perfRegBuf  [8]uint64
+	perfSample  perfSample
+	perfOpenErr error
 	// skipBlockedCheck makes captures attach to threads in
 	// uninterruptible sleep (tests: the race the check cannot close).
 	skipBlockedCheck bool
@@ -142,6 +149,17 @@ type thread struct {
 	nameAt    time.Time
 	lastCPU   time.Duration // CPU time at the previous Info call
 	copyBytes int           // bytes of stack to copy in continuous mode; 0 means initialStackCopy
+	ring      *perfRing     // its kernel sample ring (KernelSamplePeriod), once opened
+	noRing    bool          // the ring could not be opened: capture by stopping it
+}
+
+// closeFiles closes what is open for the thread.
+func (th *thread) closeFiles() {
+	th.files.close()
+	if th.ring != nil {
+		th.ring.close()
+		th.ring = nil
+	}
 }
 
 type opcode uint8
@@ -196,6 +214,11 @@ func Attach(pid int, opts sampler.TargetOptions) (*Target, error) {
 		return nil, err
 	}
 	t.walker = w
+	if opts.KernelSamplePeriod > 0 && opts.Continuous {
+		if t.perfWalker, err = unwind.NewWalker(unwind.Config{Arch: nativeArch, MaxFrames: opts.MaxFrames}); err != nil {
+			return nil, err
+		}
+	}
 	t.hot.reply = make(chan struct{}, 1)
 	ready := make(chan error, 1)
 	go t.loop(ready)
@@ -313,7 +336,7 @@ func (t *Target) CaptureBatch(ids []sampler.ThreadID, caps []*sampler.Capture, e
 				errs[i] = ErrClosed
 				continue
 			}
-			errs[i] = t.captureTransient(int(id), caps[i])
+			errs[i] = t.captureContinuous(int(id), caps[i])
 		}
 		return
 	}
@@ -338,7 +361,7 @@ func (t *Target) Capture(id sampler.ThreadID, c *sampler.Capture) error {
 		runtime.LockOSThread()
 		defer t.unlockOSThread()
 		t.tendStuck()
-		return t.captureTransient(int(id), c)
+		return t.captureContinuous(int(id), c)
 	}
 	r := &t.hot
 	r.op, r.tid, r.capture, r.err = opCapture, int(id), c, nil
@@ -577,7 +600,7 @@ func (t *Target) dropThread(tid int, reaped bool) {
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
 	if th, ok := t.threads[tid]; ok {
-		th.files.close()
+		th.closeFiles()
 		delete(t.threads, tid)
 	}
 	if !reaped {
@@ -1133,7 +1156,7 @@ func (t *Target) detachHeld() error {
 	}
 	t.stateMu.Lock()
 	for tid, th := range t.threads {
-		th.files.close()
+		th.closeFiles()
 		delete(t.threads, tid)
 	}
 	t.stateMu.Unlock()
@@ -1274,7 +1297,7 @@ func (t *Target) refreshThreads() error {
 	}
 	for tid, th := range t.threads {
 		if th.gen != t.listGen {
-			th.files.close()
+			th.closeFiles()
 			delete(t.threads, tid)
 		}
 	}
@@ -1295,6 +1318,78 @@ func (t *Target) refreshThreads() error {
 		}
 	}
 	return nil
+}
+
+// captureContinuous captures one thread in continuous mode: from its newest
+// kernel sample when KernelSamplePeriod asks for them and its ring could be
+// opened, by stopping it otherwise.
+func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
+	if t.perfWalker == nil {
+		return t.captureTransient(tid, c)
+	}
+	t.stateMu.Lock()
+	th, ok := t.threads[tid]
+	t.stateMu.Unlock()
+	if !ok {
+		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+	}
+	if th.noRing {
+		return t.captureTransient(tid, c)
+	}
+	if th.ring == nil {
+		r, err := openPerfRing(tid, t.opts.KernelSamplePeriod)
+		if err != nil {
+			// Not allowed or out of resources (a user's locked-memory
+			// budget for rings is small): this thread is stopped for
+			// its samples instead.
+			th.noRing = true
+			if t.perfOpenErr == nil {
+				t.perfOpenErr = err
+			}
+			return t.captureTransient(tid, c)
+		}
+		th.ring = r
+		return fmt.Errorf("thread %d: %w", tid, ErrNoSample)
+	}
+	return t.captureSampled(th, c)
+}
+
+// captureSampled fills c from the newest kernel sample of th and walks its
+// stack copy. The walk stops at the copy's end (marked truncated): the
+// thread has run on since the sample, so the rest of its stack is no longer
+// the sample's.
+func (t *Target) captureSampled(th *thread, c *sampler.Capture) error {
+	rec, ok := th.ring.newest()
+	if !ok {
+		return fmt.Errorf("thread %d: %w", th.tid, ErrNoSample)
+	}
+	s := &t.perfSample
+	if err := parsePerfSample(rec, perfRegCount, t.perfRegBuf[:], s); err != nil {
+		return fmt.Errorf("thread %d: %w", th.tid, err)
+	}
+	if len(s.regs) != perfRegCount {
+		return fmt.Errorf("thread %d: %w", th.tid, ErrNoSample)
+	}
+	regs := perfRegs(s.regs)
+	c.Thread, c.Regs, c.Stopped, c.Err = sampler.ThreadID(th.tid), regs, 0, nil
+	n := min(len(s.stack), cap(c.Stack))
+	c.Stack = append(c.Stack[:0], s.stack[:n]...)
+	c.StackBase = regs.SP
+	lo, hi, ok := t.stackBounds(regs.SP)
+	if !ok {
+		lo, hi = regs.SP, regs.SP+uint64(n)
+	}
+	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
+	c.PCs, c.Walk = t.perfWalker.Walk(regs, &st, c.PCs[:0])
+	return nil
+}
+
+// KernelSampleError returns why kernel samples could not be used for some
+// thread (which was then stopped for its samples), or nil.
+func (t *Target) KernelSampleError() error {
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	return t.perfOpenErr
 }
 
 // captureTransient attaches to one thread, captures it and detaches

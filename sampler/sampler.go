@@ -452,6 +452,8 @@ func missedReason(err error) string {
 		return "thread in uninterruptible sleep"
 	case errors.Is(err, ErrStopTimeout):
 		return "thread did not stop in time"
+	case errors.Is(err, ErrNoSample):
+		return "no kernel sample yet"
 	}
 	return "thread gone before capture"
 }

@@ -102,6 +102,14 @@ type TargetOptions struct {
 	// to a thread only for the time of its capture, so that the target's
 	// signals are not intercepted between samples.)
 	Continuous bool
+	// KernelSamplePeriod, when non-zero, asks a backend that can (Linux,
+	// continuous mode) to capture a running thread from the newest sample
+	// the kernel took of it, every KernelSamplePeriod of its CPU time,
+	// instead of stopping it: set it to the sampling period in cpu mode.
+	// A thread the kernel has not sampled since the previous capture is
+	// reported with an error (a missed sample), so wall mode, which
+	// captures idle threads too, should leave it zero.
+	KernelSamplePeriod time.Duration
 }
 
 // DefaultStackBytes is the default size of a bulk stack copy: enough for the
@@ -135,4 +143,7 @@ var (
 	// ErrThreadBlocked reports a thread in uninterruptible sleep, which
 	// is not stopped for a sample.
 	ErrThreadBlocked = errors.New("thread in uninterruptible sleep")
+	// ErrNoSample reports a thread the kernel has taken no sample of since
+	// the previous capture (KernelSamplePeriod).
+	ErrNoSample = errors.New("no kernel sample of the thread yet")
 )

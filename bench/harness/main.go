@@ -11,7 +11,8 @@
 //	harness overhead [-rates 99,999] [-duration 5s] [-rounds 10] [-no-perf] [-idle]
 //	    throughput of the demo workload alone (twice: the second run is a
 //	    control that shows the measurement's noise), under `macprof record`
-//	    and under `perf record -g`, at each rate; every round runs each
+//	    (capturing from kernel samples, and with --capture stop, stopping
+//	    threads) and under `perf record -g`, at each rate; every round runs each
 //	    configuration once, in an order rotated from round to round, and
 //	    losses are taken against the same round's run alone. Beside the
 //	    throughput, it reports the share of their time the workload's
@@ -331,6 +332,9 @@ func overhead(args []string) error {
 		configs = append(configs, overheadConfig{name: "macprof " + hz + " Hz", prefix: func(dir string) []string {
 			return []string{macprof, "record", "-F", hz, "-o", filepath.Join(dir, "p.pb.gz"), "--"}
 		}})
+		configs = append(configs, overheadConfig{name: "macprof stops " + hz + " Hz", prefix: func(dir string) []string {
+			return []string{macprof, "record", "--capture", "stop", "-F", hz, "-o", filepath.Join(dir, "p.pb.gz"), "--"}
+		}})
 		if *idle {
 			configs = append(configs, overheadConfig{name: "macprof " + hz + " Hz idle", prefix: func(string) []string { return nil },
 				beside: idleSampler(macprof, hz)})
@@ -375,7 +379,7 @@ func overhead(args []string) error {
 	fmt.Printf("  alone: median %.1f units/s\n", medianF(throughputs(runs[0])))
 	if *verbose {
 		for c := range configs {
-			fmt.Printf("  %-18s", configs[c].name)
+			fmt.Printf("  %-20s", configs[c].name)
 			for _, r := range runs[c] {
 				fmt.Printf(" %8.1f", r.throughput)
 			}
@@ -390,7 +394,7 @@ func overhead(args []string) error {
 		}
 		q1, med, q3 := quartiles(losses)
 		mean, ci := meanCI(losses)
-		fmt.Printf("  %-18s loss %6.2f%% [%.2f, %.2f]   mean %6.2f%% ± %.2f", configs[c].name, med, q1, q3, mean, ci)
+		fmt.Printf("  %-20s loss %6.2f%% [%.2f, %.2f]   mean %6.2f%% ± %.2f", configs[c].name, med, q1, q3, mean, ci)
 		if cpu := profilerCPUShare(runs[c]); cpu > 0 {
 			// With every CPU kept busy by the workload, what macprof
 			// uses is taken from it: its share of the machine bounds the
@@ -421,7 +425,7 @@ func overhead(args []string) error {
 		q1, med, q3 := quartiles(ran)
 		mean, ci := meanCI(ran)
 		uq1, umed, uq3 := quartiles(user)
-		fmt.Printf("  %-18s run-time loss %5.2f%% [%.2f, %.2f] mean %5.2f%% ± %.2f   user-time loss %5.2f%% [%.2f, %.2f]\n",
+		fmt.Printf("  %-20s run-time loss %5.2f%% [%.2f, %.2f] mean %5.2f%% ± %.2f   user-time loss %5.2f%% [%.2f, %.2f]\n",
 			configs[c].name, med, q1, q3, mean, ci, umed, uq1, uq3)
 	}
 	return nil

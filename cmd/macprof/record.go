@@ -36,12 +36,19 @@ profile shows where CPU time goes; idle threads are not even stopped. wall
 counts every thread on every tick (an idle thread's last stack again), so a
 profile shows where threads wait too.
 
-Rate: 99 Hz by default. On Linux each sample stops one thread for about
-60 µs (ptrace). On the project's 2-CPU test machine, a program whose two
-threads keep both CPUs busy lost 1.7% of their running time at 99 Hz and
-about 8% at 999 Hz, which gives ten times the detail (bench/RESULTS.md).
-Idle threads are never stopped in cpu mode. A thread that does not stop
-within 50 ms (an uninterruptible sleep) is skipped and counted as missed.
+Rate: 99 Hz by default; 999 Hz gives ten times the detail.
+
+Capture (Linux): in cpu mode a thread is captured from the newest sample
+the kernel took of it (perf_event: every period of its CPU time the kernel
+copies its registers and the top of its stack, in its own timer interrupt),
+so no thread is stopped; stacks deeper than the 16 KiB copied end there,
+marked truncated. Where the kernel does not allow it (perf_event_paranoid,
+the locked-memory budget for its buffers), or with --capture stop, and in
+wall mode, each sample stops the thread for about 60 µs (ptrace); a thread
+that does not stop within 50 ms (an uninterruptible sleep) is skipped and
+counted as missed. Idle threads are never stopped in cpu mode. Measured on
+the project's 2-CPU test machine with two busy threads, and the figures for
+each way in bench/RESULTS.md.
 
 A launched command runs as the invoking user even under sudo; the processes
 it starts are followed (each is its own set of mappings, with a pid label),
@@ -70,6 +77,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	hz := fs.Int("F", sampler.DefaultHz, "sampling rate in `HZ` per thread")
 	dur := fs.Duration("d", 0, "stop after `DURATION` (e.g. 30s); 0 records until the target exits or Ctrl-C")
 	mode := fs.String("mode", "cpu", "`MODE`: cpu (threads that ran) or wall (every thread)")
+	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
 	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg) instead of the extension")
 	maxFrames := fs.Int("max-frames", 512, "stop each stack walk after `N` frames")
 	quiet := fs.Bool("q", false, "no status line and no summary")
@@ -99,6 +107,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		m = sampler.ModeWall
 	default:
 		return fail("--mode must be cpu or wall, not %q", *mode)
+	}
+	if *capture != "auto" && *capture != "stop" {
+		return fail("--capture must be auto or stop, not %q", *capture)
 	}
 	if *hz < 1 || *hz > sampler.MaxHz {
 		return fail("-F must be between 1 and %d Hz", sampler.MaxHz)
@@ -133,6 +144,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	var windows []*sampler.Window
 	status := newStatusLine(stderr, *quiet)
 	opts := sampler.TargetOptions{MaxFrames: *maxFrames, Continuous: true}
+	if m == sampler.ModeCPU && *capture == "auto" {
+		opts.KernelSamplePeriod = time.Second / time.Duration(*hz)
+	}
 	rec := &recording{opts: opts}
 	s, err := sampler.New(sampler.Config{
 		Hz:        *hz,

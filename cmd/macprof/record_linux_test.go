@@ -67,14 +67,22 @@ func procCPU(t *testing.T, pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
+// TestRecordDemoProfile records the demo capturing from kernel samples
+// (the default in cpu mode) and by stopping threads.
 func TestRecordDemoProfile(t *testing.T) {
+	for _, capture := range []string{"auto", "stop"} {
+		t.Run(capture, func(t *testing.T) { testRecordDemoProfile(t, capture) })
+	}
+}
+
+func testRecordDemoProfile(t *testing.T, capture string) {
 	macprof, demo := macprofBinary(t)
 	p := testprog.Start(t, demo, "-threads", "2", "-duration", "0")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "cpu.pb.gz")
 	cpuBefore := procCPU(t, p.PID)
 	const hz, secs = 99, 3
-	cmd := exec.Command(macprof, "record", "-q", "-p", strconv.Itoa(p.PID), "-F", strconv.Itoa(hz), "-d", fmt.Sprintf("%ds", secs),
+	cmd := exec.Command(macprof, "record", "-q", "--capture", capture, "-p", strconv.Itoa(p.PID), "-F", strconv.Itoa(hz), "-d", fmt.Sprintf("%ds", secs),
 		"-o", out, "-o", filepath.Join(dir, "flame.svg"), "-o", filepath.Join(dir, "stacks.folded"))
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("record: %v\n%s", err, b)

@@ -1,0 +1,187 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/macprof/macprof/sampler"
+)
+
+// Kernel samples (TargetOptions.KernelSamplePeriod). Instead of stopping a
+// thread, a capture takes the newest sample the kernel recorded of it: a
+// perf_event task-clock event per thread fires every period of the
+// thread's CPU time, and in that timer interrupt, on the thread's own CPU,
+// the kernel copies its user registers and the top of its user stack into
+// a ring buffer mapped into macprof. No thread is stopped, no context is
+// switched, and macprof reads the ring without a system call.
+
+// ErrNoSample reports a thread the kernel has recorded no sample of since
+// the previous capture (its ring was just opened, or it ran in the kernel
+// the whole time and kernel samples are excluded).
+var ErrNoSample = sampler.ErrNoSample
+
+// perfStackBytes is how much of the stack each kernel sample copies: deep
+// enough for most stacks, small enough that a sample costs the target a
+// few microseconds. A walk that reaches its end is marked truncated.
+const perfStackBytes = 16 << 10
+
+// perfRingPages is the size of a ring's data area in pages (32 KiB): room
+// for one sample and part of the next. A capture needs only the newest of
+// the one written each period; a sample that finds the ring full is
+// dropped by the kernel, and the ring stays small because each busy thread
+// has one (locked memory, which a user's budget limits).
+const perfRingPages = 8
+
+// perfRing is one thread's sampling event and the ring it writes into.
+type perfRing struct {
+	fd   int
+	mem  []byte                  // the whole mapping: metadata page, then data
+	meta *unix.PerfEventMmapPage // in mem
+	data []byte                  // the data area, a power of two long
+	rec  []byte                  // the newest sample, copied out of the ring
+}
+
+// openPerfRing opens a task-clock sampling event on thread tid that samples
+// every period of its CPU time, with user registers (regsMask) and
+// perfStackBytes of user stack, and maps its ring.
+func openPerfRing(tid int, period time.Duration) (*perfRing, error) {
+	attr := unix.PerfEventAttr{
+		Type:              unix.PERF_TYPE_SOFTWARE,
+		Config:            unix.PERF_COUNT_SW_TASK_CLOCK,
+		Sample:            uint64(period.Nanoseconds()),
+		Sample_type:       unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER,
+		Bits:              unix.PerfBitExcludeHv,
+		Sample_regs_user:  perfRegsMask,
+		Sample_stack_user: perfStackBytes,
+	}
+	attr.Size = uint32(unsafe.Sizeof(attr))
+	fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		// Without the right to sample the kernel (perf_event_paranoid
+		// 2 for a user), user-space samples only: a thread interrupted
+		// in a system call is then not sampled.
+		attr.Bits |= unix.PerfBitExcludeKernel
+		fd, err = unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("perf_event_open on thread %d: %w", tid, err)
+	}
+	page := os.Getpagesize()
+	mem, err := unix.Mmap(fd, 0, (1+perfRingPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("map the sample ring of thread %d: %w", tid, err)
+	}
+	r := &perfRing{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
+	off, size := r.meta.Data_offset, r.meta.Data_size
+	if off == 0 && size == 0 { // kernels before 4.1 leave them zero
+		off, size = uint64(page), uint64(perfRingPages*page)
+	}
+	if size == 0 || size&(size-1) != 0 || off+size > uint64(len(mem)) {
+		r.close()
+		return nil, fmt.Errorf("sample ring of thread %d: data area %d bytes at %d in a %d-byte mapping", tid, size, off, len(mem))
+	}
+	r.data = mem[off : off+size]
+	r.rec = make([]byte, 0, size)
+	return r, nil
+}
+
+// close unmaps the ring and closes the event.
+func (r *perfRing) close() {
+	unix.Munmap(r.mem)
+	unix.Close(r.fd)
+}
+
+// newest consumes every record in the ring and returns the newest sample
+// (valid until the next call), or false when there is none. Records are
+// framed by sizes the kernel writes; a size that does not fit ends the
+// read and drops the rest.
+func (r *perfRing) newest() ([]byte, bool) {
+	head := atomic.LoadUint64(&r.meta.Data_head)
+	tail := r.meta.Data_tail
+	mask := uint64(len(r.data) - 1)
+	var last, lastSize uint64
+	found := false
+	for tail+8 <= head {
+		at := tail & mask // headers are 8-byte aligned: never split
+		typ := binary.LittleEndian.Uint32(r.data[at:])
+		size := uint64(binary.LittleEndian.Uint16(r.data[at+6:]))
+		if size < 8 || size > head-tail {
+			break
+		}
+		if typ == unix.PERF_RECORD_SAMPLE {
+			last, lastSize, found = tail, size, true
+		}
+		tail += size
+	}
+	if found {
+		r.rec = r.rec[:lastSize]
+		at := last & mask
+		n := copy(r.rec, r.data[at:])
+		copy(r.rec[n:], r.data)
+	}
+	atomic.StoreUint64(&r.meta.Data_tail, head)
+	return r.rec, found
+}
+
+// perfSample is a decoded kernel sample.
+type perfSample struct {
+	tid   uint32
+	regs  []uint64 // the registers of perfRegsMask, in bit order; empty for a kernel thread
+	stack []byte   // the user stack from the sampled SP upward
+}
+
+// parsePerfSample decodes a PERF_RECORD_SAMPLE of sample type
+// TID|REGS_USER|STACK_USER with nregs registers into s, its slices pointing
+// into rec and regs. It checks every length against the record.
+func parsePerfSample(rec []byte, nregs int, regs []uint64, s *perfSample) error {
+	le := binary.LittleEndian
+	if len(rec) < 8+8+8 {
+		return fmt.Errorf("sample record of %d bytes", len(rec))
+	}
+	if size := int(le.Uint16(rec[6:])); size != len(rec) {
+		return fmt.Errorf("sample record says %d bytes, has %d", size, len(rec))
+	}
+	s.tid = le.Uint32(rec[12:])
+	p := rec[16:]
+	abi := le.Uint64(p)
+	p = p[8:]
+	s.regs = regs[:0]
+	if abi != unix.PERF_SAMPLE_REGS_ABI_NONE {
+		if len(p) < 8*nregs || cap(regs) < nregs {
+			return fmt.Errorf("sample record too short for %d registers", nregs)
+		}
+		for i := 0; i < nregs; i++ {
+			s.regs = append(s.regs, le.Uint64(p[8*i:]))
+		}
+		p = p[8*nregs:]
+	}
+	if len(p) < 8 {
+		return errors.New("sample record has no stack size")
+	}
+	size := le.Uint64(p)
+	p = p[8:]
+	s.stack = nil
+	if size == 0 {
+		return nil
+	}
+	if size > uint64(len(p)) || len(p)-int(size) < 8 {
+		return fmt.Errorf("sample record too short for %d bytes of stack", size)
+	}
+	dyn := le.Uint64(p[size:])
+	s.stack = p[:min(dyn, size)]
+	return nil
+}
+
+// perfRegCount is the number of registers in perfRegsMask.
+var perfRegCount = bits.OnesCount64(perfRegsMask)

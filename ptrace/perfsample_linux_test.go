@@ -1,0 +1,155 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/sampler"
+)
+
+// sampleRecord builds a PERF_RECORD_SAMPLE as the kernel writes it for
+// sample type TID|REGS_USER|STACK_USER.
+func sampleRecord(tid uint32, regs []uint64, stack []byte, dyn uint64) []byte {
+	le := binary.LittleEndian
+	b := make([]byte, 8, 64+len(stack))
+	b = le.AppendUint32(b, tid) // pid
+	b = le.AppendUint32(b, tid)
+	if regs == nil {
+		b = le.AppendUint64(b, 0)
+	} else {
+		b = le.AppendUint64(b, 2)
+		for _, r := range regs {
+			b = le.AppendUint64(b, r)
+		}
+	}
+	b = le.AppendUint64(b, uint64(len(stack)))
+	b = append(b, stack...)
+	if len(stack) > 0 {
+		b = le.AppendUint64(b, dyn)
+	}
+	le.PutUint32(b[0:], 9) // PERF_RECORD_SAMPLE
+	le.PutUint16(b[6:], uint16(len(b)))
+	return b
+}
+
+func TestParsePerfSample(t *testing.T) {
+	regs := make([]uint64, perfRegCount)
+	for i := range regs {
+		regs[i] = uint64(0x1000 * (i + 1))
+	}
+	stack := make([]byte, 64)
+	for i := range stack {
+		stack[i] = byte(i)
+	}
+	buf := make([]uint64, 8)
+	var s perfSample
+	if err := parsePerfSample(sampleRecord(42, regs, stack, 40), perfRegCount, buf, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.tid != 42 || !slices.Equal(s.regs, regs) || !slices.Equal(s.stack, stack[:40]) {
+		t.Fatalf("parsed tid %d regs %x stack %d bytes; want 42, %x, the first 40 bytes (dyn_size)", s.tid, s.regs, len(s.stack), regs)
+	}
+	// A kernel thread's sample has no user registers.
+	if err := parsePerfSample(sampleRecord(7, nil, nil, 0), perfRegCount, buf, &s); err != nil || len(s.regs) != 0 {
+		t.Fatalf("sample without registers: %v, %d registers", err, len(s.regs))
+	}
+	// Every truncation of a record is refused, never read past.
+	rec := sampleRecord(42, regs, stack, 64)
+	for n := 0; n < len(rec); n++ {
+		cut := append([]byte(nil), rec[:n]...)
+		if n >= 8 {
+			binary.LittleEndian.PutUint16(cut[6:], uint16(n))
+		}
+		if err := parsePerfSample(cut, perfRegCount, buf, &s); err == nil {
+			t.Fatalf("a record cut to %d of %d bytes parsed", n, len(rec))
+		}
+	}
+}
+
+func FuzzParsePerfSample(f *testing.F) {
+	regs := make([]uint64, perfRegCount)
+	f.Add(sampleRecord(1, regs, make([]byte, 32), 32))
+	f.Add(sampleRecord(1, nil, nil, 0))
+	f.Add(sampleRecord(1, regs, make([]byte, 16), 1<<40))
+	buf := make([]uint64, 8)
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		var s perfSample
+		if parsePerfSample(rec, perfRegCount, buf, &s) == nil {
+			if len(s.stack) > len(rec) || len(s.regs) > perfRegCount {
+				t.Fatalf("parsed %d stack bytes and %d registers from a %d-byte record", len(s.stack), len(s.regs), len(rec))
+			}
+		}
+	})
+}
+
+// kernelCapture captures tid from kernel samples, retrying while the ring
+// is new or has no sample yet.
+func kernelCapture(t *testing.T, tg *Target, tid int, c *sampler.Capture) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := tg.Capture(sampler.ThreadID(tid), c)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, ErrNoSample) || time.Now().After(deadline) {
+			t.Fatalf("capture from kernel samples: %v (ring error: %v)", err, tg.KernelSampleError())
+		}
+	}
+}
+
+func TestKernelSampleCaptureMatchesAStop(t *testing.T) {
+	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
+	_, tg := startDeep(t, opts, "1", "12")
+	tids, err := tg.Threads(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := int(tids[len(tids)-1]) // the spinning thread
+	k := sampler.NewCapture(512, 64<<10)
+	kernelCapture(t, tg, tid, k)
+	if k.Stopped != 0 {
+		t.Errorf("a capture from a kernel sample reports the thread stopped for %v", k.Stopped)
+	}
+	// The same thread stopped: spinning in the same leaf, it has the same
+	// callers (return addresses), frame for frame.
+	s := sampler.NewCapture(512, 64<<10)
+	tg.hotMu.Lock()
+	err = tg.captureTransient(tid, s)
+	tg.hotMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.PCs) < 14 || !slices.Equal(k.PCs[1:], s.PCs[1:]) {
+		t.Fatalf("kernel sample walk %x\nstopped walk       %x\nwant the same callers, at least 14 frames", k.PCs, s.PCs)
+	}
+	if k.Walk.Stop.Truncated() != s.Walk.Stop.Truncated() {
+		t.Errorf("kernel sample walk ended %v, stopped walk %v", k.Walk.Stop, s.Walk.Stop)
+	}
+}
+
+func TestKernelSampleCaptureDoesNotAllocate(t *testing.T) {
+	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: time.Millisecond}
+	_, tg := startDeep(t, opts, "1", "5")
+	tids, _ := tg.Threads(nil)
+	tid := int(tids[len(tids)-1])
+	c := sampler.NewCapture(512, 64<<10)
+	kernelCapture(t, tg, tid, c)
+	ids := []sampler.ThreadID{sampler.ThreadID(tid)}
+	caps := []*sampler.Capture{c}
+	errs := make([]error, 1)
+	allocs := testing.AllocsPerRun(50, func() {
+		time.Sleep(3 * time.Millisecond) // a few samples' worth of CPU time
+		tg.CaptureBatch(ids, caps, errs)
+	})
+	if errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if allocs != 0 {
+		t.Errorf("capture from a kernel sample: %.1f allocations, want 0", allocs)
+	}
+}
