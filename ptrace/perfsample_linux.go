@@ -30,13 +30,15 @@ import (
 // the whole time and kernel samples are excluded).
 var ErrNoSample = sampler.ErrNoSample
 
-// perfStackBytes is how much of the stack each kernel sample copies: deep
-// enough for most stacks, small enough that a sample costs the target a
-// few microseconds. A walk that reaches its end is marked truncated.
-const perfStackBytes = 16 << 10
+// perfStackBytes is how much of the stack each kernel sample copies (the
+// kernel copies less when the stack above SP is shallower): 8 KiB, the
+// stops' first copy too, deep enough for most stacks and small enough that
+// a sample costs the target little. A walk that reaches its end is marked
+// truncated.
+const perfStackBytes = 8 << 10
 
 // perfRingPages is the size of a ring's data area in pages (32 KiB): room
-// for one sample and part of the next. A capture needs only the newest of
+// for three samples. A capture needs only the newest of
 // the one written each period; a sample that finds the ring full is
 // dropped by the kernel, and the ring stays small because each busy thread
 // has one (locked memory, which a user's budget limits).
@@ -48,7 +50,7 @@ type perfRing struct {
 	mem  []byte                  // the whole mapping: metadata page, then data
 	meta *unix.PerfEventMmapPage // in mem
 	data []byte                  // the data area, a power of two long
-	rec  []byte                  // the newest sample, copied out of the ring
+	head uint64                  // data_head when newest last looked
 }
 
 // openPerfRing opens a task-clock sampling event on thread tid that samples
@@ -92,7 +94,6 @@ func openPerfRing(tid int, period time.Duration) (*perfRing, error) {
 		return nil, fmt.Errorf("sample ring of thread %d: data area %d bytes at %d in a %d-byte mapping", tid, size, off, len(mem))
 	}
 	r.data = mem[off : off+size]
-	r.rec = make([]byte, 0, size)
 	return r, nil
 }
 
@@ -102,85 +103,105 @@ func (r *perfRing) close() {
 	unix.Close(r.fd)
 }
 
-// newest consumes every record in the ring and returns the newest sample
-// (valid until the next call), or false when there is none. Records are
-// framed by sizes the kernel writes; a size that does not fit ends the
-// read and drops the rest.
-func (r *perfRing) newest() ([]byte, bool) {
+// newest finds the newest sample among the records in the ring and returns
+// its position and size; the caller reads it (readAt) and then calls
+// consume. Records are framed by sizes the kernel writes; a size that does
+// not fit ends the search.
+func (r *perfRing) newest() (at, size uint64, ok bool) {
 	head := atomic.LoadUint64(&r.meta.Data_head)
-	tail := r.meta.Data_tail
 	mask := uint64(len(r.data) - 1)
-	var last, lastSize uint64
-	found := false
-	for tail+8 <= head {
-		at := tail & mask // headers are 8-byte aligned: never split
-		typ := binary.LittleEndian.Uint32(r.data[at:])
-		size := uint64(binary.LittleEndian.Uint16(r.data[at+6:]))
-		if size < 8 || size > head-tail {
+	for tail := r.meta.Data_tail; tail+8 <= head; {
+		i := tail & mask // headers are 8-byte aligned: never split
+		typ := binary.LittleEndian.Uint32(r.data[i:])
+		n := uint64(binary.LittleEndian.Uint16(r.data[i+6:]))
+		if n < 8 || n > head-tail {
 			break
 		}
 		if typ == unix.PERF_RECORD_SAMPLE {
-			last, lastSize, found = tail, size, true
+			at, size, ok = tail, n, true
 		}
-		tail += size
+		tail += n
 	}
-	if found {
-		r.rec = r.rec[:lastSize]
-		at := last & mask
-		n := copy(r.rec, r.data[at:])
-		copy(r.rec[n:], r.data)
-	}
-	atomic.StoreUint64(&r.meta.Data_tail, head)
-	return r.rec, found
+	r.head = head
+	return at, size, ok
 }
+
+// readAt copies len(dst) bytes of the ring from position at (which may
+// wrap around its end) into dst.
+func (r *perfRing) readAt(dst []byte, at uint64) {
+	i := at & uint64(len(r.data)-1)
+	n := copy(dst, r.data[i:])
+	copy(dst[n:], r.data)
+}
+
+// consume frees everything newest saw for the kernel to write again.
+func (r *perfRing) consume() { atomic.StoreUint64(&r.meta.Data_tail, r.head) }
 
 // perfSample is a decoded kernel sample.
 type perfSample struct {
-	tid   uint32
-	regs  []uint64 // the registers of perfRegsMask, in bit order; empty for a kernel thread
-	stack []byte   // the user stack from the sampled SP upward
+	tid  uint32
+	regs []uint64 // the registers of perfRegsMask, in bit order; empty for a kernel thread
+	// The user stack from the sampled SP upward is the stackLen bytes at
+	// stackOff in the record.
+	stackOff, stackLen int
 }
 
-// parsePerfSample decodes a PERF_RECORD_SAMPLE of sample type
-// TID|REGS_USER|STACK_USER with nregs registers into s, its slices pointing
-// into rec and regs. It checks every length against the record.
-func parsePerfSample(rec []byte, nregs int, regs []uint64, s *perfSample) error {
+// perfSampleHeadLen is how many bytes of a sample parsePerfSampleHead
+// needs: header, pid and tid, the registers' ABI and values, the stack's
+// size.
+func perfSampleHeadLen(nregs int) int { return 8 + 8 + 8 + 8*nregs + 8 }
+
+// parsePerfSampleHead decodes the fixed part of a PERF_RECORD_SAMPLE of
+// sample type TID|REGS_USER|STACK_USER with nregs registers, recSize bytes
+// long: head holds its first bytes (perfSampleHeadLen, or all of a shorter
+// record). dyn reads the stack's dynamic size, the 8 bytes at the offset it
+// is given. s.regs points into regs. Every length is checked against
+// recSize.
+func parsePerfSampleHead(head []byte, recSize, nregs int, regs []uint64, dyn func(off int) uint64, s *perfSample) error {
 	le := binary.LittleEndian
-	if len(rec) < 8+8+8 {
-		return fmt.Errorf("sample record of %d bytes", len(rec))
+	if recSize < 8+8+8 || len(head) < 8+8+8 {
+		return fmt.Errorf("sample record of %d bytes", recSize)
 	}
-	if size := int(le.Uint16(rec[6:])); size != len(rec) {
-		return fmt.Errorf("sample record says %d bytes, has %d", size, len(rec))
+	if size := int(le.Uint16(head[6:])); size != recSize {
+		return fmt.Errorf("sample record says %d bytes, has %d", size, recSize)
 	}
-	s.tid = le.Uint32(rec[12:])
-	p := rec[16:]
-	abi := le.Uint64(p)
-	p = p[8:]
+	s.tid = le.Uint32(head[12:])
+	off := 16
+	abi := le.Uint64(head[off:])
+	off += 8
 	s.regs = regs[:0]
 	if abi != unix.PERF_SAMPLE_REGS_ABI_NONE {
-		if len(p) < 8*nregs || cap(regs) < nregs {
+		if recSize < off+8*nregs || len(head) < off+8*nregs || cap(regs) < nregs {
 			return fmt.Errorf("sample record too short for %d registers", nregs)
 		}
 		for i := 0; i < nregs; i++ {
-			s.regs = append(s.regs, le.Uint64(p[8*i:]))
+			s.regs = append(s.regs, le.Uint64(head[off+8*i:]))
 		}
-		p = p[8*nregs:]
+		off += 8 * nregs
 	}
-	if len(p) < 8 {
+	if recSize < off+8 || len(head) < off+8 {
 		return errors.New("sample record has no stack size")
 	}
-	size := le.Uint64(p)
-	p = p[8:]
-	s.stack = nil
+	size := le.Uint64(head[off:])
+	off += 8
+	s.stackOff, s.stackLen = off, 0
 	if size == 0 {
 		return nil
 	}
-	if size > uint64(len(p)) || len(p)-int(size) < 8 {
+	if size > uint64(recSize-off) || recSize-off-int(size) < 8 {
 		return fmt.Errorf("sample record too short for %d bytes of stack", size)
 	}
-	dyn := le.Uint64(p[size:])
-	s.stack = p[:min(dyn, size)]
+	s.stackLen = int(min(dyn(off+int(size)), size))
 	return nil
+}
+
+// parsePerfSample decodes a whole sample record held in rec (see
+// parsePerfSampleHead); the stack is rec[s.stackOff:][:s.stackLen].
+func parsePerfSample(rec []byte, nregs int, regs []uint64, s *perfSample) error {
+	head := rec[:min(len(rec), perfSampleHeadLen(nregs))]
+	return parsePerfSampleHead(head, len(rec), nregs, regs, func(off int) uint64 {
+		return binary.LittleEndian.Uint64(rec[off:])
+	}, s)
 }
 
 // perfRegCount is the number of registers in perfRegsMask.

@@ -48,18 +48,19 @@ func TestParsePerfSample(t *testing.T) {
 	}
 	buf := make([]uint64, 8)
 	var s perfSample
-	if err := parsePerfSample(sampleRecord(42, regs, stack, 40), perfRegCount, buf, &s); err != nil {
+	rec := sampleRecord(42, regs, stack, 40)
+	if err := parsePerfSample(rec, perfRegCount, buf, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.tid != 42 || !slices.Equal(s.regs, regs) || !slices.Equal(s.stack, stack[:40]) {
-		t.Fatalf("parsed tid %d regs %x stack %d bytes; want 42, %x, the first 40 bytes (dyn_size)", s.tid, s.regs, len(s.stack), regs)
+	if got := rec[s.stackOff:][:s.stackLen]; s.tid != 42 || !slices.Equal(s.regs, regs) || !slices.Equal(got, stack[:40]) {
+		t.Fatalf("parsed tid %d regs %x stack %d bytes; want 42, %x, the first 40 bytes (dyn_size)", s.tid, s.regs, len(got), regs)
 	}
 	// A kernel thread's sample has no user registers.
 	if err := parsePerfSample(sampleRecord(7, nil, nil, 0), perfRegCount, buf, &s); err != nil || len(s.regs) != 0 {
 		t.Fatalf("sample without registers: %v, %d registers", err, len(s.regs))
 	}
 	// Every truncation of a record is refused, never read past.
-	rec := sampleRecord(42, regs, stack, 64)
+	rec = sampleRecord(42, regs, stack, 64)
 	for n := 0; n < len(rec); n++ {
 		cut := append([]byte(nil), rec[:n]...)
 		if n >= 8 {
@@ -80,8 +81,8 @@ func FuzzParsePerfSample(f *testing.F) {
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		var s perfSample
 		if parsePerfSample(rec, perfRegCount, buf, &s) == nil {
-			if len(s.stack) > len(rec) || len(s.regs) > perfRegCount {
-				t.Fatalf("parsed %d stack bytes and %d registers from a %d-byte record", len(s.stack), len(s.regs), len(rec))
+			if s.stackOff < 0 || s.stackLen < 0 || s.stackOff+s.stackLen > len(rec) || len(s.regs) > perfRegCount {
+				t.Fatalf("parsed %d stack bytes at %d and %d registers from a %d-byte record", s.stackLen, s.stackOff, len(s.regs), len(rec))
 			}
 		}
 	})

@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -118,6 +119,8 @@ type Target struct {
 	// since), buffers for one sample, and the first error opening a ring.
 	perfWalker  *unwind.Walker
 	perfRegBuf  [8]uint64
+	perfHead    [64]byte
+	perfDyn     [8]byte
 	perfSample  perfSample
 	perfOpenErr error
 	// skipBlockedCheck makes captures attach to threads in
@@ -1359,12 +1362,21 @@ func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
 // thread has run on since the sample, so the rest of its stack is no longer
 // the sample's.
 func (t *Target) captureSampled(th *thread, c *sampler.Capture) error {
-	rec, ok := th.ring.newest()
+	r := th.ring
+	at, size, ok := r.newest()
 	if !ok {
+		r.consume()
 		return fmt.Errorf("thread %d: %w", th.tid, ErrNoSample)
 	}
+	defer r.consume()
+	head := t.perfHead[:min(int(size), perfSampleHeadLen(perfRegCount))]
+	r.readAt(head, at)
 	s := &t.perfSample
-	if err := parsePerfSample(rec, perfRegCount, t.perfRegBuf[:], s); err != nil {
+	err := parsePerfSampleHead(head, int(size), perfRegCount, t.perfRegBuf[:], func(off int) uint64 {
+		r.readAt(t.perfDyn[:], at+uint64(off))
+		return binary.LittleEndian.Uint64(t.perfDyn[:])
+	}, s)
+	if err != nil {
 		return fmt.Errorf("thread %d: %w", th.tid, err)
 	}
 	if len(s.regs) != perfRegCount {
@@ -1372,12 +1384,12 @@ func (t *Target) captureSampled(th *thread, c *sampler.Capture) error {
 	}
 	regs := perfRegs(s.regs)
 	c.Thread, c.Regs, c.Stopped, c.Err = sampler.ThreadID(th.tid), regs, 0, nil
-	n := min(len(s.stack), cap(c.Stack))
-	c.Stack = append(c.Stack[:0], s.stack[:n]...)
+	c.Stack = c.Stack[:min(s.stackLen, cap(c.Stack))]
+	r.readAt(c.Stack, at+uint64(s.stackOff))
 	c.StackBase = regs.SP
 	lo, hi, ok := t.stackBounds(regs.SP)
 	if !ok {
-		lo, hi = regs.SP, regs.SP+uint64(n)
+		lo, hi = regs.SP, regs.SP+uint64(len(c.Stack))
 	}
 	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
 	c.PCs, c.Walk = t.perfWalker.Walk(regs, &st, c.PCs[:0])

@@ -427,6 +427,13 @@ func (s *Sampler) captureBatch(ts *targetState) {
 	pid := ts.t.PID()
 	for i, c := range caps {
 		if errs[i] != nil {
+			if th := s.batchState[i]; errors.Is(errs[i], ErrNoSample) && th.hasStack {
+				// The kernel's next sample of this thread is due within
+				// a period: its CPU time since is counted on the stack
+				// of its last one rather than lost.
+				s.count(pid, s.batchIDs[i], th, th.lastStack, s.batchN[i])
+				continue
+			}
 			w.missed[missedReason(errs[i])]++
 			continue
 		}

@@ -20,6 +20,9 @@ type fakeThread struct {
 	stack []uint64
 	// stacks, when set, cycles through distinct stacks capture by capture.
 	stacks int
+	// noSampleEvery, when set, makes every such capture (the first
+	// included) fail with ErrNoSample, as a kernel sample not yet taken.
+	noSampleEvery int
 }
 
 // fakeTarget is a Target whose threads' CPU time follows the wall clock.
@@ -67,6 +70,9 @@ func (f *fakeTarget) Capture(t ThreadID, c *Capture) error {
 	n := f.n
 	f.mu.Unlock()
 	th := f.threads[t]
+	if th.noSampleEvery > 0 && (f.captures[t]-1)%th.noSampleEvery == 0 {
+		return ErrNoSample
+	}
 	c.PCs = append(c.PCs[:0], th.stack...)
 	if th.stacks > 0 {
 		c.PCs = append(c.PCs, 0x9000+n%uint64(th.stacks))
@@ -366,5 +372,21 @@ func TestTimerDelayWakesTheRuntimeOncePerTick(t *testing.T) {
 		if (got-netpollSlop)%time.Millisecond != 0 {
 			t.Fatalf("timerDelay(%v) = %v: not whole milliseconds plus %v", d, got, netpollSlop)
 		}
+	}
+}
+
+func TestCPUModeCountsTimeWithoutANewKernelSampleOnTheLastStack(t *testing.T) {
+	f := newFake(10, map[ThreadID]*fakeThread{
+		1: {share: 1, stack: []uint64{1, 2, 3}, noSampleEvery: 3},
+	})
+	ws := run(t, Config{Hz: 100}, time.Second, f)
+	w := ws[0]
+	// Every third capture finds no new sample: the first (no stack yet)
+	// is missed; the others count on the stack captured before.
+	if c := countBy(w)[1]; c < 85 || c > 100 {
+		t.Errorf("busy thread: %d samples, want about 99 (all but the first tick's)", c)
+	}
+	if n := w.Missed["no kernel sample yet"]; n != 1 {
+		t.Errorf("missed for want of a sample: %d, want 1 (the first capture); missed %v", n, w.Missed)
 	}
 }
