@@ -411,9 +411,11 @@ func (t *Target) Close() error {
 	var err error
 	t.closing.Do(func() {
 		if t.opts.Continuous {
+			// Captures run on their callers' goroutines in this mode:
+			// none may use a thread's files or ring while they close.
 			t.hotMu.Lock()
+			defer t.hotMu.Unlock()
 			t.letGoStuck()
-			t.hotMu.Unlock()
 		}
 		r := t.call(&request{op: opClose})
 		if !errors.Is(r.err, ErrClosed) {
