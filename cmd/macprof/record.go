@@ -41,7 +41,7 @@ Rate: 99 Hz by default; 999 Hz gives ten times the detail.
 Capture (Linux): in cpu mode a thread is captured from the newest sample
 the kernel took of it (perf_event: every period of its CPU time the kernel
 copies its registers and the top of its stack, in its own timer interrupt),
-so no thread is stopped; stacks deeper than the 16 KiB copied end there,
+so no thread is stopped; stacks deeper than the 8 KiB copied end there,
 marked truncated. Where the kernel does not allow it (perf_event_paranoid,
 the locked-memory budget for its buffers), or with --capture stop, and in
 wall mode, each sample stops the thread for about 60 µs (ptrace); a thread
