@@ -38,10 +38,10 @@ var ErrNoSample = sampler.ErrNoSample
 const perfStackBytes = 8 << 10
 
 // perfRingPages is the size of a ring's data area in pages (32 KiB): room
-// for three samples. A capture needs only the newest of
-// the one written each period; a sample that finds the ring full is
-// dropped by the kernel, and the ring stays small because each busy thread
-// has one (locked memory, which a user's budget limits).
+// for three samples, where a capture needs the newest of the one or two
+// written since the previous tick. A sample that finds the ring full is
+// dropped by the kernel. Each busy thread has a ring, in locked memory that
+// a user's budget limits, so it stays small.
 const perfRingPages = 8
 
 // perfRing is one thread's sampling event and the ring it writes into.
@@ -54,7 +54,7 @@ type perfRing struct {
 }
 
 // openPerfRing opens a task-clock sampling event on thread tid that samples
-// every period of its CPU time, with user registers (regsMask) and
+// every period of its CPU time, with user registers (perfRegsMask) and
 // perfStackBytes of user stack, and maps its ring.
 func openPerfRing(tid int, period time.Duration) (*perfRing, error) {
 	attr := unix.PerfEventAttr{
@@ -110,7 +110,14 @@ func (r *perfRing) close() {
 func (r *perfRing) newest() (at, size uint64, ok bool) {
 	head := atomic.LoadUint64(&r.meta.Data_head)
 	mask := uint64(len(r.data) - 1)
-	for tail := r.meta.Data_tail; tail+8 <= head; {
+	tail := r.meta.Data_tail
+	if head-tail > uint64(len(r.data)) {
+		// More than the ring holds: not a state the kernel leaves. Drop
+		// it all rather than read it.
+		r.head = head
+		return 0, 0, false
+	}
+	for tail+8 <= head {
 		i := tail & mask // headers are 8-byte aligned: never split
 		typ := binary.LittleEndian.Uint32(r.data[i:])
 		n := uint64(binary.LittleEndian.Uint16(r.data[i+6:]))

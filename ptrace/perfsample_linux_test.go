@@ -5,6 +5,7 @@ package ptrace
 import (
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -119,9 +120,11 @@ func TestKernelSampleCaptureMatchesAStop(t *testing.T) {
 	// The same thread stopped: spinning in the same leaf, it has the same
 	// callers (return addresses), frame for frame.
 	s := sampler.NewCapture(512, 64<<10)
+	runtime.LockOSThread() // every ptrace request of a capture from one thread, as Capture does
 	tg.hotMu.Lock()
 	err = tg.captureTransient(tid, s)
 	tg.hotMu.Unlock()
+	runtime.UnlockOSThread()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,5 +155,26 @@ func TestKernelSampleCaptureDoesNotAllocate(t *testing.T) {
 	}
 	if allocs != 0 {
 		t.Errorf("capture from a kernel sample: %.1f allocations, want 0", allocs)
+	}
+}
+
+func TestKernelSampleRefusedFallsBackToStops(t *testing.T) {
+	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
+	_, tg := startDeep(t, opts, "1", "5")
+	refused := errors.New("perf_event_open: permission denied (test)")
+	tg.openRing = func(int, time.Duration) (*perfRing, error) { return nil, refused }
+	tids, _ := tg.Threads(nil)
+	tid := sampler.ThreadID(tids[len(tids)-1])
+	c := sampler.NewCapture(512, 64<<10)
+	for i := 0; i < 2; i++ {
+		if err := tg.Capture(tid, c); err != nil {
+			t.Fatalf("capture %d with kernel samples refused: %v", i, err)
+		}
+		if c.Stopped == 0 || len(c.PCs) < 7 {
+			t.Fatalf("capture %d: stopped %v, %d frames; want a stop and the whole stack", i, c.Stopped, len(c.PCs))
+		}
+	}
+	if err := tg.KernelSampleError(); !errors.Is(err, refused) {
+		t.Errorf("KernelSampleError() = %v, want the refusal", err)
 	}
 }

@@ -123,6 +123,7 @@ type Target struct {
 	perfDyn     [8]byte
 	perfSample  perfSample
 	perfOpenErr error
+	openRing    func(tid int, period time.Duration) (*perfRing, error) // openPerfRing; tests replace it
 	// skipBlockedCheck makes captures attach to threads in
 	// uninterruptible sleep (tests: the race the check cannot close).
 	skipBlockedCheck bool
@@ -221,6 +222,7 @@ func Attach(pid int, opts sampler.TargetOptions) (*Target, error) {
 		if t.perfWalker, err = unwind.NewWalker(unwind.Config{Arch: nativeArch, MaxFrames: opts.MaxFrames}); err != nil {
 			return nil, err
 		}
+		t.openRing = openPerfRing
 	}
 	t.hot.reply = make(chan struct{}, 1)
 	ready := make(chan error, 1)
@@ -1342,7 +1344,7 @@ func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
 		return t.captureTransient(tid, c)
 	}
 	if th.ring == nil {
-		r, err := openPerfRing(tid, t.opts.KernelSamplePeriod)
+		r, err := t.openRing(tid, t.opts.KernelSamplePeriod)
 		if err != nil {
 			// Not allowed or out of resources (a user's locked-memory
 			// budget for rings is small): this thread is stopped for

@@ -183,6 +183,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	runErr := s.Run(ctx)
 	restore()
 	status.done()
+	sampleErr := rec.kernelSampleError()
 	rec.closeAll()
 	if runErr != nil && !errors.Is(runErr, sampler.ErrAllExited) {
 		fmt.Fprintf(stderr, "macprof record: %v\n", runErr)
@@ -192,6 +193,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	w := mergeWindows(windows)
 	cache := symcache.New(symcache.Options{})
 	status.printSummary(w, s.Period())
+	if sampleErr != nil && !*quiet {
+		fmt.Fprintf(stderr, "macprof: some threads were stopped for their samples, as kernel samples were refused: %v\n", sampleErr)
+	}
 	failed := false
 	for _, o := range outputs {
 		if err := exporter.WriteFile(o.path, o.format, w, cache, exporter.Options{ThreadRoot: false}); err != nil {
@@ -292,6 +296,22 @@ func (r *recording) followChildren(elapsed time.Duration) {
 
 // maxFailedChildren bounds the set of children record gave up on.
 const maxFailedChildren = 4096
+
+// kernelSampleError returns why a target could not capture some thread
+// from kernel samples (it stopped the thread instead), for the first
+// target that reports one.
+func (r *recording) kernelSampleError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range r.ts {
+		if k, ok := t.(interface{ KernelSampleError() error }); ok {
+			if err := k.KernelSampleError(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 func (r *recording) closeAll() {
 	r.mu.Lock()
