@@ -26,8 +26,9 @@ import (
 // switched, and macprof reads the ring without a system call.
 
 // ErrNoSample reports a thread the kernel has recorded no sample of since
-// the previous capture (its ring was just opened, or it ran in the kernel
-// the whole time and kernel samples are excluded).
+// the previous capture (its period and the sampler's tick are out of
+// phase, or it ran in the kernel the whole time and kernel samples are
+// excluded).
 var ErrNoSample = sampler.ErrNoSample
 
 // perfStackBytes is how much of the stack each kernel sample copies (the

@@ -89,13 +89,19 @@ func FuzzParsePerfSample(f *testing.F) {
 	})
 }
 
-// kernelCapture captures tid from kernel samples, retrying while the ring
-// is new or has no sample yet.
+// kernelCapture captures tid from a kernel sample: the first capture of a
+// thread stops it (its ring has no sample yet), later ones read the ring.
 func kernelCapture(t *testing.T, tg *Target, tid int, c *sampler.Capture) {
 	t.Helper()
+	if err := tg.Capture(sampler.ThreadID(tid), c); err != nil || c.Stopped == 0 {
+		t.Fatalf("first capture: %v, stopped %v; want a stop", err, c.Stopped)
+	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		err := tg.Capture(sampler.ThreadID(tid), c)
 		if err == nil {
+			if c.Stopped != 0 {
+				t.Fatalf("a capture after the first stopped the thread for %v", c.Stopped)
+			}
 			return
 		}
 		if !errors.Is(err, ErrNoSample) || time.Now().After(deadline) {

@@ -1356,7 +1356,8 @@ func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
 			return t.captureTransient(tid, c)
 		}
 		th.ring = r
-		return fmt.Errorf("thread %d: %w", tid, ErrNoSample)
+		// The ring has no sample yet: this once, stop the thread.
+		return t.captureTransient(tid, c)
 	}
 	return t.captureSampled(th, c)
 }
