@@ -108,8 +108,17 @@ func (st *stopTimer) disarm() {
 	}
 }
 
+// stopTimerRepeat is how often the timer signals again after it first
+// fired. The first signal can come before the thread has entered wait4 (on
+// a loaded machine it may not run for longer than the bound), and would
+// then interrupt nothing; the next one ends the wait.
+const stopTimerRepeat = 5 * time.Millisecond
+
 func (st *stopTimer) set(d time.Duration) error {
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	if d > 0 {
+		spec.Interval = unix.NsecToTimespec(int64(stopTimerRepeat))
+	}
 	_, _, e := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(st.id), 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
 	if e != 0 {
 		return fmt.Errorf("timer_settime: %w", e)

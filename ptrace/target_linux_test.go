@@ -486,11 +486,19 @@ func startVforkParent(t *testing.T) (*testprog.Proc, *Target, int) {
 	return p, tg, child
 }
 
-// awaitExit0 waits until the process has exited with status 0 (without
-// reaping it: the test program's own cleanup does).
-func awaitExit0(t *testing.T, pid int) {
+// awaitExit0 waits until the process, a child of this test, has exited with
+// status 0: seen without reaping it (the test program's own cleanup reaps
+// it), or reaped by the target's own wait for a stop, which keeps its
+// status.
+func awaitExit0(t *testing.T, tg *Target, pid int) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if ws, ok := tg.ExitStatus(); ok {
+			if !ws.Exited() || ws.ExitStatus() != 0 {
+				t.Fatalf("PID %d: reaped with status %#x, want an exit with status 0", pid, uint32(ws))
+			}
+			return
+		}
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
 		// siginfo_t for SIGCHLD: si_code at 8, si_pid at 16, si_status
@@ -550,7 +558,7 @@ func TestContinuousCaptureBoundsTheWaitForAStop(t *testing.T) {
 	if len(tg.stuck) != 0 || tg.pinned {
 		t.Errorf("after the stop: %d threads stuck, pinned %v; want none, false", len(tg.stuck), tg.pinned)
 	}
-	awaitExit0(t, p.PID)
+	awaitExit0(t, tg, p.PID)
 }
 
 func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
@@ -565,7 +573,7 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 		if len(tg.stuck) != 0 || tg.pinned {
 			t.Errorf("after Close: %d threads stuck, pinned %v; want none, false", len(tg.stuck), tg.pinned)
 		}
-		awaitExit0(t, p.PID)
+		awaitExit0(t, tg, p.PID)
 	})
 	t.Run("still asleep after Close", func(t *testing.T) {
 		p, tg, child := startVforkParent(t)
@@ -590,7 +598,7 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 		if err := unix.Kill(child, unix.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
-		awaitExit0(t, p.PID)
+		awaitExit0(t, tg, p.PID)
 	})
 }
 
