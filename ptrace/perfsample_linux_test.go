@@ -152,12 +152,19 @@ func TestKernelSampleCaptureDoesNotAllocate(t *testing.T) {
 	ids := []sampler.ThreadID{sampler.ThreadID(tid)}
 	caps := []*sampler.Capture{c}
 	errs := make([]error, 1)
+	sampled := 0
 	allocs := testing.AllocsPerRun(50, func() {
-		time.Sleep(3 * time.Millisecond) // a few samples' worth of CPU time
+		time.Sleep(3 * time.Millisecond) // a few samples' worth of CPU time, if the thread ran
 		tg.CaptureBatch(ids, caps, errs)
+		switch {
+		case errs[0] == nil:
+			sampled++
+		case !errors.Is(errs[0], ErrNoSample): // on a loaded machine the thread may not have run
+			t.Fatal(errs[0])
+		}
 	})
-	if errs[0] != nil {
-		t.Fatal(errs[0])
+	if sampled == 0 {
+		t.Fatal("no capture found a kernel sample")
 	}
 	if allocs != 0 {
 		t.Errorf("capture from a kernel sample: %.1f allocations, want 0", allocs)

@@ -1370,8 +1370,10 @@ func (t *Target) captureSampled(th *thread, c *sampler.Capture) error {
 	r := th.ring
 	at, size, ok := r.newest()
 	if !ok {
+		// Common in steady state (the kernel's period and the tick are
+		// out of phase): the bare sentinel, which allocates nothing.
 		r.consume()
-		return fmt.Errorf("thread %d: %w", th.tid, ErrNoSample)
+		return ErrNoSample
 	}
 	defer r.consume()
 	head := t.perfHead[:min(int(size), perfSampleHeadLen(perfRegCount))]
@@ -1385,7 +1387,7 @@ func (t *Target) captureSampled(th *thread, c *sampler.Capture) error {
 		return fmt.Errorf("thread %d: %w", th.tid, err)
 	}
 	if len(s.regs) != perfRegCount {
-		return fmt.Errorf("thread %d: %w", th.tid, ErrNoSample)
+		return ErrNoSample
 	}
 	regs := perfRegs(s.regs)
 	c.Thread, c.Regs, c.Stopped, c.Err = sampler.ThreadID(th.tid), regs, 0, nil
