@@ -1331,17 +1331,14 @@ func (t *Target) refreshThreads() error {
 // kernel sample when KernelSamplePeriod asks for them and its ring could be
 // opened, by stopping it otherwise.
 func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
-	if t.perfWalker == nil {
-		return t.captureTransient(tid, c)
-	}
 	t.stateMu.Lock()
 	th, ok := t.threads[tid]
 	t.stateMu.Unlock()
 	if !ok {
 		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
 	}
-	if th.noRing {
-		return t.captureTransient(tid, c)
+	if t.perfWalker == nil || th.noRing {
+		return t.stopAndCapture(th, c)
 	}
 	if th.ring == nil {
 		r, err := t.openRing(tid, t.opts.KernelSamplePeriod)
@@ -1353,11 +1350,11 @@ func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
 			if t.perfOpenErr == nil {
 				t.perfOpenErr = err
 			}
-			return t.captureTransient(tid, c)
+			return t.stopAndCapture(th, c)
 		}
 		th.ring = r
 		// The ring has no sample yet: this once, stop the thread.
-		return t.captureTransient(tid, c)
+		return t.stopAndCapture(th, c)
 	}
 	return t.captureSampled(th, c)
 }
@@ -1421,6 +1418,12 @@ func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
 	if !ok {
 		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
 	}
+	return t.stopAndCapture(th, c)
+}
+
+// stopAndCapture is captureTransient for a thread already looked up.
+func (t *Target) stopAndCapture(th *thread, c *sampler.Capture) error {
+	tid := th.tid
 	if _, ok := t.stuck[tid]; ok {
 		// Still attached from a capture it did not stop for.
 		return fmt.Errorf("thread %d: %w", tid, ErrStopTimeout)
@@ -1562,18 +1565,25 @@ func (t *Target) tendStuck() {
 		return
 	}
 	me := gettidRaw()
-	for tid, th := range t.stuck {
+	for _, th := range t.stuck {
 		if th.tracer != me {
 			continue
 		}
 		held, err := t.awaitStop(th, unix.WALL|unix.WNOHANG, time.Time{})
-		switch {
-		case err != nil:
-			delete(t.stuck, tid) // dead and reaped
-		case held:
-			delete(t.stuck, tid)
-			t.release(th)
-		}
+		t.settleStuck(th, held, err)
+	}
+}
+
+// settleStuck acts on the end of a wait for a stuck thread: one that
+// stopped is let go, one that died (and was reaped) forgotten; one still
+// asleep (no error, or the wait timed out) stays.
+func (t *Target) settleStuck(th *thread, held bool, err error) {
+	switch {
+	case held:
+		delete(t.stuck, th.tid)
+		t.release(th)
+	case err != nil && !errors.Is(err, ErrStopTimeout):
+		delete(t.stuck, th.tid)
 	}
 }
 
@@ -1591,20 +1601,14 @@ func (t *Target) letGoStuck() {
 	defer t.unlockOSThread()
 	deadline := time.Now().Add(stopTimeout)
 	me := gettidRaw()
-	for tid, th := range t.stuck {
+	for _, th := range t.stuck {
 		left := time.Until(deadline)
 		if th.tracer != me || left <= 0 || t.stopTimer.arm(left) != nil {
 			continue
 		}
 		held, err := t.awaitStop(th, unix.WALL, deadline)
 		t.stopTimer.disarm()
-		switch {
-		case held:
-			delete(t.stuck, tid)
-			t.release(th)
-		case err != nil && !errors.Is(err, ErrStopTimeout):
-			delete(t.stuck, tid) // dead and reaped
-		}
+		t.settleStuck(th, held, err)
 	}
 }
 

@@ -442,14 +442,37 @@ func TestContinuousReleaseReapsThreadKilledWhileHeld(t *testing.T) {
 	}
 	// The process can now finish exiting: its parent sees it (without
 	// reaping it, for the test program's own cleanup).
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	if _, _, ok := waitExited(p.PID, 5*time.Second); !ok {
+		t.Fatalf("PID %d did not finish exiting: the killed thread is still traced", p.PID)
+	}
+}
+
+// waitExited waits up to d for the process, a child of this test, to have
+// exited, without reaping it (the test program's own cleanup reaps it), and
+// returns its si_code and si_status. A ptrace-stop is reported to this
+// process (the tracer) too, even without WSTOPPED.
+func waitExited(pid int, d time.Duration) (code, status int32, ok bool) {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, p.PID, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		if err == nil && *(*int32)(unsafe.Add(unsafe.Pointer(&info), 16)) == int32(p.PID) {
-			return
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		// siginfo_t for SIGCHLD: si_code at 8, si_pid at 16, si_status at 24.
+		if err == nil && *(*int32)(unsafe.Add(unsafe.Pointer(&info), 16)) == int32(pid) {
+			return *(*int32)(unsafe.Add(unsafe.Pointer(&info), 8)), *(*int32)(unsafe.Add(unsafe.Pointer(&info), 24)), true
+		}
+	}
+	return 0, 0, false
+}
+
+// childOf waits for the process to have a child and returns its PID.
+func childOf(t *testing.T, pid int) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		if child, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && child > 0 {
+			return child
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("PID %d did not finish exiting: the killed thread is still traced (waitid: %v)", p.PID, err)
+			t.Fatalf("PID %d started no child", pid)
 		}
 	}
 }
@@ -468,11 +491,9 @@ func startVforkParent(t *testing.T) (*testprog.Proc, *Target, int) {
 	if err := unix.Kill(p.PID, unix.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}
-	child := 0
+	child := childOf(t, p.PID)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", p.PID, p.PID))
-		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		if st, _ := cpuTicks(t, p.PID); st == 'D' && child > 0 {
+		if st, _ := cpuTicks(t, p.PID); st == 'D' {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -492,20 +513,14 @@ func startVforkParent(t *testing.T) (*testprog.Proc, *Target, int) {
 // status.
 func awaitExit0(t *testing.T, tg *Target, pid int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); ; {
 		if ws, ok := tg.ExitStatus(); ok {
 			if !ws.Exited() || ws.ExitStatus() != 0 {
 				t.Fatalf("PID %d: reaped with status %#x, want an exit with status 0", pid, uint32(ws))
 			}
 			return
 		}
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		// siginfo_t for SIGCHLD: si_code at 8, si_pid at 16, si_status
-		// at 24. A ptrace-stop is reported to this process (the
-		// tracer) even without WSTOPPED.
-		if err == nil && *(*int32)(unsafe.Add(unsafe.Pointer(&info), 16)) == int32(pid) {
-			code, status := *(*int32)(unsafe.Add(unsafe.Pointer(&info), 8)), *(*int32)(unsafe.Add(unsafe.Pointer(&info), 24))
+		if code, status, ok := waitExited(pid, 5*time.Millisecond); ok {
 			if code != cldExited || status != 0 {
 				t.Fatalf("PID %d: wait reports code %d status %#x, want an exit with status 0 (CLD_EXITED %d); left stopped?", pid, code, status, cldExited)
 			}
@@ -613,14 +628,7 @@ func TestContinuousTargetEndsWhenOnlyAZombieLeaderIsLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { sh.Process.Kill(); sh.Wait() }()
-	var pid int
-	for deadline := time.Now().Add(5 * time.Second); pid == 0; time.Sleep(time.Millisecond) {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", sh.Process.Pid, sh.Process.Pid))
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		if time.Now().After(deadline) {
-			t.Fatal("sh started no child")
-		}
-	}
+	pid := childOf(t, sh.Process.Pid)
 	tg, err := Attach(pid, sampler.TargetOptions{Continuous: true})
 	if err != nil {
 		t.Fatal(err)
