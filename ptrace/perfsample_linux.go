@@ -38,12 +38,32 @@ var ErrNoSample = sampler.ErrNoSample
 // truncated.
 const perfStackBytes = 8 << 10
 
-// perfRingPages is the size of a ring's data area in pages (32 KiB): room
-// for three samples, where a capture needs the newest of the one or two
-// written since the previous tick. A sample that finds the ring full is
-// dropped by the kernel. Each busy thread has a ring, in locked memory that
-// a user's budget limits, so it stays small.
-const perfRingPages = 8
+// perfSampleMaxBytes bounds the size of one sample record: the stack copy,
+// the registers and the framing around them.
+const perfSampleMaxBytes = perfStackBytes + 512
+
+// perfRingSlack is how many samples beyond one drain interval's worth a
+// ring holds, for a drain that comes late.
+const perfRingSlack = 4
+
+// perfMinRingBytes is the smallest ring's data area (32 KiB, three
+// samples): the size used when a user's locked-memory budget refuses a
+// larger one. A sample that finds the ring full is dropped by the kernel;
+// the sampler then counts its CPU time on the thread's previous stack.
+const perfMinRingBytes = 32 << 10
+
+// perfRingBytes returns the size of the data area of a ring for samples
+// every period: a power of two that holds the samples of one drain
+// interval (sampler.DrainInterval) and perfRingSlack more, 128 KiB at
+// 99 Hz and 999 Hz. Each busy thread has a ring, in locked memory.
+func perfRingBytes(period time.Duration) int {
+	samples := int(sampler.DrainInterval(period)/period) + perfRingSlack
+	n := perfMinRingBytes
+	for n < samples*perfSampleMaxBytes {
+		n *= 2
+	}
+	return n
+}
 
 // perfRing is one thread's sampling event and the ring it writes into.
 type perfRing struct {
@@ -51,13 +71,16 @@ type perfRing struct {
 	mem  []byte                  // the whole mapping: metadata page, then data
 	meta *unix.PerfEventMmapPage // in mem
 	data []byte                  // the data area, a power of two long
-	head uint64                  // data_head when newest last looked
+	head uint64                  // data_head when reading began
+	pos  uint64                  // the next record to read
 }
 
 // openPerfRing opens a task-clock sampling event on thread tid that samples
 // every period of its CPU time, with user registers (perfRegsMask) and
-// perfStackBytes of user stack, and maps its ring.
-func openPerfRing(tid int, period time.Duration) (*perfRing, error) {
+// perfStackBytes of user stack, and maps its ring (perfRingBytes, or
+// perfMinRingBytes when the locked-memory budget allows no more; small
+// reports that).
+func openPerfRing(tid int, period time.Duration) (r *perfRing, small bool, err error) {
 	attr := unix.PerfEventAttr{
 		Type:              unix.PERF_TYPE_SOFTWARE,
 		Config:            unix.PERF_COUNT_SW_TASK_CLOCK,
@@ -77,25 +100,34 @@ func openPerfRing(tid int, period time.Duration) (*perfRing, error) {
 		fd, err = unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("perf_event_open on thread %d: %w", tid, err)
+		return nil, false, fmt.Errorf("perf_event_open on thread %d: %w", tid, err)
 	}
 	page := os.Getpagesize()
-	mem, err := unix.Mmap(fd, 0, (1+perfRingPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	pages := func(bytes int) int { return max(1, bytes/page) } // both powers of two
+	dataPages := pages(perfRingBytes(period))
+	mem, err := unix.Mmap(fd, 0, (1+dataPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM)) && dataPages > pages(perfMinRingBytes) {
+		// Over the locked-memory budget (perf_event_mlock_kb and
+		// RLIMIT_MEMLOCK, for a user without CAP_IPC_LOCK).
+		small = true
+		dataPages = pages(perfMinRingBytes)
+		mem, err = unix.Mmap(fd, 0, (1+dataPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	}
 	if err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("map the sample ring of thread %d: %w", tid, err)
+		return nil, false, fmt.Errorf("map the sample ring of thread %d: %w", tid, err)
 	}
-	r := &perfRing{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
+	r = &perfRing{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
 	off, size := r.meta.Data_offset, r.meta.Data_size
 	if off == 0 && size == 0 { // kernels before 4.1 leave them zero
-		off, size = uint64(page), uint64(perfRingPages*page)
+		off, size = uint64(page), uint64(dataPages*page)
 	}
 	if size == 0 || size&(size-1) != 0 || off+size > uint64(len(mem)) {
 		r.close()
-		return nil, fmt.Errorf("sample ring of thread %d: data area %d bytes at %d in a %d-byte mapping", tid, size, off, len(mem))
+		return nil, false, fmt.Errorf("sample ring of thread %d: data area %d bytes at %d in a %d-byte mapping", tid, size, off, len(mem))
 	}
 	r.data = mem[off : off+size]
-	return r, nil
+	return r, small, nil
 }
 
 // close unmaps the ring and closes the event.
@@ -104,34 +136,60 @@ func (r *perfRing) close() {
 	unix.Close(r.fd)
 }
 
-// newest finds the newest sample among the records in the ring and returns
-// its position and size; the caller reads it (readAt) and then calls
-// consume. Records are framed by sizes the kernel writes; a size that does
-// not fit ends the search.
-func (r *perfRing) newest() (at, size uint64, ok bool) {
-	head := atomic.LoadUint64(&r.meta.Data_head)
-	mask := uint64(len(r.data) - 1)
-	tail := r.meta.Data_tail
-	if head-tail > uint64(len(r.data)) {
+// begin starts reading the records the kernel wrote since the last
+// consume: next returns them one by one, and consume frees those read.
+func (r *perfRing) begin() {
+	r.head = atomic.LoadUint64(&r.meta.Data_head)
+	r.pos = r.meta.Data_tail
+	if r.head-r.pos > uint64(len(r.data)) {
 		// More than the ring holds: not a state the kernel leaves. Drop
 		// it all rather than read it.
-		r.head = head
-		return 0, 0, false
+		r.pos = r.head
 	}
-	for tail+8 <= head {
-		i := tail & mask // headers are 8-byte aligned: never split
+}
+
+// next returns the position and size of the next sample record, skipping
+// records of other types; the caller reads it with readAt. Records are
+// framed by sizes the kernel writes; a size that does not fit drops the
+// rest.
+func (r *perfRing) next() (at, size uint64, ok bool) {
+	mask := uint64(len(r.data) - 1)
+	for r.pos+8 <= r.head {
+		i := r.pos & mask // headers are 8-byte aligned: never split
 		typ := binary.LittleEndian.Uint32(r.data[i:])
 		n := uint64(binary.LittleEndian.Uint16(r.data[i+6:]))
-		if n < 8 || n > head-tail {
+		if n < 8 || n > r.head-r.pos {
+			r.pos = r.head
+			return 0, 0, false
+		}
+		at = r.pos
+		r.pos += n
+		if typ == unix.PERF_RECORD_SAMPLE {
+			return at, n, true
+		}
+	}
+	return 0, 0, false
+}
+
+// newest finds the newest sample among the records in the ring and returns
+// its position and size; the caller reads it (readAt) and then calls
+// consume, which frees every record.
+func (r *perfRing) newest() (at, size uint64, ok bool) {
+	r.begin()
+	for {
+		a, n, more := r.next()
+		if !more {
 			break
 		}
-		if typ == unix.PERF_RECORD_SAMPLE {
-			at, size, ok = tail, n, true
-		}
-		tail += n
+		at, size, ok = a, n, true
 	}
-	r.head = head
+	r.pos = r.head
 	return at, size, ok
+}
+
+// unread reports whether the kernel wrote records not yet consumed.
+func (r *perfRing) unread() bool {
+	return atomic.LoadUint64(&r.meta.Data_head) != r.meta.Data_tail
 }
 
 // readAt copies len(dst) bytes of the ring from position at (which may
@@ -142,8 +200,9 @@ func (r *perfRing) readAt(dst []byte, at uint64) {
 	copy(dst[n:], r.data)
 }
 
-// consume frees everything newest saw for the kernel to write again.
-func (r *perfRing) consume() { atomic.StoreUint64(&r.meta.Data_tail, r.head) }
+// consume frees the records read since begin (all that newest saw) for the
+// kernel to write again.
+func (r *perfRing) consume() { atomic.StoreUint64(&r.meta.Data_tail, r.pos) }
 
 // perfSample is a decoded kernel sample.
 type perfSample struct {

@@ -5,11 +5,14 @@ package ptrace
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/sampler"
 )
 
@@ -175,7 +178,7 @@ func TestKernelSampleRefusedFallsBackToStops(t *testing.T) {
 	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
 	_, tg := startDeep(t, opts, "1", "5")
 	refused := errors.New("perf_event_open: permission denied (test)")
-	tg.openRing = func(int, time.Duration) (*perfRing, error) { return nil, refused }
+	tg.openRing = func(int, time.Duration) (*perfRing, bool, error) { return nil, false, refused }
 	tids, _ := tg.Threads(nil)
 	tid := sampler.ThreadID(tids[len(tids)-1])
 	c := sampler.NewCapture(512, 64<<10)
@@ -189,5 +192,160 @@ func TestKernelSampleRefusedFallsBackToStops(t *testing.T) {
 	}
 	if err := tg.KernelSampleError(); !errors.Is(err, refused) {
 		t.Errorf("KernelSampleError() = %v, want the refusal", err)
+	}
+}
+
+// drainAll drains every kernel sample of tid, batch captures at a time, and
+// returns copies of their walks.
+func drainAll(t *testing.T, tg *Target, tid int, batch int) [][]uint64 {
+	t.Helper()
+	caps := make([]*sampler.Capture, batch)
+	for i := range caps {
+		caps[i] = sampler.NewCapture(512, 64<<10)
+	}
+	var walks [][]uint64
+	for {
+		n, err := tg.DrainSamples(sampler.ThreadID(tid), caps)
+		if err != nil {
+			t.Fatalf("drain thread %d: %v", tid, err)
+		}
+		for _, c := range caps[:n] {
+			if c.Stopped != 0 {
+				t.Fatalf("a drained sample stopped the thread for %v", c.Stopped)
+			}
+			walks = append(walks, slices.Clone(c.PCs))
+		}
+		if n < len(caps) {
+			return walks
+		}
+	}
+}
+
+func TestPerfRingHoldsADrainIntervalOfSamples(t *testing.T) {
+	for _, hz := range []int{1, 19, 99, 999, 10000} {
+		period := time.Second / time.Duration(hz)
+		n := perfRingBytes(period)
+		need := int(sampler.DrainInterval(period)/period) + perfRingSlack
+		if n&(n-1) != 0 || n < need*perfSampleMaxBytes || n > 2*need*perfSampleMaxBytes && n > perfMinRingBytes {
+			t.Errorf("%d Hz: ring of %d bytes for %d samples of up to %d bytes", hz, n, need, perfSampleMaxBytes)
+		}
+	}
+	if n := perfRingBytes(time.Second / 99); n != 128<<10 {
+		t.Errorf("99 Hz: ring of %d KiB, want 128", n>>10)
+	}
+}
+
+func TestDrainSamplesTakesEveryKernelSample(t *testing.T) {
+	const period = 5 * time.Millisecond
+	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: period}
+	_, tg := startDeep(t, opts, "1", "12")
+	if on, all := tg.KernelSampled(); !on || !all {
+		t.Fatalf("KernelSampled() = %v, %v; want kernel samples on", on, all)
+	}
+	tids, _ := tg.Threads(nil)
+	tid := int(tids[len(tids)-1]) // the spinning thread
+	caps := []*sampler.Capture{sampler.NewCapture(512, 64<<10)}
+	if _, err := tg.DrainSamples(sampler.ThreadID(tid), caps); !errors.Is(err, sampler.ErrNotKernelSampled) {
+		t.Fatalf("drain before the first capture: %v, want ErrNotKernelSampled", err)
+	}
+	stop := sampler.NewCapture(512, 64<<10)
+	if err := tg.Capture(sampler.ThreadID(tid), stop); err != nil || stop.Stopped == 0 {
+		t.Fatalf("first capture: %v, stopped %v; want a stop that opens the ring", err, stop.Stopped)
+	}
+	info0, err := tg.Info(sampler.ThreadID(tid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond) // about 12 samples, if the thread ran throughout
+	info1, err := tg.Info(sampler.ThreadID(tid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	walks := drainAll(t, tg, tid, 3)
+	// One sample per period of the thread's CPU time; the ring was opened
+	// before the first CPU time read and drained after the second.
+	want := int((info1.CPUTime - info0.CPUTime) / period)
+	if len(walks) < want-1 || len(walks) > want+3 || len(walks) == 0 {
+		t.Fatalf("%d samples drained for %v of CPU time at a %v period, want about %d", len(walks), info1.CPUTime-info0.CPUTime, period, want)
+	}
+	for i, pcs := range walks {
+		if len(pcs) < 14 || !slices.Equal(pcs[1:], stop.PCs[1:]) {
+			t.Fatalf("sample %d walk %x\nstopped walk %x\nwant the same callers", i, pcs, stop.PCs)
+		}
+	}
+	if again := drainAll(t, tg, tid, 3); len(again) > 1 {
+		t.Errorf("a drain right after the last one found %d samples", len(again))
+	}
+}
+
+func TestDrainSamplesDoesNotAllocate(t *testing.T) {
+	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: time.Millisecond}
+	_, tg := startDeep(t, opts, "1", "5")
+	tids, _ := tg.Threads(nil)
+	tid := sampler.ThreadID(tids[len(tids)-1])
+	caps := []*sampler.Capture{sampler.NewCapture(512, 64<<10), sampler.NewCapture(512, 64<<10)}
+	if err := tg.Capture(tid, caps[0]); err != nil {
+		t.Fatal(err)
+	}
+	drained := 0
+	allocs := testing.AllocsPerRun(50, func() {
+		time.Sleep(3 * time.Millisecond)
+		n, err := tg.DrainSamples(tid, caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drained += n
+	})
+	if drained == 0 {
+		t.Fatal("no drain found a kernel sample")
+	}
+	if allocs != 0 {
+		t.Errorf("drain: %.1f allocations, want 0", allocs)
+	}
+}
+
+func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
+	const period = 5 * time.Millisecond
+	p := testprog.Start(t, testprog.BuildC(t, "spinexit.c"), "200")
+	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true, KernelSamplePeriod: period})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	tids, _ := tg.Threads(nil)
+	if len(tids) != 2 {
+		t.Fatalf("threads %v, want the main thread and the spinning one", tids)
+	}
+	tid := tids[1]
+	c := sampler.NewCapture(512, 64<<10)
+	if err := tg.Capture(tid, c); err != nil {
+		t.Fatalf("first capture: %v", err)
+	}
+	// Wait for the thread to exit, then list: it is listed (departed)
+	// until its samples are drained.
+	task := fmt.Sprintf("/proc/%d/task/%d", p.PID, tid)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(task); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the spinning thread did not exit")
+		}
+	}
+	if tids, err = tg.Threads(nil); err != nil || !slices.Contains(tids, tid) {
+		t.Fatalf("threads after the exit: %v, %v; want %d still listed, its samples not drained", tids, err, tid)
+	}
+	if _, err := tg.Info(tid); err != nil {
+		t.Fatalf("info of the exited thread: %v", err)
+	}
+	walks := drainAll(t, tg, int(tid), 4)
+	if len(walks) < 5 {
+		t.Fatalf("%d samples drained from a thread that spun for 200 ms at a %v period, want many", len(walks), period)
+	}
+	if _, err := tg.DrainSamples(tid, []*sampler.Capture{c}); !errors.Is(err, ErrNoThread) {
+		t.Errorf("drain after the last one: %v, want ErrNoThread (its ring closed)", err)
+	}
+	if tids, _ = tg.Threads(nil); slices.Contains(tids, tid) {
+		t.Errorf("threads %v: the drained thread is still listed", tids)
 	}
 }

@@ -89,9 +89,10 @@ type Target struct {
 	capBuf  [512]byte // for captures on the caller's thread (under hotMu)
 	// Continuous mode lists threads from /proc/PID/task on every Threads
 	// call, through a directory kept open.
-	taskDir int
-	listGen uint64
-	dirBuf  [8192]byte
+	taskDir  int
+	listGen  uint64
+	zombieAt time.Time // when a lone leader's state was last read
+	dirBuf   [8192]byte
 
 	// imgMu guards the image cache, which Images fills from any goroutine.
 	imgMu    sync.Mutex
@@ -123,7 +124,12 @@ type Target struct {
 	perfDyn     [8]byte
 	perfSample  perfSample
 	perfOpenErr error
-	openRing    func(tid int, period time.Duration) (*perfRing, error) // openPerfRing; tests replace it
+	perfSmall   error                                                        // the first ring made small for want of locked memory
+	openRing    func(tid int, period time.Duration) (*perfRing, bool, error) // openPerfRing; tests replace it
+	// departed holds threads that exited with kernel samples not yet
+	// drained (under stateMu): listed by Threads for two more listings,
+	// so that the sampler drains them, then closed.
+	departed map[int]*thread
 	// skipBlockedCheck makes captures attach to threads in
 	// uninterruptible sleep (tests: the race the check cannot close).
 	skipBlockedCheck bool
@@ -208,6 +214,7 @@ func Attach(pid int, opts sampler.TargetOptions) (*Target, error) {
 		gone:     make(map[int]struct{}),
 		buildIDs: make(map[string]string),
 		stuck:    make(map[int]*thread),
+		departed: make(map[int]*thread),
 		sigch:    make(chan os.Signal, 1),
 		taskDir:  -1,
 	}
@@ -301,6 +308,9 @@ func (t *Target) Threads(dst []sampler.ThreadID) ([]sampler.ThreadID, error) {
 		}
 	}
 	for tid := range t.threads {
+		dst = append(dst, sampler.ThreadID(tid))
+	}
+	for tid := range t.departed {
 		dst = append(dst, sampler.ThreadID(tid))
 	}
 	slices.Sort(dst)
@@ -1043,6 +1053,10 @@ func (t *Target) captureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
 func (t *Target) info(tid int) (sampler.ThreadInfo, error) {
 	th, ok := t.threads[tid]
 	if !ok {
+		if th, ok := t.departed[tid]; ok {
+			// Gone, with samples still to drain: as it last was.
+			return sampler.ThreadInfo{ID: sampler.ThreadID(tid), Name: th.name, CPUTime: th.lastCPU}, nil
+		}
 		return sampler.ThreadInfo{}, fmt.Errorf("thread %d: %w", tid, ErrNoThread)
 	}
 	cpu, err := th.files.cpuTime(t.infoBuf[:])
@@ -1165,6 +1179,10 @@ func (t *Target) detachHeld() error {
 	for tid, th := range t.threads {
 		th.closeFiles()
 		delete(t.threads, tid)
+	}
+	for tid, th := range t.departed {
+		th.closeFiles()
+		delete(t.departed, tid)
 	}
 	t.stateMu.Unlock()
 	return first
@@ -1304,8 +1322,20 @@ func (t *Target) refreshThreads() error {
 	}
 	for tid, th := range t.threads {
 		if th.gen != t.listGen {
-			th.closeFiles()
 			delete(t.threads, tid)
+			if th.ring != nil && th.ring.unread() {
+				th.files.close()
+				th.gen = t.listGen
+				t.departed[tid] = th
+				continue
+			}
+			th.closeFiles()
+		}
+	}
+	for tid, th := range t.departed {
+		if t.listGen-th.gen > 2 {
+			th.closeFiles()
+			delete(t.departed, tid)
 		}
 	}
 	if live == 0 {
@@ -1315,8 +1345,10 @@ func (t *Target) refreshThreads() error {
 	// A process whose only thread left is a zombie leader has exited (it
 	// waits for its parent to reap it). Reading its state costs more than
 	// the listing, and until it is read the zombie is only found idle: look
-	// on every 16th listing (160 ms at 99 Hz).
-	if live == 1 && t.listGen%16 == 1 {
+	// on the first listing at least zombieCheckEvery after the last look
+	// (every tenth at 99 Hz, every one when ticks drain kernel samples).
+	if now := time.Now(); live == 1 && now.Sub(t.zombieAt) >= zombieCheckEvery {
+		t.zombieAt = now
 		if th := t.threads[t.pid]; th != nil {
 			if st, err := th.files.state(t.infoBuf[:]); err != nil || st == 'Z' || st == 'X' {
 				t.exited = true
@@ -1326,6 +1358,10 @@ func (t *Target) refreshThreads() error {
 	}
 	return nil
 }
+
+// zombieCheckEvery is how often a single-threaded target's state is read
+// to find a zombie leader.
+const zombieCheckEvery = 100 * time.Millisecond
 
 // captureContinuous captures one thread in continuous mode: from its newest
 // kernel sample when KernelSamplePeriod asks for them and its ring could be
@@ -1341,7 +1377,10 @@ func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
 		return t.stopAndCapture(th, c)
 	}
 	if th.ring == nil {
-		r, err := t.openRing(tid, t.opts.KernelSamplePeriod)
+		r, small, err := t.openRing(tid, t.opts.KernelSamplePeriod)
+		if small && t.perfSmall == nil {
+			t.perfSmall = fmt.Errorf("thread %d: sample buffer reduced to %d KiB for want of locked memory (ulimit -l, or perf_event_mlock_kb): CPU time whose samples did not fit is counted on the thread's previous stack", tid, perfMinRingBytes>>10)
+		}
 		if err != nil {
 			// Not allowed or out of resources (a user's locked-memory
 			// budget for rings is small): this thread is stopped for
@@ -1373,6 +1412,23 @@ func (t *Target) captureSampled(th *thread, c *sampler.Capture) error {
 		return ErrNoSample
 	}
 	defer r.consume()
+	switch err := t.fillFromSample(th, at, size, c); {
+	case errors.Is(err, errNoUserRegs):
+		return ErrNoSample
+	case err != nil:
+		return fmt.Errorf("thread %d: %w", th.tid, err)
+	}
+	return nil
+}
+
+// errNoUserRegs reports a kernel sample without user registers (taken in a
+// kernel thread): nothing to walk.
+var errNoUserRegs = errors.New("sample without user registers")
+
+// fillFromSample fills c from the sample record of size bytes at ring
+// position at and walks its stack copy.
+func (t *Target) fillFromSample(th *thread, at, size uint64, c *sampler.Capture) error {
+	r := th.ring
 	head := t.perfHead[:min(int(size), perfSampleHeadLen(perfRegCount))]
 	r.readAt(head, at)
 	s := &t.perfSample
@@ -1381,10 +1437,10 @@ func (t *Target) captureSampled(th *thread, c *sampler.Capture) error {
 		return binary.LittleEndian.Uint64(t.perfDyn[:])
 	}, s)
 	if err != nil {
-		return fmt.Errorf("thread %d: %w", th.tid, err)
+		return err
 	}
 	if len(s.regs) != perfRegCount {
-		return ErrNoSample
+		return errNoUserRegs
 	}
 	regs := perfRegs(s.regs)
 	c.Thread, c.Regs, c.Stopped, c.Err = sampler.ThreadID(th.tid), regs, 0, nil
@@ -1406,6 +1462,73 @@ func (t *Target) KernelSampleError() error {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
 	return t.perfOpenErr
+}
+
+// KernelSampleWarning returns why some thread's kernel samples are kept in
+// a smaller buffer than the drain interval needs (samples that did not
+// fit were counted on its previous stack), or nil.
+func (t *Target) KernelSampleWarning() error {
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	return t.perfSmall
+}
+
+// KernelSampled reports whether kernel samples are on, and whether every
+// thread's could be opened so far (sampler.SampleDrainer).
+func (t *Target) KernelSampled() (on, everyThread bool) {
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	return t.perfWalker != nil, t.perfOpenErr == nil
+}
+
+// DrainSamples captures the kernel samples of a thread taken since the
+// previous call into caps, oldest first, and returns how many
+// (sampler.SampleDrainer). It reads the thread's ring without a system
+// call and without stopping the thread, and allocates nothing. A thread
+// without a ring yet, or refused one, gets sampler.ErrNotKernelSampled; a
+// thread that exited with samples left is drained once more, then closed.
+func (t *Target) DrainSamples(id sampler.ThreadID, caps []*sampler.Capture) (int, error) {
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	tid := int(id)
+	t.stateMu.Lock()
+	closed := t.closed
+	th, live := t.threads[tid]
+	departed := false
+	if !live {
+		th, departed = t.departed[tid]
+	}
+	t.stateMu.Unlock()
+	switch {
+	case closed:
+		return 0, ErrClosed
+	case !live && !departed:
+		return 0, fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+	case t.perfWalker == nil || th.ring == nil:
+		return 0, sampler.ErrNotKernelSampled
+	}
+	r := th.ring
+	r.begin()
+	n := 0
+	for n < len(caps) {
+		at, size, ok := r.next()
+		if !ok {
+			break
+		}
+		// A sample that cannot be read or walked is skipped: the
+		// sampler counts its CPU time on the thread's last stack.
+		if t.fillFromSample(th, at, size, caps[n]) == nil {
+			n++
+		}
+	}
+	r.consume()
+	if departed && n < len(caps) {
+		t.stateMu.Lock()
+		th.closeFiles()
+		delete(t.departed, tid)
+		t.stateMu.Unlock()
+	}
+	return n, nil
 }
 
 // captureTransient attaches to one thread, captures it and detaches

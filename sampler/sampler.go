@@ -23,6 +23,24 @@ const (
 	MaxHz          = 10000
 )
 
+// How often kernel samples are drained (SampleDrainer): every drainPeriods
+// sampling periods, and at least every maxDrainInterval so that new threads
+// and processes are still found quickly at low rates. Ten periods cut the
+// sampler's wake-ups, its fixed cost, tenfold, while the kernel's rings
+// stay small (about a dozen samples each).
+const (
+	drainPeriods     = 10
+	maxDrainInterval = 100 * time.Millisecond
+)
+
+// DrainInterval returns how often the sampler wakes, at sampling period
+// period, when every thread of every target is sampled by the kernel
+// (SampleDrainer): backends size the kernel's sample buffers to hold the
+// samples of at least one interval.
+func DrainInterval(period time.Duration) time.Duration {
+	return min(drainPeriods*period, max(maxDrainInterval, period))
+}
+
 // Config configures a Sampler.
 type Config struct {
 	// Hz is the sampling rate per thread (default DefaultHz).
@@ -82,6 +100,8 @@ type Sampler struct {
 	batchState []*threadState
 	batchCaps  []*Capture
 	batchErrs  []error
+	// Captures for samples drained from a SampleDrainer, reused.
+	drainCaps []*Capture
 
 	win        *windowState
 	hadTargets bool
@@ -96,7 +116,10 @@ type targetState struct {
 	exe     string
 	ticks   int64       // ticks this target has been sampled in
 	images  *images.Set // the last image set read, kept after exit
-	imgTick int64
+	imgAt   time.Time   // when images was last read
+	// drainer is the target as a SampleDrainer, when its kernel samples
+	// are on (cpu mode).
+	drainer SampleDrainer
 }
 
 // Executabler is implemented by targets that know their main executable's
@@ -217,13 +240,14 @@ func (s *Sampler) Run(ctx context.Context) error {
 		}
 		// Absolute deadlines: a late tick is counted as missed, never
 		// bunched up.
-		next = next.Add(s.period)
+		interval := s.interval()
+		next = next.Add(interval)
 		now := time.Now()
 		if late := now.Sub(next); late > 0 {
-			skip := int64(late/s.period) + 1
+			skip := int64(late/interval) + 1
 			s.win.missedT += skip
 			s.win.missed["tick late (profiler overloaded)"] += skip
-			next = next.Add(time.Duration(skip) * s.period)
+			next = next.Add(time.Duration(skip) * interval)
 		}
 		timer.Reset(timerDelay(time.Until(next)))
 		select {
@@ -269,6 +293,29 @@ func timerDelay(d time.Duration) time.Duration {
 	return (d - netpollSlop).Truncate(time.Millisecond) + netpollSlop
 }
 
+// interval returns the time to the next tick: the sampling period, or the
+// longer DrainInterval while every live target's threads are all sampled
+// by the kernel, whose samples wait in its buffers until drained.
+func (s *Sampler) interval() time.Duration {
+	draining := false
+	for _, ts := range s.targets {
+		if ts.exited {
+			continue
+		}
+		if ts.drainer == nil {
+			return s.period
+		}
+		if _, all := ts.drainer.KernelSampled(); !all {
+			return s.period
+		}
+		draining = true
+	}
+	if !draining {
+		return s.period
+	}
+	return DrainInterval(s.period)
+}
+
 func (s *Sampler) progress() Progress {
 	p := Progress{Elapsed: time.Since(s.startTime), Samples: s.total}
 	for _, ts := range s.targets {
@@ -287,7 +334,12 @@ func (s *Sampler) adopt() {
 	s.mu.Unlock()
 	for _, t := range pend {
 		s.hadTargets = true
-		ts := &targetState{t: t, threads: map[ThreadID]*threadState{}}
+		ts := &targetState{t: t, threads: map[ThreadID]*threadState{}, imgAt: time.Now()}
+		if d, ok := t.(SampleDrainer); ok && s.cfg.Mode == ModeCPU {
+			if on, _ := d.KernelSampled(); on {
+				ts.drainer = d
+			}
+		}
 		ts.refreshImages()
 		s.targets = append(s.targets, ts)
 	}
@@ -317,14 +369,21 @@ func (s *Sampler) tick(n int64) {
 		// Images are re-read about once a second, so that libraries
 		// loaded later are known even if the target exits before the
 		// window closes.
-		if n-ts.imgTick >= int64(s.cfg.Hz) {
-			ts.imgTick = n
+		if now := time.Now(); now.Sub(ts.imgAt) >= time.Second {
+			ts.imgAt = now
 			ts.refreshImages()
 		}
 		ts.ticks++
 		var err error
 		s.tids, err = ts.t.Threads(s.tids)
 		if err != nil {
+			if ts.drainer != nil {
+				// The samples the kernel took since the last drain
+				// are still to be had.
+				for tid, th := range ts.threads {
+					s.drain(ts, tid, th)
+				}
+			}
 			ts.exited = true
 			continue
 		}
@@ -378,6 +437,9 @@ func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
 		// carried over: a thread that ran 20 µs is not stopped, and the
 		// samples add up to the CPU time, as a CPU-clock profiler's do.
 		th.pending += used
+		if ts.drainer != nil && s.drain(ts, tid, th) {
+			return
+		}
 		n = int64(th.pending / s.period)
 		if n == 0 {
 			return
@@ -396,6 +458,64 @@ func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
 	s.batchIDs = append(s.batchIDs, tid)
 	s.batchN = append(s.batchN, n)
 	s.batchState = append(s.batchState, th)
+}
+
+// drainBatch is how many kernel samples are drained per DrainSamples call.
+const drainBatch = 8
+
+// drain counts the kernel samples of a thread taken since the previous
+// tick, one period of its CPU time each, taking their periods off its
+// pending CPU time, and reports whether the thread is sampled by the kernel
+// (false: it is to be captured the usual way, which starts its samples).
+// CPU time the kernel took no sample of (it ran in the kernel while kernel
+// samples exclude it, or its buffer was full) is counted on the last stack
+// once it is more than the one period the kernel's next sample may still be
+// due in, so that counts add up to the CPU time as they do without kernel
+// samples.
+func (s *Sampler) drain(ts *targetState, tid ThreadID, th *threadState) bool {
+	w := s.win
+	pid := ts.t.PID()
+	for len(s.drainCaps) < drainBatch {
+		s.drainCaps = append(s.drainCaps, NewCapture(s.cfg.MaxFrames, s.cfg.StackBytes))
+	}
+	for {
+		for _, c := range s.drainCaps {
+			c.Walk = unwind.Result{}
+		}
+		k, err := ts.drainer.DrainSamples(tid, s.drainCaps)
+		if errors.Is(err, ErrNotKernelSampled) {
+			return false
+		}
+		if err != nil {
+			w.missed[missedReason(err)]++
+			return true
+		}
+		for _, c := range s.drainCaps[:k] {
+			th.pending -= s.period
+			w.captures++
+			w.stops.add(c.Stopped)
+			if len(c.PCs) == 0 {
+				w.missed["empty stack"]++
+				continue
+			}
+			id := s.interns.InternHashed(c.PCs, c.Walk.Hash, c.Walk.Stop.Truncated())
+			th.lastStack, th.hasStack = id, true
+			s.count(pid, tid, th, id, 1)
+		}
+		if k < len(s.drainCaps) {
+			break
+		}
+	}
+	if n := int64(th.pending/s.period) - 1; n > 0 && th.hasStack {
+		n = min(n, int64(s.cfg.Hz))
+		s.count(pid, tid, th, th.lastStack, n)
+		th.pending -= time.Duration(n) * s.period
+	}
+	// The kernel's samples ahead of the CPU time read (the two are read
+	// at different moments) are made up by the next reads; no more than
+	// that is carried.
+	th.pending = max(th.pending, -2*s.period)
+	return true
 }
 
 // captureBatch captures the threads sampleThread chose, in one call when

@@ -135,6 +135,28 @@ type BatchCapturer interface {
 	CaptureBatch(ids []ThreadID, caps []*Capture, errs []error)
 }
 
+// SampleDrainer is implemented by backends that keep the kernel's own
+// samples of threads (TargetOptions.KernelSamplePeriod): the kernel samples
+// each thread on the clock of its CPU time and keeps the samples until they
+// are read, so the sampler collects them (DrainSamples) rather than asking
+// for one sample per period, and can wake far less often than the sampling
+// rate (DrainInterval). Each drained sample stands for one period of the
+// thread's CPU time.
+type SampleDrainer interface {
+	// KernelSampled reports whether kernel samples are on, and whether
+	// every thread so far is sampled by the kernel (none had to be stopped
+	// for its samples instead, which needs a tick every period).
+	KernelSampled() (on, everyThread bool)
+	// DrainSamples captures into caps[0], caps[1], ..., oldest first, the
+	// kernel samples of thread id taken since the previous call, and
+	// returns how many it captured; a return of len(caps) means more may
+	// be left. A thread the kernel does not sample (yet) gets
+	// ErrNotKernelSampled: the sampler then captures it with Capture or
+	// CaptureBatch, which starts its kernel samples where it can. It does
+	// not stop the thread and does not allocate.
+	DrainSamples(id ThreadID, caps []*Capture) (int, error)
+}
+
 // Errors a backend returns from a capture for a thread it could not stop;
 // the sampler counts each as a missed sample under its own reason.
 var (
@@ -146,4 +168,8 @@ var (
 	// ErrNoSample reports a thread the kernel has taken no sample of since
 	// the previous capture (KernelSamplePeriod).
 	ErrNoSample = errors.New("no kernel sample of the thread yet")
+	// ErrNotKernelSampled reports, from DrainSamples, a thread that has
+	// no kernel samples to drain: not sampled by the kernel yet, or
+	// refused.
+	ErrNotKernelSampled = errors.New("thread not sampled by the kernel")
 )

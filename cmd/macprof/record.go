@@ -38,16 +38,18 @@ profile shows where threads wait too.
 
 Rate: 99 Hz by default; 999 Hz gives ten times the detail.
 
-Capture (Linux): in cpu mode a thread is captured from the newest sample
-the kernel took of it (perf_event: every period of its CPU time the kernel
-copies its registers and the top of its stack, in its own timer interrupt),
-so no thread is stopped; stacks deeper than the 8 KiB copied end there,
-marked truncated. Where the kernel does not allow it (perf_event_paranoid,
-the locked-memory budget for its buffers), or with --capture stop, and in
-wall mode, each sample stops the thread for about 60 µs (ptrace); a thread
-that does not stop within 50 ms (an uninterruptible sleep) is skipped and
-counted as missed. Idle threads are never stopped in cpu mode. Measured on
-the project's 2-CPU test machine with two busy threads, and the figures for
+Capture (Linux): in cpu mode the kernel samples each thread (perf_event:
+every period of its CPU time it copies the thread's registers and the top
+of its stack, in the thread's own timer interrupt, into a buffer), so no
+thread is stopped; macprof collects the samples ten times a second (every
+ten periods at rates above 100 Hz) rather than waking at the sampling rate.
+Stacks deeper than the 8 KiB copied end there, marked truncated. Where
+the kernel does not allow it (perf_event_paranoid, the locked-memory
+budget for its buffers), or with --capture stop, and in wall mode, each
+sample stops the thread for about 60 µs (ptrace); a thread that does not
+stop within 50 ms (an uninterruptible sleep) is skipped and counted as
+missed. Idle threads are never stopped in cpu mode. Measured on the
+project's 2-CPU test machine with two busy threads, and the figures for
 each way in bench/RESULTS.md.
 
 A launched command runs as the invoking user even under sudo; the processes
@@ -183,7 +185,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	runErr := s.Run(ctx)
 	restore()
 	status.done()
-	sampleErr := rec.kernelSampleError()
+	sampleErr, sampleWarn := rec.kernelSampleNotes()
 	rec.closeAll()
 	if runErr != nil && !errors.Is(runErr, sampler.ErrAllExited) {
 		fmt.Fprintf(stderr, "macprof record: %v\n", runErr)
@@ -195,6 +197,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	status.printSummary(w, s.Period())
 	if sampleErr != nil && !*quiet {
 		fmt.Fprintf(stderr, "macprof: some threads were stopped for their samples, as kernel samples were refused: %v\n", sampleErr)
+	}
+	if sampleWarn != nil && !*quiet {
+		fmt.Fprintf(stderr, "macprof: %v\n", sampleWarn)
 	}
 	failed := false
 	for _, o := range outputs {
@@ -297,20 +302,22 @@ func (r *recording) followChildren(elapsed time.Duration) {
 // maxFailedChildren bounds the set of children record gave up on.
 const maxFailedChildren = 4096
 
-// kernelSampleError returns why a target could not capture some thread
-// from kernel samples (it stopped the thread instead), for the first
-// target that reports one.
-func (r *recording) kernelSampleError() error {
+// kernelSampleNotes returns, for the first target that reports each, why
+// a target could not capture some thread from kernel samples (it stopped
+// the thread instead), and why it kept some thread's samples in a smaller
+// buffer than asked.
+func (r *recording) kernelSampleNotes() (refused, reduced error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range r.ts {
-		if k, ok := t.(interface{ KernelSampleError() error }); ok {
-			if err := k.KernelSampleError(); err != nil {
-				return err
-			}
+		if k, ok := t.(interface{ KernelSampleError() error }); ok && refused == nil {
+			refused = k.KernelSampleError()
+		}
+		if k, ok := t.(interface{ KernelSampleWarning() error }); ok && reduced == nil {
+			reduced = k.KernelSampleWarning()
 		}
 	}
-	return nil
+	return refused, reduced
 }
 
 func (r *recording) closeAll() {

@@ -1,0 +1,34 @@
+/* A test target with a thread that spins for argv[1] milliseconds (default
+ * 300) and exits, while its main thread sleeps. It prints "ready" once the
+ * thread runs. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+volatile unsigned long sink;
+static volatile int started;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+__attribute__((noinline)) void spin(double ms) {
+  double end = now_ms() + ms;
+  started = 1;
+  while (now_ms() < end) for (int i = 0; i < 1000; i++) sink++;
+}
+void *worker(void *arg) { spin(*(double *)arg); return 0; }
+
+int main(int argc, char **argv) {
+  double ms = argc > 1 ? atof(argv[1]) : 300;
+  pthread_t t;
+  pthread_create(&t, 0, worker, &ms);
+  while (!started) usleep(1000);
+  printf("ready\n"); fflush(stdout);
+  pthread_join(t, 0);
+  for (;;) pause();
+}
