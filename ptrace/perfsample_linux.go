@@ -31,16 +31,21 @@ import (
 // excluded).
 var ErrNoSample = sampler.ErrNoSample
 
-// perfStackBytes is how much of the stack each kernel sample copies (the
-// kernel copies less when the stack above SP is shallower): 8 KiB, the
-// stops' first copy too, deep enough for most stacks and small enough that
-// a sample costs the target little. A walk that reaches its end is marked
-// truncated.
-const perfStackBytes = 8 << 10
+// perfStackBytes is how much of the stack a thread's kernel samples copy at
+// first (the kernel copies less when the stack above SP is shallower):
+// 8 KiB, the stops' first copy too, deep enough for most stacks and small
+// enough that a sample costs the target little. A thread whose walks run
+// past the copy has its event reopened with twice the copy, up to
+// perfMaxStackBytes (as a stop's copy grows); a walk that still reaches the
+// copy's end is marked truncated.
+const (
+	perfStackBytes    = 8 << 10
+	perfMaxStackBytes = 32 << 10
+)
 
-// perfSampleMaxBytes bounds the size of one sample record: the stack copy,
-// the registers and the framing around them.
-const perfSampleMaxBytes = perfStackBytes + 512
+// perfSampleMaxBytes bounds the size of one sample record with a stack copy
+// of stackBytes: the copy, the registers and the framing around them.
+func perfSampleMaxBytes(stackBytes int) int { return stackBytes + 512 }
 
 // perfRingSlack is how many samples beyond one drain interval's worth a
 // ring holds, for a drain that comes late.
@@ -53,13 +58,14 @@ const perfRingSlack = 4
 const perfMinRingBytes = 32 << 10
 
 // perfRingBytes returns the size of the data area of a ring for samples
-// every period: a power of two that holds the samples of one drain
-// interval (sampler.DrainInterval) and perfRingSlack more, 128 KiB at
-// 99 Hz and 999 Hz. Each busy thread has a ring, in locked memory.
-func perfRingBytes(period time.Duration) int {
+// every period with stack copies of stackBytes: a power of two that holds
+// the samples of one drain interval (sampler.DrainInterval) and
+// perfRingSlack more, 128 KiB at 99 Hz and 999 Hz with 8 KiB copies. Each
+// busy thread has a ring, in locked memory.
+func perfRingBytes(period time.Duration, stackBytes int) int {
 	samples := int(sampler.DrainInterval(period)/period) + perfRingSlack
 	n := perfMinRingBytes
-	for n < samples*perfSampleMaxBytes {
+	for n < samples*perfSampleMaxBytes(stackBytes) {
 		n *= 2
 	}
 	return n
@@ -77,10 +83,10 @@ type perfRing struct {
 
 // openPerfRing opens a task-clock sampling event on thread tid that samples
 // every period of its CPU time, with user registers (perfRegsMask) and
-// perfStackBytes of user stack, and maps its ring (perfRingBytes, or
-// perfMinRingBytes when the locked-memory budget allows no more; small
-// reports that).
-func openPerfRing(tid int, period time.Duration) (r *perfRing, small bool, err error) {
+// stackBytes of user stack, and maps its ring (perfRingBytes, or
+// perfMinRingBytes for perfStackBytes copies when the locked-memory budget
+// allows no more; small reports that).
+func openPerfRing(tid int, period time.Duration, stackBytes int) (r *perfRing, small bool, err error) {
 	attr := unix.PerfEventAttr{
 		Type:              unix.PERF_TYPE_SOFTWARE,
 		Config:            unix.PERF_COUNT_SW_TASK_CLOCK,
@@ -88,7 +94,7 @@ func openPerfRing(tid int, period time.Duration) (r *perfRing, small bool, err e
 		Sample_type:       unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER,
 		Bits:              unix.PerfBitExcludeHv,
 		Sample_regs_user:  perfRegsMask,
-		Sample_stack_user: perfStackBytes,
+		Sample_stack_user: uint32(stackBytes),
 	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
 	fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
@@ -104,9 +110,9 @@ func openPerfRing(tid int, period time.Duration) (r *perfRing, small bool, err e
 	}
 	page := os.Getpagesize()
 	pages := func(bytes int) int { return max(1, bytes/page) } // both powers of two
-	dataPages := pages(perfRingBytes(period))
+	dataPages := pages(perfRingBytes(period, stackBytes))
 	mem, err := unix.Mmap(fd, 0, (1+dataPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM)) && dataPages > pages(perfMinRingBytes) {
+	if (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM)) && stackBytes == perfStackBytes && dataPages > pages(perfMinRingBytes) {
 		// Over the locked-memory budget (perf_event_mlock_kb and
 		// RLIMIT_MEMLOCK, for a user without CAP_IPC_LOCK).
 		small = true

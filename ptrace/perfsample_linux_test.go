@@ -14,6 +14,7 @@ import (
 
 	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/unwind"
 )
 
 // sampleRecord builds a PERF_RECORD_SAMPLE as the kernel writes it for
@@ -178,7 +179,7 @@ func TestKernelSampleRefusedFallsBackToStops(t *testing.T) {
 	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
 	_, tg := startDeep(t, opts, "1", "5")
 	refused := errors.New("perf_event_open: permission denied (test)")
-	tg.openRing = func(int, time.Duration) (*perfRing, bool, error) { return nil, false, refused }
+	tg.openRing = func(int, time.Duration, int) (*perfRing, bool, error) { return nil, false, refused }
 	tids, _ := tg.Threads(nil)
 	tid := sampler.ThreadID(tids[len(tids)-1])
 	c := sampler.NewCapture(512, 64<<10)
@@ -222,15 +223,17 @@ func drainAll(t *testing.T, tg *Target, tid int, batch int) [][]uint64 {
 }
 
 func TestPerfRingHoldsADrainIntervalOfSamples(t *testing.T) {
-	for _, hz := range []int{1, 19, 99, 999, 10000} {
-		period := time.Second / time.Duration(hz)
-		n := perfRingBytes(period)
-		need := int(sampler.DrainInterval(period)/period) + perfRingSlack
-		if n&(n-1) != 0 || n < need*perfSampleMaxBytes || n > 2*need*perfSampleMaxBytes && n > perfMinRingBytes {
-			t.Errorf("%d Hz: ring of %d bytes for %d samples of up to %d bytes", hz, n, need, perfSampleMaxBytes)
+	for _, stack := range []int{perfStackBytes, 2 * perfStackBytes, perfMaxStackBytes} {
+		for _, hz := range []int{1, 19, 99, 999, 10000} {
+			period := time.Second / time.Duration(hz)
+			n := perfRingBytes(period, stack)
+			need := (int(sampler.DrainInterval(period)/period) + perfRingSlack) * perfSampleMaxBytes(stack)
+			if n&(n-1) != 0 || n < need || n >= 2*need && n > perfMinRingBytes {
+				t.Errorf("%d Hz, %d KiB stacks: ring of %d bytes for %d bytes of samples", hz, stack>>10, n, need)
+			}
 		}
 	}
-	if n := perfRingBytes(time.Second / 99); n != 128<<10 {
+	if n := perfRingBytes(time.Second/99, perfStackBytes); n != 128<<10 {
 		t.Errorf("99 Hz: ring of %d KiB, want 128", n>>10)
 	}
 }
@@ -347,5 +350,55 @@ func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
 	}
 	if tids, _ = tg.Threads(nil); slices.Contains(tids, tid) {
 		t.Errorf("threads %v: the drained thread is still listed", tids)
+	}
+}
+
+func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
+	const period = 2 * time.Millisecond
+	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: period}
+	// 12 levels of 1.5 KiB frames: about 19 KiB of stack, past the first
+	// 8 KiB copy, within the largest.
+	_, tg := startDeep(t, opts, "1", "12", "1536")
+	tids, _ := tg.Threads(nil)
+	tid := int(tids[len(tids)-1])
+	stop := sampler.NewCapture(512, 64<<10)
+	if err := tg.Capture(sampler.ThreadID(tid), stop); err != nil || stop.Walk.Stop.Truncated() {
+		t.Fatalf("first capture: %v, walk ended %v; want a whole stack", err, stop.Walk.Stop)
+	}
+	caps := []*sampler.Capture{sampler.NewCapture(512, 64<<10)}
+	var last []uint64
+	var lastStop unwind.StopReason
+	sawShort := false
+	for i := 0; i < 200 && tg.threads[tid].ringStack < perfMaxStackBytes; i++ {
+		time.Sleep(10 * time.Millisecond)
+		for {
+			n, err := tg.DrainSamples(sampler.ThreadID(tid), caps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+			sawShort = sawShort || caps[0].Walk.Stop == unwind.StopReadFailed
+		}
+	}
+	if !sawShort {
+		t.Error("no sample's walk ran past an 8 KiB copy of a 19 KiB stack")
+	}
+	if got := tg.threads[tid].ringStack; got != perfMaxStackBytes {
+		t.Fatalf("stack copy %d KiB after walks ran past it, want it grown to %d KiB", got>>10, perfMaxStackBytes>>10)
+	}
+	for deadline := time.Now().Add(5 * time.Second); last == nil; time.Sleep(10 * time.Millisecond) {
+		if n, err := tg.DrainSamples(sampler.ThreadID(tid), caps); err != nil {
+			t.Fatal(err)
+		} else if n > 0 {
+			last, lastStop = slices.Clone(caps[0].PCs), caps[0].Walk.Stop
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no sample after the copy grew")
+		}
+	}
+	if lastStop.Truncated() || !slices.Equal(last[1:], stop.PCs[1:]) {
+		t.Fatalf("sample after growing: walk %x ended %v\nstopped walk %x", last, lastStop, stop.PCs)
 	}
 }

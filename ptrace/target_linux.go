@@ -124,8 +124,8 @@ type Target struct {
 	perfDyn     [8]byte
 	perfSample  perfSample
 	perfOpenErr error
-	perfSmall   error                                                        // the first ring made small for want of locked memory
-	openRing    func(tid int, period time.Duration) (*perfRing, bool, error) // openPerfRing; tests replace it
+	perfSmall   error                                                                        // the first ring made small for want of locked memory
+	openRing    func(tid int, period time.Duration, stackBytes int) (*perfRing, bool, error) // openPerfRing; tests replace it
 	// departed holds threads that exited with kernel samples not yet
 	// drained (under stateMu): listed by Threads for two more listings,
 	// so that the sampler drains them, then closed.
@@ -161,6 +161,9 @@ type thread struct {
 	copyBytes int           // bytes of stack to copy in continuous mode; 0 means initialStackCopy
 	ring      *perfRing     // its kernel sample ring (KernelSamplePeriod), once opened
 	noRing    bool          // the ring could not be opened: capture by stopping it
+	ringStack int           // the stack bytes its ring's samples copy
+	ringFull  bool          // ringStack cannot grow (at its limit, or refused)
+	ranOff    bool          // a walk of a sample in its ring ran past the stack copy
 }
 
 // closeFiles closes what is open for the thread.
@@ -1312,6 +1315,12 @@ func (t *Target) refreshThreads() error {
 			if ok && tid > 0 && tid < 1<<31 {
 				th, have := t.threads[int(tid)]
 				if !have {
+					if old, ok := t.departed[int(tid)]; ok {
+						// Its id was reused already: the
+						// exited thread's samples go.
+						old.closeFiles()
+						delete(t.departed, int(tid))
+					}
 					th = &thread{tid: int(tid), files: openThreadFiles(t.pid, int(tid))}
 					t.threads[int(tid)] = th
 				}
@@ -1377,7 +1386,7 @@ func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
 		return t.stopAndCapture(th, c)
 	}
 	if th.ring == nil {
-		r, small, err := t.openRing(tid, t.opts.KernelSamplePeriod)
+		r, small, err := t.openRing(tid, t.opts.KernelSamplePeriod, perfStackBytes)
 		if small && t.perfSmall == nil {
 			t.perfSmall = fmt.Errorf("thread %d: sample buffer reduced to %d KiB for want of locked memory (ulimit -l, or perf_event_mlock_kb): CPU time whose samples did not fit is counted on the thread's previous stack", tid, perfMinRingBytes>>10)
 		}
@@ -1391,7 +1400,7 @@ func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
 			}
 			return t.stopAndCapture(th, c)
 		}
-		th.ring = r
+		th.ring, th.ringStack = r, perfStackBytes
 		// The ring has no sample yet: this once, stop the thread.
 		return t.stopAndCapture(th, c)
 	}
@@ -1518,17 +1527,43 @@ func (t *Target) DrainSamples(id sampler.ThreadID, caps []*sampler.Capture) (int
 		// A sample that cannot be read or walked is skipped: the
 		// sampler counts its CPU time on the thread's last stack.
 		if t.fillFromSample(th, at, size, caps[n]) == nil {
+			th.ranOff = th.ranOff || caps[n].Walk.Stop == unwind.StopReadFailed
 			n++
 		}
 	}
 	r.consume()
-	if departed && n < len(caps) {
+	switch {
+	case n == len(caps):
+		// More to drain.
+	case departed:
 		t.stateMu.Lock()
 		th.closeFiles()
 		delete(t.departed, tid)
 		t.stateMu.Unlock()
+	case th.ranOff && !th.ringFull:
+		t.growRing(th)
 	}
 	return n, nil
+}
+
+// growRing reopens the kernel sample event of th, whose samples' walks ran
+// past their stack copies, with twice the copy (and a ring to match), once
+// its ring is drained. The new event starts its first period afresh: the
+// sampler counts the CPU time of that part period on the last stack. If
+// the kernel refuses the larger ring, the thread keeps the one it has.
+func (t *Target) growRing(th *thread) {
+	size := min(2*th.ringStack, perfMaxStackBytes)
+	r, small, err := t.openRing(th.tid, t.opts.KernelSamplePeriod, size)
+	if err != nil || small {
+		if r != nil {
+			r.close()
+		}
+		th.ringFull = true
+		return
+	}
+	th.ring.close()
+	th.ring, th.ringStack, th.ranOff = r, size, false
+	th.ringFull = size >= perfMaxStackBytes
 }
 
 // captureTransient attaches to one thread, captures it and detaches

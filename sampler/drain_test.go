@@ -62,6 +62,25 @@ func (d *drainingTarget) DrainSamples(t ThreadID, caps []*Capture) (int, error) 
 	return n, nil
 }
 
+// drainedCounts splits a thread's counts in w into those on its stop
+// capture's stack (the fake's stack as is) and those on drained samples'
+// stacks (which end in a sequence number), and counts the latter's
+// distinct stacks.
+func drainedCounts(w *Window, tid ThreadID, stack []uint64) (stopped, sampled int64, stacks int) {
+	for _, s := range w.Samples {
+		if s.Thread != tid {
+			continue
+		}
+		if len(w.Stacks[s.Stack].PCs) == len(stack) {
+			stopped += s.Count
+		} else {
+			sampled += s.Count
+			stacks++
+		}
+	}
+	return stopped, sampled, stacks
+}
+
 func TestDrainCountsEveryKernelSampleAndWakesLessOften(t *testing.T) {
 	const hz = 100
 	d := newDraining(10, time.Second/hz, map[ThreadID]*fakeThread{
@@ -72,34 +91,30 @@ func TestDrainCountsEveryKernelSampleAndWakesLessOften(t *testing.T) {
 	ws := run(t, Config{Hz: hz}, 1200*time.Millisecond, d)
 	w := ws[0]
 	c := countBy(w)
-	// About 120 and 60 samples: the first tick a thread ran captures it
-	// once (a stop, counting its CPU time so far), then every sample the
-	// kernel took is counted.
-	if c[1] < 105 || c[1] > 121 {
-		t.Errorf("busy thread: %d samples, want about 120", c[1])
-	}
-	if c[2] < 50 || c[2] > 61 {
-		t.Errorf("half-busy thread: %d samples, want about 60", c[2])
-	}
 	if c[3] != 0 || d.captures[3] != 0 {
 		t.Errorf("idle thread: %d samples, %d captures; want none", c[3], d.captures[3])
 	}
 	if d.captures[1] != 1 || d.captures[2] != 1 {
 		t.Errorf("threads captured %d and %d times, want once each (to start their samples)", d.captures[1], d.captures[2])
 	}
-	// Each drained sample counted once, on its own stack.
-	perStack := map[uint64]int64{}
-	for _, s := range w.Samples {
-		if s.Thread == 1 {
-			pcs := w.Stacks[s.Stack].PCs
-			perStack[pcs[len(pcs)-1]] += s.Count
+	// The first tick a thread ran captures it once (a stop, counting its
+	// CPU time so far); then every sample the kernel took is counted,
+	// once, on its own stack. (The CPU time after the last drain and the
+	// part period pending at it are not counted; on a loaded machine the
+	// CPU time between reading it and the first capture, which no sample
+	// covers, may add a catch-up count or two on the last stack.)
+	for tid, stack := range map[ThreadID][]uint64{1: {1, 2, 3}, 2: {4, 5}} {
+		stopped, sampled, stacks := drainedCounts(w, tid, stack)
+		if n := d.drained[tid]; stopped == 0 || sampled < n || sampled > n+2 || int64(stacks) < min(n, 97) {
+			t.Errorf("thread %d: %d samples on the stop's stack, %d on %d samples' stacks; %d samples drained, want each counted once on its own stack",
+				tid, stopped, sampled, stacks, d.drained[tid])
 		}
 	}
-	if len(perStack) < 90 {
-		t.Errorf("busy thread's samples fell on %d stacks, want nearly one per sample (97 distinct)", len(perStack))
+	if c[1] < 90 || c[2] < 40 || c[2] > c[1]*6/10 {
+		t.Errorf("busy thread %d samples, half-busy %d, for 1.2 s at 100 Hz; want about 110 and 55", c[1], c[2])
 	}
 	// Woken every DrainInterval (100 ms at 100 Hz), not every period.
-	if st := w.Stats; st.Ticks < 8 || st.Ticks > 14 {
+	if st := w.Stats; st.Ticks < 6 || st.Ticks > 14 {
 		t.Errorf("%d ticks in 1.2 s, want about 12 (one per drain interval)", st.Ticks)
 	}
 }
@@ -109,12 +124,12 @@ func TestDrainCountsCPUTimeTheKernelDidNotSampleOnTheLastStack(t *testing.T) {
 	d := newDraining(10, time.Second/hz, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
 	d.keep, d.lose = 1, 3 // two of every three samples lost
 	ws := run(t, Config{Hz: hz}, time.Second, d)
-	c := countBy(ws[0])[1]
-	if c < 85 || c > 101 {
-		t.Errorf("%d samples for a second of CPU at 100 Hz with samples lost, want about 100", c)
-	}
-	if got, want := d.drained[1], c; got < want*8/10 {
-		t.Errorf("%d samples taken, %d counted", got, want)
+	// The samples lost are counted too (on the last stack), all but the
+	// period of slack the sampler gives the kernel's next sample and the
+	// part period pending.
+	stopped, sampled, _ := drainedCounts(ws[0], 1, []uint64{1, 2})
+	if taken := d.drained[1]; stopped == 0 || sampled < taken-3 || sampled > taken+1 || taken < 30 {
+		t.Errorf("%d samples taken after the first capture (a third of them kept), %d counted; want all of them counted", taken, sampled)
 	}
 }
 
