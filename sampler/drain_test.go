@@ -20,6 +20,7 @@ type drainingTarget struct {
 	drained map[ThreadID]int64 // samples handed out so far
 	started map[ThreadID]time.Duration
 	drains  int
+	endless bool // every drain fills every capture
 }
 
 func newDraining(pid int, period time.Duration, threads map[ThreadID]*fakeThread) *drainingTarget {
@@ -47,6 +48,9 @@ func (d *drainingTarget) DrainSamples(t ThreadID, caps []*Capture) (int, error) 
 		return 0, ErrNotKernelSampled
 	}
 	total := int64((d.cpu(t) - start) / d.period)
+	if d.endless {
+		total = d.drained[t] + int64(len(caps))
+	}
 	n := 0
 	for d.drained[t] < total && n < len(caps) {
 		seq := d.drained[t]
@@ -186,5 +190,22 @@ func TestDrainDoesNotAllocate(t *testing.T) {
 	}
 	if d.drains == 0 || d.drained[1] < 500 {
 		t.Fatalf("%d drains, %d samples drained: the test did not drain", d.drains, d.drained[1])
+	}
+}
+
+func TestDrainOfABackendThatNeverRunsDryEnds(t *testing.T) {
+	d := newDraining(10, 10*time.Millisecond, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	d.endless = true
+	s, err := New(Config{Hz: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Add(d)
+	s.adopt()
+	s.win = s.newWindow(time.Now())
+	d.started[1] = 0
+	s.tick(1)
+	if got := d.drained[1]; got < maxDrained || got > maxDrained+drainBatch {
+		t.Fatalf("%d samples drained in one tick from a backend that never runs dry, want the bound %d", got, maxDrained)
 	}
 }

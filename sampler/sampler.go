@@ -460,8 +460,14 @@ func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
 	s.batchState = append(s.batchState, th)
 }
 
-// drainBatch is how many kernel samples are drained per DrainSamples call.
-const drainBatch = 8
+// drainBatch is how many kernel samples are drained per DrainSamples call;
+// maxDrained bounds the samples drained from one thread in one tick (a
+// kernel buffer holds a few dozen; the bound keeps a backend that never
+// runs dry from holding the sampler).
+const (
+	drainBatch = 8
+	maxDrained = 4096
+)
 
 // drain counts the kernel samples of a thread taken since the previous
 // tick, one period of its CPU time each, taking their periods off its
@@ -478,7 +484,7 @@ func (s *Sampler) drain(ts *targetState, tid ThreadID, th *threadState) bool {
 	for len(s.drainCaps) < drainBatch {
 		s.drainCaps = append(s.drainCaps, NewCapture(s.cfg.MaxFrames, s.cfg.StackBytes))
 	}
-	for {
+	for drained := 0; drained < maxDrained; {
 		for _, c := range s.drainCaps {
 			c.Walk = unwind.Result{}
 		}
@@ -490,6 +496,8 @@ func (s *Sampler) drain(ts *targetState, tid ThreadID, th *threadState) bool {
 			w.missed[missedReason(err)]++
 			return true
 		}
+		k = max(0, min(k, len(s.drainCaps)))
+		drained += k
 		for _, c := range s.drainCaps[:k] {
 			th.pending -= s.period
 			w.captures++
