@@ -81,6 +81,12 @@ type perfRing struct {
 	pos  uint64                  // the next record to read
 }
 
+// mmapRing maps size bytes of a perf_event file's ring; tests replace it
+// to play a locked-memory budget.
+var mmapRing = func(fd, size int) ([]byte, error) {
+	return unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+}
+
 // openPerfRing opens a task-clock sampling event on thread tid that samples
 // every period of its CPU time, with user registers (perfRegsMask) and
 // stackBytes of user stack, and maps its ring (perfRingBytes, or
@@ -111,13 +117,13 @@ func openPerfRing(tid int, period time.Duration, stackBytes int) (r *perfRing, s
 	page := os.Getpagesize()
 	pages := func(bytes int) int { return max(1, bytes/page) } // both powers of two
 	dataPages := pages(perfRingBytes(period, stackBytes))
-	mem, err := unix.Mmap(fd, 0, (1+dataPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := mmapRing(fd, (1+dataPages)*page)
 	if (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM)) && stackBytes == perfStackBytes && dataPages > pages(perfMinRingBytes) {
 		// Over the locked-memory budget (perf_event_mlock_kb and
 		// RLIMIT_MEMLOCK, for a user without CAP_IPC_LOCK).
 		small = true
 		dataPages = pages(perfMinRingBytes)
-		mem, err = unix.Mmap(fd, 0, (1+dataPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		mem, err = mmapRing(fd, (1+dataPages)*page)
 	}
 	if err != nil {
 		unix.Close(fd)

@@ -9,8 +9,11 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/sampler"
@@ -400,5 +403,51 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 	}
 	if lastStop.Truncated() || !slices.Equal(last[1:], stop.PCs[1:]) {
 		t.Fatalf("sample after growing: walk %x ended %v\nstopped walk %x", last, lastStop, stop.PCs)
+	}
+}
+
+func TestKernelSampleRingShrinksToTheLockedMemoryBudget(t *testing.T) {
+	const period = 5 * time.Millisecond
+	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: period}
+	_, tg := startDeep(t, opts, "1", "5")
+	// A budget that allows the smallest ring and no more, as the kernel's
+	// perf_event_mlock_kb does for a user without CAP_IPC_LOCK.
+	budget := os.Getpagesize() + perfMinRingBytes
+	real := mmapRing
+	mmapRing = func(fd, size int) ([]byte, error) {
+		if size > budget {
+			return nil, unix.EPERM
+		}
+		return real(fd, size)
+	}
+	t.Cleanup(func() { mmapRing = real })
+	tids, _ := tg.Threads(nil)
+	tid := int(tids[len(tids)-1])
+	c := sampler.NewCapture(512, 64<<10)
+	if err := tg.Capture(sampler.ThreadID(tid), c); err != nil {
+		t.Fatalf("first capture: %v", err)
+	}
+	if r := tg.threads[tid].ring; r == nil || len(r.data) != perfMinRingBytes {
+		t.Fatalf("ring %v, want one of %d bytes", r, perfMinRingBytes)
+	}
+	if err := tg.KernelSampleWarning(); err == nil || !strings.Contains(err.Error(), "locked memory") {
+		t.Errorf("KernelSampleWarning() = %v, want the reduced buffer named", err)
+	}
+	if on, all := tg.KernelSampled(); !on || !all {
+		t.Errorf("KernelSampled() = %v, %v: a small ring still samples every thread", on, all)
+	}
+	// Ten periods: more samples than the ring holds.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		time.Sleep(10 * period)
+		walks := drainAll(t, tg, tid, 4)
+		if len(walks) > 3 {
+			t.Fatalf("%d samples drained from a ring that holds three", len(walks))
+		}
+		if len(walks) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no sample in the small ring")
+		}
 	}
 }
