@@ -117,9 +117,11 @@ func TestDrainCountsEveryKernelSampleAndWakesLessOften(t *testing.T) {
 	if c[1] < 90 || c[2] < 40 || c[2] > c[1]*6/10 {
 		t.Errorf("busy thread %d samples, half-busy %d, for 1.2 s at 100 Hz; want about 110 and 55", c[1], c[2])
 	}
-	// Woken every DrainInterval (100 ms at 100 Hz), not every period.
-	if st := w.Stats; st.Ticks < 6 || st.Ticks > 14 {
-		t.Errorf("%d ticks in 1.2 s, want about 12 (one per drain interval)", st.Ticks)
+	// Woken every DrainInterval (100 ms at 100 Hz), not every period:
+	// three ticks a period apart to start, then one per interval, and a
+	// last one at the end.
+	if st := w.Stats; st.Ticks < 8 || st.Ticks > 17 {
+		t.Errorf("%d ticks in 1.2 s, want about 15 (three, then one per drain interval)", st.Ticks)
 	}
 }
 
@@ -207,5 +209,25 @@ func TestDrainOfABackendThatNeverRunsDryEnds(t *testing.T) {
 	s.tick(1)
 	if got := d.drained[1]; got < maxDrained || got > maxDrained+drainBatch {
 		t.Fatalf("%d samples drained in one tick from a backend that never runs dry, want the bound %d", got, maxDrained)
+	}
+}
+
+func TestDrainStartsSamplesAPeriodAfterFirstSightAndDrainsAtTheEnd(t *testing.T) {
+	const hz = 100
+	d := newDraining(10, time.Second/hz, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	ws := run(t, Config{Hz: hz}, 590*time.Millisecond, d)
+	taken := int64((d.cpu(1) - d.started[1]) / d.period)
+	// First sight at the first tick (a period in), the capture that starts
+	// the samples one or two periods later, not a drain interval later.
+	if d.started[1] > 60*time.Millisecond {
+		t.Errorf("samples started after %v of CPU, want two or three periods (20-30 ms)", d.started[1])
+	}
+	// The run ended between drains (the last at about 520 ms): the samples
+	// since were drained at the end.
+	if d.drained[1] < taken-2 {
+		t.Errorf("%d of %d samples drained by the end of the run", d.drained[1], taken)
+	}
+	if _, sampled, _ := drainedCounts(ws[0], 1, []uint64{1}); sampled < d.drained[1] {
+		t.Errorf("%d samples counted of %d drained", sampled, d.drained[1])
 	}
 }

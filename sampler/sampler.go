@@ -253,6 +253,12 @@ func (s *Sampler) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			timer.Stop()
+			if s.draining() {
+				// The samples the kernel took since the last
+				// drain belong in the profile too.
+				tick++
+				s.tick(tick)
+			}
 			s.closeWindow(time.Now())
 			return nil
 		case <-timer.C:
@@ -295,14 +301,19 @@ func timerDelay(d time.Duration) time.Duration {
 
 // interval returns the time to the next tick: the sampling period, or the
 // longer DrainInterval while every live target's threads are all sampled
-// by the kernel, whose samples wait in its buffers until drained.
+// by the kernel, whose samples wait in its buffers until drained. A new
+// target's first three ticks are a period apart, so that its busy threads,
+// seen first at the first (their CPU time before it is not theirs to
+// count), start their kernel samples once they have used a period of CPU
+// rather than a drain interval later (two ticks, as a tick may come early
+// by up to a millisecond, timerDelay).
 func (s *Sampler) interval() time.Duration {
 	draining := false
 	for _, ts := range s.targets {
 		if ts.exited {
 			continue
 		}
-		if ts.drainer == nil {
+		if ts.drainer == nil || ts.ticks < 3 {
 			return s.period
 		}
 		if _, all := ts.drainer.KernelSampled(); !all {
@@ -314,6 +325,16 @@ func (s *Sampler) interval() time.Duration {
 		return s.period
 	}
 	return DrainInterval(s.period)
+}
+
+// draining reports whether any live target's kernel samples are drained.
+func (s *Sampler) draining() bool {
+	for _, ts := range s.targets {
+		if !ts.exited && ts.drainer != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Sampler) progress() Progress {

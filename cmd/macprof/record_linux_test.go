@@ -100,7 +100,7 @@ func testRecordDemoProfile(t *testing.T, capture string) {
 	if err := prof.CheckValid(); err != nil {
 		t.Fatal(err)
 	}
-	var total, checks, report int64
+	var total, checks, report, whole int64
 	for _, s := range prof.Sample {
 		total += s.Value[0]
 		seen := map[string]bool{}
@@ -115,6 +115,9 @@ func testRecordDemoProfile(t *testing.T, capture string) {
 		if seen["main.prepareReport"] {
 			report += s.Value[0]
 		}
+		if seen["runtime.goexit"] || seen["runtime.goexit.abi0"] {
+			whole += s.Value[0]
+		}
 	}
 	// Samples account for the CPU time the target used (within 10%).
 	sampled := time.Duration(total) * time.Second / hz
@@ -126,6 +129,12 @@ func testRecordDemoProfile(t *testing.T, capture string) {
 	}
 	if share := float64(checks+report) / float64(total); share < 0.8 {
 		t.Errorf("computeChecksums+prepareReport hold %.0f%% of samples, want >= 80%%", share*100)
+	}
+	// Stacks are walked to their root (the workers keep 20 KiB arrays on
+	// the stack: kernel samples' copies grow to hold them after the first
+	// few samples).
+	if share := float64(whole) / float64(total); share < 0.8 {
+		t.Errorf("%.0f%% of samples have whole stacks (down to runtime.goexit), want >= 80%%", share*100)
 	}
 	// go tool pprof opens it and ranks the workload's functions on top.
 	top, err := exec.Command(testprog.GoTool(t), "tool", "pprof", "-top", "-cum", out).CombinedOutput()
