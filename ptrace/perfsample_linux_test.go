@@ -451,3 +451,48 @@ func TestKernelSampleRingShrinksToTheLockedMemoryBudget(t *testing.T) {
 		}
 	}
 }
+
+func TestDrainSamplesClosesTheRingOfAnIdleThread(t *testing.T) {
+	const period = 5 * time.Millisecond
+	p := testprog.Start(t, testprog.BuildC(t, "spinexit.c"), "150", "idle")
+	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true, KernelSamplePeriod: period})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	tg.ringIdle = 100 * time.Millisecond
+	tids, _ := tg.Threads(nil)
+	if len(tids) != 2 {
+		t.Fatalf("threads %v, want the main thread and the spinning one", tids)
+	}
+	tid := tids[1]
+	c := sampler.NewCapture(512, 64<<10)
+	if err := tg.Capture(tid, c); err != nil {
+		t.Fatalf("first capture: %v", err)
+	}
+	fd := tg.threads[int(tid)].ring.fd
+	// Drain until the ring is closed: samples while it spins, none once it
+	// sleeps, and after ringIdle without one the ring goes.
+	deadline := time.Now().Add(10 * time.Second)
+	drained := 0
+	for {
+		time.Sleep(20 * time.Millisecond)
+		n, err := tg.DrainSamples(tid, []*sampler.Capture{c})
+		if errors.Is(err, sampler.ErrNotKernelSampled) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		drained += n
+		if time.Now().After(deadline) {
+			t.Fatal("the ring of a thread asleep for seconds is still open")
+		}
+	}
+	if drained == 0 {
+		t.Error("no sample drained while the thread spun")
+	}
+	if link, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd)); err == nil && strings.Contains(link, "perf_event") {
+		t.Errorf("the closed ring's event (fd %d) is still open: %s", fd, link)
+	}
+}

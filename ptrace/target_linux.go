@@ -126,6 +126,9 @@ type Target struct {
 	perfOpenErr error
 	perfSmall   error                                                                        // the first ring made small for want of locked memory
 	openRing    func(tid int, period time.Duration, stackBytes int) (*perfRing, bool, error) // openPerfRing; tests replace it
+	// ringIdle is how long a ring stays open without a sample
+	// (ringIdleTimeout; tests shorten it).
+	ringIdle time.Duration
 	// departed holds threads that exited with kernel samples not yet
 	// drained (under stateMu): listed by Threads for two more listings,
 	// so that the sampler drains them, then closed.
@@ -149,21 +152,22 @@ type thread struct {
 	tid int
 	// held is true while the thread sits in a ptrace-stop that we consumed
 	// with wait4 and have not resumed yet.
-	held      bool
-	gen       uint64 // listing generation that last saw the thread (continuous mode)
-	heldSig   int    // signal to inject when resuming (signal-delivery-stop)
-	tracer    int    // OS thread that attached it, while stuck (continuous mode)
-	groupStop bool   // the stop is a group-stop: resume with PTRACE_LISTEN
-	files     threadFiles
-	name      string
-	nameAt    time.Time
-	lastCPU   time.Duration // CPU time at the previous Info call
-	copyBytes int           // bytes of stack to copy in continuous mode; 0 means initialStackCopy
-	ring      *perfRing     // its kernel sample ring (KernelSamplePeriod), once opened
-	noRing    bool          // the ring could not be opened: capture by stopping it
-	ringStack int           // the stack bytes its ring's samples copy
-	ringFull  bool          // ringStack cannot grow (at its limit, or refused)
-	ranOff    bool          // a walk of a sample in its ring ran past the stack copy
+	held       bool
+	gen        uint64 // listing generation that last saw the thread (continuous mode)
+	heldSig    int    // signal to inject when resuming (signal-delivery-stop)
+	tracer     int    // OS thread that attached it, while stuck (continuous mode)
+	groupStop  bool   // the stop is a group-stop: resume with PTRACE_LISTEN
+	files      threadFiles
+	name       string
+	nameAt     time.Time
+	lastCPU    time.Duration // CPU time at the previous Info call
+	copyBytes  int           // bytes of stack to copy in continuous mode; 0 means initialStackCopy
+	ring       *perfRing     // its kernel sample ring (KernelSamplePeriod), once opened
+	noRing     bool          // the ring could not be opened: capture by stopping it
+	ringStack  int           // the stack bytes its ring's samples copy
+	ringFull   bool          // ringStack cannot grow (at its limit, or refused)
+	ranOff     bool          // a walk of a sample in its ring ran past the stack copy
+	lastSample time.Time     // when its ring was opened or last had a sample
 }
 
 // closeFiles closes what is open for the thread.
@@ -233,6 +237,7 @@ func Attach(pid int, opts sampler.TargetOptions) (*Target, error) {
 			return nil, err
 		}
 		t.openRing = openPerfRing
+		t.ringIdle = ringIdleTimeout
 	}
 	t.hot.reply = make(chan struct{}, 1)
 	ready := make(chan error, 1)
@@ -1386,7 +1391,14 @@ func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
 		return t.stopAndCapture(th, c)
 	}
 	if th.ring == nil {
-		r, small, err := t.openRing(tid, t.opts.KernelSamplePeriod, perfStackBytes)
+		// A thread whose ring was closed while it idled gets back the
+		// stack copy it had grown to, if the budget allows.
+		stack := max(th.ringStack, perfStackBytes)
+		r, small, err := t.openRing(tid, t.opts.KernelSamplePeriod, stack)
+		if err != nil && stack > perfStackBytes {
+			stack = perfStackBytes
+			r, small, err = t.openRing(tid, t.opts.KernelSamplePeriod, stack)
+		}
 		if small && t.perfSmall == nil {
 			t.perfSmall = fmt.Errorf("thread %d: sample buffer reduced to %d KiB for want of locked memory (ulimit -l, or perf_event_mlock_kb): CPU time whose samples did not fit is counted on the thread's previous stack", tid, perfMinRingBytes>>10)
 		}
@@ -1400,7 +1412,7 @@ func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
 			}
 			return t.stopAndCapture(th, c)
 		}
-		th.ring, th.ringStack = r, perfStackBytes
+		th.ring, th.ringStack, th.lastSample = r, stack, time.Now()
 		// The ring has no sample yet: this once, stop the thread.
 		return t.stopAndCapture(th, c)
 	}
@@ -1532,6 +1544,10 @@ func (t *Target) DrainSamples(id sampler.ThreadID, caps []*sampler.Capture) (int
 		}
 	}
 	r.consume()
+	now := time.Now()
+	if n > 0 {
+		th.lastSample = now
+	}
 	switch {
 	case n == len(caps):
 		// More to drain.
@@ -1542,9 +1558,18 @@ func (t *Target) DrainSamples(id sampler.ThreadID, caps []*sampler.Capture) (int
 		t.stateMu.Unlock()
 	case th.ranOff && !th.ringFull:
 		t.growRing(th)
+	case now.Sub(th.lastSample) > t.ringIdle:
+		// Idle for long: its ring's locked memory goes back. If it
+		// runs again, its next capture stops it once and opens a new
+		// one.
+		th.ring.close()
+		th.ring = nil
 	}
 	return n, nil
 }
+
+// ringIdleTimeout is how long a thread's ring stays open without a sample.
+const ringIdleTimeout = 5 * time.Second
 
 // growRing reopens the kernel sample event of th, whose samples' walks ran
 // past their stack copies, with twice the copy (and a ring to match), once

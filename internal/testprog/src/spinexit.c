@@ -1,9 +1,10 @@
 /* A test target with a thread that spins for argv[1] milliseconds (default
- * 300) and exits, while its main thread sleeps. It prints "ready" once the
- * thread runs. */
+ * 300) and exits (or, with argv[2] == "idle", sleeps forever), while its
+ * main thread sleeps. It prints "ready" once the thread runs. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,10 +22,16 @@ __attribute__((noinline)) void spin(double ms) {
   started = 1;
   while (now_ms() < end) for (int i = 0; i < 1000; i++) sink++;
 }
-void *worker(void *arg) { spin(*(double *)arg); return 0; }
+static int idle;
+void *worker(void *arg) {
+  spin(*(double *)arg);
+  while (idle) pause();
+  return 0;
+}
 
 int main(int argc, char **argv) {
   double ms = argc > 1 ? atof(argv[1]) : 300;
+  idle = argc > 2 && strcmp(argv[2], "idle") == 0;
   pthread_t t;
   pthread_create(&t, 0, worker, &ms);
   while (!started) usleep(1000);
