@@ -170,7 +170,7 @@ func (r *perfRing) next() (at, size uint64, ok bool) {
 		i := r.pos & mask // headers are 8-byte aligned: never split
 		typ := binary.LittleEndian.Uint32(r.data[i:])
 		n := uint64(binary.LittleEndian.Uint16(r.data[i+6:]))
-		if n < 8 || n > r.head-r.pos {
+		if n < 8 || n%8 != 0 || n > r.head-r.pos {
 			r.pos = r.head
 			return 0, 0, false
 		}

@@ -129,6 +129,10 @@ type Target struct {
 	// ringIdle is how long a ring stays open without a sample
 	// (ringIdleTimeout; tests shorten it).
 	ringIdle time.Duration
+	// ringsMayGrow: rings may grow their stack copies (growRing) only
+	// where locked memory is not budgeted (CAP_IPC_LOCK): under a
+	// user's budget, a few grown rings would leave none for new threads.
+	ringsMayGrow bool
 	// departed holds threads that exited with kernel samples not yet
 	// drained (under stateMu): listed by Threads for two more listings,
 	// so that the sampler drains them, then closed.
@@ -238,6 +242,7 @@ func Attach(pid int, opts sampler.TargetOptions) (*Target, error) {
 		}
 		t.openRing = openPerfRing
 		t.ringIdle = ringIdleTimeout
+		t.ringsMayGrow = canLockMemory()
 	}
 	t.hot.reply = make(chan struct{}, 1)
 	ready := make(chan error, 1)
@@ -522,9 +527,13 @@ func (t *Target) loop(ready chan<- error) {
 
 func (t *Target) handle(r *request) {
 	if r.op == opClose {
-		if t.tracerTID == os.Getpid() {
+		if t.tracerTID == os.Getpid() && !t.opts.Continuous {
 			// The main thread is never ended by the runtime, so nothing
-			// would detach what is left: detach every thread here.
+			// would detach what is left: detach every thread here. (In
+			// continuous mode this thread holds none attached: it
+			// would interrupt threads it does not trace, take them for
+			// gone and reap the process if it is our child, so the
+			// status launch mode forwards would be lost.)
 			r.err = t.detachAll()
 		} else {
 			// Detach only the threads held now; the others are detached
@@ -1216,10 +1225,15 @@ func (t *Target) detachAll() error {
 		}
 	}
 	first := t.detachHeld()
-	// Reap exit statuses of threads that died while traced.
+	// Reap exit statuses of threads that died while traced (the process's
+	// own, if it is our child, kept for ExitStatus).
 	for tid := range t.gone {
 		var ws unix.WaitStatus
-		unix.Wait4(tid, &ws, unix.WNOHANG|unix.WALL, nil)
+		if got, err := unix.Wait4(tid, &ws, unix.WNOHANG|unix.WALL, nil); err == nil && got == t.pid && (ws.Exited() || ws.Signaled()) {
+			t.statusMu.Lock()
+			t.exitStatus, t.exitKnown = ws, true
+			t.statusMu.Unlock()
+		}
 	}
 	return first
 }
@@ -1508,6 +1522,8 @@ func (t *Target) KernelSampled() (on, everyThread bool) {
 // call and without stopping the thread, and allocates nothing. A thread
 // without a ring yet, or refused one, gets sampler.ErrNotKernelSampled; a
 // thread that exited with samples left is drained once more, then closed.
+// Like Threads, which closes the rings of threads that are gone, it is
+// called from the sampler's goroutine only.
 func (t *Target) DrainSamples(id sampler.ThreadID, caps []*sampler.Capture) (int, error) {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
@@ -1556,7 +1572,7 @@ func (t *Target) DrainSamples(id sampler.ThreadID, caps []*sampler.Capture) (int
 		th.closeFiles()
 		delete(t.departed, tid)
 		t.stateMu.Unlock()
-	case th.ranOff && !th.ringFull:
+	case th.ranOff && !th.ringFull && t.ringsMayGrow && t.perfSmall == nil && t.perfOpenErr == nil:
 		t.growRing(th)
 	case now.Sub(th.lastSample) > t.ringIdle:
 		// Idle for long: its ring's locked memory goes back. If it
@@ -1570,6 +1586,18 @@ func (t *Target) DrainSamples(id sampler.ThreadID, caps []*sampler.Capture) (int
 
 // ringIdleTimeout is how long a thread's ring stays open without a sample.
 const ringIdleTimeout = 5 * time.Second
+
+// canLockMemory reports whether macprof has CAP_IPC_LOCK, which frees the
+// rings it maps from the locked-memory budget (perf_event_mlock_kb and
+// RLIMIT_MEMLOCK).
+func canLockMemory() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[unix.CAP_IPC_LOCK/32].Effective&(1<<(unix.CAP_IPC_LOCK%32)) != 0
+}
 
 // growRing reopens the kernel sample event of th, whose samples' walks ran
 // past their stack copies, with twice the copy (and a ring to match), once

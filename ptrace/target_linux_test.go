@@ -594,9 +594,19 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 		p, tg, child := startVforkParent(t)
 		// Capture and Close on a goroutine of their own: it ends pinned
 		// to the OS thread that attached the thread, and its end ends
-		// that OS thread, which detaches the thread.
+		// that OS thread, which detaches the thread. (Not the main
+		// thread, which the runtime never ends: a goroutine that finds
+		// itself there gives way to another.)
 		done := make(chan error, 1)
-		go func() {
+		var capture func()
+		capture = func() {
+			runtime.LockOSThread()
+			if unix.Gettid() == unix.Getpid() {
+				go capture()
+				runtime.UnlockOSThread()
+				return
+			}
+			defer runtime.UnlockOSThread() // balances ours; the capture's pin stays
 			c := sampler.NewCapture(512, 64<<10)
 			err := tg.Capture(sampler.ThreadID(p.PID), c)
 			tg.Close()
@@ -606,7 +616,8 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 				err = nil
 			}
 			done <- err
-		}()
+		}
+		go capture()
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}

@@ -21,15 +21,25 @@ type drainingTarget struct {
 	started map[ThreadID]time.Duration
 	drains  int
 	endless bool // every drain fills every capture
+	// The time of the last drain and the samples taken by then.
+	lastDrain time.Time
+	lastTaken map[ThreadID]int64
 }
 
 func newDraining(pid int, period time.Duration, threads map[ThreadID]*fakeThread) *drainingTarget {
 	return &drainingTarget{fakeTarget: newFake(pid, threads), period: period,
-		taken: map[ThreadID]int64{}, drained: map[ThreadID]int64{}, started: map[ThreadID]time.Duration{}}
+		taken: map[ThreadID]int64{}, drained: map[ThreadID]int64{}, started: map[ThreadID]time.Duration{},
+		lastTaken: map[ThreadID]int64{}}
 }
 
+// cpu returns a thread's CPU time: its share of the time since the start,
+// up to the exit if there is one.
 func (d *drainingTarget) cpu(t ThreadID) time.Duration {
-	return time.Duration(float64(time.Since(d.start)) * d.threads[t].share)
+	now := time.Now()
+	if !d.exitAt.IsZero() && now.After(d.exitAt) {
+		now = d.exitAt
+	}
+	return time.Duration(float64(now.Sub(d.start)) * d.threads[t].share)
 }
 
 func (d *drainingTarget) KernelSampled() (bool, bool) { return true, !d.refused }
@@ -51,6 +61,7 @@ func (d *drainingTarget) DrainSamples(t ThreadID, caps []*Capture) (int, error) 
 	if d.endless {
 		total = d.drained[t] + int64(len(caps))
 	}
+	d.lastDrain, d.lastTaken[t] = time.Now(), total
 	n := 0
 	for d.drained[t] < total && n < len(caps) {
 		seq := d.drained[t]
@@ -152,15 +163,14 @@ func TestDrainTicksEveryPeriodWhenAThreadIsStoppedForItsSamples(t *testing.T) {
 func TestDrainTakesTheLastSamplesOfATargetThatExits(t *testing.T) {
 	const hz = 100
 	d := newDraining(10, time.Second/hz, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
-	d.exitAt = time.Now().Add(550 * time.Millisecond)
-	ws := run(t, Config{Hz: hz}, 5*time.Second, d)
-	// Ticks at about 100 ms (first sight), 200 ms (the capture that starts
-	// its samples), 300-500 ms (drains), 600 ms (the exit found): the
-	// samples since the 500 ms drain are drained at the exit too, 40 in
-	// all rather than 30. (The fake's clock runs on past its exit.)
-	c := countBy(ws[0])[1]
-	if d.drained[1] < 38 || c < 45 {
-		t.Errorf("%d samples drained, %d counted; want about 40 drained (the last ones at the exit), 50 counted", d.drained[1], c)
+	d.exitAt = time.Now().Add(590 * time.Millisecond)
+	run(t, Config{Hz: hz}, 5*time.Second, d)
+	// Ticks at about 10, 20, 30 ms, then every 100 ms: the last drain
+	// before the exit at about 530 ms, the exit found at about 630 ms. The
+	// samples the kernel took up to the exit are drained then.
+	taken := int64((d.cpu(1) - d.started[1]) / d.period)
+	if d.drained[1] != taken || taken < 40 {
+		t.Errorf("%d samples drained of %d taken up to the exit", d.drained[1], taken)
 	}
 }
 
@@ -213,19 +223,22 @@ func TestDrainOfABackendThatNeverRunsDryEnds(t *testing.T) {
 }
 
 func TestDrainStartsSamplesAPeriodAfterFirstSightAndDrainsAtTheEnd(t *testing.T) {
-	const hz = 100
+	const hz, runFor = 100, 590 * time.Millisecond
 	d := newDraining(10, time.Second/hz, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
-	ws := run(t, Config{Hz: hz}, 590*time.Millisecond, d)
-	taken := int64((d.cpu(1) - d.started[1]) / d.period)
+	begin := time.Now()
+	ws := run(t, Config{Hz: hz}, runFor, d)
 	// First sight at the first tick (a period in), the capture that starts
 	// the samples one or two periods later, not a drain interval later.
 	if d.started[1] > 60*time.Millisecond {
 		t.Errorf("samples started after %v of CPU, want two or three periods (20-30 ms)", d.started[1])
 	}
-	// The run ended between drains (the last at about 520 ms): the samples
-	// since were drained at the end.
-	if d.drained[1] < taken-2 {
-		t.Errorf("%d of %d samples drained by the end of the run", d.drained[1], taken)
+	// The run ended between drains (the last at about 530 ms): the samples
+	// since were drained at its end.
+	if at := d.lastDrain.Sub(begin); at < runFor {
+		t.Errorf("last drain %v into a run of %v", at, runFor)
+	}
+	if d.drained[1] != d.lastTaken[1] {
+		t.Errorf("%d of %d samples drained", d.drained[1], d.lastTaken[1])
 	}
 	if _, sampled, _ := drainedCounts(ws[0], 1, []uint64{1}); sampled < d.drained[1] {
 		t.Errorf("%d samples counted of %d drained", sampled, d.drained[1])

@@ -24,8 +24,9 @@ const (
 )
 
 // How often kernel samples are drained (SampleDrainer): every drainPeriods
-// sampling periods, and at least every maxDrainInterval so that new threads
-// and processes are still found quickly at low rates. Ten periods cut the
+// sampling periods, but no less often than every maxDrainInterval (or every
+// period, below 10 Hz) so that new threads and processes are still found
+// quickly at low rates. Ten periods cut the
 // sampler's wake-ups, its fixed cost, tenfold, while the kernel's rings
 // stay small (about a dozen samples each).
 const (
@@ -245,8 +246,12 @@ func (s *Sampler) Run(ctx context.Context) error {
 		now := time.Now()
 		if late := now.Sub(next); late > 0 {
 			skip := int64(late/interval) + 1
-			s.win.missedT += skip
-			s.win.missed["tick late (profiler overloaded)"] += skip
+			if interval == s.period {
+				// (A late drain loses nothing: the kernel kept
+				// the samples.)
+				s.win.missedT += skip
+				s.win.missed["tick late (profiler overloaded)"] += skip
+			}
 			next = next.Add(time.Duration(skip) * interval)
 		}
 		timer.Reset(timerDelay(time.Until(next)))
@@ -402,7 +407,7 @@ func (s *Sampler) tick(n int64) {
 				// The samples the kernel took since the last drain
 				// are still to be had.
 				for tid, th := range ts.threads {
-					s.drain(ts, tid, th)
+					s.drain(ts, tid, th, true)
 				}
 			}
 			ts.exited = true
@@ -458,7 +463,7 @@ func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
 		// carried over: a thread that ran 20 µs is not stopped, and the
 		// samples add up to the CPU time, as a CPU-clock profiler's do.
 		th.pending += used
-		if ts.drainer != nil && s.drain(ts, tid, th) {
+		if ts.drainer != nil && s.drain(ts, tid, th, false) {
 			return
 		}
 		n = int64(th.pending / s.period)
@@ -498,8 +503,9 @@ const (
 // samples exclude it, or its buffer was full) is counted on the last stack
 // once it is more than the one period the kernel's next sample may still be
 // due in, so that counts add up to the CPU time as they do without kernel
-// samples.
-func (s *Sampler) drain(ts *targetState, tid ThreadID, th *threadState) bool {
+// samples. At a target's exit (last), threads already gone are not
+// counted as missed.
+func (s *Sampler) drain(ts *targetState, tid ThreadID, th *threadState, last bool) bool {
 	w := s.win
 	pid := ts.t.PID()
 	for len(s.drainCaps) < drainBatch {
@@ -514,7 +520,9 @@ func (s *Sampler) drain(ts *targetState, tid ThreadID, th *threadState) bool {
 			return false
 		}
 		if err != nil {
-			w.missed[missedReason(err)]++
+			if !last {
+				w.missed[missedReason(err)]++
+			}
 			return true
 		}
 		k = max(0, min(k, len(s.drainCaps)))
@@ -540,10 +548,11 @@ func (s *Sampler) drain(ts *targetState, tid ThreadID, th *threadState) bool {
 		s.count(pid, tid, th, th.lastStack, n)
 		th.pending -= time.Duration(n) * s.period
 	}
-	// The kernel's samples ahead of the CPU time read (the two are read
-	// at different moments) are made up by the next reads; no more than
-	// that is carried.
-	th.pending = max(th.pending, -2*s.period)
+	// The kernel's samples run ahead of the CPU time read (the two are
+	// read at different moments, and schedstat lags a running thread by
+	// up to a scheduler tick, several periods at 999 Hz): the next reads
+	// make it up. Up to a second's worth is carried.
+	th.pending = max(th.pending, -time.Duration(s.cfg.Hz)*s.period)
 	return true
 }
 

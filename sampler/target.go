@@ -153,7 +153,7 @@ type SampleDrainer interface {
 	// be left. A thread the kernel does not sample (yet) gets
 	// ErrNotKernelSampled: the sampler then captures it with Capture or
 	// CaptureBatch, which starts its kernel samples where it can. It does
-	// not stop the thread and does not allocate.
+	// not stop the thread and, in steady state, does not allocate.
 	DrainSamples(id ThreadID, caps []*Capture) (int, error)
 }
 

@@ -43,14 +43,15 @@ every period of its CPU time it copies the thread's registers and the top
 of its stack, in the thread's own timer interrupt, into a buffer), so no
 thread is stopped; macprof collects the samples ten times a second (every
 ten periods at rates above 100 Hz) rather than waking at the sampling rate.
-Stacks deeper than the 8 KiB copied end there, marked truncated. Where
-the kernel does not allow it (perf_event_paranoid, the locked-memory
-budget for its buffers), or with --capture stop, and in wall mode, each
-sample stops the thread for about 60 µs (ptrace); a thread that does not
-stop within 50 ms (an uninterruptible sleep) is skipped and counted as
-missed. Idle threads are never stopped in cpu mode. Measured on the
-project's 2-CPU test machine with two busy threads, and the figures for
-each way in bench/RESULTS.md.
+Each sample copies 8 KiB of stack, then 16 and 32 KiB for a thread whose
+stacks go deeper (where locked memory is not budgeted: root); deeper stacks
+end there, marked truncated. Where the kernel does not allow kernel
+samples (perf_event_paranoid, the locked-memory budget for its buffers),
+or with --capture stop, and in wall mode, each sample stops the thread for
+about 60 µs (ptrace); a thread that does not stop within 50 ms (an
+uninterruptible sleep) is skipped and counted as missed. Idle threads are
+never stopped in cpu mode. Measured on the project's 2-CPU test machine
+with two busy threads, and the figures for each way in bench/RESULTS.md.
 
 A launched command runs as the invoking user even under sudo; the processes
 it starts are followed (each is its own set of mappings, with a pid label),

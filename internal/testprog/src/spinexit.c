@@ -1,7 +1,9 @@
-/* A test target with a thread that spins for argv[1] milliseconds (default
- * 300) and exits (or, with argv[2] == "idle", sleeps forever), while its
- * main thread sleeps. It prints "ready" once the thread runs. */
+/* A test target with a thread that spins until the process gets SIGUSR1
+ * (or for at most argv[1] milliseconds, default 30000), then exits or, with
+ * argv[2] == "idle", sleeps forever, while its main thread sleeps. It
+ * prints "ready" once the thread runs. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,10 @@
 
 volatile unsigned long sink;
 static volatile int started;
+static volatile sig_atomic_t stop;
+static int idle;
+
+static void on_usr1(int sig) { (void)sig; stop = 1; }
 
 static double now_ms(void) {
   struct timespec ts;
@@ -20,9 +26,9 @@ static double now_ms(void) {
 __attribute__((noinline)) void spin(double ms) {
   double end = now_ms() + ms;
   started = 1;
-  while (now_ms() < end) for (int i = 0; i < 1000; i++) sink++;
+  while (!stop && now_ms() < end) for (int i = 0; i < 1000; i++) sink++;
 }
-static int idle;
+
 void *worker(void *arg) {
   spin(*(double *)arg);
   while (idle) pause();
@@ -30,8 +36,9 @@ void *worker(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  double ms = argc > 1 ? atof(argv[1]) : 300;
+  double ms = argc > 1 ? atof(argv[1]) : 30000;
   idle = argc > 2 && strcmp(argv[2], "idle") == 0;
+  signal(SIGUSR1, on_usr1);
   pthread_t t;
   pthread_create(&t, 0, worker, &ms);
   while (!started) usleep(1000);
