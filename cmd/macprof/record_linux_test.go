@@ -70,18 +70,21 @@ func procCPU(t *testing.T, pid int) time.Duration {
 // TestRecordDemoProfile records the demo capturing from kernel samples
 // (the default in cpu mode) and by stopping threads.
 func TestRecordDemoProfile(t *testing.T) {
-	for _, capture := range []string{"auto", "stop"} {
-		t.Run(capture, func(t *testing.T) { testRecordDemoProfile(t, capture) })
+	for _, tc := range []struct {
+		capture string
+		hz      int
+	}{{"auto", 99}, {"stop", 99}, {"auto", 999}} {
+		t.Run(fmt.Sprintf("%s/%dHz", tc.capture, tc.hz), func(t *testing.T) { testRecordDemoProfile(t, tc.capture, tc.hz) })
 	}
 }
 
-func testRecordDemoProfile(t *testing.T, capture string) {
+func testRecordDemoProfile(t *testing.T, capture string, hz int) {
 	macprof, demo := macprofBinary(t)
 	p := testprog.Start(t, demo, "-threads", "2", "-duration", "0")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "cpu.pb.gz")
 	cpuBefore := procCPU(t, p.PID)
-	const hz, secs = 99, 3
+	const secs = 3
 	cmd := exec.Command(macprof, "record", "-q", "--capture", capture, "-p", strconv.Itoa(p.PID), "-F", strconv.Itoa(hz), "-d", fmt.Sprintf("%ds", secs),
 		"-o", out, "-o", filepath.Join(dir, "flame.svg"), "-o", filepath.Join(dir, "stacks.folded"))
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -120,7 +123,7 @@ func testRecordDemoProfile(t *testing.T, capture string) {
 		}
 	}
 	// Samples account for the CPU time the target used (within 10%).
-	sampled := time.Duration(total) * time.Second / hz
+	sampled := time.Duration(total) * time.Second / time.Duration(hz)
 	ratio := float64(sampled) / float64(cpuUsed)
 	t.Logf("samples %d = %v of CPU; target used %v (ratio %.3f); rate x duration x 2 threads = %d samples",
 		total, sampled, cpuUsed, ratio, hz*secs*2)
