@@ -87,8 +87,8 @@ type Sampler struct {
 	cfg    Config
 	period time.Duration
 
-	mu      sync.Mutex // guards pending
-	pending []Target   // added by Add, picked up at the next tick
+	mu      sync.Mutex      // guards pending
+	pending []pendingTarget // added by Add, picked up at the next tick
 
 	targets []*targetState
 	interns *Interner
@@ -121,6 +121,8 @@ type targetState struct {
 	// drainer is the target as a SampleDrainer, when its kernel samples
 	// are on (cpu mode).
 	drainer SampleDrainer
+	// fresh: the process started since sampling began (AddStarted).
+	fresh bool
 }
 
 // Executabler is implemented by targets that know their main executable's
@@ -209,11 +211,26 @@ func New(cfg Config) (*Sampler, error) {
 // Period returns the sampling interval.
 func (s *Sampler) Period() time.Duration { return s.period }
 
-// Add starts sampling t at the next tick. It may be called from any
-// goroutine, also while Run is running.
-func (s *Sampler) Add(t Target) {
+// pendingTarget is a target added and not yet picked up by a tick.
+type pendingTarget struct {
+	t     Target
+	fresh bool
+}
+
+// Add starts sampling t at the next tick. The CPU time its threads used
+// before that tick is not counted (it predates the profile). It may be
+// called from any goroutine, also while Run is running.
+func (s *Sampler) Add(t Target) { s.add(t, false) }
+
+// AddStarted is Add for a process that started since sampling began (a
+// launched command, or a process it started): all of its threads' CPU time
+// is counted, from the process's start, the part before the tick that
+// first sees a thread on the first stack captured of it.
+func (s *Sampler) AddStarted(t Target) { s.add(t, true) }
+
+func (s *Sampler) add(t Target, fresh bool) {
 	s.mu.Lock()
-	s.pending = append(s.pending, t)
+	s.pending = append(s.pending, pendingTarget{t: t, fresh: fresh})
 	s.mu.Unlock()
 }
 
@@ -358,9 +375,10 @@ func (s *Sampler) adopt() {
 	pend := s.pending
 	s.pending = nil
 	s.mu.Unlock()
-	for _, t := range pend {
+	for _, p := range pend {
 		s.hadTargets = true
-		ts := &targetState{t: t, threads: map[ThreadID]*threadState{}, imgAt: time.Now()}
+		t := p.t
+		ts := &targetState{t: t, threads: map[ThreadID]*threadState{}, imgAt: time.Now(), fresh: p.fresh}
 		if d, ok := t.(SampleDrainer); ok && s.cfg.Mode == ModeCPU {
 			if on, _ := d.KernelSampled(); on {
 				ts.drainer = d
@@ -448,10 +466,11 @@ func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
 	pid := ts.t.PID()
 	if th.lastCPU < 0 {
 		// First sight. A thread that was there when the target was added
-		// brings CPU time from before; one that appeared since started
+		// brings CPU time from before, unless the process started since
+		// sampling began (AddStarted); one that appeared since started
 		// after the previous tick, so all of its CPU time is new.
 		th.lastCPU = info.CPUTime
-		if ts.ticks > 1 {
+		if ts.ticks > 1 || ts.fresh {
 			th.lastCPU = 0
 		}
 	}

@@ -390,3 +390,31 @@ func TestCPUModeCountsTimeWithoutANewKernelSampleOnTheLastStack(t *testing.T) {
 		t.Errorf("missed for want of a sample: %d, want 1 (the first capture); missed %v", n, w.Missed)
 	}
 }
+
+func TestAddStartedCountsCPUTimeFromTheProcessStart(t *testing.T) {
+	for _, started := range []bool{false, true} {
+		f := newFake(10, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
+		f.start = f.start.Add(-300 * time.Millisecond) // it has run for 300 ms already
+		s, err := New(Config{Hz: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if started {
+			s.AddStarted(f)
+		} else {
+			s.Add(f)
+		}
+		s.adopt()
+		s.win = s.newWindow(time.Now())
+		s.tick(1) // first sight
+		var total int64
+		for _, n := range s.win.counts {
+			total += n
+		}
+		// Started during sampling: its 300 ms so far are counted at
+		// first sight (30 samples); added while running: none of them.
+		if want := map[bool]int64{false: 0, true: 30}[started]; total < want || total > want+1 {
+			t.Errorf("started %v: %d samples at first sight, want %d", started, total, want)
+		}
+	}
+}

@@ -176,9 +176,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		waitChild = wait
-		rec.add(t)
+		rec.add(t, true)
 		rec.root = t
-	} else if err := rec.attach(*pid); err != nil {
+	} else if err := rec.attach(*pid, false); err != nil {
 		fmt.Fprintf(stderr, "macprof record: %v\n", err)
 		return 1
 	}
@@ -241,16 +241,19 @@ type recording struct {
 	polled time.Duration  // recording time of the last look
 }
 
-func (r *recording) attach(pid int) error {
+// attach attaches to pid and adds it; started says it started during the
+// recording (a descendant of the launched command), so that all of its CPU
+// time is counted.
+func (r *recording) attach(pid int, started bool) error {
 	t, err := attach(pid, r.opts)
 	if err != nil {
 		return err
 	}
-	r.add(t)
+	r.add(t, started)
 	return nil
 }
 
-func (r *recording) add(t sampler.Target) {
+func (r *recording) add(t sampler.Target, started bool) {
 	r.mu.Lock()
 	if r.pids == nil {
 		r.pids = map[int]bool{}
@@ -258,7 +261,11 @@ func (r *recording) add(t sampler.Target) {
 	r.ts = append(r.ts, t)
 	r.pids[t.PID()] = true
 	r.mu.Unlock()
-	r.s.Add(t)
+	if started {
+		r.s.AddStarted(t)
+	} else {
+		r.s.Add(t)
+	}
 }
 
 func (r *recording) attached(pid int) bool {
@@ -275,7 +282,9 @@ const childPollInterval = 100 * time.Millisecond
 // most once per childPollInterval of recording time. It runs after a tick,
 // on the sampler's goroutine.
 func (r *recording) followChildren(elapsed time.Duration) {
-	if r.root == nil || elapsed-r.polled < childPollInterval {
+	// (Ticks may come a little early: a tick that comes just short of
+	// the interval must not wait for the next one.)
+	if r.root == nil || elapsed-r.polled < childPollInterval*9/10 {
 		return
 	}
 	r.polled = elapsed
@@ -291,7 +300,7 @@ func (r *recording) followChildren(elapsed time.Duration) {
 		}
 		// A child that exits meanwhile is simply missed; one that cannot
 		// be attached (a zombie, a set-user-ID program) is not tried again.
-		if err := r.attach(pid); err != nil && len(r.failed) < maxFailedChildren {
+		if err := r.attach(pid, true); err != nil && len(r.failed) < maxFailedChildren {
 			if r.failed == nil {
 				r.failed = map[int]bool{}
 			}

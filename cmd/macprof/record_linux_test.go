@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -174,7 +175,8 @@ func TestRecordLaunchForwardsExitStatusAndFollowsChildren(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "f.folded")
 	// A shell starts the demo as its child and exits with status 7.
-	script := fmt.Sprintf("%s -threads 1 -duration 1500ms >/dev/null; exit 7", demo)
+	demoOut := filepath.Join(dir, "demo.out")
+	script := fmt.Sprintf("%s -threads 1 -duration 1500ms >%s; exit 7", demo, demoOut)
 	cmd := exec.Command(macprof, "record", "-q", "-o", out, "--", "sh", "-c", script)
 	err := cmd.Run()
 	ee, ok := err.(*exec.ExitError)
@@ -187,6 +189,24 @@ func TestRecordLaunchForwardsExitStatusAndFollowsChildren(t *testing.T) {
 	}
 	if !bytes.Contains(b, []byte("main.computeChecksums")) {
 		t.Fatalf("the child process was not followed: profile has no demo frames:\n%.2000s", b)
+	}
+	// All of the child's CPU time is counted, from its start (found up
+	// to 100 ms later): its worker's share of its 1.5 s, at 99 Hz.
+	var worker, samples float64
+	dout, err := os.ReadFile(demoOut)
+	if _, serr := fmt.Sscanf(string(regexp.MustCompile(`workers ran [0-9.]+%`).Find(dout)), "workers ran %f%%", &worker); err != nil || serr != nil {
+		t.Fatalf("demo output %q: %v %v", dout, err, serr)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(line); strings.Contains(line, "main.worker") && len(f) > 0 {
+			n, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			samples += n
+		}
+	}
+	want := worker / 100 * 1.5 * 99
+	t.Logf("worker samples %.0f, its CPU time %.0f%% of 1.5 s = %.0f samples", samples, worker, want)
+	if samples < 0.85*want || samples > 1.1*want {
+		t.Errorf("the child's worker has %.0f samples, want %.0f (its CPU time) -15%% to +10%%", samples, want)
 	}
 }
 
