@@ -319,9 +319,12 @@ func TestDrainSamplesDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
-	const period = 5 * time.Millisecond
-	p := testprog.Start(t, testprog.BuildC(t, "spinexit.c"))
+// startSpinExit starts spinexit.c with args, attaches to it with kernel
+// samples every period, and captures its spinning thread once, which opens
+// the thread's ring. SIGUSR1 to the process ends the spin.
+func startSpinExit(t *testing.T, period time.Duration, args ...string) (*testprog.Proc, *Target, sampler.ThreadID, *sampler.Capture) {
+	t.Helper()
+	p := testprog.Start(t, testprog.BuildC(t, "spinexit.c"), args...)
 	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true, KernelSamplePeriod: period})
 	if err != nil {
 		t.Fatal(err)
@@ -336,6 +339,12 @@ func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
 	if err := tg.Capture(tid, c); err != nil {
 		t.Fatalf("first capture: %v", err)
 	}
+	return p, tg, tid, c
+}
+
+func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
+	const period = 5 * time.Millisecond
+	p, tg, tid, c := startSpinExit(t, period)
 	// About 20 samples, at most the 15 its ring holds.
 	time.Sleep(100 * time.Millisecond)
 	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread exits
@@ -352,7 +361,7 @@ func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
 			t.Fatal("the spinning thread did not exit")
 		}
 	}
-	if tids, err = tg.Threads(nil); err != nil || !slices.Contains(tids, tid) {
+	if tids, err := tg.Threads(nil); err != nil || !slices.Contains(tids, tid) {
 		t.Fatalf("threads after the exit: %v, %v; want %d still listed, its samples not drained", tids, err, tid)
 	}
 	if _, err := tg.Info(tid); err != nil {
@@ -360,12 +369,12 @@ func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
 	}
 	walks := drainAll(t, tg, int(tid), 4)
 	if len(walks) < 5 {
-		t.Fatalf("%d samples drained from a thread that spun for 200 ms at a %v period, want many", len(walks), period)
+		t.Fatalf("%d samples drained from a thread that spun for 100 ms at a %v period, want many", len(walks), period)
 	}
 	if _, err := tg.DrainSamples(tid, []*sampler.Capture{c}); !errors.Is(err, ErrNoThread) {
 		t.Errorf("drain after the last one: %v, want ErrNoThread (its ring closed)", err)
 	}
-	if tids, _ = tg.Threads(nil); slices.Contains(tids, tid) {
+	if tids, _ := tg.Threads(nil); slices.Contains(tids, tid) {
 		t.Errorf("threads %v: the drained thread is still listed", tids)
 	}
 }
@@ -468,22 +477,8 @@ func TestKernelSampleRingShrinksToTheLockedMemoryBudget(t *testing.T) {
 
 func TestDrainSamplesClosesTheRingOfAnIdleThread(t *testing.T) {
 	const period = 5 * time.Millisecond
-	p := testprog.Start(t, testprog.BuildC(t, "spinexit.c"), "30000", "idle")
-	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true, KernelSamplePeriod: period})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tg.Close() })
+	p, tg, tid, c := startSpinExit(t, period, "30000", "idle")
 	tg.ringIdle = 100 * time.Millisecond
-	tids, _ := tg.Threads(nil)
-	if len(tids) != 2 {
-		t.Fatalf("threads %v, want the main thread and the spinning one", tids)
-	}
-	tid := tids[1]
-	c := sampler.NewCapture(512, 64<<10)
-	if err := tg.Capture(tid, c); err != nil {
-		t.Fatalf("first capture: %v", err)
-	}
 	fd := tg.threads[int(tid)].ring.fd
 	time.Sleep(100 * time.Millisecond)
 	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread goes to sleep

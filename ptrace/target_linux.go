@@ -1197,9 +1197,8 @@ func (t *Target) detachHeld() error {
 		th.closeFiles()
 		delete(t.threads, tid)
 	}
-	for tid, th := range t.departed {
-		th.closeFiles()
-		delete(t.departed, tid)
+	for tid := range t.departed {
+		t.forgetDeparted(tid)
 	}
 	t.stateMu.Unlock()
 	return first
@@ -1334,12 +1333,9 @@ func (t *Target) refreshThreads() error {
 			if ok && tid > 0 && tid < 1<<31 {
 				th, have := t.threads[int(tid)]
 				if !have {
-					if old, ok := t.departed[int(tid)]; ok {
-						// Its id was reused already: the
-						// exited thread's samples go.
-						old.closeFiles()
-						delete(t.departed, int(tid))
-					}
+					// An id reused already: the exited
+					// thread's samples go.
+					t.forgetDeparted(int(tid))
 					th = &thread{tid: int(tid), files: openThreadFiles(t.pid, int(tid))}
 					t.threads[int(tid)] = th
 				}
@@ -1362,8 +1358,7 @@ func (t *Target) refreshThreads() error {
 	}
 	for tid, th := range t.departed {
 		if t.listGen-th.gen > 2 {
-			th.closeFiles()
-			delete(t.departed, tid)
+			t.forgetDeparted(tid)
 		}
 	}
 	if live == 0 {
@@ -1387,6 +1382,15 @@ func (t *Target) refreshThreads() error {
 	return nil
 }
 
+// forgetDeparted closes the ring of a departed thread, if tid is one, and
+// forgets it. The caller holds stateMu.
+func (t *Target) forgetDeparted(tid int) {
+	if th, ok := t.departed[tid]; ok {
+		th.closeFiles()
+		delete(t.departed, tid)
+	}
+}
+
 // zombieCheckEvery is how often a single-threaded target's state is read
 // to find a zombie leader.
 const zombieCheckEvery = 100 * time.Millisecond
@@ -1395,11 +1399,9 @@ const zombieCheckEvery = 100 * time.Millisecond
 // kernel sample when KernelSamplePeriod asks for them and its ring could be
 // opened, by stopping it otherwise.
 func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
-	t.stateMu.Lock()
-	th, ok := t.threads[tid]
-	t.stateMu.Unlock()
-	if !ok {
-		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+	th, err := t.liveThread(tid)
+	if err != nil {
+		return err
 	}
 	if t.perfWalker == nil || th.noRing {
 		return t.stopAndCapture(th, c)
@@ -1569,8 +1571,7 @@ func (t *Target) DrainSamples(id sampler.ThreadID, caps []*sampler.Capture) (int
 		// More to drain.
 	case departed:
 		t.stateMu.Lock()
-		th.closeFiles()
-		delete(t.departed, tid)
+		t.forgetDeparted(tid)
 		t.stateMu.Unlock()
 	case th.ranOff && !th.ringFull && t.ringsMayGrow && t.perfSmall == nil && t.perfOpenErr == nil:
 		t.growRing(th)
@@ -1623,13 +1624,23 @@ func (t *Target) growRing(th *thread) {
 // (continuous mode), so that no signal of the target is intercepted
 // between samples.
 func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
+	th, err := t.liveThread(tid)
+	if err != nil {
+		return err
+	}
+	return t.stopAndCapture(th, c)
+}
+
+// liveThread looks a thread up in the thread table from a capturing
+// goroutine (continuous mode), under stateMu.
+func (t *Target) liveThread(tid int) (*thread, error) {
 	t.stateMu.Lock()
 	th, ok := t.threads[tid]
 	t.stateMu.Unlock()
 	if !ok {
-		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+		return nil, fmt.Errorf("thread %d: %w", tid, ErrNoThread)
 	}
-	return t.stopAndCapture(th, c)
+	return th, nil
 }
 
 // stopAndCapture is captureTransient for a thread already looked up.

@@ -179,13 +179,7 @@ func TestDrainDoesNotAllocate(t *testing.T) {
 	d := newDraining(10, time.Second/hz, map[ThreadID]*fakeThread{
 		1: {share: 1, stack: []uint64{1, 2, 3}}, 2: {share: 1, stack: []uint64{4, 5}},
 	})
-	s, err := New(Config{Hz: hz})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Add(d)
-	s.adopt()
-	s.win = s.newWindow(time.Now())
+	s := tickable(t, Config{Hz: hz}, d)
 	tick := int64(0)
 	for i := 0; i < 300; i++ { // warm up: every stack interned, every map entry made
 		tick++
@@ -208,13 +202,7 @@ func TestDrainDoesNotAllocate(t *testing.T) {
 func TestDrainOfABackendThatNeverRunsDryEnds(t *testing.T) {
 	d := newDraining(10, 10*time.Millisecond, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
 	d.endless = true
-	s, err := New(Config{Hz: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Add(d)
-	s.adopt()
-	s.win = s.newWindow(time.Now())
+	s := tickable(t, Config{Hz: 100}, d)
 	d.started[1] = 0
 	s.tick(1)
 	if got := d.drained[1]; got < maxDrained || got > maxDrained+drainBatch {

@@ -104,6 +104,22 @@ func run(t *testing.T, cfg Config, d time.Duration, targets ...Target) []*Window
 	return ws
 }
 
+// tickable returns a Sampler for cfg with targets adopted and a window
+// open, ready for tick calls without Run.
+func tickable(t *testing.T, cfg Config, targets ...Target) *Sampler {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range targets {
+		s.Add(tg)
+	}
+	s.adopt()
+	s.win = s.newWindow(time.Now())
+	return s
+}
+
 func countBy(w *Window) map[ThreadID]int64 {
 	m := map[ThreadID]int64{}
 	for _, s := range w.Samples {
@@ -221,13 +237,7 @@ func TestWindowsExitAndKeepRunning(t *testing.T) {
 
 func TestSamplerHotPathDoesNotAllocate(t *testing.T) {
 	f := newFake(10, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2, 3}}, 2: {share: 1, stack: []uint64{4, 5}}})
-	s, err := New(Config{Hz: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Add(f)
-	s.adopt()
-	s.win = s.newWindow(time.Now())
+	s := tickable(t, Config{Hz: 1000}, f)
 	tick := int64(0)
 	for i := 0; i < 10; i++ { // warm up: threads, buffers, map entries
 		tick++
@@ -305,14 +315,7 @@ func TestCaptureBatchInterns(t *testing.T) {
 	threads := map[ThreadID]*fakeThread{1: {stack: a}, 2: {stack: a}, 3: {stack: b}, 4: {stack: c}}
 	walking := &walkingTarget{fakeTarget: newFake(10, threads), walker: walker}
 	plain := newFake(11, map[ThreadID]*fakeThread{1: {stack: b}, 2: {stack: a}, 3: {stack: c}})
-	s, err := New(Config{Hz: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Add(walking)
-	s.Add(plain)
-	s.adopt()
-	s.win = s.newWindow(time.Now())
+	s := tickable(t, Config{Hz: 100}, walking, plain)
 	tw, tp := s.targets[0], s.targets[1]
 
 	w1 := captureOnce(s, tw, 1, 2, 3)
