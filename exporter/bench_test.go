@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/pprof/profile"
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
+
+	pprof "github.com/google/pprof/profile"
 
 	"github.com/macprof/macprof/exporter/folded"
 	"github.com/macprof/macprof/images"
-	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/symcache"
 )
 
@@ -42,17 +44,17 @@ func benchCache() *symcache.Cache {
 
 // benchWindow has n unique stacks of 8 to 40 frames over 8 threads, drawn
 // from 20,000 distinct call sites, one sample per stack.
-func benchWindow(n int) *sampler.Window {
+func benchWindow(n int) *profile.Window {
 	rng := rand.New(rand.NewPCG(7, 11))
 	sites := make([]uint64, 20000)
 	for i := range sites {
 		sites[i] = benchLib.Start + uint64(rng.IntN(benchFuncs))<<12 + uint64(1+rng.IntN(4000))
 	}
-	w := &sampler.Window{
+	w := &profile.Window{
 		Start:     time.Unix(1_700_000_000, 0),
 		End:       time.Unix(1_700_000_010, 0),
 		Period:    time.Second / 99,
-		Processes: []sampler.Process{{PID: 42, Executable: benchLib.Path, Images: images.NewSet([]*images.Image{benchLib})}},
+		Processes: []profile.Process{{PID: 42, Executable: benchLib.Path, Images: images.NewSet([]*images.Image{benchLib})}},
 	}
 	for i := 0; i < n; i++ {
 		pcs := make([]uint64, 8+rng.IntN(33))
@@ -64,8 +66,8 @@ func benchWindow(n int) *sampler.Window {
 				pcs[j] = sites[rng.IntN(len(sites))]
 			}
 		}
-		w.Stacks = append(w.Stacks, sampler.Stack{PCs: pcs})
-		w.Samples = append(w.Samples, sampler.Sample{Stack: i, PID: 42, Thread: sampler.ThreadID(100 + i%8), ThreadName: fmt.Sprintf("worker-%d", i%8), Count: int64(1 + rng.IntN(20))})
+		w.Stacks = append(w.Stacks, profile.Stack{PCs: pcs})
+		w.Samples = append(w.Samples, profile.Sample{Stack: i, PID: 42, Thread: target.ThreadID(100 + i%8), ThreadName: fmt.Sprintf("worker-%d", i%8), Count: int64(1 + rng.IntN(20))})
 	}
 	return w
 }
@@ -129,7 +131,7 @@ func TestLargeWindow(t *testing.T) {
 	if err := p.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	q, err := profile.Parse(&buf)
+	q, err := pprof.Parse(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}

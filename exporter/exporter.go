@@ -1,4 +1,4 @@
-// Package exporter turns a sampler.Window into files people open: pprof
+// Package exporter turns a profile.Window into files people open: pprof
 // profiles (github.com/google/pprof/profile, as the Go runtime writes CPU
 // profiles), folded stacks (exporter/folded) and SVG flame graphs
 // (exporter/flamegraph).
@@ -21,9 +21,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/macprof/macprof/profile"
+
 	"github.com/macprof/macprof/exporter/flamegraph"
 	"github.com/macprof/macprof/exporter/folded"
-	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/symcache"
 )
 
@@ -109,7 +110,7 @@ type Options struct {
 }
 
 // Write writes the window to out in the given format.
-func Write(out io.Writer, format Format, w *sampler.Window, c *symcache.Cache, opts Options) error {
+func Write(out io.Writer, format Format, w *profile.Window, c *symcache.Cache, opts Options) error {
 	switch format {
 	case FormatPprof:
 		p, err := Profile(w, c, opts)
@@ -155,7 +156,7 @@ func Write(out io.Writer, format Format, w *sampler.Window, c *symcache.Cache, o
 // WriteFile writes the window to path in the given format; path "-" is
 // standard output. The output is encoded in memory first, so a failed
 // export leaves an existing file untouched.
-func WriteFile(path string, format Format, w *sampler.Window, c *symcache.Cache, opts Options) error {
+func WriteFile(path string, format Format, w *profile.Window, c *symcache.Cache, opts Options) error {
 	var buf bytes.Buffer
 	if err := Write(&buf, format, w, c, opts); err != nil {
 		return err
@@ -229,7 +230,7 @@ func CheckWritable(path string) error {
 }
 
 // defaultTitle names the window's executables.
-func defaultTitle(w *sampler.Window) string {
+func defaultTitle(w *profile.Window) string {
 	var names []string
 	seen := map[string]bool{}
 	for _, p := range w.Processes {
@@ -257,7 +258,7 @@ func defaultTitle(w *sampler.Window) string {
 // frame names from the root to the leaf (inlined functions included, the
 // process and thread frames first when opts ask for them). The frames slice
 // is reused between calls.
-func stacks(w *sampler.Window, c *symcache.Cache, opts Options, add func(frames []string, count int64)) error {
+func stacks(w *profile.Window, c *symcache.Cache, opts Options, add func(frames []string, count int64)) error {
 	r, err := newResolver(w, c)
 	if err != nil {
 		return err
@@ -296,7 +297,7 @@ func stacks(w *sampler.Window, c *symcache.Cache, opts Options, add func(frames 
 	return nil
 }
 
-func processFrame(w *sampler.Window, proc, pid int) string {
+func processFrame(w *profile.Window, proc, pid int) string {
 	s := "pid " + strconv.Itoa(pid)
 	if proc >= 0 && w.Processes[proc].Executable != "" {
 		s += " (" + filepath.Base(w.Processes[proc].Executable) + ")"

@@ -14,10 +14,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/pprof/profile"
+	"github.com/macprof/macprof/profile"
+
+	pprof "github.com/google/pprof/profile"
 
 	"github.com/macprof/macprof/exporter/folded"
-	"github.com/macprof/macprof/sampler"
 )
 
 func TestFormatForPath(t *testing.T) {
@@ -59,7 +60,7 @@ func TestParseFormat(t *testing.T) {
 	if _, err := ParseFormat("json"); err == nil || !strings.Contains(err.Error(), `"json"`) || !strings.Contains(err.Error(), "pprof, folded, svg") {
 		t.Errorf("ParseFormat(json): %v", err)
 	}
-	if err := Write(io.Discard, FormatUnknown, newTestWindow(t, sampler.ModeCPU).w, newCache(), Options{}); err == nil {
+	if err := Write(io.Discard, FormatUnknown, newTestWindow(t, profile.ModeCPU).w, newCache(), Options{}); err == nil {
 		t.Error("Write accepted FormatUnknown")
 	}
 }
@@ -111,7 +112,7 @@ func TestCheckWritable(t *testing.T) {
 }
 
 func TestWriteFileAllFormats(t *testing.T) {
-	tw := newTestWindow(t, sampler.ModeCPU)
+	tw := newTestWindow(t, profile.ModeCPU)
 	dir := t.TempDir()
 	for _, name := range []string{"cpu.pb.gz", "cpu.folded", "cpu.svg"} {
 		path := filepath.Join(dir, name)
@@ -131,7 +132,7 @@ func TestWriteFileAllFormats(t *testing.T) {
 		}
 		switch f {
 		case FormatPprof:
-			if _, err := profile.ParseData(b); err != nil {
+			if _, err := pprof.ParseData(b); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
 		case FormatFolded:
@@ -148,7 +149,7 @@ func TestWriteFileAllFormats(t *testing.T) {
 	path := filepath.Join(dir, "cpu.folded")
 	before, _ := os.ReadFile(path)
 	w := *tw.w
-	w.Samples = []sampler.Sample{{Stack: -1, Count: 1}}
+	w.Samples = []profile.Sample{{Stack: -1, Count: 1}}
 	if err := WriteFile(path, FormatFolded, &w, newCache(), Options{}); err == nil {
 		t.Error("bad window written")
 	}
@@ -174,7 +175,7 @@ func xmlWellFormed(b []byte) error {
 }
 
 func TestFolded(t *testing.T) {
-	tw := newTestWindow(t, sampler.ModeCPU)
+	tw := newTestWindow(t, profile.ModeCPU)
 	var buf bytes.Buffer
 	if err := Write(&buf, FormatFolded, tw.w, newCache(), Options{}); err != nil {
 		t.Fatal(err)
@@ -219,7 +220,7 @@ func TestFolded(t *testing.T) {
 }
 
 func TestSVGOfWindow(t *testing.T) {
-	tw := newTestWindow(t, sampler.ModeCPU)
+	tw := newTestWindow(t, profile.ModeCPU)
 	var buf bytes.Buffer
 	if err := Write(&buf, FormatSVG, tw.w, newCache(), Options{Width: 1000}); err != nil {
 		t.Fatal(err)

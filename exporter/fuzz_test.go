@@ -7,21 +7,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/pprof/profile"
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
+
+	pprof "github.com/google/pprof/profile"
 
 	"github.com/macprof/macprof/images"
-	"github.com/macprof/macprof/sampler"
 )
 
 // fuzzWindow decodes a window from bytes: stacks of addresses inside and
 // around fakeLib, samples with any stack index, PID, thread, name and
 // count. It needs no /proc, so it runs on every OS.
-func fuzzWindow(data []byte) *sampler.Window {
-	w := &sampler.Window{
+func fuzzWindow(data []byte) *profile.Window {
+	w := &profile.Window{
 		Start:     time.Unix(1_700_000_000, 0),
 		End:       time.Unix(1_700_000_001, 0),
 		Period:    time.Millisecond,
-		Processes: []sampler.Process{{PID: 1, Executable: fakeLib.Path, Images: images.NewSet([]*images.Image{fakeLib})}, {PID: 2}},
+		Processes: []profile.Process{{PID: 1, Executable: fakeLib.Path, Images: images.NewSet([]*images.Image{fakeLib})}, {PID: 2}},
 	}
 	next := func() uint64 {
 		if len(data) < 2 {
@@ -36,7 +38,7 @@ func fuzzWindow(data []byte) *sampler.Window {
 		kind := next()
 		switch kind % 3 {
 		case 0, 1: // a stack of up to 16 addresses
-			var st sampler.Stack
+			var st profile.Stack
 			for i := next() % 16; i > 0 && len(data) > 0; i-- {
 				a := next()
 				if a&1 == 0 {
@@ -52,10 +54,10 @@ func fuzzWindow(data []byte) *sampler.Window {
 				name = string(data[:k])
 				data = data[k:]
 			}
-			w.Samples = append(w.Samples, sampler.Sample{
+			w.Samples = append(w.Samples, profile.Sample{
 				Stack:      int(int16(next())) % 20,
 				PID:        int(next() % 4),
-				Thread:     sampler.ThreadID(next()),
+				Thread:     target.ThreadID(next()),
 				ThreadName: name,
 				Count:      int64(int16(next())),
 			})
@@ -78,7 +80,7 @@ func FuzzWindow(f *testing.F) {
 		if err := p.Write(&buf); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := profile.Parse(&buf); err != nil {
+		if _, err := pprof.Parse(&buf); err != nil {
 			t.Fatalf("round trip: %v", err)
 		}
 		for _, format := range []Format{FormatFolded, FormatSVG} {

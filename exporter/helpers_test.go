@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/images"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/symcache"
 )
 
@@ -51,7 +51,7 @@ func pcs(t testing.TB, fn any) (leaf, ret uint64, name string) {
 
 // selfProcess returns the test process with the images from its own
 // /proc/self/maps.
-func selfProcess(t testing.TB, pid int) sampler.Process {
+func selfProcess(t testing.TB, pid int) profile.Process {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		// The images come from /proc/self/maps and an ELF test binary.
@@ -72,7 +72,7 @@ func selfProcess(t testing.TB, pid int) sampler.Process {
 	if img == nil {
 		t.Fatalf("no image holds leafWork at %#x", entry)
 	}
-	return sampler.Process{PID: pid, Executable: img.Path, Images: set}
+	return profile.Process{PID: pid, Executable: img.Path, Images: set}
 }
 
 // fakeLib is a synthetic image symbolized by fakeLoader, with an inlined
@@ -158,12 +158,12 @@ func newCache() *symcache.Cache {
 // images (as two processes of one executable would), plus the fake image
 // in the first.
 type testWindow struct {
-	w                           *sampler.Window
+	w                           *profile.Window
 	leafName, midName, rootName string
 	leafPC, midRet, rootRet     uint64
 }
 
-func newTestWindow(t testing.TB, mode sampler.Mode) *testWindow {
+func newTestWindow(t testing.TB, mode profile.Mode) *testWindow {
 	t.Helper()
 	tw := &testWindow{}
 	tw.leafPC, _, tw.leafName = pcs(t, leafWork)
@@ -176,20 +176,20 @@ func newTestWindow(t testing.TB, mode sampler.Mode) *testWindow {
 	p2 := selfProcess(t, 1002)
 
 	start := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	tw.w = &sampler.Window{
+	tw.w = &profile.Window{
 		Start:     start,
 		End:       start.Add(2 * time.Second),
 		Period:    10 * time.Millisecond,
 		Mode:      mode,
-		Processes: []sampler.Process{p1, p2},
-		Stacks: []sampler.Stack{
+		Processes: []profile.Process{p1, p2},
+		Stacks: []profile.Stack{
 			{PCs: []uint64{tw.leafPC, tw.midRet, tw.rootRet}},             // 0
 			{PCs: []uint64{tw.midRet - 8, tw.rootRet}},                    // 1: PC at middleWork's entry
 			{PCs: []uint64{0x10, tw.midRet, tw.rootRet}},                  // 2: unknown leaf
 			{PCs: []uint64{fakeLib.Start + 0x150, fakeLib.Start + 0x251}}, // 3: inlined leaf, "other" caller
 			{PCs: []uint64{tw.leafPC}, Truncated: true},                   // 4
 		},
-		Samples: []sampler.Sample{
+		Samples: []profile.Sample{
 			{Stack: 0, PID: 1001, Thread: 11, ThreadName: "worker", Count: 50},
 			{Stack: 0, PID: 1001, Thread: 12, ThreadName: "worker", Count: 30},
 			{Stack: 1, PID: 1001, Thread: 13, Count: 7},
@@ -199,8 +199,8 @@ func newTestWindow(t testing.TB, mode sampler.Mode) *testWindow {
 			{Stack: 0, PID: 1002, Thread: 21, ThreadName: "main", Count: 5},
 			{Stack: 1, PID: 1002, Thread: 21, ThreadName: "main", Count: 0}, // ignored
 		},
-		Missed: map[string]int64{"thread exited": 3, "late tick": 1, "zero": 0},
-		Stats:  sampler.Stats{Ticks: 200, MissedTicks: 1, Captures: 99},
+		Missed: map[profile.MissReason]int64{profile.MissThreadGone: 3, profile.MissTickLate: 1, profile.MissEmptyStack: 0},
+		Stats:  profile.Stats{Ticks: 200, MissedTicks: 1, Captures: 99},
 	}
 	return tw
 }

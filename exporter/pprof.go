@@ -5,10 +5,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/google/pprof/profile"
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
+
+	pprof "github.com/google/pprof/profile"
 
 	"github.com/macprof/macprof/images"
-	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/symcache"
 )
 
@@ -45,7 +47,7 @@ const NoFramesFrame = "[no frames]"
 // and pid (samples of one thread share their label maps: do not modify
 // them). Addresses outside every known image become locations without a
 // mapping or function. Missed-sample counts are written as comments.
-func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profile, error) {
+func Profile(w *profile.Window, c *symcache.Cache, opts Options) (*pprof.Profile, error) {
 	r, err := newResolver(w, c)
 	if err != nil {
 		return nil, err
@@ -55,15 +57,15 @@ func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profi
 		return nil, fmt.Errorf("exporter: window period %v is not positive", w.Period)
 	}
 	kind := "cpu"
-	if w.Mode == sampler.ModeWall {
+	if w.Mode == profile.ModeWall {
 		kind = "wall"
 	}
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{
+	p := &pprof.Profile{
+		SampleType: []*pprof.ValueType{
 			{Type: "samples", Unit: "count"},
 			{Type: kind, Unit: "nanoseconds"},
 		},
-		PeriodType: &profile.ValueType{Type: kind, Unit: "nanoseconds"},
+		PeriodType: &pprof.ValueType{Type: kind, Unit: "nanoseconds"},
 		Period:     period,
 	}
 	if !w.Start.IsZero() {
@@ -77,8 +79,8 @@ func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profi
 	b := pprofBuilder{
 		p:         p,
 		r:         r,
-		mappings:  make(map[mapKey]*profile.Mapping),
-		functions: make(map[funcKey]*profile.Function),
+		mappings:  make(map[mapKey]*pprof.Mapping),
+		functions: make(map[funcKey]*pprof.Function),
 	}
 	// Resolve every stack first so that mappings can be ordered.
 	samples := make([][]int, len(w.Samples))
@@ -96,10 +98,10 @@ func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profi
 	for i := range r.locs {
 		nlines += len(r.locs[i].frames)
 	}
-	b.lines = make([]profile.Line, 0, nlines)
-	locArray := make([]profile.Location, len(r.locs))
-	locs := make([]*profile.Location, len(r.locs))
-	p.Location = make([]*profile.Location, 0, len(r.locs)+len(w.Processes)+1)
+	b.lines = make([]pprof.Line, 0, nlines)
+	locArray := make([]pprof.Location, len(r.locs))
+	locs := make([]*pprof.Location, len(r.locs))
+	p.Location = make([]*pprof.Location, 0, len(r.locs)+len(w.Processes)+1)
 	for i := range r.locs {
 		locs[i] = b.location(&r.locs[i], &locArray[i])
 	}
@@ -113,7 +115,7 @@ func Profile(w *sampler.Window, c *symcache.Cache, opts Options) (*profile.Profi
 // addSamples adds one pprof sample per window sample with a positive
 // count. Values, location lists and samples share a few large allocations;
 // samples of one thread share their label maps.
-func (b *pprofBuilder) addSamples(samples [][]int, locs []*profile.Location, period int64) {
+func (b *pprofBuilder) addSamples(samples [][]int, locs []*pprof.Location, period int64) {
 	w := b.r.w
 	nlocs, n := 0, 0
 	for i, s := range w.Samples {
@@ -122,11 +124,11 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*profile.Location, per
 			n++
 		}
 	}
-	locBacking := make([]*profile.Location, 0, nlocs)
+	locBacking := make([]*pprof.Location, 0, nlocs)
 	values := make([]int64, 0, 2*n)
 	type threadKey struct {
 		pid    int
-		thread sampler.ThreadID
+		thread target.ThreadID
 		name   string
 	}
 	type labels struct {
@@ -134,9 +136,9 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*profile.Location, per
 		num map[string][]int64
 	}
 	threads := make(map[threadKey]labels)
-	var truncated, empty *profile.Location
-	b.p.Sample = make([]*profile.Sample, 0, n)
-	sampleArray := make([]profile.Sample, 0, n)
+	var truncated, empty *pprof.Location
+	b.p.Sample = make([]*pprof.Sample, 0, n)
+	sampleArray := make([]pprof.Sample, 0, n)
 	for i, s := range w.Samples {
 		if s.Count <= 0 {
 			continue
@@ -170,7 +172,7 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*profile.Location, per
 			threads[tk] = lb
 		}
 		values = append(values, s.Count, s.Count*period)
-		sampleArray = append(sampleArray, profile.Sample{
+		sampleArray = append(sampleArray, pprof.Sample{
 			Location: locBacking[start:len(locBacking):len(locBacking)],
 			Value:    values[len(values)-2 : len(values) : len(values)],
 			Label:    lb.str,
@@ -182,16 +184,9 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*profile.Location, per
 
 // comments describes what the samples do not show: missed samples by
 // reason, in a stable order.
-func comments(w *sampler.Window) []string {
+func comments(w *profile.Window) []string {
 	var out []string
-	reasons := make([]string, 0, len(w.Missed))
-	for k, v := range w.Missed {
-		if v != 0 {
-			reasons = append(reasons, k)
-		}
-	}
-	sort.Strings(reasons)
-	for _, k := range reasons {
+	for _, k := range w.MissReasons() {
 		out = append(out, fmt.Sprintf("macprof: missed %s: %d", k, w.Missed[k]))
 	}
 	if w.Stats.Ticks > 0 {
@@ -210,11 +205,11 @@ type funcKey struct {
 }
 
 type pprofBuilder struct {
-	p         *profile.Profile
+	p         *pprof.Profile
 	r         *resolver
-	mappings  map[mapKey]*profile.Mapping
-	functions map[funcKey]*profile.Function
-	lines     []profile.Line // backing array of all locations' lines
+	mappings  map[mapKey]*pprof.Mapping
+	functions map[funcKey]*pprof.Function
+	lines     []pprof.Line // backing array of all locations' lines
 }
 
 // addMappings creates one mapping per (process, image) that a location
@@ -277,7 +272,7 @@ func (b *pprofBuilder) addMappings() {
 	})
 	for _, u := range order {
 		img := u.key.img
-		m := &profile.Mapping{
+		m := &pprof.Mapping{
 			ID:              uint64(len(b.p.Mapping) + 1),
 			Start:           img.Start,
 			Limit:           img.Limit,
@@ -295,8 +290,8 @@ func (b *pprofBuilder) addMappings() {
 }
 
 // location adds the pprof location of l.
-func (b *pprofBuilder) location(l *location, pl *profile.Location) *profile.Location {
-	*pl = profile.Location{
+func (b *pprofBuilder) location(l *location, pl *pprof.Location) *pprof.Location {
+	*pl = pprof.Location{
 		ID:      uint64(len(b.p.Location) + 1),
 		Address: l.addr,
 	}
@@ -309,7 +304,7 @@ func (b *pprofBuilder) location(l *location, pl *profile.Location) *profile.Loca
 			if f.Function == "" {
 				continue
 			}
-			b.lines = append(b.lines, profile.Line{Function: b.function(f.Function, f.File), Line: int64(f.Line)})
+			b.lines = append(b.lines, pprof.Line{Function: b.function(f.Function, f.File), Line: int64(f.Line)})
 		}
 		pl.Line = b.lines[start:len(b.lines):len(b.lines)]
 	}
@@ -319,10 +314,10 @@ func (b *pprofBuilder) location(l *location, pl *profile.Location) *profile.Loca
 
 // pseudoLocation adds a location with no address that names a pseudo
 // function.
-func (b *pprofBuilder) pseudoLocation(name string) *profile.Location {
-	pl := &profile.Location{
+func (b *pprofBuilder) pseudoLocation(name string) *pprof.Location {
+	pl := &pprof.Location{
 		ID:   uint64(len(b.p.Location) + 1),
-		Line: []profile.Line{{Function: b.function(name, "")}},
+		Line: []pprof.Line{{Function: b.function(name, "")}},
 	}
 	b.p.Location = append(b.p.Location, pl)
 	return pl
@@ -331,13 +326,13 @@ func (b *pprofBuilder) pseudoLocation(name string) *profile.Location {
 // function returns the deduplicated function named name in file. Control
 // characters in either (which no real symbol has, but a hostile image can)
 // become spaces, so that pprof's text reports keep one function per line.
-func (b *pprofBuilder) function(name, file string) *profile.Function {
+func (b *pprofBuilder) function(name, file string) *pprof.Function {
 	name, file = printable(name), printable(file)
 	k := funcKey{name, file}
 	if f := b.functions[k]; f != nil {
 		return f
 	}
-	f := &profile.Function{
+	f := &pprof.Function{
 		ID:         uint64(len(b.p.Function) + 1),
 		Name:       name,
 		SystemName: name,

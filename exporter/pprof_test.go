@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/pprof/profile"
+	"github.com/macprof/macprof/profile"
 
-	"github.com/macprof/macprof/sampler"
+	pprof "github.com/google/pprof/profile"
 )
 
 // names returns the function names of a pprof sample, innermost first,
 // inlined frames included.
-func sampleNames(s *profile.Sample) []string {
+func sampleNames(s *pprof.Sample) []string {
 	var out []string
 	for _, l := range s.Location {
 		if len(l.Line) == 0 {
@@ -30,7 +30,7 @@ func sampleNames(s *profile.Sample) []string {
 }
 
 func TestProfileCPU(t *testing.T) {
-	tw := newTestWindow(t, sampler.ModeCPU)
+	tw := newTestWindow(t, profile.ModeCPU)
 	p, err := Profile(tw.w, newCache(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -48,14 +48,14 @@ func TestProfileCPU(t *testing.T) {
 	if b := buf.Bytes(); len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 		t.Fatalf("pprof output is not gzip-compressed: % x", b[:min(len(b), 4)])
 	}
-	q, err := profile.Parse(&buf)
+	q, err := pprof.Parse(&buf)
 	if err != nil {
-		t.Fatalf("profile.Parse: %v", err)
+		t.Fatalf("pprof.Parse: %v", err)
 	}
 	checkProfile(t, tw, q)
 }
 
-func checkProfile(t *testing.T, tw *testWindow, p *profile.Profile) {
+func checkProfile(t *testing.T, tw *testWindow, p *pprof.Profile) {
 	t.Helper()
 	if got := []string{p.SampleType[0].Type + "/" + p.SampleType[0].Unit, p.SampleType[1].Type + "/" + p.SampleType[1].Unit}; !slices.Equal(got, []string{"samples/count", "cpu/nanoseconds"}) {
 		t.Errorf("sample types %v", got)
@@ -66,7 +66,7 @@ func checkProfile(t *testing.T, tw *testWindow, p *profile.Profile) {
 	if p.TimeNanos != tw.w.Start.UnixNano() || p.DurationNanos != 2e9 {
 		t.Errorf("time %d duration %d", p.TimeNanos, p.DurationNanos)
 	}
-	wantComments := []string{"macprof: missed late tick: 1", "macprof: missed thread exited: 3"}
+	wantComments := []string{"macprof: missed thread gone before capture: 3", "macprof: missed tick late (profiler overloaded): 1"}
 	if len(p.Comments) < 2 || !slices.Equal(p.Comments[:2], wantComments) {
 		t.Errorf("comments %q, want prefix %q", p.Comments, wantComments)
 	}
@@ -136,7 +136,7 @@ func checkProfile(t *testing.T, tw *testWindow, p *profile.Profile) {
 	if len(p.Mapping) != 3 {
 		t.Errorf("%d mappings, want 3 (executable twice, fake library once)", len(p.Mapping))
 	}
-	var fake *profile.Mapping
+	var fake *pprof.Mapping
 	for _, m := range p.Mapping {
 		if m.File == fakeLib.Path {
 			fake = m
@@ -171,7 +171,7 @@ func checkProfile(t *testing.T, tw *testWindow, p *profile.Profile) {
 }
 
 func TestProfileWall(t *testing.T) {
-	tw := newTestWindow(t, sampler.ModeWall)
+	tw := newTestWindow(t, profile.ModeWall)
 	p, err := Profile(tw.w, newCache(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func TestProfileWall(t *testing.T) {
 }
 
 func TestProfileErrors(t *testing.T) {
-	tw := newTestWindow(t, sampler.ModeCPU)
+	tw := newTestWindow(t, profile.ModeCPU)
 	if _, err := Profile(nil, newCache(), Options{}); err == nil {
 		t.Error("nil window accepted")
 	}
@@ -195,14 +195,14 @@ func TestProfileErrors(t *testing.T) {
 		t.Errorf("zero period: %v", err)
 	}
 	w = *tw.w
-	w.Samples = []sampler.Sample{{Stack: 99, PID: 1001, Count: 1}}
+	w.Samples = []profile.Sample{{Stack: 99, PID: 1001, Count: 1}}
 	if _, err := Profile(&w, newCache(), Options{}); err == nil || !strings.Contains(err.Error(), "stack 99") {
 		t.Errorf("bad stack index: %v", err)
 	}
 	// An empty stack counts as a [no frames] pseudo frame in every format.
 	w = *tw.w
-	w.Stacks = []sampler.Stack{{}}
-	w.Samples = []sampler.Sample{{Stack: 0, PID: 1001, Thread: 1, Count: 6}}
+	w.Stacks = []profile.Stack{{}}
+	w.Samples = []profile.Sample{{Stack: 0, PID: 1001, Thread: 1, Count: 6}}
 	p, err := Profile(&w, newCache(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +218,7 @@ func TestProfileErrors(t *testing.T) {
 	// A sample of a process the window does not list: addresses stay
 	// unknown, the sample is kept.
 	w = *tw.w
-	w.Samples = []sampler.Sample{{Stack: 0, PID: 4242, Thread: 1, Count: 1}}
+	w.Samples = []profile.Sample{{Stack: 0, PID: 4242, Thread: 1, Count: 1}}
 	p, err = Profile(&w, newCache(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +231,7 @@ func TestProfileErrors(t *testing.T) {
 // TestResolverOncePerAddress checks that each unique (process, address)
 // becomes one location, however many stacks and samples share it.
 func TestResolverOncePerAddress(t *testing.T) {
-	tw := newTestWindow(t, sampler.ModeCPU)
+	tw := newTestWindow(t, profile.ModeCPU)
 	r, err := newResolver(tw.w, newCache())
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +255,7 @@ func TestGoToolPprof(t *testing.T) {
 	if err != nil {
 		t.Fatalf("this test needs the go command in PATH: %v", err)
 	}
-	tw := newTestWindow(t, sampler.ModeCPU)
+	tw := newTestWindow(t, profile.ModeCPU)
 	path := filepath.Join(t.TempDir(), "cpu.pb.gz")
 	if err := WriteFile(path, FormatPprof, tw.w, newCache(), Options{}); err != nil {
 		t.Fatal(err)

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/macprof/macprof/profile"
+
 	"github.com/macprof/macprof/images"
-	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/symcache"
 )
 
@@ -53,7 +54,7 @@ type stackKey struct {
 // resolver symbolizes a window: every unique (process, image, address) once
 // per export, and every unique (stack, process) once.
 type resolver struct {
-	w      *sampler.Window
+	w      *profile.Window
 	cache  *symcache.Cache
 	procs  map[int]int // PID -> index into w.Processes
 	locs   []location
@@ -62,7 +63,7 @@ type resolver struct {
 	ids    []int // backing array for stacks' location lists
 }
 
-func newResolver(w *sampler.Window, c *symcache.Cache) (*resolver, error) {
+func newResolver(w *profile.Window, c *symcache.Cache) (*resolver, error) {
 	if w == nil {
 		return nil, fmt.Errorf("exporter: nil window")
 	}
@@ -94,7 +95,7 @@ func (r *resolver) proc(pid int) int {
 
 // stack returns the location indices of a sample's stack, innermost first.
 // The returned slice is shared and must not be modified.
-func (r *resolver) stack(s sampler.Sample) ([]int, error) {
+func (r *resolver) stack(s profile.Sample) ([]int, error) {
 	if s.Stack < 0 || s.Stack >= len(r.w.Stacks) {
 		return nil, fmt.Errorf("exporter: sample of thread %d refers to stack %d of %d", s.Thread, s.Stack, len(r.w.Stacks))
 	}

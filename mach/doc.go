@@ -1,5 +1,5 @@
 // Package mach is the darwin backend of macprof: cgo-free bindings to the
-// Mach and libSystem calls a sampling profiler needs, and a sampler.Target
+// Mach and libSystem calls a sampling profiler needs, and a target.Target
 // that attaches to a task by PID, launches a command suspended, or samples
 // the other threads of the calling process (Self).
 //

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/macprof/macprof/target"
 )
 
 // KernReturn is a kern_return_t (or a mach_msg_return_t / MIG error that
@@ -91,17 +93,11 @@ func (k KernReturn) String() string {
 
 // Errors a caller can test for with errors.Is.
 var (
-	// ErrExited reports that the target process has exited.
-	ErrExited = errors.New("target process exited")
-	// ErrNoThread reports a thread that exited or is not the target's.
-	ErrNoThread = errors.New("no such thread in the target")
 	// ErrPermission reports that the kernel refused the task port.
 	ErrPermission = errors.New("not permitted to control the target")
 	// ErrProtected reports a target protected by System Integrity
 	// Protection, which no user (root included) may attach to.
 	ErrProtected = errors.New("target is protected by System Integrity Protection")
-	// ErrClosed reports a call on a closed Target.
-	ErrClosed = errors.New("target is closed")
 )
 
 // Error is a failed Mach call: the operation, its kern_return_t, the text
@@ -151,10 +147,10 @@ func ThreadError(op string, code KernReturn, desc string, taskAlive bool) *Error
 	e := &Error{Op: op, Code: code, Desc: desc}
 	switch {
 	case !taskAlive:
-		e.Kind = ErrExited
+		e.Kind = target.ErrExited
 		e.Advice = "the process exited"
 	case threadGone(code):
-		e.Kind = ErrNoThread
+		e.Kind = target.ErrNoThread
 		e.Advice = "the thread exited"
 	case code == KernInvalidAddress || code == KernProtectionFailure:
 		e.Advice = "the memory is not mapped (or not readable) in the target"
@@ -206,7 +202,7 @@ func AttachError(f AttachFacts) *Error {
 	}
 	switch {
 	case !f.Exists:
-		e.Kind = ErrExited
+		e.Kind = target.ErrExited
 		e.Advice = fmt.Sprintf("no process %s: it exited, or the PID is wrong", what)
 	case SIPProtectedPath(f.Path):
 		e.Kind = ErrProtected

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/macprof/macprof/target"
 )
 
 // Values from osfmk/mach/kern_return.h (KERN_FAILURE 5 ... KERN_NOT_FOUND
@@ -46,7 +48,7 @@ func TestAttachErrorAdvice(t *testing.T) {
 		kind  error
 		words []string
 	}{
-		{"gone", AttachFacts{PID: 42, Op: "task_for_pid", Code: KernFailure, Exists: false}, ErrExited, []string{"exited"}},
+		{"gone", AttachFacts{PID: 42, Op: "task_for_pid", Code: KernFailure, Exists: false}, target.ErrExited, []string{"exited"}},
 		{"sip", AttachFacts{PID: 1, Op: "task_for_pid", Code: KernFailure, Exists: true, Path: "/usr/libexec/syspolicyd", Root: true}, ErrProtected, []string{"System Integrity Protection"}},
 		{"sip-system", AttachFacts{PID: 1, Code: KernFailure, Exists: true, Path: "/System/Library/CoreServices/Finder.app/Contents/MacOS/Finder"}, ErrProtected, []string{"System Integrity Protection"}},
 		{"user", AttachFacts{PID: 7, Op: "task_for_pid", Code: KernFailure, Desc: "(os/kern) failure", Exists: true, Path: "/usr/local/bin/myapp"}, ErrPermission, []string{"sudo", "macprof setup", "get-task-allow"}},
@@ -74,11 +76,11 @@ func TestAttachErrorAdvice(t *testing.T) {
 }
 
 func TestThreadError(t *testing.T) {
-	if e := ThreadError("thread_suspend", MachSendInvalidDest, "", true); !errors.Is(e, ErrNoThread) {
-		t.Errorf("dead thread port: %v is not ErrNoThread", e)
+	if e := ThreadError("thread_suspend", MachSendInvalidDest, "", true); !errors.Is(e, target.ErrNoThread) {
+		t.Errorf("dead thread port: %v is not target.ErrNoThread", e)
 	}
-	if e := ThreadError("thread_suspend", KernInvalidArgument, "", false); !errors.Is(e, ErrExited) || errors.Is(e, ErrNoThread) {
-		t.Errorf("dead task: %v is not ErrExited", e)
+	if e := ThreadError("thread_suspend", KernInvalidArgument, "", false); !errors.Is(e, target.ErrExited) || errors.Is(e, target.ErrNoThread) {
+		t.Errorf("dead task: %v is not target.ErrExited", e)
 	}
 	if e := ThreadError("mach_vm_read_overwrite", KernInvalidAddress, "", true); e.Kind != nil || !strings.Contains(e.Error(), "not mapped") {
 		t.Errorf("unmapped read: %v", e)

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
 )
 
 // posixSpawnStartSuspended is POSIX_SPAWN_START_SUSPENDED (<spawn.h>): the
@@ -26,7 +26,7 @@ const posixSpawnStartSuspended = 0x0080
 // environment (env nil) and credentials: under sudo it runs as root. If
 // the attach fails the command is killed and reaped. The Target reaps the
 // command when it exits; Wait and ExitStatus report how.
-func Launch(argv []string, env []string, opts sampler.TargetOptions) (*Target, error) {
+func Launch(argv []string, env []string, opts target.Options) (*Target, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("launch: no command")
 	}
@@ -76,7 +76,7 @@ func Launch(argv []string, env []string, opts sampler.TargetOptions) (*Target, e
 	return t, nil
 }
 
-func attachLaunched(pid int, opts sampler.TargetOptions) (*Target, error) {
+func attachLaunched(pid int, opts target.Options) (*Target, error) {
 	task, err := openTask(pid)
 	if err != nil {
 		return nil, err

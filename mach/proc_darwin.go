@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/macprof/macprof/target"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,7 +16,7 @@ func processTranslated(pid int) (bool, error) {
 	if err != nil {
 		if errors.Is(err, unix.EIO) {
 			// No such process: the size check failed on an empty answer.
-			return false, fmt.Errorf("PID %d: %w", pid, ErrExited)
+			return false, fmt.Errorf("PID %d: %w", pid, target.ErrExited)
 		}
 		return false, fmt.Errorf("sysctl kern.proc.pid.%d: %w", pid, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -33,7 +33,7 @@ var ErrCurrentThread = errors.New("cannot capture the thread that is sampling")
 // from live memory. CaptureAll suspends one thread at a time (suspending
 // the whole task would suspend the caller), so a Self snapshot is not
 // taken at one instant.
-func Self(opts sampler.TargetOptions) (*Target, error) {
+func Self(opts target.Options) (*Target, error) {
 	return newTarget(os.Getpid(), selfTask(), false, true, opts)
 }
 
@@ -66,7 +66,7 @@ func rawCapture(task, port, flavor uint32, state unsafe.Pointer, count *uint32, 
 	return KernSuccess, stateKR, resumeKR
 }
 
-func (t *Target) selfCapture(id sampler.ThreadID, c *sampler.Capture) error {
+func (t *Target) selfCapture(id target.ThreadID, c *target.Capture) error {
 	th, err := t.lookup(id)
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func (t *Target) selfCapture(id sampler.ThreadID, c *sampler.Capture) error {
 	}
 }
 
-func (t *Target) selfCaptureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
+func (t *Target) selfCaptureAll(dst []target.Capture) ([]target.Capture, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	ids, err := t.Threads(nil)

@@ -13,7 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/macprof/macprof/images"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -58,7 +58,7 @@ func (m *taskMemory) ReadMemory(addr uint64, dst []byte) error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.released {
-		return ErrClosed
+		return target.ErrClosed
 	}
 	var out uint64
 	if k := machVMReadOverwrite(m.task, addr, uint64(len(dst)), unsafe.Pointer(&dst[0]), &out); k != KernSuccess {
@@ -101,7 +101,7 @@ func (w walkReader) ReadMemory(addr uint64, dst []byte) error {
 
 type thread struct {
 	port    uint32
-	id      sampler.ThreadID
+	id      target.ThreadID
 	seen    uint64
 	name    string
 	nameAt  time.Time
@@ -114,13 +114,13 @@ type thread struct {
 type Target struct {
 	pid     int
 	self    bool // the calling process (Self)
-	opts    sampler.TargetOptions
+	opts    target.Options
 	flavor  StateFlavor
 	mask    uint64
 	walker  *unwind.Walker
 	mem     *taskMemory
 	closed  bool
-	threads map[sampler.ThreadID]*thread
+	threads map[target.ThreadID]*thread
 	byPort  map[uint32]*thread
 	gen     uint64
 
@@ -148,7 +148,7 @@ type Target struct {
 // process keeps running. Attaching needs root, or a macprof signed with
 // com.apple.security.cs.debugger (macprof setup) and a target that allows
 // it; the error says which applies.
-func Attach(pid int, opts sampler.TargetOptions) (*Target, error) {
+func Attach(pid int, opts target.Options) (*Target, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("invalid PID %d", pid)
 	}
@@ -199,14 +199,14 @@ func processPath(pid int) (string, bool) {
 	return "", syscall.Kill(pid, 0) != syscall.ESRCH
 }
 
-func newTarget(pid int, task uint32, own, self bool, opts sampler.TargetOptions) (*Target, error) {
+func newTarget(pid int, task uint32, own, self bool, opts target.Options) (*Target, error) {
 	opts = opts.WithDefaults()
 	t := &Target{
 		pid:     pid,
 		self:    self,
 		opts:    opts,
 		mem:     &taskMemory{task: task, own: own},
-		threads: make(map[sampler.ThreadID]*thread),
+		threads: make(map[target.ThreadID]*thread),
 		byPort:  make(map[uint32]*thread),
 	}
 	if own {
@@ -256,10 +256,10 @@ func (t *Target) taskAlive() bool {
 // Threads lists the target's threads (their THREAD_IDENTIFIER_INFO ids) in
 // the order task_threads gives. Every port and the array task_threads
 // returns are released; the Target keeps one reference per live thread.
-func (t *Target) Threads(dst []sampler.ThreadID) ([]sampler.ThreadID, error) {
+func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	dst = dst[:0]
 	if t.closed {
-		return dst, ErrClosed
+		return dst, target.ErrClosed
 	}
 	t.mem.mu.RLock()
 	defer t.mem.mu.RUnlock()
@@ -286,7 +286,7 @@ func (t *Target) Threads(dst []sampler.ThreadID) ([]sampler.ThreadID, error) {
 				machPortDeallocate(selfTask(), p) // it exited meanwhile
 				continue
 			}
-			th := &thread{port: p, id: sampler.ThreadID(t.ident.ThreadID), seen: t.gen}
+			th := &thread{port: p, id: target.ThreadID(t.ident.ThreadID), seen: t.gen}
 			if old := t.threads[th.id]; old != nil {
 				// Same id under a new port name: keep the newest.
 				delete(t.byPort, old.port)
@@ -319,29 +319,29 @@ func (t *Target) Threads(dst []sampler.ThreadID) ([]sampler.ThreadID, error) {
 	return dst, nil
 }
 
-func (t *Target) lookup(id sampler.ThreadID) (*thread, error) {
+func (t *Target) lookup(id target.ThreadID) (*thread, error) {
 	if t.closed {
-		return nil, ErrClosed
+		return nil, target.ErrClosed
 	}
 	th := t.threads[id]
 	if th == nil {
-		return nil, fmt.Errorf("thread %d: %w", id, ErrNoThread)
+		return nil, fmt.Errorf("thread %d: %w", id, target.ErrNoThread)
 	}
 	return th, nil
 }
 
 // Info returns the thread's CPU time and run state (THREAD_BASIC_INFO) and
 // its name (THREAD_EXTENDED_INFO pth_name, read at most once a second).
-func (t *Target) Info(id sampler.ThreadID) (sampler.ThreadInfo, error) {
+func (t *Target) Info(id target.ThreadID) (target.ThreadInfo, error) {
 	th, err := t.lookup(id)
 	if err != nil {
-		return sampler.ThreadInfo{}, err
+		return target.ThreadInfo{}, err
 	}
 	t.mem.mu.RLock()
 	defer t.mem.mu.RUnlock()
 	count := uint32(ThreadBasicInfoCount)
 	if k := threadInfo(th.port, ThreadBasicInfo, unsafe.Pointer(&t.basic), &count); k != KernSuccess {
-		return sampler.ThreadInfo{}, ThreadError("thread_info(THREAD_BASIC_INFO)", k, machErrorString(k), t.taskAlive())
+		return target.ThreadInfo{}, ThreadError("thread_info(THREAD_BASIC_INFO)", k, machErrorString(k), t.taskAlive())
 	}
 	now := time.Now()
 	if th.nameAt.IsZero() || now.Sub(th.nameAt) >= nameRefresh {
@@ -353,10 +353,10 @@ func (t *Target) Info(id sampler.ThreadID) (sampler.ThreadInfo, error) {
 			}
 		}
 	}
-	return sampler.ThreadInfo{ID: id, Name: th.name, CPUTime: t.basic.CPUTime(), Running: t.basic.Running()}, nil
+	return target.ThreadInfo{ID: id, Name: th.name, CPUTime: t.basic.CPUTime(), Running: t.basic.Running()}, nil
 }
 
-func resetCapture(c *sampler.Capture, id sampler.ThreadID) {
+func resetCapture(c *target.Capture, id target.ThreadID) {
 	c.Thread = id
 	c.Regs = unwind.Regs{}
 	c.PCs = c.PCs[:0]
@@ -369,7 +369,7 @@ func resetCapture(c *sampler.Capture, id sampler.ThreadID) {
 
 // Capture suspends one thread (thread_suspend), reads its registers, copies
 // its stack with one mach_vm_read_overwrite, walks it, and resumes it.
-func (t *Target) Capture(id sampler.ThreadID, c *sampler.Capture) error {
+func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
 	if t.self {
 		return t.selfCapture(id, c)
 	}
@@ -414,7 +414,7 @@ func (t *Target) stackRegion(th *thread, sp uint64) (lo, hi uint64, ok bool) {
 }
 
 // captureStopped fills c for a suspended thread.
-func (t *Target) captureStopped(th *thread, c *sampler.Capture) error {
+func (t *Target) captureStopped(th *thread, c *target.Capture) error {
 	count := t.flavor.Count
 	var state unsafe.Pointer
 	if t.flavor.Arch == unwind.ArchARM64 {
@@ -458,7 +458,7 @@ func (t *Target) captureStopped(th *thread, c *sampler.Capture) error {
 // captures every thread, and resumes it. When task_suspend2 is refused
 // (a read port may not be enough), every thread is suspended one by one
 // first instead: still a consistent snapshot.
-func (t *Target) CaptureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
+func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 	if t.self {
 		return t.selfCaptureAll(dst)
 	}
@@ -480,7 +480,7 @@ func (t *Target) CaptureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
 		}
 		if len(held) == 0 && len(ids) > 0 {
 			if !t.taskAlive() {
-				return dst[:0], ErrExited
+				return dst[:0], target.ErrExited
 			}
 		}
 	}
@@ -490,11 +490,11 @@ func (t *Target) CaptureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
 		resetCapture(c, id)
 		th := t.threads[id]
 		if th == nil {
-			c.Err = fmt.Errorf("thread %d: %w", id, ErrNoThread)
+			c.Err = fmt.Errorf("thread %d: %w", id, target.ErrNoThread)
 			continue
 		}
 		if !whole && !contains(held, th) {
-			c.Err = fmt.Errorf("thread %d could not be suspended: %w", id, ErrNoThread)
+			c.Err = fmt.Errorf("thread %d could not be suspended: %w", id, target.ErrNoThread)
 			continue
 		}
 		c.Err = t.captureStopped(th, c)
@@ -516,12 +516,12 @@ func (t *Target) CaptureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
 
 // nextCapture grows *dst by one Capture, reusing the buffers of one that
 // was there before.
-func (t *Target) nextCapture(dst *[]sampler.Capture) *sampler.Capture {
+func (t *Target) nextCapture(dst *[]target.Capture) *target.Capture {
 	d := *dst
 	if len(d) < cap(d) {
 		d = d[:len(d)+1]
 	} else {
-		d = append(d, sampler.Capture{})
+		d = append(d, target.Capture{})
 	}
 	c := &d[len(d)-1]
 	if cap(c.PCs) == 0 {

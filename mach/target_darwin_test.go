@@ -21,8 +21,8 @@ import (
 	"unsafe"
 
 	"github.com/macprof/macprof/images"
-	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/symcache"
+	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -43,7 +43,7 @@ func buildSpin(t *testing.T) string {
 
 func launchSpin(t *testing.T) *Target {
 	t.Helper()
-	tg, err := Launch([]string{buildSpin(t)}, nil, sampler.TargetOptions{})
+	tg, err := Launch([]string{buildSpin(t)}, nil, target.Options{})
 	if err != nil {
 		t.Fatalf("Launch: %v (run the tests as root: sudo go test ./mach/)", err)
 	}
@@ -61,7 +61,7 @@ func syscallKill(pid int) {
 }
 
 // threadNamed waits until the target has a thread with the given name.
-func threadNamed(t *testing.T, tg *Target, name string) sampler.ThreadID {
+func threadNamed(t *testing.T, tg *Target, name string) target.ThreadID {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -122,7 +122,7 @@ func TestLaunchSampleAndSymbolize(t *testing.T) {
 		t.Errorf("Images read again with nothing loaded: %p vs %p, %v", again, set, err)
 	}
 	cache := symcache.New(symcache.Options{})
-	c := sampler.NewCapture(unwind.DefaultMaxFrames, sampler.DefaultStackBytes)
+	c := target.NewCapture(unwind.DefaultMaxFrames, target.DefaultStackBytes)
 	found := false
 	var last []string
 	for i := 0; i < 50 && !found; i++ {
@@ -153,7 +153,7 @@ func TestCaptureAllSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CaptureAll: %v", err)
 	}
-	seen := map[sampler.ThreadID]bool{}
+	seen := map[target.ThreadID]bool{}
 	for _, c := range caps {
 		if c.Err != nil {
 			t.Errorf("thread %d: %v", c.Thread, c.Err)
@@ -178,13 +178,13 @@ func TestCaptureAllSnapshot(t *testing.T) {
 func TestCaptureDoesNotAllocate(t *testing.T) {
 	tg := launchSpin(t)
 	id := threadNamed(t, tg, "macprof-spin")
-	c := sampler.NewCapture(unwind.DefaultMaxFrames, sampler.DefaultStackBytes)
+	c := target.NewCapture(unwind.DefaultMaxFrames, target.DefaultStackBytes)
 	for i := 0; i < 3; i++ {
 		if err := tg.Capture(id, c); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ids := make([]sampler.ThreadID, 0, 64)
+	ids := make([]target.ThreadID, 0, 64)
 	n := testing.AllocsPerRun(200, func() {
 		if err := tg.Capture(id, c); err != nil {
 			t.Fatal(err)
@@ -218,12 +218,12 @@ func TestPortsReleased(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	before := portCount(t)
 	for round := 0; round < 5; round++ {
-		tg, err := Launch([]string{bin}, nil, sampler.TargetOptions{})
+		tg, err := Launch([]string{bin}, nil, target.Options{})
 		if err != nil {
 			t.Fatalf("Launch: %v", err)
 		}
 		id := threadNamed(t, tg, "macprof-spin")
-		c := sampler.NewCapture(unwind.DefaultMaxFrames, sampler.DefaultStackBytes)
+		c := target.NewCapture(unwind.DefaultMaxFrames, target.DefaultStackBytes)
 		for i := 0; i < 100; i++ {
 			tg.Threads(nil)
 			tg.Capture(id, c)
@@ -244,10 +244,10 @@ func TestPortsReleased(t *testing.T) {
 }
 
 func TestAttachErrors(t *testing.T) {
-	if _, err := Attach(99999999, sampler.TargetOptions{}); !errors.Is(err, ErrExited) {
-		t.Errorf("Attach(missing PID) = %v, want ErrExited", err)
+	if _, err := Attach(99999999, target.Options{}); !errors.Is(err, target.ErrExited) {
+		t.Errorf("Attach(missing PID) = %v, want target.ErrExited", err)
 	}
-	_, err := Attach(1, sampler.TargetOptions{}) // launchd, /sbin/launchd
+	_, err := Attach(1, target.Options{}) // launchd, /sbin/launchd
 	if err == nil {
 		t.Fatal("attached to launchd")
 	}
@@ -258,7 +258,7 @@ func TestAttachErrors(t *testing.T) {
 }
 
 func TestLaunchExitStatus(t *testing.T) {
-	tg, err := Launch([]string{buildSpin(t), "exit", "3"}, nil, sampler.TargetOptions{})
+	tg, err := Launch([]string{buildSpin(t), "exit", "3"}, nil, target.Options{})
 	if err != nil {
 		t.Fatalf("Launch: %v", err)
 	}
@@ -270,9 +270,9 @@ func TestLaunchExitStatus(t *testing.T) {
 	if _, err := tg.Threads(nil); err == nil {
 		t.Error("Threads of an exited task succeeded")
 	}
-	c := sampler.NewCapture(8, 1024)
-	if err := tg.Capture(12345, c); !errors.Is(err, ErrNoThread) {
-		t.Errorf("Capture of an unknown thread = %v, want ErrNoThread", err)
+	c := target.NewCapture(8, 1024)
+	if err := tg.Capture(12345, c); !errors.Is(err, target.ErrNoThread) {
+		t.Errorf("Capture of an unknown thread = %v, want target.ErrNoThread", err)
 	}
 }
 
@@ -302,7 +302,7 @@ func TestSelf(t *testing.T) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	tg, err := Self(sampler.TargetOptions{})
+	tg, err := Self(target.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestSelf(t *testing.T) {
 		t.Fatalf("Images of self: %v", err)
 	}
 	cache := symcache.New(symcache.Options{})
-	c := sampler.NewCapture(unwind.DefaultMaxFrames, sampler.DefaultStackBytes)
+	c := target.NewCapture(unwind.DefaultMaxFrames, target.DefaultStackBytes)
 	found := false
 	for round := 0; round < 100 && !found; round++ {
 		ids, err := tg.Threads(nil)
@@ -321,7 +321,7 @@ func TestSelf(t *testing.T) {
 		}
 		for _, id := range ids {
 			if err := tg.Capture(id, c); err != nil {
-				if errors.Is(err, ErrNoThread) {
+				if errors.Is(err, target.ErrNoThread) {
 					continue
 				}
 				t.Fatalf("Capture(%d): %v", id, err)

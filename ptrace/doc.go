@@ -1,4 +1,4 @@
-// Package ptrace is the Linux backend: a sampler.Target built on ptrace(2),
+// Package ptrace is the Linux backend: a target.Target built on ptrace(2),
 // process_vm_readv(2) and /proc.
 //
 // Every ptrace request for a tracee must come from the OS thread that

@@ -12,9 +12,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/macprof/macprof/target"
 	"golang.org/x/sys/unix"
-
-	"github.com/macprof/macprof/sampler"
 )
 
 // Kernel samples (TargetOptions.KernelSamplePeriod). Instead of stopping a
@@ -29,7 +28,7 @@ import (
 // the previous capture (its period and the sampler's tick are out of
 // phase, or it ran in the kernel the whole time and kernel samples are
 // excluded).
-var ErrNoSample = sampler.ErrNoSample
+var ErrNoSample = target.ErrNoSample
 
 // perfStackBytes is how much of the stack a thread's kernel samples copy at
 // first (the kernel copies less when the stack above SP is shallower):
@@ -59,11 +58,11 @@ const perfMinRingBytes = 32 << 10
 
 // perfRingBytes returns the size of the data area of a ring for samples
 // every period with stack copies of stackBytes: a power of two that holds
-// the samples of one drain interval (sampler.DrainInterval) and
+// the samples of one drain interval (target.DrainInterval) and
 // perfRingSlack more, 128 KiB at 99 Hz and 999 Hz with 8 KiB copies. Each
 // busy thread has a ring, in locked memory.
 func perfRingBytes(period time.Duration, stackBytes int) int {
-	samples := int(sampler.DrainInterval(period)/period) + perfRingSlack
+	samples := int(target.DrainInterval(period)/period) + perfRingSlack
 	n := perfMinRingBytes
 	for n < samples*perfSampleMaxBytes(stackBytes) {
 		n *= 2

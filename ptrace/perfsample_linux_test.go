@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/macprof/macprof/internal/testprog"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -99,13 +99,13 @@ func FuzzParsePerfSample(f *testing.F) {
 
 // kernelCapture captures tid from a kernel sample: the first capture of a
 // thread stops it (its ring has no sample yet), later ones read the ring.
-func kernelCapture(t *testing.T, tg *Target, tid int, c *sampler.Capture) {
+func kernelCapture(t *testing.T, tg *Target, tid int, c *target.Capture) {
 	t.Helper()
-	if err := tg.Capture(sampler.ThreadID(tid), c); err != nil || c.Stopped == 0 {
+	if err := tg.Capture(target.ThreadID(tid), c); err != nil || c.Stopped == 0 {
 		t.Fatalf("first capture: %v, stopped %v; want a stop", err, c.Stopped)
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		err := tg.Capture(sampler.ThreadID(tid), c)
+		err := tg.Capture(target.ThreadID(tid), c)
 		if err == nil {
 			if c.Stopped != 0 {
 				t.Fatalf("a capture after the first stopped the thread for %v", c.Stopped)
@@ -119,21 +119,21 @@ func kernelCapture(t *testing.T, tg *Target, tid int, c *sampler.Capture) {
 }
 
 func TestKernelSampleCaptureMatchesAStop(t *testing.T) {
-	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
+	opts := target.Options{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
 	_, tg := startDeep(t, opts, "1", "12")
 	tids, err := tg.Threads(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tid := int(tids[len(tids)-1]) // the spinning thread
-	k := sampler.NewCapture(512, 64<<10)
+	k := target.NewCapture(512, 64<<10)
 	kernelCapture(t, tg, tid, k)
 	if k.Stopped != 0 {
 		t.Errorf("a capture from a kernel sample reports the thread stopped for %v", k.Stopped)
 	}
 	// The same thread stopped: spinning in the same leaf, it has the same
 	// callers (return addresses), frame for frame.
-	s := sampler.NewCapture(512, 64<<10)
+	s := target.NewCapture(512, 64<<10)
 	runtime.LockOSThread() // every ptrace request of a capture from one thread, as Capture does
 	tg.hotMu.Lock()
 	err = tg.captureTransient(tid, s)
@@ -151,14 +151,14 @@ func TestKernelSampleCaptureMatchesAStop(t *testing.T) {
 }
 
 func TestKernelSampleCaptureDoesNotAllocate(t *testing.T) {
-	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: time.Millisecond}
+	opts := target.Options{Continuous: true, KernelSamplePeriod: time.Millisecond}
 	_, tg := startDeep(t, opts, "1", "5")
 	tids, _ := tg.Threads(nil)
 	tid := int(tids[len(tids)-1])
-	c := sampler.NewCapture(512, 64<<10)
+	c := target.NewCapture(512, 64<<10)
 	kernelCapture(t, tg, tid, c)
-	ids := []sampler.ThreadID{sampler.ThreadID(tid)}
-	caps := []*sampler.Capture{c}
+	ids := []target.ThreadID{target.ThreadID(tid)}
+	caps := []*target.Capture{c}
 	errs := make([]error, 1)
 	sampled := 0
 	allocs := testing.AllocsPerRun(50, func() {
@@ -180,13 +180,13 @@ func TestKernelSampleCaptureDoesNotAllocate(t *testing.T) {
 }
 
 func TestKernelSampleRefusedFallsBackToStops(t *testing.T) {
-	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
+	opts := target.Options{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
 	_, tg := startDeep(t, opts, "1", "5")
 	refused := errors.New("perf_event_open: permission denied (test)")
 	tg.openRing = func(int, time.Duration, int) (*perfRing, bool, error) { return nil, false, refused }
 	tids, _ := tg.Threads(nil)
-	tid := sampler.ThreadID(tids[len(tids)-1])
-	c := sampler.NewCapture(512, 64<<10)
+	tid := target.ThreadID(tids[len(tids)-1])
+	c := target.NewCapture(512, 64<<10)
 	for i := 0; i < 2; i++ {
 		if err := tg.Capture(tid, c); err != nil {
 			t.Fatalf("capture %d with kernel samples refused: %v", i, err)
@@ -204,13 +204,13 @@ func TestKernelSampleRefusedFallsBackToStops(t *testing.T) {
 // returns copies of their walks.
 func drainAll(t *testing.T, tg *Target, tid int, batch int) [][]uint64 {
 	t.Helper()
-	caps := make([]*sampler.Capture, batch)
+	caps := make([]*target.Capture, batch)
 	for i := range caps {
-		caps[i] = sampler.NewCapture(512, 64<<10)
+		caps[i] = target.NewCapture(512, 64<<10)
 	}
 	var walks [][]uint64
 	for {
-		n, err := tg.DrainSamples(sampler.ThreadID(tid), caps)
+		n, err := tg.DrainSamples(target.ThreadID(tid), caps)
 		if err != nil {
 			t.Fatalf("drain thread %d: %v", tid, err)
 		}
@@ -231,7 +231,7 @@ func TestPerfRingHoldsADrainIntervalOfSamples(t *testing.T) {
 		for _, hz := range []int{1, 19, 99, 999, 10000} {
 			period := time.Second / time.Duration(hz)
 			n := perfRingBytes(period, stack)
-			need := (int(sampler.DrainInterval(period)/period) + perfRingSlack) * perfSampleMaxBytes(stack)
+			need := (int(target.DrainInterval(period)/period) + perfRingSlack) * perfSampleMaxBytes(stack)
 			if n&(n-1) != 0 || n < need || n >= 2*need && n > perfMinRingBytes {
 				t.Errorf("%d Hz, %d KiB stacks: ring of %d bytes for %d bytes of samples", hz, stack>>10, n, need)
 			}
@@ -244,13 +244,13 @@ func TestPerfRingHoldsADrainIntervalOfSamples(t *testing.T) {
 
 func TestDrainSamplesTakesEveryKernelSample(t *testing.T) {
 	const period = 10 * time.Millisecond // a ring holds 15 samples
-	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: period}
+	opts := target.Options{Continuous: true, KernelSamplePeriod: period}
 	_, tg := startDeep(t, opts, "1", "12")
 	if on, all := tg.KernelSampled(); !on || !all {
 		t.Fatalf("KernelSampled() = %v, %v; want kernel samples on", on, all)
 	}
 	tids, _ := tg.Threads(nil)
-	tid := sampler.ThreadID(tids[len(tids)-1]) // the spinning thread
+	tid := target.ThreadID(tids[len(tids)-1]) // the spinning thread
 	cpu := func() time.Duration {
 		t.Helper()
 		info, err := tg.Info(tid)
@@ -259,8 +259,8 @@ func TestDrainSamplesTakesEveryKernelSample(t *testing.T) {
 		}
 		return info.CPUTime
 	}
-	caps := []*sampler.Capture{sampler.NewCapture(512, 64<<10)}
-	if _, err := tg.DrainSamples(tid, caps); !errors.Is(err, sampler.ErrNotKernelSampled) {
+	caps := []*target.Capture{target.NewCapture(512, 64<<10)}
+	if _, err := tg.DrainSamples(tid, caps); !errors.Is(err, target.ErrNotKernelSampled) {
 		t.Fatalf("drain before the first capture: %v, want ErrNotKernelSampled", err)
 	}
 	// The ring opens within the capture: the CPU time read before it and
@@ -268,7 +268,7 @@ func TestDrainSamplesTakesEveryKernelSample(t *testing.T) {
 	// it and before the drain from below (a schedstat read may lag the
 	// kernel's clock by a scheduler tick: a period of slack each way).
 	before := cpu()
-	stop := sampler.NewCapture(512, 64<<10)
+	stop := target.NewCapture(512, 64<<10)
 	if err := tg.Capture(tid, stop); err != nil || stop.Stopped == 0 {
 		t.Fatalf("first capture: %v, stopped %v; want a stop that opens the ring", err, stop.Stopped)
 	}
@@ -294,11 +294,11 @@ func TestDrainSamplesTakesEveryKernelSample(t *testing.T) {
 }
 
 func TestDrainSamplesDoesNotAllocate(t *testing.T) {
-	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: time.Millisecond}
+	opts := target.Options{Continuous: true, KernelSamplePeriod: time.Millisecond}
 	_, tg := startDeep(t, opts, "1", "5")
 	tids, _ := tg.Threads(nil)
-	tid := sampler.ThreadID(tids[len(tids)-1])
-	caps := []*sampler.Capture{sampler.NewCapture(512, 64<<10), sampler.NewCapture(512, 64<<10)}
+	tid := target.ThreadID(tids[len(tids)-1])
+	caps := []*target.Capture{target.NewCapture(512, 64<<10), target.NewCapture(512, 64<<10)}
 	if err := tg.Capture(tid, caps[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -322,10 +322,10 @@ func TestDrainSamplesDoesNotAllocate(t *testing.T) {
 // startSpinExit starts spinexit.c with args, attaches to it with kernel
 // samples every period, and captures its spinning thread once, which opens
 // the thread's ring. SIGUSR1 to the process ends the spin.
-func startSpinExit(t *testing.T, period time.Duration, args ...string) (*testprog.Proc, *Target, sampler.ThreadID, *sampler.Capture) {
+func startSpinExit(t *testing.T, period time.Duration, args ...string) (*testprog.Proc, *Target, target.ThreadID, *target.Capture) {
 	t.Helper()
 	p := testprog.Start(t, testprog.BuildC(t, "spinexit.c"), args...)
-	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true, KernelSamplePeriod: period})
+	tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: period})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func startSpinExit(t *testing.T, period time.Duration, args ...string) (*testpro
 		t.Fatalf("threads %v, want the main thread and the spinning one", tids)
 	}
 	tid := tids[1]
-	c := sampler.NewCapture(512, 64<<10)
+	c := target.NewCapture(512, 64<<10)
 	if err := tg.Capture(tid, c); err != nil {
 		t.Fatalf("first capture: %v", err)
 	}
@@ -371,8 +371,8 @@ func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
 	if len(walks) < 5 {
 		t.Fatalf("%d samples drained from a thread that spun for 100 ms at a %v period, want many", len(walks), period)
 	}
-	if _, err := tg.DrainSamples(tid, []*sampler.Capture{c}); !errors.Is(err, ErrNoThread) {
-		t.Errorf("drain after the last one: %v, want ErrNoThread (its ring closed)", err)
+	if _, err := tg.DrainSamples(tid, []*target.Capture{c}); !errors.Is(err, target.ErrNoThread) {
+		t.Errorf("drain after the last one: %v, want target.ErrNoThread (its ring closed)", err)
 	}
 	if tids, _ := tg.Threads(nil); slices.Contains(tids, tid) {
 		t.Errorf("threads %v: the drained thread is still listed", tids)
@@ -381,24 +381,24 @@ func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
 
 func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 	const period = 2 * time.Millisecond
-	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: period}
+	opts := target.Options{Continuous: true, KernelSamplePeriod: period}
 	// 12 levels of 1.5 KiB frames: about 19 KiB of stack, past the first
 	// 8 KiB copy, within the largest.
 	_, tg := startDeep(t, opts, "1", "12", "1536")
 	tids, _ := tg.Threads(nil)
 	tid := int(tids[len(tids)-1])
-	stop := sampler.NewCapture(512, 64<<10)
-	if err := tg.Capture(sampler.ThreadID(tid), stop); err != nil || stop.Walk.Stop.Truncated() {
+	stop := target.NewCapture(512, 64<<10)
+	if err := tg.Capture(target.ThreadID(tid), stop); err != nil || stop.Walk.Stop.Truncated() {
 		t.Fatalf("first capture: %v, walk ended %v; want a whole stack", err, stop.Walk.Stop)
 	}
-	caps := []*sampler.Capture{sampler.NewCapture(512, 64<<10)}
+	caps := []*target.Capture{target.NewCapture(512, 64<<10)}
 	var last []uint64
 	var lastStop unwind.StopReason
 	sawShort := false
 	for i := 0; i < 200 && tg.threads[tid].ringStack < perfMaxStackBytes; i++ {
 		time.Sleep(10 * time.Millisecond)
 		for {
-			n, err := tg.DrainSamples(sampler.ThreadID(tid), caps)
+			n, err := tg.DrainSamples(target.ThreadID(tid), caps)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -415,7 +415,7 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 		t.Fatalf("stack copy %d KiB after walks ran past it, want it grown to %d KiB", got>>10, perfMaxStackBytes>>10)
 	}
 	for deadline := time.Now().Add(5 * time.Second); last == nil; time.Sleep(10 * time.Millisecond) {
-		if n, err := tg.DrainSamples(sampler.ThreadID(tid), caps); err != nil {
+		if n, err := tg.DrainSamples(target.ThreadID(tid), caps); err != nil {
 			t.Fatal(err)
 		} else if n > 0 {
 			last, lastStop = slices.Clone(caps[0].PCs), caps[0].Walk.Stop
@@ -431,7 +431,7 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 
 func TestKernelSampleRingShrinksToTheLockedMemoryBudget(t *testing.T) {
 	const period = 5 * time.Millisecond
-	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: period}
+	opts := target.Options{Continuous: true, KernelSamplePeriod: period}
 	_, tg := startDeep(t, opts, "1", "5")
 	// A budget that allows the smallest ring and no more, as the kernel's
 	// perf_event_mlock_kb does for a user without CAP_IPC_LOCK.
@@ -446,8 +446,8 @@ func TestKernelSampleRingShrinksToTheLockedMemoryBudget(t *testing.T) {
 	t.Cleanup(func() { mmapRing = real })
 	tids, _ := tg.Threads(nil)
 	tid := int(tids[len(tids)-1])
-	c := sampler.NewCapture(512, 64<<10)
-	if err := tg.Capture(sampler.ThreadID(tid), c); err != nil {
+	c := target.NewCapture(512, 64<<10)
+	if err := tg.Capture(target.ThreadID(tid), c); err != nil {
 		t.Fatalf("first capture: %v", err)
 	}
 	if r := tg.threads[tid].ring; r == nil || len(r.data) != perfMinRingBytes {
@@ -490,8 +490,8 @@ func TestDrainSamplesClosesTheRingOfAnIdleThread(t *testing.T) {
 	drained := 0
 	for {
 		time.Sleep(20 * time.Millisecond)
-		n, err := tg.DrainSamples(tid, []*sampler.Capture{c})
-		if errors.Is(err, sampler.ErrNotKernelSampled) {
+		n, err := tg.DrainSamples(tid, []*target.Capture{c})
+		if errors.Is(err, target.ErrNotKernelSampled) {
 			break
 		}
 		if err != nil {
@@ -512,15 +512,15 @@ func TestDrainSamplesClosesTheRingOfAnIdleThread(t *testing.T) {
 
 func TestDrainSamplesKeepTheStackCopyUnderALockedMemoryBudget(t *testing.T) {
 	const period = 2 * time.Millisecond
-	opts := sampler.TargetOptions{Continuous: true, KernelSamplePeriod: period}
+	opts := target.Options{Continuous: true, KernelSamplePeriod: period}
 	_, tg := startDeep(t, opts, "1", "12", "1536")
 	if !tg.ringsMayGrow {
 		t.Fatal("the tests run with CAP_IPC_LOCK (as root): rings should be allowed to grow")
 	}
 	tg.ringsMayGrow = false // as for a user whose rings count against a budget
 	tids, _ := tg.Threads(nil)
-	tid := sampler.ThreadID(tids[len(tids)-1])
-	caps := []*sampler.Capture{sampler.NewCapture(512, 64<<10)}
+	tid := target.ThreadID(tids[len(tids)-1])
+	caps := []*target.Capture{target.NewCapture(512, 64<<10)}
 	if err := tg.Capture(tid, caps[0]); err != nil {
 		t.Fatal(err)
 	}

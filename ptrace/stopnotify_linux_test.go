@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/internal/testprog"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
 )
 
 // countSIGCHLD counts the SIGCHLDs that arrive while f runs (and shortly
@@ -31,7 +31,7 @@ func captureN(t *testing.T, tg *Target, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := sampler.NewCapture(512, 64<<10)
+	c := target.NewCapture(512, 64<<10)
 	for i := 0; i < n; i++ {
 		if err := tg.Capture(tids[len(tids)-1], c); err != nil {
 			t.Fatal(err)
@@ -41,7 +41,7 @@ func captureN(t *testing.T, tg *Target, n int) {
 
 func TestContinuousCapturesSendNoSIGCHLD(t *testing.T) {
 	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "1", "10")
-	cont, err := Attach(p.PID, sampler.TargetOptions{Continuous: true})
+	cont, err := Attach(p.PID, target.Options{Continuous: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestContinuousCapturesSendNoSIGCHLD(t *testing.T) {
 	// A persistent target needs the signals: it turns them back on while
 	// it is open, even with the continuous one still open.
 	q := testprog.Start(t, testprog.BuildC(t, "deep.c"), "1", "10")
-	pers, err := Attach(q.PID, sampler.TargetOptions{})
+	pers, err := Attach(q.PID, target.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,24 +20,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/macprof/macprof/images"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
-)
-
-// Errors a caller can test for with errors.Is.
-var (
-	// ErrExited reports that the target process has exited.
-	ErrExited = errors.New("target process exited")
-	// ErrNoThread reports a thread id that is not (or no longer) traced.
-	ErrNoThread = errors.New("no such thread in the target")
-	// ErrClosed reports a call on a closed Target.
-	ErrClosed = errors.New("target is closed")
-	// ErrStopTimeout reports a thread that did not stop in time (for
-	// example because it was blocked in an uninterruptible wait).
-	ErrStopTimeout = sampler.ErrStopTimeout
-	// ErrThreadBlocked reports a thread in uninterruptible sleep, which is
-	// not stopped for a sample.
-	ErrThreadBlocked = sampler.ErrThreadBlocked
 )
 
 // traceOptions are set on every seized thread: follow new threads and report
@@ -60,7 +44,7 @@ const continuousStopTimeout = 50 * time.Millisecond
 // Target is a Linux process being profiled through ptrace.
 type Target struct {
 	pid    int
-	opts   sampler.TargetOptions
+	opts   target.Options
 	walker *unwind.Walker
 
 	reqs    chan *request
@@ -197,10 +181,10 @@ const (
 type request struct {
 	op       opcode
 	tid      int
-	capture  *sampler.Capture
-	captures []sampler.Capture
-	tids     []sampler.ThreadID
-	batch    []*sampler.Capture
+	capture  *target.Capture
+	captures []target.Capture
+	tids     []target.ThreadID
+	batch    []*target.Capture
 	errs     []error
 	err      error
 	reply    chan struct{}
@@ -208,7 +192,7 @@ type request struct {
 
 // Attach seizes every thread of process pid, including threads created
 // while it attaches, and returns the Target. The process keeps running.
-func Attach(pid int, opts sampler.TargetOptions) (*Target, error) {
+func Attach(pid int, opts target.Options) (*Target, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("invalid PID %d", pid)
 	}
@@ -298,22 +282,22 @@ func (t *Target) call(r *request) *request {
 	case t.reqs <- r:
 		<-r.reply
 	case <-t.done:
-		r.err = ErrClosed
+		r.err = target.ErrClosed
 	}
 	return r
 }
 
 // Threads appends the ids of the target's threads, in ascending order. It
 // does not wait for the tracer thread.
-func (t *Target) Threads(dst []sampler.ThreadID) ([]sampler.ThreadID, error) {
+func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	dst = dst[:0]
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
 	switch {
 	case t.closed:
-		return dst, ErrClosed
+		return dst, target.ErrClosed
 	case t.exited:
-		return dst, ErrExited
+		return dst, target.ErrExited
 	}
 	if t.opts.Continuous {
 		if err := t.refreshThreads(); err != nil {
@@ -321,10 +305,10 @@ func (t *Target) Threads(dst []sampler.ThreadID) ([]sampler.ThreadID, error) {
 		}
 	}
 	for tid := range t.threads {
-		dst = append(dst, sampler.ThreadID(tid))
+		dst = append(dst, target.ThreadID(tid))
 	}
 	for tid := range t.departed {
-		dst = append(dst, sampler.ThreadID(tid))
+		dst = append(dst, target.ThreadID(tid))
 	}
 	slices.Sort(dst)
 	return dst, nil
@@ -332,11 +316,11 @@ func (t *Target) Threads(dst []sampler.ThreadID) ([]sampler.ThreadID, error) {
 
 // Info returns a thread's name, CPU time and state. It reads /proc and does
 // not wait for the tracer thread.
-func (t *Target) Info(id sampler.ThreadID) (sampler.ThreadInfo, error) {
+func (t *Target) Info(id target.ThreadID) (target.ThreadInfo, error) {
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
 	if t.closed {
-		return sampler.ThreadInfo{}, ErrClosed
+		return target.ThreadInfo{}, target.ErrClosed
 	}
 	return t.info(int(id))
 }
@@ -346,7 +330,7 @@ func (t *Target) Info(id sampler.ThreadID) (sampler.ThreadInfo, error) {
 // filling caps[i] for ids[i] and errs[i] with its error. It saves a
 // round trip between goroutines per thread, which on a busy machine costs
 // more than the capture itself.
-func (t *Target) CaptureBatch(ids []sampler.ThreadID, caps []*sampler.Capture, errs []error) {
+func (t *Target) CaptureBatch(ids []target.ThreadID, caps []*target.Capture, errs []error) {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
 	if t.opts.Continuous {
@@ -361,7 +345,7 @@ func (t *Target) CaptureBatch(ids []sampler.ThreadID, caps []*sampler.Capture, e
 		t.tendStuck()
 		for i, id := range ids {
 			if closed {
-				errs[i] = ErrClosed
+				errs[i] = target.ErrClosed
 				continue
 			}
 			errs[i] = t.captureContinuous(int(id), caps[i])
@@ -382,7 +366,7 @@ func (t *Target) CaptureBatch(ids []sampler.ThreadID, caps []*sampler.Capture, e
 }
 
 // Capture stops one thread, captures and walks its stack, and resumes it.
-func (t *Target) Capture(id sampler.ThreadID, c *sampler.Capture) error {
+func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
 	if t.opts.Continuous {
@@ -399,7 +383,7 @@ func (t *Target) Capture(id sampler.ThreadID, c *sampler.Capture) error {
 }
 
 // CaptureAll stops every thread, captures each, then resumes them all.
-func (t *Target) CaptureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
+func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
 	r := &t.hot
@@ -443,7 +427,7 @@ func (t *Target) Close() error {
 			t.letGoStuck()
 		}
 		r := t.call(&request{op: opClose})
-		if !errors.Is(r.err, ErrClosed) {
+		if !errors.Is(r.err, target.ErrClosed) {
 			err = r.err
 		}
 		<-t.done
@@ -551,7 +535,7 @@ func (t *Target) handle(r *request) {
 		return
 	}
 	if t.exited {
-		r.err = ErrExited
+		r.err = target.ErrExited
 		return
 	}
 	switch r.op {
@@ -808,7 +792,7 @@ func (t *Target) stop(th *thread) error {
 	if err := interrupt(th.tid); err != nil {
 		if errors.Is(err, unix.ESRCH) {
 			t.dropThread(th.tid, false)
-			return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+			return fmt.Errorf("thread %d: %w", th.tid, target.ErrNoThread)
 		}
 		return fmt.Errorf("interrupt thread %d: %w", th.tid, err)
 	}
@@ -822,12 +806,12 @@ func (t *Target) awaitHeld(th *thread, deadline time.Time) error {
 		got, err := unix.Wait4(th.tid, &ws, unix.WNOHANG|unix.WALL, nil)
 		if err != nil {
 			t.dropThread(th.tid, errors.Is(err, unix.ECHILD))
-			return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+			return fmt.Errorf("thread %d: %w", th.tid, target.ErrNoThread)
 		}
 		if got != 0 {
 			t.handleStatus(got, ws, true)
 			if t.threads[th.tid] != th {
-				return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+				return fmt.Errorf("thread %d: %w", th.tid, target.ErrNoThread)
 			}
 			if th.held {
 				return nil
@@ -839,7 +823,7 @@ func (t *Target) awaitHeld(th *thread, deadline time.Time) error {
 		// needs to reach its stop), or until the deadline.
 		left := time.Until(deadline)
 		if left <= 0 {
-			return fmt.Errorf("thread %d: %w", th.tid, ErrStopTimeout)
+			return fmt.Errorf("thread %d: %w", th.tid, target.ErrStopTimeout)
 		}
 		t.waitTimer.Reset(left)
 		select {
@@ -853,22 +837,22 @@ func (t *Target) awaitHeld(th *thread, deadline time.Time) error {
 }
 
 // capture stops, captures and resumes one thread.
-func (t *Target) capture(tid int, c *sampler.Capture) error {
+func (t *Target) capture(tid int, c *target.Capture) error {
 	if t.opts.Continuous {
 		return t.captureTransient(tid, c)
 	}
 	th, ok := t.threads[tid]
 	if !ok {
-		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+		return fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
 	}
 	start := time.Now()
 	if err := t.stop(th); err != nil {
-		if errors.Is(err, ErrStopTimeout) && t.dying(th) {
+		if errors.Is(err, target.ErrStopTimeout) && t.dying(th) {
 			t.dropThread(tid, false)
-			err = fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+			err = fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
 		}
 		if t.exited {
-			return ErrExited
+			return target.ErrExited
 		}
 		return err
 	}
@@ -892,8 +876,8 @@ func (t *Target) dying(th *thread) bool {
 
 // captureHeld reads registers, copies the stack and walks it, for a held
 // thread.
-func (t *Target) captureHeld(th *thread, c *sampler.Capture) error {
-	c.Thread = sampler.ThreadID(th.tid)
+func (t *Target) captureHeld(th *thread, c *target.Capture) error {
+	c.Thread = target.ThreadID(th.tid)
 	c.PCs = c.PCs[:0]
 	c.Stack = c.Stack[:0]
 	c.StackBase = 0
@@ -1000,7 +984,7 @@ func readRegions(pid int) (images.Regions, error) {
 }
 
 // captureAll stops every thread, then captures each, then resumes all.
-func (t *Target) captureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
+func (t *Target) captureAll(dst []target.Capture) ([]target.Capture, error) {
 	dst = dst[:0]
 	tids := make([]int, 0, len(t.threads))
 	for tid := range t.threads {
@@ -1025,7 +1009,7 @@ func (t *Target) captureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
 		if cap(dst) > i {
 			dst = dst[:i+1]
 		} else {
-			dst = append(dst, sampler.Capture{})
+			dst = append(dst, target.Capture{})
 		}
 		c := &dst[i]
 		if c.PCs == nil {
@@ -1034,7 +1018,7 @@ func (t *Target) captureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
 		if c.Stack == nil {
 			c.Stack = make([]byte, 0, t.opts.StackBytes)
 		}
-		c.Thread = sampler.ThreadID(tid)
+		c.Thread = target.ThreadID(tid)
 		c.Err = nil
 		th := t.threads[tid]
 		if th == nil {
@@ -1061,24 +1045,24 @@ func (t *Target) captureAll(dst []sampler.Capture) ([]sampler.Capture, error) {
 	// stops are serviced by the next drain.
 	t.drain()
 	if t.exited && len(held) == 0 {
-		return dst, ErrExited
+		return dst, target.ErrExited
 	}
 	return dst, nil
 }
 
 // info reads a thread's CPU time, state and (at most once a second) name.
-func (t *Target) info(tid int) (sampler.ThreadInfo, error) {
+func (t *Target) info(tid int) (target.ThreadInfo, error) {
 	th, ok := t.threads[tid]
 	if !ok {
 		if th, ok := t.departed[tid]; ok {
 			// Gone, with samples still to drain: as it last was.
-			return sampler.ThreadInfo{ID: sampler.ThreadID(tid), Name: th.name, CPUTime: th.lastCPU}, nil
+			return target.ThreadInfo{ID: target.ThreadID(tid), Name: th.name, CPUTime: th.lastCPU}, nil
 		}
-		return sampler.ThreadInfo{}, fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+		return target.ThreadInfo{}, fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
 	}
 	cpu, err := th.files.cpuTime(t.infoBuf[:])
 	if err != nil {
-		return sampler.ThreadInfo{ID: sampler.ThreadID(tid)}, fmt.Errorf("thread %d: CPU time: %w", tid, err)
+		return target.ThreadInfo{ID: target.ThreadID(tid)}, fmt.Errorf("thread %d: CPU time: %w", tid, err)
 	}
 	// The state letter would cost a read of /proc/.../stat, the most
 	// expensive file here, on every tick: running means "used CPU since
@@ -1089,7 +1073,7 @@ func (t *Target) info(tid int) (sampler.ThreadInfo, error) {
 		t.readThreadName(th)
 		th.nameAt = now
 	}
-	return sampler.ThreadInfo{ID: sampler.ThreadID(tid), Name: th.name, CPUTime: cpu, Running: running}, nil
+	return target.ThreadInfo{ID: target.ThreadID(tid), Name: th.name, CPUTime: cpu, Running: running}, nil
 }
 
 // readThreadName refreshes th.name from /proc/PID/task/TID/comm. It
@@ -1115,7 +1099,7 @@ func (t *Target) images() (*images.Set, error) {
 	regions, err := readRegions(t.pid)
 	if err != nil {
 		if _, serr := os.Stat(fmt.Sprintf("/proc/%d", t.pid)); serr != nil {
-			return nil, ErrExited
+			return nil, target.ErrExited
 		}
 		return nil, err
 	}
@@ -1128,7 +1112,7 @@ func (t *Target) images() (*images.Set, error) {
 	if len(sig) == 0 {
 		// A live process has at least its executable mapped; an empty map
 		// is a process tearing down its address space.
-		return nil, ErrExited
+		return nil, target.ErrExited
 	}
 	if t.imgSet != nil && sameRegions(sig, t.imgSig) {
 		return t.imgSet, nil
@@ -1268,7 +1252,7 @@ func (t *Target) checkAccess() error {
 		th := &thread{tid: tid}
 		if err := t.awaitStopBlocking(th); err == nil {
 			detach(tid, th.detachSignal())
-		} else if errors.Is(err, ErrStopTimeout) {
+		} else if errors.Is(err, target.ErrStopTimeout) {
 			// It entered an uninterruptible sleep since: the loop lets
 			// it go once it stops.
 			t.checkStuck = th
@@ -1303,7 +1287,7 @@ func (t *Target) refreshThreads() error {
 		fd, err := unix.Open(fmt.Sprintf("/proc/%d/task", t.pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			t.exited = true
-			return ErrExited
+			return target.ErrExited
 		}
 		t.taskDir = fd
 	}
@@ -1317,7 +1301,7 @@ func (t *Target) refreshThreads() error {
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
 				t.exited = true
-				return ErrExited
+				return target.ErrExited
 			}
 			return fmt.Errorf("list threads of PID %d: %w", t.pid, err)
 		}
@@ -1363,7 +1347,7 @@ func (t *Target) refreshThreads() error {
 	}
 	if live == 0 {
 		t.exited = true
-		return ErrExited
+		return target.ErrExited
 	}
 	// A process whose only thread left is a zombie leader has exited (it
 	// waits for its parent to reap it). Reading its state costs more than
@@ -1375,7 +1359,7 @@ func (t *Target) refreshThreads() error {
 		if th := t.threads[t.pid]; th != nil {
 			if st, err := th.files.state(t.infoBuf[:]); err != nil || st == 'Z' || st == 'X' {
 				t.exited = true
-				return ErrExited
+				return target.ErrExited
 			}
 		}
 	}
@@ -1398,7 +1382,7 @@ const zombieCheckEvery = 100 * time.Millisecond
 // captureContinuous captures one thread in continuous mode: from its newest
 // kernel sample when KernelSamplePeriod asks for them and its ring could be
 // opened, by stopping it otherwise.
-func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
+func (t *Target) captureContinuous(tid int, c *target.Capture) error {
 	th, err := t.liveThread(tid)
 	if err != nil {
 		return err
@@ -1439,7 +1423,7 @@ func (t *Target) captureContinuous(tid int, c *sampler.Capture) error {
 // stack copy. The walk stops at the copy's end (marked truncated): the
 // thread has run on since the sample, so the rest of its stack is no longer
 // the sample's.
-func (t *Target) captureSampled(th *thread, c *sampler.Capture) error {
+func (t *Target) captureSampled(th *thread, c *target.Capture) error {
 	r := th.ring
 	at, size, ok := r.newest()
 	if !ok {
@@ -1464,7 +1448,7 @@ var errNoUserRegs = errors.New("sample without user registers")
 
 // fillFromSample fills c from the sample record of size bytes at ring
 // position at and walks its stack copy.
-func (t *Target) fillFromSample(th *thread, at, size uint64, c *sampler.Capture) error {
+func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture) error {
 	r := th.ring
 	head := t.perfHead[:min(int(size), perfSampleHeadLen(perfRegCount))]
 	r.readAt(head, at)
@@ -1480,7 +1464,7 @@ func (t *Target) fillFromSample(th *thread, at, size uint64, c *sampler.Capture)
 		return errNoUserRegs
 	}
 	regs := perfRegs(s.regs)
-	c.Thread, c.Regs, c.Stopped, c.Err = sampler.ThreadID(th.tid), regs, 0, nil
+	c.Thread, c.Regs, c.Stopped, c.Err = target.ThreadID(th.tid), regs, 0, nil
 	c.Stack = c.Stack[:min(s.stackLen, cap(c.Stack))]
 	r.readAt(c.Stack, at+uint64(s.stackOff))
 	c.StackBase = regs.SP
@@ -1511,7 +1495,7 @@ func (t *Target) KernelSampleWarning() error {
 }
 
 // KernelSampled reports whether kernel samples are on, and whether every
-// thread's could be opened so far (sampler.SampleDrainer).
+// thread's could be opened so far (target.SampleDrainer).
 func (t *Target) KernelSampled() (on, everyThread bool) {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
@@ -1520,13 +1504,13 @@ func (t *Target) KernelSampled() (on, everyThread bool) {
 
 // DrainSamples captures the kernel samples of a thread taken since the
 // previous call into caps, oldest first, and returns how many
-// (sampler.SampleDrainer). It reads the thread's ring without a system
+// (target.SampleDrainer). It reads the thread's ring without a system
 // call and without stopping the thread, and allocates nothing. A thread
-// without a ring yet, or refused one, gets sampler.ErrNotKernelSampled; a
+// without a ring yet, or refused one, gets target.ErrNotKernelSampled; a
 // thread that exited with samples left is drained once more, then closed.
 // Like Threads, which closes the rings of threads that are gone, it is
 // called from the sampler's goroutine only.
-func (t *Target) DrainSamples(id sampler.ThreadID, caps []*sampler.Capture) (int, error) {
+func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, error) {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
 	tid := int(id)
@@ -1540,11 +1524,11 @@ func (t *Target) DrainSamples(id sampler.ThreadID, caps []*sampler.Capture) (int
 	t.stateMu.Unlock()
 	switch {
 	case closed:
-		return 0, ErrClosed
+		return 0, target.ErrClosed
 	case !live && !departed:
-		return 0, fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+		return 0, fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
 	case t.perfWalker == nil || th.ring == nil:
-		return 0, sampler.ErrNotKernelSampled
+		return 0, target.ErrNotKernelSampled
 	}
 	r := th.ring
 	r.begin()
@@ -1623,7 +1607,7 @@ func (t *Target) growRing(th *thread) {
 // captureTransient attaches to one thread, captures it and detaches
 // (continuous mode), so that no signal of the target is intercepted
 // between samples.
-func (t *Target) captureTransient(tid int, c *sampler.Capture) error {
+func (t *Target) captureTransient(tid int, c *target.Capture) error {
 	th, err := t.liveThread(tid)
 	if err != nil {
 		return err
@@ -1638,23 +1622,23 @@ func (t *Target) liveThread(tid int) (*thread, error) {
 	th, ok := t.threads[tid]
 	t.stateMu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+		return nil, fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
 	}
 	return th, nil
 }
 
 // stopAndCapture is captureTransient for a thread already looked up.
-func (t *Target) stopAndCapture(th *thread, c *sampler.Capture) error {
+func (t *Target) stopAndCapture(th *thread, c *target.Capture) error {
 	tid := th.tid
 	if _, ok := t.stuck[tid]; ok {
 		// Still attached from a capture it did not stop for.
-		return fmt.Errorf("thread %d: %w", tid, ErrStopTimeout)
+		return fmt.Errorf("thread %d: %w", tid, target.ErrStopTimeout)
 	}
 	// A thread in uninterruptible sleep would stop only when its wait ends:
 	// skip it rather than wait.
 	st, cpu, serr := th.files.stateCPU(t.capBuf[:])
 	if serr == nil && st == 'D' && !t.skipBlockedCheck {
-		return fmt.Errorf("thread %d: %w", tid, ErrThreadBlocked)
+		return fmt.Errorf("thread %d: %w", tid, target.ErrThreadBlocked)
 	}
 	// A thread running on another CPU stops within microseconds of the
 	// interrupt: wait for it without sleeping. One that shares this CPU
@@ -1665,10 +1649,10 @@ func (t *Target) stopAndCapture(th *thread, c *sampler.Capture) error {
 	if err := seize(tid, 0); err != nil {
 		switch {
 		case errors.Is(err, unix.ESRCH):
-			return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+			return fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
 		case errors.Is(err, unix.EPERM) && t.dying(th):
 			// The kernel refuses to attach to a thread that is exiting.
-			return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+			return fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
 		default:
 			return fmt.Errorf("attach thread %d: %w", tid, err)
 		}
@@ -1682,10 +1666,10 @@ func (t *Target) stopAndCapture(th *thread, c *sampler.Capture) error {
 		case err == nil:
 			detach(tid, th.detachSignal())
 			th.held, th.heldSig, th.groupStop = false, 0, false
-		case errors.Is(err, ErrStopTimeout):
+		case errors.Is(err, target.ErrStopTimeout):
 			t.holdStuck(th)
 		}
-		return fmt.Errorf("thread %d: %w", tid, ErrNoThread)
+		return fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
 	}
 	stopped := false
 	if spin {
@@ -1696,7 +1680,7 @@ func (t *Target) stopAndCapture(th *thread, c *sampler.Capture) error {
 	}
 	if !stopped {
 		if err := t.awaitStopBlocking(th); err != nil {
-			if errors.Is(err, ErrStopTimeout) {
+			if errors.Is(err, target.ErrStopTimeout) {
 				t.holdStuck(th)
 			}
 			// Otherwise the thread exited and its status was consumed:
@@ -1729,10 +1713,10 @@ func (t *Target) release(th *thread) error {
 		// Stopped again rather than dead: let it go.
 		detach(th.tid, th.detachSignal())
 		th.held, th.heldSig, th.groupStop = false, 0, false
-	case errors.Is(err, ErrStopTimeout):
+	case errors.Is(err, target.ErrStopTimeout):
 		t.holdStuck(th)
 	}
-	return fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+	return fmt.Errorf("thread %d: %w", th.tid, target.ErrNoThread)
 }
 
 // stopSpin bounds how long a capture polls for a thread on another CPU to
@@ -1804,7 +1788,7 @@ func (t *Target) settleStuck(th *thread, held bool, err error) {
 	case held:
 		delete(t.stuck, th.tid)
 		t.release(th)
-	case err != nil && !errors.Is(err, ErrStopTimeout):
+	case err != nil && !errors.Is(err, target.ErrStopTimeout):
 		delete(t.stuck, th.tid)
 	}
 }
@@ -1868,7 +1852,7 @@ func (t *Target) awaitStop(th *thread, options int, deadline time.Time) (bool, e
 		got, err := wait4Raw(th.tid, &ws, options)
 		if errors.Is(err, unix.EINTR) {
 			if !deadline.IsZero() && !time.Now().Before(deadline) {
-				return false, fmt.Errorf("thread %d: %w", th.tid, ErrStopTimeout)
+				return false, fmt.Errorf("thread %d: %w", th.tid, target.ErrStopTimeout)
 			}
 			continue
 		}
@@ -1876,7 +1860,7 @@ func (t *Target) awaitStop(th *thread, options int, deadline time.Time) (bool, e
 			return false, nil
 		}
 		if err != nil || got == 0 {
-			return false, fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+			return false, fmt.Errorf("thread %d: %w", th.tid, target.ErrNoThread)
 		}
 		if !ws.Stopped() {
 			if got == t.pid && (ws.Exited() || ws.Signaled()) {
@@ -1886,7 +1870,7 @@ func (t *Target) awaitStop(th *thread, options int, deadline time.Time) (bool, e
 				t.exitStatus, t.exitKnown = ws, true
 				t.statusMu.Unlock()
 			}
-			return false, fmt.Errorf("thread %d: %w", th.tid, ErrNoThread)
+			return false, fmt.Errorf("thread %d: %w", th.tid, target.ErrNoThread)
 		}
 		th.held, th.heldSig, th.groupStop = true, 0, false
 		sig, ev := ws.StopSignal(), ws.TrapCause()

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/macprof/macprof/internal/testprog"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
 )
 
 // helperEnv makes the test binary act as a profiler that attaches to a PID
@@ -33,14 +33,14 @@ func TestMain(m *testing.M) {
 
 func captureForever(pidStr string) int {
 	pid, _ := strconv.Atoi(pidStr)
-	t, err := Attach(pid, sampler.TargetOptions{})
+	t, err := Attach(pid, target.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	fmt.Println("attached")
-	c := sampler.NewCapture(512, 64<<10)
-	var tids []sampler.ThreadID
+	c := target.NewCapture(512, 64<<10)
+	var tids []target.ThreadID
 	for {
 		tids, _ = t.Threads(tids)
 		for _, id := range tids {
@@ -52,7 +52,7 @@ func captureForever(pidStr string) int {
 
 // startDeep starts deep.c with args and attaches to it with opts; the target
 // is closed, then the process killed, when the test ends.
-func startDeep(t *testing.T, opts sampler.TargetOptions, args ...string) (*testprog.Proc, *Target) {
+func startDeep(t *testing.T, opts target.Options, args ...string) (*testprog.Proc, *Target) {
 	t.Helper()
 	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), args...)
 	tg, err := Attach(p.PID, opts)
@@ -77,7 +77,7 @@ func cpuTicks(t *testing.T, pid int) (state byte, ticks uint64) {
 }
 
 func TestAttachMissingPID(t *testing.T) {
-	_, err := Attach(1<<22+12345, sampler.TargetOptions{})
+	_, err := Attach(1<<22+12345, target.Options{})
 	if err == nil || !strings.Contains(err.Error(), "no process with PID") {
 		t.Fatalf("err = %v, want 'no process with PID'", err)
 	}
@@ -85,7 +85,7 @@ func TestAttachMissingPID(t *testing.T) {
 
 func TestAttachAlreadyTraced(t *testing.T) {
 	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "2", "3")
-	a, err := Attach(p.PID, sampler.TargetOptions{})
+	a, err := Attach(p.PID, target.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestAttachAlreadyTraced(t *testing.T) {
 
 func TestCaptureAndDetachLeavesTargetRunning(t *testing.T) {
 	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "3", "8")
-	tg, err := Attach(p.PID, sampler.TargetOptions{})
+	tg, err := Attach(p.PID, target.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestCaptureAndDetachLeavesTargetRunning(t *testing.T) {
 	if err != nil || len(tids) != 4 {
 		t.Fatalf("threads = %v, %v; want 4", tids, err)
 	}
-	c := sampler.NewCapture(512, 64<<10)
+	c := target.NewCapture(512, 64<<10)
 	spinning := 0
 	for _, id := range tids {
 		if err := tg.Capture(id, c); err != nil {
@@ -131,8 +131,8 @@ func TestCaptureAndDetachLeavesTargetRunning(t *testing.T) {
 	if err := tg.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := tg.Threads(nil); !errors.Is(err, ErrClosed) {
-		t.Errorf("Threads after Close: %v, want ErrClosed", err)
+	if _, err := tg.Threads(nil); !errors.Is(err, target.ErrClosed) {
+		t.Errorf("Threads after Close: %v, want target.ErrClosed", err)
 	}
 	_, before := cpuTicks(t, p.PID)
 	time.Sleep(200 * time.Millisecond)
@@ -148,17 +148,17 @@ func TestCaptureAndDetachLeavesTargetRunning(t *testing.T) {
 // bothModes runs f with the persistent backend (all threads attached while
 // the Target is open, as snapshot uses it) and the continuous one (each
 // thread attached only for its capture, as record and agent use it).
-func bothModes(t *testing.T, f func(t *testing.T, opts sampler.TargetOptions)) {
-	t.Run("persistent", func(t *testing.T) { f(t, sampler.TargetOptions{}) })
-	t.Run("continuous", func(t *testing.T) { f(t, sampler.TargetOptions{Continuous: true}) })
+func bothModes(t *testing.T, f func(t *testing.T, opts target.Options)) {
+	t.Run("persistent", func(t *testing.T) { f(t, target.Options{}) })
+	t.Run("continuous", func(t *testing.T) { f(t, target.Options{Continuous: true}) })
 }
 
 func TestCaptureDoesNotAllocate(t *testing.T) { bothModes(t, testCaptureDoesNotAllocate) }
 
-func testCaptureDoesNotAllocate(t *testing.T, opts sampler.TargetOptions) {
+func testCaptureDoesNotAllocate(t *testing.T, opts target.Options) {
 	_, tg := startDeep(t, opts, "1", "20")
 	tids, _ := tg.Threads(nil)
-	c := sampler.NewCapture(512, 64<<10)
+	c := target.NewCapture(512, 64<<10)
 	id := tids[len(tids)-1]
 	tg.Capture(id, c) // warm up: reads the memory map once
 	allocs := testing.AllocsPerRun(200, func() {
@@ -172,7 +172,7 @@ func testCaptureDoesNotAllocate(t *testing.T, opts sampler.TargetOptions) {
 	if len(c.PCs) < 20 {
 		t.Fatalf("captured %d frames, want >= 20", len(c.PCs))
 	}
-	buf := make([]sampler.ThreadID, 0, 16)
+	buf := make([]target.ThreadID, 0, 16)
 	if a := testing.AllocsPerRun(100, func() { buf, _ = tg.Threads(buf) }); a != 0 {
 		t.Errorf("Threads allocates %.1f times per call", a)
 	}
@@ -183,7 +183,7 @@ func testCaptureDoesNotAllocate(t *testing.T, opts sampler.TargetOptions) {
 
 func TestThreadsComeAndGo(t *testing.T) { bothModes(t, testThreadsComeAndGo) }
 
-func testThreadsComeAndGo(t *testing.T, opts sampler.TargetOptions) {
+func testThreadsComeAndGo(t *testing.T, opts target.Options) {
 	p := testprog.Start(t, testprog.BuildC(t, "churn.c"), "4")
 	tg, err := Attach(p.PID, opts)
 	if err != nil {
@@ -191,10 +191,10 @@ func testThreadsComeAndGo(t *testing.T, opts sampler.TargetOptions) {
 	}
 	defer tg.Close()
 	fdsBefore := countFDs(t)
-	c := sampler.NewCapture(512, 64<<10)
-	var tids []sampler.ThreadID
+	c := target.NewCapture(512, 64<<10)
+	var tids []target.ThreadID
 	captured, gone := 0, 0
-	seen := map[sampler.ThreadID]bool{}
+	seen := map[target.ThreadID]bool{}
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
 		tids, err = tg.Threads(tids)
@@ -206,7 +206,7 @@ func testThreadsComeAndGo(t *testing.T, opts sampler.TargetOptions) {
 			switch err := tg.Capture(id, c); {
 			case err == nil:
 				captured++
-			case errors.Is(err, ErrNoThread):
+			case errors.Is(err, target.ErrNoThread):
 				gone++
 			default:
 				t.Fatalf("capture %d: %v", id, err)
@@ -241,47 +241,47 @@ func countFDs(t *testing.T) int {
 
 func TestTargetExitsMidCapture(t *testing.T) { bothModes(t, testTargetExitsMidCapture) }
 
-func testTargetExitsMidCapture(t *testing.T, opts sampler.TargetOptions) {
+func testTargetExitsMidCapture(t *testing.T, opts target.Options) {
 	p, tg := startDeep(t, opts, "2", "5")
 	go func() {
 		time.Sleep(100 * time.Millisecond)
 		p.Cmd.Process.Kill()
 	}()
-	c := sampler.NewCapture(512, 64<<10)
+	c := target.NewCapture(512, 64<<10)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if time.Now().After(deadline) {
 			t.Fatal("capture kept succeeding 10 s after the target was killed")
 		}
 		tids, err := tg.Threads(nil)
-		if errors.Is(err, ErrExited) {
+		if errors.Is(err, target.ErrExited) {
 			break
 		}
 		for _, id := range tids {
-			if err := tg.Capture(id, c); err != nil && !errors.Is(err, ErrNoThread) && !errors.Is(err, ErrExited) {
+			if err := tg.Capture(id, c); err != nil && !errors.Is(err, target.ErrNoThread) && !errors.Is(err, target.ErrExited) {
 				t.Fatalf("capture: unexpected error %v", err)
 			}
 		}
 		if opts.Continuous {
 			continue
 		}
-		if _, err := tg.CaptureAll(nil); errors.Is(err, ErrExited) {
+		if _, err := tg.CaptureAll(nil); errors.Is(err, target.ErrExited) {
 			break
 		}
 	}
-	if _, err := tg.Images(); !errors.Is(err, ErrExited) {
-		t.Errorf("Images after exit: %v, want ErrExited", err)
+	if _, err := tg.Images(); !errors.Is(err, target.ErrExited) {
+		t.Errorf("Images after exit: %v, want target.ErrExited", err)
 	}
 }
 
 func TestTargetExecsMidCapture(t *testing.T) {
 	p := testprog.Start(t, testprog.BuildC(t, "churn.c"), "1", "exec")
-	tg, err := Attach(p.PID, sampler.TargetOptions{})
+	tg, err := Attach(p.PID, target.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	c := sampler.NewCapture(512, 64<<10)
+	c := target.NewCapture(512, 64<<10)
 	deadline := time.Now().Add(15 * time.Second)
 	execd := false
 	for time.Now().Before(deadline) && !execd {
@@ -290,7 +290,7 @@ func TestTargetExecsMidCapture(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, id := range tids {
-			if err := tg.Capture(id, c); err != nil && !errors.Is(err, ErrNoThread) {
+			if err := tg.Capture(id, c); err != nil && !errors.Is(err, target.ErrNoThread) {
 				t.Fatalf("capture: %v", err)
 			}
 		}
@@ -358,8 +358,8 @@ func TestSIGKILLedProfilerLeavesTargetRunning(t *testing.T) {
 // target's signals are never intercepted, and that captures still walk
 // full stacks.
 func TestContinuousLeavesTargetUntracedBetweenCaptures(t *testing.T) {
-	_, tg := startDeep(t, sampler.TargetOptions{Continuous: true}, "2", "15")
-	c := sampler.NewCapture(512, 64<<10)
+	_, tg := startDeep(t, target.Options{Continuous: true}, "2", "15")
+	c := target.NewCapture(512, 64<<10)
 	deep := 0
 	for round := 0; round < 50; round++ {
 		tids, err := tg.Threads(nil)
@@ -388,10 +388,10 @@ func TestContinuousLeavesTargetUntracedBetweenCaptures(t *testing.T) {
 func TestContinuousStackCopyGrowsForDeepStacks(t *testing.T) {
 	// 1000 frames of recurse() take about 32 KiB of stack: more than the
 	// first copy, less than the 64 KiB bound.
-	_, tg := startDeep(t, sampler.TargetOptions{Continuous: true, MaxFrames: 2048}, "1", "1000")
+	_, tg := startDeep(t, target.Options{Continuous: true, MaxFrames: 2048}, "1", "1000")
 	tids, _ := tg.Threads(nil)
 	id := tids[len(tids)-1]
-	c := sampler.NewCapture(2048, 64<<10)
+	c := target.NewCapture(2048, 64<<10)
 	if err := tg.Capture(id, c); err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestContinuousStackCopyGrowsForDeepStacks(t *testing.T) {
 }
 
 func TestContinuousReleaseReapsThreadKilledWhileHeld(t *testing.T) {
-	p, tg := startDeep(t, sampler.TargetOptions{Continuous: true}, "1", "5")
+	p, tg := startDeep(t, target.Options{Continuous: true}, "1", "5")
 	tids, _ := tg.Threads(nil)
 	tid := int(tids[len(tids)-1])
 	tg.stateMu.Lock()
@@ -437,8 +437,8 @@ func TestContinuousReleaseReapsThreadKilledWhileHeld(t *testing.T) {
 	// Killed while held.
 	p.Cmd.Process.Kill()
 	time.Sleep(100 * time.Millisecond)
-	if err := tg.release(th); !errors.Is(err, ErrNoThread) {
-		t.Fatalf("release of a thread killed while held: %v, want ErrNoThread", err)
+	if err := tg.release(th); !errors.Is(err, target.ErrNoThread) {
+		t.Fatalf("release of a thread killed while held: %v, want target.ErrNoThread", err)
 	}
 	// The process can now finish exiting: its parent sees it (without
 	// reaping it, for the test program's own cleanup).
@@ -483,7 +483,7 @@ func childOf(t *testing.T, pid int) int {
 func startVforkParent(t *testing.T) (*testprog.Proc, *Target, int) {
 	t.Helper()
 	p := testprog.Start(t, testprog.BuildC(t, "vfork.c"))
-	tg, err := Attach(p.PID, sampler.TargetOptions{Continuous: true})
+	tg, err := Attach(p.PID, target.Options{Continuous: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,20 +535,20 @@ func awaitExit0(t *testing.T, tg *Target, pid int) {
 
 func TestContinuousCaptureBoundsTheWaitForAStop(t *testing.T) {
 	p, tg, child := startVforkParent(t)
-	c := sampler.NewCapture(512, 64<<10)
+	c := target.NewCapture(512, 64<<10)
 	start := time.Now()
-	err := tg.Capture(sampler.ThreadID(p.PID), c)
+	err := tg.Capture(target.ThreadID(p.PID), c)
 	took := time.Since(start)
-	if !errors.Is(err, ErrStopTimeout) {
-		t.Fatalf("capture of a thread in an uninterruptible wait: %v, want ErrStopTimeout", err)
+	if !errors.Is(err, target.ErrStopTimeout) {
+		t.Fatalf("capture of a thread in an uninterruptible wait: %v, want target.ErrStopTimeout", err)
 	}
 	if took < continuousStopTimeout || took > 20*continuousStopTimeout {
 		t.Errorf("capture gave up after %v, want about %v", took, continuousStopTimeout)
 	}
 	// A thread still asleep is not waited for again.
 	start = time.Now()
-	if err := tg.Capture(sampler.ThreadID(p.PID), c); !errors.Is(err, ErrStopTimeout) {
-		t.Fatalf("second capture: %v, want ErrStopTimeout", err)
+	if err := tg.Capture(target.ThreadID(p.PID), c); !errors.Is(err, target.ErrStopTimeout) {
+		t.Fatalf("second capture: %v, want target.ErrStopTimeout", err)
 	}
 	if took := time.Since(start); took >= continuousStopTimeout {
 		t.Errorf("second capture waited %v for a thread known not to stop", took)
@@ -569,7 +569,7 @@ func TestContinuousCaptureBoundsTheWaitForAStop(t *testing.T) {
 			t.Fatal("the thread did not reach its ptrace stop after its wait ended")
 		}
 	}
-	tg.Capture(sampler.ThreadID(p.PID), c) // may find the process exiting
+	tg.Capture(target.ThreadID(p.PID), c) // may find the process exiting
 	if len(tg.stuck) != 0 || tg.pinned {
 		t.Errorf("after the stop: %d threads stuck, pinned %v; want none, false", len(tg.stuck), tg.pinned)
 	}
@@ -579,9 +579,9 @@ func TestContinuousCaptureBoundsTheWaitForAStop(t *testing.T) {
 func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 	t.Run("stops while Close waits", func(t *testing.T) {
 		p, tg, child := startVforkParent(t)
-		c := sampler.NewCapture(512, 64<<10)
-		if err := tg.Capture(sampler.ThreadID(p.PID), c); !errors.Is(err, ErrStopTimeout) {
-			t.Fatalf("capture: %v, want ErrStopTimeout", err)
+		c := target.NewCapture(512, 64<<10)
+		if err := tg.Capture(target.ThreadID(p.PID), c); !errors.Is(err, target.ErrStopTimeout) {
+			t.Fatalf("capture: %v, want target.ErrStopTimeout", err)
 		}
 		time.AfterFunc(20*time.Millisecond, func() { unix.Kill(child, unix.SIGCONT) })
 		tg.Close()
@@ -607,11 +607,11 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 				return
 			}
 			defer runtime.UnlockOSThread() // balances ours; the capture's pin stays
-			c := sampler.NewCapture(512, 64<<10)
-			err := tg.Capture(sampler.ThreadID(p.PID), c)
+			c := target.NewCapture(512, 64<<10)
+			err := tg.Capture(target.ThreadID(p.PID), c)
 			tg.Close()
 			if err == nil || !tg.pinned {
-				err = fmt.Errorf("capture: %v, pinned %v; want ErrStopTimeout, true", err, tg.pinned)
+				err = fmt.Errorf("capture: %v, pinned %v; want target.ErrStopTimeout, true", err, tg.pinned)
 			} else {
 				err = nil
 			}
@@ -640,14 +640,14 @@ func TestContinuousTargetEndsWhenOnlyAZombieLeaderIsLeft(t *testing.T) {
 	}
 	defer func() { sh.Process.Kill(); sh.Wait() }()
 	pid := childOf(t, sh.Process.Pid)
-	tg, err := Attach(pid, sampler.TargetOptions{Continuous: true})
+	tg, err := Attach(pid, target.Options{Continuous: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	var tids []sampler.ThreadID
+	var tids []target.ThreadID
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if tids, err = tg.Threads(tids); errors.Is(err, ErrExited) {
+		if tids, err = tg.Threads(tids); errors.Is(err, target.ErrExited) {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -3,6 +3,9 @@ package sampler
 import (
 	"testing"
 	"time"
+
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
 )
 
 // drainingTarget is a fakeTarget whose kernel samples each thread once per
@@ -13,28 +16,28 @@ import (
 type drainingTarget struct {
 	*fakeTarget
 	period  time.Duration
-	refused bool               // KernelSampled reports a thread that had to be stopped
-	keep    int                // with lose: of every lose samples only the first keep reach the ring
-	lose    int                //
-	taken   map[ThreadID]int64 // samples the kernel took so far
-	drained map[ThreadID]int64 // samples handed out so far
-	started map[ThreadID]time.Duration
+	refused bool                      // KernelSampled reports a thread that had to be stopped
+	keep    int                       // with lose: of every lose samples only the first keep reach the ring
+	lose    int                       //
+	taken   map[target.ThreadID]int64 // samples the kernel took so far
+	drained map[target.ThreadID]int64 // samples handed out so far
+	started map[target.ThreadID]time.Duration
 	drains  int
 	endless bool // every drain fills every capture
 	// The time of the last drain and the samples taken by then.
 	lastDrain time.Time
-	lastTaken map[ThreadID]int64
+	lastTaken map[target.ThreadID]int64
 }
 
-func newDraining(pid int, period time.Duration, threads map[ThreadID]*fakeThread) *drainingTarget {
+func newDraining(pid int, period time.Duration, threads map[target.ThreadID]*fakeThread) *drainingTarget {
 	return &drainingTarget{fakeTarget: newFake(pid, threads), period: period,
-		taken: map[ThreadID]int64{}, drained: map[ThreadID]int64{}, started: map[ThreadID]time.Duration{},
-		lastTaken: map[ThreadID]int64{}}
+		taken: map[target.ThreadID]int64{}, drained: map[target.ThreadID]int64{}, started: map[target.ThreadID]time.Duration{},
+		lastTaken: map[target.ThreadID]int64{}}
 }
 
 // cpu returns a thread's CPU time: its share of the time since the start,
 // up to the exit if there is one.
-func (d *drainingTarget) cpu(t ThreadID) time.Duration {
+func (d *drainingTarget) cpu(t target.ThreadID) time.Duration {
 	now := time.Now()
 	if !d.exitAt.IsZero() && now.After(d.exitAt) {
 		now = d.exitAt
@@ -44,18 +47,18 @@ func (d *drainingTarget) cpu(t ThreadID) time.Duration {
 
 func (d *drainingTarget) KernelSampled() (bool, bool) { return true, !d.refused }
 
-func (d *drainingTarget) Capture(t ThreadID, c *Capture) error {
+func (d *drainingTarget) Capture(t target.ThreadID, c *target.Capture) error {
 	if _, ok := d.started[t]; !ok {
 		d.started[t] = d.cpu(t)
 	}
 	return d.fakeTarget.Capture(t, c)
 }
 
-func (d *drainingTarget) DrainSamples(t ThreadID, caps []*Capture) (int, error) {
+func (d *drainingTarget) DrainSamples(t target.ThreadID, caps []*target.Capture) (int, error) {
 	d.drains++
 	start, ok := d.started[t]
 	if !ok {
-		return 0, ErrNotKernelSampled
+		return 0, target.ErrNotKernelSampled
 	}
 	total := int64((d.cpu(t) - start) / d.period)
 	if d.endless {
@@ -81,7 +84,7 @@ func (d *drainingTarget) DrainSamples(t ThreadID, caps []*Capture) (int, error) 
 // capture's stack (the fake's stack as is) and those on drained samples'
 // stacks (which end in a sequence number), and counts the latter's
 // distinct stacks.
-func drainedCounts(w *Window, tid ThreadID, stack []uint64) (stopped, sampled int64, stacks int) {
+func drainedCounts(w *profile.Window, tid target.ThreadID, stack []uint64) (stopped, sampled int64, stacks int) {
 	for _, s := range w.Samples {
 		if s.Thread != tid {
 			continue
@@ -98,7 +101,7 @@ func drainedCounts(w *Window, tid ThreadID, stack []uint64) (stopped, sampled in
 
 func TestDrainCountsEveryKernelSampleAndWakesLessOften(t *testing.T) {
 	const hz = 100
-	d := newDraining(10, time.Second/hz, map[ThreadID]*fakeThread{
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{
 		1: {share: 1, stack: []uint64{1, 2, 3}},
 		2: {share: 0.5, stack: []uint64{4, 5}},
 		3: {share: 0, stack: []uint64{6}},
@@ -118,7 +121,7 @@ func TestDrainCountsEveryKernelSampleAndWakesLessOften(t *testing.T) {
 	// part period pending at it are not counted; on a loaded machine the
 	// CPU time between reading it and the first capture, which no sample
 	// covers, may add a catch-up count or two on the last stack.)
-	for tid, stack := range map[ThreadID][]uint64{1: {1, 2, 3}, 2: {4, 5}} {
+	for tid, stack := range map[target.ThreadID][]uint64{1: {1, 2, 3}, 2: {4, 5}} {
 		stopped, sampled, stacks := drainedCounts(w, tid, stack)
 		if n := d.drained[tid]; stopped == 0 || sampled < n || sampled > n+2 || int64(stacks) < min(n, 97) {
 			t.Errorf("thread %d: %d samples on the stop's stack, %d on %d samples' stacks; %d samples drained, want each counted once on its own stack",
@@ -138,7 +141,7 @@ func TestDrainCountsEveryKernelSampleAndWakesLessOften(t *testing.T) {
 
 func TestDrainCountsCPUTimeTheKernelDidNotSampleOnTheLastStack(t *testing.T) {
 	const hz = 100
-	d := newDraining(10, time.Second/hz, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
 	d.keep, d.lose = 1, 3 // two of every three samples lost
 	ws := run(t, Config{Hz: hz}, time.Second, d)
 	// The samples lost are counted too (on the last stack), all but the
@@ -152,7 +155,7 @@ func TestDrainCountsCPUTimeTheKernelDidNotSampleOnTheLastStack(t *testing.T) {
 
 func TestDrainTicksEveryPeriodWhenAThreadIsStoppedForItsSamples(t *testing.T) {
 	const hz = 100
-	d := newDraining(10, time.Second/hz, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
 	d.refused = true
 	ws := run(t, Config{Hz: hz}, 500*time.Millisecond, d)
 	if st := ws[0].Stats; st.Ticks < 40 {
@@ -162,7 +165,7 @@ func TestDrainTicksEveryPeriodWhenAThreadIsStoppedForItsSamples(t *testing.T) {
 
 func TestDrainTakesTheLastSamplesOfATargetThatExits(t *testing.T) {
 	const hz = 100
-	d := newDraining(10, time.Second/hz, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
 	d.exitAt = time.Now().Add(590 * time.Millisecond)
 	run(t, Config{Hz: hz}, 5*time.Second, d)
 	// Ticks at about 10, 20, 30 ms, then every 100 ms: the last drain
@@ -176,7 +179,7 @@ func TestDrainTakesTheLastSamplesOfATargetThatExits(t *testing.T) {
 
 func TestDrainDoesNotAllocate(t *testing.T) {
 	const hz = 1000
-	d := newDraining(10, time.Second/hz, map[ThreadID]*fakeThread{
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{
 		1: {share: 1, stack: []uint64{1, 2, 3}}, 2: {share: 1, stack: []uint64{4, 5}},
 	})
 	s := tickable(t, Config{Hz: hz}, d)
@@ -200,7 +203,7 @@ func TestDrainDoesNotAllocate(t *testing.T) {
 }
 
 func TestDrainOfABackendThatNeverRunsDryEnds(t *testing.T) {
-	d := newDraining(10, 10*time.Millisecond, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	d := newDraining(10, 10*time.Millisecond, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
 	d.endless = true
 	s := tickable(t, Config{Hz: 100}, d)
 	d.started[1] = 0
@@ -212,7 +215,7 @@ func TestDrainOfABackendThatNeverRunsDryEnds(t *testing.T) {
 
 func TestDrainStartsSamplesAPeriodAfterFirstSightAndDrainsAtTheEnd(t *testing.T) {
 	const hz, runFor = 100, 590 * time.Millisecond
-	d := newDraining(10, time.Second/hz, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
 	begin := time.Now()
 	ws := run(t, Config{Hz: hz}, runFor, d)
 	// First sight at the first tick (a period in), the capture that starts

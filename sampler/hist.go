@@ -3,6 +3,8 @@ package sampler
 import (
 	"math/bits"
 	"time"
+
+	"github.com/macprof/macprof/profile"
 )
 
 // stopHistogram records durations in log-linear buckets (16 per power of
@@ -60,11 +62,11 @@ func (h *stopHistogram) quantile(q float64) time.Duration {
 }
 
 // nonEmpty returns the non-empty buckets in ascending order.
-func (h *stopHistogram) nonEmpty() []StopBucket {
-	var out []StopBucket
+func (h *stopHistogram) nonEmpty() []profile.StopBucket {
+	var out []profile.StopBucket
 	for i, c := range h.buckets {
 		if c != 0 {
-			out = append(out, StopBucket{Low: bucketLow(i), Count: c})
+			out = append(out, profile.StopBucket{Low: bucketLow(i), Count: c})
 		}
 	}
 	return out

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -23,31 +25,12 @@ const (
 	MaxHz          = 10000
 )
 
-// How often kernel samples are drained (SampleDrainer): every drainPeriods
-// sampling periods, but no less often than every maxDrainInterval (or every
-// period, below 10 Hz) so that new threads and processes are still found
-// quickly at low rates. Ten periods cut the
-// sampler's wake-ups, its fixed cost, tenfold, while the kernel's rings
-// stay small (about a dozen samples each).
-const (
-	drainPeriods     = 10
-	maxDrainInterval = 100 * time.Millisecond
-)
-
-// DrainInterval returns how often the sampler wakes, at sampling period
-// period, when every thread of every target is sampled by the kernel
-// (SampleDrainer): backends size the kernel's sample buffers to hold the
-// samples of at least one interval.
-func DrainInterval(period time.Duration) time.Duration {
-	return min(drainPeriods*period, max(maxDrainInterval, period))
-}
-
 // Config configures a Sampler.
 type Config struct {
 	// Hz is the sampling rate per thread (default DefaultHz).
 	Hz int
 	// Mode selects CPU or wall-clock sampling.
-	Mode Mode
+	Mode profile.Mode
 	// Window is the length of a window; zero means one window for the
 	// whole run, handed over when Run returns.
 	Window time.Duration
@@ -60,14 +43,14 @@ type Config struct {
 	// OnWindow receives each closed window. It runs on the sampler's
 	// goroutine after every thread was resumed; slow work should be handed
 	// to another goroutine.
-	OnWindow func(*Window)
+	OnWindow func(*profile.Window)
 	// OnTick, when set, is called after every tick with running totals
 	// (for a status line).
 	OnTick func(Progress)
 	// OnExit, when set, is told of each target that exited, after the
 	// window holding its last samples was handed over; the sampler then
 	// forgets the target. Closing it is the callee's business.
-	OnExit func(Target)
+	OnExit func(target.Target)
 	// KeepRunning keeps Run going when every target has exited (or before
 	// any was added), until its context ends: for an agent that adds
 	// targets as they appear.
@@ -92,17 +75,17 @@ type Sampler struct {
 
 	targets []*targetState
 	interns *Interner
-	tids    []ThreadID
+	tids    []target.ThreadID
 
 	// The tick's batch: threads to capture and how many samples each
 	// stands for; the Capture buffers are reused from tick to tick.
-	batchIDs   []ThreadID
+	batchIDs   []target.ThreadID
 	batchN     []int64
 	batchState []*threadState
-	batchCaps  []*Capture
+	batchCaps  []*target.Capture
 	batchErrs  []error
 	// Captures for samples drained from a SampleDrainer, reused.
-	drainCaps []*Capture
+	drainCaps []*target.Capture
 
 	win        *windowState
 	hadTargets bool
@@ -111,8 +94,8 @@ type Sampler struct {
 }
 
 type targetState struct {
-	t       Target
-	threads map[ThreadID]*threadState
+	t       target.Target
+	threads map[target.ThreadID]*threadState
 	exited  bool
 	exe     string
 	ticks   int64       // ticks this target has been sampled in
@@ -120,15 +103,9 @@ type targetState struct {
 	imgAt   time.Time   // when images was last read
 	// drainer is the target as a SampleDrainer, when its kernel samples
 	// are on (cpu mode).
-	drainer SampleDrainer
+	drainer target.SampleDrainer
 	// fresh: the process started since sampling began (AddStarted).
 	fresh bool
-}
-
-// Executabler is implemented by targets that know their main executable's
-// path.
-type Executabler interface {
-	Executable() string
 }
 
 // refreshImages re-reads the target's images, keeping the last good set.
@@ -139,7 +116,7 @@ func (ts *targetState) refreshImages() {
 		ts.images = imgs
 	}
 	if ts.exe == "" {
-		if e, ok := ts.t.(Executabler); ok {
+		if e, ok := ts.t.(target.Executabler); ok {
 			ts.exe = e.Executable()
 		}
 	}
@@ -156,14 +133,14 @@ type threadState struct {
 
 type sampleKey struct {
 	pid   int
-	tid   ThreadID
+	tid   target.ThreadID
 	stack StackID
 }
 
 type windowState struct {
 	start    time.Time
 	counts   map[sampleKey]int64
-	missed   map[string]int64
+	missed   map[profile.MissReason]int64
 	stops    stopHistogram
 	ticks    int64
 	missedT  int64
@@ -173,7 +150,7 @@ type windowState struct {
 	// used marks stacks counted in this window; evicted keeps copies of
 	// used stacks the interner evicted before the window closed.
 	used    map[StackID]struct{}
-	evicted map[StackID]Stack
+	evicted map[StackID]profile.Stack
 }
 
 // New returns a Sampler. Targets are added with Add.
@@ -187,7 +164,7 @@ func New(cfg Config) (*Sampler, error) {
 	if cfg.MaxStacks == 0 {
 		cfg.MaxStacks = 1 << 16
 	}
-	opts := TargetOptions{MaxFrames: cfg.MaxFrames, StackBytes: cfg.StackBytes}.WithDefaults()
+	opts := target.Options{MaxFrames: cfg.MaxFrames, StackBytes: cfg.StackBytes}.WithDefaults()
 	cfg.MaxFrames, cfg.StackBytes = opts.MaxFrames, opts.StackBytes
 	in, err := NewInterner(cfg.MaxStacks)
 	if err != nil {
@@ -201,7 +178,7 @@ func New(cfg Config) (*Sampler, error) {
 	in.OnEvict(func(id StackID, pcs []uint64, truncated bool) {
 		if w := s.win; w != nil {
 			if _, used := w.used[id]; used {
-				w.evicted[id] = Stack{PCs: pcs, Truncated: truncated}
+				w.evicted[id] = profile.Stack{PCs: pcs, Truncated: truncated}
 			}
 		}
 	})
@@ -213,22 +190,22 @@ func (s *Sampler) Period() time.Duration { return s.period }
 
 // pendingTarget is a target added and not yet picked up by a tick.
 type pendingTarget struct {
-	t     Target
+	t     target.Target
 	fresh bool
 }
 
 // Add starts sampling t at the next tick. The CPU time its threads used
 // before that tick is not counted (it predates the profile). It may be
 // called from any goroutine, also while Run is running.
-func (s *Sampler) Add(t Target) { s.add(t, false) }
+func (s *Sampler) Add(t target.Target) { s.add(t, false) }
 
 // AddStarted is Add for a process that started since sampling began (a
 // launched command, or a process it started): all of its threads' CPU time
 // is counted, from the process's start, the part before the tick that
 // first sees a thread on the first stack captured of it.
-func (s *Sampler) AddStarted(t Target) { s.add(t, true) }
+func (s *Sampler) AddStarted(t target.Target) { s.add(t, true) }
 
-func (s *Sampler) add(t Target, fresh bool) {
+func (s *Sampler) add(t target.Target, fresh bool) {
 	s.mu.Lock()
 	s.pending = append(s.pending, pendingTarget{t: t, fresh: fresh})
 	s.mu.Unlock()
@@ -267,7 +244,7 @@ func (s *Sampler) Run(ctx context.Context) error {
 				// (A late drain loses nothing: the kernel kept
 				// the samples.)
 				s.win.missedT += skip
-				s.win.missed["tick late (profiler overloaded)"] += skip
+				s.win.missed[profile.MissTickLate] += skip
 			}
 			next = next.Add(time.Duration(skip) * interval)
 		}
@@ -346,7 +323,7 @@ func (s *Sampler) interval() time.Duration {
 	if !draining {
 		return s.period
 	}
-	return DrainInterval(s.period)
+	return target.DrainInterval(s.period)
 }
 
 // draining reports whether any live target's kernel samples are drained.
@@ -378,8 +355,8 @@ func (s *Sampler) adopt() {
 	for _, p := range pend {
 		s.hadTargets = true
 		t := p.t
-		ts := &targetState{t: t, threads: map[ThreadID]*threadState{}, imgAt: time.Now(), fresh: p.fresh}
-		if d, ok := t.(SampleDrainer); ok && s.cfg.Mode == ModeCPU {
+		ts := &targetState{t: t, threads: map[target.ThreadID]*threadState{}, imgAt: time.Now(), fresh: p.fresh}
+		if d, ok := t.(target.SampleDrainer); ok && s.cfg.Mode == profile.ModeCPU {
 			if on, _ := d.KernelSampled(); on {
 				ts.drainer = d
 			}
@@ -447,7 +424,7 @@ func (s *Sampler) tick(n int64) {
 	}
 }
 
-func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
+func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64) {
 	w := s.win
 	th := ts.threads[tid]
 	if th == nil {
@@ -457,7 +434,7 @@ func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
 	th.seenTick = tick
 	info, err := ts.t.Info(tid)
 	if err != nil {
-		w.missed["thread gone before capture"]++
+		w.missed[profile.MissThreadGone]++
 		return
 	}
 	if info.Name != "" {
@@ -477,7 +454,7 @@ func (s *Sampler) sampleThread(ts *targetState, tid ThreadID, tick int64) {
 	used := info.CPUTime - th.lastCPU
 	th.lastCPU = info.CPUTime
 	var n int64 = 1
-	if s.cfg.Mode == ModeCPU {
+	if s.cfg.Mode == profile.ModeCPU {
 		// One sample per period of CPU time the thread used, the remainder
 		// carried over: a thread that ran 20 µs is not stopped, and the
 		// samples add up to the CPU time, as a CPU-clock profiler's do.
@@ -524,23 +501,23 @@ const (
 // due in, so that counts add up to the CPU time as they do without kernel
 // samples. At a target's exit (last), threads already gone are not
 // counted as missed.
-func (s *Sampler) drain(ts *targetState, tid ThreadID, th *threadState, last bool) bool {
+func (s *Sampler) drain(ts *targetState, tid target.ThreadID, th *threadState, last bool) bool {
 	w := s.win
 	pid := ts.t.PID()
 	for len(s.drainCaps) < drainBatch {
-		s.drainCaps = append(s.drainCaps, NewCapture(s.cfg.MaxFrames, s.cfg.StackBytes))
+		s.drainCaps = append(s.drainCaps, target.NewCapture(s.cfg.MaxFrames, s.cfg.StackBytes))
 	}
 	for drained := 0; drained < maxDrained; {
 		for _, c := range s.drainCaps {
 			c.Walk = unwind.Result{}
 		}
 		k, err := ts.drainer.DrainSamples(tid, s.drainCaps)
-		if errors.Is(err, ErrNotKernelSampled) {
+		if errors.Is(err, target.ErrNotKernelSampled) {
 			return false
 		}
 		if err != nil {
 			if !last {
-				w.missed[missedReason(err)]++
+				w.missed[profile.MissReasonOf(err)]++
 			}
 			return true
 		}
@@ -551,7 +528,7 @@ func (s *Sampler) drain(ts *targetState, tid ThreadID, th *threadState, last boo
 			w.captures++
 			w.stops.add(c.Stopped)
 			if len(c.PCs) == 0 {
-				w.missed["empty stack"]++
+				w.missed[profile.MissEmptyStack]++
 				continue
 			}
 			id := s.interns.InternHashed(c.PCs, c.Walk.Hash, c.Walk.Stop.Truncated())
@@ -583,7 +560,7 @@ func (s *Sampler) captureBatch(ts *targetState) {
 		return
 	}
 	for len(s.batchCaps) < k {
-		s.batchCaps = append(s.batchCaps, NewCapture(s.cfg.MaxFrames, s.cfg.StackBytes))
+		s.batchCaps = append(s.batchCaps, target.NewCapture(s.cfg.MaxFrames, s.cfg.StackBytes))
 		s.batchErrs = append(s.batchErrs, nil)
 	}
 	caps, errs := s.batchCaps[:k], s.batchErrs[:k]
@@ -593,7 +570,7 @@ func (s *Sampler) captureBatch(ts *targetState) {
 		// no hash from an earlier capture may stay behind.
 		c.Walk = unwind.Result{}
 	}
-	if bc, ok := ts.t.(BatchCapturer); ok {
+	if bc, ok := ts.t.(target.BatchCapturer); ok {
 		bc.CaptureBatch(s.batchIDs, caps, errs)
 	} else {
 		for i, tid := range s.batchIDs {
@@ -604,20 +581,20 @@ func (s *Sampler) captureBatch(ts *targetState) {
 	pid := ts.t.PID()
 	for i, c := range caps {
 		if errs[i] != nil {
-			if th := s.batchState[i]; errors.Is(errs[i], ErrNoSample) && th.hasStack {
+			if th := s.batchState[i]; errors.Is(errs[i], target.ErrNoSample) && th.hasStack {
 				// The kernel's next sample of this thread is due within
 				// a period: its CPU time since is counted on the stack
 				// of its last one rather than lost.
 				s.count(pid, s.batchIDs[i], th, th.lastStack, s.batchN[i])
 				continue
 			}
-			w.missed[missedReason(errs[i])]++
+			w.missed[profile.MissReasonOf(errs[i])]++
 			continue
 		}
 		w.captures++
 		w.stops.add(c.Stopped)
 		if len(c.PCs) == 0 {
-			w.missed["empty stack"]++
+			w.missed[profile.MissEmptyStack]++
 			continue
 		}
 		th := s.batchState[i]
@@ -629,20 +606,7 @@ func (s *Sampler) captureBatch(ts *targetState) {
 	}
 }
 
-// missedReason names, for a window's Missed counts, why a capture failed.
-func missedReason(err error) string {
-	switch {
-	case errors.Is(err, ErrThreadBlocked):
-		return "thread in uninterruptible sleep"
-	case errors.Is(err, ErrStopTimeout):
-		return "thread did not stop in time"
-	case errors.Is(err, ErrNoSample):
-		return "no kernel sample yet"
-	}
-	return "thread gone before capture"
-}
-
-func (s *Sampler) count(pid int, tid ThreadID, th *threadState, id StackID, n int64) {
+func (s *Sampler) count(pid int, tid target.ThreadID, th *threadState, id StackID, n int64) {
 	k := sampleKey{pid: pid, tid: tid, stack: id}
 	s.win.counts[k] += n
 	s.total += n
@@ -656,10 +620,10 @@ func (s *Sampler) newWindow(start time.Time) *windowState {
 	return &windowState{
 		start:    start,
 		counts:   map[sampleKey]int64{},
-		missed:   map[string]int64{},
+		missed:   map[profile.MissReason]int64{},
 		names:    map[sampleKey]string{},
 		used:     map[StackID]struct{}{},
-		evicted:  map[StackID]Stack{},
+		evicted:  map[StackID]profile.Stack{},
 		cpuStart: selfCPU(),
 	}
 }
@@ -667,7 +631,7 @@ func (s *Sampler) newWindow(start time.Time) *windowState {
 // closeWindow builds the Window from the counts and hands it over.
 func (s *Sampler) closeWindow(end time.Time) {
 	ws := s.win
-	w := &Window{
+	w := &profile.Window{
 		Start:  ws.start,
 		End:    end,
 		Period: s.period,
@@ -696,24 +660,24 @@ func (s *Sampler) closeWindow(end time.Time) {
 			if !found {
 				st, kept := ws.evicted[k.stack]
 				if !kept {
-					w.Missed["stack evicted before the window closed"] += ws.counts[k]
+					w.Missed[profile.MissStackEvicted] += ws.counts[k]
 					continue
 				}
 				pcs, truncated = st.PCs, st.Truncated
 			}
 			idx = len(w.Stacks)
-			w.Stacks = append(w.Stacks, Stack{PCs: append([]uint64(nil), pcs...), Truncated: truncated})
+			w.Stacks = append(w.Stacks, profile.Stack{PCs: append([]uint64(nil), pcs...), Truncated: truncated})
 			stackIndex[k.stack] = idx
 		}
-		w.Samples = append(w.Samples, Sample{Stack: idx, PID: k.pid, Thread: k.tid, ThreadName: ws.names[k], Count: ws.counts[k]})
+		w.Samples = append(w.Samples, profile.Sample{Stack: idx, PID: k.pid, Thread: k.tid, ThreadName: ws.names[k], Count: ws.counts[k]})
 	}
 	for _, ts := range s.targets {
 		if !ts.exited {
 			ts.refreshImages()
 		}
-		w.Processes = append(w.Processes, Process{PID: ts.t.PID(), Executable: ts.exe, Images: ts.images})
+		w.Processes = append(w.Processes, profile.Process{PID: ts.t.PID(), Executable: ts.exe, Images: ts.images})
 	}
-	w.Stats = Stats{
+	w.Stats = profile.Stats{
 		Ticks:        ws.ticks,
 		MissedTicks:  ws.missedT,
 		Captures:     ws.captures,

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -30,37 +32,37 @@ type fakeTarget struct {
 	mu       sync.Mutex
 	pid      int
 	start    time.Time
-	threads  map[ThreadID]*fakeThread
-	captures map[ThreadID]int
+	threads  map[target.ThreadID]*fakeThread
+	captures map[target.ThreadID]int
 	delay    time.Duration // how long each capture takes
 	exitAt   time.Time
 	n        uint64
 }
 
-func newFake(pid int, threads map[ThreadID]*fakeThread) *fakeTarget {
-	return &fakeTarget{pid: pid, start: time.Now(), threads: threads, captures: map[ThreadID]int{}}
+func newFake(pid int, threads map[target.ThreadID]*fakeThread) *fakeTarget {
+	return &fakeTarget{pid: pid, start: time.Now(), threads: threads, captures: map[target.ThreadID]int{}}
 }
 
 func (f *fakeTarget) exited() bool { return !f.exitAt.IsZero() && time.Now().After(f.exitAt) }
 
 func (f *fakeTarget) PID() int          { return f.pid }
 func (f *fakeTarget) Arch() unwind.Arch { return unwind.ArchAMD64 }
-func (f *fakeTarget) Threads(dst []ThreadID) ([]ThreadID, error) {
+func (f *fakeTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	dst = dst[:0]
 	if f.exited() {
 		return dst, errors.New("exited")
 	}
-	for id := ThreadID(1); int(id) <= len(f.threads); id++ {
+	for id := target.ThreadID(1); int(id) <= len(f.threads); id++ {
 		dst = append(dst, id)
 	}
 	return dst, nil
 }
-func (f *fakeTarget) Info(t ThreadID) (ThreadInfo, error) {
+func (f *fakeTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
 	th := f.threads[t]
 	cpu := time.Duration(float64(time.Since(f.start)) * th.share)
-	return ThreadInfo{ID: t, Name: "worker", CPUTime: cpu, Running: th.share > 0}, nil
+	return target.ThreadInfo{ID: t, Name: "worker", CPUTime: cpu, Running: th.share > 0}, nil
 }
-func (f *fakeTarget) Capture(t ThreadID, c *Capture) error {
+func (f *fakeTarget) Capture(t target.ThreadID, c *target.Capture) error {
 	if f.delay > 0 {
 		time.Sleep(f.delay)
 	}
@@ -71,7 +73,7 @@ func (f *fakeTarget) Capture(t ThreadID, c *Capture) error {
 	f.mu.Unlock()
 	th := f.threads[t]
 	if th.noSampleEvery > 0 && (f.captures[t]-1)%th.noSampleEvery == 0 {
-		return ErrNoSample
+		return target.ErrNoSample
 	}
 	c.PCs = append(c.PCs[:0], th.stack...)
 	if th.stacks > 0 {
@@ -80,15 +82,15 @@ func (f *fakeTarget) Capture(t ThreadID, c *Capture) error {
 	c.Stopped = 10 * time.Microsecond
 	return nil
 }
-func (f *fakeTarget) CaptureAll(dst []Capture) ([]Capture, error) { return dst, nil }
-func (f *fakeTarget) Images() (*images.Set, error)                { return images.NewSet(nil), nil }
-func (f *fakeTarget) ReadMemory(uint64, []byte) error             { return errors.New("no memory") }
-func (f *fakeTarget) Close() error                                { return nil }
+func (f *fakeTarget) CaptureAll(dst []target.Capture) ([]target.Capture, error) { return dst, nil }
+func (f *fakeTarget) Images() (*images.Set, error)                              { return images.NewSet(nil), nil }
+func (f *fakeTarget) ReadMemory(uint64, []byte) error                           { return errors.New("no memory") }
+func (f *fakeTarget) Close() error                                              { return nil }
 
-func run(t *testing.T, cfg Config, d time.Duration, targets ...Target) []*Window {
+func run(t *testing.T, cfg Config, d time.Duration, targets ...target.Target) []*profile.Window {
 	t.Helper()
-	var ws []*Window
-	cfg.OnWindow = func(w *Window) { ws = append(ws, w) }
+	var ws []*profile.Window
+	cfg.OnWindow = func(w *profile.Window) { ws = append(ws, w) }
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +108,7 @@ func run(t *testing.T, cfg Config, d time.Duration, targets ...Target) []*Window
 
 // tickable returns a Sampler for cfg with targets adopted and a window
 // open, ready for tick calls without Run.
-func tickable(t *testing.T, cfg Config, targets ...Target) *Sampler {
+func tickable(t *testing.T, cfg Config, targets ...target.Target) *Sampler {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
@@ -120,8 +122,8 @@ func tickable(t *testing.T, cfg Config, targets ...Target) *Sampler {
 	return s
 }
 
-func countBy(w *Window) map[ThreadID]int64 {
-	m := map[ThreadID]int64{}
+func countBy(w *profile.Window) map[target.ThreadID]int64 {
+	m := map[target.ThreadID]int64{}
 	for _, s := range w.Samples {
 		m[s.Thread] += s.Count
 	}
@@ -129,7 +131,7 @@ func countBy(w *Window) map[ThreadID]int64 {
 }
 
 func TestCPUModeCountsCPUTime(t *testing.T) {
-	f := newFake(10, map[ThreadID]*fakeThread{
+	f := newFake(10, map[target.ThreadID]*fakeThread{
 		1: {share: 1, stack: []uint64{1, 2, 3}},
 		2: {share: 0, stack: []uint64{4, 5}},
 		3: {share: 0.5, stack: []uint64{6, 7}},
@@ -157,11 +159,11 @@ func TestCPUModeCountsCPUTime(t *testing.T) {
 }
 
 func TestWallModeCountsIdleThreadsWithoutStoppingThem(t *testing.T) {
-	f := newFake(10, map[ThreadID]*fakeThread{
+	f := newFake(10, map[target.ThreadID]*fakeThread{
 		1: {share: 1, stack: []uint64{1, 2, 3}},
 		2: {share: 0, stack: []uint64{4, 5}},
 	})
-	ws := run(t, Config{Hz: 100, Mode: ModeWall}, 500*time.Millisecond, f)
+	ws := run(t, Config{Hz: 100, Mode: profile.ModeWall}, 500*time.Millisecond, f)
 	c := countBy(ws[0])
 	ticks := ws[0].Stats.Ticks
 	if c[2] < ticks-2 || c[1] < ticks-2 {
@@ -173,11 +175,11 @@ func TestWallModeCountsIdleThreadsWithoutStoppingThem(t *testing.T) {
 }
 
 func TestLateTicksAreMissedNotBunched(t *testing.T) {
-	f := newFake(10, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
 	f.delay = 25 * time.Millisecond // each tick takes 2.5 periods
 	ws := run(t, Config{Hz: 100}, 600*time.Millisecond, f)
 	st := ws[0].Stats
-	if st.MissedTicks == 0 || ws[0].Missed["tick late (profiler overloaded)"] != st.MissedTicks {
+	if st.MissedTicks == 0 || ws[0].Missed[profile.MissTickLate] != st.MissedTicks {
 		t.Fatalf("missed ticks %d (%v), want some", st.MissedTicks, ws[0].Missed)
 	}
 	if st.Ticks > 30 {
@@ -190,7 +192,7 @@ func TestLateTicksAreMissedNotBunched(t *testing.T) {
 }
 
 func TestEvictedStacksStayInTheWindow(t *testing.T) {
-	f := newFake(10, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}, stacks: 50}})
+	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}, stacks: 50}})
 	ws := run(t, Config{Hz: 200, MaxStacks: 4}, 500*time.Millisecond, f)
 	w := ws[0]
 	var total int64
@@ -200,17 +202,17 @@ func TestEvictedStacksStayInTheWindow(t *testing.T) {
 			t.Fatalf("sample points at a bad stack: %+v", s)
 		}
 	}
-	if total < 80 || len(w.Stacks) < 40 || w.Missed["stack evicted before the window closed"] != 0 {
+	if total < 80 || len(w.Stacks) < 40 || w.Missed[profile.MissStackEvicted] != 0 {
 		t.Fatalf("%d samples over %d stacks, missed %v: evicted stacks were lost", total, len(w.Stacks), w.Missed)
 	}
 }
 
 func TestWindowsExitAndKeepRunning(t *testing.T) {
-	f := newFake(10, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
 	f.exitAt = time.Now().Add(300 * time.Millisecond)
 	var exited []int
 	ws := run(t, Config{Hz: 100, Window: 100 * time.Millisecond, KeepRunning: true,
-		OnExit: func(tg Target) { exited = append(exited, tg.PID()) }}, 700*time.Millisecond, f)
+		OnExit: func(tg target.Target) { exited = append(exited, tg.PID()) }}, 700*time.Millisecond, f)
 	if len(ws) < 5 {
 		t.Fatalf("%d windows in 700 ms of 100 ms windows", len(ws))
 	}
@@ -223,7 +225,7 @@ func TestWindowsExitAndKeepRunning(t *testing.T) {
 	}
 
 	// Without KeepRunning, Run ends when every target has exited.
-	f2 := newFake(11, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	f2 := newFake(11, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
 	f2.exitAt = time.Now().Add(200 * time.Millisecond)
 	s, _ := New(Config{Hz: 100})
 	s.Add(f2)
@@ -236,7 +238,7 @@ func TestWindowsExitAndKeepRunning(t *testing.T) {
 }
 
 func TestSamplerHotPathDoesNotAllocate(t *testing.T) {
-	f := newFake(10, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2, 3}}, 2: {share: 1, stack: []uint64{4, 5}}})
+	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2, 3}}, 2: {share: 1, stack: []uint64{4, 5}}})
 	s := tickable(t, Config{Hz: 1000}, f)
 	tick := int64(0)
 	for i := 0; i < 10; i++ { // warm up: threads, buffers, map entries
@@ -262,7 +264,7 @@ type walkingTarget struct {
 	walker *unwind.Walker
 }
 
-func (w *walkingTarget) Capture(tid ThreadID, c *Capture) error {
+func (w *walkingTarget) Capture(tid target.ThreadID, c *target.Capture) error {
 	pcs := w.threads[tid].stack
 	const base = 0x7ff0_0000_0000
 	mem := make([]byte, 64+16*len(pcs))
@@ -283,7 +285,7 @@ func (w *walkingTarget) Capture(tid ThreadID, c *Capture) error {
 
 // captureOnce runs captureBatch for the given threads of ts and returns
 // the stack each was interned as.
-func captureOnce(s *Sampler, ts *targetState, tids ...ThreadID) []StackID {
+func captureOnce(s *Sampler, ts *targetState, tids ...target.ThreadID) []StackID {
 	s.batchIDs, s.batchN, s.batchState = s.batchIDs[:0], s.batchN[:0], s.batchState[:0]
 	for _, tid := range tids {
 		th := &threadState{}
@@ -312,9 +314,9 @@ func TestCaptureBatchInterns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	threads := map[ThreadID]*fakeThread{1: {stack: a}, 2: {stack: a}, 3: {stack: b}, 4: {stack: c}}
+	threads := map[target.ThreadID]*fakeThread{1: {stack: a}, 2: {stack: a}, 3: {stack: b}, 4: {stack: c}}
 	walking := &walkingTarget{fakeTarget: newFake(10, threads), walker: walker}
-	plain := newFake(11, map[ThreadID]*fakeThread{1: {stack: b}, 2: {stack: a}, 3: {stack: c}})
+	plain := newFake(11, map[target.ThreadID]*fakeThread{1: {stack: b}, 2: {stack: a}, 3: {stack: c}})
 	s := tickable(t, Config{Hz: 100}, walking, plain)
 	tw, tp := s.targets[0], s.targets[1]
 
@@ -379,7 +381,7 @@ func TestTimerDelayWakesTheRuntimeOncePerTick(t *testing.T) {
 }
 
 func TestCPUModeCountsTimeWithoutANewKernelSampleOnTheLastStack(t *testing.T) {
-	f := newFake(10, map[ThreadID]*fakeThread{
+	f := newFake(10, map[target.ThreadID]*fakeThread{
 		1: {share: 1, stack: []uint64{1, 2, 3}, noSampleEvery: 3},
 	})
 	ws := run(t, Config{Hz: 100}, time.Second, f)
@@ -389,14 +391,14 @@ func TestCPUModeCountsTimeWithoutANewKernelSampleOnTheLastStack(t *testing.T) {
 	if c := countBy(w)[1]; c < 85 || c > 100 {
 		t.Errorf("busy thread: %d samples, want about 99 (all but the first tick's)", c)
 	}
-	if n := w.Missed["no kernel sample yet"]; n != 1 {
+	if n := w.Missed[profile.MissNoKernelSample]; n != 1 {
 		t.Errorf("missed for want of a sample: %d, want 1 (the first capture); missed %v", n, w.Missed)
 	}
 }
 
 func TestAddStartedCountsCPUTimeFromTheProcessStart(t *testing.T) {
 	for _, started := range []bool{false, true} {
-		f := newFake(10, map[ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
+		f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
 		f.start = f.start.Add(-300 * time.Millisecond) // it has run for 300 ms already
 		s, err := New(Config{Hz: 100})
 		if err != nil {

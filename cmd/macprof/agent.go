@@ -27,8 +27,10 @@ import (
 	"github.com/macprof/macprof/exporter/otlp"
 	"github.com/macprof/macprof/exporter/pyroscope"
 	"github.com/macprof/macprof/exporter/upload"
+	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/symcache"
+	"github.com/macprof/macprof/target"
 )
 
 func init() {
@@ -92,11 +94,11 @@ type agentConfig struct {
 	name            *regexp.Regexp
 	hz              int
 	window, rescan  time.Duration
-	mode            sampler.Mode
+	mode            profile.Mode
 	duration        time.Duration
 	shutdownTimeout time.Duration
 	telemetry       string
-	opts            sampler.TargetOptions
+	opts            target.Options
 }
 
 func runAgent(args []string, stdout, stderr io.Writer) int {
@@ -136,7 +138,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "macprof agent: "+format+"\n", a...)
 		return 2
 	}
-	cfg := agentConfig{opts: sampler.TargetOptions{Continuous: true}, pids: pids, hz: *hz, window: *window, rescan: *rescan, duration: *dur, shutdownTimeout: *shutdown, telemetry: *telemetry}
+	cfg := agentConfig{opts: target.Options{Continuous: true}, pids: pids, hz: *hz, window: *window, rescan: *rescan, duration: *dur, shutdownTimeout: *shutdown, telemetry: *telemetry}
 	if *name != "" {
 		re, err := regexp.Compile(*name)
 		if err != nil {
@@ -149,9 +151,9 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	}
 	switch *mode {
 	case "cpu":
-		cfg.mode = sampler.ModeCPU
+		cfg.mode = profile.ModeCPU
 	case "wall":
-		cfg.mode = sampler.ModeWall
+		cfg.mode = profile.ModeWall
 	default:
 		return fail("--mode must be cpu or wall")
 	}
@@ -203,7 +205,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 			return fail("OTLP queue: %v", err)
 		}
 		bo := otlpCfg.BuildOptions(host, version)
-		sinks = append(sinks, &agentSink{name: "otlp", target: exp.Target(), up: up, encode: func(w *sampler.Window, c *symcache.Cache) ([]byte, map[string]string, error) {
+		sinks = append(sinks, &agentSink{name: "otlp", target: exp.Target(), up: up, encode: func(w *profile.Window, c *symcache.Cache) ([]byte, map[string]string, error) {
 			b, err := otlp.Marshal(w, c, bo)
 			return b, nil, err
 		}})
@@ -222,7 +224,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	if len(sinks) == 0 {
 		return fail("no exporter: set --otlp-endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT) and/or --pyroscope-url")
 	}
-	a := &agent{cfg: cfg, log: log, sinks: sinks, targets: map[int]sampler.Target{}}
+	a := &agent{cfg: cfg, log: log, sinks: sinks, targets: map[int]target.Target{}}
 	return a.run(otlpCfg, host)
 }
 
@@ -285,7 +287,7 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 type agentSink struct {
 	name, target string
 	up           *upload.Uploader
-	encode       func(*sampler.Window, *symcache.Cache) ([]byte, map[string]string, error)
+	encode       func(*profile.Window, *symcache.Cache) ([]byte, map[string]string, error)
 }
 
 type agent struct {
@@ -294,7 +296,7 @@ type agent struct {
 	sinks []*agentSink
 
 	mu      sync.Mutex
-	targets map[int]sampler.Target
+	targets map[int]target.Target
 	s       *sampler.Sampler
 
 	windowsDropped, encodeErrors int64
@@ -313,13 +315,13 @@ func (a *agent) run(otlpCfg otlp.Config, host string) int {
 		a.log.Warn("agent metrics disabled", "err", err)
 	}
 
-	windows := make(chan *sampler.Window, 4)
+	windows := make(chan *profile.Window, 4)
 	s, err := sampler.New(sampler.Config{
 		Hz:          a.cfg.hz,
 		Mode:        a.cfg.mode,
 		Window:      a.cfg.window,
 		KeepRunning: true,
-		OnWindow: func(w *sampler.Window) {
+		OnWindow: func(w *profile.Window) {
 			select {
 			case windows <- w:
 			default:
@@ -333,7 +335,7 @@ func (a *agent) run(otlpCfg otlp.Config, host string) int {
 				tel.window(ctx, w)
 			}
 		},
-		OnExit: func(t sampler.Target) {
+		OnExit: func(t target.Target) {
 			a.mu.Lock()
 			delete(a.targets, t.PID())
 			a.mu.Unlock()
@@ -464,7 +466,7 @@ func (a *agent) matches(p procEntry) bool {
 }
 
 // export encodes a window for every sink and queues it.
-func (a *agent) export(w *sampler.Window, cache *symcache.Cache) {
+func (a *agent) export(w *profile.Window, cache *symcache.Cache) {
 	if len(w.Samples) == 0 {
 		return
 	}
@@ -576,14 +578,14 @@ func (a *agent) startTelemetry(ctx context.Context, otlpCfg otlp.Config) (*telem
 }
 
 // window records one window's figures.
-func (t *telemetry) window(ctx context.Context, w *sampler.Window) {
+func (t *telemetry) window(ctx context.Context, w *profile.Window) {
 	var n int64
 	for _, s := range w.Samples {
 		n += s.Count
 	}
 	t.samples.Add(ctx, n)
 	for reason, c := range w.Missed {
-		t.missed.Add(ctx, c, metric.WithAttributes(attribute.String("reason", reason)))
+		t.missed.Add(ctx, c, metric.WithAttributes(attribute.String("reason", reason.String())))
 	}
 	t.captures.Add(ctx, w.Stats.Captures)
 	for _, b := range w.Stats.StopBuckets {

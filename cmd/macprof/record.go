@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/exporter"
+	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/symcache"
+	"github.com/macprof/macprof/target"
 )
 
 func init() {
@@ -102,12 +104,12 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	case len(outs) == 0:
 		return fail("give at least one output with -o FILE (e.g. -o cpu.pb.gz or -o flame.svg)")
 	}
-	var m sampler.Mode
+	var m profile.Mode
 	switch *mode {
 	case "cpu":
-		m = sampler.ModeCPU
+		m = profile.ModeCPU
 	case "wall":
-		m = sampler.ModeWall
+		m = profile.ModeWall
 	default:
 		return fail("--mode must be cpu or wall, not %q", *mode)
 	}
@@ -144,10 +146,10 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		defer cancel()
 	}
 
-	var windows []*sampler.Window
+	var windows []*profile.Window
 	status := newStatusLine(stderr, *quiet)
-	opts := sampler.TargetOptions{MaxFrames: *maxFrames, Continuous: true}
-	if m == sampler.ModeCPU && *capture == "auto" {
+	opts := target.Options{MaxFrames: *maxFrames, Continuous: true}
+	if m == profile.ModeCPU && *capture == "auto" {
 		opts.KernelSamplePeriod = time.Second / time.Duration(*hz)
 	}
 	rec := &recording{opts: opts}
@@ -155,7 +157,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		Hz:        *hz,
 		Mode:      m,
 		MaxFrames: *maxFrames,
-		OnWindow:  func(w *sampler.Window) { windows = append(windows, w) },
+		OnWindow:  func(w *profile.Window) { windows = append(windows, w) },
 		// Children are looked for between ticks, on the sampler's own
 		// goroutine: a goroutine of their own would wake the process ten
 		// more times a second.
@@ -193,7 +195,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	}
 
 	// Merge windows (record makes one) and write every output.
-	w := mergeWindows(windows)
+	w := profile.Merge(windows)
 	cache := symcache.New(symcache.Options{})
 	status.printSummary(w, s.Period())
 	if sampleErr != nil && !*quiet {
@@ -228,17 +230,17 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 // recording holds the targets of one record run.
 type recording struct {
 	s    *sampler.Sampler
-	opts sampler.TargetOptions
+	opts target.Options
 	mu   sync.Mutex
-	ts   []sampler.Target
+	ts   []target.Target
 	pids map[int]bool
 
 	// Following a launched command's children (sampler goroutine only).
-	root   sampler.Target // the launched command; nil when attached with -p or once it exited
-	tree   processTree    // finds its descendants
-	kids   []int          // the last list of them
-	failed map[int]bool   // descendants that could not be attached
-	polled time.Duration  // recording time of the last look
+	root   target.Target // the launched command; nil when attached with -p or once it exited
+	tree   processTree   // finds its descendants
+	kids   []int         // the last list of them
+	failed map[int]bool  // descendants that could not be attached
+	polled time.Duration // recording time of the last look
 }
 
 // attach attaches to pid and adds it; started says it started during the
@@ -253,7 +255,7 @@ func (r *recording) attach(pid int, started bool) error {
 	return nil
 }
 
-func (r *recording) add(t sampler.Target, started bool) {
+func (r *recording) add(t target.Target, started bool) {
 	r.mu.Lock()
 	if r.pids == nil {
 		r.pids = map[int]bool{}
@@ -288,7 +290,7 @@ func (r *recording) followChildren(elapsed time.Duration) {
 		return
 	}
 	r.polled = elapsed
-	if e, ok := r.root.(interface{ Exited() bool }); ok && e.Exited() {
+	if e, ok := r.root.(target.ExitReporter); ok && e.Exited() {
 		// Its PID may be reused by an unrelated process: stop here.
 		r.root = nil
 		return
@@ -320,11 +322,13 @@ func (r *recording) kernelSampleNotes() (refused, reduced error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range r.ts {
-		if k, ok := t.(interface{ KernelSampleError() error }); ok && refused == nil {
-			refused = k.KernelSampleError()
-		}
-		if k, ok := t.(interface{ KernelSampleWarning() error }); ok && reduced == nil {
-			reduced = k.KernelSampleWarning()
+		if k, ok := t.(target.KernelSampleReporter); ok {
+			if refused == nil {
+				refused = k.KernelSampleError()
+			}
+			if reduced == nil {
+				reduced = k.KernelSampleWarning()
+			}
 		}
 	}
 	return refused, reduced
@@ -336,39 +340,6 @@ func (r *recording) closeAll() {
 	for _, t := range r.ts {
 		t.Close()
 	}
-}
-
-// mergeWindows folds several windows into one.
-func mergeWindows(ws []*sampler.Window) *sampler.Window {
-	if len(ws) == 1 {
-		return ws[0]
-	}
-	out := &sampler.Window{Missed: map[string]int64{}}
-	if len(ws) == 0 {
-		return out
-	}
-	out.Start, out.End, out.Period, out.Mode = ws[0].Start, ws[len(ws)-1].End, ws[0].Period, ws[0].Mode
-	out.Processes = ws[len(ws)-1].Processes
-	for _, w := range ws {
-		base := len(out.Stacks)
-		out.Stacks = append(out.Stacks, w.Stacks...)
-		for _, s := range w.Samples {
-			s.Stack += base
-			out.Samples = append(out.Samples, s)
-		}
-		for k, v := range w.Missed {
-			out.Missed[k] += v
-		}
-		out.Stats.Ticks += w.Stats.Ticks
-		out.Stats.MissedTicks += w.Stats.MissedTicks
-		out.Stats.Captures += w.Stats.Captures
-		out.Stats.StoppedTotal += w.Stats.StoppedTotal
-		out.Stats.ProfilerCPU += w.Stats.ProfilerCPU
-		out.Stats.StoppedMax = max(out.Stats.StoppedMax, w.Stats.StoppedMax)
-		out.Stats.StoppedP50 = max(out.Stats.StoppedP50, w.Stats.StoppedP50)
-		out.Stats.StoppedP99 = max(out.Stats.StoppedP99, w.Stats.StoppedP99)
-	}
-	return out
 }
 
 // statusLine shows progress on one terminal line.
@@ -406,7 +377,7 @@ func (s *statusLine) done() {
 	}
 }
 
-func (s *statusLine) printSummary(w *sampler.Window, period time.Duration) {
+func (s *statusLine) printSummary(w *profile.Window, period time.Duration) {
 	if s.quiet {
 		return
 	}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/pprof/profile"
+	pprof "github.com/google/pprof/profile"
 
 	"github.com/macprof/macprof/internal/testprog"
 )
@@ -97,7 +97,7 @@ func testRecordDemoProfile(t *testing.T, capture string, hz int) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	prof, err := profile.Parse(f)
+	prof, err := pprof.Parse(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestRecordSIGINTWritesProfileAndDetaches(t *testing.T) {
 		t.Fatalf("no profile after SIGINT: %v", err)
 	}
 	defer f.Close()
-	prof, err := profile.Parse(f)
+	prof, err := pprof.Parse(f)
 	if err != nil || len(prof.Sample) == 0 {
 		t.Fatalf("profile after SIGINT: %v, %d samples", err, len(prof.Sample))
 	}

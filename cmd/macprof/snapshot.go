@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/images"
-	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/symcache"
+	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -80,7 +80,7 @@ func runSnapshot(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	raisePriority()
-	snap, err := takeSnapshot(*pid, sampler.TargetOptions{MaxFrames: *maxFrames})
+	snap, err := takeSnapshot(*pid, target.Options{MaxFrames: *maxFrames})
 	if err != nil {
 		fmt.Fprintf(stderr, "macprof snapshot: %v\n", err)
 		return 1
@@ -106,7 +106,7 @@ func runSnapshot(args []string, stdout, stderr io.Writer) int {
 
 // takeSnapshot attaches, captures every thread at once, detaches, then
 // symbolizes.
-func takeSnapshot(pid int, opts sampler.TargetOptions) (*snapshotJSON, error) {
+func takeSnapshot(pid int, opts target.Options) (*snapshotJSON, error) {
 	t, err := attach(pid, opts)
 	if err != nil {
 		return nil, err
@@ -119,13 +119,18 @@ func takeSnapshot(pid int, opts sampler.TargetOptions) (*snapshotJSON, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list threads: %w", err)
 	}
-	names := make(map[sampler.ThreadID]string, len(tids))
+	names := make(map[target.ThreadID]string, len(tids))
 	for _, id := range tids {
 		if info, err := t.Info(id); err == nil {
 			names[id] = info.Name
 		}
 	}
-	caps, capErr := t.CaptureAll(nil)
+	snapper, ok := t.(target.Snapshotter)
+	if !ok {
+		t.Close()
+		return nil, fmt.Errorf("this backend cannot stop every thread at once")
+	}
+	caps, capErr := snapper.CaptureAll(nil)
 	if cerr := t.Close(); cerr != nil {
 		snap.Missing = append(snap.Missing, "detach: "+cerr.Error())
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/macprof/macprof/internal/testprog"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
 )
 
 // euFrame is one frame eu-stack printed.
@@ -74,7 +74,7 @@ func compareWithEuStack(t *testing.T, bin string, threads, depth int, args ...st
 	isSpin := func(name string) bool { return strings.HasSuffix(name, "spin") }
 	compared := map[uint64]bool{}
 	for attempt := 0; attempt < 5 && len(compared) < threads; attempt++ {
-		snap, err := takeSnapshot(p.PID, sampler.TargetOptions{})
+		snap, err := takeSnapshot(p.PID, target.Options{})
 		if err != nil {
 			t.Fatalf("snapshot: %v", err)
 		}

@@ -7,18 +7,18 @@ import (
 	"os"
 
 	"github.com/macprof/macprof/mach"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
 )
 
 // attach opens the darwin backend for a running process.
-func attach(pid int, opts sampler.TargetOptions) (sampler.Target, error) {
+func attach(pid int, opts target.Options) (target.Target, error) {
 	return mach.Attach(pid, opts)
 }
 
 // launch starts a command suspended (posix_spawn), attaches, and resumes
 // it. Under sudo the command runs as root: posix_spawn has no public way to
 // drop credentials (see docs/DARWIN.md).
-func launch(args []string, opts sampler.TargetOptions) (sampler.Target, func() int, error) {
+func launch(args []string, opts target.Options) (target.Target, func() int, error) {
 	t, err := mach.Launch(args, os.Environ(), opts)
 	if err != nil {
 		return nil, nil, err

@@ -11,18 +11,18 @@ import (
 	"syscall"
 
 	"github.com/macprof/macprof/ptrace"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
 )
 
 // attach opens the OS backend for a running process.
-func attach(pid int, opts sampler.TargetOptions) (sampler.Target, error) {
+func attach(pid int, opts target.Options) (target.Target, error) {
 	return ptrace.Attach(pid, opts)
 }
 
 // launch starts a command (as the invoking user under sudo) and attaches to
 // it. wait returns the command's exit status once it has exited or the
 // target was closed.
-func launch(args []string, opts sampler.TargetOptions) (t sampler.Target, wait func() int, err error) {
+func launch(args []string, opts target.Options) (t target.Target, wait func() int, err error) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if cred := sudoCredential(); cred != nil {

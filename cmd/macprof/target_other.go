@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
 )
 
 var errNoBackend = fmt.Errorf("profiling is not supported on %s/%s: macprof has backends for darwin (arm64, amd64) and linux (amd64, arm64)", runtime.GOOS, runtime.GOARCH)
 
 // attach reports that this OS has no backend.
-func attach(pid int, opts sampler.TargetOptions) (sampler.Target, error) { return nil, errNoBackend }
+func attach(pid int, opts target.Options) (target.Target, error) { return nil, errNoBackend }
 
 // launch reports that this OS has no backend.
-func launch(args []string, opts sampler.TargetOptions) (sampler.Target, func() int, error) {
+func launch(args []string, opts target.Options) (target.Target, func() int, error) {
 	return nil, nil, errNoBackend
 }

@@ -30,7 +30,7 @@ import (
 
 	"github.com/macprof/macprof/exporter"
 	"github.com/macprof/macprof/images"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/symcache"
 )
 
@@ -75,7 +75,7 @@ type BuildOptions struct {
 
 // Build converts a window into an export request, symbolizing each unique
 // (image, address) of the window once through c.
-func Build(w *sampler.Window, c *symcache.Cache, opts BuildOptions) (*collpb.ExportProfilesServiceRequest, error) {
+func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.ExportProfilesServiceRequest, error) {
 	if w == nil {
 		return nil, errors.New("otlp: nil window")
 	}
@@ -89,7 +89,7 @@ func Build(w *sampler.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 	b := newBuilder(c, len(w.Stacks))
 
 	kind := "cpu"
-	if w.Mode == sampler.ModeWall {
+	if w.Mode == profile.ModeWall {
 		kind = "wall"
 	}
 	sampleType := &pb.ValueType{TypeStrindex: b.str("samples"), UnitStrindex: b.str("count")}
@@ -102,17 +102,8 @@ func Build(w *sampler.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 		}
 	}
 	var profileAttrs []int32
-	if len(w.Missed) > 0 {
-		reasons := make([]string, 0, len(w.Missed))
-		for r, n := range w.Missed {
-			if n > 0 {
-				reasons = append(reasons, r)
-			}
-		}
-		sort.Strings(reasons)
-		for _, r := range reasons {
-			profileAttrs = append(profileAttrs, b.intAttr(AttrMissedPrefix+r, w.Missed[r]))
-		}
+	for _, r := range w.MissReasons() {
+		profileAttrs = append(profileAttrs, b.intAttr(AttrMissedPrefix+r.String(), w.Missed[r]))
 	}
 
 	// One resource per process, in the window's order, then one for
@@ -214,7 +205,7 @@ func Build(w *sampler.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 
 // Marshal builds the request of a window and encodes it as protobuf: the
 // body Exporter.Send takes.
-func Marshal(w *sampler.Window, c *symcache.Cache, opts BuildOptions) ([]byte, error) {
+func Marshal(w *profile.Window, c *symcache.Cache, opts BuildOptions) ([]byte, error) {
 	req, err := Build(w, c, opts)
 	if err != nil {
 		return nil, err
@@ -512,7 +503,7 @@ func (b *builder) truncatedLocation() int32 {
 
 // stack returns the stack_table index of a window stack resolved in one
 // process's images, deduplicated by its location indices.
-func (b *builder) stack(set *images.Set, s *sampler.Stack) int32 {
+func (b *builder) stack(set *images.Set, s *profile.Stack) int32 {
 	ids := b.ids[:0]
 	for i, pc := range s.PCs {
 		ids = append(ids, b.location(set, pc, i > 0))

@@ -15,8 +15,9 @@ import (
 	"github.com/macprof/macprof/exporter/otlp"
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/collectortest"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/symcache"
+	"github.com/macprof/macprof/target"
 )
 
 // twoProcessWindow is the fixture window with a second process sharing the
@@ -27,14 +28,14 @@ func twoProcessWindow(t *testing.T) *collectortest.Fixture {
 	w := fx.Window
 	w.Processes = append(w.Processes, p2)
 	w.Samples = append(w.Samples,
-		sampler.Sample{Stack: 0, PID: 200, Thread: 21, ThreadName: "worker", Count: 5},
-		sampler.Sample{Stack: 0, PID: 300, Thread: 31, Count: 1}, // no such process
-		sampler.Sample{Stack: 1, PID: 200, Thread: 22, Count: 0}, // dropped: no count
+		profile.Sample{Stack: 0, PID: 200, Thread: 21, ThreadName: "worker", Count: 5},
+		profile.Sample{Stack: 0, PID: 300, Thread: 31, Count: 1}, // no such process
+		profile.Sample{Stack: 1, PID: 200, Thread: 22, Count: 0}, // dropped: no count
 	)
 	return fx
 }
 
-func build(t *testing.T, w *sampler.Window, opts otlp.BuildOptions) *collpb.ExportProfilesServiceRequest {
+func build(t *testing.T, w *profile.Window, opts otlp.BuildOptions) *collpb.ExportProfilesServiceRequest {
 	t.Helper()
 	req, err := otlp.Build(w, collectortest.NewCache(), opts)
 	if err != nil {
@@ -163,7 +164,7 @@ func TestBuildDictionaryInvariants(t *testing.T) {
 	var missed bool
 	for _, ai := range p.AttributeIndices {
 		a := d.AttributeTable[ai]
-		if d.StringTable[a.KeyStrindex] == otlp.AttrMissedPrefix+"thread exited" && a.Value.GetIntValue() == 3 {
+		if d.StringTable[a.KeyStrindex] == otlp.AttrMissedPrefix+profile.MissThreadGone.String() && a.Value.GetIntValue() == 3 {
 			missed = true
 		}
 	}
@@ -174,7 +175,7 @@ func TestBuildDictionaryInvariants(t *testing.T) {
 
 func TestBuildOptionsAndModes(t *testing.T) {
 	fx := collectortest.NewFixture(t, 7)
-	fx.Window.Mode = sampler.ModeWall
+	fx.Window.Mode = profile.ModeWall
 	req := build(t, fx.Window, otlp.BuildOptions{
 		ServiceName:  "svc",
 		Attributes:   map[string]string{"team": "perf", otlp.AttrProcessPID: "999", otlp.AttrServiceName: "ignored"},
@@ -214,14 +215,14 @@ func TestBuildErrors(t *testing.T) {
 		t.Error("zero period accepted")
 	}
 	w = *fx.Window
-	w.Samples = []sampler.Sample{{Stack: 99, PID: 1, Count: 1}}
+	w.Samples = []profile.Sample{{Stack: 99, PID: 1, Count: 1}}
 	if _, err := otlp.Build(&w, c, otlp.BuildOptions{}); err == nil {
 		t.Error("sample with a bad stack index accepted")
 	}
 	// Addresses outside every image: locations without mapping or lines.
 	w = *fx.Window
-	w.Stacks = []sampler.Stack{{PCs: []uint64{0x10, 0x20}}}
-	w.Samples = []sampler.Sample{{Stack: 0, PID: 1, Thread: 1, Count: 1}}
+	w.Stacks = []profile.Stack{{PCs: []uint64{0x10, 0x20}}}
+	w.Samples = []profile.Sample{{Stack: 0, PID: 1, Thread: 1, Count: 1}}
 	req, err := otlp.Build(&w, c, otlp.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -259,17 +260,17 @@ func benchCache() *symcache.Cache {
 
 // benchWindow has n unique stacks of 8 to 40 frames over 8 threads, drawn
 // from 20,000 distinct call sites, one sample per stack.
-func benchWindow(n int) *sampler.Window {
+func benchWindow(n int) *profile.Window {
 	rng := rand.New(rand.NewPCG(7, 11))
 	sites := make([]uint64, 20000)
 	for i := range sites {
 		sites[i] = benchLib.Start + uint64(rng.IntN(benchFuncs))<<12 + uint64(1+rng.IntN(4000))
 	}
-	w := &sampler.Window{
+	w := &profile.Window{
 		Start:     time.Unix(1_700_000_000, 0),
 		End:       time.Unix(1_700_000_010, 0),
 		Period:    time.Second / 99,
-		Processes: []sampler.Process{{PID: 42, Executable: benchLib.Path, Images: images.NewSet([]*images.Image{benchLib})}},
+		Processes: []profile.Process{{PID: 42, Executable: benchLib.Path, Images: images.NewSet([]*images.Image{benchLib})}},
 	}
 	for i := 0; i < n; i++ {
 		pcs := make([]uint64, 8+rng.IntN(33))
@@ -280,8 +281,8 @@ func benchWindow(n int) *sampler.Window {
 				pcs[j] = sites[rng.IntN(len(sites))]
 			}
 		}
-		w.Stacks = append(w.Stacks, sampler.Stack{PCs: pcs})
-		w.Samples = append(w.Samples, sampler.Sample{Stack: i, PID: 42, Thread: sampler.ThreadID(100 + i%8), ThreadName: fmt.Sprintf("worker-%d", i%8), Count: int64(1 + rng.IntN(20))})
+		w.Stacks = append(w.Stacks, profile.Stack{PCs: pcs})
+		w.Samples = append(w.Samples, profile.Sample{Stack: i, PID: 42, Thread: target.ThreadID(100 + i%8), ThreadName: fmt.Sprintf("worker-%d", i%8), Count: int64(1 + rng.IntN(20))})
 	}
 	return w
 }

@@ -24,7 +24,7 @@ import (
 
 	"github.com/macprof/macprof/exporter"
 	"github.com/macprof/macprof/exporter/upload"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/symcache"
 )
 
@@ -159,7 +159,7 @@ func AppName(app string, labels map[string]string) (string, error) {
 // Encode builds the gzipped pprof profile of a window (exporter.Profile)
 // and the metadata a push needs: from and until (Unix seconds; until at
 // least from+1) and sampleRate (Hz).
-func Encode(w *sampler.Window, c *symcache.Cache) (data []byte, meta map[string]string, err error) {
+func Encode(w *profile.Window, c *symcache.Cache) (data []byte, meta map[string]string, err error) {
 	p, err := exporter.Profile(w, c, exporter.Options{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("pyroscope: %w", err)
@@ -188,7 +188,7 @@ func Encode(w *sampler.Window, c *symcache.Cache) (data []byte, meta map[string]
 }
 
 // PushWindow encodes a window and pushes it.
-func (c *Client) PushWindow(ctx context.Context, w *sampler.Window, cache *symcache.Cache) error {
+func (c *Client) PushWindow(ctx context.Context, w *profile.Window, cache *symcache.Cache) error {
 	data, meta, err := Encode(w, cache)
 	if err != nil {
 		return err

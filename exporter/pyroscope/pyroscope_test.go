@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/pprof/profile"
+	pprof "github.com/google/pprof/profile"
 
 	"github.com/macprof/macprof/exporter/pyroscope"
 	"github.com/macprof/macprof/exporter/upload"
@@ -32,7 +32,7 @@ type ingest struct {
 	status               int
 	// What arrived.
 	queries  []map[string]string
-	profiles []*profile.Profile
+	profiles []*pprof.Profile
 }
 
 // known lists the documented /ingest query parameters.
@@ -105,7 +105,7 @@ func (in *ingest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		data, _ = io.ReadAll(r.Body)
 	}
-	p, err := profile.Parse(bytes.NewReader(data))
+	p, err := pprof.Parse(bytes.NewReader(data))
 	if err != nil {
 		fail(http.StatusBadRequest, "profile does not parse as pprof: %v", err)
 		return

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/images"
-	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/symcache"
 )
 
@@ -83,7 +83,7 @@ func NewCache() *symcache.Cache {
 // Fixture is a window over the test process itself, with the names of the
 // functions its stacks go through.
 type Fixture struct {
-	Window *sampler.Window
+	Window *profile.Window
 	// Leaf, Middle and Root are the fully qualified names of LeafWork,
 	// MiddleWork and RootWork.
 	Leaf, Middle, Root string
@@ -111,9 +111,9 @@ func pcs(t testing.TB, fn any) (entry, ret uint64, name string) {
 	return uint64(e), uint64(e + 8), f.Name()
 }
 
-// SelfProcess returns the test process as a sampler.Process with pid, its
+// SelfProcess returns the test process as a profile.Process with pid, its
 // images read from /proc/self/maps.
-func SelfProcess(t testing.TB, pid int) sampler.Process {
+func SelfProcess(t testing.TB, pid int) profile.Process {
 	t.Helper()
 	f, err := os.Open("/proc/self/maps")
 	if err != nil {
@@ -136,7 +136,7 @@ func SelfProcess(t testing.TB, pid int) sampler.Process {
 	if img == nil {
 		t.Fatalf("collectortest: no image holds LeafWork at %#x", entry)
 	}
-	return sampler.Process{PID: pid, Executable: img.Path, Images: set}
+	return profile.Process{PID: pid, Executable: img.Path, Images: set}
 }
 
 // elfBuildID reads the GNU build ID note of an ELF file, or "".
@@ -187,23 +187,23 @@ func NewFixture(t testing.TB, pid int) *Fixture {
 		fx.BuildID = img.BuildID
 	}
 	start := time.Now().Add(-10 * time.Second).Truncate(time.Second)
-	fx.Window = &sampler.Window{
+	fx.Window = &profile.Window{
 		Start:     start,
 		End:       start.Add(10 * time.Second),
 		Period:    10 * time.Millisecond,
-		Mode:      sampler.ModeCPU,
-		Processes: []sampler.Process{p},
-		Stacks: []sampler.Stack{
+		Mode:      profile.ModeCPU,
+		Processes: []profile.Process{p},
+		Stacks: []profile.Stack{
 			{PCs: []uint64{fx.LeafPC, fx.MiddleRet, fx.RootRet}},
 			{PCs: []uint64{fx.MiddleRet - 8, fx.RootRet}},
 			{PCs: []uint64{fx.LeafPC}, Truncated: true},
 		},
-		Samples: []sampler.Sample{
+		Samples: []profile.Sample{
 			{Stack: 0, PID: pid, Thread: 11, ThreadName: "worker", Count: 50},
 			{Stack: 1, PID: pid, Thread: 12, ThreadName: "io", Count: 7},
 			{Stack: 2, PID: pid, Thread: 13, Count: 2},
 		},
-		Missed: map[string]int64{"thread exited": 3},
+		Missed: map[profile.MissReason]int64{profile.MissThreadGone: 3},
 	}
 	return fx
 }

@@ -1,9 +1,14 @@
-package sampler
+// Package profile is macprof's data model: a Window of sample counts per
+// (process, thread, stack), with what exporters need to symbolize and label
+// them. The sampler produces windows; exporters, record and the agent read
+// them, and import this package rather than the sampler.
+package profile
 
 import (
 	"time"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/target"
 )
 
 // Mode selects what a sample means.
@@ -41,7 +46,7 @@ type Window struct {
 	// Samples holds one entry per (process, thread, stack).
 	Samples []Sample
 	// Missed counts ticks or threads that produced no sample, by reason.
-	Missed map[string]int64
+	Missed map[MissReason]int64
 	// Stats describes the profiler's own cost during the window.
 	Stats Stats
 }
@@ -55,8 +60,8 @@ type Process struct {
 	Images *images.Set
 }
 
-// Stack is an interned call stack: Frames[0] is the PC of the innermost
-// frame, the rest are return addresses.
+// Stack is an interned call stack: PCs[0] is the PC of the innermost frame,
+// the rest are return addresses.
 type Stack struct {
 	PCs []uint64
 	// Truncated marks a walk that ended early (see unwind.StopReason).
@@ -67,7 +72,7 @@ type Stack struct {
 type Sample struct {
 	Stack      int // index into Window.Stacks
 	PID        int
-	Thread     ThreadID
+	Thread     target.ThreadID
 	ThreadName string
 	Count      int64
 }
@@ -84,7 +89,8 @@ type Stats struct {
 	// ProfilerCPU is the CPU time the profiler process used.
 	ProfilerCPU time.Duration
 	// StopBuckets is the distribution of stop times: log-linear buckets
-	// (about 6% wide) with their lower bound, empty ones left out.
+	// (about 6% wide) with their lower bound, empty ones left out, in
+	// increasing order.
 	StopBuckets []StopBucket
 }
 
@@ -92,4 +98,13 @@ type Stats struct {
 type StopBucket struct {
 	Low   time.Duration
 	Count int64
+}
+
+// SampleCount returns the sum of the window's sample counts.
+func (w *Window) SampleCount() int64 {
+	var n int64
+	for _, s := range w.Samples {
+		n += s.Count
+	}
+	return n
 }

@@ -1,0 +1,58 @@
+package target
+
+import (
+	"time"
+
+	"github.com/macprof/macprof/unwind"
+)
+
+// Options configures a backend.
+type Options struct {
+	// MaxFrames bounds each walk (default unwind.DefaultMaxFrames).
+	MaxFrames int
+	// StackBytes bounds each bulk stack copy (default DefaultStackBytes);
+	// frames beyond it are read one record at a time.
+	StackBytes int
+	// Continuous tells the backend that the target is sampled over time,
+	// one thread at a time, rather than snapshotted: it should hold as
+	// little as it can between captures, so that the target's signals are
+	// not held up between samples.
+	Continuous bool
+	// KernelSamplePeriod, when non-zero, asks a backend that can (Linux,
+	// continuous mode) to capture a running thread from the kernel's own
+	// samples of it, one every KernelSamplePeriod of its CPU time, instead
+	// of stopping it: set it to the sampling period in cpu mode. Wall mode,
+	// which needs idle threads' stacks too, leaves it zero.
+	KernelSamplePeriod time.Duration
+}
+
+// DefaultStackBytes is the default size of a bulk stack copy: enough for the
+// deep stacks of most programs in one read.
+const DefaultStackBytes = 64 << 10
+
+// WithDefaults returns o with zero fields set to their defaults.
+func (o Options) WithDefaults() Options {
+	if o.MaxFrames == 0 {
+		o.MaxFrames = unwind.DefaultMaxFrames
+	}
+	if o.StackBytes == 0 {
+		o.StackBytes = DefaultStackBytes
+	}
+	return o
+}
+
+// How often kernel samples are drained: every drainPeriods sampling
+// periods, but at least every maxDrainInterval (or every period, below
+// 10 Hz) so that new threads and processes are still found quickly at low
+// rates. Fewer wake-ups are the sampler's fixed cost; the rings stay small.
+const (
+	drainPeriods     = 10
+	maxDrainInterval = 100 * time.Millisecond
+)
+
+// DrainInterval returns how often the sampler drains a SampleDrainer at
+// sampling period period; backends size the kernel's sample buffers to hold
+// at least one interval's samples.
+func DrainInterval(period time.Duration) time.Duration {
+	return min(drainPeriods*period, max(maxDrainInterval, period))
+}

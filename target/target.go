@@ -1,0 +1,156 @@
+// Package target is the contract between the sampler and the OS backends
+// (ptrace/ on Linux, mach/ on darwin): the Target a backend returns, the
+// optional capabilities it may add, and the errors every backend returns.
+// It is modelled on database/sql/driver: Target holds only what the sampling
+// loop calls, and each extra capability is a named interface that callers
+// detect with a type assertion.
+package target
+
+import (
+	"time"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/unwind"
+)
+
+// ThreadID identifies a thread within its target: the kernel thread id on
+// Linux, the Mach thread id (THREAD_IDENTIFIER_INFO) on macOS.
+type ThreadID uint64
+
+// ThreadInfo describes a thread at the time it was asked about.
+type ThreadInfo struct {
+	ID   ThreadID
+	Name string
+	// CPUTime is the thread's total user+system CPU time so far.
+	CPUTime time.Duration
+	// Running reports whether the thread was runnable when asked or, where
+	// a backend cannot tell that cheaply (ptrace), whether it used CPU
+	// since the previous Info call.
+	Running bool
+}
+
+// Capture is one thread's registers, stack copy and walk. Its buffers are
+// owned by the caller and reused between captures, so that a backend fills
+// them without allocating.
+type Capture struct {
+	Thread ThreadID
+	Regs   unwind.Regs
+	// PCs receives the PC and return addresses; its capacity bounds the
+	// walk.
+	PCs []uint64
+	// Walk tells how the walk ended. Walk.Hash is the hash of exactly PCs,
+	// as unwind.Walker.Walk sets it, or 0 when the backend did not walk
+	// (the sampler then hashes PCs itself).
+	Walk unwind.Result
+	// Stack receives the bulk copy of the stack; its capacity bounds the
+	// copy. StackBase is the address of Stack[0].
+	Stack     []byte
+	StackBase uint64
+	// Stopped is how long the thread was stopped for this capture.
+	Stopped time.Duration
+	// Err is set by Snapshotter.CaptureAll for a thread it could not
+	// capture.
+	Err error
+}
+
+// NewCapture returns a Capture with buffers for maxFrames frames and a
+// stack copy of stackBytes bytes.
+func NewCapture(maxFrames, stackBytes int) *Capture {
+	return &Capture{PCs: make([]uint64, 0, maxFrames), Stack: make([]byte, 0, stackBytes)}
+}
+
+// Target is a process being profiled, with only what the sampling loop
+// calls. Methods need not be safe for concurrent use: the sampler calls
+// them from one goroutine.
+type Target interface {
+	// PID returns the process id.
+	PID() int
+	// Threads appends the target's current thread ids to dst[:0] (no
+	// allocation when dst has room).
+	Threads(dst []ThreadID) ([]ThreadID, error)
+	// Info returns a thread's name, CPU time and state.
+	Info(t ThreadID) (ThreadInfo, error)
+	// Capture stops one thread, reads its registers, copies its stack in
+	// bulk, walks it, resumes the thread, and reports how long it was
+	// stopped. It does not allocate in steady state.
+	Capture(t ThreadID, c *Capture) error
+	// Images returns the loaded images. It is cheap when nothing was loaded
+	// or unloaded since the last call, and returns the same *Set then.
+	Images() (*images.Set, error)
+	// Close resumes every thread and detaches, whatever state the target is
+	// in. It is safe to call more than once.
+	Close() error
+}
+
+// Snapshotter is implemented by backends that can stop every thread at
+// once (snapshot): CaptureAll captures each thread into dst (grown as
+// needed) and resumes them all, a consistent picture. A thread that could
+// not be captured has its Err set; the error return is for a target that
+// could not be stopped at all.
+type Snapshotter interface {
+	CaptureAll(dst []Capture) ([]Capture, error)
+}
+
+// MemoryReader is implemented by backends that read a target's memory and
+// know its threads' architecture (tests and tools that walk by hand).
+type MemoryReader interface {
+	Arch() unwind.Arch
+	ReadMemory(addr uint64, dst []byte) error
+}
+
+// BatchCapturer is implemented by backends for which one call per tick is
+// much cheaper than one call per thread. CaptureBatch captures ids[i] into
+// caps[i] one thread at a time and sets errs[i]; it does not allocate.
+type BatchCapturer interface {
+	CaptureBatch(ids []ThreadID, caps []*Capture, errs []error)
+}
+
+// SampleDrainer is implemented by backends that keep the kernel's own
+// samples of threads (Options.KernelSamplePeriod). The kernel samples each
+// thread on the clock of its CPU time and keeps the samples until they are
+// read, so the sampler drains them every DrainInterval rather than asking
+// for one sample per period. Each drained sample stands for one period of
+// the thread's CPU time.
+type SampleDrainer interface {
+	// KernelSampled reports whether kernel samples are on, and whether
+	// every thread so far is sampled by the kernel (none had to be stopped
+	// instead, which needs a tick every period).
+	KernelSampled() (on, everyThread bool)
+	// DrainSamples captures into caps[0], caps[1], ..., oldest first, the
+	// kernel samples of thread id taken since the previous call, and
+	// returns how many it captured; a return of len(caps) means more may
+	// be left. A thread the kernel does not sample (yet) gets
+	// ErrNotKernelSampled: the sampler then captures it with Capture or
+	// CaptureBatch, which starts its kernel samples where it can. It does
+	// not stop the thread and, in steady state, does not allocate.
+	DrainSamples(id ThreadID, caps []*Capture) (int, error)
+}
+
+// KernelSampleReporter is implemented by backends with kernel samples: it
+// tells why they were refused (a thread was stopped instead) or reduced (a
+// smaller ring than asked for), so that the user is told.
+type KernelSampleReporter interface {
+	KernelSampleError() error
+	KernelSampleWarning() error
+}
+
+// Executabler is implemented by targets that know their main executable's
+// path.
+type Executabler interface {
+	Executable() string
+}
+
+// ExitReporter is implemented by targets that notice their process's exit.
+type ExitReporter interface {
+	// Exited reports whether the process has exited.
+	Exited() bool
+}
+
+// Launched is a command a backend started and attached to.
+type Launched interface {
+	Target
+	// Wait waits for the command to exit, unless it was reaped already,
+	// and returns the status to forward: its exit code, or 128 plus the
+	// signal that ended it.
+	Wait() int
+}
