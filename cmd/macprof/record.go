@@ -172,12 +172,12 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	rec.s = s
 	var waitChild func() int
 	if len(cmdArgs) > 0 {
-		t, wait, err := launch(cmdArgs, opts)
+		t, err := launch(cmdArgs, opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "macprof record: %v\n", err)
 			return 1
 		}
-		waitChild = wait
+		waitChild = t.Wait
 		rec.add(t, true)
 		rec.root = t
 	} else if err := rec.attach(*pid, false); err != nil {

@@ -15,6 +15,6 @@ var errNoBackend = fmt.Errorf("profiling is not supported on %s/%s: macprof has 
 func attach(pid int, opts target.Options) (target.Target, error) { return nil, errNoBackend }
 
 // launch reports that this OS has no backend.
-func launch(args []string, opts target.Options) (target.Target, func() int, error) {
-	return nil, nil, errNoBackend
+func launch(args []string, opts target.Options) (target.Launched, error) {
+	return nil, errNoBackend
 }

@@ -1,0 +1,44 @@
+//go:build darwin
+
+package mach
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/macprof/macprof/target"
+)
+
+// Launched is a command started by Launch, as target.Launched.
+type Launched struct {
+	*Target
+	name string
+}
+
+var _ target.Launched = (*Launched)(nil)
+
+// LaunchCommand starts a command with macprof's environment (see Launch)
+// and returns it with a Wait that gives the status to forward. Under sudo
+// the command runs as root: posix_spawn has no public way to drop
+// credentials (docs/DARWIN.md).
+func LaunchCommand(args []string, opts target.Options) (*Launched, error) {
+	t, err := Launch(args, os.Environ(), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Launched{Target: t, name: args[0]}, nil
+}
+
+// Wait waits for the command to exit, unless the Target reaped it already,
+// and returns the status to forward.
+func (l *Launched) Wait() int {
+	if ws, known := l.ExitStatus(); known {
+		return target.ExitCode(ws)
+	}
+	ws, err := l.Target.Wait()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "macprof: wait for %s: %v\n", l.name, err)
+		return 1
+	}
+	return target.ExitCode(ws)
+}
