@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/intern"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
@@ -74,7 +75,7 @@ type Sampler struct {
 	pending []pendingTarget // added by Add, picked up at the next tick
 
 	targets []*targetState
-	interns *Interner
+	interns *intern.Interner
 	tids    []target.ThreadID
 
 	// The tick's batch: threads to capture and how many samples each
@@ -125,7 +126,7 @@ func (ts *targetState) refreshImages() {
 type threadState struct {
 	lastCPU   time.Duration
 	pending   time.Duration // CPU time used but not yet counted as samples
-	lastStack StackID
+	lastStack intern.StackID
 	hasStack  bool
 	name      string
 	seenTick  int64
@@ -134,7 +135,7 @@ type threadState struct {
 type sampleKey struct {
 	pid   int
 	tid   target.ThreadID
-	stack StackID
+	stack intern.StackID
 }
 
 type windowState struct {
@@ -149,8 +150,8 @@ type windowState struct {
 	names    map[sampleKey]string
 	// used marks stacks counted in this window; evicted keeps copies of
 	// used stacks the interner evicted before the window closed.
-	used    map[StackID]struct{}
-	evicted map[StackID]profile.Stack
+	used    map[intern.StackID]struct{}
+	evicted map[intern.StackID]profile.Stack
 }
 
 // New returns a Sampler. Targets are added with Add.
@@ -166,7 +167,7 @@ func New(cfg Config) (*Sampler, error) {
 	}
 	opts := target.Options{MaxFrames: cfg.MaxFrames, StackBytes: cfg.StackBytes}.WithDefaults()
 	cfg.MaxFrames, cfg.StackBytes = opts.MaxFrames, opts.StackBytes
-	in, err := NewInterner(cfg.MaxStacks)
+	in, err := intern.New(cfg.MaxStacks)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +176,7 @@ func New(cfg Config) (*Sampler, error) {
 		period:  time.Second / time.Duration(cfg.Hz),
 		interns: in,
 	}
-	in.OnEvict(func(id StackID, pcs []uint64, truncated bool) {
+	in.OnEvict(func(id intern.StackID, pcs []uint64, truncated bool) {
 		if w := s.win; w != nil {
 			if _, used := w.used[id]; used {
 				w.evicted[id] = profile.Stack{PCs: pcs, Truncated: truncated}
@@ -606,7 +607,7 @@ func (s *Sampler) captureBatch(ts *targetState) {
 	}
 }
 
-func (s *Sampler) count(pid int, tid target.ThreadID, th *threadState, id StackID, n int64) {
+func (s *Sampler) count(pid int, tid target.ThreadID, th *threadState, id intern.StackID, n int64) {
 	k := sampleKey{pid: pid, tid: tid, stack: id}
 	s.win.counts[k] += n
 	s.total += n
@@ -622,8 +623,8 @@ func (s *Sampler) newWindow(start time.Time) *windowState {
 		counts:   map[sampleKey]int64{},
 		missed:   map[profile.MissReason]int64{},
 		names:    map[sampleKey]string{},
-		used:     map[StackID]struct{}{},
-		evicted:  map[StackID]profile.Stack{},
+		used:     map[intern.StackID]struct{}{},
+		evicted:  map[intern.StackID]profile.Stack{},
 		cpuStart: selfCPU(),
 	}
 }
@@ -638,7 +639,7 @@ func (s *Sampler) closeWindow(end time.Time) {
 		Mode:   s.cfg.Mode,
 		Missed: ws.missed,
 	}
-	stackIndex := map[StackID]int{}
+	stackIndex := map[intern.StackID]int{}
 	keys := make([]sampleKey, 0, len(ws.counts))
 	for k := range ws.counts {
 		keys = append(keys, k)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/intern"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
@@ -285,7 +286,7 @@ func (w *walkingTarget) Capture(tid target.ThreadID, c *target.Capture) error {
 
 // captureOnce runs captureBatch for the given threads of ts and returns
 // the stack each was interned as.
-func captureOnce(s *Sampler, ts *targetState, tids ...target.ThreadID) []StackID {
+func captureOnce(s *Sampler, ts *targetState, tids ...target.ThreadID) []intern.StackID {
 	s.batchIDs, s.batchN, s.batchState = s.batchIDs[:0], s.batchN[:0], s.batchState[:0]
 	for _, tid := range tids {
 		th := &threadState{}
@@ -295,7 +296,7 @@ func captureOnce(s *Sampler, ts *targetState, tids ...target.ThreadID) []StackID
 		s.batchState = append(s.batchState, th)
 	}
 	s.captureBatch(ts)
-	ids := make([]StackID, len(tids))
+	ids := make([]intern.StackID, len(tids))
 	for i, th := range s.batchState {
 		ids[i] = th.lastStack
 	}
@@ -337,7 +338,7 @@ func TestCaptureBatchInterns(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name      string
-		got, want StackID
+		got, want intern.StackID
 	}{
 		{"a, walked again", w1[1], idA},
 		{"b, not walked", p1[0], idB},
@@ -353,7 +354,7 @@ func TestCaptureBatchInterns(t *testing.T) {
 	if st := s.interns.Stats(); st.Misses != 3 || st.Hits != 6 || st.Collisions != 0 {
 		t.Errorf("interner stats %+v, want 3 misses and 6 hits", st)
 	}
-	for id, want := range map[StackID][]uint64{idA: a, idB: b, idC: c} {
+	for id, want := range map[intern.StackID][]uint64{idA: a, idB: b, idC: c} {
 		if pcs, _, ok := s.interns.Lookup(id); !ok || !slices.Equal(pcs, want) {
 			t.Errorf("Lookup(%d) = %#x, want %#x", id, pcs, want)
 		}
