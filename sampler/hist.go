@@ -7,8 +7,9 @@ import (
 	"github.com/macprof/macprof/profile"
 )
 
-// stopHistogram records durations in log-linear buckets (16 per power of
-// two, so quantiles are within about 6%) without allocating.
+// stopHistogram records the window's stop times in log-linear buckets, 16
+// per power of two, so that its quantiles are within a sixteenth of the
+// true value and a tick adds to it without allocating.
 type stopHistogram struct {
 	buckets [64 * 16]int64
 	n       int64

@@ -1,4 +1,4 @@
-package sampler
+package intern
 
 import (
 	"hash/maphash"
@@ -11,7 +11,7 @@ import (
 
 func mustInterner(t testing.TB, stacks, frames int) *Interner {
 	t.Helper()
-	in, err := NewInternerLimits(stacks, frames)
+	in, err := NewLimits(stacks, frames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,16 +77,16 @@ func TestInternerBasics(t *testing.T) {
 
 func TestInternerBadLimits(t *testing.T) {
 	for _, c := range [][2]int{{0, 1}, {1, 0}, {-1, 5}, {5, -1}} {
-		if _, err := NewInternerLimits(c[0], c[1]); err == nil {
-			t.Errorf("NewInternerLimits(%d, %d) accepted", c[0], c[1])
+		if _, err := NewLimits(c[0], c[1]); err == nil {
+			t.Errorf("NewLimits(%d, %d) accepted", c[0], c[1])
 		}
 	}
-	if _, err := NewInterner(0); err == nil {
-		t.Error("NewInterner(0) accepted")
+	if _, err := New(0); err == nil {
+		t.Error("New(0) accepted")
 	}
-	in, err := NewInterner(10)
+	in, err := New(10)
 	if err != nil || in.maxFrames != 10*DefaultMaxFramesPerStack {
-		t.Errorf("NewInterner(10) = %v, frames %d", err, in.maxFrames)
+		t.Errorf("New(10) = %v, frames %d", err, in.maxFrames)
 	}
 }
 

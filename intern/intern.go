@@ -1,4 +1,7 @@
-package sampler
+// Package intern deduplicates stacks: it gives each distinct stack of
+// addresses a StackID, within bounds on stacks and addresses, so that a
+// profile stores every stack once however often it was sampled.
+package intern
 
 import (
 	"bytes"
@@ -16,12 +19,12 @@ import (
 // is never issued: Intern returns it for a stack it cannot hold.
 type StackID uint64
 
-// DefaultMaxFramesPerStack sizes the default frame bound of NewInterner:
+// DefaultMaxFramesPerStack sizes the default frame bound of New:
 // maxStacks stacks of this many addresses on average.
 const DefaultMaxFramesPerStack = 64
 
-// InternStats counts what an Interner did since it was made.
-type InternStats struct {
+// Stats counts what an Interner did since it was made.
+type Stats struct {
 	// Hits and Misses count Intern calls that found or added a stack.
 	Hits, Misses int64
 	// Collisions counts misses whose hash matched a different stack.
@@ -50,44 +53,30 @@ type internEntry struct {
 	next   *internEntry // the next newer stack with the same hash
 }
 
-// maxChain bounds the stacks that share one hash. A 64-bit keyed hash
-// collides by chance about never, but the addresses come from the target:
-// whatever it does, a lookup compares at most maxChain stacks, and a new
-// stack in a full chain evicts the chain's oldest.
+// maxChain bounds the stacks that share one hash, so that a target that
+// crafts colliding stacks cannot make a lookup compare more than that; a
+// new stack in a full chain evicts the chain's oldest.
 const maxChain = 8
 
-// Interner deduplicates stacks. Stacks are keyed by a 64-bit hash of their
-// addresses (unwind.HashPCs, which the walker computes as it reads them) in
-// an LRU (golang-lru/v2's simplelru); a hit compares the addresses, so a
-// hash collision never merges two different stacks: colliding stacks share
-// the LRU slot as a chain (oldest first, the LRU's value) of at most
-// maxChain stacks, and are evicted together.
+// Interner deduplicates stacks in an LRU (golang-lru/v2's simplelru) keyed
+// by a 64-bit hash of their addresses (unwind.HashPCs, which the walker
+// computes as it reads them); a hit compares the addresses, so a hash
+// collision never merges two stacks. Colliding stacks share one LRU slot as
+// a chain (oldest first) of at most maxChain stacks, evicted together.
 //
-// The hit path does not go through the LRU: a direct-mapped front table,
-// indexed by the hash, points at recently found stacks, and a hit there
-// compares the addresses and returns. The LRU's recency is refreshed (a
-// simplelru Get) only when the stack last moved its chain to the LRU's
-// front more than refresh Intern calls ago, refresh being a quarter of
-// the stack bound, so that a hot stack costs one Get per refresh calls
-// rather than one per call. Eviction is therefore LRU up to that lag:
-// without hash collisions, a stack is evicted for the stack bound only
-// after at least maxStacks-1-refresh other stacks were interned since its
-// last use (exact LRU: maxStacks-1). A stack that is evicted leaves the
-// front table at once, so the front table never returns an evicted stack.
+// The hit path looks the hash up in a direct-mapped front table of recently
+// found stacks and touches the LRU only when the stack last moved its chain
+// to the LRU's front more than refresh (a quarter of the stack bound)
+// Intern calls ago, so that a hot stack does not pay for recency on every
+// call. Eviction is therefore LRU up to that lag, and an evicted stack
+// leaves the front table at once.
 //
-// Memory is bounded by a number of stacks and a total number of addresses;
-// the least recently used stacks are evicted to stay within both. The
-// front table adds one pointer per stack of the bound (at least 16, at
-// most maxFront).
-//
-// Eviction and windows: an ID stays valid (Lookup finds it) until its stack
-// is evicted. A window that still counts samples of an evicted stack learns
-// of it through OnEvict and keeps the addresses it is handed; they are the
-// interner's own immutable slice, so keeping them costs no copy. A window
-// therefore holds at most its own distinct stacks beyond the LRU's bound.
+// An ID stays valid (Lookup finds it) until its stack is evicted; a caller
+// still counting an evicted stack learns of it through OnEvict and may keep
+// the immutable addresses it is handed without a copy.
 //
 // The hit path does not allocate. An Interner is not safe for concurrent
-// use; the sampler uses it from one goroutine.
+// use.
 type Interner struct {
 	front     []*internEntry // indexed by hash & frontMask; nil or a live entry
 	frontMask uint64
@@ -99,25 +88,26 @@ type Interner struct {
 	nextID    StackID
 	maxStacks int
 	maxFrames int
-	stats     InternStats
+	stats     Stats
 	onEvict   func(id StackID, pcs []uint64, truncated bool)
 }
 
-// NewInterner returns an Interner holding at most maxStacks stacks and
+// New returns an Interner holding at most maxStacks stacks and
 // maxStacks*DefaultMaxFramesPerStack addresses.
-func NewInterner(maxStacks int) (*Interner, error) {
+func New(maxStacks int) (*Interner, error) {
 	if maxStacks < 1 || maxStacks > 1<<30 {
 		return nil, fmt.Errorf("interner size %d must be in [1, %d]", maxStacks, 1<<30)
 	}
-	return NewInternerLimits(maxStacks, maxStacks*DefaultMaxFramesPerStack)
+	return NewLimits(maxStacks, maxStacks*DefaultMaxFramesPerStack)
 }
 
-// maxFront bounds the front table: 512 KiB of pointers.
+// maxFront bounds the front table, so that a large stack bound does not
+// make a large table.
 const maxFront = 1 << 16
 
-// NewInternerLimits returns an Interner holding at most maxStacks stacks
-// and maxFrames addresses over all of them.
-func NewInternerLimits(maxStacks, maxFrames int) (*Interner, error) {
+// NewLimits returns an Interner holding at most maxStacks stacks and
+// maxFrames addresses over all of them.
+func NewLimits(maxStacks, maxFrames int) (*Interner, error) {
 	if maxStacks < 1 || maxFrames < 1 {
 		return nil, fmt.Errorf("interner bounds must be positive: %d stacks, %d frames", maxStacks, maxFrames)
 	}
@@ -147,9 +137,8 @@ func NewInternerLimits(maxStacks, maxFrames int) (*Interner, error) {
 // still counting it can keep its addresses (which it must not modify).
 func (in *Interner) OnEvict(f func(id StackID, pcs []uint64, truncated bool)) { in.onEvict = f }
 
-// pcBytes views the addresses as bytes (host order), for comparing with the
-// runtime's vectorised memequal: slices.Equal compares one word at a time
-// and was a third of the hit path's time.
+// pcBytes views the addresses as bytes (host order), so that they are
+// compared with the runtime's vectorised memequal rather than word by word.
 func pcBytes(pcs []uint64) []byte {
 	if len(pcs) == 0 {
 		return nil
@@ -302,4 +291,4 @@ func (in *Interner) Lookup(id StackID) (pcs []uint64, truncated bool, found bool
 func (in *Interner) Len() int { return len(in.byID) }
 
 // Stats returns the interner's counters and current size.
-func (in *Interner) Stats() InternStats { return in.stats }
+func (in *Interner) Stats() Stats { return in.stats }

@@ -1,0 +1,71 @@
+package sampler
+
+import (
+	"time"
+
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
+)
+
+// sampleThread reads a thread's CPU time and decides how many samples it
+// stands for this tick: in CPU mode one per period of CPU time used, in
+// wall mode one. A thread to be captured joins the tick's batch; one that
+// needs no capture (kernel-sampled, idle in wall mode) is counted here.
+func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64) {
+	w := s.win
+	th := ts.threads[tid]
+	if th == nil {
+		th = &threadState{lastCPU: -1}
+		ts.threads[tid] = th
+	}
+	th.seenTick = tick
+	info, err := ts.t.Info(tid)
+	if err != nil {
+		w.missed[profile.MissThreadGone]++
+		return
+	}
+	if info.Name != "" {
+		th.name = info.Name
+	}
+	pid := ts.t.PID()
+	if th.lastCPU < 0 {
+		// First sight. A thread that was there when the target was added
+		// brings CPU time from before, unless the process started since
+		// sampling began (AddStarted); one that appeared since started
+		// after the previous tick, so all of its CPU time is new.
+		th.lastCPU = info.CPUTime
+		if ts.ticks > 1 || ts.fresh {
+			th.lastCPU = 0
+		}
+	}
+	used := info.CPUTime - th.lastCPU
+	th.lastCPU = info.CPUTime
+	var n int64 = 1
+	if s.cfg.Mode == profile.ModeCPU {
+		// One sample per period of CPU time the thread used, the remainder
+		// carried over: a thread that ran less than a period is not
+		// stopped, and the samples add up to the CPU time, as a
+		// CPU-clock profiler's do.
+		th.pending += used
+		if ts.drainer != nil && s.drain(ts, tid, th, false) {
+			return
+		}
+		n = int64(th.pending / s.period)
+		if n == 0 {
+			return
+		}
+		th.pending -= time.Duration(n) * s.period
+		// After late ticks the backlog is counted on the stack seen now
+		// (so totals stay true), up to a second's worth.
+		n = min(n, int64(s.cfg.Hz))
+	} else if used <= 0 && th.hasStack {
+		// Wall mode, idle since the last tick: count its last stack again
+		// without stopping it. (A thread never captured yet is captured
+		// once, idle or not.)
+		s.count(pid, tid, th, th.lastStack, 1)
+		return
+	}
+	s.batchIDs = append(s.batchIDs, tid)
+	s.batchN = append(s.batchN, n)
+	s.batchState = append(s.batchState, th)
+}

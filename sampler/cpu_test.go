@@ -1,0 +1,81 @@
+package sampler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
+)
+
+func TestCPUModeCountsCPUTime(t *testing.T) {
+	f := newFake(10, map[target.ThreadID]*fakeThread{
+		1: {share: 1, stack: []uint64{1, 2, 3}},
+		2: {share: 0, stack: []uint64{4, 5}},
+		3: {share: 0.5, stack: []uint64{6, 7}},
+	})
+	const hz, d = 100, time.Second
+	ws := run(t, Config{Hz: hz}, d, f)
+	if len(ws) != 1 {
+		t.Fatalf("%d windows, want 1", len(ws))
+	}
+	c := countBy(ws[0])
+	// One sample per period of CPU: about 100 for the busy thread, 50 for
+	// the half-busy one, none (and no stop at all) for the idle one.
+	if c[1] < 85 || c[1] > 101 {
+		t.Errorf("busy thread: %d samples, want about 100", c[1])
+	}
+	if c[3] < 40 || c[3] > 51 {
+		t.Errorf("half-busy thread: %d samples, want about 50", c[3])
+	}
+	if c[2] != 0 || f.captures[2] != 0 {
+		t.Errorf("idle thread: %d samples, %d captures; want none", c[2], f.captures[2])
+	}
+	if ws[0].Period != 10*time.Millisecond || ws[0].Stats.Captures == 0 || ws[0].Stats.StoppedP50 == 0 {
+		t.Errorf("window period %v, stats %+v", ws[0].Period, ws[0].Stats)
+	}
+}
+
+func TestWallModeCountsIdleThreadsWithoutStoppingThem(t *testing.T) {
+	f := newFake(10, map[target.ThreadID]*fakeThread{
+		1: {share: 1, stack: []uint64{1, 2, 3}},
+		2: {share: 0, stack: []uint64{4, 5}},
+	})
+	ws := run(t, Config{Hz: 100, Mode: profile.ModeWall}, 500*time.Millisecond, f)
+	c := countBy(ws[0])
+	ticks := ws[0].Stats.Ticks
+	if c[2] < ticks-2 || c[1] < ticks-2 {
+		t.Errorf("wall mode: busy %d, idle %d samples over %d ticks; want one per tick each", c[1], c[2], ticks)
+	}
+	if f.captures[2] != 1 {
+		t.Errorf("idle thread captured %d times, want once (its stack is reused)", f.captures[2])
+	}
+}
+
+func TestAddStartedCountsCPUTimeFromTheProcessStart(t *testing.T) {
+	for _, started := range []bool{false, true} {
+		f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
+		f.start = f.start.Add(-300 * time.Millisecond) // it has run for 300 ms already
+		s, err := New(Config{Hz: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if started {
+			s.AddStarted(f)
+		} else {
+			s.Add(f)
+		}
+		s.adopt()
+		s.win = s.newWindow(time.Now())
+		s.tick(1) // first sight
+		var total int64
+		for _, n := range s.win.counts {
+			total += n
+		}
+		// Started during sampling: its 300 ms so far are counted at
+		// first sight (30 samples); added while running: none of them.
+		if want := map[bool]int64{false: 0, true: 30}[started]; total < want || total > want+1 {
+			t.Errorf("started %v: %d samples at first sight, want %d", started, total, want)
+		}
+	}
+}

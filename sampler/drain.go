@@ -1,0 +1,72 @@
+package sampler
+
+import (
+	"errors"
+	"time"
+
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+)
+
+// drainBatch is how many kernel samples are drained per DrainSamples call.
+// maxDrained bounds the samples drained from one thread in one tick, far
+// above what a kernel buffer holds, so that a backend that never runs dry
+// cannot hold the sampler.
+const (
+	drainBatch = 8
+	maxDrained = 4096
+)
+
+// drain counts the kernel samples of a thread taken since the previous
+// tick, one period of its CPU time each, taking their periods off its
+// pending CPU time, and reports whether the thread is sampled by the kernel
+// (false: it is to be captured the usual way, which starts its samples).
+// CPU time the kernel took no sample of (it ran in the kernel while kernel
+// samples exclude it, or its buffer was full) is counted on the last stack
+// once it is more than the one period the kernel's next sample may still be
+// due in, so that counts add up to the CPU time as they do without kernel
+// samples. At a target's exit (last), threads already gone are not
+// counted as missed.
+func (s *Sampler) drain(ts *targetState, tid target.ThreadID, th *threadState, last bool) bool {
+	w := s.win
+	pid := ts.t.PID()
+	for len(s.drainCaps) < drainBatch {
+		s.drainCaps = append(s.drainCaps, target.NewCapture(s.cfg.MaxFrames, s.cfg.StackBytes))
+	}
+	for drained := 0; drained < maxDrained; {
+		for _, c := range s.drainCaps {
+			c.Walk = unwind.Result{}
+		}
+		k, err := ts.drainer.DrainSamples(tid, s.drainCaps)
+		if errors.Is(err, target.ErrNotKernelSampled) {
+			return false
+		}
+		if err != nil {
+			if !last {
+				w.missed[profile.MissReasonOf(err)]++
+			}
+			return true
+		}
+		k = max(0, min(k, len(s.drainCaps)))
+		drained += k
+		for _, c := range s.drainCaps[:k] {
+			th.pending -= s.period
+			s.internAndCount(pid, tid, th, c, 1)
+		}
+		if k < len(s.drainCaps) {
+			break
+		}
+	}
+	if n := int64(th.pending/s.period) - 1; n > 0 && th.hasStack {
+		n = min(n, int64(s.cfg.Hz))
+		s.count(pid, tid, th, th.lastStack, n)
+		th.pending -= time.Duration(n) * s.period
+	}
+	// The kernel's samples run ahead of the CPU time read (the two are
+	// read at different moments, and schedstat lags a running thread by
+	// up to a scheduler tick): the next reads make it up. Up to a second's
+	// worth is carried.
+	th.pending = max(th.pending, -time.Duration(s.cfg.Hz)*s.period)
+	return true
+}

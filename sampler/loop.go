@@ -1,0 +1,276 @@
+package sampler
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"time"
+
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
+)
+
+// pendingTarget is a target added and not yet picked up by a tick.
+type pendingTarget struct {
+	t     target.Target
+	fresh bool
+}
+
+// Add starts sampling t at the next tick. The CPU time its threads used
+// before that tick is not counted (it predates the profile). It may be
+// called from any goroutine, also while Run is running.
+func (s *Sampler) Add(t target.Target) { s.add(t, false) }
+
+// AddStarted is Add for a process that started since sampling began (a
+// launched command, or a process it started): all of its threads' CPU time
+// is counted, from the process's start, the part before the tick that
+// first sees a thread on the first stack captured of it.
+func (s *Sampler) AddStarted(t target.Target) { s.add(t, true) }
+
+func (s *Sampler) add(t target.Target, fresh bool) {
+	s.mu.Lock()
+	s.pending = append(s.pending, pendingTarget{t: t, fresh: fresh})
+	s.mu.Unlock()
+}
+
+// ErrAllExited is returned by Run when every target has exited.
+var ErrAllExited = errors.New("every target exited")
+
+// Run samples until ctx is done or every target has exited, handing each
+// window to OnWindow, the last one included. It returns nil when ctx ended
+// the run and ErrAllExited when the targets did.
+func (s *Sampler) Run(ctx context.Context) error {
+	s.startTime = time.Now()
+	s.win = s.newWindow(s.startTime)
+	next := s.startTime
+	var tick int64
+	var reason error
+	// One timer for the whole run: a tick allocates nothing.
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		s.adopt()
+		if s.hadTargets && s.allExited() && !s.keepRunning() {
+			reason = ErrAllExited
+			break
+		}
+		// Absolute deadlines: a late tick is counted as missed, never
+		// bunched up.
+		interval := s.interval()
+		next = next.Add(interval)
+		now := time.Now()
+		if late := now.Sub(next); late > 0 {
+			skip := int64(late/interval) + 1
+			if interval == s.period {
+				// (A late drain loses nothing: the kernel kept
+				// the samples.)
+				s.win.missedT += skip
+				s.win.missed[profile.MissTickLate] += skip
+			}
+			next = next.Add(time.Duration(skip) * interval)
+		}
+		timer.Reset(timerDelay(time.Until(next)))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			if s.draining() {
+				// The samples the kernel took since the last
+				// drain belong in the profile too.
+				tick++
+				s.tick(tick)
+			}
+			s.closeWindow(time.Now())
+			return nil
+		case <-timer.C:
+		}
+		tick++
+		s.tick(tick)
+		if s.cfg.OnTick != nil {
+			s.cfg.OnTick(s.progress())
+		}
+		if s.cfg.Window > 0 && time.Since(s.win.start) >= s.cfg.Window {
+			now := time.Now()
+			s.closeWindow(now)
+			s.win = s.newWindow(now)
+		}
+	}
+	s.closeWindow(time.Now())
+	return reason
+}
+
+// netpollSlop is how far past a whole number of milliseconds timerDelay
+// sets a timer: more than the time between arming the timer and the runtime
+// computing its sleep, less than the slack the kernel may add to that
+// sleep.
+const netpollSlop = 30 * time.Microsecond
+
+// timerDelay returns the delay to arm the tick timer with for a tick due in
+// d: on Linux, whole milliseconds plus netpollSlop, up to a millisecond
+// early. The runtime sleeps there in epoll_pwait, whose timeout is whole
+// milliseconds rounded down, so any other delay wakes it twice per tick and
+// makes the tick late; deadlines stay absolute, so the rate does not drift.
+func timerDelay(d time.Duration) time.Duration {
+	if runtime.GOOS != "linux" || d < time.Millisecond+netpollSlop {
+		return d
+	}
+	return (d - netpollSlop).Truncate(time.Millisecond) + netpollSlop
+}
+
+// interval returns the time to the next tick: the sampling period, or the
+// longer DrainInterval while every live target's threads are all sampled
+// by the kernel, whose samples wait in its buffers until drained. A new
+// target's first three ticks are a period apart, so that its busy threads
+// (seen first at the first, which does not count their CPU time before)
+// start their kernel samples after a period of CPU rather than a drain
+// interval; it takes two ticks as a tick may come early (timerDelay).
+func (s *Sampler) interval() time.Duration {
+	draining := false
+	for _, ts := range s.targets {
+		if ts.exited {
+			continue
+		}
+		if ts.drainer == nil || ts.ticks < 3 {
+			return s.period
+		}
+		if _, all := ts.drainer.KernelSampled(); !all {
+			return s.period
+		}
+		draining = true
+	}
+	if !draining {
+		return s.period
+	}
+	return target.DrainInterval(s.period)
+}
+
+// draining reports whether any live target's kernel samples are drained.
+func (s *Sampler) draining() bool {
+	for _, ts := range s.targets {
+		if !ts.exited && ts.drainer != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Sampler) progress() Progress {
+	p := Progress{Elapsed: time.Since(s.startTime), Samples: s.total}
+	for _, ts := range s.targets {
+		if !ts.exited {
+			p.Targets++
+			p.Threads += len(ts.threads)
+		}
+	}
+	return p
+}
+
+// adopt starts sampling the targets added since the last tick.
+func (s *Sampler) adopt() {
+	s.mu.Lock()
+	pend := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	for _, p := range pend {
+		s.hadTargets = true
+		t := p.t
+		ts := &targetState{t: t, threads: map[target.ThreadID]*threadState{}, imgAt: time.Now(), fresh: p.fresh}
+		if d, ok := t.(target.SampleDrainer); ok && s.cfg.Mode == profile.ModeCPU {
+			if on, _ := d.KernelSampled(); on {
+				ts.drainer = d
+			}
+		}
+		ts.refreshImages()
+		s.targets = append(s.targets, ts)
+	}
+}
+
+// refreshImages re-reads the target's images, keeping the last good set.
+func (ts *targetState) refreshImages() {
+	// An exiting process's memory map is empty for a moment before it is
+	// gone: never replace known images with none.
+	if imgs, err := ts.t.Images(); err == nil && imgs != nil && (imgs.Len() > 0 || ts.images == nil) {
+		ts.images = imgs
+	}
+	if ts.exe == "" {
+		if e, ok := ts.t.(target.Executabler); ok {
+			ts.exe = e.Executable()
+		}
+	}
+}
+
+// keepRunning reports whether Run should go on without live targets: when
+// the caller asked it to (an agent waiting for processes to appear).
+func (s *Sampler) keepRunning() bool { return s.cfg.KeepRunning }
+
+func (s *Sampler) allExited() bool {
+	for _, ts := range s.targets {
+		if !ts.exited {
+			return false
+		}
+	}
+	return true
+}
+
+// tick samples every thread of every target once.
+func (s *Sampler) tick(n int64) {
+	w := s.win
+	w.ticks++
+	for _, ts := range s.targets {
+		if ts.exited {
+			continue
+		}
+		// Images are re-read about once a second, so that libraries
+		// loaded later are known even if the target exits before the
+		// window closes.
+		if now := time.Now(); now.Sub(ts.imgAt) >= time.Second {
+			ts.imgAt = now
+			ts.refreshImages()
+		}
+		ts.ticks++
+		var err error
+		s.tids, err = ts.t.Threads(s.tids)
+		if err != nil {
+			if ts.drainer != nil {
+				// The samples the kernel took since the last drain
+				// are still to be had.
+				for tid, th := range ts.threads {
+					s.drain(ts, tid, th, true)
+				}
+			}
+			ts.exited = true
+			continue
+		}
+		s.batchIDs, s.batchN, s.batchState = s.batchIDs[:0], s.batchN[:0], s.batchState[:0]
+		for _, tid := range s.tids {
+			s.sampleThread(ts, tid, n)
+		}
+		s.captureBatch(ts)
+		// Forget threads that are gone.
+		if n%64 == 0 {
+			for tid, th := range ts.threads {
+				if th.seenTick != n {
+					delete(ts.threads, tid)
+				}
+			}
+		}
+	}
+}
+
+// forgetExited tells OnExit of the targets that exited and drops them, once
+// the window holding their last samples is out.
+func (s *Sampler) forgetExited() {
+	if s.cfg.OnExit == nil {
+		return
+	}
+	live := s.targets[:0]
+	for _, ts := range s.targets {
+		if ts.exited {
+			s.cfg.OnExit(ts.t)
+			continue
+		}
+		live = append(live, ts)
+	}
+	clear(s.targets[len(live):])
+	s.targets = live
+}

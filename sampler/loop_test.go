@@ -1,0 +1,98 @@
+package sampler
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
+)
+
+func TestLateTicksAreMissedNotBunched(t *testing.T) {
+	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	f.delay = 25 * time.Millisecond // each tick takes 2.5 periods
+	ws := run(t, Config{Hz: 100}, 600*time.Millisecond, f)
+	st := ws[0].Stats
+	if st.MissedTicks == 0 || ws[0].Missed[profile.MissTickLate] != st.MissedTicks {
+		t.Fatalf("missed ticks %d (%v), want some", st.MissedTicks, ws[0].Missed)
+	}
+	if st.Ticks > 30 {
+		t.Fatalf("%d ticks in 600 ms with 25 ms per tick: ticks were bunched", st.Ticks)
+	}
+	// The CPU time of the missed ticks is still counted.
+	if n := countBy(ws[0])[1]; n < 45 {
+		t.Errorf("%d samples for 600 ms of CPU at 100 Hz, want about 60", n)
+	}
+}
+
+func TestWindowsExitAndKeepRunning(t *testing.T) {
+	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	f.exitAt = time.Now().Add(300 * time.Millisecond)
+	var exited []int
+	ws := run(t, Config{Hz: 100, Window: 100 * time.Millisecond, KeepRunning: true,
+		OnExit: func(tg target.Target) { exited = append(exited, tg.PID()) }}, 700*time.Millisecond, f)
+	if len(ws) < 5 {
+		t.Fatalf("%d windows in 700 ms of 100 ms windows", len(ws))
+	}
+	if len(exited) != 1 || exited[0] != 10 {
+		t.Fatalf("OnExit calls %v, want [10]", exited)
+	}
+	last := ws[len(ws)-1]
+	if len(last.Processes) != 0 || len(last.Samples) != 0 {
+		t.Fatalf("the exited target is still in later windows: %+v", last.Processes)
+	}
+
+	// Without KeepRunning, Run ends when every target has exited.
+	f2 := newFake(11, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	f2.exitAt = time.Now().Add(200 * time.Millisecond)
+	s, _ := New(Config{Hz: 100})
+	s.Add(f2)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := s.Run(ctx); !errors.Is(err, ErrAllExited) || time.Since(start) > 2*time.Second {
+		t.Fatalf("Run = %v after %v, want ErrAllExited soon after the exit", err, time.Since(start))
+	}
+}
+
+func TestSamplerHotPathDoesNotAllocate(t *testing.T) {
+	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2, 3}}, 2: {share: 1, stack: []uint64{4, 5}}})
+	s := tickable(t, Config{Hz: 1000}, f)
+	tick := int64(0)
+	for i := 0; i < 10; i++ { // warm up: threads, buffers, map entries
+		tick++
+		time.Sleep(2 * time.Millisecond)
+		s.tick(tick)
+	}
+	allocs := testing.AllocsPerRun(50, func() {
+		tick++
+		f.start = f.start.Add(-2 * time.Millisecond) // 2 periods of CPU per tick
+		s.tick(tick)
+	})
+	if allocs != 0 {
+		t.Fatalf("a tick allocates %.1f times", allocs)
+	}
+}
+
+func TestTimerDelayWakesTheRuntimeOncePerTick(t *testing.T) {
+	for d := time.Duration(0); d < 25*time.Millisecond; d += 7 * time.Microsecond {
+		got := timerDelay(d)
+		if runtime.GOOS != "linux" || d < time.Millisecond+netpollSlop {
+			if got != d {
+				t.Fatalf("timerDelay(%v) = %v, want it unchanged", d, got)
+			}
+			continue
+		}
+		// Never late, less than a millisecond early, and whole
+		// milliseconds (epoll's unit) plus the slop.
+		if got > d || d-got >= time.Millisecond {
+			t.Fatalf("timerDelay(%v) = %v: not within the millisecond before the deadline", d, got)
+		}
+		if (got-netpollSlop)%time.Millisecond != 0 {
+			t.Fatalf("timerDelay(%v) = %v: not whole milliseconds plus %v", d, got, netpollSlop)
+		}
+	}
+}

@@ -1,0 +1,25 @@
+package sampler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
+)
+
+func TestEvictedStacksStayInTheWindow(t *testing.T) {
+	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}, stacks: 50}})
+	ws := run(t, Config{Hz: 200, MaxStacks: 4}, 500*time.Millisecond, f)
+	w := ws[0]
+	var total int64
+	for _, s := range w.Samples {
+		total += s.Count
+		if s.Stack < 0 || s.Stack >= len(w.Stacks) || len(w.Stacks[s.Stack].PCs) != 3 {
+			t.Fatalf("sample points at a bad stack: %+v", s)
+		}
+	}
+	if total < 80 || len(w.Stacks) < 40 || w.Missed[profile.MissStackEvicted] != 0 {
+		t.Fatalf("%d samples over %d stacks, missed %v: evicted stacks were lost", total, len(w.Stacks), w.Missed)
+	}
+}
