@@ -84,8 +84,8 @@ func TestMissReasons(t *testing.T) {
 	for err, want := range map[error]MissReason{
 		fmt.Errorf("thread 3: %w", target.ErrThreadBlocked): MissThreadBlocked,
 		fmt.Errorf("thread 3: %w", target.ErrStopTimeout):   MissStopTimeout,
-		target.ErrNoSample:                                   MissNoKernelSample,
-		target.ErrNoThread:                                   MissThreadGone,
+		target.ErrNoSample: MissNoKernelSample,
+		target.ErrNoThread: MissThreadGone,
 	} {
 		if got := MissReasonOf(err); got != want {
 			t.Errorf("%v: %v, want %v", err, got, want)
