@@ -82,6 +82,9 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 	if c == nil {
 		return nil, errors.New("otlp: nil symbol cache")
 	}
+	if err := w.CheckValid(); err != nil {
+		return nil, err
+	}
 	period := w.Period.Nanoseconds()
 	if period <= 0 {
 		return nil, fmt.Errorf("otlp: window period %v is not positive", w.Period)
@@ -121,9 +124,6 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 	for _, s := range w.Samples {
 		if s.Count <= 0 {
 			continue
-		}
-		if s.Stack < 0 || s.Stack >= len(w.Stacks) {
-			return nil, fmt.Errorf("otlp: sample of thread %d refers to stack %d of %d", s.Thread, s.Stack, len(w.Stacks))
 		}
 		slot, ok := procIndex[s.PID]
 		var set *images.Set
