@@ -61,6 +61,11 @@ func Attach(pid int, opts target.Options) (*Target, error) {
 	if pid == os.Getpid() {
 		return nil, errors.New("cannot attach to macprof's own process by PID: use mach.Self")
 	}
+	return attachTask(pid, opts)
+}
+
+// attachTask opens pid's task and returns a Target holding its port.
+func attachTask(pid int, opts target.Options) (*Target, error) {
 	task, err := openTask(pid)
 	if err != nil {
 		return nil, err
@@ -105,6 +110,8 @@ func processPath(pid int) (string, bool) {
 	return "", syscall.Kill(pid, 0) != syscall.ESRCH
 }
 
+// newTarget builds the Target of task; own says the port is ours to
+// release, self that task is the calling process.
 func newTarget(pid int, task uint32, own, self bool, opts target.Options) (*Target, error) {
 	opts = opts.WithDefaults()
 	t := &Target{
@@ -252,6 +259,7 @@ func virtualAddressBits() int {
 	return int(v)
 }
 
+// sysctlUint32 reads a 32-bit sysctl by name.
 func sysctlUint32(name string) (uint32, bool) {
 	b, err := syscall.BytePtrFromString(name)
 	if err != nil {
