@@ -57,7 +57,8 @@ type Config struct {
 	SpoolDir string
 	// InitialBackoff is the first retry delay (default 1 s); it doubles up
 	// to MaxBackoff (default 1 min). Jitter (default 0.2) spreads each delay
-	// by ±that fraction; a negative Jitter disables it.
+	// by ±that fraction; a negative Jitter, or one of 1 or more, disables
+	// it.
 	InitialBackoff, MaxBackoff time.Duration
 	Jitter                     float64
 	// AttemptTimeout bounds one send (default 30 s).
