@@ -1,13 +1,7 @@
-// Package exporter turns a profile.Window into files people open: pprof
-// profiles (github.com/google/pprof/profile, as the Go runtime writes CPU
-// profiles), folded stacks (exporter/folded) and SVG flame graphs
-// (exporter/flamegraph).
-//
-// Symbolization happens here, lazily: each unique (process, image, address)
-// of a window is symbolized once per export through a symcache.Cache, which
-// also caches frames across exports. A stack's first address is its PC; the
-// others are return addresses and are looked up one byte earlier, inside
-// the call instruction, as the Go runtime and pprof do.
+// Package exporter symbolizes a profile.Window and writes it as a file
+// people open: pprof, folded stacks or an SVG flame graph. Each unique
+// address is symbolized once per export, return addresses one byte earlier
+// (inside the call instruction), as the Go runtime and pprof do.
 package exporter
 
 import (
@@ -297,6 +291,8 @@ func stacks(w *profile.Window, c *symcache.Cache, opts Options, add func(frames 
 	return nil
 }
 
+// processFrame names the root frame of process pid ("pid 1234 (name)");
+// proc is its index in w.Processes, or -1.
 func processFrame(w *profile.Window, proc, pid int) string {
 	s := "pid " + strconv.Itoa(pid)
 	if proc >= 0 && w.Processes[proc].Executable != "" {

@@ -70,6 +70,9 @@ func newResolver(w *profile.Window, c *symcache.Cache) (*resolver, error) {
 	if c == nil {
 		return nil, fmt.Errorf("exporter: nil symbol cache")
 	}
+	if err := w.CheckValid(); err != nil {
+		return nil, err
+	}
 	r := &resolver{
 		w:      w,
 		cache:  c,
@@ -94,11 +97,10 @@ func (r *resolver) proc(pid int) int {
 }
 
 // stack returns the location indices of a sample's stack, innermost first.
-// The returned slice is shared and must not be modified.
+// The returned slice is shared and must not be modified. The error is
+// always nil (newResolver checked the window); the result stays because
+// TestResolverOncePerAddress calls stack with two results.
 func (r *resolver) stack(s profile.Sample) ([]int, error) {
-	if s.Stack < 0 || s.Stack >= len(r.w.Stacks) {
-		return nil, fmt.Errorf("exporter: sample of thread %d refers to stack %d of %d", s.Thread, s.Stack, len(r.w.Stacks))
-	}
 	proc := r.proc(s.PID)
 	key := stackKey{s.Stack, proc}
 	if ids, ok := r.stacks[key]; ok {

@@ -1,9 +1,7 @@
-// Package images models the object files loaded in a target: executables and
-// shared libraries (ELF) or Mach-O images, where each is mapped, and how a
-// runtime address maps back to an offset in its file.
-//
-// Everything here is portable: the darwin and Linux backends hand over bytes
-// (a task's memory, /proc/PID/maps) and this package decodes them.
+// Package images models the object files loaded in a target (ELF and
+// Mach-O images, where each is mapped, which file offset an address is)
+// and decodes them from the bytes a backend hands over. It is portable, so
+// that both backends' formats are tested on any OS.
 package images
 
 import (

@@ -18,14 +18,13 @@ import (
 // instruction, and SIGCONT resumes it.
 const posixSpawnStartSuspended = 0x0080
 
-// Launch starts a command suspended, attaches to it, then lets it run, so
-// that no instruction of it runs unobserved. It uses posix_spawn with
-// POSIX_SPAWN_START_SUSPENDED (not fork/exec: a forked Go process cannot
-// safely run code before exec), then task_read_for_pid / task_for_pid, then
-// SIGCONT. The command inherits macprof's standard input, output, error,
-// environment (env nil) and credentials: under sudo it runs as root. If
-// the attach fails the command is killed and reaped. The Target reaps the
-// command when it exits; Wait and ExitStatus report how.
+// Launch starts a command suspended (posix_spawn with
+// POSIX_SPAWN_START_SUSPENDED, since a forked Go process cannot safely run
+// code before exec), attaches to it, then sends SIGCONT, so that no
+// instruction of it runs unobserved. The command inherits macprof's stdio,
+// environment (env nil) and credentials; if the attach fails it is killed
+// and reaped. The Target reaps it when it exits; Wait and ExitStatus report
+// how.
 func Launch(argv []string, env []string, opts target.Options) (*Target, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("launch: no command")
@@ -76,14 +75,11 @@ func Launch(argv []string, env []string, opts target.Options) (*Target, error) {
 	return t, nil
 }
 
+// attachLaunched attaches to the launched command pid and starts the
+// goroutine that reaps it.
 func attachLaunched(pid int, opts target.Options) (*Target, error) {
-	task, err := openTask(pid)
+	t, err := attachTask(pid, opts)
 	if err != nil {
-		return nil, err
-	}
-	t, err := newTarget(pid, task, true, false, opts)
-	if err != nil {
-		machPortDeallocate(selfTask(), task)
 		return nil, err
 	}
 	t.launched = true

@@ -18,20 +18,14 @@ import (
 // thread that is sampling: a thread cannot be suspended by itself.
 var ErrCurrentThread = errors.New("cannot capture the thread that is sampling")
 
-// Self returns a Target for the calling process (mach_task_self), for
-// programs that want their own threads' stacks in-process, the way
-// BSBacktraceLogger gives them. Threads never lists, and Capture refuses,
-// the thread the call runs on; run the sampler on a goroutine locked to
-// its OS thread (runtime.LockOSThread) so that this is always the same
-// thread.
-//
-// Between thread_suspend and thread_resume a Self capture runs only a
-// nosplit function and scheduler-free calls into libSystem, so the Go
-// runtime cannot stop it while another of its own threads is suspended
-// (which could deadlock a stop-the-world). The walk runs after the thread
-// is resumed, over the copy of its stack; frames beyond the copy are read
-// from live memory. CaptureAll suspends one thread at a time (suspending
-// the whole task would suspend the caller), so a Self snapshot is not
+// Self returns a Target for the calling process's other threads, for
+// programs that want their own stacks in-process. Threads never lists, and
+// Capture refuses, the calling thread, so run the sampler on a goroutine
+// locked to its OS thread. While a thread is suspended a capture runs only
+// nosplit code and scheduler-free libSystem calls, because a Go
+// stop-the-world waiting on the suspended thread would deadlock; the walk
+// runs after the resume. CaptureAll suspends one thread at a time
+// (suspending the task would suspend the caller), so a Self snapshot is not
 // taken at one instant.
 func Self(opts target.Options) (*Target, error) {
 	return newTarget(os.Getpid(), selfTask(), false, true, opts)
@@ -66,6 +60,7 @@ func rawCapture(task, port, flavor uint32, state unsafe.Pointer, count *uint32, 
 	return KernSuccess, stateKR, resumeKR
 }
 
+// selfCapture is Capture for a Self target: rawCapture, then the walk.
 func (t *Target) selfCapture(id target.ThreadID, c *target.Capture) error {
 	th, err := t.lookup(id)
 	if err != nil {
@@ -137,6 +132,7 @@ func (t *Target) selfCapture(id target.ThreadID, c *target.Capture) error {
 	}
 }
 
+// selfCaptureAll is CaptureAll for a Self target, one thread at a time.
 func (t *Target) selfCaptureAll(dst []target.Capture) ([]target.Capture, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

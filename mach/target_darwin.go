@@ -7,107 +7,13 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
-
-// maxThreads bounds the thread list a task may report.
-const maxThreads = 1 << 16
-
-// nameRefresh is how often a thread's name is read again.
-const nameRefresh = time.Second
-
-var (
-	selfOnce sync.Once
-	selfPort uint32
-)
-
-// selfTask returns mach_task_self(), read once: the name never changes
-// for the life of the process.
-func selfTask() uint32 {
-	selfOnce.Do(func() { selfPort = machTaskSelf() })
-	return selfPort
-}
-
-// taskMemory reads a task's memory. It outlives the Target's Close so that
-// images whose symbols live in the target's memory can still be read at
-// export time; the task port is released by Release or, failing that, when
-// the last reference is gone.
-type taskMemory struct {
-	mu       sync.RWMutex
-	task     uint32
-	own      bool // the port is ours to release (not mach_task_self)
-	released bool
-	cleanup  runtime.Cleanup
-}
-
-// errUnreadable is returned by the walker's fallback reader; a constant so
-// that a failing read does not allocate.
-var errUnreadable = errors.New("mach_vm_read_overwrite failed")
-
-func (m *taskMemory) ReadMemory(addr uint64, dst []byte) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.released {
-		return target.ErrClosed
-	}
-	var out uint64
-	if k := machVMReadOverwrite(m.task, addr, uint64(len(dst)), unsafe.Pointer(&dst[0]), &out); k != KernSuccess {
-		return &Error{Op: fmt.Sprintf("mach_vm_read_overwrite(%#x, %d)", addr, len(dst)), Code: k, Desc: machErrorString(k)}
-	}
-	if out != uint64(len(dst)) {
-		return fmt.Errorf("mach_vm_read_overwrite(%#x, %d): short read of %d bytes", addr, len(dst), out)
-	}
-	return nil
-}
-
-func (m *taskMemory) release() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.released {
-		return
-	}
-	m.released = true
-	if m.own {
-		m.cleanup.Stop()
-		machPortDeallocate(selfTask(), m.task)
-	}
-}
-
-// walkReader is the walker's fallback: single reads outside the bulk copy,
-// without allocating on failure. The Target holds its taskMemory's read
-// lock for the whole capture.
-type walkReader struct{ m *taskMemory }
-
-func (w walkReader) ReadMemory(addr uint64, dst []byte) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	var out uint64
-	if k := machVMReadOverwrite(w.m.task, addr, uint64(len(dst)), unsafe.Pointer(&dst[0]), &out); k != KernSuccess || out != uint64(len(dst)) {
-		return errUnreadable
-	}
-	return nil
-}
-
-type thread struct {
-	port    uint32
-	id      target.ThreadID
-	seen    uint64
-	name    string
-	nameAt  time.Time
-	stackLo uint64 // the region that held SP last time (0, 0: unknown)
-	stackHi uint64
-}
 
 // Target is a macOS task being profiled. Its methods are not safe for
 // concurrent use, except ReadMemory.
@@ -155,6 +61,11 @@ func Attach(pid int, opts target.Options) (*Target, error) {
 	if pid == os.Getpid() {
 		return nil, errors.New("cannot attach to macprof's own process by PID: use mach.Self")
 	}
+	return attachTask(pid, opts)
+}
+
+// attachTask opens pid's task and returns a Target holding its port.
+func attachTask(pid int, opts target.Options) (*Target, error) {
 	task, err := openTask(pid)
 	if err != nil {
 		return nil, err
@@ -199,6 +110,8 @@ func processPath(pid int) (string, bool) {
 	return "", syscall.Kill(pid, 0) != syscall.ESRCH
 }
 
+// newTarget builds the Target of task; own says the port is ours to
+// release, self that task is the calling process.
 func newTarget(pid int, task uint32, own, self bool, opts target.Options) (*Target, error) {
 	opts = opts.WithDefaults()
 	t := &Target{
@@ -251,296 +164,6 @@ func (t *Target) taskAlive() bool {
 	var info TaskDyldInfoData
 	count := uint32(TaskDyldInfoCount)
 	return taskInfo(t.mem.task, TaskDyldInfo, unsafe.Pointer(&info), &count) == KernSuccess
-}
-
-// Threads lists the target's threads (their THREAD_IDENTIFIER_INFO ids) in
-// the order task_threads gives. Every port and the array task_threads
-// returns are released; the Target keeps one reference per live thread.
-func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
-	dst = dst[:0]
-	if t.closed {
-		return dst, target.ErrClosed
-	}
-	t.mem.mu.RLock()
-	defer t.mem.mu.RUnlock()
-	var list unsafe.Pointer
-	var count uint32
-	if k := taskThreads(t.mem.task, &list, &count); k != KernSuccess {
-		e := ThreadError("task_threads", k, machErrorString(k), t.taskAlive())
-		return dst, e
-	}
-	ports := unsafe.Slice((*uint32)(list), count)
-	t.gen++
-	var cur uint32
-	if t.self {
-		cur = machThreadSelf()
-	}
-	for i, p := range ports {
-		if th := t.byPort[p]; th != nil {
-			// We already hold a reference to this thread: drop the new one.
-			machPortDeallocate(selfTask(), p)
-			th.seen = t.gen
-		} else if i < maxThreads {
-			var count uint32 = ThreadIdentifierInfoCount
-			if k := threadInfo(p, ThreadIdentifierInfo, unsafe.Pointer(&t.ident), &count); k != KernSuccess {
-				machPortDeallocate(selfTask(), p) // it exited meanwhile
-				continue
-			}
-			th := &thread{port: p, id: target.ThreadID(t.ident.ThreadID), seen: t.gen}
-			if old := t.threads[th.id]; old != nil {
-				// Same id under a new port name: keep the newest.
-				delete(t.byPort, old.port)
-				machPortDeallocate(selfTask(), old.port)
-			}
-			t.threads[th.id] = th
-			t.byPort[p] = th
-		} else {
-			machPortDeallocate(selfTask(), p)
-			continue
-		}
-		if t.self && p == cur {
-			continue // never list the thread that samples
-		}
-		dst = append(dst, t.byPort[p].id)
-	}
-	if t.self {
-		machPortDeallocate(selfTask(), cur)
-	}
-	if count > 0 {
-		vmDeallocate(selfTask(), list, uint64(count)*4)
-	}
-	for id, th := range t.threads {
-		if th.seen != t.gen {
-			delete(t.threads, id)
-			delete(t.byPort, th.port)
-			machPortDeallocate(selfTask(), th.port)
-		}
-	}
-	return dst, nil
-}
-
-func (t *Target) lookup(id target.ThreadID) (*thread, error) {
-	if t.closed {
-		return nil, target.ErrClosed
-	}
-	th := t.threads[id]
-	if th == nil {
-		return nil, fmt.Errorf("thread %d: %w", id, target.ErrNoThread)
-	}
-	return th, nil
-}
-
-// Info returns the thread's CPU time and run state (THREAD_BASIC_INFO) and
-// its name (THREAD_EXTENDED_INFO pth_name, read at most once a second).
-func (t *Target) Info(id target.ThreadID) (target.ThreadInfo, error) {
-	th, err := t.lookup(id)
-	if err != nil {
-		return target.ThreadInfo{}, err
-	}
-	t.mem.mu.RLock()
-	defer t.mem.mu.RUnlock()
-	count := uint32(ThreadBasicInfoCount)
-	if k := threadInfo(th.port, ThreadBasicInfo, unsafe.Pointer(&t.basic), &count); k != KernSuccess {
-		return target.ThreadInfo{}, ThreadError("thread_info(THREAD_BASIC_INFO)", k, machErrorString(k), t.taskAlive())
-	}
-	now := time.Now()
-	if th.nameAt.IsZero() || now.Sub(th.nameAt) >= nameRefresh {
-		th.nameAt = now
-		count := uint32(ThreadExtendedInfoCount)
-		if threadInfo(th.port, ThreadExtendedInfo, unsafe.Pointer(&t.ext), &count) == KernSuccess {
-			if b := t.ext.NameBytes(); string(b) != th.name {
-				th.name = string(b)
-			}
-		}
-	}
-	return target.ThreadInfo{ID: id, Name: th.name, CPUTime: t.basic.CPUTime(), Running: t.basic.Running()}, nil
-}
-
-func resetCapture(c *target.Capture, id target.ThreadID) {
-	c.Thread = id
-	c.Regs = unwind.Regs{}
-	c.PCs = c.PCs[:0]
-	c.Stack = c.Stack[:0]
-	c.StackBase = 0
-	c.Walk = unwind.Result{}
-	c.Stopped = 0
-	c.Err = nil
-}
-
-// Capture suspends one thread (thread_suspend), reads its registers, copies
-// its stack with one mach_vm_read_overwrite, walks it, and resumes it.
-func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
-	if t.self {
-		return t.selfCapture(id, c)
-	}
-	th, err := t.lookup(id)
-	if err != nil {
-		return err
-	}
-	resetCapture(c, id)
-	t.mem.mu.RLock()
-	defer t.mem.mu.RUnlock()
-	start := time.Now()
-	if k := threadSuspend(th.port); k != KernSuccess {
-		return ThreadError("thread_suspend", k, machErrorString(k), t.taskAlive())
-	}
-	err = t.captureStopped(th, c)
-	k := threadResume(th.port)
-	c.Stopped = time.Since(start)
-	if k != KernSuccess && err == nil {
-		err = ThreadError("thread_resume", k, machErrorString(k), t.taskAlive())
-	}
-	return err
-}
-
-// stackRegion returns the bounds of the memory region holding sp, from the
-// thread's cache or mach_vm_region.
-func (t *Target) stackRegion(th *thread, sp uint64) (lo, hi uint64, ok bool) {
-	if sp >= th.stackLo && sp < th.stackHi {
-		return th.stackLo, th.stackHi, true
-	}
-	addr, size := sp, uint64(0)
-	count := uint32(VMRegionBasicInfoCount64)
-	var object uint32
-	k := machVMRegion(t.mem.task, &addr, &size, VMRegionBasicInfo64, unsafe.Pointer(&t.region), &count, &object)
-	if object != 0 {
-		machPortDeallocate(selfTask(), object)
-	}
-	if k != KernSuccess || addr > sp || sp-addr >= size {
-		return 0, 0, false
-	}
-	th.stackLo, th.stackHi = addr, addr+size
-	return th.stackLo, th.stackHi, true
-}
-
-// captureStopped fills c for a suspended thread.
-func (t *Target) captureStopped(th *thread, c *target.Capture) error {
-	count := t.flavor.Count
-	var state unsafe.Pointer
-	if t.flavor.Arch == unwind.ArchARM64 {
-		state = unsafe.Pointer(&t.arm)
-	} else {
-		state = unsafe.Pointer(&t.x86)
-	}
-	if k := threadGetState(th.port, t.flavor.Flavor, state, &count); k != KernSuccess {
-		e := ThreadError("thread_get_state", k, machErrorString(k), t.taskAlive())
-		if e.Kind == nil && t.flavor.Arch == unwind.ArchAMD64 && hostARM64() {
-			e.Advice = "the target runs under Rosetta 2 and this kernel does not give its x86_64 registers to a native profiler: " +
-				"try the x86_64 build of macprof (arch -x86_64 macprof ...)"
-		}
-		return e
-	}
-	regs, ok := DecodeState(t.flavor, &t.arm, &t.x86, count, t.mask)
-	if !ok {
-		return fmt.Errorf("thread_get_state returned %d words, want %d", count, t.flavor.Count)
-	}
-	c.Regs = regs
-	lo, hi, ok := t.stackRegion(th, regs.SP)
-	if !ok {
-		lo, hi = regs.SP, regs.SP
-	}
-	base, n := StackWindow(regs.SP, lo, hi, cap(c.Stack))
-	if n > 0 {
-		buf := c.Stack[:n]
-		var out uint64
-		if machVMReadOverwrite(t.mem.task, base, uint64(n), unsafe.Pointer(&buf[0]), &out) == KernSuccess && out <= uint64(n) {
-			c.Stack = buf[:out]
-			c.StackBase = base
-		}
-	}
-	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
-	c.PCs, c.Walk = t.walker.Walk(regs, &st, c.PCs)
-	return nil
-}
-
-// CaptureAll suspends the whole task with task_suspend2 (whose token the
-// kernel releases if macprof dies, so the target is never left frozen),
-// captures every thread, and resumes it. When task_suspend2 is refused
-// (a read port may not be enough), every thread is suspended one by one
-// first instead: still a consistent snapshot.
-func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
-	if t.self {
-		return t.selfCaptureAll(dst)
-	}
-	ids, err := t.Threads(nil)
-	if err != nil {
-		return dst[:0], err
-	}
-	t.mem.mu.RLock()
-	defer t.mem.mu.RUnlock()
-	start := time.Now()
-	var token uint32
-	whole := taskSuspend2(t.mem.task, &token) == KernSuccess
-	var held []*thread
-	if !whole {
-		for _, id := range ids {
-			if th := t.threads[id]; th != nil && threadSuspend(th.port) == KernSuccess {
-				held = append(held, th)
-			}
-		}
-		if len(held) == 0 && len(ids) > 0 {
-			if !t.taskAlive() {
-				return dst[:0], target.ErrExited
-			}
-		}
-	}
-	dst = dst[:0]
-	for _, id := range ids {
-		c := t.nextCapture(&dst)
-		resetCapture(c, id)
-		th := t.threads[id]
-		if th == nil {
-			c.Err = fmt.Errorf("thread %d: %w", id, target.ErrNoThread)
-			continue
-		}
-		if !whole && !contains(held, th) {
-			c.Err = fmt.Errorf("thread %d could not be suspended: %w", id, target.ErrNoThread)
-			continue
-		}
-		c.Err = t.captureStopped(th, c)
-	}
-	if whole {
-		if k := taskResume2(token); k != KernSuccess {
-			err = &Error{Op: "task_resume2", Code: k, Desc: machErrorString(k)}
-		}
-	}
-	for _, th := range held {
-		threadResume(th.port)
-	}
-	stopped := time.Since(start)
-	for i := range dst {
-		dst[i].Stopped = stopped
-	}
-	return dst, err
-}
-
-// nextCapture grows *dst by one Capture, reusing the buffers of one that
-// was there before.
-func (t *Target) nextCapture(dst *[]target.Capture) *target.Capture {
-	d := *dst
-	if len(d) < cap(d) {
-		d = d[:len(d)+1]
-	} else {
-		d = append(d, target.Capture{})
-	}
-	c := &d[len(d)-1]
-	if cap(c.PCs) == 0 {
-		c.PCs = make([]uint64, 0, t.opts.MaxFrames)
-	}
-	if cap(c.Stack) == 0 {
-		c.Stack = make([]byte, 0, t.opts.StackBytes)
-	}
-	*dst = d
-	return c
-}
-
-func contains(ths []*thread, th *thread) bool {
-	for _, x := range ths {
-		if x == th {
-			return true
-		}
-	}
-	return false
 }
 
 // Images returns the target's loaded images, read through
@@ -636,6 +259,7 @@ func virtualAddressBits() int {
 	return int(v)
 }
 
+// sysctlUint32 reads a 32-bit sysctl by name.
 func sysctlUint32(name string) (uint32, bool) {
 	b, err := syscall.BytePtrFromString(name)
 	if err != nil {

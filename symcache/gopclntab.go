@@ -8,16 +8,11 @@ import (
 	"strings"
 )
 
-// Go binaries always carry a pclntab (.gopclntab in ELF, __gopclntab in
-// Mach-O), the table the runtime itself uses for tracebacks: every
-// function's entry, end and name, and per-PC file and line. It survives
-// -ldflags=-s, which drops .symtab, so it names the functions of stripped
-// Go programs and of `go test` binaries.
-//
-// The parser below reads the Go 1.2, 1.16, 1.18 and 1.20+ layouts (the
-// same ones debug/gosym reads), checking every offset against the table
-// instead of relying on recover: pclntabs come from files that the
-// profiled, possibly hostile, process controls.
+// A Go binary's pclntab (.gopclntab, __gopclntab) holds every function's
+// entry, name and per-PC file:line, and survives -ldflags=-s, so it names
+// the functions of stripped Go programs. The parser reads the Go 1.2, 1.16,
+// 1.18 and 1.20+ layouts and checks every offset against the table,
+// because the file is controlled by the possibly hostile target.
 
 // maxGopclntab bounds the pclntab read from a file (the largest real
 // programs have pclntabs of a few hundred MiB at most).
@@ -76,6 +71,8 @@ func GopclntabTextStart(data []byte) uint64 {
 	return uintptrAt(order, ptr, data, 8+2*uint64(ptr))
 }
 
+// gopclntabHeader decodes the pclntab header: byte order, layout version
+// and pointer size, or ok false for an unknown magic.
 func gopclntabHeader(data []byte) (order binary.ByteOrder, version int, ptrSize uint32, ok bool) {
 	if len(data) < 16 || data[4] != 0 || data[5] != 0 {
 		return nil, 0, 0, false
@@ -365,6 +362,8 @@ func (t *Gopclntab) Lines(addr uint64) []Frame {
 // pcdataInlTreeIndex is the pcdata table that tells inlined code.
 const pcdataInlTreeIndex = 2
 
+// line returns addr's file and line; ok is false in inlined code and
+// where the tables do not say.
 func (t *Gopclntab) line(addr uint64) (string, int, bool) {
 	i, ok := t.find(addr)
 	if !ok {

@@ -26,25 +26,23 @@ func LoadMachO(img *images.Image) (*Table, error) {
 	return loadMachO(img, MachOOptions{})
 }
 
-// MachOLoader returns a Loader for Mach-O images. When img.Memory is set,
-// the header and __LINKEDIT are read from the target's memory at
-// img.LoadAddress (img.Start when zero): this is how images in the dyld
-// shared cache, which have no file of their own, get symbols (a dSYM
-// beside the image's file is still used for file:line when its UUID
-// matches). Otherwise the
-// file img.File() is read; in a universal file, the slice whose UUID is
-// img.BuildID. Symbols: the text symbols of LC_SYMTAB (defined in a section
-// of instructions; no debugging entries; not REFERENCED_DYNAMICALLY, which
-// marks __mh_execute_header and friends), with one leading underscore
-// dropped, plus every LC_FUNCTION_STARTS entry as an anonymous start, so a
-// stripped function is named image+0xOFFSET instead of after its neighbour.
-// C++ and Rust names are demangled when a frame is symbolized. The Table's
-// offsets are offsets from the start of __TEXT, as images.Image uses for
-// Mach-O.
+// MachOLoader returns a Loader for Mach-O images. With img.Memory set, the
+// header and __LINKEDIT are read from the target's memory at
+// img.LoadAddress (img.Start when zero), because images in the dyld shared
+// cache have no file of their own; otherwise img.File() is read (in a
+// universal file, the slice whose UUID is img.BuildID). A dSYM whose UUID
+// matches adds file:line either way.
+//
+// Symbols are LC_SYMTAB's text symbols (not stabs, not
+// REFERENCED_DYNAMICALLY) with one leading underscore dropped, plus every
+// LC_FUNCTION_STARTS entry as an anonymous start, so that a stripped
+// function is named image+0xOFFSET rather than after its neighbour.
+// Offsets are from __TEXT's start, as images.Image uses for Mach-O.
 func MachOLoader(o MachOOptions) Loader {
 	return func(img *images.Image) (*Table, error) { return loadMachO(img, o) }
 }
 
+// loadMachO builds img's Table with options o (see MachOLoader).
 func loadMachO(img *images.Image, o MachOOptions) (*Table, error) {
 	object := filepath.Base(img.Path)
 	if img.Memory != nil {

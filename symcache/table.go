@@ -1,12 +1,7 @@
 // Package symcache turns addresses inside loaded images into function names
-// (and, where debug information is present, file:line).
-//
-// One Table is built per object file, lazily, the first time a frame needs it,
-// and is keyed by the object's build ID (Mach-O UUID or GNU build ID), so that
-// processes sharing a library share its table. A frame cache keyed by (object,
-// address) makes repeated frames cost a map lookup. Symbol tables come from
-// format-specific loaders (ELF here; Mach-O beside it) that all produce the
-// same Table.
+// and, where debug information has them, file:line and inlined frames. It
+// loads one Table per object file lazily, keyed by build ID, so that
+// processes sharing a library share its table.
 package symcache
 
 import (
@@ -110,23 +105,26 @@ func NewTable(object string, syms []Symbol, segs []Segment, lines LineSource) *T
 	return t
 }
 
+// symKey is what NewTable sorts: a symbol's start, its rank among symbols
+// at that start (lower wins) and its index in syms.
 type symKey struct {
 	start uint64
 	pri   uint32
 	idx   uint32
 }
 
-// Lookups go through a bucket table: the address range of the starts is
-// cut into buckets of 1<<shift bytes (256 bytes, or coarser so that there
-// are at most four per function and at most maxBuckets), and buckets[k] is the index of the function
-// containing the start of bucket k. A lookup is then a division and a
-// binary search among the few starts inside one bucket: one or two memory
-// accesses instead of a dozen dependent ones.
+// Lookups go through a bucket table: the starts' address range is cut into
+// buckets of 1<<shift bytes (256, or coarser to keep at most four per
+// function and at most maxBuckets), and buckets[k] is the index of the
+// function containing bucket k's start. A lookup is then a shift and a
+// binary search among the few starts of one bucket, instead of a search
+// over the whole table.
 const (
 	minBucketShift = 8
 	maxBuckets     = 1 << 18
 )
 
+// buildBuckets fills the bucket table from t.starts.
 func (t *Table) buildBuckets() {
 	n := len(t.starts)
 	if n == 0 {

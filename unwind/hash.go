@@ -5,33 +5,17 @@ import (
 	"math/rand/v2"
 )
 
-// The stack hash. Walk folds every address it returns into a running hash
-// as it reads it, beside the pointer chase it is waiting on, and stores the
-// result in Result.Hash; HashPCs computes the same value from a slice, for
-// stacks that were not walked here.
+// The stack hash: Walk folds each address into it as it reads it, and
+// HashPCs computes the same value from a slice. Addresses come from a
+// possibly hostile target, so the hash is keyed with secrets drawn once per
+// process and folds addresses in pairs with wyhash's "mum" step,
 //
-// The addresses come from the target, which may be hostile and choose them
-// to make many stacks collide. Under fixed constants, or with a step such
-// as s' = (s^x)*k, it could find collisions offline: a difference in the
-// top bit of an address passes through a 64-bit multiply unchanged, so the
-// next address can cancel it, whatever the key. The hash is therefore
-// keyed with secret values drawn at random once per process, and folds the
-// addresses two at a time into a state s with the "mum" step of wyhash:
+//	s = hi ^ lo of the 128-bit product (s ^ x[i]) * (x[i+1] ^ kb),
 //
-//	s = hi ^ lo of the 128-bit product (s ^ x[i]) * (x[i+1] ^ kb)
-//
-// whose output differences depend on the secret state and key. An odd
-// last address is folded with a secret constant, then the number of
-// addresses. One step per two addresses keeps the walk's loop short: the
-// step costs instructions, not latency (it never waits on the pointer
-// chase), and the loop is throughput-bound on a busy core.
-//
-// The key is per process, not per Walker, so that stacks walked by
-// different walkers (one per target) and stacks hashed with HashPCs agree:
-// an interner keyed by the hash sees one stack as one key whatever walked
-// it. A target cannot read the profiler's memory, so it learns the key no
-// more than it would a per-walker one. The result is never zero, so that
-// zero can stand for "no hash" (see Result.Hash).
+// whose collisions cannot be found offline (a plain multiply passes a
+// top-bit difference through unchanged). An odd last address and then the
+// count are folded in last. The key is per process, not per Walker, so that
+// every walker and HashPCs agree on one stack's hash.
 
 // hashKey is the process's secret hash key.
 type hashKey struct {
@@ -41,8 +25,10 @@ type hashKey struct {
 	kf uint64 // the multiplier of the final step
 }
 
+// procHashKey is the key every Walker and HashPCs use.
 var procHashKey = newHashKey()
 
+// newHashKey draws a random key.
 func newHashKey() hashKey {
 	return hashKey{s: rand.Uint64(), kb: rand.Uint64(), ko: denseOdd(), kf: denseOdd()}
 }
@@ -89,12 +75,9 @@ func (k *hashKey) finish(s, half uint64, n int) uint64 {
 	return h
 }
 
-// HashPCs returns the hash of the addresses pcs that Walk reports in
-// Result.Hash when it returns exactly pcs: a keyed 64-bit hash of the
-// addresses and their number, never zero. The key is drawn at random once
-// per process, so two slices hash alike only by chance (about 2^-64 per
-// pair) whatever their contents, yet the same slice always hashes alike
-// within one process.
+// HashPCs returns the hash Walk reports in Result.Hash when it returns
+// exactly pcs: keyed, never zero, the same for the same slice within one
+// process, so that stacks not walked here intern alongside walked ones.
 func HashPCs(pcs []uint64) uint64 {
 	k := &procHashKey
 	s, half := k.s, uint64(0)

@@ -1,17 +1,6 @@
-// Package unwind walks frame-pointer chains of amd64 and arm64 threads.
-//
-// The walker reads a thread's registers and a bulk copy of its stack and writes
-// the program counter followed by the return addresses of its callers into a
-// slice the caller owns. It makes no system calls and does not allocate: reads
-// that fall outside the bulk copy go through a MemoryReader supplied by the
-// backend. Every value it reads is treated as hostile: the walk stops on a zero,
-// misaligned, out-of-bounds or non-increasing frame pointer, and after a
-// configurable number of frames.
-//
-// Frame-pointer walking cannot see functions that do not keep a frame record
-// (leaf functions compiled without one, hand-written assembly, a function
-// stopped in its prologue or epilogue), tail calls, or inlined functions.
-// Those limits are inherent in the method; see docs/ARCHITECTURE.md.
+// Package unwind turns a stopped thread's registers and stack copy into its
+// return addresses by walking frame-pointer chains (amd64, arm64), without
+// system calls or allocation so that it can run while the thread is stopped.
 package unwind
 
 import (
@@ -125,8 +114,11 @@ type Config struct {
 	Fallback MemoryReader
 }
 
-// Walker walks frame-pointer chains. It holds no per-walk state, so one
-// Walker may be shared by concurrent walks if its Fallback reader allows it.
+// Walker walks frame-pointer chains, treating every value read as hostile.
+// It holds no per-walk state, so one Walker may be shared by concurrent
+// walks if its Fallback reader allows it. Functions without a frame record
+// (leaves, assembly, prologues), tail calls and inlined functions are not
+// seen: that is the method's limit.
 type Walker struct {
 	arch      Arch
 	maxFrames int
@@ -200,9 +192,6 @@ type Result struct {
 // that has pushed its record and since returned from a call of its own still
 // holds a stale LR pointing into itself; without unwind tables that case
 // cannot be told apart from a leaf, and the function then appears twice.
-//
-// Result.Hash is the hash of the returned addresses (see HashPCs), folded
-// in as they are read.
 func (w *Walker) Walk(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) {
 	out, res, s, half := w.walk(regs, stack, dst)
 	// Every return of walk comes through here: the hash always covers
@@ -383,19 +372,12 @@ var littleEndianHost = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // walkFast follows the chain from fp while each record lies at or above lo
 // and wholly inside data (fp-base <= span, 8-byte aligned), appending return
-// addresses to dst[n:] and folding them into the hash state s, half (see
-// walk; kb is the key's pair constant). It returns the new n, fp and lo,
-// whether the walk is over (a zero return address, or dst full: n ==
-// len(dst)), and the hash state. It is the hot loop of Walk, kept small so
-// that its state stays in registers, and it reads words with plain loads:
-// the bounds are proven by the loop condition (fp-base <= span <=
-// len(data)-16), which the compiler cannot see through a slice expression
-// without masking the address on the critical path.
-//
-// The loop takes two records per turn, so that the hash step (one 128-bit
-// multiply per pair of addresses, see hash.go) needs no test of n's
-// parity; it depends only on the previous pair, never on the pointer
-// chase, so it runs beside the chase's load latency.
+// addresses to dst[n:] and folding them into the hash state s, half (kb is
+// the key's pair constant). It returns the new n, fp and lo, whether the
+// walk is over (a zero return address, or dst full), and the hash state.
+// It is Walk's hot loop: plain loads, because the loop condition proves the
+// bounds, and two records per turn, so that the hash step needs no parity
+// test.
 func walkFast(data []byte, base, span, mask, fp, lo uint64, dst []uint64, n int, s, half, kb uint64) (int, uint64, uint64, bool, uint64, uint64) {
 	if uint64(len(data)) < span+16 || span+16 < span {
 		return n, fp, lo, false, s, half // not reached: Walk sets span <= len(data)-16
@@ -448,13 +430,10 @@ func walkFast(data []byte, base, span, mask, fp, lo uint64, dst []uint64, n int,
 	return n, fp, lo, false, s, half
 }
 
-// recordBufs are the buffers fallback reads fill. A buffer handed to an
-// interface method escapes to the heap, so a local array would cost one
-// allocation per fallback read, and sync.Pool may drop its items (it does so
-// on purpose under the race detector). A fixed set of global buffers, each
-// claimed with one compare-and-swap, costs none as long as at most
-// len(recordBufs) walks read through the fallback at the same moment; past
-// that a walk allocates a buffer of its own.
+// recordBufs are the buffers fallback reads fill, each claimed with one
+// compare-and-swap. A buffer passed to an interface method escapes, and
+// sync.Pool may drop items, so both would allocate; past len(recordBufs)
+// concurrent fallback reads a walk allocates a buffer of its own.
 var recordBufs [16]struct {
 	busy atomic.Bool
 	buf  [16]byte
@@ -474,6 +453,7 @@ func (w *Walker) readRecord(fp uint64) (next, ret uint64, ok bool) {
 	return w.readInto(fp, make([]byte, 16))
 }
 
+// readInto reads the frame record at fp into buf through the fallback.
 func (w *Walker) readInto(fp uint64, buf []byte) (next, ret uint64, ok bool) {
 	if err := w.fallback.ReadMemory(fp, buf); err != nil {
 		return 0, 0, false

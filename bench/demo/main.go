@@ -1,10 +1,9 @@
-// Command demo is the workload macprof's README profiles: several threads
-// with a recognisable call tree. Each worker alternates between sortRecords
-// (via prepareReport; about four fifths of its time, in sort.Ints) and
-// hashBlocks (via computeChecksums; about one fifth, in crc32), so a profile
-// should show those two call paths and nothing much else. It prints its throughput (work units per second) when
-// it ends, which the overhead benchmark compares with and without a
-// profiler.
+// Command demo is the workload macprof's README profiles: threads with a
+// recognisable call tree, so that a profile is easy to check by eye. Each
+// worker alternates between sortRecords (via prepareReport, in sort.Ints;
+// the wider path) and hashBlocks (via computeChecksums, in crc32), and the
+// command prints its throughput when it ends, which the overhead benchmark
+// compares with and without a profiler.
 package main
 
 import (

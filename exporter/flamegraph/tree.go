@@ -1,9 +1,6 @@
-// Package flamegraph renders call stacks as a self-contained SVG flame
-// graph: the stacks are merged into a tree (root at the bottom, callees
-// above their callers, siblings sorted by name), frames too narrow to see
-// are dropped, and each frame carries a <title> that browsers show on hover.
-// The file needs no network, fonts or scripts from elsewhere; a few lines of
-// inline JavaScript add click-to-zoom.
+// Package flamegraph renders call stacks as an SVG flame graph that needs
+// nothing from elsewhere (no network, fonts or external scripts), so that
+// the file opens anywhere; inline JavaScript adds click-to-zoom.
 package flamegraph
 
 import (

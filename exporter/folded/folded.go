@@ -86,9 +86,9 @@ func (a *Aggregator) WriteTo(w io.Writer) (int64, error) {
 }
 
 // Clean returns name made safe for one frame of a folded line: ';' (the
-// frame separator) becomes ':', and line breaks, tabs and other control
-// characters become spaces, and invalid UTF-8 becomes U+FFFD. A frame that would be empty becomes "?".
-// Spaces are kept: readers split the count off at the last space.
+// frame separator) becomes ':', control characters become spaces, invalid
+// UTF-8 becomes U+FFFD and an empty name "?". Spaces are kept, because
+// readers split the count off at the last space.
 func Clean(name string) string {
 	return string(appendClean(nil, name))
 }

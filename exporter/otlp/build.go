@@ -1,17 +1,7 @@
-// Package otlp turns sampler windows into OpenTelemetry profiles
-// (OTLP profiles v1development, as go.opentelemetry.io/proto/slim/otlp's
-// profiles modules v0.4.x define them) and sends them to a collector over
-// gRPC or HTTP.
-//
-// Build makes one ExportProfilesServiceRequest per window: one
-// ResourceProfiles per profiled process (service.name, host.name,
-// process.pid, process.executable.name, process.executable.path), each with
-// one Profile whose samples carry thread.name and thread.id, and one
-// deduplicated dictionary shared by all of them. Every dictionary table has
-// its zero value at index 0, as the protocol requires.
-//
-// Exporter sends encoded requests; Config holds its settings and FromEnv
-// reads them from the standard OTEL_EXPORTER_OTLP_* variables.
+// Package otlp turns profile windows into OpenTelemetry profiles (OTLP
+// profiles v1development, as go.opentelemetry.io/proto/slim/otlp v0.4.x
+// defines them) and sends them to a collector over gRPC or HTTP, configured
+// by the standard OTEL_EXPORTER_OTLP_* variables.
 package otlp
 
 import (
@@ -51,7 +41,7 @@ const (
 	// macprof's own.
 	AttrBuildIDMachO = "process.executable.build_id.macho_uuid"
 	// AttrMissedPrefix prefixes the profile attributes that count samples
-	// the window missed, one per reason ("macprof.missed.thread exited").
+	// the window missed, one per reason ("macprof.missed.empty stack").
 	AttrMissedPrefix = "macprof.missed."
 )
 
@@ -74,13 +64,20 @@ type BuildOptions struct {
 }
 
 // Build converts a window into an export request, symbolizing each unique
-// (image, address) of the window once through c.
+// (image, address) once through c. The request has one ResourceProfiles per
+// process (service, host, pid and executable attributes), each with one
+// Profile whose samples carry thread.name and thread.id, and one dictionary
+// shared by all, every table with its zero value at index 0 as the protocol
+// requires.
 func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.ExportProfilesServiceRequest, error) {
 	if w == nil {
 		return nil, errors.New("otlp: nil window")
 	}
 	if c == nil {
 		return nil, errors.New("otlp: nil symbol cache")
+	}
+	if err := w.CheckValid(); err != nil {
+		return nil, err
 	}
 	period := w.Period.Nanoseconds()
 	if period <= 0 {
@@ -121,9 +118,6 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 	for _, s := range w.Samples {
 		if s.Count <= 0 {
 			continue
-		}
-		if s.Stack < 0 || s.Stack >= len(w.Stacks) {
-			return nil, fmt.Errorf("otlp: sample of thread %d refers to stack %d of %d", s.Thread, s.Stack, len(w.Stacks))
 		}
 		slot, ok := procIndex[s.PID]
 		var set *images.Set

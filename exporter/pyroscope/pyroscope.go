@@ -1,10 +1,5 @@
-// Package pyroscope pushes windows as pprof profiles to Grafana Pyroscope's
-// HTTP ingest API: POST /ingest with the query parameters name (application
-// name with labels, "app{k=v,...}"), from and until (Unix seconds),
-// format=pprof, sampleRate (Hz) and spyName, and the gzipped pprof in a
-// multipart form field named "profile" (or, with Config.Raw, as the whole
-// body). Basic auth or a bearer token authenticates; X-Scope-OrgID names
-// the tenant of a multi-tenant Pyroscope.
+// Package pyroscope pushes profile windows as pprof profiles to Grafana
+// Pyroscope's HTTP ingest API.
 package pyroscope
 
 import (
@@ -201,8 +196,11 @@ func (c *Client) Send(ctx context.Context, it *upload.Item) error {
 	return c.Push(ctx, it.Data, it.Meta)
 }
 
-// Push sends one gzipped pprof profile with the metadata Encode returned.
-// Errors are *PushError, telling whether a retry may succeed.
+// Push sends one gzipped pprof profile with the metadata Encode returned:
+// POST /ingest with name ("app{k=v,...}"), from, until, format=pprof,
+// sampleRate and spyName, the profile in a multipart field "profile" (the
+// whole body with Config.Raw). Errors are *PushError, telling whether a
+// retry may succeed.
 func (c *Client) Push(ctx context.Context, profile []byte, meta map[string]string) error {
 	q := url.Values{}
 	q.Set("name", c.name)

@@ -1,13 +1,7 @@
 // Package upload delivers encoded profiles to a sink (an OTLP collector,
-// Pyroscope) from a bounded queue: items wait in memory and, optionally, in
-// a spool directory that survives a restart; a failed send is retried with
-// exponential backoff and jitter; when the queue is full the oldest item is
-// dropped and counted; Shutdown flushes within a deadline.
-//
-// The queue is bounded by item count and by bytes, so the memory it holds
-// stays under Config.MaxBytes whatever the sink does (plus, at most, the one
-// item being sent at the moment the queue overflows: an item in flight is
-// never dropped from under the sink).
+// Pyroscope) from a bounded queue, optionally spooled to disk, retrying
+// with backoff, so that a slow or absent sink neither blocks profiling nor
+// grows memory without bound.
 package upload
 
 import (
@@ -54,15 +48,17 @@ type Config struct {
 	Name string
 	// MaxItems bounds the queue's length (default 64, at least 2).
 	MaxItems int
-	// MaxBytes bounds the queue's payload bytes (default 64 MiB). An item
-	// larger than this on its own is dropped at once.
+	// MaxBytes bounds the queue's payload bytes (default 64 MiB), plus at
+	// most the item in flight, which is never dropped from under the sink.
+	// An item larger than this on its own is dropped at once.
 	MaxBytes int64
 	// SpoolDir, when set, keeps every queued item in a file there as well,
 	// so that a restarted agent sends what the previous one could not.
 	SpoolDir string
 	// InitialBackoff is the first retry delay (default 1 s); it doubles up
 	// to MaxBackoff (default 1 min). Jitter (default 0.2) spreads each delay
-	// by ±that fraction; a negative Jitter disables it.
+	// by ±that fraction; a negative Jitter, or one of 1 or more, disables
+	// it.
 	InitialBackoff, MaxBackoff time.Duration
 	Jitter                     float64
 	// AttemptTimeout bounds one send (default 30 s).

@@ -28,7 +28,8 @@ var (
 )
 
 // CFlags are the flags test programs are built with: frame pointers in
-// every function, leaves included (-O0: gcc drops the frame of a leaf that needs no stack even with -fno-omit-frame-pointer at -O1).
+// every function, leaves included. -O0, because at -O1 gcc drops the frame
+// of a leaf that needs no stack even with -fno-omit-frame-pointer.
 var CFlags = []string{"-O0", "-g", "-pthread", "-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer"}
 
 // BuildC compiles src (a file in Dir) with gcc and returns the binary's path.

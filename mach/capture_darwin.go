@@ -1,0 +1,202 @@
+//go:build darwin
+
+package mach
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+)
+
+// resetCapture clears c for a capture of thread id, keeping its buffers so
+// that captures do not allocate.
+func resetCapture(c *target.Capture, id target.ThreadID) {
+	c.Thread = id
+	c.Regs = unwind.Regs{}
+	c.PCs = c.PCs[:0]
+	c.Stack = c.Stack[:0]
+	c.StackBase = 0
+	c.Walk = unwind.Result{}
+	c.Stopped = 0
+	c.Err = nil
+}
+
+// Capture suspends one thread (thread_suspend), reads its registers, copies
+// its stack with one mach_vm_read_overwrite, walks it, and resumes it.
+func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
+	if t.self {
+		return t.selfCapture(id, c)
+	}
+	th, err := t.lookup(id)
+	if err != nil {
+		return err
+	}
+	resetCapture(c, id)
+	t.mem.mu.RLock()
+	defer t.mem.mu.RUnlock()
+	start := time.Now()
+	if k := threadSuspend(th.port); k != KernSuccess {
+		return ThreadError("thread_suspend", k, machErrorString(k), t.taskAlive())
+	}
+	err = t.captureStopped(th, c)
+	k := threadResume(th.port)
+	c.Stopped = time.Since(start)
+	if k != KernSuccess && err == nil {
+		err = ThreadError("thread_resume", k, machErrorString(k), t.taskAlive())
+	}
+	return err
+}
+
+// stackRegion returns the bounds of the memory region holding sp, from the
+// thread's cache or mach_vm_region.
+func (t *Target) stackRegion(th *thread, sp uint64) (lo, hi uint64, ok bool) {
+	if sp >= th.stackLo && sp < th.stackHi {
+		return th.stackLo, th.stackHi, true
+	}
+	addr, size := sp, uint64(0)
+	count := uint32(VMRegionBasicInfoCount64)
+	var object uint32
+	k := machVMRegion(t.mem.task, &addr, &size, VMRegionBasicInfo64, unsafe.Pointer(&t.region), &count, &object)
+	if object != 0 {
+		machPortDeallocate(selfTask(), object)
+	}
+	if k != KernSuccess || addr > sp || sp-addr >= size {
+		return 0, 0, false
+	}
+	th.stackLo, th.stackHi = addr, addr+size
+	return th.stackLo, th.stackHi, true
+}
+
+// captureStopped fills c for a suspended thread.
+func (t *Target) captureStopped(th *thread, c *target.Capture) error {
+	count := t.flavor.Count
+	var state unsafe.Pointer
+	if t.flavor.Arch == unwind.ArchARM64 {
+		state = unsafe.Pointer(&t.arm)
+	} else {
+		state = unsafe.Pointer(&t.x86)
+	}
+	if k := threadGetState(th.port, t.flavor.Flavor, state, &count); k != KernSuccess {
+		e := ThreadError("thread_get_state", k, machErrorString(k), t.taskAlive())
+		if e.Kind == nil && t.flavor.Arch == unwind.ArchAMD64 && hostARM64() {
+			e.Advice = "the target runs under Rosetta 2 and this kernel does not give its x86_64 registers to a native profiler: " +
+				"try the x86_64 build of macprof (arch -x86_64 macprof ...)"
+		}
+		return e
+	}
+	regs, ok := DecodeState(t.flavor, &t.arm, &t.x86, count, t.mask)
+	if !ok {
+		return fmt.Errorf("thread_get_state returned %d words, want %d", count, t.flavor.Count)
+	}
+	c.Regs = regs
+	lo, hi, ok := t.stackRegion(th, regs.SP)
+	if !ok {
+		lo, hi = regs.SP, regs.SP
+	}
+	base, n := StackWindow(regs.SP, lo, hi, cap(c.Stack))
+	if n > 0 {
+		buf := c.Stack[:n]
+		var out uint64
+		if machVMReadOverwrite(t.mem.task, base, uint64(n), unsafe.Pointer(&buf[0]), &out) == KernSuccess && out <= uint64(n) {
+			c.Stack = buf[:out]
+			c.StackBase = base
+		}
+	}
+	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
+	c.PCs, c.Walk = t.walker.Walk(regs, &st, c.PCs)
+	return nil
+}
+
+// CaptureAll suspends the whole task with task_suspend2 (whose token the
+// kernel releases if macprof dies, so the target is never left frozen),
+// captures every thread, and resumes it. When task_suspend2 is refused
+// (a read port may not be enough), every thread is suspended one by one
+// first instead: still a consistent snapshot.
+func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
+	if t.self {
+		return t.selfCaptureAll(dst)
+	}
+	ids, err := t.Threads(nil)
+	if err != nil {
+		return dst[:0], err
+	}
+	t.mem.mu.RLock()
+	defer t.mem.mu.RUnlock()
+	start := time.Now()
+	var token uint32
+	whole := taskSuspend2(t.mem.task, &token) == KernSuccess
+	var held []*thread
+	if !whole {
+		for _, id := range ids {
+			if th := t.threads[id]; th != nil && threadSuspend(th.port) == KernSuccess {
+				held = append(held, th)
+			}
+		}
+		if len(held) == 0 && len(ids) > 0 {
+			if !t.taskAlive() {
+				return dst[:0], target.ErrExited
+			}
+		}
+	}
+	dst = dst[:0]
+	for _, id := range ids {
+		c := t.nextCapture(&dst)
+		resetCapture(c, id)
+		th := t.threads[id]
+		if th == nil {
+			c.Err = fmt.Errorf("thread %d: %w", id, target.ErrNoThread)
+			continue
+		}
+		if !whole && !contains(held, th) {
+			c.Err = fmt.Errorf("thread %d could not be suspended: %w", id, target.ErrNoThread)
+			continue
+		}
+		c.Err = t.captureStopped(th, c)
+	}
+	if whole {
+		if k := taskResume2(token); k != KernSuccess {
+			err = &Error{Op: "task_resume2", Code: k, Desc: machErrorString(k)}
+		}
+	}
+	for _, th := range held {
+		threadResume(th.port)
+	}
+	stopped := time.Since(start)
+	for i := range dst {
+		dst[i].Stopped = stopped
+	}
+	return dst, err
+}
+
+// nextCapture grows *dst by one Capture, reusing the buffers of one that
+// was there before.
+func (t *Target) nextCapture(dst *[]target.Capture) *target.Capture {
+	d := *dst
+	if len(d) < cap(d) {
+		d = d[:len(d)+1]
+	} else {
+		d = append(d, target.Capture{})
+	}
+	c := &d[len(d)-1]
+	if cap(c.PCs) == 0 {
+		c.PCs = make([]uint64, 0, t.opts.MaxFrames)
+	}
+	if cap(c.Stack) == 0 {
+		c.Stack = make([]byte, 0, t.opts.StackBytes)
+	}
+	*dst = d
+	return c
+}
+
+// contains reports whether th is in ths.
+func contains(ths []*thread, th *thread) bool {
+	for _, x := range ths {
+		if x == th {
+			return true
+		}
+	}
+	return false
+}

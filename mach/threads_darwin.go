@@ -1,0 +1,135 @@
+//go:build darwin
+
+package mach
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/macprof/macprof/target"
+)
+
+// maxThreads bounds the threads taken from one listing, so that a task
+// reporting a huge list cannot make macprof hold a port for each.
+const maxThreads = 1 << 16
+
+// nameRefresh is how often a thread's name is read again.
+const nameRefresh = time.Second
+
+// thread is a thread the Target holds a port for. seen is the number of the
+// last listing that showed it, so that ports of exited threads are released.
+type thread struct {
+	port    uint32
+	id      target.ThreadID
+	seen    uint64
+	name    string
+	nameAt  time.Time
+	stackLo uint64 // the region that held SP last time (0, 0: unknown)
+	stackHi uint64
+}
+
+// Threads lists the target's threads (their THREAD_IDENTIFIER_INFO ids) in
+// the order task_threads gives. Every port and the array task_threads
+// returns are released; the Target keeps one reference per live thread.
+func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
+	dst = dst[:0]
+	if t.closed {
+		return dst, target.ErrClosed
+	}
+	t.mem.mu.RLock()
+	defer t.mem.mu.RUnlock()
+	var list unsafe.Pointer
+	var count uint32
+	if k := taskThreads(t.mem.task, &list, &count); k != KernSuccess {
+		e := ThreadError("task_threads", k, machErrorString(k), t.taskAlive())
+		return dst, e
+	}
+	ports := unsafe.Slice((*uint32)(list), count)
+	t.gen++
+	var cur uint32
+	if t.self {
+		cur = machThreadSelf()
+	}
+	for i, p := range ports {
+		if th := t.byPort[p]; th != nil {
+			// We already hold a reference to this thread: drop the new one.
+			machPortDeallocate(selfTask(), p)
+			th.seen = t.gen
+		} else if i < maxThreads {
+			var count uint32 = ThreadIdentifierInfoCount
+			if k := threadInfo(p, ThreadIdentifierInfo, unsafe.Pointer(&t.ident), &count); k != KernSuccess {
+				machPortDeallocate(selfTask(), p) // it exited meanwhile
+				continue
+			}
+			th := &thread{port: p, id: target.ThreadID(t.ident.ThreadID), seen: t.gen}
+			if old := t.threads[th.id]; old != nil {
+				// Same id under a new port name: keep the newest.
+				delete(t.byPort, old.port)
+				machPortDeallocate(selfTask(), old.port)
+			}
+			t.threads[th.id] = th
+			t.byPort[p] = th
+		} else {
+			machPortDeallocate(selfTask(), p)
+			continue
+		}
+		if t.self && p == cur {
+			continue // never list the thread that samples
+		}
+		dst = append(dst, t.byPort[p].id)
+	}
+	if t.self {
+		machPortDeallocate(selfTask(), cur)
+	}
+	if count > 0 {
+		vmDeallocate(selfTask(), list, uint64(count)*4)
+	}
+	for id, th := range t.threads {
+		if th.seen != t.gen {
+			delete(t.threads, id)
+			delete(t.byPort, th.port)
+			machPortDeallocate(selfTask(), th.port)
+		}
+	}
+	return dst, nil
+}
+
+// lookup returns the listed thread id, or an error wrapping ErrClosed or
+// ErrNoThread.
+func (t *Target) lookup(id target.ThreadID) (*thread, error) {
+	if t.closed {
+		return nil, target.ErrClosed
+	}
+	th := t.threads[id]
+	if th == nil {
+		return nil, fmt.Errorf("thread %d: %w", id, target.ErrNoThread)
+	}
+	return th, nil
+}
+
+// Info returns the thread's CPU time and run state (THREAD_BASIC_INFO) and
+// its name (THREAD_EXTENDED_INFO pth_name, read at most once a second).
+func (t *Target) Info(id target.ThreadID) (target.ThreadInfo, error) {
+	th, err := t.lookup(id)
+	if err != nil {
+		return target.ThreadInfo{}, err
+	}
+	t.mem.mu.RLock()
+	defer t.mem.mu.RUnlock()
+	count := uint32(ThreadBasicInfoCount)
+	if k := threadInfo(th.port, ThreadBasicInfo, unsafe.Pointer(&t.basic), &count); k != KernSuccess {
+		return target.ThreadInfo{}, ThreadError("thread_info(THREAD_BASIC_INFO)", k, machErrorString(k), t.taskAlive())
+	}
+	now := time.Now()
+	if th.nameAt.IsZero() || now.Sub(th.nameAt) >= nameRefresh {
+		th.nameAt = now
+		count := uint32(ThreadExtendedInfoCount)
+		if threadInfo(th.port, ThreadExtendedInfo, unsafe.Pointer(&t.ext), &count) == KernSuccess {
+			if b := t.ext.NameBytes(); string(b) != th.name {
+				th.name = string(b)
+			}
+		}
+	}
+	return target.ThreadInfo{ID: id, Name: th.name, CPUTime: t.basic.CPUTime(), Running: t.basic.Running()}, nil
+}
