@@ -4,78 +4,19 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/macprof/macprof/profile"
-	"github.com/macprof/macprof/target"
 
 	pprof "github.com/google/pprof/profile"
 
 	"github.com/macprof/macprof/exporter/folded"
-	"github.com/macprof/macprof/images"
-	"github.com/macprof/macprof/symcache"
+	"github.com/macprof/macprof/internal/fixture"
 )
-
-// benchLib is a synthetic 16 MiB image with benchFuncs functions of 4 KiB.
-var benchLib = &images.Image{
-	Path:    "/bench/libbig.so",
-	BuildID: "bench",
-	Format:  images.FormatELF,
-	Start:   0x10000000,
-	Limit:   0x11000000,
-}
-
-const benchFuncs = 4096
-
-func benchCache() *symcache.Cache {
-	return symcache.New(symcache.Options{Loaders: map[images.Format]symcache.Loader{
-		images.FormatELF: func(img *images.Image) (*symcache.Table, error) {
-			syms := make([]symcache.Symbol, benchFuncs)
-			for i := range syms {
-				syms[i] = symcache.Symbol{Name: fmt.Sprintf("github.com/example/app/pkg%d.(*Type%d).Method%d", i%37, i%101, i), Start: uint64(i) << 12, Size: 1 << 12}
-			}
-			return symcache.NewTable("libbig.so", syms, nil, nil), nil
-		},
-	}})
-}
-
-// benchWindow has n unique stacks of 8 to 40 frames over 8 threads, drawn
-// from 20,000 distinct call sites, one sample per stack.
-func benchWindow(n int) *profile.Window {
-	rng := rand.New(rand.NewPCG(7, 11))
-	sites := make([]uint64, 20000)
-	for i := range sites {
-		sites[i] = benchLib.Start + uint64(rng.IntN(benchFuncs))<<12 + uint64(1+rng.IntN(4000))
-	}
-	w := &profile.Window{
-		Start:     time.Unix(1_700_000_000, 0),
-		End:       time.Unix(1_700_000_010, 0),
-		Period:    time.Second / 99,
-		Processes: []profile.Process{{PID: 42, Executable: benchLib.Path, Images: images.NewSet([]*images.Image{benchLib})}},
-	}
-	for i := 0; i < n; i++ {
-		pcs := make([]uint64, 8+rng.IntN(33))
-		for j := range pcs {
-			// Shared outer frames, varied inner frames, like real trees.
-			if j >= len(pcs)-4 {
-				pcs[j] = sites[j]
-			} else {
-				pcs[j] = sites[rng.IntN(len(sites))]
-			}
-		}
-		w.Stacks = append(w.Stacks, profile.Stack{PCs: pcs})
-		w.Samples = append(w.Samples, profile.Sample{Stack: i, PID: 42, Thread: target.ThreadID(100 + i%8), ThreadName: fmt.Sprintf("worker-%d", i%8), Count: int64(1 + rng.IntN(20))})
-	}
-	return w
-}
 
 // BenchmarkProfile10k builds the pprof profile of a window of 10,000 unique
 // stacks, with the frame cache warm (as for every window after the first).
 func BenchmarkProfile10k(b *testing.B) {
-	w, c := benchWindow(10000), benchCache()
+	w, c := fixture.BenchWindow(10000), fixture.BenchCache()
 	if _, err := Profile(w, c, Options{}); err != nil {
 		b.Fatal(err)
 	}
@@ -90,10 +31,10 @@ func BenchmarkProfile10k(b *testing.B) {
 // BenchmarkProfile10kCold is the same with a new symbol cache each time:
 // every call site is symbolized.
 func BenchmarkProfile10kCold(b *testing.B) {
-	w := benchWindow(10000)
+	w := fixture.BenchWindow(10000)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Profile(w, benchCache(), Options{}); err != nil {
+		if _, err := Profile(w, fixture.BenchCache(), Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -101,7 +42,7 @@ func BenchmarkProfile10kCold(b *testing.B) {
 
 // BenchmarkWrite10k encodes the window in each format, frame cache warm.
 func BenchmarkWrite10k(b *testing.B) {
-	w, c := benchWindow(10000), benchCache()
+	w, c := fixture.BenchWindow(10000), fixture.BenchCache()
 	for _, f := range Formats {
 		b.Run(f.String(), func(b *testing.B) {
 			b.ReportAllocs()
@@ -118,7 +59,7 @@ func BenchmarkWrite10k(b *testing.B) {
 // same total in every format, and a pprof profile that survives a round
 // trip.
 func TestLargeWindow(t *testing.T) {
-	w, c := benchWindow(3000), benchCache()
+	w, c := fixture.BenchWindow(3000), fixture.BenchCache()
 	var total int64
 	for _, s := range w.Samples {
 		total += s.Count

@@ -180,7 +180,7 @@ func TestFolded(t *testing.T) {
 	if err := Write(&buf, FormatFolded, tw.w, newCache(), Options{}); err != nil {
 		t.Fatal(err)
 	}
-	l, m, r := tw.leafName, tw.midName, tw.rootName
+	l, m, r := tw.Leaf, tw.Middle, tw.Root
 	want := []string{
 		"[truncated];" + l + " 2",
 		"other:name with<xml>&;outer;inner 4",
@@ -273,7 +273,7 @@ func TestSVGOfWindow(t *testing.T) {
 		t.Errorf("title and subtitle %q", texts)
 	}
 	inner := 1000.0 - 20
-	want := map[string]int64{"all": 101, tw.rootName: 95, tw.midName: 95, tw.leafName: 85, "0x10": 3, "[truncated]": 2, "inner": 4, "other;name with<xml>&": 4}
+	want := map[string]int64{"all": 101, tw.Root: 95, tw.Middle: 95, tw.Leaf: 85, "0x10": 3, "[truncated]": 2, "inner": 4, "other;name with<xml>&": 4}
 	got := map[string]frame{}
 	for _, f := range frames {
 		got[f.title[:strings.LastIndex(f.title, " (")]] = f

@@ -82,13 +82,13 @@ func checkProfile(t *testing.T, tw *testWindow, p *pprof.Profile) {
 		pid    int64
 	}
 	wants := []want{
-		{[]string{tw.leafName, tw.midName, tw.rootName}, 50, "worker", 11, 1001},
-		{[]string{tw.leafName, tw.midName, tw.rootName}, 30, "worker", 12, 1001},
-		{[]string{tw.midName, tw.rootName}, 7, "", 13, 1001},
-		{[]string{"?", tw.midName, tw.rootName}, 3, "worker", 11, 1001},
+		{[]string{tw.Leaf, tw.Middle, tw.Root}, 50, "worker", 11, 1001},
+		{[]string{tw.Leaf, tw.Middle, tw.Root}, 30, "worker", 12, 1001},
+		{[]string{tw.Middle, tw.Root}, 7, "", 13, 1001},
+		{[]string{"?", tw.Middle, tw.Root}, 3, "worker", 11, 1001},
 		{[]string{"inner", "outer", "other;name with<xml>&"}, 4, "io", 14, 1001},
-		{[]string{tw.leafName, TruncatedFrame}, 2, "worker", 11, 1001},
-		{[]string{tw.leafName, tw.midName, tw.rootName}, 5, "main", 21, 1002},
+		{[]string{tw.Leaf, TruncatedFrame}, 2, "worker", 11, 1001},
+		{[]string{tw.Leaf, tw.Middle, tw.Root}, 5, "main", 21, 1002},
 	}
 	for i, w := range wants {
 		s := p.Sample[i]
@@ -112,7 +112,7 @@ func checkProfile(t *testing.T, tw *testWindow, p *pprof.Profile) {
 
 	// Addresses: the leaf PC as is, return addresses minus one.
 	s0 := p.Sample[0]
-	if a := []uint64{s0.Location[0].Address, s0.Location[1].Address, s0.Location[2].Address}; !slices.Equal(a, []uint64{tw.leafPC, tw.midRet - 1, tw.rootRet - 1}) {
+	if a := []uint64{s0.Location[0].Address, s0.Location[1].Address, s0.Location[2].Address}; !slices.Equal(a, []uint64{tw.LeafPC, tw.MiddleRet - 1, tw.RootRet - 1}) {
 		t.Errorf("addresses %#x", a)
 	}
 	// Process 1001 and 1002 share nothing: same addresses, different
@@ -165,8 +165,8 @@ func checkProfile(t *testing.T, tw *testWindow, p *pprof.Profile) {
 			t.Errorf("function %q appears %d times", name, n)
 		}
 	}
-	if seen[tw.leafName] != 1 {
-		t.Errorf("no function %s", tw.leafName)
+	if seen[tw.Leaf] != 1 {
+		t.Errorf("no function %s", tw.Leaf)
 	}
 }
 
@@ -267,7 +267,7 @@ func TestGoToolPprof(t *testing.T) {
 		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
 	}
 	text := string(out)
-	// leafWork is flat in 50+30+2+5 = 87 samples of 101, i.e. 870ms.
+	// LeafWork is flat in 50+30+2+5 = 87 samples of 101, i.e. 870ms.
 	var top string
 	lines := strings.Split(text, "\n")
 	for i, line := range lines {
@@ -276,10 +276,10 @@ func TestGoToolPprof(t *testing.T) {
 			break
 		}
 	}
-	if !strings.Contains(top, "870ms") || !strings.HasSuffix(strings.TrimSpace(top), tw.leafName) {
-		t.Errorf("first row %q, want %s with 870ms flat\n%s", top, tw.leafName, text)
+	if !strings.Contains(top, "870ms") || !strings.HasSuffix(strings.TrimSpace(top), tw.Leaf) {
+		t.Errorf("first row %q, want %s with 870ms flat\n%s", top, tw.Leaf, text)
 	}
-	for _, name := range []string{tw.midName, tw.rootName, "inner", "outer"} {
+	for _, name := range []string{tw.Middle, tw.Root, "inner", "outer"} {
 		if !strings.Contains(text, name) {
 			t.Errorf("go tool pprof -top does not list %s:\n%s", name, text)
 		}

@@ -1,8 +1,11 @@
-package images
+package images_test
 
 import (
 	"bytes"
 	"testing"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/fixture"
 )
 
 // FuzzMachO feeds arbitrary bytes to every Mach-O entry point, as a file
@@ -13,8 +16,8 @@ import (
 // throwaway generator from the fixtures; small seeds keep minimization fast).
 func FuzzMachO(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = ParseMachO(data)
-		mf, err := NewMachOFile(bytes.NewReader(data), int64(len(data)), func(*MachO) bool { return true }, true, "any")
+		_, _ = images.ParseMachO(data)
+		mf, err := images.NewMachOFile(bytes.NewReader(data), int64(len(data)), func(*images.MachO) bool { return true }, true, "any")
 		if err == nil {
 			if mf.Symtab != nil {
 				if st, err := mf.ReadSymbolTable(mf.R, mf.Size); err == nil {
@@ -25,16 +28,16 @@ func FuzzMachO(f *testing.F) {
 			}
 			_, _ = mf.ReadFunctionStarts(mf.R, mf.Size, nil)
 		}
-		mem := &fakeMemory{}
+		mem := &fixture.Memory{}
 		mem.Map(0x100000000, data)
-		im, err := MachOImageFromMemory(mem, 0x100000000, "fuzz")
+		im, err := images.MachOImageFromMemory(mem, 0x100000000, "fuzz")
 		if err != nil {
 			return
 		}
 		if im.Limit < im.Start {
 			t.Fatalf("image limit %#x below start %#x", im.Limit, im.Start)
 		}
-		m, err := ReadMachOFromMemory(mem, 0x100000000)
+		m, err := images.ReadMachOFromMemory(mem, 0x100000000)
 		if err != nil {
 			t.Fatalf("image read, then header not: %v", err)
 		}
@@ -57,23 +60,23 @@ func FuzzMachO(f *testing.F) {
 // and dyld's path in one block (versions 15 and 1, and a huge count).
 func FuzzDyldImageInfos(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		mem := &fakeMemory{}
+		mem := &fixture.Memory{}
 		mem.Map(0x1000, data)
-		infos, err := ReadDyldAllImageInfos(mem, 0x1000)
+		infos, err := images.ReadDyldAllImageInfos(mem, 0x1000)
 		if err != nil {
 			return
 		}
-		list, _ := ReadDyldImageInfos(mem, infos, 64)
+		list, _ := images.ReadDyldImageInfos(mem, infos, 64)
 		if len(list) > 64 {
 			t.Fatalf("%d images read with a limit of 64", len(list))
 		}
 		for _, d := range list {
-			if d.LoadAddress == 0 || len(d.FilePath) >= MaxDyldPath {
+			if d.LoadAddress == 0 || len(d.FilePath) >= images.MaxDyldPath {
 				t.Fatalf("bad entry %+v", d)
 			}
 		}
-		_, _ = ReadDyldUUIDs(mem, infos, 64)
-		imgs, _, _ := DyldImages(mem, 0x1000, 64)
+		_, _ = images.ReadDyldUUIDs(mem, infos, 64)
+		imgs, _, _ := images.DyldImages(mem, 0x1000, 64)
 		if len(imgs) > 65 {
 			t.Fatalf("%d images with a limit of 64", len(imgs))
 		}

@@ -176,7 +176,7 @@ func TestMachO32BitRejected(t *testing.T) {
 }
 
 // loadCommand returns the offset in b of the first load command cmd.
-func loadCommand(t *testing.T, b []byte, cmd uint32) int {
+func loadCommand(t testing.TB, b []byte, cmd uint32) int {
 	t.Helper()
 	le := binary.LittleEndian
 	off := machoHeaderSize
@@ -190,7 +190,18 @@ func loadCommand(t *testing.T, b []byte, cmd uint32) int {
 	return 0
 }
 
-func TestMachOHostile(t *testing.T) {
+// HostileMachO is a fixture Mach-O with one field made hostile, and what
+// the error of ReadMachO, or of ReadSymbolTable, must contain. It is
+// exported for the in-memory half of the test (package images_test).
+type HostileMachO struct {
+	Name string
+	Data []byte
+	Want string
+}
+
+// HostileMachOs returns libdemo_arm64.dylib with each hostile change.
+func HostileMachOs(t testing.TB) []HostileMachO {
+	t.Helper()
 	orig := readFixture(t, "libdemo_arm64.dylib")
 	le := binary.LittleEndian
 	cases := []struct {
@@ -230,9 +241,20 @@ func TestMachOHostile(t *testing.T) {
 			le.PutUint32(b[off+8:], 0xfffffff0)
 		}, "LC_FUNCTION_STARTS"},
 	}
-	for _, c := range cases {
+	out := make([]HostileMachO, len(cases))
+	for i, c := range cases {
 		b := bytes.Clone(orig)
 		c.mutate(b)
+		out[i] = HostileMachO{Name: c.name, Data: b, Want: c.want}
+	}
+	return out
+}
+
+// TestMachOHostile reads each hostile Mach-O as a file;
+// TestMachOHostileInMemory reads them from memory.
+func TestMachOHostile(t *testing.T) {
+	for _, c := range HostileMachOs(t) {
+		b := c.Data
 		var err error
 		m, err := ReadMachO(bytes.NewReader(b), int64(len(b)))
 		if err == nil {
@@ -241,73 +263,9 @@ func TestMachOHostile(t *testing.T) {
 		if err == nil {
 			_, err = m.ReadFunctionStarts(bytes.NewReader(b), int64(len(b)), nil)
 		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		if err == nil || !strings.Contains(err.Error(), c.Want) {
+			t.Errorf("%s: error %v, want one containing %q", c.Name, err, c.Want)
 		}
-		// The same bytes in memory: still an error, never a panic.
-		mem := &fakeMemory{}
-		mem.Map(0x10000, b)
-		if im, err := MachOImageFromMemory(mem, 0x10000, "x"); err == nil {
-			mm, _ := ReadMachOFromMemory(mem, 0x10000)
-			r, size := mm.MemoryFile(mem, im.Start-mm.Text().Addr)
-			_, err1 := mm.ReadSymbolTable(r, size)
-			_, err2 := mm.ReadFunctionStarts(r, size, nil)
-			if err1 == nil && err2 == nil {
-				t.Errorf("%s: no error from memory", c.name)
-			}
-		}
-	}
-}
-
-func TestMachOImageFromMemory(t *testing.T) {
-	for _, name := range []string{"prog_arm64", "libdemo_x86_64.dylib"} {
-		b := readFixture(t, name)
-		f, err := OpenMachO(machoFixture(name), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		const slide = 0x3a5c000
-		mem := &fakeMemory{}
-		for _, s := range f.Segments {
-			if s.FileSize > 0 {
-				mem.Map(s.Addr+slide, b[s.Offset:s.Offset+s.FileSize])
-			}
-		}
-		load := f.Text().Addr + slide
-		im, err := MachOImageFromMemory(mem, load, "/usr/lib/"+name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := Image{Path: "/usr/lib/" + name, BuildID: f.UUIDString(), Format: FormatMachO, Start: load,
-			Limit: load + f.Text().Size, LoadAddress: load, Memory: mem}
-		if *im != want {
-			t.Errorf("%s: image %+v, want %+v", name, *im, want)
-		}
-		m, err := ReadMachOFromMemory(mem, load)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, size := m.MemoryFile(mem, slide)
-		fromMem, err := m.ReadSymbolTable(r, size)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fromFile, err := f.ReadSymbolTable(f.R, f.Size)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fromMem.Len() != fromFile.Len() || fromMem.strs != fromFile.strs || !bytes.Equal(fromMem.syms, fromFile.syms) {
-			t.Errorf("%s: symbol table from memory differs from the file's", name)
-		}
-		s1, err1 := m.ReadFunctionStarts(r, size, nil)
-		s2, err2 := f.ReadFunctionStarts(f.R, f.Size, nil)
-		if err1 != nil || err2 != nil || len(s1) != len(s2) || len(s1) == 0 {
-			t.Errorf("%s: function starts %d (%v) from memory, %d (%v) from file", name, len(s1), err1, len(s2), err2)
-		}
-	}
-	if _, err := MachOImageFromMemory(&fakeMemory{}, 0x1000, "x"); err == nil || !strings.Contains(err.Error(), "not mapped") {
-		t.Errorf("unmapped header: %v", err)
 	}
 }
 

@@ -1,10 +1,12 @@
-package symcache
+package symcache_test
 
 import (
 	"bytes"
 	"testing"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/fixture"
+	"github.com/macprof/macprof/symcache"
 )
 
 // FuzzMachOTable builds Tables from arbitrary Mach-O bytes, as a file and
@@ -16,17 +18,17 @@ func FuzzMachOTable(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := images.ReadMachO(bytes.NewReader(data), int64(len(data)))
 		if err == nil {
-			if tab, err := MachOTable("fuzz", m, bytes.NewReader(data), int64(len(data)), nil); err == nil {
+			if tab, err := symcache.MachOTable("fuzz", m, bytes.NewReader(data), int64(len(data)), nil); err == nil {
 				lookAround(tab, m)
 			}
 		}
-		mem := &taskMemory{}
+		mem := &fixture.Memory{}
 		mem.Map(0x7000_0000, data)
 		img, err := images.MachOImageFromMemory(mem, 0x7000_0000, "/nonexistent/fuzz")
 		if err != nil {
 			return
 		}
-		cache := New(Options{})
+		cache := symcache.New(symcache.Options{})
 		for _, a := range []uint64{img.Start, img.Start + 1, (img.Start + img.Limit) / 2, img.Limit - 1} {
 			if fr := cache.Symbolize(img, a, true); len(fr) == 0 {
 				t.Fatalf("no frame for %#x", a)
@@ -35,7 +37,7 @@ func FuzzMachOTable(f *testing.F) {
 	})
 }
 
-func lookAround(tab *Table, m *images.MachO) {
+func lookAround(tab *symcache.Table, m *images.MachO) {
 	for _, s := range m.Sections {
 		for _, a := range []uint64{s.Addr, s.Addr + s.Size/2, s.Addr + s.Size} {
 			tab.Lookup(a)

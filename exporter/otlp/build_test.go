@@ -2,7 +2,6 @@ package otlp_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"syscall"
 	"testing"
@@ -13,18 +12,16 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/macprof/macprof/exporter/otlp"
-	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/collectortest"
+	"github.com/macprof/macprof/internal/fixture"
 	"github.com/macprof/macprof/profile"
-	"github.com/macprof/macprof/symcache"
-	"github.com/macprof/macprof/target"
 )
 
 // twoProcessWindow is the fixture window with a second process sharing the
 // test binary's images, and samples of a PID the window does not describe.
-func twoProcessWindow(t *testing.T) *collectortest.Fixture {
-	fx := collectortest.NewFixture(t, 100)
-	p2 := collectortest.SelfProcess(t, 200)
+func twoProcessWindow(t *testing.T) *fixture.Fixture {
+	fx := fixture.NewFixture(t, 100)
+	p2 := fixture.SelfProcess(t, 200)
 	w := fx.Window
 	w.Processes = append(w.Processes, p2)
 	w.Samples = append(w.Samples,
@@ -37,7 +34,7 @@ func twoProcessWindow(t *testing.T) *collectortest.Fixture {
 
 func build(t *testing.T, w *profile.Window, opts otlp.BuildOptions) *collpb.ExportProfilesServiceRequest {
 	t.Helper()
-	req, err := otlp.Build(w, collectortest.NewCache(), opts)
+	req, err := otlp.Build(w, fixture.NewCache(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +171,7 @@ func TestBuildDictionaryInvariants(t *testing.T) {
 }
 
 func TestBuildOptionsAndModes(t *testing.T) {
-	fx := collectortest.NewFixture(t, 7)
+	fx := fixture.NewFixture(t, 7)
 	fx.Window.Mode = profile.ModeWall
 	req := build(t, fx.Window, otlp.BuildOptions{
 		ServiceName:  "svc",
@@ -201,8 +198,8 @@ func TestBuildOptionsAndModes(t *testing.T) {
 }
 
 func TestBuildErrors(t *testing.T) {
-	fx := collectortest.NewFixture(t, 1)
-	c := collectortest.NewCache()
+	fx := fixture.NewFixture(t, 1)
+	c := fixture.NewCache()
 	if _, err := otlp.Build(nil, c, otlp.BuildOptions{}); err == nil {
 		t.Error("nil window accepted")
 	}
@@ -233,60 +230,6 @@ func TestBuildErrors(t *testing.T) {
 	}
 }
 
-// benchLib is a synthetic 16 MiB image of benchFuncs functions of 4 KiB,
-// and benchWindow a window over it, the same shape as the pprof exporter's
-// benchmark (package exporter) so that the figures compare.
-var benchLib = &images.Image{
-	Path:    "/bench/libbig.so",
-	BuildID: "bench",
-	Format:  images.FormatELF,
-	Start:   0x10000000,
-	Limit:   0x11000000,
-}
-
-const benchFuncs = 4096
-
-func benchCache() *symcache.Cache {
-	return symcache.New(symcache.Options{Loaders: map[images.Format]symcache.Loader{
-		images.FormatELF: func(img *images.Image) (*symcache.Table, error) {
-			syms := make([]symcache.Symbol, benchFuncs)
-			for i := range syms {
-				syms[i] = symcache.Symbol{Name: fmt.Sprintf("github.com/example/app/pkg%d.(*Type%d).Method%d", i%37, i%101, i), Start: uint64(i) << 12, Size: 1 << 12}
-			}
-			return symcache.NewTable("libbig.so", syms, nil, nil), nil
-		},
-	}})
-}
-
-// benchWindow has n unique stacks of 8 to 40 frames over 8 threads, drawn
-// from 20,000 distinct call sites, one sample per stack.
-func benchWindow(n int) *profile.Window {
-	rng := rand.New(rand.NewPCG(7, 11))
-	sites := make([]uint64, 20000)
-	for i := range sites {
-		sites[i] = benchLib.Start + uint64(rng.IntN(benchFuncs))<<12 + uint64(1+rng.IntN(4000))
-	}
-	w := &profile.Window{
-		Start:     time.Unix(1_700_000_000, 0),
-		End:       time.Unix(1_700_000_010, 0),
-		Period:    time.Second / 99,
-		Processes: []profile.Process{{PID: 42, Executable: benchLib.Path, Images: images.NewSet([]*images.Image{benchLib})}},
-	}
-	for i := 0; i < n; i++ {
-		pcs := make([]uint64, 8+rng.IntN(33))
-		for j := range pcs {
-			if j >= len(pcs)-4 {
-				pcs[j] = sites[j]
-			} else {
-				pcs[j] = sites[rng.IntN(len(sites))]
-			}
-		}
-		w.Stacks = append(w.Stacks, profile.Stack{PCs: pcs})
-		w.Samples = append(w.Samples, profile.Sample{Stack: i, PID: 42, Thread: target.ThreadID(100 + i%8), ThreadName: fmt.Sprintf("worker-%d", i%8), Count: int64(1 + rng.IntN(20))})
-	}
-	return w
-}
-
 // reportCPU reports the process's CPU time (user+system, GC included) per
 // iteration as cpu-ns/op: on a shared machine it is steadier than ns/op,
 // which counts time spent waiting for a CPU.
@@ -308,7 +251,7 @@ func cpuTime() time.Duration {
 // BenchmarkBuild10kStacks builds the OTLP request of a window of 10,000
 // unique stacks with the frame cache warm (every window after the first).
 func BenchmarkBuild10kStacks(b *testing.B) {
-	w, c := benchWindow(10000), benchCache()
+	w, c := fixture.BenchWindow(10000), fixture.BenchCache()
 	if _, err := otlp.Build(w, c, otlp.BuildOptions{}); err != nil {
 		b.Fatal(err)
 	}
@@ -324,7 +267,7 @@ func BenchmarkBuild10kStacks(b *testing.B) {
 
 // BenchmarkMarshal10kStacks adds the protobuf encoding.
 func BenchmarkMarshal10kStacks(b *testing.B) {
-	w, c := benchWindow(10000), benchCache()
+	w, c := fixture.BenchWindow(10000), fixture.BenchCache()
 	data, err := otlp.Marshal(w, c, otlp.BuildOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -343,11 +286,11 @@ func BenchmarkMarshal10kStacks(b *testing.B) {
 // BenchmarkBuild10kStacksCold symbolizes every unique address too (a new
 // symbol cache per iteration, the table load included).
 func BenchmarkBuild10kStacksCold(b *testing.B) {
-	w := benchWindow(10000)
+	w := fixture.BenchWindow(10000)
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
-		if _, err := otlp.Build(w, benchCache(), otlp.BuildOptions{}); err != nil {
+		if _, err := otlp.Build(w, fixture.BenchCache(), otlp.BuildOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

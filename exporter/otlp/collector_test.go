@@ -12,6 +12,7 @@ import (
 	"github.com/macprof/macprof/exporter/otlp"
 	"github.com/macprof/macprof/exporter/upload"
 	"github.com/macprof/macprof/internal/collectortest"
+	"github.com/macprof/macprof/internal/fixture"
 )
 
 // TestRealCollector sends a window of the test binary's own functions to a
@@ -31,14 +32,14 @@ func TestRealCollector(t *testing.T) {
 		{"http", otlp.Config{Protocol: otlp.ProtocolHTTPProtobuf, Endpoint: "http://" + col.HTTPAddr, EndpointIsBase: true, Compression: otlp.CompressionGzip}, 4244},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fx := collectortest.NewFixture(t, tc.pid)
+			fx := fixture.NewFixture(t, tc.pid)
 			exp, err := otlp.New(tc.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer exp.Close()
 			opts := otlp.BuildOptions{ServiceName: "checkout", HostName: "mac-42", Attributes: map[string]string{"deployment.environment.name": "ci"}}
-			body, err := otlp.Marshal(fx.Window, collectortest.NewCache(), opts)
+			body, err := otlp.Marshal(fx.Window, fixture.NewCache(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,8 +118,8 @@ func TestRealCollectorDownAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exp.Close()
-	fx := collectortest.NewFixture(t, 5151)
-	body, err := otlp.Marshal(fx.Window, collectortest.NewCache(), otlp.BuildOptions{})
+	fx := fixture.NewFixture(t, 5151)
+	body, err := otlp.Marshal(fx.Window, fixture.NewCache(), otlp.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,10 +162,10 @@ func TestUploaderThroughCollectorOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	col.Stop()
-	cache := collectortest.NewCache()
+	cache := fixture.NewCache()
 	pids := []int{6001, 6002, 6003, 6004, 6005}
 	for _, pid := range pids {
-		body, err := otlp.Marshal(collectortest.NewFixture(t, pid).Window, cache, otlp.BuildOptions{})
+		body, err := otlp.Marshal(fixture.NewFixture(t, pid).Window, cache, otlp.BuildOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,7 @@ import (
 
 	"github.com/macprof/macprof/exporter/otlp"
 	"github.com/macprof/macprof/internal/collectortest"
+	"github.com/macprof/macprof/internal/fixture"
 )
 
 // fakeCollector is an in-process gRPC ProfilesService.
@@ -171,10 +172,10 @@ func selfSigned(t *testing.T) (tls.Certificate, string) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, path
 }
 
-func fixtureBody(t *testing.T) ([]byte, *collectortest.Fixture) {
+func fixtureBody(t *testing.T) ([]byte, *fixture.Fixture) {
 	t.Helper()
-	fx := collectortest.NewFixture(t, 77)
-	body, err := otlp.Marshal(fx.Window, collectortest.NewCache(), otlp.BuildOptions{ServiceName: "svc"})
+	fx := fixture.NewFixture(t, 77)
+	body, err := otlp.Marshal(fx.Window, fixture.NewCache(), otlp.BuildOptions{ServiceName: "svc"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func fixtureBody(t *testing.T) ([]byte, *collectortest.Fixture) {
 }
 
 // checkRequest decodes a received request and checks it is the fixture's.
-func checkRequest(t *testing.T, req *collpb.ExportProfilesServiceRequest, fx *collectortest.Fixture) {
+func checkRequest(t *testing.T, req *collpb.ExportProfilesServiceRequest, fx *fixture.Fixture) {
 	t.Helper()
 	ss, err := collectortest.Flatten(&pb.ProfilesData{ResourceProfiles: req.ResourceProfiles, Dictionary: req.Dictionary})
 	if err != nil {
@@ -226,7 +227,7 @@ func TestGRPCExport(t *testing.T) {
 		// gRPC hides grpc-encoding from handlers: compare the bytes that
 		// reach the server for a large body sent plain and gzipped.
 		_, addr := startGRPC(t, nil)
-		big, err := otlp.Marshal(benchWindow(2000), benchCache(), otlp.BuildOptions{})
+		big, err := otlp.Marshal(fixture.BenchWindow(2000), fixture.BenchCache(), otlp.BuildOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/macprof/macprof/exporter/pyroscope"
 	"github.com/macprof/macprof/exporter/upload"
-	"github.com/macprof/macprof/internal/collectortest"
+	"github.com/macprof/macprof/internal/fixture"
 )
 
 // ingest is a fake Pyroscope /ingest endpoint that checks each request
@@ -136,8 +136,8 @@ func TestPushMultipartBasicAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx := collectortest.NewFixture(t, 321)
-	if err := c.PushWindow(context.Background(), fx.Window, collectortest.NewCache()); err != nil {
+	fx := fixture.NewFixture(t, 321)
+	if err := c.PushWindow(context.Background(), fx.Window, fixture.NewCache()); err != nil {
 		t.Fatal(err)
 	}
 	in.mu.Lock()
@@ -185,8 +185,8 @@ func TestPushRawBearerAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx := collectortest.NewFixture(t, 1)
-	data, meta, err := pyroscope.Encode(fx.Window, collectortest.NewCache())
+	fx := fixture.NewFixture(t, 1)
+	data, meta, err := pyroscope.Encode(fx.Window, fixture.NewCache())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,12 +226,12 @@ func TestPushRawBearerAndErrors(t *testing.T) {
 }
 
 func TestEncodeTimes(t *testing.T) {
-	fx := collectortest.NewFixture(t, 1)
+	fx := fixture.NewFixture(t, 1)
 	w := *fx.Window
 	w.Start = time.Unix(1700000000, 500)
 	w.End = time.Unix(1700000009, 1) // ends within second 9: until rounds up
 	w.Period = 5 * time.Millisecond
-	_, meta, err := pyroscope.Encode(&w, collectortest.NewCache())
+	_, meta, err := pyroscope.Encode(&w, fixture.NewCache())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestEncodeTimes(t *testing.T) {
 		t.Errorf("meta %v", meta)
 	}
 	w.End = w.Start
-	if _, meta, _ = pyroscope.Encode(&w, collectortest.NewCache()); meta["until"] != "1700000001" {
+	if _, meta, _ = pyroscope.Encode(&w, fixture.NewCache()); meta["until"] != "1700000001" {
 		t.Errorf("empty window: until %s", meta["until"])
 	}
 }

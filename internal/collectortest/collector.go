@@ -2,8 +2,8 @@
 // builds the collector from deploy/ (deploy/build-collector.sh, cached
 // between runs), starts it on free loopback ports with a file exporter
 // writing into a temporary directory, stops and restarts it on demand, and
-// decodes what the file exporter wrote. It also provides a window fixture
-// over the test process's own ELF images.
+// decodes what the file exporter wrote. Windows to send it come from
+// internal/fixture.
 //
 // A collector that cannot be built fails the test with the builder's
 // output: it is never skipped. MACPROF_COLLECTOR names a prebuilt binary to
