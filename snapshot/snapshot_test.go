@@ -36,8 +36,8 @@ func (f *fakeTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
 	return target.ThreadInfo{ID: t, Name: "main"}, nil
 }
 func (f *fakeTarget) Capture(target.ThreadID, *target.Capture) error { return errors.New("unused") }
-func (f *fakeTarget) Images() (*images.Set, error)                  { return f.imgs, nil }
-func (f *fakeTarget) Close() error                                  { f.closed++; return f.closeErr }
+func (f *fakeTarget) Images() (*images.Set, error)                   { return f.imgs, nil }
+func (f *fakeTarget) Close() error                                   { f.closed++; return f.closeErr }
 func (f *fakeTarget) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 	return append(dst, f.caps...), f.capErr
 }
