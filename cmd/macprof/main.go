@@ -4,13 +4,19 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
+	"time"
+
+	"github.com/macprof/macprof/profile"
 )
 
 // command is one macprof subcommand.
@@ -94,4 +100,26 @@ func parseFlags(fs *flag.FlagSet, args []string) (status int, ok bool) {
 		return 2, false
 	}
 	return 0, true
+}
+
+// parseMode maps a --mode value to its profile.Mode.
+func parseMode(s string) (profile.Mode, bool) {
+	switch s {
+	case "cpu":
+		return profile.ModeCPU, true
+	case "wall":
+		return profile.ModeWall, true
+	}
+	return 0, false
+}
+
+// commandContext returns the context of a sampling command: it ends on
+// SIGINT, SIGTERM or SIGHUP, and after d when d is positive.
+func commandContext(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	if d <= 0 {
+		return ctx, stop
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return ctx, func() { cancel(); stop() }
 }
