@@ -72,9 +72,9 @@ type Config struct {
 	Attach func(pid int, o target.Options) (target.Target, error)
 	// Launch starts a command and attaches to it.
 	Launch func(args []string, o target.Options) (target.Launched, error)
-	// Descendants, when set, returns a function that appends the PIDs of a
-	// process's living descendants to dst[:0]; a launched command's
-	// descendants are then recorded too.
+	// Descendants returns a function that appends the PIDs of a process's
+	// living descendants to dst[:0], so that a launched command's
+	// descendants are recorded too; nil means the OS's process tree.
 	Descendants func() func(root int, dst []int) []int
 	// Tune, when set, prepares macprof's own process for sampling once the
 	// target runs, and returns what undoes it.
@@ -122,9 +122,10 @@ func Run(ctx context.Context, cfg Config) int {
 		waitChild = t.Wait
 		rec.add(t, true)
 		rec.root = t
-		if cfg.Descendants != nil {
-			rec.descendants = cfg.Descendants()
+		if cfg.Descendants == nil {
+			cfg.Descendants = processTree
 		}
+		rec.descendants = cfg.Descendants()
 	} else if err := rec.attach(cfg.PID, false); err != nil {
 		fmt.Fprintf(stderr, "macprof record: %v\n", err)
 		return 1

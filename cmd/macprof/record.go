@@ -109,6 +109,6 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	return record.Run(ctx, record.Config{
 		PID: *pid, Command: cmdArgs, Hz: *hz, Mode: m, StopThreads: *capture == "stop", MaxFrames: *maxFrames,
 		Outputs: outputs, Quiet: *quiet, Stderr: stderr,
-		Attach: attach, Launch: launch, Descendants: descendants, Tune: tuneForSampling,
+		Attach: attach, Launch: launch, Tune: tuneForSampling,
 	})
 }

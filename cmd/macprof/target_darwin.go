@@ -16,7 +16,3 @@ func attach(pid int, opts target.Options) (target.Target, error) {
 func launch(args []string, opts target.Options) (target.Launched, error) {
 	return mach.LaunchCommand(args, opts)
 }
-
-// descendants returns nil: a launched command's children are not followed
-// on darwin yet, only the command itself is recorded.
-func descendants() func(root int, dst []int) []int { return nil }

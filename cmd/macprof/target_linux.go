@@ -16,7 +16,3 @@ func attach(pid int, opts target.Options) (target.Target, error) {
 func launch(args []string, opts target.Options) (target.Launched, error) {
 	return ptrace.Launch(args, opts)
 }
-
-// descendants returns a function that lists a process's descendants, from
-// /proc.
-func descendants() func(root int, dst []int) []int { return new(ptrace.ProcessTree).Descendants }

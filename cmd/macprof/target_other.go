@@ -18,6 +18,3 @@ func attach(pid int, opts target.Options) (target.Target, error) { return nil, e
 func launch(args []string, opts target.Options) (target.Launched, error) {
 	return nil, errNoBackend
 }
-
-// descendants returns nil: there is nothing to follow without a backend.
-func descendants() func(root int, dst []int) []int { return nil }
