@@ -1,6 +1,9 @@
 // Command macprof is a sampling CPU profiler for macOS and Linux.
 //
-// Each subcommand lives in its own file and registers itself in init.
+// Each subcommand lives in its own file and registers itself in init; the
+// file turns flags into a configuration and prints. What record, agent and
+// snapshot do lives in the packages of those names, and the OS backend they
+// use is picked in target_*.go.
 package main
 
 import (
