@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/exporter/otlp"
 	"github.com/macprof/macprof/exporter/upload"
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/profile"
@@ -262,5 +263,29 @@ func TestApplyConfigFile(t *testing.T) {
 	os.WriteFile(path, []byte(`{"nmae": "x"}`), 0o644)
 	if err := ApplyConfigFile(fs, []string{"--config", path}); err == nil || !strings.Contains(err.Error(), `unknown setting "nmae"`) {
 		t.Errorf("an unknown setting: %v", err)
+	}
+}
+
+func TestTelemetryChoice(t *testing.T) {
+	for _, tc := range []struct {
+		mode, endpoint, protocol string
+		on                       bool
+		err                      string
+	}{
+		{mode: "auto"},
+		{mode: "auto", endpoint: "localhost:4318", protocol: "http/protobuf"},
+		{mode: "none", endpoint: "localhost:4317"},
+		{mode: "stdout", on: true},
+		{mode: "bogus", err: `--telemetry must be otlp, stdout, none or auto, not "bogus"`},
+	} {
+		a := newTestAgent(t, Config{Telemetry: tc.mode, OTLP: otlp.Config{Endpoint: tc.endpoint, Protocol: tc.protocol}})
+		tel, err := a.startTelemetry(context.Background())
+		if (tel != nil) != tc.on || (err != nil) != (tc.err != "") || err != nil && err.Error() != tc.err {
+			t.Errorf("%+v: telemetry %v, err %v", tc, tel != nil, err)
+		}
+		if tel != nil {
+			tel.window(context.Background(), &profile.Window{Stacks: make([]profile.Stack, 1), Samples: []profile.Sample{{Count: 2}}})
+			tel.shutdown(context.Background())
+		}
 	}
 }

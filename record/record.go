@@ -56,8 +56,9 @@ type Config struct {
 	PID int
 	// Command is the command to launch and record, with its arguments.
 	Command []string
-	Hz      int
-	Mode    profile.Mode
+	// Hz is the sampling rate per thread, 1 to sampler.MaxHz.
+	Hz   int
+	Mode profile.Mode
 	// StopThreads captures threads only by stopping them (--capture stop),
 	// never from kernel samples.
 	StopThreads bool
