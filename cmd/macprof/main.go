@@ -1,16 +1,25 @@
 // Command macprof is a sampling CPU profiler for macOS and Linux.
 //
-// Each subcommand lives in its own file and registers itself in init.
+// Each subcommand lives in its own file and registers itself in init; the
+// file turns flags into a configuration and prints. What record, agent and
+// snapshot do lives in the packages of those names, and the OS backend they
+// use is picked in target_*.go.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
+	"time"
+
+	"github.com/macprof/macprof/profile"
 )
 
 // command is one macprof subcommand.
@@ -94,4 +103,26 @@ func parseFlags(fs *flag.FlagSet, args []string) (status int, ok bool) {
 		return 2, false
 	}
 	return 0, true
+}
+
+// parseMode maps a --mode value to its profile.Mode.
+func parseMode(s string) (profile.Mode, bool) {
+	switch s {
+	case "cpu":
+		return profile.ModeCPU, true
+	case "wall":
+		return profile.ModeWall, true
+	}
+	return 0, false
+}
+
+// commandContext returns the context of a sampling command: it ends on
+// SIGINT, SIGTERM or SIGHUP, and after d when d is positive.
+func commandContext(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	if d <= 0 {
+		return ctx, stop
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return ctx, func() { cancel(); stop() }
 }

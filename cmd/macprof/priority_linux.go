@@ -38,8 +38,8 @@ func raisePriority() {
 //   - GOMAXPROCS 1 while sampling: the sampler is the only busy goroutine,
 //     and with a second P idle the Go runtime wakes another thread to look
 //     for work every time the sampler's timer readies it, a context switch
-//     taken from the target on a busy machine. Measured on the project's
-//     2-vCPU VM: 15-20% less profiler CPU per tick (bench/RESULTS.md).
+//     taken from the target on a busy machine (bench/RESULTS.md has the
+//     measurement).
 func tuneForSampling() (restore func()) {
 	raisePriority()
 	prev := runtime.GOMAXPROCS(1)

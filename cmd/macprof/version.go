@@ -16,17 +16,27 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args); !ok {
 		return st
 	}
-	v, rev := "(devel)", ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				rev = " " + s.Value
-			}
-		}
+	v, rev := buildVersion()
+	if rev != "" {
+		rev = " " + rev
 	}
 	fmt.Fprintf(stdout, "macprof %s%s %s %s/%s\n", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return 0
+}
+
+// buildVersion returns macprof's module version ("(devel)" when unknown)
+// and the VCS revision it was built from, if known.
+func buildVersion() (version, revision string) {
+	version = "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				revision = s.Value
+			}
+		}
+	}
+	return version, revision
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package agent
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 
 // listProcesses returns every process with its short name (comm), the base
 // name of its executable and its command line, from /proc.
-func listProcesses() []procEntry {
+func listProcesses() []Process {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var out []procEntry
+	var out []Process
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -27,12 +27,12 @@ func listProcesses() []procEntry {
 		if err != nil {
 			continue // exited meanwhile
 		}
-		p := procEntry{pid: pid, names: []string{string(bytes.TrimSpace(comm))}}
+		p := Process{PID: pid, Names: []string{string(bytes.TrimSpace(comm))}}
 		if exe, err := os.Readlink(dir + "exe"); err == nil {
-			p.names = append(p.names, filepath.Base(exe))
+			p.Names = append(p.Names, filepath.Base(exe))
 		}
 		if cl, err := os.ReadFile(dir + "cmdline"); err == nil && len(cl) > 0 {
-			p.cmdline = string(bytes.TrimRight(bytes.ReplaceAll(cl, []byte{0}, []byte{' '}), " "))
+			p.Cmdline = string(bytes.TrimRight(bytes.ReplaceAll(cl, []byte{0}, []byte{' '}), " "))
 		}
 		out = append(out, p)
 	}

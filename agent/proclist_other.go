@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package main
+package agent
 
 // listProcesses is not implemented on this OS.
-func listProcesses() []procEntry { return nil }
+func listProcesses() []Process { return nil }

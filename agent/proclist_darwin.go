@@ -1,6 +1,6 @@
 //go:build darwin
 
-package main
+package agent
 
 import (
 	"bytes"
@@ -10,18 +10,18 @@ import (
 
 // listProcesses returns every process with its short name, from the
 // kern.proc.all sysctl.
-func listProcesses() []procEntry {
+func listProcesses() []Process {
 	procs, err := unix.SysctlKinfoProcSlice("kern.proc.all")
 	if err != nil {
 		return nil
 	}
-	out := make([]procEntry, 0, len(procs))
+	out := make([]Process, 0, len(procs))
 	for _, p := range procs {
 		comm := p.Proc.P_comm[:]
 		if i := bytes.IndexByte(comm, 0); i >= 0 {
 			comm = comm[:i]
 		}
-		out = append(out, procEntry{pid: int(p.Proc.P_pid), names: []string{string(comm)}})
+		out = append(out, Process{PID: int(p.Proc.P_pid), Names: []string{string(comm)}})
 	}
 	return out
 }

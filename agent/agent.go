@@ -1,0 +1,228 @@
+// Package agent profiles processes continuously: it keeps a registry of
+// targets (given PIDs, and processes whose names match, looked up again
+// every rescan), hands each window the sampler closes to every exporter's
+// upload queue, and reports its own metrics.
+package agent
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/macprof/macprof/exporter/otlp"
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/symcache"
+	"github.com/macprof/macprof/target"
+)
+
+// Config configures an agent. The OS backend comes in as functions, so
+// that the agent itself is portable.
+type Config struct {
+	// PIDs are processes to profile from the start.
+	PIDs []int
+	// Name, when set, picks every process whose name, executable or
+	// command line matches, now and every Rescan.
+	Name   *regexp.Regexp
+	Rescan time.Duration
+	Hz     int
+	// Window is how much time each exported profile covers.
+	Window time.Duration
+	Mode   profile.Mode
+	// ShutdownTimeout bounds the flush of queued windows at the end.
+	ShutdownTimeout time.Duration
+	// Telemetry is where the agent's own metrics go: otlp, stdout, none,
+	// or auto (otlp when OTLP has an endpoint and speaks gRPC).
+	Telemetry string
+	// OTLP is the OTLP exporter's configuration; otlp telemetry goes to its
+	// endpoint.
+	OTLP otlp.Config
+	// Host is the host name to log.
+	Host string
+	// Sinks are the exporters; Run closes them when it returns.
+	Sinks []*Sink
+	Log   *slog.Logger
+
+	// Attach opens the OS backend for a running process.
+	Attach func(pid int, o target.Options) (target.Target, error)
+	// ListProcesses lists the system's processes for Name; nil reads the
+	// OS's list.
+	ListProcesses func() []Process
+}
+
+// registry is the set of targets being profiled, by PID.
+type registry struct {
+	mu      sync.Mutex
+	targets map[int]target.Target
+}
+
+func (r *registry) add(t target.Target) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.targets == nil {
+		r.targets = map[int]target.Target{}
+	}
+	r.targets[t.PID()] = t
+}
+
+func (r *registry) remove(pid int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.targets, pid)
+}
+
+func (r *registry) has(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.targets[pid]
+	return ok
+}
+
+func (r *registry) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.targets)
+}
+
+// closeAll closes and forgets every target.
+func (r *registry) closeAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for pid, t := range r.targets {
+		t.Close()
+		delete(r.targets, pid)
+	}
+}
+
+type agent struct {
+	cfg     Config
+	log     *slog.Logger
+	sinks   []*Sink
+	targets registry
+	s       *sampler.Sampler
+
+	windowsDropped, encodeErrors atomic.Int64
+}
+
+// Run profiles until ctx ends (SIGTERM, a duration), then flushes the
+// exporters' queues within ShutdownTimeout. It returns the exit status: 1
+// when the only process named by PID cannot be profiled, 2 when the
+// sampler refuses the configuration, else 0.
+func Run(ctx context.Context, cfg Config) int {
+	defer closeSinks(cfg.Sinks)
+	a := &agent{cfg: cfg, log: cfg.Log, sinks: cfg.Sinks}
+	tel, err := a.startTelemetry(ctx)
+	if err != nil {
+		a.log.Warn("agent metrics disabled", "err", err)
+	}
+
+	windows := make(chan *profile.Window, 4)
+	s, err := sampler.New(sampler.Config{
+		Hz:          cfg.Hz,
+		Mode:        cfg.Mode,
+		Window:      cfg.Window,
+		KeepRunning: true,
+		OnWindow: func(w *profile.Window) {
+			select {
+			case windows <- w:
+			default:
+				// The encoder is behind: drop this window, keep sampling.
+				a.windowsDropped.Add(1)
+				a.log.Warn("window dropped: exporters are behind", "samples", len(w.Samples))
+			}
+			if tel != nil {
+				tel.window(ctx, w)
+			}
+		},
+		OnExit: func(t target.Target) {
+			a.targets.remove(t.PID())
+			t.Close()
+			a.log.Debug("target exited", "pid", t.PID())
+		},
+	})
+	if err != nil {
+		a.log.Error("sampler", "err", err)
+		return 2
+	}
+	a.s = s
+	for _, pid := range cfg.PIDs {
+		if err := a.attach(pid); err != nil {
+			a.log.Error("cannot profile", "pid", pid, "err", err)
+			if cfg.Name == nil && len(cfg.PIDs) == 1 {
+				return 1
+			}
+		}
+	}
+	for _, sk := range a.sinks {
+		a.log.Info("exporting", "exporter", sk.Name, "to", sk.Target)
+	}
+	a.log.Info("agent started", "hz", cfg.Hz, "window", cfg.Window, "mode", cfg.Mode.String(), "host", cfg.Host)
+
+	var wg sync.WaitGroup
+	if cfg.Name != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.watchNames(ctx) }()
+	}
+	encodeDone := make(chan struct{})
+	go func() {
+		defer close(encodeDone)
+		cache := symcache.New(symcache.Options{})
+		for w := range windows {
+			a.export(w, cache)
+		}
+	}()
+
+	if err := s.Run(ctx); err != nil && !errors.Is(err, sampler.ErrAllExited) {
+		a.log.Error("sampling stopped", "err", err)
+	}
+	wg.Wait()
+	close(windows)
+	<-encodeDone
+	a.targets.closeAll()
+
+	// Flush what is queued, within the deadline.
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	for _, sk := range a.sinks {
+		err := sk.Queue.Shutdown(sctx)
+		st := sk.Queue.Stats()
+		a.log.Info("exporter stopped", "exporter", sk.Name, "sent", st.Sent, "failed_attempts", st.Failed,
+			"dropped", st.Dropped, "rejected", st.Rejected, "left_in_queue", st.QueueItems, "err", err)
+	}
+	if tel != nil {
+		tel.shutdown(sctx)
+	}
+	a.log.Info("agent stopped", "windows_dropped", a.windowsDropped.Load(), "encode_errors", a.encodeErrors.Load())
+	return 0
+}
+
+// NewLogger returns the agent's logger: to w, as text or, with format
+// "json", as JSON; with verbose, each export is logged too.
+func NewLogger(w io.Writer, format string, verbose bool) *slog.Logger {
+	var level slog.LevelVar
+	if verbose {
+		level.Set(slog.LevelDebug)
+	}
+	var handler slog.Handler = slog.NewTextHandler(w, &slog.HandlerOptions{Level: &level})
+	if format == "json" {
+		handler = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: &level})
+	}
+	return slog.New(handler)
+}
+
+// attach starts profiling pid.
+func (a *agent) attach(pid int) error {
+	t, err := a.cfg.Attach(pid, target.Options{Continuous: true})
+	if err != nil {
+		return err
+	}
+	a.targets.add(t)
+	a.s.Add(t)
+	a.log.Info("profiling", "pid", pid)
+	return nil
+}

@@ -1,0 +1,291 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/exporter/otlp"
+	"github.com/macprof/macprof/exporter/upload"
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/symcache"
+	"github.com/macprof/macprof/target"
+)
+
+// fakeTarget is a process of one busy thread, always in the same stack.
+type fakeTarget struct {
+	pid    int
+	mu     sync.Mutex
+	closed bool
+}
+
+func (f *fakeTarget) PID() int { return f.pid }
+func (f *fakeTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
+	return append(dst[:0], target.ThreadID(f.pid)), nil
+}
+func (f *fakeTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
+	return target.ThreadInfo{ID: t, Name: "worker", Running: true}, nil
+}
+func (f *fakeTarget) Capture(t target.ThreadID, c *target.Capture) error {
+	c.PCs = append(c.PCs[:0], 0x1000, 0x2000)
+	return nil
+}
+func (f *fakeTarget) Images() (*images.Set, error) { return images.NewSet(nil), nil }
+func (f *fakeTarget) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	return nil
+}
+
+func (f *fakeTarget) isClosed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+// fakeQueue keeps what was queued.
+type fakeQueue struct {
+	mu       sync.Mutex
+	items    []string
+	meta     []map[string]string
+	shutdown bool
+}
+
+func (q *fakeQueue) Enqueue(data []byte, meta map[string]string) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.items = append(q.items, string(data))
+	q.meta = append(q.meta, meta)
+	return nil
+}
+func (q *fakeQueue) Shutdown(ctx context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.shutdown = true
+	return nil
+}
+func (q *fakeQueue) Stats() upload.Stats {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return upload.Stats{Sent: int64(len(q.items))}
+}
+
+func (q *fakeQueue) queued() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(q.items)
+}
+
+// fakeSink is an exporter that encodes a window as its sample count.
+func fakeSink(name string, q *fakeQueue, fail bool) *Sink {
+	return &Sink{Name: name, Target: "nowhere", Queue: q, Encode: func(w *profile.Window, _ *symcache.Cache) ([]byte, map[string]string, error) {
+		if fail {
+			return nil, nil, errors.New("cannot encode")
+		}
+		return []byte(name + ":" + strings.Repeat("s", int(w.SampleCount()))), map[string]string{"by": name}, nil
+	}}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func TestRegistry(t *testing.T) {
+	var r registry
+	a, b := &fakeTarget{pid: 1}, &fakeTarget{pid: 2}
+	r.add(a)
+	r.add(b)
+	if !r.has(1) || !r.has(2) || r.has(3) || r.len() != 2 {
+		t.Fatalf("after two adds: has 1 %v, 2 %v, 3 %v, len %d", r.has(1), r.has(2), r.has(3), r.len())
+	}
+	r.remove(1)
+	if r.has(1) || r.len() != 1 || a.isClosed() {
+		t.Fatalf("after remove: has 1 %v, len %d, closed %v (remove leaves closing to the caller)", r.has(1), r.len(), a.isClosed())
+	}
+	r.closeAll()
+	if !b.isClosed() || r.len() != 0 {
+		t.Fatalf("closeAll: closed %v, len %d", b.isClosed(), r.len())
+	}
+}
+
+func newTestAgent(t *testing.T, cfg Config) *agent {
+	s, err := sampler.New(sampler.Config{Hz: 19, KeepRunning: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Log = quietLog()
+	return &agent{cfg: cfg, log: cfg.Log, sinks: cfg.Sinks, s: s}
+}
+
+// TestWatcherScan matches a fake process list: by short name, by
+// executable name, by command line; never itself; a process that cannot be
+// attached is tried once.
+func TestWatcherScan(t *testing.T) {
+	var tried []int
+	a := newTestAgent(t, Config{Name: regexp.MustCompile(`^(nginx|myapp)$|--serve`), Attach: func(pid int, o target.Options) (target.Target, error) {
+		tried = append(tried, pid)
+		if !o.Continuous {
+			t.Errorf("attach options %+v, want continuous", o)
+		}
+		if pid == 104 {
+			return nil, errors.New("not ours to trace")
+		}
+		return &fakeTarget{pid: pid}, nil
+	}})
+	procs := []Process{
+		{PID: 1, Names: []string{"myapp"}}, // the agent itself
+		{PID: 100, Names: []string{"nginx"}},
+		{PID: 101, Names: []string{"python3", "myapp"}},
+		{PID: 102, Names: []string{"python3"}, Cmdline: "python3 app.py --serve"},
+		{PID: 103, Names: []string{"nginx-helper"}, Cmdline: "nginx-helper"},
+		{PID: 104, Names: []string{"myapp"}},
+	}
+	w := &watcher{a: a, self: 1, list: func() []Process { return procs }, failed: map[int]bool{}}
+	w.scan()
+	if want := []int{100, 101, 102, 104}; !slices.Equal(tried, want) {
+		t.Errorf("first scan attached %v, want %v", tried, want)
+	}
+	procs = append(procs, Process{PID: 105, Names: []string{"myapp"}})
+	tried = nil
+	w.scan()
+	if want := []int{105}; !slices.Equal(tried, want) {
+		t.Errorf("second scan attached %v, want only the new process %v", tried, want)
+	}
+	if a.targets.len() != 4 || a.targets.has(104) {
+		t.Errorf("registry holds %d targets (104: %v), want 100, 101, 102, 105", a.targets.len(), a.targets.has(104))
+	}
+}
+
+// TestExportFansOut sends a window to two exporters; one whose encoding
+// fails does not keep the others from theirs, and an empty window is not
+// sent.
+func TestExportFansOut(t *testing.T) {
+	q1, q2, q3 := &fakeQueue{}, &fakeQueue{}, &fakeQueue{}
+	a := newTestAgent(t, Config{Sinks: []*Sink{fakeSink("one", q1, false), fakeSink("bad", q3, true), fakeSink("two", q2, false)}})
+	cache := symcache.New(symcache.Options{})
+	a.export(&profile.Window{Stacks: make([]profile.Stack, 1), Samples: []profile.Sample{{Count: 3}}}, cache)
+	a.export(&profile.Window{}, cache)
+	if got := q1.queued(); !slices.Equal(got, []string{"one:sss"}) || q1.meta[0]["by"] != "one" {
+		t.Errorf("first exporter got %q %v", got, q1.meta)
+	}
+	if got := q2.queued(); !slices.Equal(got, []string{"two:sss"}) {
+		t.Errorf("second exporter got %q", got)
+	}
+	if len(q3.queued()) != 0 || a.encodeErrors.Load() != 1 {
+		t.Errorf("failing exporter queued %q, %d encode errors", q3.queued(), a.encodeErrors.Load())
+	}
+}
+
+// TestRun runs the agent on a fake process for two windows: each exporter
+// gets them, queues are shut down, targets closed, and the log says so.
+func TestRun(t *testing.T) {
+	q1, q2 := &fakeQueue{}, &fakeQueue{}
+	closed := 0
+	s1 := fakeSink("one", q1, false)
+	s1.Close = func() error { closed++; return nil }
+	tg := &fakeTarget{pid: 7}
+	var log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+	defer cancel()
+	code := Run(ctx, Config{PIDs: []int{7}, Hz: 20, Window: time.Second, Mode: profile.ModeWall, ShutdownTimeout: time.Second,
+		Telemetry: "none", Sinks: []*Sink{s1, fakeSink("two", q2, false)}, Log: slog.New(slog.NewTextHandler(&log, nil)),
+		Attach: func(pid int, o target.Options) (target.Target, error) { return tg, nil }})
+	if code != 0 {
+		t.Errorf("status %d:\n%s", code, log.String())
+	}
+	for _, q := range []*fakeQueue{q1, q2} {
+		if n := len(q.queued()); n < 2 || !q.shutdown {
+			t.Errorf("exporter queued %d windows (want 2 or 3), shut down %v", n, q.shutdown)
+		}
+	}
+	if !tg.isClosed() || closed != 1 {
+		t.Errorf("target closed %v, sink closed %d times", tg.isClosed(), closed)
+	}
+	for _, want := range []string{"msg=profiling pid=7", "msg=\"exporter stopped\" exporter=one sent=", "windows_dropped=0 encode_errors=0"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
+	}
+
+	// The only process named cannot be profiled: status 1.
+	code = Run(context.Background(), Config{PIDs: []int{8}, Hz: 20, Window: time.Second, Telemetry: "none", Log: quietLog(),
+		Attach: func(int, target.Options) (target.Target, error) { return nil, errors.New("no such process") }})
+	if code != 1 {
+		t.Errorf("status %d for a process that cannot be profiled, want 1", code)
+	}
+}
+
+func TestApplyConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.json")
+	if err := os.WriteFile(path, []byte(`{"name": "^myapp$", "pid": [12, 34], "F": 49, "v": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newFlags := func() (*flag.FlagSet, *string, *[]string, *int, *bool) {
+		fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var pids []string
+		fs.Func("pid", "", func(s string) error { pids = append(pids, s); return nil })
+		fs.String("config", "", "")
+		return fs, fs.String("name", "", ""), &pids, fs.Int("F", 19, ""), fs.Bool("v", false, "")
+	}
+	for _, args := range [][]string{{"--config", path}, {"-config=" + path, "-F", "99"}} {
+		fs, name, pids, hz, v := newFlags()
+		if err := ApplyConfigFile(fs, args); err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		wantHz := 49
+		if slices.Contains(args, "-F") {
+			wantHz = 99 // the command line wins
+		}
+		if *name != "^myapp$" || !slices.Equal(*pids, []string{"12", "34"}) || *hz != wantHz || !*v {
+			t.Errorf("%q: name %q pids %q F %d v %v", args, *name, *pids, *hz, *v)
+		}
+	}
+	fs, _, _, _, _ := newFlags()
+	if err := ApplyConfigFile(fs, []string{"--", "--config", path}); err != nil {
+		t.Errorf("--config after --: %v", err)
+	}
+	os.WriteFile(path, []byte(`{"nmae": "x"}`), 0o644)
+	if err := ApplyConfigFile(fs, []string{"--config", path}); err == nil || !strings.Contains(err.Error(), `unknown setting "nmae"`) {
+		t.Errorf("an unknown setting: %v", err)
+	}
+}
+
+func TestTelemetryChoice(t *testing.T) {
+	for _, tc := range []struct {
+		mode, endpoint, protocol string
+		on                       bool
+		err                      string
+	}{
+		{mode: "auto"},
+		{mode: "auto", endpoint: "localhost:4318", protocol: "http/protobuf"},
+		{mode: "none", endpoint: "localhost:4317"},
+		{mode: "stdout", on: true},
+		{mode: "bogus", err: `--telemetry must be otlp, stdout, none or auto, not "bogus"`},
+	} {
+		a := newTestAgent(t, Config{Telemetry: tc.mode, OTLP: otlp.Config{Endpoint: tc.endpoint, Protocol: tc.protocol}})
+		tel, err := a.startTelemetry(context.Background())
+		if (tel != nil) != tc.on || (err != nil) != (tc.err != "") || err != nil && err.Error() != tc.err {
+			t.Errorf("%+v: telemetry %v, err %v", tc, tel != nil, err)
+		}
+		if tel != nil {
+			tel.window(context.Background(), &profile.Window{Stacks: make([]profile.Stack, 1), Samples: []profile.Sample{{Count: 2}}})
+			tel.shutdown(context.Background())
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+)
+
+// ApplyConfigFile sets the flags of fs from the JSON file that args name
+// with --config, if any, before args are parsed, so that the command line
+// wins over the file.
+func ApplyConfigFile(fs *flag.FlagSet, args []string) error {
+	if path := configPathFrom(args); path != "" {
+		return applyConfigFile(fs, path)
+	}
+	return nil
+}
+
+// configPathFrom finds --config in args before the flags are parsed.
+func configPathFrom(args []string) string {
+	for i, a := range args {
+		for _, p := range []string{"--config", "-config"} {
+			if a == p && i+1 < len(args) {
+				return args[i+1]
+			}
+			if len(a) > len(p)+1 && a[:len(p)+1] == p+"=" {
+				return a[len(p)+1:]
+			}
+		}
+		if a == "--" {
+			break
+		}
+	}
+	return ""
+}
+
+// applyConfigFile sets flags from a JSON object: strings, numbers, booleans,
+// or arrays of them for repeatable flags.
+func applyConfigFile(fs *flag.FlagSet, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "config" || fs.Lookup(k) == nil {
+			return fmt.Errorf("config %s: unknown setting %q (settings are the agent's flag names)", path, k)
+		}
+		vals, ok := m[k].([]any)
+		if !ok {
+			vals = []any{m[k]}
+		}
+		for _, v := range vals {
+			s := fmt.Sprint(v)
+			if f, ok := v.(float64); ok {
+				s = strconv.FormatFloat(f, 'f', -1, 64)
+			}
+			if err := fs.Set(k, s); err != nil {
+				return fmt.Errorf("config %s: %s: %w", path, k, err)
+			}
+		}
+	}
+	return nil
+}

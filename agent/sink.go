@@ -1,0 +1,138 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/macprof/macprof/exporter/otlp"
+	"github.com/macprof/macprof/exporter/pyroscope"
+	"github.com/macprof/macprof/exporter/upload"
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/symcache"
+)
+
+// Queue holds encoded windows for one exporter until they are sent;
+// *upload.Uploader is the one the agent uses.
+type Queue interface {
+	Enqueue(data []byte, meta map[string]string) error
+	Shutdown(ctx context.Context) error
+	Stats() upload.Stats
+}
+
+// Sink is one exporter behind its queue.
+type Sink struct {
+	// Name names the exporter in logs and metrics; Target says where it
+	// sends.
+	Name, Target string
+	Queue        Queue
+	// Encode turns a window into what the exporter sends, with the
+	// metadata to send along.
+	Encode func(*profile.Window, *symcache.Cache) ([]byte, map[string]string, error)
+	// Close, when set, releases the exporter once its queue is shut down.
+	Close func() error
+}
+
+// Exporters says which exporters NewSinks builds and how each queues.
+type Exporters struct {
+	// OTLP builds an OTLP exporter when its Endpoint is set.
+	OTLP otlp.Config
+	// Pyroscope, when set, builds a Pyroscope exporter.
+	Pyroscope *pyroscope.Config
+	// Host and Version describe the agent in OTLP resources.
+	Host, Version string
+
+	// SpoolDir, when set, keeps each queue on disk too, in a folder per
+	// exporter.
+	SpoolDir   string
+	QueueItems int
+	QueueBytes int64
+	// RetryMax is the longest wait between retries; zero means Window, so
+	// that a recovered exporter is used again within one window.
+	RetryMax, Window time.Duration
+	Log              *slog.Logger
+}
+
+// queue returns the upload configuration of the exporter called name.
+func (e Exporters) queue(name string) upload.Config {
+	dir := ""
+	if e.SpoolDir != "" {
+		dir = e.SpoolDir + string(os.PathSeparator) + name
+	}
+	maxBackoff := e.RetryMax
+	if maxBackoff <= 0 {
+		maxBackoff = e.Window
+	}
+	return upload.Config{Name: name, MaxItems: e.QueueItems, MaxBytes: e.QueueBytes, SpoolDir: dir, Logger: e.Log,
+		InitialBackoff: min(time.Second, maxBackoff), MaxBackoff: maxBackoff}
+}
+
+// NewSinks builds the exporters e names, each behind its queue: none when
+// it names none.
+func NewSinks(e Exporters) ([]*Sink, error) {
+	var sinks []*Sink
+	if e.OTLP.Endpoint != "" {
+		exp, err := otlp.New(e.OTLP)
+		if err != nil {
+			return nil, fmt.Errorf("OTLP exporter: %v", err)
+		}
+		up, err := upload.New(exp.Sink(), e.queue("otlp"))
+		if err != nil {
+			exp.Close()
+			return nil, fmt.Errorf("OTLP queue: %v", err)
+		}
+		bo := e.OTLP.BuildOptions(e.Host, e.Version)
+		sinks = append(sinks, &Sink{Name: "otlp", Target: exp.Target(), Queue: up, Close: exp.Close,
+			Encode: func(w *profile.Window, c *symcache.Cache) ([]byte, map[string]string, error) {
+				b, err := otlp.Marshal(w, c, bo)
+				return b, nil, err
+			}})
+	}
+	if e.Pyroscope != nil {
+		cl, err := pyroscope.New(*e.Pyroscope)
+		if err != nil {
+			closeSinks(sinks)
+			//lint:ignore ST1005 the message starts with the product's name, as the command prints it
+			return nil, fmt.Errorf("Pyroscope exporter: %v", err)
+		}
+		up, err := upload.New(cl, e.queue("pyroscope"))
+		if err != nil {
+			closeSinks(sinks)
+			//lint:ignore ST1005 the message starts with the product's name, as the command prints it
+			return nil, fmt.Errorf("Pyroscope queue: %v", err)
+		}
+		sinks = append(sinks, &Sink{Name: "pyroscope", Target: cl.Target(), Queue: up, Encode: pyroscope.Encode})
+	}
+	return sinks, nil
+}
+
+// closeSinks closes the sinks that have something to close.
+func closeSinks(sinks []*Sink) {
+	for _, sk := range sinks {
+		if sk.Close != nil {
+			sk.Close()
+		}
+	}
+}
+
+// export encodes a window for every sink and queues it; an empty window is
+// not sent.
+func (a *agent) export(w *profile.Window, cache *symcache.Cache) {
+	if len(w.Samples) == 0 {
+		return
+	}
+	for _, sk := range a.sinks {
+		data, meta, err := sk.Encode(w, cache)
+		if err != nil {
+			a.encodeErrors.Add(1)
+			a.log.Error("encode window", "exporter", sk.Name, "err", err)
+			continue
+		}
+		if err := sk.Queue.Enqueue(data, meta); err != nil {
+			a.log.Warn("queue window", "exporter", sk.Name, "err", err)
+		}
+		a.log.Debug("window queued", "exporter", sk.Name, "bytes", len(data), "samples", len(w.Samples))
+	}
+}

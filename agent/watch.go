@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"time"
+)
+
+// Process is one process of the system, for matching against Config.Name.
+type Process struct {
+	PID int
+	// Names are its short name and, where known, its executable's base
+	// name.
+	Names   []string
+	Cmdline string
+}
+
+// matches reports whether a name of p, or its command line, matches re.
+func (p Process) matches(re *regexp.Regexp) bool {
+	for _, n := range p.Names {
+		if re.MatchString(n) {
+			return true
+		}
+	}
+	return p.Cmdline != "" && re.MatchString(p.Cmdline)
+}
+
+// maxFailed bounds the set of processes the watcher gave up on; past it the
+// set starts again.
+const maxFailed = 4096
+
+// watcher attaches to the processes that match Config.Name as they appear.
+type watcher struct {
+	a      *agent
+	self   int
+	list   func() []Process
+	failed map[int]bool
+}
+
+// scan attaches to every matching process not profiled yet.
+func (w *watcher) scan() {
+	for _, p := range w.list() {
+		if p.PID == w.self || w.failed[p.PID] || w.a.targets.has(p.PID) || !p.matches(w.a.cfg.Name) {
+			continue
+		}
+		if err := w.a.attach(p.PID); err != nil {
+			// Once per process: it may be gone already, or not ours
+			// to trace; either way, no noise every rescan.
+			w.failed[p.PID] = true
+			w.a.log.Warn("cannot profile matching process", "pid", p.PID, "err", err)
+		}
+	}
+	if len(w.failed) > maxFailed {
+		clear(w.failed)
+	}
+}
+
+// watchNames attaches to processes matching Config.Name, now and every
+// Rescan, until ctx ends.
+func (a *agent) watchNames(ctx context.Context) {
+	w := &watcher{a: a, self: os.Getpid(), list: a.cfg.ListProcesses, failed: map[int]bool{}}
+	if w.list == nil {
+		w.list = listProcesses
+	}
+	w.scan()
+	t := time.NewTicker(a.cfg.Rescan)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			w.scan()
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package record
+
+import (
+	"sync"
+	"time"
+
+	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
+)
+
+// recording holds the targets of one record run.
+type recording struct {
+	s        *sampler.Sampler
+	opts     target.Options
+	attachFn func(pid int, o target.Options) (target.Target, error)
+	mu       sync.Mutex
+	ts       []target.Target
+	pids     map[int]bool
+
+	// Following a launched command's children (sampler goroutine only).
+	root        target.Target                   // the launched command; nil when attached with -p or once it exited
+	descendants func(root int, dst []int) []int // finds its descendants; nil follows none
+	kids        []int                           // the last list of them
+	failed      map[int]bool                    // descendants that could not be attached
+	polled      time.Duration                   // recording time of the last look
+}
+
+// attach attaches to pid and adds it; started says it started during the
+// recording (a descendant of the launched command), so that all of its CPU
+// time is counted.
+func (r *recording) attach(pid int, started bool) error {
+	t, err := r.attachFn(pid, r.opts)
+	if err != nil {
+		return err
+	}
+	r.add(t, started)
+	return nil
+}
+
+func (r *recording) add(t target.Target, started bool) {
+	r.mu.Lock()
+	if r.pids == nil {
+		r.pids = map[int]bool{}
+	}
+	r.ts = append(r.ts, t)
+	r.pids[t.PID()] = true
+	r.mu.Unlock()
+	if started {
+		r.s.AddStarted(t)
+	} else {
+		r.s.Add(t)
+	}
+}
+
+func (r *recording) attached(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pids[pid]
+}
+
+// childPollInterval is how often record looks for new descendants of a
+// launched command.
+const childPollInterval = 100 * time.Millisecond
+
+// followChildren attaches to new descendants of the launched command, at
+// most once per childPollInterval of recording time. It runs after a tick,
+// on the sampler's goroutine.
+func (r *recording) followChildren(elapsed time.Duration) {
+	// (Ticks may come a little early: a tick that comes just short of
+	// the interval must not wait for the next one.)
+	if r.root == nil || r.descendants == nil || elapsed-r.polled < childPollInterval*9/10 {
+		return
+	}
+	r.polled = elapsed
+	if e, ok := r.root.(target.ExitReporter); ok && e.Exited() {
+		// Its PID may be reused by an unrelated process: stop here.
+		r.root = nil
+		return
+	}
+	r.kids = r.descendants(r.root.PID(), r.kids)
+	for _, pid := range r.kids {
+		if r.attached(pid) || r.failed[pid] {
+			continue
+		}
+		// A child that exits meanwhile is simply missed; one that cannot
+		// be attached (a zombie, a set-user-ID program) is not tried again.
+		if err := r.attach(pid, true); err != nil && len(r.failed) < maxFailedChildren {
+			if r.failed == nil {
+				r.failed = map[int]bool{}
+			}
+			r.failed[pid] = true
+		}
+	}
+}
+
+// maxFailedChildren bounds the set of children record gave up on.
+const maxFailedChildren = 4096
+
+// kernelSampleNotes returns, for the first target that reports each, why
+// a target could not capture some thread from kernel samples (it stopped
+// the thread instead), and why it kept some thread's samples in a smaller
+// buffer than asked.
+func (r *recording) kernelSampleNotes() (refused, reduced error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range r.ts {
+		if k, ok := t.(target.KernelSampleReporter); ok {
+			if refused == nil {
+				refused = k.KernelSampleError()
+			}
+			if reduced == nil {
+				reduced = k.KernelSampleWarning()
+			}
+		}
+	}
+	return refused, reduced
+}
+
+func (r *recording) closeAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range r.ts {
+		t.Close()
+	}
+}

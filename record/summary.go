@@ -1,0 +1,60 @@
+package record
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/sampler"
+)
+
+// statusLine shows progress on one terminal line.
+type statusLine struct {
+	w     io.Writer
+	tty   bool
+	quiet bool
+	last  time.Time
+	shown bool
+}
+
+func newStatusLine(w io.Writer, quiet bool) *statusLine {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	return &statusLine{w: w, tty: tty, quiet: quiet}
+}
+
+func (s *statusLine) update(p sampler.Progress) {
+	if !s.tty || s.quiet || time.Since(s.last) < 250*time.Millisecond {
+		return
+	}
+	s.last = time.Now()
+	s.shown = true
+	fmt.Fprintf(s.w, "\r\x1b[Krecording: %s, %d samples, %d threads in %d process(es) (Ctrl-C to stop)",
+		p.Elapsed.Round(time.Second), p.Samples, p.Threads, p.Targets)
+}
+
+func (s *statusLine) done() {
+	if s.shown {
+		fmt.Fprint(s.w, "\r\x1b[K")
+	}
+}
+
+// WriteSummary writes the run's summary: samples, rate, stacks, how long
+// threads were stopped, the profiler's own CPU time, and what was missed.
+// period is the sampling period.
+func WriteSummary(out io.Writer, w *profile.Window, period time.Duration) {
+	st := w.Stats
+	fmt.Fprintf(out, "macprof: %d samples over %s at %d Hz, %d stacks, %d captures\n",
+		w.SampleCount(), w.End.Sub(w.Start).Round(time.Millisecond), int(time.Second/period), len(w.Stacks), st.Captures)
+	fmt.Fprintf(out, "macprof: threads stopped per capture: p50 %s, p99 %s, max %s; profiler CPU %s\n",
+		st.StoppedP50.Round(time.Microsecond), st.StoppedP99.Round(time.Microsecond), st.StoppedMax.Round(time.Microsecond), st.ProfilerCPU.Round(time.Millisecond))
+	for k, v := range w.Missed {
+		fmt.Fprintf(out, "macprof: missed %d: %s\n", v, k)
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package snapshot
+
+// executable returns "": outside Linux the snapshot does not name the
+// executable yet (the backend's target.Executabler could).
+func executable(pid int) string { return "" }

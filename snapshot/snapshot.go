@@ -1,0 +1,149 @@
+// Package snapshot takes a snapshot: every thread of a process stopped at
+// once, its stack walked, then (with the process running again) symbolized
+// and rendered as text the way eu-stack prints it, or as JSON for scripts.
+package snapshot
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/symcache"
+	"github.com/macprof/macprof/target"
+)
+
+// Snapshot is the stacks of every thread of one process; it is also the
+// --json output.
+type Snapshot struct {
+	PID        int      `json:"pid"`
+	Executable string   `json:"executable,omitempty"`
+	StoppedNS  int64    `json:"stopped_ns"`
+	Threads    []Thread `json:"threads"`
+	// Missing lists what the snapshot could not capture.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Thread is one thread's stack, innermost frame first.
+type Thread struct {
+	TID       uint64  `json:"tid"`
+	Name      string  `json:"name,omitempty"`
+	Frames    []Frame `json:"frames"`
+	Truncated string  `json:"truncated,omitempty"`
+	Error     string  `json:"error,omitempty"`
+}
+
+// Frame is one symbolized frame; an address with inlined calls gives one
+// Frame per call, innermost first.
+type Frame struct {
+	Address  string `json:"address"`
+	Image    string `json:"image,omitempty"`
+	Function string `json:"function,omitempty"`
+	Offset   uint64 `json:"offset"`
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	Inlined  bool   `json:"inlined,omitempty"`
+}
+
+// Config says which process to snapshot and through which backend.
+type Config struct {
+	PID     int
+	Options target.Options
+	// Attach opens the OS backend for a running process; it must return a
+	// target.Snapshotter.
+	Attach func(pid int, o target.Options) (target.Target, error)
+}
+
+// Take attaches, captures every thread at once, detaches, then symbolizes.
+// What it could not capture is listed in Snapshot.Missing; an error means
+// there is no snapshot at all.
+func Take(cfg Config) (*Snapshot, error) {
+	t, err := cfg.Attach(cfg.PID, cfg.Options)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	snap := &Snapshot{PID: cfg.PID}
+	// Images and names are read while the process runs.
+	imgs, imgErr := t.Images()
+	tids, err := t.Threads(nil)
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	names := make(map[target.ThreadID]string, len(tids))
+	for _, id := range tids {
+		if info, err := t.Info(id); err == nil {
+			names[id] = info.Name
+		}
+	}
+	snapper, ok := t.(target.Snapshotter)
+	if !ok {
+		t.Close()
+		return nil, fmt.Errorf("this backend cannot stop every thread at once")
+	}
+	caps, capErr := snapper.CaptureAll(nil)
+	if cerr := t.Close(); cerr != nil {
+		snap.Missing = append(snap.Missing, "detach: "+cerr.Error())
+	}
+	if capErr != nil && len(caps) == 0 {
+		return nil, fmt.Errorf("capture: %w", capErr)
+	}
+	if imgs2, err := t.Images(); err == nil && imgs2 != nil {
+		imgs, imgErr = imgs2, nil // the set after the capture is the one in force
+	}
+	if imgErr != nil {
+		snap.Missing = append(snap.Missing, "loaded images unknown, frames are not symbolized: "+imgErr.Error())
+	}
+	snap.Executable = executable(cfg.PID)
+	cache := symcache.New(symcache.Options{})
+	var stopped time.Duration
+	for i := range caps {
+		c := &caps[i]
+		stopped = max(stopped, c.Stopped)
+		th := Thread{TID: uint64(c.Thread), Name: names[c.Thread]}
+		if c.Err != nil {
+			th.Error = c.Err.Error()
+			snap.Missing = append(snap.Missing, fmt.Sprintf("thread %d: %v", c.Thread, c.Err))
+		}
+		if c.Walk.Stop.Truncated() && c.Err == nil {
+			th.Truncated = c.Walk.Stop.String()
+		}
+		th.Frames = symbolizeStack(cache, imgs, c.PCs)
+		snap.Threads = append(snap.Threads, th)
+	}
+	if capErr != nil {
+		snap.Missing = append(snap.Missing, capErr.Error())
+	}
+	snap.StoppedNS = stopped.Nanoseconds()
+	return snap, nil
+}
+
+// symbolizeStack turns a captured stack into frames, expanding inlined
+// calls where debug information has them. A return address is looked up in
+// the image that holds it and symbolized at the call before it (symcache's
+// caller flag), unlike exporter's resolver, which looks the image up at the
+// address minus one too: the two differ only for a call that is the last
+// instruction of an image.
+func symbolizeStack(cache *symcache.Cache, imgs *images.Set, pcs []uint64) []Frame {
+	out := make([]Frame, 0, len(pcs))
+	for i, pc := range pcs {
+		addr := "0x" + strconv.FormatUint(pc, 16)
+		im := imgs.Lookup(pc)
+		if im == nil {
+			out = append(out, Frame{Address: addr})
+			continue
+		}
+		for _, f := range cache.Symbolize(im, pc, i > 0) {
+			out = append(out, Frame{
+				Address:  addr,
+				Image:    im.Name(),
+				Function: f.Function,
+				Offset:   f.Offset,
+				File:     f.File,
+				Line:     f.Line,
+				Inlined:  f.Inlined,
+			})
+		}
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+//go:build linux && (amd64 || arm64)
+
+package snapshot
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/macprof/macprof/internal/testprog"
+	"github.com/macprof/macprof/ptrace"
+	"github.com/macprof/macprof/target"
+)
+
+// attach opens the Linux backend.
+func attach(pid int, o target.Options) (target.Target, error) { return ptrace.Attach(pid, o) }
+
+// euFrame is one frame eu-stack printed.
+type euFrame struct {
+	addr uint64
+	name string
+}
+
+var (
+	euTID  = regexp.MustCompile(`^TID (\d+):`)
+	euLine = regexp.MustCompile(`^#(\d+)\s+0x([0-9a-f]+)\s*(\S*)`)
+)
+
+// euStack runs eu-stack on pid and returns its frames per thread.
+func euStack(t *testing.T, pid int) map[uint64][]euFrame {
+	t.Helper()
+	bin, err := exec.LookPath("eu-stack")
+	if err != nil {
+		t.Fatal("eu-stack (elfutils) is needed as the oracle: apt-get install elfutils, or run scripts/install-deps.sh")
+	}
+	// eu-stack exits 1 when some thread could not be unwound completely
+	// (Go's runtime threads end in frames without CFI); its output is
+	// still complete for the others.
+	out, _ := exec.Command(bin, "-p", strconv.Itoa(pid)).Output()
+	res := map[uint64][]euFrame{}
+	var cur uint64
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if m := euTID.FindStringSubmatch(line); m != nil {
+			cur, _ = strconv.ParseUint(m[1], 10, 64)
+			continue
+		}
+		if m := euLine.FindStringSubmatch(line); m != nil && cur != 0 {
+			a, _ := strconv.ParseUint(m[2], 16, 64)
+			res[cur] = append(res[cur], euFrame{addr: a, name: m[3]})
+		}
+	}
+	if len(res) == 0 {
+		t.Fatalf("eu-stack printed no stacks for PID %d:\n%s", pid, out)
+	}
+	return res
+}
+
+// compareWithEuStack snapshots a spinning test program with macprof and with
+// eu-stack and checks that, for every thread spinning in the program's own
+// code (built with frame pointers), the frames agree one for one: the same
+// function at every depth and the same return address for every caller.
+//
+// The two snapshots are taken one after the other, so a thread may be
+// elsewhere for the second one (a Go thread parked for a moment by the
+// garbage collector, say): threads that are not spinning in both are
+// compared again in a new pair of snapshots, up to five times.
+func compareWithEuStack(t *testing.T, bin string, threads, depth int, args ...string) {
+	p := testprog.Start(t, bin, args...)
+	exe := filepath.Base(bin)
+	isSpin := func(name string) bool { return strings.HasSuffix(name, "spin") }
+	compared := map[uint64]bool{}
+	for attempt := 0; attempt < 5 && len(compared) < threads; attempt++ {
+		snap, err := Take(Config{PID: p.PID, Attach: attach})
+		if err != nil {
+			t.Fatalf("snapshot: %v", err)
+		}
+		if len(snap.Missing) > 0 {
+			t.Fatalf("snapshot incomplete: %v", snap.Missing)
+		}
+		eu := euStack(t, p.PID)
+		for _, th := range snap.Threads {
+			if compared[th.TID] || len(th.Frames) == 0 || th.Frames[0].Image != exe || !isSpin(th.Frames[0].Function) {
+				continue
+			}
+			ef, ok := eu[th.TID]
+			if !ok || len(ef) == 0 || !isSpin(ef[0].name) {
+				continue // not spinning when eu-stack looked: try again
+			}
+			compared[th.TID] = true
+			matched := 0
+			for i, f := range th.Frames {
+				if f.Image != exe || i >= len(ef) {
+					break
+				}
+				addr, _ := strconv.ParseUint(strings.TrimPrefix(f.Address, "0x"), 16, 64)
+				if i > 0 && addr != ef[i].addr {
+					t.Errorf("thread %d frame #%d: macprof %#x %s, eu-stack %#x %s", th.TID, i, addr, f.Function, ef[i].addr, ef[i].name)
+					break
+				}
+				if f.Function != ef[i].name {
+					t.Errorf("thread %d frame #%d: macprof %q, eu-stack %q", th.TID, i, f.Function, ef[i].name)
+					break
+				}
+				matched++
+			}
+			if matched < depth+2 {
+				t.Errorf("thread %d: only %d frames matched eu-stack, want at least %d (spin, recurse x%d, the thread function)\nmacprof: %v\neu-stack: %v",
+					th.TID, matched, depth+2, depth+1, th.Frames, ef)
+			}
+		}
+	}
+	if len(compared) != threads {
+		t.Fatalf("compared %d threads spinning in the program in both snapshots, want %d", len(compared), threads)
+	}
+}
+
+func TestSnapshotMatchesEuStackC(t *testing.T) {
+	bin := testprog.BuildC(t, "deep.c")
+	compareWithEuStack(t, bin, 4, 10, "4", "10")
+}
+
+func TestSnapshotMatchesEuStackGo(t *testing.T) {
+	bin := testprog.BuildGo(t, "godeep")
+	compareWithEuStack(t, bin, 2, 10, "2", "10")
+}

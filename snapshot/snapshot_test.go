@@ -1,0 +1,130 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+)
+
+// fakeTarget is a process of two threads whose stacks are given.
+type fakeTarget struct {
+	caps     []target.Capture
+	capErr   error
+	imgs     *images.Set
+	closed   int
+	closeErr error
+}
+
+func (f *fakeTarget) PID() int { return 42 }
+func (f *fakeTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
+	dst = dst[:0]
+	for _, c := range f.caps {
+		dst = append(dst, c.Thread)
+	}
+	return dst, nil
+}
+func (f *fakeTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
+	if t == 2 {
+		return target.ThreadInfo{}, target.ErrNoThread
+	}
+	return target.ThreadInfo{ID: t, Name: "main"}, nil
+}
+func (f *fakeTarget) Capture(target.ThreadID, *target.Capture) error { return errors.New("unused") }
+func (f *fakeTarget) Images() (*images.Set, error)                   { return f.imgs, nil }
+func (f *fakeTarget) Close() error                                   { f.closed++; return f.closeErr }
+func (f *fakeTarget) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
+	return append(dst, f.caps...), f.capErr
+}
+
+// onlyTarget hides CaptureAll.
+type onlyTarget struct{ target.Target }
+
+func newFake() *fakeTarget {
+	return &fakeTarget{
+		caps: []target.Capture{
+			{Thread: 1, PCs: []uint64{0x1010, 0x1020, 0x9000}, Stopped: 30 * time.Microsecond},
+			{Thread: 2, PCs: []uint64{0x1010}, Walk: unwind.Result{Stop: unwind.StopMaxFrames}, Stopped: 50 * time.Microsecond},
+			{Thread: 3, Err: target.ErrStopTimeout},
+		},
+		imgs: images.NewSet([]*images.Image{{Path: "/nonexistent/libx.so", Start: 0x1000, Limit: 0x2000}}),
+	}
+}
+
+func TestTake(t *testing.T) {
+	f := newFake()
+	f.capErr = errors.New("one thread left running")
+	snap, err := Take(Config{PID: 42, Attach: func(pid int, o target.Options) (target.Target, error) { return f, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.closed == 0 {
+		t.Error("target not closed")
+	}
+	if snap.PID != 42 || snap.StoppedNS != 50000 || len(snap.Threads) != 3 {
+		t.Fatalf("snapshot = %+v", snap)
+	}
+	th := snap.Threads[0]
+	if th.Name != "main" || len(th.Frames) != 3 || th.Frames[0].Image != "libx.so" || th.Frames[2].Image != "" || th.Frames[2].Address != "0x9000" {
+		t.Errorf("thread 1 = %+v", th)
+	}
+	if snap.Threads[1].Name != "" || snap.Threads[1].Truncated != "frame limit reached" {
+		t.Errorf("thread 2 = %+v", snap.Threads[1])
+	}
+	if snap.Threads[2].Error != target.ErrStopTimeout.Error() || snap.Threads[2].Truncated != "" {
+		t.Errorf("thread 3 = %+v", snap.Threads[2])
+	}
+	want := []string{"thread 3: " + target.ErrStopTimeout.Error(), "one thread left running"}
+	if strings.Join(snap.Missing, "|") != strings.Join(want, "|") {
+		t.Errorf("Missing = %q, want %q", snap.Missing, want)
+	}
+}
+
+func TestTakeErrors(t *testing.T) {
+	f := newFake()
+	_, err := Take(Config{Attach: func(int, target.Options) (target.Target, error) { return onlyTarget{f}, nil }})
+	if err == nil || !strings.Contains(err.Error(), "cannot stop every thread") {
+		t.Errorf("a backend without CaptureAll: err %v", err)
+	}
+	f = newFake()
+	f.caps, f.capErr = nil, target.ErrExited
+	if _, err := Take(Config{Attach: func(int, target.Options) (target.Target, error) { return f, nil }}); !errors.Is(err, target.ErrExited) {
+		t.Errorf("nothing captured: err %v, want it to wrap ErrExited", err)
+	}
+	attachErr := errors.New("no such process")
+	if _, err := Take(Config{Attach: func(int, target.Options) (target.Target, error) { return nil, attachErr }}); err != attachErr {
+		t.Errorf("attach failure: err %v", err)
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	s := &Snapshot{PID: 7, Executable: "/bin/app", StoppedNS: 41500, Threads: []Thread{
+		{TID: 7, Name: "app", Frames: []Frame{
+			{Address: "0x1010", Image: "app", Function: "inner", Offset: 0x10, File: "a.c", Line: 3, Inlined: true},
+			{Address: "0x1010", Image: "app", Function: "outer", Offset: 0x8},
+			{Address: "0x2020", Image: "libz.so", Offset: 0x20},
+			{Address: "0x9000"},
+		}, Truncated: "frame limit reached"},
+		{TID: 8, Error: "thread did not stop in time"},
+	}}
+	var b bytes.Buffer
+	s.WriteText(&b)
+	want := `PID 7 - /bin/app (stopped for 42µs)
+TID 7 "app":
+#0              0x1010 inner+0x10 (app) at a.c:3 [inlined]
+#1              0x1010 outer+0x8 (app)
+#2              0x2020 libz.so+0x20
+#3              0x9000 ??
+    (stack may be incomplete: frame limit reached)
+TID 8:
+    (not captured: thread did not stop in time)
+`
+	if b.String() != want {
+		t.Errorf("text:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
