@@ -54,7 +54,7 @@ func WriteSummary(out io.Writer, w *profile.Window, period time.Duration) {
 		w.SampleCount(), w.End.Sub(w.Start).Round(time.Millisecond), int(time.Second/period), len(w.Stacks), st.Captures)
 	fmt.Fprintf(out, "macprof: threads stopped per capture: p50 %s, p99 %s, max %s; profiler CPU %s\n",
 		st.StoppedP50.Round(time.Microsecond), st.StoppedP99.Round(time.Microsecond), st.StoppedMax.Round(time.Microsecond), st.ProfilerCPU.Round(time.Millisecond))
-	for k, v := range w.Missed {
-		fmt.Fprintf(out, "macprof: missed %d: %s\n", v, k)
+	for _, k := range w.MissReasons() {
+		fmt.Fprintf(out, "macprof: missed %d: %s\n", w.Missed[k], k)
 	}
 }
