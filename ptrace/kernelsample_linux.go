@@ -13,40 +13,91 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// captureContinuous captures one thread in continuous mode: from its newest
-// kernel sample when KernelSamplePeriod asks for them and its ring could be
-// opened, by stopping it otherwise.
-func (t *Target) captureContinuous(tid int, c *target.Capture) error {
-	th, err := t.liveThread(tid)
+// Kernel samples (continuous mode with Options.KernelSamplePeriod): each
+// thread gets a perf_event of its own and a ring the kernel writes its
+// samples into (perfsample_linux.go), and the sampler drains the rings
+// without stopping the threads. A thread's first capture opens its ring
+// and stops it once; a thread whose ring cannot be opened is captured by
+// stopping it (stopcapture_linux.go).
+
+// kernelSampler is the state of kernel samples, used under hotMu.
+type kernelSampler struct {
+	// walker reads nothing but the sample's stack copy: the thread has run
+	// on since the sample.
+	walker *unwind.Walker
+	// Buffers for one sample.
+	regBuf [8]uint64
+	head   [64]byte
+	dyn    [8]byte
+	sample perfSample
+	// openErr is the first error opening a ring (that thread is stopped
+	// instead), small the first ring made small for want of locked
+	// memory.
+	openErr  error
+	small    error
+	openRing func(tid int, period time.Duration, stackBytes int) (*perfRing, bool, error) // openPerfRing; tests replace it
+	// ringIdle is how long a ring stays open without a sample
+	// (ringIdleTimeout; tests shorten it).
+	ringIdle time.Duration
+	// ringsMayGrow: rings may grow their stack copies (growRing) only
+	// where locked memory is not budgeted (CAP_IPC_LOCK): under a
+	// user's budget, a few grown rings would leave none for new threads.
+	ringsMayGrow bool
+}
+
+func newKernelSampler(maxFrames int) (*kernelSampler, error) {
+	w, err := unwind.NewWalker(unwind.Config{Arch: nativeArch, MaxFrames: maxFrames})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if t.perfWalker == nil || th.noRing {
-		return t.stopAndCapture(th, c)
+	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringsMayGrow: canLockMemory()}, nil
+}
+
+// threadKernel is a thread's kernel sampling state.
+type threadKernel struct {
+	ring       *perfRing // its ring, once opened
+	noRing     bool      // the ring could not be opened: capture by stopping it
+	ringStack  int       // the stack bytes its ring's samples copy
+	ringFull   bool      // ringStack cannot grow (at its limit, or refused)
+	ranOff     bool      // a walk of a sample in its ring ran past the stack copy
+	lastSample time.Time // when its ring was opened or last had a sample
+}
+
+// closeRing closes the thread's ring, if it has one.
+func (tk *threadKernel) closeRing() {
+	if tk.ring != nil {
+		tk.ring.close()
+		tk.ring = nil
 	}
-	if th.ring == nil {
+}
+
+// captureKernel captures a thread from its newest kernel sample, opening
+// its ring first if it has none (and stopping it that once).
+func (t *Target) captureKernel(th *thread, c *target.Capture) error {
+	tid, k := th.tid, t.kernel
+	if th.kernel.ring == nil {
 		// A thread whose ring was closed while it idled gets back the
 		// stack copy it had grown to, if the budget allows.
-		stack := max(th.ringStack, perfStackBytes)
-		r, small, err := t.openRing(tid, t.opts.KernelSamplePeriod, stack)
+		stack := max(th.kernel.ringStack, perfStackBytes)
+		r, small, err := k.openRing(tid, t.opts.KernelSamplePeriod, stack)
 		if err != nil && stack > perfStackBytes {
 			stack = perfStackBytes
-			r, small, err = t.openRing(tid, t.opts.KernelSamplePeriod, stack)
+			r, small, err = k.openRing(tid, t.opts.KernelSamplePeriod, stack)
 		}
-		if small && t.perfSmall == nil {
-			t.perfSmall = fmt.Errorf("thread %d: sample buffer reduced to %d KiB for want of locked memory (ulimit -l, or perf_event_mlock_kb): CPU time whose samples did not fit is counted on the thread's previous stack", tid, perfMinRingBytes>>10)
+		if small && k.small == nil {
+			k.small = fmt.Errorf("thread %d: sample buffer reduced to %d KiB for want of locked memory (ulimit -l, or perf_event_mlock_kb): CPU time whose samples did not fit is counted on the thread's previous stack", tid, perfMinRingBytes>>10)
 		}
 		if err != nil {
 			// Not allowed or out of resources (a user's locked-memory
 			// budget for rings is small): this thread is stopped for
 			// its samples instead.
-			th.noRing = true
-			if t.perfOpenErr == nil {
-				t.perfOpenErr = err
+			th.kernel.noRing = true
+			if k.openErr == nil {
+				k.openErr = err
 			}
 			return t.stopAndCapture(th, c)
 		}
-		th.ring, th.ringStack, th.lastSample = r, stack, time.Now()
+		th.kernel.ring, th.kernel.ringStack, th.kernel.lastSample = r, stack, time.Now()
 		// The ring has no sample yet: this once, stop the thread.
 		return t.stopAndCapture(th, c)
 	}
@@ -58,7 +109,7 @@ func (t *Target) captureContinuous(tid int, c *target.Capture) error {
 // thread has run on since the sample, so the rest of its stack is no longer
 // the sample's.
 func (t *Target) captureSampled(th *thread, c *target.Capture) error {
-	r := th.ring
+	r := th.kernel.ring
 	at, size, ok := r.newest()
 	if !ok {
 		// Common in steady state (the kernel's period and the tick are
@@ -71,7 +122,7 @@ func (t *Target) captureSampled(th *thread, c *target.Capture) error {
 	case errors.Is(err, errNoUserRegs):
 		return ErrNoSample
 	case err != nil:
-		return fmt.Errorf("thread %d: %w", th.tid, err)
+		return threadErr(th.tid, err)
 	}
 	return nil
 }
@@ -83,13 +134,13 @@ var errNoUserRegs = errors.New("sample without user registers")
 // fillFromSample fills c from the sample record of size bytes at ring
 // position at and walks its stack copy.
 func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture) error {
-	r := th.ring
-	head := t.perfHead[:min(int(size), perfSampleHeadLen(perfRegCount))]
+	r, k := th.kernel.ring, t.kernel
+	head := k.head[:min(int(size), perfSampleHeadLen(perfRegCount))]
 	r.readAt(head, at)
-	s := &t.perfSample
-	err := parsePerfSampleHead(head, int(size), perfRegCount, t.perfRegBuf[:], func(off int) uint64 {
-		r.readAt(t.perfDyn[:], at+uint64(off))
-		return binary.LittleEndian.Uint64(t.perfDyn[:])
+	s := &k.sample
+	err := parsePerfSampleHead(head, int(size), perfRegCount, k.regBuf[:], func(off int) uint64 {
+		r.readAt(k.dyn[:], at+uint64(off))
+		return binary.LittleEndian.Uint64(k.dyn[:])
 	}, s)
 	if err != nil {
 		return err
@@ -107,33 +158,42 @@ func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture) 
 		lo, hi = regs.SP, regs.SP+uint64(len(c.Stack))
 	}
 	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
-	c.PCs, c.Walk = t.perfWalker.Walk(regs, &st, c.PCs[:0])
+	c.PCs, c.Walk = k.walker.Walk(regs, &st, c.PCs[:0])
 	return nil
 }
 
 // KernelSampleError returns why kernel samples could not be used for some
 // thread (which was then stopped for its samples), or nil.
 func (t *Target) KernelSampleError() error {
+	if t.kernel == nil {
+		return nil
+	}
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
-	return t.perfOpenErr
+	return t.kernel.openErr
 }
 
 // KernelSampleWarning returns why some thread's kernel samples are kept in
 // a smaller buffer than the drain interval needs (samples that did not
 // fit were counted on its previous stack), or nil.
 func (t *Target) KernelSampleWarning() error {
+	if t.kernel == nil {
+		return nil
+	}
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
-	return t.perfSmall
+	return t.kernel.small
 }
 
 // KernelSampled reports whether kernel samples are on, and whether every
 // thread's could be opened so far (target.SampleDrainer).
 func (t *Target) KernelSampled() (on, everyThread bool) {
+	if t.kernel == nil {
+		return false, true
+	}
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
-	return t.perfWalker != nil, t.perfOpenErr == nil
+	return true, t.kernel.openErr == nil
 }
 
 // DrainSamples captures the kernel samples of a thread taken since the
@@ -160,11 +220,11 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 	case closed:
 		return 0, target.ErrClosed
 	case !live && !departed:
-		return 0, fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
-	case t.perfWalker == nil || th.ring == nil:
+		return 0, threadErr(tid, target.ErrNoThread)
+	case t.kernel == nil || th.kernel.ring == nil:
 		return 0, target.ErrNotKernelSampled
 	}
-	r := th.ring
+	r, k := th.kernel.ring, t.kernel
 	r.begin()
 	n := 0
 	for n < len(caps) {
@@ -175,14 +235,14 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		// A sample that cannot be read or walked is skipped: the
 		// sampler counts its CPU time on the thread's last stack.
 		if t.fillFromSample(th, at, size, caps[n]) == nil {
-			th.ranOff = th.ranOff || caps[n].Walk.Stop == unwind.StopReadFailed
+			th.kernel.ranOff = th.kernel.ranOff || caps[n].Walk.Stop == unwind.StopReadFailed
 			n++
 		}
 	}
 	r.consume()
 	now := time.Now()
 	if n > 0 {
-		th.lastSample = now
+		th.kernel.lastSample = now
 	}
 	switch {
 	case n == len(caps):
@@ -191,14 +251,13 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		t.stateMu.Lock()
 		t.forgetDeparted(tid)
 		t.stateMu.Unlock()
-	case th.ranOff && !th.ringFull && t.ringsMayGrow && t.perfSmall == nil && t.perfOpenErr == nil:
+	case th.kernel.ranOff && !th.kernel.ringFull && k.ringsMayGrow && k.small == nil && k.openErr == nil:
 		t.growRing(th)
-	case now.Sub(th.lastSample) > t.ringIdle:
+	case now.Sub(th.kernel.lastSample) > k.ringIdle:
 		// Idle for long: its ring's locked memory goes back. If it
 		// runs again, its next capture stops it once and opens a new
 		// one.
-		th.ring.close()
-		th.ring = nil
+		th.kernel.closeRing()
 	}
 	return n, nil
 }
@@ -209,14 +268,7 @@ const ringIdleTimeout = 5 * time.Second
 // canLockMemory reports whether macprof has CAP_IPC_LOCK, which frees the
 // rings it maps from the locked-memory budget (perf_event_mlock_kb and
 // RLIMIT_MEMLOCK).
-func canLockMemory() bool {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return false
-	}
-	return data[unix.CAP_IPC_LOCK/32].Effective&(1<<(unix.CAP_IPC_LOCK%32)) != 0
-}
+func canLockMemory() bool { return haveCapability(unix.CAP_IPC_LOCK) }
 
 // growRing reopens the kernel sample event of th, whose samples' walks ran
 // past their stack copies, with twice the copy (and a ring to match), once
@@ -224,16 +276,16 @@ func canLockMemory() bool {
 // sampler counts the CPU time of that part period on the last stack. If
 // the kernel refuses the larger ring, the thread keeps the one it has.
 func (t *Target) growRing(th *thread) {
-	size := min(2*th.ringStack, perfMaxStackBytes)
-	r, small, err := t.openRing(th.tid, t.opts.KernelSamplePeriod, size)
+	size := min(2*th.kernel.ringStack, perfMaxStackBytes)
+	r, small, err := t.kernel.openRing(th.tid, t.opts.KernelSamplePeriod, size)
 	if err != nil || small {
 		if r != nil {
 			r.close()
 		}
-		th.ringFull = true
+		th.kernel.ringFull = true
 		return
 	}
-	th.ring.close()
-	th.ring, th.ringStack, th.ranOff = r, size, false
-	th.ringFull = size >= perfMaxStackBytes
+	th.kernel.ring.close()
+	th.kernel.ring, th.kernel.ringStack, th.kernel.ranOff = r, size, false
+	th.kernel.ringFull = size >= perfMaxStackBytes
 }

@@ -18,6 +18,23 @@ import (
 // dies leaves its target running.
 const traceOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEEXEC
 
+// persistent is the state of a persistent target (snapshot): every thread
+// is seized at Attach and stays attached until Close, and the tracer
+// thread services the stops the target reports meanwhile (signals, new
+// threads, exec) as soon as SIGCHLD says there are some. Owned by the
+// tracer thread.
+type persistent struct {
+	sigch     chan os.Signal // SIGCHLD: some tracee changed state
+	drainWant bool           // a state change is waiting for drain
+	waitTimer *time.Timer    // ends awaitHeld's sleep at its deadline
+}
+
+func newPersistent() *persistent {
+	p := &persistent{sigch: make(chan os.Signal, 1), waitTimer: time.NewTimer(time.Hour)}
+	p.waitTimer.Stop()
+	return p
+}
+
 // attachAll seizes every thread, re-listing until no new thread appears.
 func (t *Target) attachAll() error {
 	for round := 0; ; round++ {
@@ -73,11 +90,7 @@ func (t *Target) tracedByUs(tid int) bool {
 // drain consumes every pending state change of the tracees and resumes
 // them. It costs one waitid when nothing is pending.
 func (t *Target) drain() {
-	t.drainWant = false
-	if t.opts.Continuous {
-		// Nothing stays attached between captures: nothing to service.
-		return
-	}
+	t.persist.drainWant = false
 	for i := 0; i < 100000; i++ {
 		pid, err := peekWaitable()
 		if err != nil || pid == 0 {
@@ -126,7 +139,7 @@ func (t *Target) drainEach() {
 // change was consumed.
 func (t *Target) waitOne(tid int, options int) bool {
 	var ws unix.WaitStatus
-	got, err := unix.Wait4(tid, &ws, options|unix.WALL, nil)
+	got, err := wait4(tid, &ws, options|unix.WALL)
 	if err != nil {
 		if errors.Is(err, unix.ECHILD) {
 			t.dropThread(tid, true)
@@ -145,11 +158,7 @@ func (t *Target) waitOne(tid int, options int) bool {
 func (t *Target) handleStatus(tid int, ws unix.WaitStatus, keep bool) {
 	switch {
 	case ws.Exited() || ws.Signaled():
-		if tid == t.pid {
-			t.statusMu.Lock()
-			t.exitStatus, t.exitKnown = ws, true
-			t.statusMu.Unlock()
-		}
+		t.noteExit(tid, ws)
 		t.dropThread(tid, true)
 		return
 	case !ws.Stopped():
@@ -161,25 +170,17 @@ func (t *Target) handleStatus(tid int, ws unix.WaitStatus, keep bool) {
 		// whose event we have not seen yet.
 		th = t.addThread(tid)
 	}
-	th.held, th.heldSig, th.groupStop = true, 0, false
-	sig := ws.StopSignal()
-	switch ev := ws.TrapCause(); {
-	case sig == unix.SIGTRAP && ev == unix.PTRACE_EVENT_CLONE:
-		if msg, err := unix.PtraceGetEventMsg(tid); err == nil {
-			t.addThread(int(msg))
+	th.hold(ws)
+	if sig := ws.StopSignal(); sig == unix.SIGTRAP {
+		switch ws.TrapCause() {
+		case unix.PTRACE_EVENT_CLONE:
+			if msg, err := ptraceEventMsg(tid); err == nil {
+				t.addThread(int(msg))
+			}
+		case unix.PTRACE_EVENT_EXEC:
+			t.onExec(tid)
+			th = t.threads[tid]
 		}
-	case sig == unix.SIGTRAP && ev == unix.PTRACE_EVENT_EXEC:
-		t.onExec(tid)
-		th = t.threads[tid]
-	case ev == unix.PTRACE_EVENT_STOP:
-		// An interrupt or a new thread's first stop (SIGTRAP), or a
-		// group-stop (the stop signal).
-		if sig != unix.SIGTRAP {
-			th.groupStop = true
-		}
-	case ev == 0:
-		// Signal-delivery-stop: the signal is re-injected on resume.
-		th.heldSig = int(sig)
 	}
 	if !keep {
 		t.resume(th)
@@ -197,7 +198,7 @@ func (t *Target) resume(th *thread) {
 	} else {
 		err = cont(th.tid, th.heldSig)
 	}
-	th.held, th.heldSig, th.groupStop = false, 0, false
+	th.unhold()
 	if errors.Is(err, unix.ESRCH) {
 		t.dropThread(th.tid, false)
 	}
@@ -206,7 +207,6 @@ func (t *Target) resume(th *thread) {
 // onExec handles PTRACE_EVENT_EXEC: every other thread is gone and the
 // images changed.
 func (t *Target) onExec(tid int) {
-	t.execs++
 	for other := range t.threads {
 		if other != tid {
 			t.dropThread(other, false)
@@ -221,15 +221,16 @@ func (t *Target) onExec(tid int) {
 	t.stateMu.Unlock()
 }
 
-// stop interrupts a thread and waits until it is held in a ptrace-stop.
-func (t *Target) stop(th *thread) error {
+// interruptAndHold interrupts a thread and waits until it is held in a
+// ptrace-stop.
+func (t *Target) interruptAndHold(th *thread) error {
 	if th.held {
 		return nil
 	}
 	if err := interrupt(th.tid); err != nil {
 		if errors.Is(err, unix.ESRCH) {
 			t.dropThread(th.tid, false)
-			return fmt.Errorf("thread %d: %w", th.tid, target.ErrNoThread)
+			return threadErr(th.tid, target.ErrNoThread)
 		}
 		return fmt.Errorf("interrupt thread %d: %w", th.tid, err)
 	}
@@ -240,15 +241,15 @@ func (t *Target) stop(th *thread) error {
 func (t *Target) awaitHeld(th *thread, deadline time.Time) error {
 	for {
 		var ws unix.WaitStatus
-		got, err := unix.Wait4(th.tid, &ws, unix.WNOHANG|unix.WALL, nil)
+		got, err := wait4(th.tid, &ws, unix.WNOHANG|unix.WALL)
 		if err != nil {
 			t.dropThread(th.tid, errors.Is(err, unix.ECHILD))
-			return fmt.Errorf("thread %d: %w", th.tid, target.ErrNoThread)
+			return threadErr(th.tid, target.ErrNoThread)
 		}
 		if got != 0 {
 			t.handleStatus(got, ws, true)
 			if t.threads[th.tid] != th {
-				return fmt.Errorf("thread %d: %w", th.tid, target.ErrNoThread)
+				return threadErr(th.tid, target.ErrNoThread)
 			}
 			if th.held {
 				return nil
@@ -260,40 +261,38 @@ func (t *Target) awaitHeld(th *thread, deadline time.Time) error {
 		// needs to reach its stop), or until the deadline.
 		left := time.Until(deadline)
 		if left <= 0 {
-			return fmt.Errorf("thread %d: %w", th.tid, target.ErrStopTimeout)
+			return threadErr(th.tid, target.ErrStopTimeout)
 		}
-		t.waitTimer.Reset(left)
+		p := t.persist
+		p.waitTimer.Reset(left)
 		select {
-		case <-t.sigch:
+		case <-p.sigch:
 			// The change may be another tracee's: let the loop drain.
-			t.drainWant = true
-		case <-t.waitTimer.C:
+			p.drainWant = true
+		case <-p.waitTimer.C:
 		}
-		t.waitTimer.Stop()
+		p.waitTimer.Stop()
 	}
 }
 
-// capture stops, captures and resumes one thread.
+// capture stops, captures and resumes one thread of a persistent target.
 func (t *Target) capture(tid int, c *target.Capture) error {
-	if t.opts.Continuous {
-		return t.captureTransient(tid, c)
-	}
 	th, ok := t.threads[tid]
 	if !ok {
-		return fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
+		return threadErr(tid, target.ErrNoThread)
 	}
 	start := time.Now()
-	if err := t.stop(th); err != nil {
+	if err := t.interruptAndHold(th); err != nil {
 		if errors.Is(err, target.ErrStopTimeout) && t.dying(th) {
 			t.dropThread(tid, false)
-			err = fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
+			err = threadErr(tid, target.ErrNoThread)
 		}
 		if t.exited {
 			return target.ErrExited
 		}
 		return err
 	}
-	err := t.captureHeld(th, c)
+	err := t.captureHeld(th, c, cap(c.Stack))
 	t.resume(th)
 	c.Stopped = time.Since(start)
 	return err
@@ -346,7 +345,7 @@ func (t *Target) captureAll(dst []target.Capture) ([]target.Capture, error) {
 			continue
 		}
 		held = append(held, th)
-		if err := t.captureHeld(th, c); err != nil {
+		if err := t.captureHeld(th, c, cap(c.Stack)); err != nil {
 			c.Err = err
 		}
 	}

@@ -12,11 +12,89 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// continuousStopTimeout bounds the same wait in continuous mode, where the
-// sampler waits with it and every other thread's sample waits too: five
-// ticks at 99 Hz, and hundreds of times the slowest stop measured on a
-// loaded machine (a few milliseconds).
+// Stop-per-capture (continuous mode): a capture seizes its thread,
+// interrupts it, waits in wait4 until it stops, captures it and detaches,
+// so that nothing of the target is traced between samples. Any OS thread
+// can be the tracer for one capture, so captures run on the caller's
+// goroutine, locked to its OS thread for the capture, with raw system
+// calls.
+
+// continuousStopTimeout bounds stopTimeout's wait in continuous mode, where
+// the sampler waits with it and every other thread's sample waits too: a
+// few ticks, and far longer than a thread takes to stop on a loaded
+// machine.
 const continuousStopTimeout = 50 * time.Millisecond
+
+// stopCapture is the state of stop-per-capture, used under hotMu.
+type stopCapture struct {
+	// timer bounds the wait for a stop.
+	timer stopTimer
+	// stuck holds the threads that did not stop in time: still attached
+	// and interrupted, they stop when their uninterruptible sleep ends,
+	// and are let go then; until then only the OS thread that attached
+	// them can, so the capturing goroutine stays locked to it (pinned)
+	// while any is stuck.
+	stuck  map[int]*thread
+	pinned bool
+	// checkStuck is the thread checkAccess attached that did not stop in
+	// time; owned by the loop, which lets it go once it stops.
+	checkStuck *thread
+	buf        [512]byte // for the state read before each capture
+	// skipBlockedCheck makes captures attach to threads in
+	// uninterruptible sleep (tests: the race the check cannot close).
+	skipBlockedCheck bool
+}
+
+func newStopCapture() *stopCapture { return &stopCapture{stuck: make(map[int]*thread)} }
+
+// threadStop is a thread's stop-per-capture state.
+type threadStop struct {
+	tracer    int // the OS thread that attached it, while stuck
+	copyBytes int // bytes of stack to copy; 0 means initialStackCopy
+}
+
+// captureHere captures one thread of a continuous target on the caller's
+// own OS thread, without a round trip to the tracer goroutine: each thread
+// is attached only for its capture, so any thread can be its tracer. The
+// caller holds hotMu.
+func (t *Target) captureHere(tid int, c *target.Capture) error {
+	runtime.LockOSThread()
+	defer t.unlockOSThread()
+	t.tendStuck()
+	return t.captureContinuous(tid, c)
+}
+
+// captureBatchHere is captureHere for the threads ids, filling caps[i] and
+// errs[i] for ids[i].
+func (t *Target) captureBatchHere(ids []target.ThreadID, caps []*target.Capture, errs []error) {
+	runtime.LockOSThread()
+	defer t.unlockOSThread()
+	t.stateMu.Lock()
+	closed := t.closed
+	t.stateMu.Unlock()
+	t.tendStuck()
+	for i, id := range ids {
+		if closed {
+			errs[i] = target.ErrClosed
+			continue
+		}
+		errs[i] = t.captureContinuous(int(id), caps[i])
+	}
+}
+
+// captureContinuous captures one thread in continuous mode: from its newest
+// kernel sample when KernelSamplePeriod asks for them and its ring could be
+// opened, by stopping it otherwise.
+func (t *Target) captureContinuous(tid int, c *target.Capture) error {
+	th, err := t.liveThread(tid)
+	if err != nil {
+		return err
+	}
+	if t.kernel == nil || th.kernel.noRing {
+		return t.stopAndCapture(th, c)
+	}
+	return t.captureKernel(th, c)
+}
 
 // checkAccess verifies, for continuous mode, that the process may be traced:
 // it seizes the main thread and detaches again at once. Threads are then
@@ -48,31 +126,32 @@ func (t *Target) checkAccess() error {
 	if err := interrupt(tid); err == nil {
 		th := &thread{tid: tid}
 		if err := t.awaitStopBlocking(th); err == nil {
-			detach(tid, th.detachSignal())
+			th.letGo()
 		} else if errors.Is(err, target.ErrStopTimeout) {
 			// It entered an uninterruptible sleep since: the loop lets
 			// it go once it stops.
-			t.checkStuck = th
+			t.stop.checkStuck = th
 		}
 	}
 	return nil
 }
 
 // letGoCheckStuck lets go of the thread checkAccess attached if it has
-// stopped since, and reports whether it is still attached. Loop only.
+// stopped since, and reports whether it is still attached. Loop only; a
+// persistent target has none.
 func (t *Target) letGoCheckStuck() bool {
-	th := t.checkStuck
-	if th == nil {
+	if t.stop == nil || t.stop.checkStuck == nil {
 		return false
 	}
+	th := t.stop.checkStuck
 	held, err := t.awaitStop(th, unix.WALL|unix.WNOHANG, time.Time{})
 	switch {
 	case held:
-		detach(th.tid, th.detachSignal())
+		th.letGo()
 	case err == nil:
 		return true
 	}
-	t.checkStuck = nil
+	t.stop.checkStuck = nil
 	return false
 }
 
@@ -94,7 +173,7 @@ func (t *Target) liveThread(tid int) (*thread, error) {
 	th, ok := t.threads[tid]
 	t.stateMu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
+		return nil, threadErr(tid, target.ErrNoThread)
 	}
 	return th, nil
 }
@@ -102,15 +181,15 @@ func (t *Target) liveThread(tid int) (*thread, error) {
 // stopAndCapture is captureTransient for a thread already looked up.
 func (t *Target) stopAndCapture(th *thread, c *target.Capture) error {
 	tid := th.tid
-	if _, ok := t.stuck[tid]; ok {
+	if _, ok := t.stop.stuck[tid]; ok {
 		// Still attached from a capture it did not stop for.
-		return fmt.Errorf("thread %d: %w", tid, target.ErrStopTimeout)
+		return threadErr(tid, target.ErrStopTimeout)
 	}
 	// A thread in uninterruptible sleep would stop only when its wait ends:
 	// skip it rather than wait.
-	st, cpu, serr := th.files.stateCPU(t.capBuf[:])
-	if serr == nil && st == 'D' && !t.skipBlockedCheck {
-		return fmt.Errorf("thread %d: %w", tid, target.ErrThreadBlocked)
+	st, cpu, serr := th.files.stateCPU(t.stop.buf[:])
+	if serr == nil && st == 'D' && !t.stop.skipBlockedCheck {
+		return threadErr(tid, target.ErrThreadBlocked)
 	}
 	// A thread running on another CPU stops within microseconds of the
 	// interrupt: wait for it without sleeping. One that shares this CPU
@@ -121,10 +200,10 @@ func (t *Target) stopAndCapture(th *thread, c *target.Capture) error {
 	if err := seize(tid, 0); err != nil {
 		switch {
 		case errors.Is(err, unix.ESRCH):
-			return fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
+			return threadErr(tid, target.ErrNoThread)
 		case errors.Is(err, unix.EPERM) && t.dying(th):
 			// The kernel refuses to attach to a thread that is exiting.
-			return fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
+			return threadErr(tid, target.ErrNoThread)
 		default:
 			return fmt.Errorf("attach thread %d: %w", tid, err)
 		}
@@ -136,12 +215,11 @@ func (t *Target) stopAndCapture(th *thread, c *target.Capture) error {
 		// detach) before giving up on it.
 		switch err := t.awaitStopBlocking(th); {
 		case err == nil:
-			detach(tid, th.detachSignal())
-			th.held, th.heldSig, th.groupStop = false, 0, false
+			th.letGo()
 		case errors.Is(err, target.ErrStopTimeout):
 			t.holdStuck(th)
 		}
-		return fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
+		return threadErr(tid, target.ErrNoThread)
 	}
 	stopped := false
 	if spin {
@@ -160,7 +238,10 @@ func (t *Target) stopAndCapture(th *thread, c *target.Capture) error {
 			return err
 		}
 	}
-	err := t.captureHeld(th, c)
+	err := t.captureHeld(th, c, th.stop.stackCopy())
+	if c.Walk.FallbackReads > 0 {
+		th.stop.growCopy(cap(c.Stack))
+	}
 	rerr := t.release(th)
 	c.Stopped = time.Since(start)
 	if rerr != nil {
@@ -175,28 +256,24 @@ func (t *Target) stopAndCapture(th *thread, c *target.Capture) error {
 // reaps it, holding up its whole process's exit meanwhile: release reaps
 // it instead (the wait ends as soon as it is dead) and reports ErrNoThread.
 func (t *Target) release(th *thread) error {
-	err := detach(th.tid, th.detachSignal())
-	th.held, th.heldSig, th.groupStop = false, 0, false
+	err := th.letGo()
 	if !errors.Is(err, unix.ESRCH) {
 		return nil
 	}
 	switch err := t.awaitStopBlocking(th); {
 	case err == nil:
 		// Stopped again rather than dead: let it go.
-		detach(th.tid, th.detachSignal())
-		th.held, th.heldSig, th.groupStop = false, 0, false
+		th.letGo()
 	case errors.Is(err, target.ErrStopTimeout):
 		t.holdStuck(th)
 	}
-	return fmt.Errorf("thread %d: %w", th.tid, target.ErrNoThread)
+	return threadErr(th.tid, target.ErrNoThread)
 }
 
 // stopSpin bounds how long a capture polls for a thread on another CPU to
-// stop before it sleeps in wait4. Measured on the project's 2-vCPU VM, a
-// running thread stopped within it in 95-99% of captures when the machine
-// was otherwise idle, and polling saved about 15% of the profiler's CPU per
-// tick: a sleep and a wake-up of the capturing thread cost more than the
-// polling.
+// stop before it sleeps in wait4. A running thread nearly always stops
+// within it, and a sleep and a wake-up of the capturing thread cost more
+// than the polling.
 const stopSpin = 50 * time.Microsecond
 
 // spinForStop polls, without sleeping, for a thread attached for one
@@ -218,20 +295,20 @@ func (t *Target) spinForStop(th *thread) (bool, error) {
 // thread. Where the timer cannot be set up, the wait is not bounded.
 func (t *Target) awaitStopBlocking(th *thread) error {
 	deadline := time.Now().Add(continuousStopTimeout)
-	if t.stopTimer.arm(continuousStopTimeout) != nil {
+	if t.stop.timer.arm(continuousStopTimeout) != nil {
 		_, err := t.awaitStop(th, unix.WALL, time.Time{})
 		return err
 	}
 	_, err := t.awaitStop(th, unix.WALL, deadline)
-	t.stopTimer.disarm()
+	t.stop.timer.disarm()
 	return err
 }
 
 // holdStuck keeps a thread that did not stop in time, to be let go once it
 // has (tendStuck).
 func (t *Target) holdStuck(th *thread) {
-	th.tracer = gettidRaw()
-	t.stuck[th.tid] = th
+	th.stop.tracer = gettidRaw()
+	t.stop.stuck[th.tid] = th
 }
 
 // tendStuck lets go of the stuck threads that have stopped since, and
@@ -239,12 +316,12 @@ func (t *Target) holdStuck(th *thread) {
 // attached a thread can detach it; the others are left for a later call
 // on that thread. The caller holds hotMu and is locked to its OS thread.
 func (t *Target) tendStuck() {
-	if len(t.stuck) == 0 {
+	if len(t.stop.stuck) == 0 {
 		return
 	}
 	me := gettidRaw()
-	for _, th := range t.stuck {
-		if th.tracer != me {
+	for _, th := range t.stop.stuck {
+		if th.stop.tracer != me {
 			continue
 		}
 		held, err := t.awaitStop(th, unix.WALL|unix.WNOHANG, time.Time{})
@@ -258,10 +335,10 @@ func (t *Target) tendStuck() {
 func (t *Target) settleStuck(th *thread, held bool, err error) {
 	switch {
 	case held:
-		delete(t.stuck, th.tid)
+		delete(t.stop.stuck, th.tid)
 		t.release(th)
 	case err != nil && !errors.Is(err, target.ErrStopTimeout):
-		delete(t.stuck, th.tid)
+		delete(t.stop.stuck, th.tid)
 	}
 }
 
@@ -271,21 +348,21 @@ func (t *Target) settleStuck(th *thread, held bool, err error) {
 // interrupted, until the OS thread that attached it ends, when the kernel
 // detaches it: for `record`, when macprof exits. The caller holds hotMu.
 func (t *Target) letGoStuck() {
-	defer t.stopTimer.close()
-	if len(t.stuck) == 0 {
+	defer t.stop.timer.close()
+	if len(t.stop.stuck) == 0 {
 		return
 	}
 	runtime.LockOSThread()
 	defer t.unlockOSThread()
 	deadline := time.Now().Add(stopTimeout)
 	me := gettidRaw()
-	for _, th := range t.stuck {
+	for _, th := range t.stop.stuck {
 		left := time.Until(deadline)
-		if th.tracer != me || left <= 0 || t.stopTimer.arm(left) != nil {
+		if th.stop.tracer != me || left <= 0 || t.stop.timer.arm(left) != nil {
 			continue
 		}
 		held, err := t.awaitStop(th, unix.WALL, deadline)
-		t.stopTimer.disarm()
+		t.stop.timer.disarm()
 		t.settleStuck(th, held, err)
 	}
 }
@@ -295,10 +372,10 @@ func (t *Target) letGoStuck() {
 // only one that can let the thread go, until none is.
 func (t *Target) unlockOSThread() {
 	switch {
-	case len(t.stuck) > 0 && !t.pinned:
-		t.pinned = true
-	case len(t.stuck) == 0 && t.pinned:
-		t.pinned = false
+	case len(t.stop.stuck) > 0 && !t.stop.pinned:
+		t.stop.pinned = true
+	case len(t.stop.stuck) == 0 && t.stop.pinned:
+		t.stop.pinned = false
 		runtime.UnlockOSThread()
 		runtime.UnlockOSThread()
 	default:
@@ -313,7 +390,7 @@ func (t *Target) unlockOSThread() {
 // delivery or goroutine hand-off in between. The wait ends when the tracee
 // reaches a stop or dies: PTRACE_INTERRUPT ends interruptible sleeps at
 // once, and threads seen in uninterruptible sleep are not attached (see
-// captureTransient); one that enters it after that check would hold the
+// stopAndCapture); one that enters it after that check would hold the
 // wait until it leaves it, so a non-zero deadline ends the wait with
 // ErrStopTimeout once a signal (the stop timer's) interrupts wait4 after
 // it. It never touches the thread table, which other goroutines update in
@@ -324,7 +401,7 @@ func (t *Target) awaitStop(th *thread, options int, deadline time.Time) (bool, e
 		got, err := wait4Raw(th.tid, &ws, options)
 		if errors.Is(err, unix.EINTR) {
 			if !deadline.IsZero() && !time.Now().Before(deadline) {
-				return false, fmt.Errorf("thread %d: %w", th.tid, target.ErrStopTimeout)
+				return false, threadErr(th.tid, target.ErrStopTimeout)
 			}
 			continue
 		}
@@ -332,29 +409,13 @@ func (t *Target) awaitStop(th *thread, options int, deadline time.Time) (bool, e
 			return false, nil
 		}
 		if err != nil || got == 0 {
-			return false, fmt.Errorf("thread %d: %w", th.tid, target.ErrNoThread)
+			return false, threadErr(th.tid, target.ErrNoThread)
 		}
 		if !ws.Stopped() {
-			if got == t.pid && (ws.Exited() || ws.Signaled()) {
-				// Our own child (launch mode) reaped here: keep its
-				// status for ExitStatus.
-				t.statusMu.Lock()
-				t.exitStatus, t.exitKnown = ws, true
-				t.statusMu.Unlock()
-			}
-			return false, fmt.Errorf("thread %d: %w", th.tid, target.ErrNoThread)
+			t.noteExit(got, ws)
+			return false, threadErr(th.tid, target.ErrNoThread)
 		}
-		th.held, th.heldSig, th.groupStop = true, 0, false
-		sig, ev := ws.StopSignal(), ws.TrapCause()
-		switch {
-		case ev == unix.PTRACE_EVENT_STOP && sig != unix.SIGTRAP:
-			th.groupStop = true
-		case ev == 0:
-			// Seized without options, a thread reports no exec or
-			// clone traps: every stop without an event is a signal's
-			// delivery, SIGTRAP included, and the signal is handed back.
-			th.heldSig = int(sig)
-		}
+		th.hold(ws)
 		return true, nil
 	}
 }
@@ -365,25 +426,14 @@ func (t *Target) awaitStop(th *thread, options int, deadline time.Time) (bool, e
 // threads whose walks go further.
 const initialStackCopy = 8 << 10
 
-// copyLimit returns how many bytes of the thread's stack to copy, at most
-// max. A snapshot copies all it may; continuous sampling starts with
-// initialStackCopy and grows it for this thread when a walk had to read
-// past the copy.
-func (th *thread) copyLimit(max int, continuous bool) int {
-	if !continuous {
-		return max
-	}
-	return min(th.stackCopy(), max)
-}
-
 // growCopy doubles the thread's stack copy, up to max, after a walk that
-// read frame records past it.
-func (th *thread) growCopy(max int) { th.copyBytes = min(2*th.stackCopy(), max) }
+// read frame records past it. (A snapshot copies all it may.)
+func (ts *threadStop) growCopy(max int) { ts.copyBytes = min(2*ts.stackCopy(), max) }
 
-// stackCopy is the thread's current stack copy size in continuous mode.
-func (th *thread) stackCopy() int {
-	if th.copyBytes == 0 {
+// stackCopy is how much of the thread's stack a capture copies.
+func (ts *threadStop) stackCopy() int {
+	if ts.copyBytes == 0 {
 		return initialStackCopy
 	}
-	return th.copyBytes
+	return ts.copyBytes
 }

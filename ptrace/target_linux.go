@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -18,7 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Target is a Linux process being profiled through ptrace.
+// Target is a Linux process being profiled through ptrace. Its mode is
+// fixed at Attach (see the package doc): persist is set for a persistent
+// target; stop and tasks for a continuous one, and kernel too when it
+// takes kernel samples.
 type Target struct {
 	pid    int
 	opts   target.Options
@@ -26,7 +28,7 @@ type Target struct {
 
 	reqs    chan *request
 	done    chan struct{} // closed when the loop has exited
-	hotMu   sync.Mutex    // guards hot, the reusable request
+	hotMu   sync.Mutex    // guards hot, the reusable request, and every capture
 	hot     request
 	closing sync.Once
 
@@ -37,23 +39,21 @@ type Target struct {
 	exitStatus unix.WaitStatus
 	exitKnown  bool
 
-	// stateMu guards the thread table and exited flag: the loop goroutine
-	// writes them under it (and reads them without it, being the only
-	// writer); Threads and Info read them under it from other goroutines,
-	// so they never wait for the tracer thread.
+	// stateMu guards the thread table and the exited and closed flags: the
+	// loop goroutine writes them under it (and reads them without it, being
+	// the only writer); Threads and Info read them under it from other
+	// goroutines, so they never wait for the tracer thread.
 	stateMu sync.Mutex
 	threads map[int]*thread
-	exited  bool
-	closed  bool
-	infoBuf [256]byte
-	pathBuf [64]byte  // for /proc paths built under stateMu
-	capBuf  [512]byte // for captures on the caller's thread (under hotMu)
-	// Continuous mode lists threads from /proc/PID/task on every Threads
-	// call, through a directory kept open.
-	taskDir  int
-	listGen  uint64
-	zombieAt time.Time // when a lone leader's state was last read
-	dirBuf   [8192]byte
+	// departed holds threads that exited with kernel samples not yet
+	// drained: listed by Threads for two more listings, so that the
+	// sampler drains them, then closed.
+	departed map[int]*thread
+	gone     map[int]struct{} // tids dropped but perhaps not yet reaped (loop only)
+	exited   bool
+	closed   bool
+	infoBuf  [256]byte
+	pathBuf  [64]byte // for /proc paths built under stateMu
 
 	// imgMu guards the image cache, which Images fills from any goroutine.
 	imgMu    sync.Mutex
@@ -64,57 +64,22 @@ type Target struct {
 	// tracerTID is the tracer thread's id.
 	tracerTID int
 
-	// Continuous captures (under hotMu). stopTimer bounds the wait for a
-	// stop. stuck holds the threads that did not stop in time: still
-	// attached and interrupted, they stop when their uninterruptible
-	// sleep ends, and are let go then; until then only the OS thread that
-	// attached them can, so the capturing goroutine stays locked to it
-	// (pinned) while any is stuck.
-	stopTimer stopTimer
-	stuck     map[int]*thread
-	pinned    bool
-	// checkStuck is the thread checkAccess attached that did not stop in
-	// time; owned by the loop, which lets it go once it stops.
-	checkStuck *thread
-	// Kernel samples (KernelSamplePeriod, under hotMu): a walker that
-	// reads nothing but the sample's stack copy (the thread has run on
-	// since), buffers for one sample, and the first error opening a ring.
-	perfWalker  *unwind.Walker
-	perfRegBuf  [8]uint64
-	perfHead    [64]byte
-	perfDyn     [8]byte
-	perfSample  perfSample
-	perfOpenErr error
-	perfSmall   error                                                                        // the first ring made small for want of locked memory
-	openRing    func(tid int, period time.Duration, stackBytes int) (*perfRing, bool, error) // openPerfRing; tests replace it
-	// ringIdle is how long a ring stays open without a sample
-	// (ringIdleTimeout; tests shorten it).
-	ringIdle time.Duration
-	// ringsMayGrow: rings may grow their stack copies (growRing) only
-	// where locked memory is not budgeted (CAP_IPC_LOCK): under a
-	// user's budget, a few grown rings would leave none for new threads.
-	ringsMayGrow bool
-	// departed holds threads that exited with kernel samples not yet
-	// drained (under stateMu): listed by Threads for two more listings,
-	// so that the sampler drains them, then closed.
-	departed map[int]*thread
-	// skipBlockedCheck makes captures attach to threads in
-	// uninterruptible sleep (tests: the race the check cannot close).
-	skipBlockedCheck bool
+	// Used by whichever goroutine captures: the tracer thread of a
+	// persistent target, the caller holding hotMu of a continuous one.
+	regions images.Regions
+	regs    regsBuf
+	walkMem memReader
 
-	// Owned by the loop goroutine.
-	gone      map[int]struct{} // tids dropped but perhaps not yet reaped
-	execs     int
-	regions   images.Regions
-	regs      regsBuf
-	walkMem   memReader
-	sigch     chan os.Signal
-	drainWant bool
-	waitTimer *time.Timer
+	persist *persistent    // persistent mode only
+	stop    *stopCapture   // continuous mode only
+	tasks   *taskList      // continuous mode only (under stateMu)
+	kernel  *kernelSampler // continuous mode with KernelSamplePeriod only
 }
 
 // Attach seizes every thread of process pid, including threads created
 // while it attaches, and returns the Target. The process keeps running.
+// With opts.Continuous it only checks that the process may be traced, and
+// each capture attaches its thread for its own time.
 func Attach(pid int, opts target.Options) (*Target, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("invalid PID %d", pid)
@@ -131,10 +96,7 @@ func Attach(pid int, opts target.Options) (*Target, error) {
 		threads:  make(map[int]*thread),
 		gone:     make(map[int]struct{}),
 		buildIDs: make(map[string]string),
-		stuck:    make(map[int]*thread),
 		departed: make(map[int]*thread),
-		sigch:    make(chan os.Signal, 1),
-		taskDir:  -1,
 	}
 	t.pubRead.pid = pid
 	t.walkMem.pid = pid
@@ -143,13 +105,16 @@ func Attach(pid int, opts target.Options) (*Target, error) {
 		return nil, err
 	}
 	t.walker = w
-	if opts.KernelSamplePeriod > 0 && opts.Continuous {
-		if t.perfWalker, err = unwind.NewWalker(unwind.Config{Arch: nativeArch, MaxFrames: opts.MaxFrames}); err != nil {
-			return nil, err
+	if opts.Continuous {
+		t.stop = newStopCapture()
+		t.tasks = &taskList{dir: -1}
+		if opts.KernelSamplePeriod > 0 {
+			if t.kernel, err = newKernelSampler(opts.MaxFrames); err != nil {
+				return nil, err
+			}
 		}
-		t.openRing = openPerfRing
-		t.ringIdle = ringIdleTimeout
-		t.ringsMayGrow = canLockMemory()
+	} else {
+		t.persist = newPersistent()
 	}
 	t.hot.reply = make(chan struct{}, 1)
 	ready := make(chan error, 1)
@@ -209,7 +174,7 @@ func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	case t.exited:
 		return dst, target.ErrExited
 	}
-	if t.opts.Continuous {
+	if t.continuous() {
 		if err := t.refreshThreads(); err != nil {
 			return dst, err
 		}
@@ -243,23 +208,8 @@ func (t *Target) Info(id target.ThreadID) (target.ThreadInfo, error) {
 func (t *Target) CaptureBatch(ids []target.ThreadID, caps []*target.Capture, errs []error) {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
-	if t.opts.Continuous {
-		// Each thread is attached only for its capture, so any thread
-		// can be the tracer: capture here, on the caller's own OS thread,
-		// without a round trip to the tracer goroutine.
-		runtime.LockOSThread()
-		defer t.unlockOSThread()
-		t.stateMu.Lock()
-		closed := t.closed
-		t.stateMu.Unlock()
-		t.tendStuck()
-		for i, id := range ids {
-			if closed {
-				errs[i] = target.ErrClosed
-				continue
-			}
-			errs[i] = t.captureContinuous(int(id), caps[i])
-		}
+	if t.continuous() {
+		t.captureBatchHere(ids, caps, errs)
 		return
 	}
 	r := &t.hot
@@ -279,11 +229,8 @@ func (t *Target) CaptureBatch(ids []target.ThreadID, caps []*target.Capture, err
 func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
-	if t.opts.Continuous {
-		runtime.LockOSThread()
-		defer t.unlockOSThread()
-		t.tendStuck()
-		return t.captureContinuous(int(id), c)
+	if t.continuous() {
+		return t.captureHere(int(id), c)
 	}
 	r := &t.hot
 	r.op, r.tid, r.capture, r.err = opCapture, int(id), c, nil
@@ -292,8 +239,13 @@ func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
 	return r.err
 }
 
-// CaptureAll stops every thread, captures each, then resumes them all.
+// CaptureAll stops every thread, captures each, then resumes them all
+// (target.Snapshotter). Only a persistent target can: a continuous one
+// returns errNotPersistent.
 func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
+	if t.continuous() {
+		return dst[:0], errNotPersistent
+	}
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
 	r := &t.hot
@@ -324,12 +276,21 @@ func (t *Target) ReadMemory(addr uint64, dst []byte) error {
 	return nil
 }
 
+// continuous reports whether the target is in continuous mode
+// (Options.Continuous, fixed at Attach): each thread is attached only for
+// its own capture.
+func (t *Target) continuous() bool { return t.persist == nil }
+
+// errNotPersistent is CaptureAll's error on a continuous target, whose
+// threads are not attached between captures and cannot be stopped together.
+var errNotPersistent = errors.New("CaptureAll needs a persistent target (attached without Options.Continuous)")
+
 // Close resumes every thread and detaches. It is safe to call more than
 // once and from any goroutine.
 func (t *Target) Close() error {
 	var err error
 	t.closing.Do(func() {
-		if t.opts.Continuous {
+		if t.continuous() {
 			// Captures run on their callers' goroutines in this mode:
 			// none may use a thread's files or ring while they close.
 			t.hotMu.Lock()

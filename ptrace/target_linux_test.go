@@ -503,7 +503,7 @@ func startVforkParent(t *testing.T) (*testprog.Proc, *Target, int) {
 	t.Cleanup(func() { unix.Kill(child, unix.SIGKILL) })
 	// The check captures make is bypassed, as a thread that enters the
 	// sleep just after it would.
-	tg.skipBlockedCheck = true
+	tg.stop.skipBlockedCheck = true
 	return p, tg, child
 }
 
@@ -553,7 +553,7 @@ func TestContinuousCaptureBoundsTheWaitForAStop(t *testing.T) {
 	if took := time.Since(start); took >= continuousStopTimeout {
 		t.Errorf("second capture waited %v for a thread known not to stop", took)
 	}
-	if !tg.pinned {
+	if !tg.stop.pinned {
 		t.Error("the capturing goroutine was let off the OS thread that attached the stuck thread")
 	}
 	// The wait ends; the thread stops on the interrupt it still has
@@ -570,8 +570,8 @@ func TestContinuousCaptureBoundsTheWaitForAStop(t *testing.T) {
 		}
 	}
 	tg.Capture(target.ThreadID(p.PID), c) // may find the process exiting
-	if len(tg.stuck) != 0 || tg.pinned {
-		t.Errorf("after the stop: %d threads stuck, pinned %v; want none, false", len(tg.stuck), tg.pinned)
+	if len(tg.stop.stuck) != 0 || tg.stop.pinned {
+		t.Errorf("after the stop: %d threads stuck, pinned %v; want none, false", len(tg.stop.stuck), tg.stop.pinned)
 	}
 	awaitExit0(t, tg, p.PID)
 }
@@ -585,8 +585,8 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 		}
 		time.AfterFunc(20*time.Millisecond, func() { unix.Kill(child, unix.SIGCONT) })
 		tg.Close()
-		if len(tg.stuck) != 0 || tg.pinned {
-			t.Errorf("after Close: %d threads stuck, pinned %v; want none, false", len(tg.stuck), tg.pinned)
+		if len(tg.stop.stuck) != 0 || tg.stop.pinned {
+			t.Errorf("after Close: %d threads stuck, pinned %v; want none, false", len(tg.stop.stuck), tg.stop.pinned)
 		}
 		awaitExit0(t, tg, p.PID)
 	})
@@ -610,8 +610,8 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 			c := target.NewCapture(512, 64<<10)
 			err := tg.Capture(target.ThreadID(p.PID), c)
 			tg.Close()
-			if err == nil || !tg.pinned {
-				err = fmt.Errorf("capture: %v, pinned %v; want target.ErrStopTimeout, true", err, tg.pinned)
+			if err == nil || !tg.stop.pinned {
+				err = fmt.Errorf("capture: %v, pinned %v; want target.ErrStopTimeout, true", err, tg.stop.pinned)
 			} else {
 				err = nil
 			}

@@ -14,37 +14,36 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The thread table: the threads a Target knows, their /proc files and the
+// thread listing. A persistent target adds threads as their clone events
+// arrive; a continuous one lists /proc/PID/task on every Threads call.
+
+// thread is one thread of the target, in the thread table.
 type thread struct {
-	tid int
+	tid   int
+	files threadFiles
+	// For Info.
+	name    string
+	nameAt  time.Time
+	lastCPU time.Duration // CPU time at the previous Info call
+	gen     uint64        // listing generation that last saw the thread (continuous mode)
 	// held is true while the thread sits in a ptrace-stop that we consumed
-	// with wait4 and have not resumed yet.
-	held       bool
-	gen        uint64 // listing generation that last saw the thread (continuous mode)
-	heldSig    int    // signal to inject when resuming (signal-delivery-stop)
-	tracer     int    // OS thread that attached it, while stuck (continuous mode)
-	groupStop  bool   // the stop is a group-stop: resume with PTRACE_LISTEN
-	files      threadFiles
-	name       string
-	nameAt     time.Time
-	lastCPU    time.Duration // CPU time at the previous Info call
-	copyBytes  int           // bytes of stack to copy in continuous mode; 0 means initialStackCopy
-	ring       *perfRing     // its kernel sample ring (KernelSamplePeriod), once opened
-	noRing     bool          // the ring could not be opened: capture by stopping it
-	ringStack  int           // the stack bytes its ring's samples copy
-	ringFull   bool          // ringStack cannot grow (at its limit, or refused)
-	ranOff     bool          // a walk of a sample in its ring ran past the stack copy
-	lastSample time.Time     // when its ring was opened or last had a sample
+	// with wait4 and have not resumed yet (see hold).
+	held      bool
+	heldSig   int          // signal to inject when resuming (signal-delivery-stop)
+	groupStop bool         // the stop is a group-stop: resume with PTRACE_LISTEN
+	stop      threadStop   // stop-per-capture (continuous mode)
+	kernel    threadKernel // kernel samples (KernelSamplePeriod)
 }
 
 // closeFiles closes what is open for the thread.
 func (th *thread) closeFiles() {
 	th.files.close()
-	if th.ring != nil {
-		th.ring.close()
-		th.ring = nil
-	}
+	th.kernel.closeRing()
 }
 
+// addThread adds tid to the thread table, unless it is there already
+// (persistent mode).
 func (t *Target) addThread(tid int) *thread {
 	if th, ok := t.threads[tid]; ok {
 		return th
@@ -57,6 +56,9 @@ func (t *Target) addThread(tid int) *thread {
 	return th
 }
 
+// dropThread removes tid from the thread table, remembering it until it is
+// reaped, and notes the process's exit when its leader was reaped or no
+// thread is left.
 func (t *Target) dropThread(tid int, reaped bool) {
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
@@ -96,7 +98,7 @@ func (t *Target) info(tid int) (target.ThreadInfo, error) {
 			// Gone, with samples still to drain: as it last was.
 			return target.ThreadInfo{ID: target.ThreadID(tid), Name: th.name, CPUTime: th.lastCPU}, nil
 		}
-		return target.ThreadInfo{}, fmt.Errorf("thread %d: %w", tid, target.ErrNoThread)
+		return target.ThreadInfo{}, threadErr(tid, target.ErrNoThread)
 	}
 	cpu, err := th.files.cpuTime(t.infoBuf[:])
 	if err != nil {
@@ -131,25 +133,43 @@ func (t *Target) readThreadName(th *thread) {
 	}
 }
 
+// taskList lists a continuous target's threads from /proc/PID/task
+// through a directory kept open, under stateMu.
+type taskList struct {
+	dir      int // -1 until opened
+	gen      uint64
+	zombieAt time.Time // when a lone leader's state was last read
+	buf      [8192]byte
+}
+
+// close closes the directory.
+func (l *taskList) close() {
+	if l.dir >= 0 {
+		closeFD(l.dir)
+		l.dir = -1
+	}
+}
+
 // refreshThreads re-reads /proc/PID/task into the thread table (continuous
 // mode). The caller holds stateMu. It does not allocate while the set of
 // threads stays the same.
 func (t *Target) refreshThreads() error {
-	if t.taskDir < 0 {
-		fd, err := unix.Open(fmt.Sprintf("/proc/%d/task", t.pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	l := t.tasks
+	if l.dir < 0 {
+		fd, err := openFile(fmt.Sprintf("/proc/%d/task", t.pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 		if err != nil {
 			t.exited = true
 			return target.ErrExited
 		}
-		t.taskDir = fd
+		l.dir = fd
 	}
-	if err := seekStartRaw(t.taskDir); err != nil {
+	if err := seekStartRaw(l.dir); err != nil {
 		return fmt.Errorf("list threads of PID %d: %w", t.pid, err)
 	}
-	t.listGen++
+	l.gen++
 	live := 0
 	for {
-		n, err := getdentsRaw(t.taskDir, t.dirBuf[:])
+		n, err := getdentsRaw(l.dir, l.buf[:])
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
 				t.exited = true
@@ -160,7 +180,7 @@ func (t *Target) refreshThreads() error {
 		if n <= 0 {
 			break
 		}
-		for b := t.dirBuf[:n]; ; {
+		for b := l.buf[:n]; ; {
 			var name []byte
 			if name, b = nextDirent(b); name == nil {
 				break
@@ -175,17 +195,17 @@ func (t *Target) refreshThreads() error {
 					th = &thread{tid: int(tid), files: openThreadFiles(t.pid, int(tid))}
 					t.threads[int(tid)] = th
 				}
-				th.gen = t.listGen
+				th.gen = l.gen
 				live++
 			}
 		}
 	}
 	for tid, th := range t.threads {
-		if th.gen != t.listGen {
+		if th.gen != l.gen {
 			delete(t.threads, tid)
-			if th.ring != nil && th.ring.unread() {
+			if th.kernel.ring != nil && th.kernel.ring.unread() {
 				th.files.close()
-				th.gen = t.listGen
+				th.gen = l.gen
 				t.departed[tid] = th
 				continue
 			}
@@ -193,7 +213,7 @@ func (t *Target) refreshThreads() error {
 		}
 	}
 	for tid, th := range t.departed {
-		if t.listGen-th.gen > 2 {
+		if l.gen-th.gen > 2 {
 			t.forgetDeparted(tid)
 		}
 	}
@@ -206,8 +226,8 @@ func (t *Target) refreshThreads() error {
 	// the listing, and until it is read the zombie is only found idle: look
 	// on the first listing at least zombieCheckEvery after the last look
 	// (every tenth at 99 Hz, every one when ticks drain kernel samples).
-	if now := time.Now(); live == 1 && now.Sub(t.zombieAt) >= zombieCheckEvery {
-		t.zombieAt = now
+	if now := time.Now(); live == 1 && now.Sub(l.zombieAt) >= zombieCheckEvery {
+		l.zombieAt = now
 		if th := t.threads[t.pid]; th != nil {
 			if st, err := th.files.state(t.infoBuf[:]); err != nil || st == 'Z' || st == 'X' {
 				t.exited = true

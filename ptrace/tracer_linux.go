@@ -15,20 +15,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The tracer thread is one goroutine locked to its OS thread: every ptrace
+// request for a tracee must come from the thread that attached it. A
+// persistent target does all of its work there; a continuous one only
+// checks access there (and lets go of the thread it checked with), since
+// its captures attach threads from the capturing goroutine itself.
+
 // tracerNice is the nice value the tracer thread asks for.
 const tracerNice = -10
 
 type opcode uint8
 
 const (
-	opThreads opcode = iota + 1
-	opInfo
-	opCapture
+	opCapture opcode = iota + 1
 	opCaptureAll
 	opCaptureBatch
 	opClose
 )
 
+// request is one call to the tracer thread; the caller owns it again once
+// reply has been signalled.
 type request struct {
 	op       opcode
 	tid      int
@@ -41,6 +47,8 @@ type request struct {
 	reply    chan struct{}
 }
 
+// call sends r to the tracer thread and waits for its reply; after Close
+// it sets r.err to target.ErrClosed.
 func (t *Target) call(r *request) *request {
 	if r.reply == nil {
 		r.reply = make(chan struct{}, 1)
@@ -60,40 +68,37 @@ func (t *Target) loop(ready chan<- error) {
 	// OS thread, and the kernel detaches whatever tracee is left.
 	runtime.LockOSThread()
 	defer close(t.done)
-	t.tracerTID = unix.Gettid()
-	t.waitTimer = time.NewTimer(time.Hour)
-	t.waitTimer.Stop()
+	t.tracerTID = gettidRaw()
 	// While a target's threads are stopped they wait for this thread; let
 	// it win the CPU against the target's own busy threads when the
 	// system allows (root or CAP_SYS_NICE). The setting is per thread.
-	unix.Setpriority(unix.PRIO_PROCESS, t.tracerTID, tracerNice)
-	defer holdStopSignals(t.opts.Continuous)()
-	if !t.opts.Continuous {
+	setThreadNice(t.tracerTID, tracerNice)
+	defer holdStopSignals(t.continuous())()
+	attach := t.checkAccess
+	var sigch <-chan os.Signal // stays nil, never ready, in continuous mode
+	if p := t.persist; p != nil {
 		// Persistent mode services unsolicited stops when SIGCHLD says
 		// there are some. Continuous mode waits for each stop in wait4 and
 		// leaves nothing attached between captures: it needs no
 		// notification, and each one would wake a goroutine per capture.
-		signal.Notify(t.sigch, syscall.SIGCHLD)
-		defer signal.Stop(t.sigch)
+		signal.Notify(p.sigch, syscall.SIGCHLD)
+		defer signal.Stop(p.sigch)
+		sigch = p.sigch
+		attach = t.attachAll
 	}
-
-	attachFn := t.attachAll
-	if t.opts.Continuous {
-		attachFn = t.checkAccess
-	}
-	if err := attachFn(); err != nil {
+	if err := attach(); err != nil {
 		t.detachAll()
 		ready <- err
 		return
 	}
 	ready <- nil
-	drainTimer := time.NewTimer(time.Hour)
-	drainTimer.Stop()
-	lastDrain := time.Time{}
-	const drainEvery = 0
+	// pollTimer wakes the loop to look again at the thread checkAccess
+	// left stuck (continuous mode).
+	pollTimer := time.NewTimer(time.Hour)
+	pollTimer.Stop()
 	for {
 		if t.letGoCheckStuck() {
-			drainTimer.Reset(10 * time.Millisecond)
+			pollTimer.Reset(10 * time.Millisecond)
 		}
 		select {
 		case r := <-t.reqs:
@@ -103,24 +108,21 @@ func (t *Target) loop(ready chan<- error) {
 			if closing {
 				return
 			}
-		case <-t.sigch:
-			t.drainWant = true
-		case <-drainTimer.C:
+		case <-sigch:
+			t.persist.drainWant = true
+		case <-pollTimer.C:
 		}
-		if t.drainWant {
-			if since := time.Since(lastDrain); since >= drainEvery {
-				t.drain()
-				lastDrain = time.Now()
-			} else {
-				drainTimer.Reset(drainEvery - since)
-			}
+		if p := t.persist; p != nil && p.drainWant {
+			t.drain()
 		}
 	}
 }
 
+// handle serves one request on the tracer thread. Only a persistent target
+// is sent captures; both modes are sent opClose.
 func (t *Target) handle(r *request) {
 	if r.op == opClose {
-		if t.tracerTID == os.Getpid() && !t.opts.Continuous {
+		if t.tracerTID == os.Getpid() && !t.continuous() {
 			// The main thread is never ended by the runtime, so nothing
 			// would detach what is left: detach every thread here. (In
 			// continuous mode this thread holds none attached: it
@@ -136,9 +138,8 @@ func (t *Target) handle(r *request) {
 		}
 		t.stateMu.Lock()
 		t.closed = true
-		if t.taskDir >= 0 {
-			unix.Close(t.taskDir)
-			t.taskDir = -1
+		if t.tasks != nil {
+			t.tasks.close()
 		}
 		t.stateMu.Unlock()
 		return
@@ -167,10 +168,9 @@ func (t *Target) detachHeld() error {
 		if !th.held {
 			continue
 		}
-		if err := detach(tid, th.detachSignal()); err != nil && !errors.Is(err, unix.ESRCH) && first == nil {
+		if err := th.letGo(); err != nil && !errors.Is(err, unix.ESRCH) && first == nil {
 			first = fmt.Errorf("detach thread %d: %w", tid, err)
 		}
-		th.held = false
 	}
 	t.stateMu.Lock()
 	for tid, th := range t.threads {
@@ -188,7 +188,8 @@ func (t *Target) detachHeld() error {
 // interrupted first and then awaited together, so detaching costs the
 // slowest thread's stop, not the sum of them. A thread that does not stop
 // in time is left to the kernel, which detaches it when the tracer thread
-// exits.
+// exits. After a failed Attach of a continuous target no thread is
+// attached: every interrupt fails and each thread is only dropped.
 func (t *Target) detachAll() error {
 	for tid, th := range t.threads {
 		if !th.held {
@@ -208,10 +209,8 @@ func (t *Target) detachAll() error {
 	// own, if it is our child, kept for ExitStatus).
 	for tid := range t.gone {
 		var ws unix.WaitStatus
-		if got, err := unix.Wait4(tid, &ws, unix.WNOHANG|unix.WALL, nil); err == nil && got == t.pid && (ws.Exited() || ws.Signaled()) {
-			t.statusMu.Lock()
-			t.exitStatus, t.exitKnown = ws, true
-			t.statusMu.Unlock()
+		if got, err := wait4(tid, &ws, unix.WNOHANG|unix.WALL); err == nil {
+			t.noteExit(got, ws)
 		}
 	}
 	return first
