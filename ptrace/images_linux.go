@@ -10,6 +10,9 @@ import (
 	"github.com/macprof/macprof/target"
 )
 
+// The target's memory map: the executable images Images returns (cached,
+// with build IDs read once per file), and the mapping that bounds a stack.
+
 // stackBounds returns the bounds of the mapping that holds sp, re-reading
 // the memory map once if the cached one has no such mapping.
 func (t *Target) stackBounds(sp uint64) (lo, hi uint64, ok bool) {
@@ -22,6 +25,7 @@ func (t *Target) stackBounds(sp uint64) (lo, hi uint64, ok bool) {
 	return t.regions.StackBounds(sp)
 }
 
+// readRegions re-reads the memory map that stackBounds looks in.
 func (t *Target) readRegions() error {
 	regs, err := readRegions(t.pid)
 	if err != nil {
@@ -31,6 +35,7 @@ func (t *Target) readRegions() error {
 	return nil
 }
 
+// readRegions reads /proc/PID/maps.
 func readRegions(pid int) (images.Regions, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
 	if err != nil {

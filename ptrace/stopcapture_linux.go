@@ -19,10 +19,10 @@ import (
 // goroutine, locked to its OS thread for the capture, with raw system
 // calls.
 
-// continuousStopTimeout bounds stopTimeout's wait in continuous mode, where
-// the sampler waits with it and every other thread's sample waits too: a
-// few ticks, and far longer than a thread takes to stop on a loaded
-// machine.
+// continuousStopTimeout bounds the wait for one thread to stop in
+// continuous mode (stopTimeout in persistent mode), where the sampler waits
+// with it and every other thread's sample waits too: a few ticks, and far
+// longer than a thread takes to stop on a loaded machine.
 const continuousStopTimeout = 50 * time.Millisecond
 
 // stopCapture is the state of stop-per-capture, used under hotMu.

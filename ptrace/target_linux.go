@@ -201,10 +201,11 @@ func (t *Target) Info(id target.ThreadID) (target.ThreadInfo, error) {
 }
 
 // CaptureBatch captures the given threads one after another (each stopped
-// only for its own capture) in a single request to the tracer thread,
-// filling caps[i] for ids[i] and errs[i] with its error. It saves a
-// round trip between goroutines per thread, which on a busy machine costs
-// more than the capture itself.
+// only for its own capture), filling caps[i] for ids[i] and errs[i] with
+// its error, in one call: a single request to the tracer thread of a
+// persistent target, none for a continuous one, which captures on the
+// caller's thread. It saves a round trip between goroutines per thread,
+// which on a busy machine costs more than the capture itself.
 func (t *Target) CaptureBatch(ids []target.ThreadID, caps []*target.Capture, errs []error) {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
@@ -225,7 +226,8 @@ func (t *Target) CaptureBatch(ids []target.ThreadID, caps []*target.Capture, err
 	r.tids, r.batch, r.errs = nil, nil, nil
 }
 
-// Capture stops one thread, captures and walks its stack, and resumes it.
+// Capture stops one thread, captures and walks its stack, and resumes it;
+// with kernel samples it takes the thread's newest sample instead.
 func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
