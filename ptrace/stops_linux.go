@@ -11,13 +11,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// stopTimeout bounds how long a capture waits for one thread to stop.
-const stopTimeout = 250 * time.Millisecond
-
 // What persistent tracing and stop-per-capture share: the state of a
 // thread held in a ptrace-stop, how a stop is decoded, the capture of a
 // held thread, the exit status of the process, and the errors about one
 // thread.
+
+// stopTimeout bounds how long a persistent target waits for a thread to
+// stop, and how long Close waits for a continuous target's stuck threads.
+const stopTimeout = 250 * time.Millisecond
 
 // hold records that th sits in the ptrace-stop ws reports, consumed with
 // wait4. A group-stop (an event stop with the stopping signal) is resumed

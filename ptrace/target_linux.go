@@ -39,10 +39,11 @@ type Target struct {
 	exitStatus unix.WaitStatus
 	exitKnown  bool
 
-	// stateMu guards the thread table and the exited and closed flags: the
-	// loop goroutine writes them under it (and reads them without it, being
-	// the only writer); Threads and Info read them under it from other
-	// goroutines, so they never wait for the tracer thread.
+	// stateMu guards the thread table and the exited and closed flags, so
+	// that Threads and Info, called from other goroutines, never wait for
+	// the tracer thread. A persistent target's tracer thread is their only
+	// writer and reads them without it; a continuous target's Threads
+	// writes them under it.
 	stateMu sync.Mutex
 	threads map[int]*thread
 	// departed holds threads that exited with kernel samples not yet

@@ -153,6 +153,19 @@ func bothModes(t *testing.T, f func(t *testing.T, opts target.Options)) {
 	t.Run("continuous", func(t *testing.T) { f(t, target.Options{Continuous: true}) })
 }
 
+// TestCaptureAllNeedsPersistent checks that CaptureAll, a snapshot call, is
+// refused by a continuous target, whose threads are not attached.
+func TestCaptureAllNeedsPersistent(t *testing.T) {
+	_, tg := startDeep(t, target.Options{Continuous: true}, "1", "5")
+	caps, err := tg.CaptureAll(nil)
+	if !errors.Is(err, errNotPersistent) || len(caps) != 0 {
+		t.Fatalf("CaptureAll on a continuous target: %d captures, %v; want none, errNotPersistent", len(caps), err)
+	}
+	if _, err := tg.Threads(nil); err != nil {
+		t.Fatalf("Threads after CaptureAll: %v", err)
+	}
+}
+
 func TestCaptureDoesNotAllocate(t *testing.T) { bothModes(t, testCaptureDoesNotAllocate) }
 
 func testCaptureDoesNotAllocate(t *testing.T, opts target.Options) {
