@@ -319,6 +319,16 @@ func TestDrainSamplesDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// captureTransient captures one thread of a continuous target by stopping
+// it, whether or not it has kernel samples.
+func (t *Target) captureTransient(tid int, c *target.Capture) error {
+	th, err := t.liveThread(tid)
+	if err != nil {
+		return err
+	}
+	return t.stopAndCapture(th, c)
+}
+
 // startSpinExit starts spinexit.c with args, attaches to it with kernel
 // samples every period, and captures its spinning thread once, which opens
 // the thread's ring. SIGUSR1 to the process ends the spin.

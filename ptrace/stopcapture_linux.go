@@ -155,17 +155,6 @@ func (t *Target) letGoCheckStuck() bool {
 	return false
 }
 
-// captureTransient attaches to one thread, captures it and detaches
-// (continuous mode), so that no signal of the target is intercepted
-// between samples.
-func (t *Target) captureTransient(tid int, c *target.Capture) error {
-	th, err := t.liveThread(tid)
-	if err != nil {
-		return err
-	}
-	return t.stopAndCapture(th, c)
-}
-
 // liveThread looks a thread up in the thread table from a capturing
 // goroutine (continuous mode), under stateMu.
 func (t *Target) liveThread(tid int) (*thread, error) {
@@ -178,7 +167,9 @@ func (t *Target) liveThread(tid int) (*thread, error) {
 	return th, nil
 }
 
-// stopAndCapture is captureTransient for a thread already looked up.
+// stopAndCapture attaches to one thread, captures it and detaches
+// (continuous mode), so that no signal of the target is intercepted
+// between samples.
 func (t *Target) stopAndCapture(th *thread, c *target.Capture) error {
 	tid := th.tid
 	if _, ok := t.stop.stuck[tid]; ok {
