@@ -83,7 +83,7 @@ type perfRing struct {
 // mmapRing maps size bytes of a perf_event file's ring; tests replace it
 // to play a locked-memory budget.
 var mmapRing = func(fd, size int) ([]byte, error) {
-	return unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	return mmapShared(fd, size)
 }
 
 // openPerfRing opens a task-clock sampling event on thread tid that samples
@@ -102,13 +102,13 @@ func openPerfRing(tid int, period time.Duration, stackBytes int) (r *perfRing, s
 		Sample_stack_user: uint32(stackBytes),
 	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
-	fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	fd, err := perfEventOpen(&attr, tid)
 	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
 		// Without the right to sample the kernel (perf_event_paranoid
 		// 2 for a user), user-space samples only: a thread interrupted
 		// in a system call is then not sampled.
 		attr.Bits |= unix.PerfBitExcludeKernel
-		fd, err = unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		fd, err = perfEventOpen(&attr, tid)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("perf_event_open on thread %d: %w", tid, err)
@@ -125,7 +125,7 @@ func openPerfRing(tid int, period time.Duration, stackBytes int) (r *perfRing, s
 		mem, err = mmapRing(fd, (1+dataPages)*page)
 	}
 	if err != nil {
-		unix.Close(fd)
+		closeFD(fd)
 		return nil, false, fmt.Errorf("map the sample ring of thread %d: %w", tid, err)
 	}
 	r = &perfRing{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
@@ -143,8 +143,8 @@ func openPerfRing(tid int, period time.Duration, stackBytes int) (r *perfRing, s
 
 // close unmaps the ring and closes the event.
 func (r *perfRing) close() {
-	unix.Munmap(r.mem)
-	unix.Close(r.fd)
+	munmap(r.mem)
+	closeFD(r.fd)
 }
 
 // begin starts reading the records the kernel wrote since the last

@@ -183,7 +183,7 @@ func TestKernelSampleRefusedFallsBackToStops(t *testing.T) {
 	opts := target.Options{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
 	_, tg := startDeep(t, opts, "1", "5")
 	refused := errors.New("perf_event_open: permission denied (test)")
-	tg.openRing = func(int, time.Duration, int) (*perfRing, bool, error) { return nil, false, refused }
+	tg.kernel.openRing = func(int, time.Duration, int) (*perfRing, bool, error) { return nil, false, refused }
 	tids, _ := tg.Threads(nil)
 	tid := target.ThreadID(tids[len(tids)-1])
 	c := target.NewCapture(512, 64<<10)
@@ -319,6 +319,16 @@ func TestDrainSamplesDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// captureTransient captures one thread of a continuous target by stopping
+// it, whether or not it has kernel samples.
+func (t *Target) captureTransient(tid int, c *target.Capture) error {
+	th, err := t.liveThread(tid)
+	if err != nil {
+		return err
+	}
+	return t.stopAndCapture(th, c)
+}
+
 // startSpinExit starts spinexit.c with args, attaches to it with kernel
 // samples every period, and captures its spinning thread once, which opens
 // the thread's ring. SIGUSR1 to the process ends the spin.
@@ -395,7 +405,7 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 	var last []uint64
 	var lastStop unwind.StopReason
 	sawShort := false
-	for i := 0; i < 200 && tg.threads[tid].ringStack < perfMaxStackBytes; i++ {
+	for i := 0; i < 200 && tg.threads[tid].kernel.ringStack < perfMaxStackBytes; i++ {
 		time.Sleep(10 * time.Millisecond)
 		for {
 			n, err := tg.DrainSamples(target.ThreadID(tid), caps)
@@ -411,7 +421,7 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 	if !sawShort {
 		t.Error("no sample's walk ran past an 8 KiB copy of a 19 KiB stack")
 	}
-	if got := tg.threads[tid].ringStack; got != perfMaxStackBytes {
+	if got := tg.threads[tid].kernel.ringStack; got != perfMaxStackBytes {
 		t.Fatalf("stack copy %d KiB after walks ran past it, want it grown to %d KiB", got>>10, perfMaxStackBytes>>10)
 	}
 	for deadline := time.Now().Add(5 * time.Second); last == nil; time.Sleep(10 * time.Millisecond) {
@@ -450,7 +460,7 @@ func TestKernelSampleRingShrinksToTheLockedMemoryBudget(t *testing.T) {
 	if err := tg.Capture(target.ThreadID(tid), c); err != nil {
 		t.Fatalf("first capture: %v", err)
 	}
-	if r := tg.threads[tid].ring; r == nil || len(r.data) != perfMinRingBytes {
+	if r := tg.threads[tid].kernel.ring; r == nil || len(r.data) != perfMinRingBytes {
 		t.Fatalf("ring %v, want one of %d bytes", r, perfMinRingBytes)
 	}
 	if err := tg.KernelSampleWarning(); err == nil || !strings.Contains(err.Error(), "locked memory") {
@@ -478,8 +488,8 @@ func TestKernelSampleRingShrinksToTheLockedMemoryBudget(t *testing.T) {
 func TestDrainSamplesClosesTheRingOfAnIdleThread(t *testing.T) {
 	const period = 5 * time.Millisecond
 	p, tg, tid, c := startSpinExit(t, period, "30000", "idle")
-	tg.ringIdle = 100 * time.Millisecond
-	fd := tg.threads[int(tid)].ring.fd
+	tg.kernel.ringIdle = 100 * time.Millisecond
+	fd := tg.threads[int(tid)].kernel.ring.fd
 	time.Sleep(100 * time.Millisecond)
 	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread goes to sleep
 		t.Fatal(err)
@@ -514,10 +524,10 @@ func TestDrainSamplesKeepTheStackCopyUnderALockedMemoryBudget(t *testing.T) {
 	const period = 2 * time.Millisecond
 	opts := target.Options{Continuous: true, KernelSamplePeriod: period}
 	_, tg := startDeep(t, opts, "1", "12", "1536")
-	if !tg.ringsMayGrow {
+	if !tg.kernel.ringsMayGrow {
 		t.Fatal("the tests run with CAP_IPC_LOCK (as root): rings should be allowed to grow")
 	}
-	tg.ringsMayGrow = false // as for a user whose rings count against a budget
+	tg.kernel.ringsMayGrow = false // as for a user whose rings count against a budget
 	tids, _ := tg.Threads(nil)
 	tid := target.ThreadID(tids[len(tids)-1])
 	caps := []*target.Capture{target.NewCapture(512, 64<<10)}
@@ -543,7 +553,7 @@ func TestDrainSamplesKeepTheStackCopyUnderALockedMemoryBudget(t *testing.T) {
 	if ranOff == 0 {
 		t.Fatal("no walk ran past the copy of a 19 KiB stack")
 	}
-	if got := tg.threads[int(tid)].ringStack; got != perfStackBytes {
+	if got := tg.threads[int(tid)].kernel.ringStack; got != perfStackBytes {
 		t.Errorf("stack copy grew to %d KiB without CAP_IPC_LOCK", got>>10)
 	}
 }

@@ -62,10 +62,10 @@ type threadFiles struct {
 func openThreadFiles(pid, tid int) threadFiles {
 	dir := fmt.Sprintf("/proc/%d/task/%d/", pid, tid)
 	tf := threadFiles{schedstat: -1, stat: -1}
-	if fd, err := unix.Open(dir+"schedstat", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+	if fd, err := openFile(dir+"schedstat", unix.O_RDONLY|unix.O_CLOEXEC); err == nil {
 		tf.schedstat = fd
 	}
-	if fd, err := unix.Open(dir+"stat", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+	if fd, err := openFile(dir+"stat", unix.O_RDONLY|unix.O_CLOEXEC); err == nil {
 		tf.stat = fd
 	}
 	return tf
@@ -73,11 +73,11 @@ func openThreadFiles(pid, tid int) threadFiles {
 
 func (tf *threadFiles) close() {
 	if tf.schedstat >= 0 {
-		unix.Close(tf.schedstat)
+		closeFD(tf.schedstat)
 		tf.schedstat = -1
 	}
 	if tf.stat >= 0 {
-		unix.Close(tf.stat)
+		closeFD(tf.stat)
 		tf.stat = -1
 	}
 }

@@ -9,6 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The package's system calls, each wrapped here: most as raw system calls
+// for the capture path, the rest (below, "Regular system calls") through
+// x/sys/unix for the paths that may block or are off the hot path.
+
 // ptraceRaw issues a ptrace request that x/sys/unix has no wrapper for (or
 // whose wrapper drops the data argument).
 //
@@ -190,3 +194,86 @@ func nextDirent(b []byte) (name, rest []byte) {
 	}
 	return name, b[reclen:]
 }
+
+// gettidRaw returns the calling OS thread's id.
+func gettidRaw() int {
+	tid, _, _ := unix.RawSyscall(unix.SYS_GETTID, 0, 0, 0)
+	return int(tid)
+}
+
+// rtSigaction is rt_sigaction(2) with the kernel's own struct sigaction,
+// which the stop timer and the SIGCHLD flag change in place.
+func rtSigaction(sig unix.Signal, act, old *sigactionKernel) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(act)), uintptr(unsafe.Pointer(old)), 8, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// timerCreateRaw creates a CLOCK_MONOTONIC POSIX timer that delivers ev.
+func timerCreateRaw(ev *sigevent) (int32, error) {
+	var id int32
+	_, _, e := unix.RawSyscall(unix.SYS_TIMER_CREATE, uintptr(unix.CLOCK_MONOTONIC), uintptr(unsafe.Pointer(ev)), uintptr(unsafe.Pointer(&id)))
+	if e != 0 {
+		return 0, e
+	}
+	return id, nil
+}
+
+// timerSettimeRaw arms (or, with a zero spec, disarms) timer id.
+func timerSettimeRaw(id int32, spec *unix.ItimerSpec) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(id), 0, uintptr(unsafe.Pointer(spec)), 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// timerDeleteRaw deletes timer id.
+func timerDeleteRaw(id int32) { unix.RawSyscall(unix.SYS_TIMER_DELETE, uintptr(id), 0, 0) }
+
+// Regular system calls.
+
+// wait4 is wait4(2) as a regular system call, for the persistent tracer
+// thread, which may block.
+func wait4(tid int, ws *unix.WaitStatus, options int) (int, error) {
+	return unix.Wait4(tid, ws, options, nil)
+}
+
+// ptraceEventMsg returns the message of a tracee's last ptrace event (a new
+// thread's id for PTRACE_EVENT_CLONE).
+func ptraceEventMsg(tid int) (uint, error) { return unix.PtraceGetEventMsg(tid) }
+
+// openFile opens path with flags (O_RDONLY and the like).
+func openFile(path string, flags int) (int, error) { return unix.Open(path, flags, 0) }
+
+// closeFD closes fd.
+func closeFD(fd int) { unix.Close(fd) }
+
+// setThreadNice sets the nice value of one OS thread, where allowed.
+func setThreadNice(tid, nice int) { unix.Setpriority(unix.PRIO_PROCESS, tid, nice) }
+
+// haveCapability reports whether capability c is in macprof's effective
+// set.
+func haveCapability(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[c/32].Effective&(1<<(c%32)) != 0
+}
+
+// perfEventOpen opens a perf_event on thread tid, on any CPU, close-on-exec.
+func perfEventOpen(attr *unix.PerfEventAttr, tid int) (int, error) {
+	return unix.PerfEventOpen(attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+}
+
+// mmapShared maps size bytes of fd, read-write and shared.
+func mmapShared(fd, size int) ([]byte, error) {
+	return unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+}
+
+// munmap unmaps a mapping made by mmapShared.
+func munmap(mem []byte) { unix.Munmap(mem) }

@@ -4,7 +4,6 @@ package ptrace
 
 import (
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -103,12 +102,4 @@ func noCldStop() (bool, error) {
 		return false, err
 	}
 	return act.flags&saNoCldStop != 0, nil
-}
-
-func rtSigaction(sig unix.Signal, act, old *sigactionKernel) error {
-	_, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(act)), uintptr(unsafe.Pointer(old)), 8, 0, 0)
-	if e != 0 {
-		return e
-	}
-	return nil
 }

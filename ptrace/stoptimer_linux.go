@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -91,10 +90,9 @@ func (st *stopTimer) arm(d time.Duration) error {
 	if st.tid != tid {
 		st.close()
 		ev := sigevent{signo: int32(stopTimerSignal), notify: sigevThreadID, tid: int32(tid)}
-		var id int32
-		_, _, e := unix.RawSyscall(unix.SYS_TIMER_CREATE, uintptr(unix.CLOCK_MONOTONIC), uintptr(unsafe.Pointer(&ev)), uintptr(unsafe.Pointer(&id)))
-		if e != 0 {
-			return fmt.Errorf("timer_create: %w", e)
+		id, err := timerCreateRaw(&ev)
+		if err != nil {
+			return fmt.Errorf("timer_create: %w", err)
 		}
 		st.id, st.tid = id, tid
 	}
@@ -119,9 +117,8 @@ func (st *stopTimer) set(d time.Duration) error {
 	if d > 0 {
 		spec.Interval = unix.NsecToTimespec(int64(stopTimerRepeat))
 	}
-	_, _, e := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(st.id), 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
-	if e != 0 {
-		return fmt.Errorf("timer_settime: %w", e)
+	if err := timerSettimeRaw(st.id, &spec); err != nil {
+		return fmt.Errorf("timer_settime: %w", err)
 	}
 	return nil
 }
@@ -129,12 +126,7 @@ func (st *stopTimer) set(d time.Duration) error {
 // close deletes the timer.
 func (st *stopTimer) close() {
 	if st.tid != 0 {
-		unix.RawSyscall(unix.SYS_TIMER_DELETE, uintptr(st.id), 0, 0)
+		timerDeleteRaw(st.id)
 		st.id, st.tid = 0, 0
 	}
-}
-
-func gettidRaw() int {
-	tid, _, _ := unix.RawSyscall(unix.SYS_GETTID, 0, 0, 0)
-	return int(tid)
 }

@@ -153,6 +153,19 @@ func bothModes(t *testing.T, f func(t *testing.T, opts target.Options)) {
 	t.Run("continuous", func(t *testing.T) { f(t, target.Options{Continuous: true}) })
 }
 
+// TestCaptureAllNeedsPersistent checks that CaptureAll, a snapshot call, is
+// refused by a continuous target, whose threads are not attached.
+func TestCaptureAllNeedsPersistent(t *testing.T) {
+	_, tg := startDeep(t, target.Options{Continuous: true}, "1", "5")
+	caps, err := tg.CaptureAll(nil)
+	if !errors.Is(err, errNotPersistent) || len(caps) != 0 {
+		t.Fatalf("CaptureAll on a continuous target: %d captures, %v; want none, errNotPersistent", len(caps), err)
+	}
+	if _, err := tg.Threads(nil); err != nil {
+		t.Fatalf("Threads after CaptureAll: %v", err)
+	}
+}
+
 func TestCaptureDoesNotAllocate(t *testing.T) { bothModes(t, testCaptureDoesNotAllocate) }
 
 func testCaptureDoesNotAllocate(t *testing.T, opts target.Options) {
@@ -503,7 +516,7 @@ func startVforkParent(t *testing.T) (*testprog.Proc, *Target, int) {
 	t.Cleanup(func() { unix.Kill(child, unix.SIGKILL) })
 	// The check captures make is bypassed, as a thread that enters the
 	// sleep just after it would.
-	tg.skipBlockedCheck = true
+	tg.stop.skipBlockedCheck = true
 	return p, tg, child
 }
 
@@ -553,7 +566,7 @@ func TestContinuousCaptureBoundsTheWaitForAStop(t *testing.T) {
 	if took := time.Since(start); took >= continuousStopTimeout {
 		t.Errorf("second capture waited %v for a thread known not to stop", took)
 	}
-	if !tg.pinned {
+	if !tg.stop.pinned {
 		t.Error("the capturing goroutine was let off the OS thread that attached the stuck thread")
 	}
 	// The wait ends; the thread stops on the interrupt it still has
@@ -570,8 +583,8 @@ func TestContinuousCaptureBoundsTheWaitForAStop(t *testing.T) {
 		}
 	}
 	tg.Capture(target.ThreadID(p.PID), c) // may find the process exiting
-	if len(tg.stuck) != 0 || tg.pinned {
-		t.Errorf("after the stop: %d threads stuck, pinned %v; want none, false", len(tg.stuck), tg.pinned)
+	if len(tg.stop.stuck) != 0 || tg.stop.pinned {
+		t.Errorf("after the stop: %d threads stuck, pinned %v; want none, false", len(tg.stop.stuck), tg.stop.pinned)
 	}
 	awaitExit0(t, tg, p.PID)
 }
@@ -585,8 +598,8 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 		}
 		time.AfterFunc(20*time.Millisecond, func() { unix.Kill(child, unix.SIGCONT) })
 		tg.Close()
-		if len(tg.stuck) != 0 || tg.pinned {
-			t.Errorf("after Close: %d threads stuck, pinned %v; want none, false", len(tg.stuck), tg.pinned)
+		if len(tg.stop.stuck) != 0 || tg.stop.pinned {
+			t.Errorf("after Close: %d threads stuck, pinned %v; want none, false", len(tg.stop.stuck), tg.stop.pinned)
 		}
 		awaitExit0(t, tg, p.PID)
 	})
@@ -610,8 +623,8 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 			c := target.NewCapture(512, 64<<10)
 			err := tg.Capture(target.ThreadID(p.PID), c)
 			tg.Close()
-			if err == nil || !tg.pinned {
-				err = fmt.Errorf("capture: %v, pinned %v; want target.ErrStopTimeout, true", err, tg.pinned)
+			if err == nil || !tg.stop.pinned {
+				err = fmt.Errorf("capture: %v, pinned %v; want target.ErrStopTimeout, true", err, tg.stop.pinned)
 			} else {
 				err = nil
 			}

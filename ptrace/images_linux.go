@@ -1,0 +1,110 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/target"
+)
+
+// The target's memory map: the executable images Images returns (cached,
+// with build IDs read once per file), and the mapping that bounds a stack.
+
+// stackBounds returns the bounds of the mapping that holds sp, re-reading
+// the memory map once if the cached one has no such mapping.
+func (t *Target) stackBounds(sp uint64) (lo, hi uint64, ok bool) {
+	if lo, hi, ok = t.regions.StackBounds(sp); ok {
+		return lo, hi, true
+	}
+	if err := t.readRegions(); err != nil {
+		return 0, 0, false
+	}
+	return t.regions.StackBounds(sp)
+}
+
+// readRegions re-reads the memory map that stackBounds looks in.
+func (t *Target) readRegions() error {
+	regs, err := readRegions(t.pid)
+	if err != nil {
+		return err
+	}
+	t.regions = regs
+	return nil
+}
+
+// readRegions reads /proc/PID/maps.
+func readRegions(pid int) (images.Regions, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return nil, fmt.Errorf("read memory map of PID %d: %w", pid, err)
+	}
+	defer f.Close()
+	regs, err := images.ParseProcMaps(f)
+	if err != nil {
+		return nil, fmt.Errorf("read memory map of PID %d: %w", pid, err)
+	}
+	return regs, nil
+}
+
+// images re-reads the memory map and returns the executable file mappings.
+// The caller holds imgMu.
+func (t *Target) images() (*images.Set, error) {
+	regions, err := readRegions(t.pid)
+	if err != nil {
+		if _, serr := os.Stat(fmt.Sprintf("/proc/%d", t.pid)); serr != nil {
+			return nil, target.ErrExited
+		}
+		return nil, err
+	}
+	var sig []images.Region
+	for _, r := range regions {
+		if r.Executable() && r.Path != "" {
+			sig = append(sig, r)
+		}
+	}
+	if len(sig) == 0 {
+		// A live process has at least its executable mapped; an empty map
+		// is a process tearing down its address space.
+		return nil, target.ErrExited
+	}
+	if t.imgSet != nil && sameRegions(sig, t.imgSig) {
+		return t.imgSet, nil
+	}
+	imgs := regions.ELFImages()
+	root := fmt.Sprintf("/proc/%d/root", t.pid)
+	for _, im := range imgs {
+		if im.Path == "[vdso]" {
+			im.Memory = &lockedReader{t: t}
+			continue
+		}
+		im.OpenPath = root + im.Path
+		id, ok := t.buildIDs[im.OpenPath]
+		if !ok {
+			id, _ = images.ELFBuildID(im.OpenPath)
+			t.buildIDs[im.OpenPath] = id
+		}
+		im.BuildID = id
+	}
+	t.imgSig, t.imgSet = sig, images.NewSet(imgs)
+	return t.imgSet, nil
+}
+
+func sameRegions(a, b []images.Region) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lockedReader reads target memory from any goroutine.
+type lockedReader struct{ t *Target }
+
+func (r *lockedReader) ReadMemory(addr uint64, dst []byte) error { return r.t.ReadMemory(addr, dst) }

@@ -1,0 +1,291 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+	"golang.org/x/sys/unix"
+)
+
+// Kernel samples (continuous mode with Options.KernelSamplePeriod): each
+// thread gets a perf_event of its own and a ring the kernel writes its
+// samples into (perfsample_linux.go), and the sampler drains the rings
+// without stopping the threads. A thread's first capture opens its ring
+// and stops it once; a thread whose ring cannot be opened is captured by
+// stopping it (stopcapture_linux.go).
+
+// kernelSampler is the state of kernel samples, used under hotMu.
+type kernelSampler struct {
+	// walker reads nothing but the sample's stack copy: the thread has run
+	// on since the sample.
+	walker *unwind.Walker
+	// Buffers for one sample.
+	regBuf [8]uint64
+	head   [64]byte
+	dyn    [8]byte
+	sample perfSample
+	// openErr is the first error opening a ring (that thread is stopped
+	// instead), small the first ring made small for want of locked
+	// memory.
+	openErr  error
+	small    error
+	openRing func(tid int, period time.Duration, stackBytes int) (*perfRing, bool, error) // openPerfRing; tests replace it
+	// ringIdle is how long a ring stays open without a sample
+	// (ringIdleTimeout; tests shorten it).
+	ringIdle time.Duration
+	// ringsMayGrow: rings may grow their stack copies (growRing) only
+	// where locked memory is not budgeted (CAP_IPC_LOCK): under a
+	// user's budget, a few grown rings would leave none for new threads.
+	ringsMayGrow bool
+}
+
+func newKernelSampler(maxFrames int) (*kernelSampler, error) {
+	w, err := unwind.NewWalker(unwind.Config{Arch: nativeArch, MaxFrames: maxFrames})
+	if err != nil {
+		return nil, err
+	}
+	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringsMayGrow: canLockMemory()}, nil
+}
+
+// threadKernel is a thread's kernel sampling state.
+type threadKernel struct {
+	ring       *perfRing // its ring, once opened
+	noRing     bool      // the ring could not be opened: capture by stopping it
+	ringStack  int       // the stack bytes its ring's samples copy
+	ringFull   bool      // ringStack cannot grow (at its limit, or refused)
+	ranOff     bool      // a walk of a sample in its ring ran past the stack copy
+	lastSample time.Time // when its ring was opened or last had a sample
+}
+
+// closeRing closes the thread's ring, if it has one.
+func (tk *threadKernel) closeRing() {
+	if tk.ring != nil {
+		tk.ring.close()
+		tk.ring = nil
+	}
+}
+
+// captureKernel captures a thread from its newest kernel sample, opening
+// its ring first if it has none (and stopping it that once).
+func (t *Target) captureKernel(th *thread, c *target.Capture) error {
+	tid, k := th.tid, t.kernel
+	if th.kernel.ring == nil {
+		// A thread whose ring was closed while it idled gets back the
+		// stack copy it had grown to, if the budget allows.
+		stack := max(th.kernel.ringStack, perfStackBytes)
+		r, small, err := k.openRing(tid, t.opts.KernelSamplePeriod, stack)
+		if err != nil && stack > perfStackBytes {
+			stack = perfStackBytes
+			r, small, err = k.openRing(tid, t.opts.KernelSamplePeriod, stack)
+		}
+		if small && k.small == nil {
+			k.small = fmt.Errorf("thread %d: sample buffer reduced to %d KiB for want of locked memory (ulimit -l, or perf_event_mlock_kb): CPU time whose samples did not fit is counted on the thread's previous stack", tid, perfMinRingBytes>>10)
+		}
+		if err != nil {
+			// Not allowed or out of resources (a user's locked-memory
+			// budget for rings is small): this thread is stopped for
+			// its samples instead.
+			th.kernel.noRing = true
+			if k.openErr == nil {
+				k.openErr = err
+			}
+			return t.stopAndCapture(th, c)
+		}
+		th.kernel.ring, th.kernel.ringStack, th.kernel.lastSample = r, stack, time.Now()
+		// The ring has no sample yet: this once, stop the thread.
+		return t.stopAndCapture(th, c)
+	}
+	return t.captureSampled(th, c)
+}
+
+// captureSampled fills c from the newest kernel sample of th and walks its
+// stack copy. The walk stops at the copy's end (marked truncated): the
+// thread has run on since the sample, so the rest of its stack is no longer
+// the sample's.
+func (t *Target) captureSampled(th *thread, c *target.Capture) error {
+	r := th.kernel.ring
+	at, size, ok := r.newest()
+	if !ok {
+		// Common in steady state (the kernel's period and the tick are
+		// out of phase): the bare sentinel, which allocates nothing.
+		r.consume()
+		return ErrNoSample
+	}
+	defer r.consume()
+	switch err := t.fillFromSample(th, at, size, c); {
+	case errors.Is(err, errNoUserRegs):
+		return ErrNoSample
+	case err != nil:
+		return threadErr(th.tid, err)
+	}
+	return nil
+}
+
+// errNoUserRegs reports a kernel sample without user registers (taken in a
+// kernel thread): nothing to walk.
+var errNoUserRegs = errors.New("sample without user registers")
+
+// fillFromSample fills c from the sample record of size bytes at ring
+// position at and walks its stack copy.
+func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture) error {
+	r, k := th.kernel.ring, t.kernel
+	head := k.head[:min(int(size), perfSampleHeadLen(perfRegCount))]
+	r.readAt(head, at)
+	s := &k.sample
+	err := parsePerfSampleHead(head, int(size), perfRegCount, k.regBuf[:], func(off int) uint64 {
+		r.readAt(k.dyn[:], at+uint64(off))
+		return binary.LittleEndian.Uint64(k.dyn[:])
+	}, s)
+	if err != nil {
+		return err
+	}
+	if len(s.regs) != perfRegCount {
+		return errNoUserRegs
+	}
+	regs := perfRegs(s.regs)
+	c.Thread, c.Regs, c.Stopped, c.Err = target.ThreadID(th.tid), regs, 0, nil
+	c.Stack = c.Stack[:min(s.stackLen, cap(c.Stack))]
+	r.readAt(c.Stack, at+uint64(s.stackOff))
+	c.StackBase = regs.SP
+	lo, hi, ok := t.stackBounds(regs.SP)
+	if !ok {
+		lo, hi = regs.SP, regs.SP+uint64(len(c.Stack))
+	}
+	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
+	c.PCs, c.Walk = k.walker.Walk(regs, &st, c.PCs[:0])
+	return nil
+}
+
+// KernelSampleError returns why kernel samples could not be used for some
+// thread (which was then stopped for its samples), or nil.
+func (t *Target) KernelSampleError() error {
+	if t.kernel == nil {
+		return nil
+	}
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	return t.kernel.openErr
+}
+
+// KernelSampleWarning returns why some thread's kernel samples are kept in
+// a smaller buffer than the drain interval needs (samples that did not
+// fit were counted on its previous stack), or nil.
+func (t *Target) KernelSampleWarning() error {
+	if t.kernel == nil {
+		return nil
+	}
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	return t.kernel.small
+}
+
+// KernelSampled reports whether kernel samples are on, and whether every
+// thread's could be opened so far (target.SampleDrainer).
+func (t *Target) KernelSampled() (on, everyThread bool) {
+	if t.kernel == nil {
+		return false, true
+	}
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	return true, t.kernel.openErr == nil
+}
+
+// DrainSamples captures the kernel samples of a thread taken since the
+// previous call into caps, oldest first, and returns how many
+// (target.SampleDrainer). It reads the thread's ring without a system
+// call and without stopping the thread, and allocates nothing. A thread
+// without a ring yet, or refused one, gets target.ErrNotKernelSampled; a
+// thread that exited with samples left is drained once more, then closed.
+// Like Threads, which closes the rings of threads that are gone, it is
+// called from the sampler's goroutine only.
+func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, error) {
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	tid := int(id)
+	t.stateMu.Lock()
+	closed := t.closed
+	th, live := t.threads[tid]
+	departed := false
+	if !live {
+		th, departed = t.departed[tid]
+	}
+	t.stateMu.Unlock()
+	switch {
+	case closed:
+		return 0, target.ErrClosed
+	case !live && !departed:
+		return 0, threadErr(tid, target.ErrNoThread)
+	case t.kernel == nil || th.kernel.ring == nil:
+		return 0, target.ErrNotKernelSampled
+	}
+	r, k := th.kernel.ring, t.kernel
+	r.begin()
+	n := 0
+	for n < len(caps) {
+		at, size, ok := r.next()
+		if !ok {
+			break
+		}
+		// A sample that cannot be read or walked is skipped: the
+		// sampler counts its CPU time on the thread's last stack.
+		if t.fillFromSample(th, at, size, caps[n]) == nil {
+			th.kernel.ranOff = th.kernel.ranOff || caps[n].Walk.Stop == unwind.StopReadFailed
+			n++
+		}
+	}
+	r.consume()
+	now := time.Now()
+	if n > 0 {
+		th.kernel.lastSample = now
+	}
+	switch {
+	case n == len(caps):
+		// More to drain.
+	case departed:
+		t.stateMu.Lock()
+		t.forgetDeparted(tid)
+		t.stateMu.Unlock()
+	case th.kernel.ranOff && !th.kernel.ringFull && k.ringsMayGrow && k.small == nil && k.openErr == nil:
+		t.growRing(th)
+	case now.Sub(th.kernel.lastSample) > k.ringIdle:
+		// Idle for long: its ring's locked memory goes back. If it
+		// runs again, its next capture stops it once and opens a new
+		// one.
+		th.kernel.closeRing()
+	}
+	return n, nil
+}
+
+// ringIdleTimeout is how long a thread's ring stays open without a sample.
+const ringIdleTimeout = 5 * time.Second
+
+// canLockMemory reports whether macprof has CAP_IPC_LOCK, which frees the
+// rings it maps from the locked-memory budget (perf_event_mlock_kb and
+// RLIMIT_MEMLOCK).
+func canLockMemory() bool { return haveCapability(unix.CAP_IPC_LOCK) }
+
+// growRing reopens the kernel sample event of th, whose samples' walks ran
+// past their stack copies, with twice the copy (and a ring to match), once
+// its ring is drained. The new event starts its first period afresh: the
+// sampler counts the CPU time of that part period on the last stack. If
+// the kernel refuses the larger ring, the thread keeps the one it has.
+func (t *Target) growRing(th *thread) {
+	size := min(2*th.kernel.ringStack, perfMaxStackBytes)
+	r, small, err := t.kernel.openRing(th.tid, t.opts.KernelSamplePeriod, size)
+	if err != nil || small {
+		if r != nil {
+			r.close()
+		}
+		th.kernel.ringFull = true
+		return
+	}
+	th.kernel.ring.close()
+	th.kernel.ring, th.kernel.ringStack, th.kernel.ranOff = r, size, false
+	th.kernel.ringFull = size >= perfMaxStackBytes
+}

@@ -1,0 +1,252 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/macprof/macprof/target"
+	"golang.org/x/sys/unix"
+)
+
+// The thread table: the threads a Target knows, their /proc files and the
+// thread listing. A persistent target adds threads as their clone events
+// arrive; a continuous one lists /proc/PID/task on every Threads call.
+
+// thread is one thread of the target, in the thread table.
+type thread struct {
+	tid   int
+	files threadFiles
+	// For Info.
+	name    string
+	nameAt  time.Time
+	lastCPU time.Duration // CPU time at the previous Info call
+	gen     uint64        // listing generation that last saw the thread (continuous mode)
+	// held is true while the thread sits in a ptrace-stop that we consumed
+	// with wait4 and have not resumed yet (see hold).
+	held      bool
+	heldSig   int          // signal to inject when resuming (signal-delivery-stop)
+	groupStop bool         // the stop is a group-stop: resume with PTRACE_LISTEN
+	stop      threadStop   // stop-per-capture (continuous mode)
+	kernel    threadKernel // kernel samples (KernelSamplePeriod)
+}
+
+// closeFiles closes what is open for the thread.
+func (th *thread) closeFiles() {
+	th.files.close()
+	th.kernel.closeRing()
+}
+
+// addThread adds tid to the thread table, unless it is there already
+// (persistent mode).
+func (t *Target) addThread(tid int) *thread {
+	if th, ok := t.threads[tid]; ok {
+		return th
+	}
+	th := &thread{tid: tid, files: openThreadFiles(t.pid, tid)}
+	t.stateMu.Lock()
+	t.threads[tid] = th
+	t.stateMu.Unlock()
+	delete(t.gone, tid)
+	return th
+}
+
+// dropThread removes tid from the thread table, remembering it until it is
+// reaped, and notes the process's exit when its leader was reaped or no
+// thread is left.
+func (t *Target) dropThread(tid int, reaped bool) {
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	if th, ok := t.threads[tid]; ok {
+		th.closeFiles()
+		delete(t.threads, tid)
+	}
+	if !reaped {
+		if len(t.gone) < 4096 {
+			t.gone[tid] = struct{}{}
+		}
+	} else {
+		delete(t.gone, tid)
+	}
+	if tid == t.pid && reaped || len(t.threads) == 0 {
+		t.exited = true
+	}
+}
+
+// dying reports whether a thread that would not stop is exiting: gone from
+// /proc, a zombie, or dead.
+func (t *Target) dying(th *thread) bool {
+	var buf [256]byte
+	st, err := th.files.state(buf[:])
+	if err != nil || st == 'Z' || st == 'X' || st == 'x' {
+		return true
+	}
+	_, err = os.Stat(fmt.Sprintf("/proc/%d/task/%d", t.pid, th.tid))
+	return err != nil
+}
+
+// info reads a thread's CPU time, state and (at most once a second) name.
+func (t *Target) info(tid int) (target.ThreadInfo, error) {
+	th, ok := t.threads[tid]
+	if !ok {
+		if th, ok := t.departed[tid]; ok {
+			// Gone, with samples still to drain: as it last was.
+			return target.ThreadInfo{ID: target.ThreadID(tid), Name: th.name, CPUTime: th.lastCPU}, nil
+		}
+		return target.ThreadInfo{}, threadErr(tid, target.ErrNoThread)
+	}
+	cpu, err := th.files.cpuTime(t.infoBuf[:])
+	if err != nil {
+		return target.ThreadInfo{ID: target.ThreadID(tid)}, fmt.Errorf("thread %d: CPU time: %w", tid, err)
+	}
+	// The state letter would cost a read of /proc/.../stat, the most
+	// expensive file here, on every tick: running means "used CPU since
+	// the previous call" instead.
+	running := cpu != th.lastCPU
+	th.lastCPU = cpu
+	if now := time.Now(); th.name == "" || now.Sub(th.nameAt) > time.Second {
+		t.readThreadName(th)
+		th.nameAt = now
+	}
+	return target.ThreadInfo{ID: target.ThreadID(tid), Name: th.name, CPUTime: cpu, Running: running}, nil
+}
+
+// readThreadName refreshes th.name from /proc/PID/task/TID/comm. It
+// allocates only when the name changed. The caller holds stateMu.
+func (t *Target) readThreadName(th *thread) {
+	p := append(t.pathBuf[:0], "/proc/"...)
+	p = strconv.AppendInt(p, int64(t.pid), 10)
+	p = append(p, "/task/"...)
+	p = strconv.AppendInt(p, int64(th.tid), 10)
+	p = append(p, "/comm\x00"...)
+	n, err := readFileRaw(p, t.infoBuf[:])
+	if err != nil {
+		return
+	}
+	if name := bytes.TrimRight(t.infoBuf[:n], "\n"); len(name) > 0 && string(name) != th.name {
+		th.name = string(name)
+	}
+}
+
+// taskList lists a continuous target's threads from /proc/PID/task
+// through a directory kept open, under stateMu.
+type taskList struct {
+	dir      int // -1 until opened
+	gen      uint64
+	zombieAt time.Time // when a lone leader's state was last read
+	buf      [8192]byte
+}
+
+// close closes the directory.
+func (l *taskList) close() {
+	if l.dir >= 0 {
+		closeFD(l.dir)
+		l.dir = -1
+	}
+}
+
+// refreshThreads re-reads /proc/PID/task into the thread table (continuous
+// mode). The caller holds stateMu. It does not allocate while the set of
+// threads stays the same.
+func (t *Target) refreshThreads() error {
+	l := t.tasks
+	if l.dir < 0 {
+		fd, err := openFile(fmt.Sprintf("/proc/%d/task", t.pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+		if err != nil {
+			t.exited = true
+			return target.ErrExited
+		}
+		l.dir = fd
+	}
+	if err := seekStartRaw(l.dir); err != nil {
+		return fmt.Errorf("list threads of PID %d: %w", t.pid, err)
+	}
+	l.gen++
+	live := 0
+	for {
+		n, err := getdentsRaw(l.dir, l.buf[:])
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
+				t.exited = true
+				return target.ErrExited
+			}
+			return fmt.Errorf("list threads of PID %d: %w", t.pid, err)
+		}
+		if n <= 0 {
+			break
+		}
+		for b := l.buf[:n]; ; {
+			var name []byte
+			if name, b = nextDirent(b); name == nil {
+				break
+			}
+			tid, ok := parseUint(name)
+			if ok && tid > 0 && tid < 1<<31 {
+				th, have := t.threads[int(tid)]
+				if !have {
+					// An id reused already: the exited
+					// thread's samples go.
+					t.forgetDeparted(int(tid))
+					th = &thread{tid: int(tid), files: openThreadFiles(t.pid, int(tid))}
+					t.threads[int(tid)] = th
+				}
+				th.gen = l.gen
+				live++
+			}
+		}
+	}
+	for tid, th := range t.threads {
+		if th.gen != l.gen {
+			delete(t.threads, tid)
+			if th.kernel.ring != nil && th.kernel.ring.unread() {
+				th.files.close()
+				th.gen = l.gen
+				t.departed[tid] = th
+				continue
+			}
+			th.closeFiles()
+		}
+	}
+	for tid, th := range t.departed {
+		if l.gen-th.gen > 2 {
+			t.forgetDeparted(tid)
+		}
+	}
+	if live == 0 {
+		t.exited = true
+		return target.ErrExited
+	}
+	// A process whose only thread left is a zombie leader has exited (it
+	// waits for its parent to reap it). Reading its state costs more than
+	// the listing, and until it is read the zombie is only found idle: look
+	// on the first listing at least zombieCheckEvery after the last look
+	// (every tenth at 99 Hz, every one when ticks drain kernel samples).
+	if now := time.Now(); live == 1 && now.Sub(l.zombieAt) >= zombieCheckEvery {
+		l.zombieAt = now
+		if th := t.threads[t.pid]; th != nil {
+			if st, err := th.files.state(t.infoBuf[:]); err != nil || st == 'Z' || st == 'X' {
+				t.exited = true
+				return target.ErrExited
+			}
+		}
+	}
+	return nil
+}
+
+// forgetDeparted closes the ring of a departed thread, if tid is one, and
+// forgets it. The caller holds stateMu.
+func (t *Target) forgetDeparted(tid int) {
+	if th, ok := t.departed[tid]; ok {
+		th.closeFiles()
+		delete(t.departed, tid)
+	}
+}
+
+// zombieCheckEvery is how often a single-threaded target's state is read
+// to find a zombie leader.
+const zombieCheckEvery = 100 * time.Millisecond
