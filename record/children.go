@@ -16,6 +16,8 @@ type recording struct {
 	mu       sync.Mutex
 	ts       []target.Target
 	pids     map[int]bool
+	closed   bool // closeAll ran: a target added later is closed at once
+	intr     interruption
 
 	// Following a launched command's children (sampler goroutine only).
 	root        target.Target                   // the launched command; nil when attached with -p or once it exited
@@ -39,6 +41,11 @@ func (r *recording) attach(pid int, started bool) error {
 
 func (r *recording) add(t target.Target, started bool) {
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		t.Close()
+		return
+	}
 	if r.pids == nil {
 		r.pids = map[int]bool{}
 	}
@@ -119,6 +126,7 @@ func (r *recording) kernelSampleNotes() (refused, reduced error) {
 func (r *recording) closeAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.closed = true
 	for _, t := range r.ts {
 		t.Close()
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/macprof/macprof/exporter"
@@ -16,6 +17,7 @@ import (
 	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/symcache"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
 )
 
 // Output is one file to write the profile to.
@@ -29,6 +31,9 @@ type Output struct {
 // Every path is checked for writing now, so that a mistake fails before
 // sampling rather than after.
 func ParseOutputs(paths []string, format string) ([]Output, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("give at least one output with -o FILE (e.g. -o cpu.pb.gz or -o flame.svg)")
+	}
 	var outputs []Output
 	for _, o := range paths {
 		var f exporter.Format
@@ -64,6 +69,8 @@ type Config struct {
 	StopThreads bool
 	MaxFrames   int
 	Outputs     []Output
+	// Duration, when positive, ends the recording after that long.
+	Duration time.Duration
 	// Quiet leaves out the status line, the summary and the notes.
 	Quiet bool
 	// Stderr receives the status line, the summary and every message.
@@ -80,21 +87,78 @@ type Config struct {
 	// Tune, when set, prepares macprof's own process for sampling once the
 	// target runs, and returns what undoes it.
 	Tune func() (restore func())
+	// Signals delivers the signals that end the recording (see Run).
+	Signals <-chan os.Signal
 }
 
-// Run records until ctx ends or every target exited, writes the outputs,
-// and returns the exit status: a launched command's own status when it is
-// not 0, else 1 when an output could not be written or the target not
-// started or attached, 2 for a configuration the sampler refused.
+// Validate checks what the command line gave, except the outputs
+// (ParseOutputs checks those), and says what is wrong in one line.
+func (c Config) Validate() error {
+	switch {
+	case c.PID < 0:
+		return fmt.Errorf("-p must be a PID (a positive number), not %d", c.PID)
+	case c.PID == 0 && len(c.Command) == 0:
+		return errors.New("give a process (-p PID) or a command to run (-- CMD ARGS...)")
+	case c.PID != 0 && len(c.Command) > 0:
+		return errors.New("give either -p PID or a command, not both")
+	case c.Hz < 1 || c.Hz > sampler.MaxHz:
+		return fmt.Errorf("-F must be between 1 and %d Hz, not %d", sampler.MaxHz, c.Hz)
+	case c.Duration < 0:
+		return fmt.Errorf("-d must be positive, or 0 to record until the target exits, not %v", c.Duration)
+	case c.MaxFrames < 1 || c.MaxFrames > unwind.MaxMaxFrames:
+		return fmt.Errorf("--max-frames must be between 1 and %d, not %d", unwind.MaxMaxFrames, c.MaxFrames)
+	case c.Mode != profile.ModeCPU && c.Mode != profile.ModeWall:
+		return fmt.Errorf("unknown mode %d", c.Mode)
+	}
+	return nil
+}
+
+// Run records until ctx ends, Duration passes, a signal comes or every
+// target exited, writes the outputs, and returns the exit status: a
+// launched command's own status when it is not 0, else 1 when an output
+// could not be written or the target not started or attached, 2 for a
+// configuration the sampler refused. The first signal stops sampling and
+// is passed on to a launched command, which Run then waits for; a second
+// makes Run close every target, kill the command and return 128 plus the
+// signal's number at once, so that nothing waits on a command that ignores
+// the first.
 func Run(ctx context.Context, cfg Config) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cfg.Duration > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, cfg.Duration)
+		defer stop()
+	}
+	cfg.Stderr = &lockedWriter{w: cfg.Stderr}
+	rec := &recording{attachFn: cfg.Attach}
+	done := make(chan int, 1)
+	go func() { done <- rec.run(ctx, cfg) }()
+	for {
+		select {
+		case code := <-done:
+			return code
+		case sig := <-cfg.Signals:
+			if rec.intr.interrupt(sig, cfg.Stderr, cfg.Quiet) {
+				cancel()
+				continue
+			}
+			return rec.abandon(sig, cfg.Stderr)
+		}
+	}
+}
+
+// run is Run's recording, on a goroutine of its own so that a second
+// signal need not wait for it.
+func (rec *recording) run(ctx context.Context, cfg Config) int {
 	stderr := cfg.Stderr
 	var windows []*profile.Window
-	status := newStatusLine(stderr, cfg.Quiet)
+	status := newStatusLine(unlocked(stderr), cfg.Quiet)
 	opts := target.Options{MaxFrames: cfg.MaxFrames, Continuous: true}
 	if cfg.Mode == profile.ModeCPU && !cfg.StopThreads {
 		opts.KernelSamplePeriod = time.Second / time.Duration(cfg.Hz)
 	}
-	rec := &recording{opts: opts, attachFn: cfg.Attach}
+	rec.opts = opts
 	s, err := sampler.New(sampler.Config{
 		Hz:        cfg.Hz,
 		Mode:      cfg.Mode,
@@ -121,6 +185,7 @@ func Run(ctx context.Context, cfg Config) int {
 			return 1
 		}
 		waitChild = t.Wait
+		rec.intr.launched(t.PID())
 		rec.add(t, true)
 		rec.root = t
 		if cfg.Descendants == nil {
@@ -140,6 +205,9 @@ func Run(ctx context.Context, cfg Config) int {
 	status.done()
 	sampleErr, sampleWarn := rec.kernelSampleNotes()
 	rec.closeAll()
+	// Only now, with every thread released, a signal reaches the command
+	// without passing through the tracer.
+	rec.intr.detached()
 	if runErr != nil && !errors.Is(runErr, sampler.ErrAllExited) {
 		fmt.Fprintf(stderr, "macprof record: %v\n", runErr)
 	}
@@ -160,7 +228,9 @@ func Run(ctx context.Context, cfg Config) int {
 		code = 1
 	}
 	if waitChild != nil {
-		if st := waitChild(); st != 0 {
+		st := waitChild()
+		rec.intr.reaped()
+		if st != 0 {
 			return st
 		}
 	}

@@ -116,10 +116,13 @@ func parseMode(s string) (profile.Mode, bool) {
 	return 0, false
 }
 
+// stopSignals end a sampling command.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
 // commandContext returns the context of a sampling command: it ends on
-// SIGINT, SIGTERM or SIGHUP, and after d when d is positive.
+// stopSignals, and after d when d is positive.
 func commandContext(d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	if d <= 0 {
 		return ctx, stop
 	}

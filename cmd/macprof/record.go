@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
 
 	"github.com/macprof/macprof/record"
@@ -80,15 +83,6 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "macprof record: "+format+"\n", a...)
 		return 2
 	}
-	cmdArgs := fs.Args()
-	switch {
-	case *pid == 0 && len(cmdArgs) == 0:
-		return fail("give a process (-p PID) or a command to run (-- CMD ARGS...)")
-	case *pid != 0 && len(cmdArgs) > 0:
-		return fail("give either -p PID or a command, not both")
-	case len(outs) == 0:
-		return fail("give at least one output with -o FILE (e.g. -o cpu.pb.gz or -o flame.svg)")
-	}
 	m, ok := parseMode(*mode)
 	if !ok {
 		return fail("--mode must be cpu or wall, not %q", *mode)
@@ -96,19 +90,18 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	if *capture != "auto" && *capture != "stop" {
 		return fail("--capture must be auto or stop, not %q", *capture)
 	}
-	if *hz < 1 || *hz > sampler.MaxHz {
-		return fail("-F must be between 1 and %d Hz", sampler.MaxHz)
-	}
-	// Every output is checked before sampling starts, not after.
-	outputs, err := record.ParseOutputs(outs, *format)
-	if err != nil {
+	cfg := record.Config{PID: *pid, Command: fs.Args(), Hz: *hz, Duration: *dur, Mode: m, StopThreads: *capture == "stop",
+		MaxFrames: *maxFrames, Quiet: *quiet, Stderr: stderr, Attach: attach, Launch: launch, Tune: tuneForSampling}
+	if err := cfg.Validate(); err != nil {
 		return fail("%v", err)
 	}
-	ctx, stop := commandContext(*dur)
-	defer stop()
-	return record.Run(ctx, record.Config{
-		PID: *pid, Command: cmdArgs, Hz: *hz, Mode: m, StopThreads: *capture == "stop", MaxFrames: *maxFrames,
-		Outputs: outputs, Quiet: *quiet, Stderr: stderr,
-		Attach: attach, Launch: launch, Tune: tuneForSampling,
-	})
+	// Every output is checked before sampling starts, not after.
+	var err error
+	if cfg.Outputs, err = record.ParseOutputs(outs, *format); err != nil {
+		return fail("%v", err)
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, stopSignals...)
+	cfg.Signals = sigs
+	return record.Run(context.Background(), cfg)
 }

@@ -1,0 +1,147 @@
+//go:build linux && (amd64 || arm64)
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// signalWait bounds how long macprof may take to act on a signal: to
+// write the profile after the first, to exit after the command did or after
+// the second. It is far above what it takes on a loaded machine (the test
+// logs it) and far below the command's own life, which it would otherwise
+// wait for.
+const signalWait = 15 * time.Second
+
+// recordCommand starts macprof record on a shell script that writes its PID
+// to a file and spins, and returns macprof, the script's PID once it runs,
+// and the profile's path.
+func recordCommand(t *testing.T, capture, script string) (*exec.Cmd, *bytes.Buffer, int, string) {
+	t.Helper()
+	macprof, _ := macprofBinary(t)
+	dir := t.TempDir()
+	out, pidFile := filepath.Join(dir, "p.folded"), filepath.Join(dir, "pid")
+	cmd := exec.Command(macprof, "record", "--capture", capture, "-o", out, "--", "sh", "-c", "echo $$ >"+pidFile+"; "+script)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var pid int
+	for deadline := time.Now().Add(signalWait); pid == 0; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid == 0 && time.Now().After(deadline) {
+			t.Fatalf("the command did not start:\n%s", stderr.String())
+		}
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	// Let it be sampled for a while.
+	time.Sleep(time.Second)
+	return cmd, &stderr, pid, out
+}
+
+// waitExit waits for macprof to exit and returns its status and how long
+// it took, failing the test after signalWait.
+func waitExit(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer) (int, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return cmd.ProcessState.ExitCode(), time.Since(start)
+	case <-time.After(signalWait):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("macprof still running %v after the signal:\n%s", signalWait, stderr.String())
+	}
+	return 0, 0
+}
+
+// gone reports whether a process has exited (and perhaps been reaped).
+func gone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err != nil || bytes.Contains(b, []byte(") Z "))
+}
+
+// TestRecordSIGTERMReachesCommand sends SIGTERM to record -- CMD, whose
+// command traps it and exits with status 7: the command gets the signal,
+// the profile is written, and macprof exits with the command's status.
+func TestRecordSIGTERMReachesCommand(t *testing.T) {
+	for _, capture := range []string{"auto", "stop"} {
+		t.Run(capture, func(t *testing.T) {
+			cmd, stderr, pid, out := recordCommand(t, capture, `trap "exit 7" TERM; while :; do :; done`)
+			cmd.Process.Signal(syscall.SIGTERM)
+			code, took := waitExit(t, cmd, stderr)
+			t.Logf("exited %v after SIGTERM", took)
+			if code != 7 {
+				t.Errorf("status %d, want the command's 7:\n%s", code, stderr.String())
+			}
+			if !gone(pid) {
+				t.Errorf("the command (PID %d) still runs", pid)
+			}
+			if b, err := os.ReadFile(out); err != nil || len(b) == 0 {
+				t.Errorf("no profile (%v):\n%s", err, stderr.String())
+			}
+		})
+	}
+}
+
+// TestRecordSecondSignalExitsAtOnce sends SIGTERM to record -- CMD, whose
+// command ignores it: the profile is written and macprof waits for the
+// command; a second SIGTERM makes it kill the command and exit at once,
+// with 128+SIGTERM, leaving no thread of it stopped.
+func TestRecordSecondSignalExitsAtOnce(t *testing.T) {
+	for _, capture := range []string{"auto", "stop"} {
+		t.Run(capture, func(t *testing.T) {
+			cmd, stderr, pid, out := recordCommand(t, capture, `trap "" TERM; while :; do :; done`)
+			cmd.Process.Signal(syscall.SIGTERM)
+			start := time.Now()
+			for {
+				if b, _ := os.ReadFile(out); len(b) > 0 {
+					break
+				}
+				if time.Since(start) > signalWait {
+					t.Fatalf("no profile %v after the first SIGTERM:\n%s", signalWait, stderr.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			t.Logf("profile written %v after the first SIGTERM", time.Since(start))
+			// The command ignored it and runs on, untraced.
+			st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			if err != nil || !bytes.Contains(st, []byte("TracerPid:\t0\n")) || !bytes.Contains(st, []byte("State:\tR")) && !bytes.Contains(st, []byte("State:\tS")) {
+				t.Errorf("the command after the first SIGTERM (%v):\n%s", err, st)
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			code, took := waitExit(t, cmd, stderr)
+			t.Logf("exited %v after the second SIGTERM", took)
+			if code != 128+int(syscall.SIGTERM) {
+				t.Errorf("status %d, want %d:\n%s", code, 128+int(syscall.SIGTERM), stderr.String())
+			}
+			for deadline := time.Now().Add(signalWait); !gone(pid); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the command (PID %d) was left running", pid)
+				}
+			}
+			if want := fmt.Sprintf("macprof record: terminated again: killed the command (PID %d) and exiting\n", pid); !strings.HasSuffix(stderr.String(), want) {
+				t.Errorf("stderr does not end with %q:\n%s", want, stderr.String())
+			}
+		})
+	}
+}
