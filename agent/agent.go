@@ -7,6 +7,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"regexp"
@@ -36,6 +37,8 @@ type Config struct {
 	Mode   profile.Mode
 	// ShutdownTimeout bounds the flush of queued windows at the end.
 	ShutdownTimeout time.Duration
+	// Duration, when positive, ends the run after that long.
+	Duration time.Duration
 	// Telemetry is where the agent's own metrics go: otlp, stdout, none,
 	// or auto (otlp when OTLP has an endpoint and speaks gRPC).
 	Telemetry string
@@ -109,24 +112,28 @@ type agent struct {
 	windowsDropped, encodeErrors atomic.Int64
 }
 
-// Run profiles until ctx ends (SIGTERM, a duration), then flushes the
-// exporters' queues within ShutdownTimeout. It returns the exit status: 1
-// when the only process named by PID cannot be profiled, 2 when the
+// Run profiles until ctx ends (SIGTERM), Duration passes or, without Name,
+// every process named by PID has exited, then flushes the exporters'
+// queues within ShutdownTimeout. It returns the exit status: 1 when no
+// process named by PID can be profiled and there is no Name, 2 when the
 // sampler refuses the configuration, else 0.
 func Run(ctx context.Context, cfg Config) int {
 	defer closeSinks(cfg.Sinks)
-	a := &agent{cfg: cfg, log: cfg.Log, sinks: cfg.Sinks}
-	tel, err := a.startTelemetry(ctx)
-	if err != nil {
-		a.log.Warn("agent metrics disabled", "err", err)
+	if cfg.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
+		defer cancel()
 	}
+	a := &agent{cfg: cfg, log: cfg.Log, sinks: cfg.Sinks}
+	var tel *telemetry // set before sampling starts
 
 	windows := make(chan *profile.Window, 4)
 	s, err := sampler.New(sampler.Config{
-		Hz:          cfg.Hz,
-		Mode:        cfg.Mode,
-		Window:      cfg.Window,
-		KeepRunning: true,
+		Hz:     cfg.Hz,
+		Mode:   cfg.Mode,
+		Window: cfg.Window,
+		// Without --name no target can come after the last one exits.
+		KeepRunning: cfg.Name != nil,
 		OnWindow: func(w *profile.Window) {
 			select {
 			case windows <- w:
@@ -150,13 +157,20 @@ func Run(ctx context.Context, cfg Config) int {
 		return 2
 	}
 	a.s = s
+	attached := 0
 	for _, pid := range cfg.PIDs {
 		if err := a.attach(pid); err != nil {
 			a.log.Error("cannot profile", "pid", pid, "err", err)
-			if cfg.Name == nil && len(cfg.PIDs) == 1 {
-				return 1
-			}
+			continue
 		}
+		attached++
+	}
+	if attached == 0 && cfg.Name == nil {
+		a.log.Error("nothing to profile: no process given by --pid can be profiled, and there is no --name to find more")
+		return 1
+	}
+	if tel, err = a.startTelemetry(ctx); err != nil {
+		a.log.Warn("agent metrics disabled", "err", err)
 	}
 	for _, sk := range a.sinks {
 		a.log.Info("exporting", "exporter", sk.Name, "to", sk.Target)
@@ -177,7 +191,9 @@ func Run(ctx context.Context, cfg Config) int {
 		}
 	}()
 
-	if err := s.Run(ctx); err != nil && !errors.Is(err, sampler.ErrAllExited) {
+	if err := s.Run(ctx); errors.Is(err, sampler.ErrAllExited) {
+		a.log.Info("every process given by --pid has exited, and there is no --name to find more: stopping")
+	} else if err != nil {
 		a.log.Error("sampling stopped", "err", err)
 	}
 	wg.Wait()
@@ -201,18 +217,22 @@ func Run(ctx context.Context, cfg Config) int {
 	return 0
 }
 
-// NewLogger returns the agent's logger: to w, as text or, with format
-// "json", as JSON; with verbose, each export is logged too.
-func NewLogger(w io.Writer, format string, verbose bool) *slog.Logger {
+// NewLogger returns the agent's logger: to w, with format "text" as text
+// or "json" as JSON; with verbose, each export is logged too. Another
+// format is an error rather than text, so that a log pipeline that expects
+// JSON is not fed text.
+func NewLogger(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
 	var level slog.LevelVar
 	if verbose {
 		level.Set(slog.LevelDebug)
 	}
-	var handler slog.Handler = slog.NewTextHandler(w, &slog.HandlerOptions{Level: &level})
-	if format == "json" {
-		handler = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: &level})
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: &level})), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: &level})), nil
 	}
-	return slog.New(handler)
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }
 
 // attach starts profiling pid.

@@ -25,16 +25,28 @@ import (
 	"github.com/macprof/macprof/target"
 )
 
-// fakeTarget is a process of one busy thread, always in the same stack.
+// fakeTarget is a process of one busy thread, always in the same stack,
+// until exit is called.
 type fakeTarget struct {
 	pid    int
 	mu     sync.Mutex
 	closed bool
+	exited bool
 }
 
 func (f *fakeTarget) PID() int { return f.pid }
 func (f *fakeTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.exited {
+		return dst[:0], target.ErrExited
+	}
 	return append(dst[:0], target.ThreadID(f.pid)), nil
+}
+func (f *fakeTarget) exit() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.exited = true
 }
 func (f *fakeTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
 	return target.ThreadInfo{ID: t, Name: "worker", Running: true}, nil
@@ -219,11 +231,50 @@ func TestRun(t *testing.T) {
 		}
 	}
 
-	// The only process named cannot be profiled: status 1.
-	code = Run(context.Background(), Config{PIDs: []int{8}, Hz: 20, Window: time.Second, Telemetry: "none", Log: quietLog(),
+	// No process named can be profiled, and there is no name to find
+	// more: status 1, at once.
+	code = Run(context.Background(), Config{PIDs: []int{8, 9}, Hz: 20, Window: time.Second, Telemetry: "none", Log: quietLog(),
 		Attach: func(int, target.Options) (target.Target, error) { return nil, errors.New("no such process") }})
 	if code != 1 {
-		t.Errorf("status %d for a process that cannot be profiled, want 1", code)
+		t.Errorf("status %d for processes that cannot be profiled, want 1", code)
+	}
+}
+
+// TestRunStopsWhenPIDsExit runs the agent on two processes, one that
+// cannot be profiled and one that exits: without a name to find more, it
+// stops then rather than run on doing nothing; the last window is sent.
+func TestRunStopsWhenPIDsExit(t *testing.T) {
+	q := &fakeQueue{}
+	tg := &fakeTarget{pid: 7}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		tg.exit()
+	}()
+	var log bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(context.Background(), Config{PIDs: []int{6, 7}, Hz: 20, Window: time.Minute, Mode: profile.ModeWall, ShutdownTimeout: time.Second,
+			Telemetry: "none", Sinks: []*Sink{fakeSink("one", q, false)}, Log: slog.New(slog.NewTextHandler(&log, nil)),
+			Attach: func(pid int, o target.Options) (target.Target, error) {
+				if pid == 6 {
+					return nil, errors.New("no such process")
+				}
+				return tg, nil
+			}})
+	}()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("status %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent runs on with every process gone")
+	}
+	if n := len(q.queued()); n != 1 || !tg.isClosed() {
+		t.Errorf("%d windows sent, want the last one; target closed %v", n, tg.isClosed())
+	}
+	if !strings.Contains(log.String(), `msg="every process given by --pid has exited, and there is no --name to find more: stopping"`) {
+		t.Errorf("log:\n%s", log.String())
 	}
 }
 
@@ -263,6 +314,20 @@ func TestApplyConfigFile(t *testing.T) {
 	os.WriteFile(path, []byte(`{"nmae": "x"}`), 0o644)
 	if err := ApplyConfigFile(fs, []string{"--config", path}); err == nil || !strings.Contains(err.Error(), `unknown setting "nmae"`) {
 		t.Errorf("an unknown setting: %v", err)
+	}
+	// A value that is not a string, number or boolean is refused, not
+	// turned into the text "<nil>" or "map[...]".
+	for body, want := range map[string]string{
+		`{"name": null}`:         "name: want a string, number or boolean (or an array of them), not null",
+		`{"pid": [1, null]}`:     "pid: want a string, number or boolean (or an array of them), not null",
+		`{"name": {"a": "b"}}`:   "name: want a string, number or boolean (or an array of them), not an object",
+		`{"pid": [[1, 2], [3]]}`: "pid: want a string, number or boolean (or an array of them), not a nested array",
+	} {
+		fs, name, _, _, _ := newFlags()
+		os.WriteFile(path, []byte(body), 0o644)
+		if err := ApplyConfigFile(fs, []string{"--config", path}); err == nil || err.Error() != "config "+path+": "+want || *name != "" {
+			t.Errorf("%s: err %v, name %q", body, err, *name)
+		}
 	}
 }
 

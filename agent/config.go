@@ -63,8 +63,12 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 		}
 		for _, v := range vals {
 			s := fmt.Sprint(v)
-			if f, ok := v.(float64); ok {
-				s = strconv.FormatFloat(f, 'f', -1, 64)
+			switch v := v.(type) {
+			case float64:
+				s = strconv.FormatFloat(v, 'f', -1, 64)
+			case nil, []any, map[string]any:
+				// fmt.Sprint would make "<nil>" or "map[...]" a value.
+				return fmt.Errorf("config %s: %s: want a string, number or boolean (or an array of them), not %s", path, k, jsonKind(v))
 			}
 			if err := fs.Set(k, s); err != nil {
 				return fmt.Errorf("config %s: %s: %w", path, k, err)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"regexp"
 	"strconv"
 	"time"
@@ -97,7 +99,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "macprof agent: "+format+"\n", a...)
 		return 2
 	}
-	cfg := agent.Config{PIDs: pids, Hz: *hz, Window: *window, Rescan: *rescan, ShutdownTimeout: *shutdown, Telemetry: *telemetry, Attach: attach}
+	cfg := agent.Config{PIDs: pids, Hz: *hz, Window: *window, Rescan: *rescan, Duration: *dur, ShutdownTimeout: *shutdown, Telemetry: *telemetry, Attach: attach}
 	if *name != "" {
 		re, err := regexp.Compile(*name)
 		if err != nil {
@@ -105,19 +107,18 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Name = re
 	}
-	if len(cfg.PIDs) == 0 && cfg.Name == nil {
-		return fail("name the processes to profile: --pid PID and/or --name REGEX")
-	}
 	m, ok := parseMode(*mode)
 	if !ok {
-		return fail("--mode must be cpu or wall")
+		return fail("--mode must be cpu or wall, not %q", *mode)
 	}
 	cfg.Mode = m
-	if cfg.Window < time.Second || cfg.Rescan < 100*time.Millisecond {
-		return fail("--window must be at least 1s and --rescan at least 100ms")
+	log, err := agent.NewLogger(stderr, *logFormat, *verbose)
+	if err == nil {
+		err = cfg.Validate()
 	}
-
-	log := agent.NewLogger(stderr, *logFormat, *verbose)
+	if err != nil {
+		return fail("%v", err)
+	}
 
 	// Exporters.
 	otlpCfg, err := otlpFlags.Resolve(os.Getenv)
@@ -131,6 +132,9 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	if pcfg, enabled := pyroFlags.Config(os.Getenv); enabled {
 		exps.Pyroscope = &pcfg
 	}
+	if err := exps.Validate(); err != nil {
+		return fail("%v", err)
+	}
 	sinks, err := agent.NewSinks(exps)
 	if err != nil {
 		return fail("%v", err)
@@ -139,7 +143,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		return fail("no exporter: set --otlp-endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT) and/or --pyroscope-url")
 	}
 	cfg.OTLP, cfg.Host, cfg.Sinks, cfg.Log = otlpCfg, host, sinks, log
-	ctx, stop := commandContext(*dur)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	return agent.Run(ctx, cfg)
 }

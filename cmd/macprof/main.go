@@ -7,17 +7,14 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sort"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/macprof/macprof/profile"
 )
@@ -93,16 +90,23 @@ func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.Flag
 	return fs
 }
 
-// parseFlags parses args and maps -h/--help to exit status 0 and other
-// errors to 2. ok reports whether the command should go on.
+// parseFlags parses args and maps -h/--help to the usage and exit status
+// 0, and another error to one line and 2, not buried under the usage.
+// ok reports whether the command should go on.
 func parseFlags(fs *flag.FlagSet, args []string) (status int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0, false
-		}
-		return 2, false
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return 0, false
 	}
-	return 0, true
+	fmt.Fprintf(out, "macprof %s: %v (macprof %s --help lists the flags)\n", fs.Name(), err, fs.Name())
+	return 2, false
 }
 
 // parseMode maps a --mode value to its profile.Mode.
@@ -118,14 +122,3 @@ func parseMode(s string) (profile.Mode, bool) {
 
 // stopSignals end a sampling command.
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
-
-// commandContext returns the context of a sampling command: it ends on
-// stopSignals, and after d when d is positive.
-func commandContext(d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
-	if d <= 0 {
-		return ctx, stop
-	}
-	ctx, cancel := context.WithTimeout(ctx, d)
-	return ctx, func() { cancel(); stop() }
-}
