@@ -4,6 +4,7 @@
 package snapshot
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/symcache"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
 )
 
 // Snapshot is the stacks of every thread of one process; it is also the
@@ -54,12 +56,29 @@ type Config struct {
 	Attach func(pid int, o target.Options) (target.Target, error)
 }
 
+// Validate checks what the command line gave and says what is wrong in one
+// line.
+func (c Config) Validate() error {
+	switch {
+	case c.PID == 0:
+		return errors.New("give the process as -p PID")
+	case c.PID < 0:
+		return fmt.Errorf("-p must be a PID (a positive number), not %d", c.PID)
+	case c.Options.MaxFrames < 1 || c.Options.MaxFrames > unwind.MaxMaxFrames:
+		return fmt.Errorf("--max-frames must be between 1 and %d, not %d", unwind.MaxMaxFrames, c.Options.MaxFrames)
+	}
+	return nil
+}
+
 // Take attaches, captures every thread at once, detaches, then symbolizes.
 // What it could not capture is listed in Snapshot.Missing; an error means
 // there is no snapshot at all.
 func Take(cfg Config) (*Snapshot, error) {
 	t, err := cfg.Attach(cfg.PID, cfg.Options)
 	if err != nil {
+		if why := exited(cfg.PID); why != nil {
+			return nil, why
+		}
 		return nil, err
 	}
 	defer t.Close()

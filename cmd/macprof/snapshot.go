@@ -37,17 +37,16 @@ func runSnapshot(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args); !ok {
 		return st
 	}
-	if *pid <= 0 || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "macprof snapshot: give the process as -p PID")
-		fs.Usage()
-		return 2
-	}
-	if *maxFrames < 1 || *maxFrames > unwind.MaxMaxFrames {
-		fmt.Fprintf(stderr, "macprof snapshot: --max-frames must be in [1, %d]\n", unwind.MaxMaxFrames)
+	cfg := snapshot.Config{PID: *pid, Options: target.Options{MaxFrames: *maxFrames}, Attach: attach}
+	if err := cfg.Validate(); err != nil || fs.NArg() > 0 {
+		if err == nil {
+			err = fmt.Errorf("unexpected argument %q: give the process as -p PID", fs.Arg(0))
+		}
+		fmt.Fprintf(stderr, "macprof snapshot: %v\n", err)
 		return 2
 	}
 	raisePriority()
-	snap, err := snapshot.Take(snapshot.Config{PID: *pid, Options: target.Options{MaxFrames: *maxFrames}, Attach: attach})
+	snap, err := snapshot.Take(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "macprof snapshot: %v\n", err)
 		return 1

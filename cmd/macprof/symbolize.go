@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/symcache"
@@ -80,7 +81,6 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 	}
 	if *bin == "" {
 		fmt.Fprintln(stderr, "macprof symbolize: -o BINARY is required")
-		fs.Usage()
 		return 2
 	}
 	var load uint64
@@ -93,13 +93,16 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 		load = v
 	}
 	s, err := newSymbolizer(*bin, *arch, *dsym, load, *loadStr != "")
-	if err != nil {
-		fmt.Fprintf(stderr, "macprof symbolize: %v\n", err)
-		return 1
+	var t *symcache.Table
+	if err == nil {
+		s.inline = *inline
+		t, err = s.cache.Table(s.img)
 	}
-	s.inline = *inline
-	t, err := s.cache.Table(s.img)
 	if err != nil {
+		// Every error about the file names it, however deep it came from.
+		if !strings.Contains(err.Error(), *bin) {
+			err = fmt.Errorf("%s: %w", *bin, err)
+		}
 		fmt.Fprintf(stderr, "macprof symbolize: %v\n", err)
 		return 1
 	}
@@ -250,7 +253,7 @@ func newSymbolizer(bin, arch, dsym string, load uint64, haveLoad bool) (*symboli
 func newELFSymbolizer(bin string, load uint64) (*symbolizer, error) {
 	ef, err := elf.Open(bin)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: damaged ELF file: %w", bin, err)
 	}
 	defer ef.Close()
 	for _, p := range ef.Progs {
