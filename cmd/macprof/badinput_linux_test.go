@@ -59,6 +59,18 @@ func runBadInputs(t *testing.T, cases []badInput) {
 	}
 }
 
+// sleeper starts a process to name in the cases, so that a command that
+// wrongly accepts them profiles it rather than someone else's.
+func sleeper(t *testing.T) string {
+	t.Helper()
+	p := exec.Command("sleep", "60")
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Process.Kill(); p.Wait() })
+	return strconv.Itoa(p.Process.Pid)
+}
+
 func TestRecordBadInput(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "p.folded")
 	runBadInputs(t, []badInput{
@@ -87,33 +99,34 @@ func TestAgentBadInput(t *testing.T) {
 		return path
 	}
 	null := config("null.json", `{"name": null, "otlp-endpoint": "localhost:1"}`)
-	nullPID := config("nullpid.json", `{"pid": [1, null]}`)
+	nullPID := config("nullpid.json", `{"pid": [12, null]}`)
 	object := config("object.json", `{"name": {"re": "x"}}`)
-	zeroHz := config("zerohz.json", `{"pid": 1, "F": 0}`)
+	zeroHz := config("zerohz.json", `{"F": 0}`)
 	const ep = "--otlp-endpoint=localhost:1"
+	pid := sleeper(t)
 	runBadInputs(t, []badInput{
-		{[]string{"agent", "--pid", "1", "-F", "0", ep}, "macprof agent: -F must be between 1 and 10000 Hz, not 0", 2},
-		{[]string{"agent", "--pid", "1", "-F", "20000", ep}, "macprof agent: -F must be between 1 and 10000 Hz, not 20000", 2},
-		{[]string{"agent", "--pid", "1", "-d", "-1s", ep}, "macprof agent: -d must be positive, or 0 to run until SIGTERM, not -1s", 2},
-		{[]string{"agent", "--pid", "1", "--window", "500ms", ep}, "macprof agent: --window must be at least 1s, not 500ms", 2},
-		{[]string{"agent", "--pid", "1", "--rescan", "0", ep}, "macprof agent: --rescan must be at least 100ms, not 0s", 2},
-		{[]string{"agent", "--pid", "1", "--shutdown-timeout", "-5s", ep}, "macprof agent: --shutdown-timeout must not be negative, not -5s", 2},
-		{[]string{"agent", "--pid", "1", "--telemetry", "prometheus", ep}, `macprof agent: --telemetry must be otlp, stdout, none or auto, not "prometheus"`, 2},
-		{[]string{"agent", "--pid", "1", "--log-format", "logfmt", ep}, `macprof agent: --log-format must be text or json, not "logfmt"`, 2},
-		{[]string{"agent", "--pid", "1", "--mode", "idle", ep}, `macprof agent: --mode must be cpu or wall, not "idle"`, 2},
-		{[]string{"agent", "--pid", "1", "--queue-windows", "-1", ep}, "macprof agent: --queue-windows must be at least 2, not -1", 2},
-		{[]string{"agent", "--pid", "1", "--queue-windows", "0", ep}, "macprof agent: --queue-windows must be at least 2, not 0", 2},
-		{[]string{"agent", "--pid", "1", "--queue-bytes", "-1", ep}, "macprof agent: --queue-bytes must be positive, not -1", 2},
-		{[]string{"agent", "--pid", "1", "--retry-max", "-1s", ep}, "macprof agent: --retry-max must be positive, or 0 for the window length, not -1s", 2},
-		{[]string{"agent", "--pid", "1", "--otlp-timeout", "-1s", ep}, "macprof agent: --otlp-timeout (or OTEL_EXPORTER_OTLP_TIMEOUT) must not be negative, not -1s", 2},
-		{[]string{"agent", "--pid", "1", "--pyroscope-url", "http://localhost:1", "--pyroscope-timeout", "-1s"}, "macprof agent: --pyroscope-timeout must not be negative, not -1s", 2},
+		{[]string{"agent", "--pid", pid, "-F", "0", ep}, "macprof agent: -F must be between 1 and 10000 Hz, not 0", 2},
+		{[]string{"agent", "--pid", pid, "-F", "20000", ep}, "macprof agent: -F must be between 1 and 10000 Hz, not 20000", 2},
+		{[]string{"agent", "--pid", pid, "-d", "-1s", ep}, "macprof agent: -d must be positive, or 0 to run until SIGTERM, not -1s", 2},
+		{[]string{"agent", "--pid", pid, "--window", "500ms", ep}, "macprof agent: --window must be at least 1s, not 500ms", 2},
+		{[]string{"agent", "--pid", pid, "--rescan", "0", ep}, "macprof agent: --rescan must be at least 100ms, not 0s", 2},
+		{[]string{"agent", "--pid", pid, "--shutdown-timeout", "-5s", ep}, "macprof agent: --shutdown-timeout must not be negative, not -5s", 2},
+		{[]string{"agent", "--pid", pid, "--telemetry", "prometheus", ep}, `macprof agent: --telemetry must be otlp, stdout, none or auto, not "prometheus"`, 2},
+		{[]string{"agent", "--pid", pid, "--log-format", "logfmt", ep}, `macprof agent: --log-format must be text or json, not "logfmt"`, 2},
+		{[]string{"agent", "--pid", pid, "--mode", "idle", ep}, `macprof agent: --mode must be cpu or wall, not "idle"`, 2},
+		{[]string{"agent", "--pid", pid, "--queue-windows", "-1", ep}, "macprof agent: --queue-windows must be at least 2, not -1", 2},
+		{[]string{"agent", "--pid", pid, "--queue-windows", "0", ep}, "macprof agent: --queue-windows must be at least 2, not 0", 2},
+		{[]string{"agent", "--pid", pid, "--queue-bytes", "-1", ep}, "macprof agent: --queue-bytes must be positive, not -1", 2},
+		{[]string{"agent", "--pid", pid, "--retry-max", "-1s", ep}, "macprof agent: --retry-max must be positive, or 0 for the window length, not -1s", 2},
+		{[]string{"agent", "--pid", pid, "--otlp-timeout", "-1s", ep}, "macprof agent: --otlp-timeout (or OTEL_EXPORTER_OTLP_TIMEOUT) must not be negative, not -1s", 2},
+		{[]string{"agent", "--pid", pid, "--pyroscope-url", "http://localhost:1", "--pyroscope-timeout", "-1s"}, "macprof agent: --pyroscope-timeout must not be negative, not -1s", 2},
 		{[]string{"agent", "--pid", "0", ep}, `macprof agent: invalid value "0" for flag -pid: not a PID: "0" (macprof agent --help lists the flags)`, 2},
 		{[]string{"agent", ep}, "macprof agent: name the processes to profile: --pid PID and/or --name REGEX", 2},
 		{[]string{"agent", "--name", "(", ep}, "macprof agent: --name: error parsing regexp: missing closing ): `(`", 2},
 		{[]string{"agent", "--config", null}, "macprof agent: config " + null + ": name: want a string, number or boolean (or an array of them), not null", 2},
 		{[]string{"agent", "--config", nullPID}, "macprof agent: config " + nullPID + ": pid: want a string, number or boolean (or an array of them), not null", 2},
 		{[]string{"agent", "--config", object}, "macprof agent: config " + object + ": name: want a string, number or boolean (or an array of them), not an object", 2},
-		{[]string{"agent", "--config", zeroHz, ep}, "macprof agent: -F must be between 1 and 10000 Hz, not 0", 2},
+		{[]string{"agent", "--config", zeroHz, "--pid", pid, ep}, "macprof agent: -F must be between 1 and 10000 Hz, not 0", 2},
 	})
 }
 
@@ -161,12 +174,13 @@ func TestSnapshotBadInput(t *testing.T) {
 			t.Fatalf("the child did not become a zombie: %s", b)
 		}
 	}
+	pid := sleeper(t)
 	runBadInputs(t, []badInput{
 		{[]string{"snapshot"}, "macprof snapshot: give the process as -p PID", 2},
 		{[]string{"snapshot", "-p", "-3"}, "macprof snapshot: -p must be a PID (a positive number), not -3", 2},
-		{[]string{"snapshot", "-p", "1", "extra"}, `macprof snapshot: unexpected argument "extra": give the process as -p PID`, 2},
-		{[]string{"snapshot", "-p", "1", "--max-frames", "0"}, "macprof snapshot: --max-frames must be between 1 and 10000, not 0", 2},
-		{[]string{"snapshot", "-p", "1", "--max-frames", "10001"}, "macprof snapshot: --max-frames must be between 1 and 10000, not 10001", 2},
+		{[]string{"snapshot", "-p", pid, "extra"}, `macprof snapshot: unexpected argument "extra": give the process as -p PID`, 2},
+		{[]string{"snapshot", "-p", pid, "--max-frames", "0"}, "macprof snapshot: --max-frames must be between 1 and 10000, not 0", 2},
+		{[]string{"snapshot", "-p", pid, "--max-frames", "10001"}, "macprof snapshot: --max-frames must be between 1 and 10000, not 10001", 2},
 		{[]string{"snapshot", "-p", strconv.Itoa(z.Process.Pid)},
 			fmt.Sprintf("macprof snapshot: process %d (true) has exited: it is a zombie until its parent (PID %d) reaps it, and has no stacks", z.Process.Pid, os.Getpid()), 1},
 	})

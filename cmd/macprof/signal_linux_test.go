@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	pprof "github.com/google/pprof/profile"
 )
 
 // signalWait bounds how long macprof may take to act on a signal: to
@@ -30,10 +32,13 @@ func recordCommand(t *testing.T, capture, script string) (*exec.Cmd, *bytes.Buff
 	t.Helper()
 	macprof, _ := macprofBinary(t)
 	dir := t.TempDir()
-	out, pidFile := filepath.Join(dir, "p.folded"), filepath.Join(dir, "pid")
+	out, pidFile := filepath.Join(dir, "p.pb.gz"), filepath.Join(dir, "pid")
 	cmd := exec.Command(macprof, "record", "--capture", capture, "-o", out, "--", "sh", "-c", "echo $$ >"+pidFile+"; "+script)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	// The command holds macprof's stderr too: once macprof is gone, Wait
+	// need not wait for the command to close it.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +79,18 @@ func waitExit(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer) (int, time.Dura
 	return 0, 0
 }
 
+// profileWritten reports whether path holds a whole pprof profile (with or
+// without samples: under load a short run may have none).
+func profileWritten(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = pprof.Parse(f)
+	return err == nil
+}
+
 // gone reports whether a process has exited (and perhaps been reaped).
 func gone(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -96,8 +113,8 @@ func TestRecordSIGTERMReachesCommand(t *testing.T) {
 			if !gone(pid) {
 				t.Errorf("the command (PID %d) still runs", pid)
 			}
-			if b, err := os.ReadFile(out); err != nil || len(b) == 0 {
-				t.Errorf("no profile (%v):\n%s", err, stderr.String())
+			if !profileWritten(out) {
+				t.Errorf("no profile:\n%s", stderr.String())
 			}
 		})
 	}
@@ -114,7 +131,7 @@ func TestRecordSecondSignalExitsAtOnce(t *testing.T) {
 			cmd.Process.Signal(syscall.SIGTERM)
 			start := time.Now()
 			for {
-				if b, _ := os.ReadFile(out); len(b) > 0 {
+				if profileWritten(out) {
 					break
 				}
 				if time.Since(start) > signalWait {
