@@ -50,7 +50,9 @@ with two busy threads, and the figures for each way in bench/RESULTS.md.
 
 A launched command runs as the invoking user even under sudo; the processes
 it starts are followed (each is its own set of mappings, with a pid label),
-and macprof exits with the command's exit status.
+and macprof exits with the command's exit status. SIGTERM, SIGHUP or Ctrl-C
+stops the recording and reaches the command too; macprof writes the profile
+and waits for it. A second signal kills the command and exits at once.
 
 Examples:
   macprof record -p 1234 -d 30s -o cpu.pb.gz
