@@ -52,6 +52,11 @@ func (l *Launched) Wait() int {
 		return target.ExitCode(ws)
 	}
 	err := l.cmd.Wait()
+	if ws, known := l.ExitStatus(); err != nil && known {
+		// Reaped by the tracer while this waited (a stuck thread's
+		// reaper can reap the leader): the status is the tracer's.
+		return target.ExitCode(ws)
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

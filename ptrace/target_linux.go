@@ -167,6 +167,9 @@ func (t *Target) Exited() bool {
 // does not wait for the tracer thread.
 func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	dst = dst[:0]
+	if t.continuous() {
+		t.tendStuckAnywhere()
+	}
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
 	switch {

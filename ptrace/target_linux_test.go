@@ -641,9 +641,6 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 	})
 }
 
-// cldExited is CLD_EXITED, si_code of a child that exited.
-const cldExited = 1
-
 func TestContinuousTargetEndsWhenOnlyAZombieLeaderIsLeft(t *testing.T) {
 	// sh starts `sleep 0.3` and becomes `sleep 60`, which never reaps
 	// it: when it exits it stays a zombie, its only thread.
