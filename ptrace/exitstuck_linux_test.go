@@ -83,3 +83,35 @@ func TestRecordOfATargetDyingWithAStuckThread(t *testing.T) {
 		t.Logf("run %d: status %d in %v", i, want, took)
 	}
 }
+
+// TestRecordOfACommandThatExitsAtOnce records commands that end before (or
+// while) they are attached, 40 times each: each gives its own exit status
+// and a profile, never "target process exited".
+func TestRecordOfACommandThatExitsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 40 {
+		want, cmd := 0, []string{"true"}
+		if i%2 == 1 {
+			want, cmd = 7, []string{"sh", "-c", "exit 7"}
+		}
+		out := filepath.Join(dir, fmt.Sprintf("p%d.pprof", i))
+		var stderr bytes.Buffer
+		code := record.Run(context.Background(), record.Config{
+			Command: cmd,
+			Hz:      99,
+			Mode:    profile.ModeCPU,
+			Outputs: []record.Output{{Path: out, Format: exporter.FormatPprof}},
+			Quiet:   true,
+			Stderr:  &stderr,
+			Launch: func(args []string, o target.Options) (target.Launched, error) {
+				return ptrace.Launch(args, o)
+			},
+		})
+		if code != want {
+			t.Fatalf("run %d (%v): status %d, want %d; stderr:\n%s", i, cmd, code, want, stderr.String())
+		}
+		if fi, err := os.Stat(out); err != nil || fi.Size() == 0 {
+			t.Fatalf("run %d (%v): no profile written: %v; stderr:\n%s", i, cmd, err, stderr.String())
+		}
+	}
+}

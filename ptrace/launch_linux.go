@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/macprof/macprof/target"
+	"golang.org/x/sys/unix"
 )
 
 // Launched is a command Launch started and attached to.
@@ -35,12 +36,24 @@ func Launch(args []string, opts target.Options) (*Launched, error) {
 		return nil, fmt.Errorf("start %s: %w", args[0], err)
 	}
 	t, err := Attach(cmd.Process.Pid, opts)
+	if err != nil && exitedChild(cmd.Process.Pid) {
+		// It ended before it could be attached (`true`): its status is
+		// still ours to wait for, and its profile is empty.
+		t, err = exitedTarget(cmd.Process.Pid, opts)
+	}
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
 		return nil, err
 	}
 	return &Launched{Target: t, cmd: cmd}, nil
+}
+
+// exitedChild reports whether the child pid has exited, without reaping it.
+func exitedChild(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == nil && siginfoPID(&info) == pid
 }
 
 // Wait waits for the command to exit and returns the status to forward.
