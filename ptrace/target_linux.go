@@ -98,6 +98,7 @@ func Attach(pid int, opts target.Options) (*Target, error) {
 		<-t.done
 		return nil, err
 	}
+	suspendable(t)
 	return t, nil
 }
 
@@ -319,6 +320,7 @@ var errNotPersistent = errors.New("CaptureAll needs a persistent target (attache
 func (t *Target) Close() error {
 	var err error
 	t.closing.Do(func() {
+		unsuspendable(t)
 		if t.continuous() {
 			// Captures run on their callers' goroutines in this mode:
 			// none may use a thread's files or ring while they close.

@@ -5,6 +5,7 @@ package ptrace
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -31,9 +32,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// helperContinuousEnv makes the helper capture in continuous mode, by
+// stopping each thread, as `record --capture stop` does.
+const helperContinuousEnv = "MACPROF_PTRACE_TEST_HELPER_CONTINUOUS"
+
 func captureForever(pidStr string) int {
 	pid, _ := strconv.Atoi(pidStr)
-	t, err := Attach(pid, target.Options{})
+	continuous := os.Getenv(helperContinuousEnv) != ""
+	t, err := Attach(pid, target.Options{Continuous: continuous})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -46,8 +52,90 @@ func captureForever(pidStr string) int {
 		for _, id := range tids {
 			t.Capture(id, c)
 		}
-		t.CaptureAll(nil)
+		if !continuous {
+			t.CaptureAll(nil)
+		}
 	}
+}
+
+// startHelper starts the test binary as a profiler capturing pid in a loop,
+// with env added, and returns once it has attached.
+func startHelper(t *testing.T, pid int, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), helperEnv+"="+strconv.Itoa(pid)), env...)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	buf := make([]byte, 9)
+	if _, err := io.ReadFull(out, buf); err != nil || string(buf) != "attached\n" {
+		t.Fatalf("helper did not attach: %q %v", buf, err)
+	}
+	return cmd
+}
+
+// TestSIGTSTPedProfilerHoldsNoThread stops a profiler capturing by stopping
+// threads with SIGTSTP, 20 times, and checks that no thread of the target
+// is left held while it is stopped.
+func TestSIGTSTPedProfilerHoldsNoThread(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "3", "20")
+	helper := startHelper(t, p.PID, helperContinuousEnv+"=1")
+	hpid := helper.Process.Pid
+	held := 0
+	for round := range 20 {
+		time.Sleep(time.Duration(1+round*7%20) * time.Millisecond)
+		if err := unix.Kill(hpid, unix.SIGTSTP); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			if allStopped(hpid) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the profiler did not stop on SIGTSTP", round)
+			}
+		}
+		if tids := heldThreads(p.PID); len(tids) > 0 {
+			held++
+			t.Errorf("round %d: threads %v of the target held while the profiler is stopped", round, tids)
+		}
+		if err := unix.Kill(hpid, unix.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if held > 0 {
+		t.Fatalf("%d of 20 stops left a target thread held", held)
+	}
+}
+
+// allStopped reports whether every thread of pid is stopped (T).
+func allStopped(pid int) bool {
+	tasks, err := listTasks(pid)
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, tid := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+		if st, _, ok := parseStat(b); !ok || st != 'T' {
+			return false
+		}
+	}
+	return true
+}
+
+// heldThreads returns the threads of pid in a ptrace-stop (t).
+func heldThreads(pid int) []int {
+	var held []int
+	tasks, _ := listTasks(pid)
+	for _, tid := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+		if st, _, ok := parseStat(b); ok && st == 't' {
+			held = append(held, tid)
+		}
+	}
+	return held
 }
 
 // startDeep starts deep.c with args and attaches to it with opts; the target
