@@ -43,13 +43,13 @@ func TestRecordOfATargetDyingWithAStuckThread(t *testing.T) {
 		var pid int
 		var stderr bytes.Buffer
 		cfg := record.Config{
-			Command: []string{bin, strconv.Itoa(want), "1000", "300"},
+			Command:     []string{bin, strconv.Itoa(want), "1000", "300"},
 			Hz:          999,
 			Mode:        profile.ModeCPU,
 			StopThreads: true,
-			Outputs: []record.Output{{Path: out, Format: exporter.FormatPprof}},
-			Quiet:   true,
-			Stderr:  &stderr,
+			Outputs:     []record.Output{{Path: out, Format: exporter.FormatPprof}},
+			Quiet:       true,
+			Stderr:      &stderr,
 			Launch: func(args []string, o target.Options) (target.Launched, error) {
 				l, err := ptrace.LaunchWithStuckThread(args, o)
 				if l != nil {

@@ -352,11 +352,33 @@ func startSpinExit(t *testing.T, period time.Duration, args ...string) (*testpro
 	return p, tg, tid, c
 }
 
+// spinFor waits until the thread has used d of CPU time since the call.
+func spinFor(t *testing.T, tg *Target, tid target.ThreadID, d time.Duration) {
+	t.Helper()
+	from, err := tg.Info(tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		info, err := tg.Info(tid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.CPUTime-from.CPUTime >= d {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("thread %d used %v of CPU in 30 s, want %v", tid, info.CPUTime-from.CPUTime, d)
+		}
+	}
+}
+
 func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
 	const period = 5 * time.Millisecond
 	p, tg, tid, c := startSpinExit(t, period)
-	// About 20 samples, at most the 15 its ring holds.
-	time.Sleep(100 * time.Millisecond)
+	// About 20 samples, at most the 15 its ring holds: 100 ms of its CPU
+	// time, which a loaded machine may take far longer to give it.
+	spinFor(t, tg, tid, 100*time.Millisecond)
 	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread exits
 		t.Fatal(err)
 	}

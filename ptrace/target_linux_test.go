@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -294,7 +295,7 @@ func testThreadsComeAndGo(t *testing.T, opts target.Options) {
 	fdsBefore := countFDs(t)
 	c := target.NewCapture(512, 64<<10)
 	var tids []target.ThreadID
-	captured, gone := 0, 0
+	captured, gone, missed := 0, 0, 0
 	seen := map[target.ThreadID]bool{}
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
@@ -309,6 +310,11 @@ func testThreadsComeAndGo(t *testing.T, opts target.Options) {
 				captured++
 			case errors.Is(err, target.ErrNoThread):
 				gone++
+			case errors.Is(err, target.ErrStopTimeout), errors.Is(err, target.ErrThreadBlocked):
+				// A thread the loaded machine did not let stop in
+				// time, or one asleep in the kernel: a missed
+				// sample, as the sampler counts it.
+				missed++
 			default:
 				t.Fatalf("capture %d: %v", id, err)
 			}
@@ -316,7 +322,7 @@ func testThreadsComeAndGo(t *testing.T, opts target.Options) {
 		if opts.Continuous {
 			continue
 		}
-		if _, err := tg.CaptureAll(nil); err != nil {
+		if _, err := tg.CaptureAll(nil); err != nil && !errors.Is(err, target.ErrStopTimeout) {
 			t.Fatalf("CaptureAll: %v", err)
 		}
 	}
@@ -329,7 +335,7 @@ func testThreadsComeAndGo(t *testing.T, opts target.Options) {
 	if d := countFDs(t) - fdsBefore; d > 16 {
 		t.Errorf("open file descriptors grew by %d while threads came and went", d)
 	}
-	t.Logf("captured %d, gone %d, distinct threads %d", captured, gone, len(seen))
+	t.Logf("captured %d, gone %d, missed %d, distinct threads %d", captured, gone, missed, len(seen))
 }
 
 func countFDs(t *testing.T) int {
@@ -684,7 +690,25 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 		if err := tg.Capture(target.ThreadID(p.PID), c); !errors.Is(err, target.ErrStopTimeout) {
 			t.Fatalf("capture: %v, want target.ErrStopTimeout", err)
 		}
-		time.AfterFunc(20*time.Millisecond, func() { unix.Kill(child, unix.SIGCONT) })
+		// The vfork wait ends before Close: the thread then stops as
+		// soon as it gets a CPU, which on a loaded machine can be
+		// after Close started waiting, or (rarely) before. (Ending the
+		// wait during Close made the test depend on the child being
+		// run within Close's bound.)
+		if err := unix.Kill(child, unix.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", p.PID, p.PID)); err != nil {
+				break
+			}
+			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); len(b) == 0 || bytes.Contains(b, []byte(") Z ")) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the vfork child %d did not exit", child)
+			}
+		}
 		tg.Close()
 		if len(tg.stop.stuck) != 0 || tg.stop.pinned {
 			t.Errorf("after Close: %d threads stuck, pinned %v; want none, false", len(tg.stop.stuck), tg.stop.pinned)
