@@ -273,7 +273,7 @@ func TestDrainSamplesTakesEveryKernelSample(t *testing.T) {
 		t.Fatalf("first capture: %v, stopped %v; want a stop that opens the ring", err, stop.Stopped)
 	}
 	opened := cpu()
-	time.Sleep(60 * time.Millisecond) // about 6 samples, if the thread ran throughout
+	spinFor(t, tg, tid, 60*time.Millisecond) // about 6 samples
 	drainAt := cpu()
 	walks := drainAll(t, tg, int(tid), 3)
 	after := cpu()
@@ -512,7 +512,7 @@ func TestDrainSamplesClosesTheRingOfAnIdleThread(t *testing.T) {
 	p, tg, tid, c := startSpinExit(t, period, "30000", "idle")
 	tg.kernel.ringIdle = 100 * time.Millisecond
 	fd := tg.threads[int(tid)].kernel.ring.fd
-	time.Sleep(100 * time.Millisecond)
+	spinFor(t, tg, tid, 30*time.Millisecond) // a few samples
 	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread goes to sleep
 		t.Fatal(err)
 	}

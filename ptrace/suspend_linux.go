@@ -17,8 +17,10 @@ import (
 // would stay stopped for as long as macprof does. So while any target is
 // open, macprof catches SIGTSTP, waits for every capture under way to end
 // and takes every target's capture lock, then stops itself with SIGSTOP and
-// lets the captures go on once continued; it first gives the captures a
-// few ticks to let go of threads that were slow to stop. SIGSTOP cannot be caught: it can
+// lets the captures go on once continued; it first gives the captures time
+// to let go of threads that were slow to stop, unless they sleep in the
+// kernel (such a thread is held if its sleep ends while macprof is
+// stopped). SIGSTOP cannot be caught: it can
 // stop macprof in the middle of a capture, and that one thread (every
 // thread of a snapshot, whose capture stops them all) stays held until
 // macprof is continued; between captures nothing is held but a thread
@@ -64,7 +66,7 @@ func suspendOnTSTP(ch <-chan os.Signal) {
 			stuck := false
 			for t := range suspender.targets {
 				t.hotMu.Lock()
-				stuck = stuck || (t.stop != nil && len(t.stop.stuck) > 0)
+				stuck = stuck || t.stoppingStuck()
 			}
 			if !stuck || time.Now().After(deadline) {
 				break
@@ -85,8 +87,25 @@ func suspendOnTSTP(ch <-chan os.Signal) {
 }
 
 // stuckGrace bounds how long a SIGTSTP waits for the captures to let go of
-// threads that were slow to stop: a few ticks.
-const stuckGrace = 100 * time.Millisecond
+// threads that were slow to stop: far more than a runnable thread waits
+// for a CPU on a loaded machine.
+const stuckGrace = time.Second
+
+// stoppingStuck reports whether a thread that was slow to stop has stopped
+// or is about to (it is not in an uninterruptible sleep, which may last for
+// ever): the capturing goroutine lets it go at its next tick. The caller
+// holds hotMu.
+func (t *Target) stoppingStuck() bool {
+	if t.stop == nil {
+		return false
+	}
+	for _, th := range t.stop.stuck {
+		if st, err := th.files.state(t.stop.buf[:]); err == nil && st != 'D' && st != 'Z' && st != 'X' {
+			return true
+		}
+	}
+	return false
+}
 
 // stopSelf stops macprof with SIGSTOP sent to the calling thread, which
 // stops on its way out of the system call: it returns once continued.

@@ -127,16 +127,22 @@ func allStopped(pid int) bool {
 }
 
 // heldThreads returns the threads of pid in a ptrace-stop (t).
-func heldThreads(pid int) []int {
-	var held []int
+func heldThreads(pid int) []int { return threadsIn(pid, "t") }
+
+// stoppedThreads returns the threads of pid in a ptrace-stop or stopped.
+func stoppedThreads(pid int) []int { return threadsIn(pid, "tT") }
+
+// threadsIn returns the threads of pid whose state is one of states.
+func threadsIn(pid int, states string) []int {
+	var in []int
 	tasks, _ := listTasks(pid)
 	for _, tid := range tasks {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
-		if st, _, ok := parseStat(b); ok && st == 't' {
-			held = append(held, tid)
+		if st, _, ok := parseStat(b); ok && strings.IndexByte(states, st) >= 0 {
+			in = append(in, tid)
 		}
 	}
-	return held
+	return in
 }
 
 // startDeep starts deep.c with args and attaches to it with opts; the target
@@ -448,11 +454,20 @@ func TestSIGKILLedProfilerLeavesTargetRunning(t *testing.T) {
 		cmd.Process.Signal(os.Kill)
 		cmd.Wait()
 		time.Sleep(20 * time.Millisecond)
+		// The target runs on: its CPU time grows (within whatever time
+		// a loaded machine takes to give it a CPU) and no thread is
+		// stopped.
 		_, before := cpuTicks(t, p.PID)
-		time.Sleep(60 * time.Millisecond)
-		st, after := cpuTicks(t, p.PID)
-		if st == 't' || st == 'T' || after <= before {
-			t.Fatalf("round %d: target stopped after the profiler was killed: state %c, CPU ticks %d -> %d", i, st, before, after)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, after := cpuTicks(t, p.PID); after > before {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: target stopped after the profiler was killed: no CPU time in 10 s; threads in a stop: %v", i, stoppedThreads(p.PID))
+			}
+		}
+		if tids := stoppedThreads(p.PID); len(tids) > 0 {
+			t.Fatalf("round %d: threads %v of the target stopped after the profiler was killed", i, tids)
 		}
 		if v, _ := procStatusField(p.PID, "TracerPid"); v != "0" {
 			t.Fatalf("round %d: target still traced by %s", i, v)
