@@ -101,7 +101,7 @@ func FuzzParsePerfSample(f *testing.F) {
 // thread stops it (its ring has no sample yet), later ones read the ring.
 func kernelCapture(t *testing.T, tg *Target, tid int, c *target.Capture) {
 	t.Helper()
-	if err := tg.Capture(target.ThreadID(tid), c); err != nil || c.Stopped == 0 {
+	if err := captureStop(t, tg, target.ThreadID(tid), c); err != nil || c.Stopped == 0 {
 		t.Fatalf("first capture: %v, stopped %v; want a stop", err, c.Stopped)
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -188,7 +188,7 @@ func TestKernelSampleRefusedFallsBackToStops(t *testing.T) {
 	tid := target.ThreadID(tids[len(tids)-1])
 	c := target.NewCapture(512, 64<<10)
 	for i := 0; i < 2; i++ {
-		if err := tg.Capture(tid, c); err != nil {
+		if err := captureStop(t, tg, tid, c); err != nil {
 			t.Fatalf("capture %d with kernel samples refused: %v", i, err)
 		}
 		if c.Stopped == 0 || len(c.PCs) < 7 {
@@ -269,7 +269,7 @@ func TestDrainSamplesTakesEveryKernelSample(t *testing.T) {
 	// kernel's clock by a scheduler tick: a period of slack each way).
 	before := cpu()
 	stop := target.NewCapture(512, 64<<10)
-	if err := tg.Capture(tid, stop); err != nil || stop.Stopped == 0 {
+	if err := captureStop(t, tg, tid, stop); err != nil || stop.Stopped == 0 {
 		t.Fatalf("first capture: %v, stopped %v; want a stop that opens the ring", err, stop.Stopped)
 	}
 	opened := cpu()
@@ -299,7 +299,7 @@ func TestDrainSamplesDoesNotAllocate(t *testing.T) {
 	tids, _ := tg.Threads(nil)
 	tid := target.ThreadID(tids[len(tids)-1])
 	caps := []*target.Capture{target.NewCapture(512, 64<<10), target.NewCapture(512, 64<<10)}
-	if err := tg.Capture(tid, caps[0]); err != nil {
+	if err := captureStop(t, tg, tid, caps[0]); err != nil {
 		t.Fatal(err)
 	}
 	drained := 0
@@ -346,7 +346,7 @@ func startSpinExit(t *testing.T, period time.Duration, args ...string) (*testpro
 	}
 	tid := tids[1]
 	c := target.NewCapture(512, 64<<10)
-	if err := tg.Capture(tid, c); err != nil {
+	if err := captureStop(t, tg, tid, c); err != nil {
 		t.Fatalf("first capture: %v", err)
 	}
 	return p, tg, tid, c
@@ -420,7 +420,7 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 	tids, _ := tg.Threads(nil)
 	tid := int(tids[len(tids)-1])
 	stop := target.NewCapture(512, 64<<10)
-	if err := tg.Capture(target.ThreadID(tid), stop); err != nil || stop.Walk.Stop.Truncated() {
+	if err := captureStop(t, tg, target.ThreadID(tid), stop); err != nil || stop.Walk.Stop.Truncated() {
 		t.Fatalf("first capture: %v, walk ended %v; want a whole stack", err, stop.Walk.Stop)
 	}
 	caps := []*target.Capture{target.NewCapture(512, 64<<10)}
@@ -479,7 +479,7 @@ func TestKernelSampleRingShrinksToTheLockedMemoryBudget(t *testing.T) {
 	tids, _ := tg.Threads(nil)
 	tid := int(tids[len(tids)-1])
 	c := target.NewCapture(512, 64<<10)
-	if err := tg.Capture(target.ThreadID(tid), c); err != nil {
+	if err := captureStop(t, tg, target.ThreadID(tid), c); err != nil {
 		t.Fatalf("first capture: %v", err)
 	}
 	if r := tg.threads[tid].kernel.ring; r == nil || len(r.data) != perfMinRingBytes {
@@ -553,7 +553,7 @@ func TestDrainSamplesKeepTheStackCopyUnderALockedMemoryBudget(t *testing.T) {
 	tids, _ := tg.Threads(nil)
 	tid := target.ThreadID(tids[len(tids)-1])
 	caps := []*target.Capture{target.NewCapture(512, 64<<10)}
-	if err := tg.Capture(tid, caps[0]); err != nil {
+	if err := captureStop(t, tg, tid, caps[0]); err != nil {
 		t.Fatal(err)
 	}
 	ranOff := 0

@@ -145,6 +145,19 @@ func threadsIn(pid int, states string) []int {
 	return in
 }
 
+// captureStop captures id, again while the thread does not stop in time: on
+// a loaded machine a capture can time out (a missed sample), and a later
+// capture lets the thread go once it stopped.
+func captureStop(t *testing.T, tg *Target, id target.ThreadID, c *target.Capture) error {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		err := tg.Capture(id, c)
+		if !errors.Is(err, target.ErrStopTimeout) || time.Now().After(deadline) {
+			return err
+		}
+	}
+}
+
 // startDeep starts deep.c with args and attaches to it with opts; the target
 // is closed, then the process killed, when the test ends.
 func startDeep(t *testing.T, opts target.Options, args ...string) (*testprog.Proc, *Target) {
@@ -207,7 +220,7 @@ func TestCaptureAndDetachLeavesTargetRunning(t *testing.T) {
 	c := target.NewCapture(512, 64<<10)
 	spinning := 0
 	for _, id := range tids {
-		if err := tg.Capture(id, c); err != nil {
+		if err := captureStop(t, tg, id, c); err != nil {
 			t.Fatalf("capture %d: %v", id, err)
 		}
 		if len(c.PCs) >= 10 {
@@ -270,7 +283,9 @@ func testCaptureDoesNotAllocate(t *testing.T, opts target.Options) {
 	id := tids[len(tids)-1]
 	tg.Capture(id, c) // warm up: reads the memory map once
 	allocs := testing.AllocsPerRun(200, func() {
-		if err := tg.Capture(id, c); err != nil {
+		// (A stop timeout, a missed sample on a loaded machine,
+		// allocates its error: too rarely to count in the average.)
+		if err := tg.Capture(id, c); err != nil && !errors.Is(err, target.ErrStopTimeout) {
 			t.Fatal(err)
 		}
 	})
@@ -371,7 +386,7 @@ func testTargetExitsMidCapture(t *testing.T, opts target.Options) {
 			break
 		}
 		for _, id := range tids {
-			if err := tg.Capture(id, c); err != nil && !errors.Is(err, target.ErrNoThread) && !errors.Is(err, target.ErrExited) {
+			if err := tg.Capture(id, c); err != nil && !errors.Is(err, target.ErrNoThread) && !errors.Is(err, target.ErrExited) && !errors.Is(err, target.ErrStopTimeout) {
 				t.Fatalf("capture: unexpected error %v", err)
 			}
 		}
@@ -489,7 +504,7 @@ func TestContinuousLeavesTargetUntracedBetweenCaptures(t *testing.T) {
 			t.Fatalf("threads %v, %v", tids, err)
 		}
 		for _, id := range tids {
-			if err := tg.Capture(id, c); err != nil {
+			if err := captureStop(t, tg, id, c); err != nil {
 				t.Fatalf("capture %d: %v", id, err)
 			}
 			if len(c.PCs) >= 15 {
@@ -514,7 +529,7 @@ func TestContinuousStackCopyGrowsForDeepStacks(t *testing.T) {
 	tids, _ := tg.Threads(nil)
 	id := tids[len(tids)-1]
 	c := target.NewCapture(2048, 64<<10)
-	if err := tg.Capture(id, c); err != nil {
+	if err := captureStop(t, tg, id, c); err != nil {
 		t.Fatal(err)
 	}
 	first, frames := c.Walk.FallbackReads, len(c.PCs)
@@ -525,7 +540,7 @@ func TestContinuousStackCopyGrowsForDeepStacks(t *testing.T) {
 		t.Fatalf("first capture walked %d frames, want >= 1000 (through fallback reads)", frames)
 	}
 	for i := 0; i < 4; i++ {
-		if err := tg.Capture(id, c); err != nil {
+		if err := captureStop(t, tg, id, c); err != nil {
 			t.Fatal(err)
 		}
 	}
