@@ -513,7 +513,8 @@ func TestDrainSamplesClosesTheRingOfAnIdleThread(t *testing.T) {
 	tg.kernel.ringIdle = 100 * time.Millisecond
 	fd := tg.threads[int(tid)].kernel.ring.fd
 	spinFor(t, tg, tid, 30*time.Millisecond) // a few samples
-	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread goes to sleep
+	// The thread goes to sleep.
+	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}
 	// Drain until the ring is closed: samples while it spins, none once it
