@@ -592,9 +592,9 @@ func waitExited(pid int, d time.Duration) (code, status int32, ok bool) {
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		// siginfo_t for SIGCHLD: si_code at 8, si_pid at 16, si_status at 24.
-		if err == nil && *(*int32)(unsafe.Add(unsafe.Pointer(&info), 16)) == int32(pid) {
-			return *(*int32)(unsafe.Add(unsafe.Pointer(&info), 8)), *(*int32)(unsafe.Add(unsafe.Pointer(&info), 24)), true
+		// si_status sits at 24 in a SIGCHLD siginfo.
+		if err == nil && siginfoPID(&info) == pid {
+			return siginfoCode(&info), *(*int32)(unsafe.Add(unsafe.Pointer(&info), 24)), true
 		}
 	}
 	return 0, 0, false
