@@ -811,3 +811,48 @@ func TestContinuousTargetEndsWhenOnlyAZombieLeaderIsLeft(t *testing.T) {
 		t.Fatalf("PID %d is in state %c, want a zombie", pid, st)
 	}
 }
+
+// TestContinuousTargetEndsWhenEveryThreadIsAZombie kills a process one of
+// whose threads another tracer (this test's thread) holds attached, so that
+// two zombies are left, the leader and the traced thread: the target is
+// seen as exited, not only when a lone zombie leader is left.
+func TestContinuousTargetEndsWhenEveryThreadIsAZombie(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "spinexit.c"))
+	tg, err := Attach(p.PID, target.Options{Continuous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	tids, err := tg.Threads(nil)
+	if err != nil || len(tids) != 2 {
+		t.Fatalf("threads %v, %v; want the main thread and the spinning one", tids, err)
+	}
+	worker := int(tids[1])
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := seize(worker, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		var ws unix.WaitStatus
+		wait4(worker, &ws, unix.WALL) // reap it: the process can then be reaped
+	}()
+	if err := p.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, err := tg.Threads(nil)
+		if errors.Is(err, target.ErrExited) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("threads of a process whose every thread is a zombie (%v): %v, want target.ErrExited", stoppedThreads(p.PID), err)
+		}
+	}
+	for _, tid := range []int{p.PID, worker} {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", p.PID, tid))
+		if st, _, ok := parseStat(b); !ok || st != 'Z' {
+			t.Errorf("thread %d: state %c, want a zombie", tid, st)
+		}
+	}
+}
