@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/macprof/macprof/target"
+	"golang.org/x/sys/unix"
 )
 
 // Launched is a command Launch started and attached to.
@@ -28,19 +31,36 @@ func Launch(args []string, opts target.Options) (*Launched, error) {
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if cred := sudoCredential(); cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	su, err := sudoUser(os.Geteuid(), os.Getenv, lookupUser)
+	if err != nil {
+		return nil, err
+	}
+	if su != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: su.cred}
+		cmd.Env = su.env(os.Environ())
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", args[0], err)
 	}
 	t, err := Attach(cmd.Process.Pid, opts)
+	if err != nil && exitedChild(cmd.Process.Pid) {
+		// It ended before it could be attached (`true`): its status is
+		// still ours to wait for, and its profile is empty.
+		t, err = exitedTarget(cmd.Process.Pid, opts)
+	}
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
 		return nil, err
 	}
 	return &Launched{Target: t, cmd: cmd}, nil
+}
+
+// exitedChild reports whether the child pid has exited, without reaping it.
+func exitedChild(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == nil && siginfoPID(&info) == pid
 }
 
 // Wait waits for the command to exit and returns the status to forward.
@@ -52,6 +72,11 @@ func (l *Launched) Wait() int {
 		return target.ExitCode(ws)
 	}
 	err := l.cmd.Wait()
+	if ws, known := l.ExitStatus(); err != nil && known {
+		// Reaped by the tracer while this waited (a stuck thread's
+		// reaper can reap the leader): the status is the tracer's.
+		return target.ExitCode(ws)
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -66,16 +91,77 @@ func (l *Launched) Wait() int {
 	return 1
 }
 
-// sudoCredential returns the invoking user's credentials when macprof runs
-// as root under sudo.
-func sudoCredential() *syscall.Credential {
-	if os.Geteuid() != 0 {
-		return nil
+// sudoIdentity is the user who ran macprof through sudo, as whom a launched
+// command runs.
+type sudoIdentity struct {
+	cred *syscall.Credential
+	home string
+	name string
+}
+
+// sudoUser returns the invoking user when macprof runs as root under sudo
+// (SUDO_UID set and not 0), with their supplementary groups and home, or
+// nil when it does not. SUDO_UID or SUDO_GID that are set but unusable are
+// an error: running the command as root instead would be a silent surprise.
+func sudoUser(euid int, getenv func(string) string, lookup func(uid string) (*user.User, []string, error)) (*sudoIdentity, error) {
+	suid, sgid := getenv("SUDO_UID"), getenv("SUDO_GID")
+	if euid != 0 || (suid == "" && sgid == "") {
+		return nil, nil
 	}
-	uid, err1 := strconv.ParseUint(os.Getenv("SUDO_UID"), 10, 32)
-	gid, err2 := strconv.ParseUint(os.Getenv("SUDO_GID"), 10, 32)
-	if err1 != nil || err2 != nil || uid == 0 {
-		return nil
+	uid, err := strconv.ParseUint(suid, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("launch under sudo: SUDO_UID %q is not a user id; unset SUDO_UID and SUDO_GID to run the command as root", suid)
 	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	gid, err := strconv.ParseUint(sgid, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("launch under sudo: SUDO_GID %q is not a group id; unset SUDO_UID and SUDO_GID to run the command as root", sgid)
+	}
+	if uid == 0 {
+		return nil, nil
+	}
+	u, groups, err := lookup(suid)
+	if err != nil {
+		return nil, fmt.Errorf("launch under sudo: look up user %d (SUDO_UID): %w", uid, err)
+	}
+	id := &sudoIdentity{cred: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, home: u.HomeDir, name: u.Username}
+	for _, g := range groups {
+		n, err := strconv.ParseUint(g, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("launch under sudo: user %d has group %q, not a group id", uid, g)
+		}
+		id.cred.Groups = append(id.cred.Groups, uint32(n))
+	}
+	return id, nil
+}
+
+// lookupUser returns the user uid names and the ids of their groups.
+func lookupUser(uid string) (*user.User, []string, error) {
+	u, err := user.LookupId(uid)
+	if err != nil {
+		return nil, nil, err
+	}
+	groups, err := u.GroupIds()
+	if err != nil {
+		return nil, nil, fmt.Errorf("groups of %s: %w", u.Username, err)
+	}
+	return u, groups, nil
+}
+
+// env returns environ with HOME (and USER, LOGNAME) set to the user's, as
+// a login as that user would have them.
+func (id *sudoIdentity) env(environ []string) []string {
+	set := map[string]string{"HOME": id.home, "USER": id.name, "LOGNAME": id.name}
+	out := make([]string, 0, len(environ)+len(set))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range []string{"HOME", "USER", "LOGNAME"} {
+		if set[k] != "" {
+			out = append(out, k+"="+set[k])
+		}
+	}
+	return out
 }

@@ -101,7 +101,7 @@ func FuzzParsePerfSample(f *testing.F) {
 // thread stops it (its ring has no sample yet), later ones read the ring.
 func kernelCapture(t *testing.T, tg *Target, tid int, c *target.Capture) {
 	t.Helper()
-	if err := tg.Capture(target.ThreadID(tid), c); err != nil || c.Stopped == 0 {
+	if err := captureStop(t, tg, target.ThreadID(tid), c); err != nil || c.Stopped == 0 {
 		t.Fatalf("first capture: %v, stopped %v; want a stop", err, c.Stopped)
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -188,7 +188,7 @@ func TestKernelSampleRefusedFallsBackToStops(t *testing.T) {
 	tid := target.ThreadID(tids[len(tids)-1])
 	c := target.NewCapture(512, 64<<10)
 	for i := 0; i < 2; i++ {
-		if err := tg.Capture(tid, c); err != nil {
+		if err := captureStop(t, tg, tid, c); err != nil {
 			t.Fatalf("capture %d with kernel samples refused: %v", i, err)
 		}
 		if c.Stopped == 0 || len(c.PCs) < 7 {
@@ -269,11 +269,11 @@ func TestDrainSamplesTakesEveryKernelSample(t *testing.T) {
 	// kernel's clock by a scheduler tick: a period of slack each way).
 	before := cpu()
 	stop := target.NewCapture(512, 64<<10)
-	if err := tg.Capture(tid, stop); err != nil || stop.Stopped == 0 {
+	if err := captureStop(t, tg, tid, stop); err != nil || stop.Stopped == 0 {
 		t.Fatalf("first capture: %v, stopped %v; want a stop that opens the ring", err, stop.Stopped)
 	}
 	opened := cpu()
-	time.Sleep(60 * time.Millisecond) // about 6 samples, if the thread ran throughout
+	spinFor(t, tg, tid, 60*time.Millisecond) // about 6 samples
 	drainAt := cpu()
 	walks := drainAll(t, tg, int(tid), 3)
 	after := cpu()
@@ -299,7 +299,7 @@ func TestDrainSamplesDoesNotAllocate(t *testing.T) {
 	tids, _ := tg.Threads(nil)
 	tid := target.ThreadID(tids[len(tids)-1])
 	caps := []*target.Capture{target.NewCapture(512, 64<<10), target.NewCapture(512, 64<<10)}
-	if err := tg.Capture(tid, caps[0]); err != nil {
+	if err := captureStop(t, tg, tid, caps[0]); err != nil {
 		t.Fatal(err)
 	}
 	drained := 0
@@ -346,17 +346,39 @@ func startSpinExit(t *testing.T, period time.Duration, args ...string) (*testpro
 	}
 	tid := tids[1]
 	c := target.NewCapture(512, 64<<10)
-	if err := tg.Capture(tid, c); err != nil {
+	if err := captureStop(t, tg, tid, c); err != nil {
 		t.Fatalf("first capture: %v", err)
 	}
 	return p, tg, tid, c
 }
 
+// spinFor waits until the thread has used d of CPU time since the call.
+func spinFor(t *testing.T, tg *Target, tid target.ThreadID, d time.Duration) {
+	t.Helper()
+	from, err := tg.Info(tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		info, err := tg.Info(tid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.CPUTime-from.CPUTime >= d {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("thread %d used %v of CPU in 30 s, want %v", tid, info.CPUTime-from.CPUTime, d)
+		}
+	}
+}
+
 func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
 	const period = 5 * time.Millisecond
 	p, tg, tid, c := startSpinExit(t, period)
-	// About 20 samples, at most the 15 its ring holds.
-	time.Sleep(100 * time.Millisecond)
+	// About 20 samples, at most the 15 its ring holds: 100 ms of its CPU
+	// time, which a loaded machine may take far longer to give it.
+	spinFor(t, tg, tid, 100*time.Millisecond)
 	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread exits
 		t.Fatal(err)
 	}
@@ -398,7 +420,7 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 	tids, _ := tg.Threads(nil)
 	tid := int(tids[len(tids)-1])
 	stop := target.NewCapture(512, 64<<10)
-	if err := tg.Capture(target.ThreadID(tid), stop); err != nil || stop.Walk.Stop.Truncated() {
+	if err := captureStop(t, tg, target.ThreadID(tid), stop); err != nil || stop.Walk.Stop.Truncated() {
 		t.Fatalf("first capture: %v, walk ended %v; want a whole stack", err, stop.Walk.Stop)
 	}
 	caps := []*target.Capture{target.NewCapture(512, 64<<10)}
@@ -457,7 +479,7 @@ func TestKernelSampleRingShrinksToTheLockedMemoryBudget(t *testing.T) {
 	tids, _ := tg.Threads(nil)
 	tid := int(tids[len(tids)-1])
 	c := target.NewCapture(512, 64<<10)
-	if err := tg.Capture(target.ThreadID(tid), c); err != nil {
+	if err := captureStop(t, tg, target.ThreadID(tid), c); err != nil {
 		t.Fatalf("first capture: %v", err)
 	}
 	if r := tg.threads[tid].kernel.ring; r == nil || len(r.data) != perfMinRingBytes {
@@ -490,8 +512,9 @@ func TestDrainSamplesClosesTheRingOfAnIdleThread(t *testing.T) {
 	p, tg, tid, c := startSpinExit(t, period, "30000", "idle")
 	tg.kernel.ringIdle = 100 * time.Millisecond
 	fd := tg.threads[int(tid)].kernel.ring.fd
-	time.Sleep(100 * time.Millisecond)
-	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread goes to sleep
+	spinFor(t, tg, tid, 30*time.Millisecond) // a few samples
+	// The thread goes to sleep.
+	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}
 	// Drain until the ring is closed: samples while it spins, none once it
@@ -531,7 +554,7 @@ func TestDrainSamplesKeepTheStackCopyUnderALockedMemoryBudget(t *testing.T) {
 	tids, _ := tg.Threads(nil)
 	tid := target.ThreadID(tids[len(tids)-1])
 	caps := []*target.Capture{target.NewCapture(512, 64<<10)}
-	if err := tg.Capture(tid, caps[0]); err != nil {
+	if err := captureStop(t, tg, tid, caps[0]); err != nil {
 		t.Fatal(err)
 	}
 	ranOff := 0

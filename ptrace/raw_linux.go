@@ -75,9 +75,7 @@ func peekWaitable() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	// si_pid sits after si_signo, si_errno, si_code and padding.
-	pid := *(*int32)(unsafe.Add(unsafe.Pointer(&info), 16))
-	return int(pid), nil
+	return siginfoPID(&info), nil
 }
 
 // memReader reads a process's memory with process_vm_readv. It keeps its

@@ -334,11 +334,21 @@ func (t *Target) settleStuck(th *thread, held bool, err error) {
 }
 
 // letGoStuck, at Close, waits up to stopTimeout in all for the stuck
-// threads this OS thread attached to stop, and lets them go. A thread still
-// asleep after that (or attached from another OS thread) stays attached,
-// interrupted, until the OS thread that attached it ends, when the kernel
-// detaches it: for `record`, when macprof exits. The caller holds hotMu.
+// threads this OS thread attached to stop, and lets them go, and reaps
+// those that died. A thread still asleep after that (or attached from
+// another OS thread) stays attached, interrupted, until the OS thread that
+// attached it ends, when the kernel detaches it: for `record`, when macprof
+// exits; the background reaper reaps it if it dies first. The caller holds
+// hotMu.
 func (t *Target) letGoStuck() {
+	defer t.adoptOrphans()
+	defer func() {
+		for tid := range t.stop.stuck {
+			if t.reapIfDead(tid) {
+				delete(t.stop.stuck, tid)
+			}
+		}
+	}()
 	defer t.stop.timer.close()
 	if len(t.stop.stuck) == 0 {
 		return

@@ -88,6 +88,22 @@ func Attach(pid int, opts target.Options) (*Target, error) {
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
 		return nil, fmt.Errorf("no process with PID %d", pid)
 	}
+	t, err := newTarget(pid, opts)
+	if err != nil {
+		return nil, err
+	}
+	ready := make(chan error, 1)
+	go t.loop(ready)
+	if err := <-ready; err != nil {
+		<-t.done
+		return nil, err
+	}
+	suspendable(t)
+	return t, nil
+}
+
+// newTarget returns the Target for pid, neither attached nor started.
+func newTarget(pid int, opts target.Options) (*Target, error) {
 	opts = opts.WithDefaults()
 	t := &Target{
 		pid:      pid,
@@ -118,12 +134,20 @@ func Attach(pid int, opts target.Options) (*Target, error) {
 		t.persist = newPersistent()
 	}
 	t.hot.reply = make(chan struct{}, 1)
-	ready := make(chan error, 1)
-	go t.loop(ready)
-	if err := <-ready; err != nil {
-		<-t.done
+	return t, nil
+}
+
+// exitedTarget returns a continuous Target for a process that exited
+// before it could be attached: it lists no thread and reports ErrExited,
+// so that a command that ends at once still gets an (empty) profile.
+func exitedTarget(pid int, opts target.Options) (*Target, error) {
+	opts.Continuous = true
+	t, err := newTarget(pid, opts)
+	if err != nil {
 		return nil, err
 	}
+	t.exited = true
+	close(t.done)
 	return t, nil
 }
 
@@ -167,6 +191,9 @@ func (t *Target) Exited() bool {
 // does not wait for the tracer thread.
 func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	dst = dst[:0]
+	if t.continuous() {
+		t.tendStuckAnywhere()
+	}
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
 	switch {
@@ -293,6 +320,7 @@ var errNotPersistent = errors.New("CaptureAll needs a persistent target (attache
 func (t *Target) Close() error {
 	var err error
 	t.closing.Do(func() {
+		unsuspendable(t)
 		if t.continuous() {
 			// Captures run on their callers' goroutines in this mode:
 			// none may use a thread's files or ring while they close.

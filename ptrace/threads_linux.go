@@ -138,7 +138,7 @@ func (t *Target) readThreadName(th *thread) {
 type taskList struct {
 	dir      int // -1 until opened
 	gen      uint64
-	zombieAt time.Time // when a lone leader's state was last read
+	zombieAt time.Time // when the threads' states were last read for an exit
 	buf      [8192]byte
 }
 
@@ -221,21 +221,39 @@ func (t *Target) refreshThreads() error {
 		t.exited = true
 		return target.ErrExited
 	}
-	// A process whose only thread left is a zombie leader has exited (it
-	// waits for its parent to reap it). Reading its state costs more than
-	// the listing, and until it is read the zombie is only found idle: look
-	// on the first listing at least zombieCheckEvery after the last look
-	// (every tenth at 99 Hz, every one when ticks drain kernel samples).
-	if now := time.Now(); live == 1 && now.Sub(l.zombieAt) >= zombieCheckEvery {
+	// A process whose threads are all zombies has exited (its leader
+	// waits for its parent, a traced thread for its tracer). Reading
+	// states costs more than the listing, so look at most every
+	// zombieCheckEvery: the leader's first, and the others only when it
+	// is a zombie (it is one alone only after it called pthread_exit).
+	if now := time.Now(); now.Sub(l.zombieAt) >= zombieCheckEvery {
 		l.zombieAt = now
-		if th := t.threads[t.pid]; th != nil {
-			if st, err := th.files.state(t.infoBuf[:]); err != nil || st == 'Z' || st == 'X' {
-				t.exited = true
-				return target.ErrExited
-			}
+		if t.allZombies() {
+			t.exited = true
+			return target.ErrExited
 		}
 	}
 	return nil
+}
+
+// allZombies reports whether every listed thread is a zombie or dead. The
+// caller holds stateMu.
+func (t *Target) allZombies() bool {
+	if th := t.threads[t.pid]; th != nil && !zombie(th, t.infoBuf[:]) {
+		return false
+	}
+	for tid, th := range t.threads {
+		if tid != t.pid && !zombie(th, t.infoBuf[:]) {
+			return false
+		}
+	}
+	return true
+}
+
+// zombie reports whether the thread is a zombie, dead, or gone.
+func zombie(th *thread, buf []byte) bool {
+	st, err := th.files.state(buf)
+	return err != nil || st == 'Z' || st == 'X' || st == 'x'
 }
 
 // forgetDeparted closes the ring of a departed thread, if tid is one, and
@@ -247,6 +265,6 @@ func (t *Target) forgetDeparted(tid int) {
 	}
 }
 
-// zombieCheckEvery is how often a single-threaded target's state is read
-// to find a zombie leader.
+// zombieCheckEvery is how often a target's leader's state is read to find
+// a process whose threads are all zombies.
 const zombieCheckEvery = 100 * time.Millisecond

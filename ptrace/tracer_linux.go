@@ -205,6 +205,12 @@ func (t *Target) detachAll() error {
 		}
 	}
 	first := t.detachHeld()
+	if t.continuous() {
+		// Nothing was traced to die: a wait here would reap the process
+		// itself when it is our child (launched, and ended at once), and
+		// its status with it.
+		return first
+	}
 	// Reap exit statuses of threads that died while traced (the process's
 	// own, if it is our child, kept for ExitStatus).
 	for tid := range t.gone {
