@@ -82,7 +82,7 @@ func TestAgentExportsToCollector(t *testing.T) {
 	col := collectortest.Start(t)
 	_, demo := macprofBinary(t)
 	p := testprog.Start(t, demo, "-threads", "2", "-duration", "0")
-	_, wait := startAgent(t, "--name", "^demo$", "--rescan", "500ms", "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
+	_, wait := startAgent(t, "--name", onlyThis(demo), "--rescan", "500ms", "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
 		"--window", "2s", "-F", "49", "-d", "7s", "--telemetry", "none", "--service-name", "demo-service")
 	log := wait()
 	samples, ok := col.WaitSamples(20*time.Second, func(s []collectortest.Sample) bool {
@@ -175,7 +175,7 @@ func TestAgentCollectorOutage(t *testing.T) {
 	t.Run("30s outage loses nothing", func(t *testing.T) {
 		seen := map[uint64]bool{}
 		const queueBytes = 16 << 20
-		agent, wait := startAgent(t, "--name", "^demo$", "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
+		agent, wait := startAgent(t, "--name", onlyThis(demo), "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
 			"--window", "1s", "-d", "45s", "--telemetry", "none", "--queue-windows", "64",
 			"--queue-bytes", strconv.Itoa(queueBytes), "--shutdown-timeout", "20s")
 		time.Sleep(5 * time.Second)
@@ -208,7 +208,7 @@ func TestAgentCollectorOutage(t *testing.T) {
 	t.Run("longer than the queue holds", func(t *testing.T) {
 		old := windowsReceived(t, col, map[uint64]bool{})
 		seen := map[uint64]bool{}
-		_, wait := startAgent(t, "--name", "^demo$", "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
+		_, wait := startAgent(t, "--name", onlyThis(demo), "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
 			"--window", "1s", "-d", "30s", "--telemetry", "none", "--queue-windows", "3", "--shutdown-timeout", "20s")
 		time.Sleep(3 * time.Second)
 		col.Stop()
@@ -231,3 +231,8 @@ func TestAgentCollectorOutage(t *testing.T) {
 		t.Logf("sent %d, dropped %d", sent, dropped)
 	})
 }
+
+// onlyThis returns a --name pattern that matches the command line of the
+// test's own build of a program and nothing else: other tests (diff's, run in
+// parallel by go test) start programs of the same name.
+func onlyThis(path string) string { return "^" + regexp.QuoteMeta(path) + "( |$)" }
