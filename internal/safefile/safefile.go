@@ -1,0 +1,177 @@
+// Package safefile opens, reads and writes files at paths that other users
+// may control (a target's mapped files, a config, a spool, an output),
+// without blocking on what is there, following what was planted there, or
+// reading without bound.
+package safefile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrNotRegular is returned for a path that names a FIFO, device, socket or
+// directory where a regular file is needed.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge is returned when a file or a read is over its size limit.
+var ErrTooLarge = errors.New("over the size limit")
+
+// ErrTimeout is returned when a read did not finish by its deadline.
+var ErrTimeout = errors.New("did not finish in time")
+
+// Open opens the regular file at path for reading; a FIFO, device or
+// socket there is refused without being opened, so that nothing blocks on
+// it or triggers a driver. A symbolic link is followed.
+func Open(path string) (*os.File, error) { return open(path, false) }
+
+// OpenNoFollow is Open refusing a symbolic link as the last component.
+func OpenNoFollow(path string) (*os.File, error) { return open(path, true) }
+
+// notRegular builds the error for a path whose file is not regular.
+func notRegular(path string, m fs.FileMode) error {
+	kind := "special file"
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		kind = "FIFO"
+	case m&fs.ModeDevice != 0:
+		kind = "device"
+	case m&fs.ModeSocket != 0:
+		kind = "socket"
+	case m.IsDir():
+		kind = "directory"
+	case m&fs.ModeSymlink != 0:
+		kind = "symbolic link"
+	}
+	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (a %s)", ErrNotRegular, kind)}
+}
+
+// ReadFile reads the regular file at path (as Open or, with noFollow,
+// OpenNoFollow), refusing one of more than limit bytes.
+func ReadFile(path string, limit int64, noFollow bool) ([]byte, error) {
+	f, err := open(path, noFollow)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > limit {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, st.Size(), limit)}
+	}
+	// The file can grow after the Stat: read one byte more than the limit
+	// to tell.
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if int64(len(b)) > limit {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)}
+	}
+	return b, nil
+}
+
+// Budget returns a ReaderAt over r that reads at most n bytes in all, so
+// that a parser following sizes from a hostile header (a huge sparse file
+// reads as zeros for ever) stops at n.
+func Budget(r io.ReaderAt, n int64) io.ReaderAt {
+	b := &budget{r: r}
+	b.left.Store(n)
+	return b
+}
+
+type budget struct {
+	r    io.ReaderAt
+	left atomic.Int64
+}
+
+func (b *budget) ReadAt(p []byte, off int64) (int, error) {
+	if b.left.Add(-int64(len(p))) < 0 {
+		return 0, fmt.Errorf("read of %d bytes at %d: %w", len(p), off, ErrTooLarge)
+	}
+	return b.r.ReadAt(p, off)
+}
+
+// Later runs calls that may be slow (a read from a hung disk or a FUSE
+// file a target serves) on goroutines of their own, one per key, so that
+// the caller never waits longer than it chose; a result that comes in
+// after is kept for the next Get of its key.
+type Later[T any] struct {
+	// MaxPerGroup bounds the calls of one group (one target) not yet
+	// collected; a Get beyond it starts nothing and reports the result as
+	// not there yet, so that one target's stuck files cost a bounded number
+	// of goroutines and leave other targets' reads alone.
+	MaxPerGroup int
+
+	mu      sync.Mutex
+	running map[string]*laterCall[T]
+	groups  map[string]int
+}
+
+type laterCall[T any] struct {
+	group string
+	done  chan struct{}
+	v     T
+}
+
+// Get returns fn's result for key (in group): of the call already running
+// for key, or of a new one, waiting at most wait. ok is false when the
+// result is not there by then; the call runs on, and a later Get returns
+// its result once (then forgets it, as the caller keeps it).
+func (l *Later[T]) Get(group, key string, wait time.Duration, fn func() T) (v T, ok bool) {
+	l.mu.Lock()
+	c := l.running[key]
+	if c == nil {
+		if l.MaxPerGroup > 0 && l.groups[group] >= l.MaxPerGroup {
+			l.mu.Unlock()
+			return v, false
+		}
+		if l.running == nil {
+			l.running, l.groups = make(map[string]*laterCall[T]), make(map[string]int)
+		}
+		c = &laterCall[T]{group: group, done: make(chan struct{})}
+		l.running[key] = c
+		l.groups[group]++
+		go func() {
+			c.v = fn()
+			close(c.done)
+		}()
+	}
+	l.mu.Unlock()
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-c.done:
+		case <-t.C:
+		}
+	}
+	select {
+	case <-c.done:
+		l.mu.Lock()
+		if l.running[key] == c {
+			delete(l.running, key)
+			if l.groups[c.group]--; l.groups[c.group] <= 0 {
+				delete(l.groups, c.group)
+			}
+		}
+		l.mu.Unlock()
+		return c.v, true
+	default:
+		return v, false
+	}
+}
+
+// Running returns how many calls have not been collected by a Get.
+func (l *Later[T]) Running() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.running)
+}
