@@ -59,21 +59,28 @@ func ReadFile(path string, limit int64, noFollow bool) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return ReadOpened(f, limit)
+}
+
+// ReadOpened reads all of f, which must be a regular file of at most limit
+// bytes (also when it grows while it is read).
+func ReadOpened(f *os.File, limit int64) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() > limit {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, st.Size(), limit)}
+	if !st.Mode().IsRegular() {
+		return nil, notRegular(f.Name(), st.Mode())
 	}
-	// The file can grow after the Stat: read one byte more than the limit
-	// to tell.
+	if st.Size() > limit {
+		return nil, &fs.PathError{Op: "read", Path: f.Name(), Err: fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, st.Size(), limit)}
+	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		return nil, &fs.PathError{Op: "read", Path: f.Name(), Err: err}
 	}
 	if int64(len(b)) > limit {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)}
+		return nil, &fs.PathError{Op: "read", Path: f.Name(), Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)}
 	}
 	return b, nil
 }
