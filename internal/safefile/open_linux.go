@@ -38,10 +38,11 @@ func open(path string, noFollow bool) (*os.File, error) {
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return nil, notRegular(path, modeOf(st.Mode))
 	}
-	f, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(fd), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	rfd, err := syscall.Open("/proc/self/fd/"+strconv.Itoa(fd), syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
+	f := os.NewFile(uintptr(rfd), path)
 	return f, nil
 }
 
