@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -172,4 +173,19 @@ func TestAgentHostileMappedPath(t *testing.T) {
 		t.Errorf("agent: %v after %v, %d windows with the good target exported (want 3 or more)\n%s", err, took, ingests.Load(), log)
 	}
 	t.Logf("agent exported %d windows with the good target in %v", ingests.Load(), took)
+}
+
+// TestRecordOutputFIFO: record -o naming a FIFO that no process reads ends
+// after its duration with an error, not hanging (issue 17, defect 8).
+func TestRecordOutputFIFO(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "1", "4")
+	fifo := filepath.Join(t.TempDir(), "out.folded")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	took, log, err := runBounded(t, 20*time.Second, "record", "-p", strconv.Itoa(p.PID), "-d", "1s", "-o", fifo)
+	if err == nil || took > 10*time.Second || !strings.Contains(log, "no process reads") {
+		t.Errorf("record -o FIFO: %v after %v; want exit 1 with an error saying no process reads it\n%s", err, took, log)
+	}
+	t.Logf("record -d 1s -o FIFO took %v", took)
 }

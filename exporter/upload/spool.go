@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/macprof/macprof/internal/safefile"
@@ -158,7 +157,7 @@ func (s *spool) write(it *Item) error {
 	}
 	final := itemName(it.seq)
 	tmp := "item-" + strconv.FormatUint(it.seq, 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + tmpSuffix
-	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|safefile.NoFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("upload: spool: %w", err)
 	}
@@ -283,7 +282,7 @@ func openSpool(dir string, maxItems int, maxBytes int64, log *slog.Logger) (*spo
 // loadItem reads one spooled item: a regular file, not through a link,
 // and no larger than the queue could hold.
 func loadItem(root *os.Root, name string, maxBytes int64) (*Item, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := root.OpenFile(name, os.O_RDONLY|safefile.NoFollow|safefile.NonBlock, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,9 @@
-//go:build unix && !linux
+//go:build !linux
 
 package safefile
 
 import (
 	"os"
-	"syscall"
 )
 
 // open checks with a stat that path is a regular file, opens it without
@@ -12,10 +11,10 @@ import (
 // opened file is the one it checked.
 func open(path string, noFollow bool) (*os.File, error) {
 	stat := os.Stat
-	flags := os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
+	flags := os.O_RDONLY | NonBlock | noCTTY
 	if noFollow {
 		stat = os.Lstat
-		flags |= syscall.O_NOFOLLOW
+		flags |= NoFollow
 	}
 	st, err := stat(path)
 	if err != nil {

@@ -35,20 +35,28 @@ func OpenNoFollow(path string) (*os.File, error) { return open(path, true) }
 
 // notRegular builds the error for a path whose file is not regular.
 func notRegular(path string, m fs.FileMode) error {
-	kind := "special file"
+	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (a %s)", ErrNotRegular, kindOf(m))}
+}
+
+// kindOf names a file's type for messages.
+func kindOf(m fs.FileMode) string {
 	switch {
+	case m.IsRegular():
+		return "regular file"
 	case m&fs.ModeNamedPipe != 0:
-		kind = "FIFO"
+		return "FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
 	case m&fs.ModeDevice != 0:
-		kind = "device"
+		return "block device"
 	case m&fs.ModeSocket != 0:
-		kind = "socket"
+		return "socket"
 	case m.IsDir():
-		kind = "directory"
+		return "directory"
 	case m&fs.ModeSymlink != 0:
-		kind = "symbolic link"
+		return "symbolic link"
 	}
-	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (a %s)", ErrNotRegular, kind)}
+	return "special file"
 }
 
 // ReadFile reads the regular file at path (as Open or, with noFollow,
