@@ -8,21 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/macprof/macprof/internal/safefile/safefiletest"
 )
 
 // TestConfigFileHostile: a FIFO, a device that reads for ever and a huge
 // file given as --config fail at once with an error naming the file
 // (issue 17, defect 8).
 func TestConfigFileHostile(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	huge := filepath.Join(dir, "huge.json")
+	fifo := safefiletest.FIFO(t, "fifo.json")
+	huge := filepath.Join(t.TempDir(), "huge.json")
 	if err := os.WriteFile(huge, []byte(`{"name": "`+strings.Repeat("x", maxConfigBytes)+`"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -35,15 +32,11 @@ func TestConfigFileHostile(t *testing.T) {
 		fs.SetOutput(io.Discard)
 		fs.String("config", "", "")
 		fs.String("name", "", "")
-		done := make(chan error, 1)
-		go func() { done <- ApplyConfigFile(fs, []string{"--config", tc.path}) }()
-		select {
-		case err := <-done:
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
-				t.Errorf("--config %s: %v; want an error naming the file and saying %q", tc.path, err, tc.want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("--config %s did not return", tc.path)
+		err := safefiletest.Returns(t, 10*time.Second, "--config "+tc.path, func() error {
+			return ApplyConfigFile(fs, []string{"--config", tc.path})
+		})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
+			t.Errorf("--config %s: %v; want an error naming the file and saying %q", tc.path, err, tc.want)
 		}
 	}
 }

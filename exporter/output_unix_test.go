@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/internal/safefile/safefiletest"
 	"github.com/macprof/macprof/profile"
 )
 
@@ -61,23 +61,16 @@ func TestWriteFileHostileOutput(t *testing.T) {
 
 	// A FIFO in a directory of macprof's own: written to as a FIFO, and
 	// an error at once when no process reads it.
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo.folded")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	fifo := safefiletest.FIFO(t, "fifo.folded")
+	dir := filepath.Dir(fifo)
 	if err := CheckWritable(fifo); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- WriteFile(fifo, FormatFolded, tw.w, newCache(), Options{}) }()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "no process reads") {
-			t.Errorf("a FIFO without a reader: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("writing to a FIFO without a reader hung")
+	err := safefiletest.Returns(t, 10*time.Second, "writing to a FIFO without a reader", func() error {
+		return WriteFile(fifo, FormatFolded, tw.w, newCache(), Options{})
+	})
+	if err == nil || !strings.Contains(err.Error(), "no process reads") {
+		t.Errorf("a FIFO without a reader: %v", err)
 	}
 	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("the FIFO was replaced: %v, %v", st, err)

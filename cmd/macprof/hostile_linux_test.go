@@ -20,6 +20,7 @@ import (
 
 	pprof "github.com/google/pprof/profile"
 
+	"github.com/macprof/macprof/internal/safefile/safefiletest"
 	"github.com/macprof/macprof/internal/testprog"
 )
 
@@ -179,10 +180,7 @@ func TestAgentHostileMappedPath(t *testing.T) {
 // after its duration with an error, not hanging (issue 17, defect 8).
 func TestRecordOutputFIFO(t *testing.T) {
 	p := testprog.Start(t, testprog.BuildC(t, "deep.c"), "1", "4")
-	fifo := filepath.Join(t.TempDir(), "out.folded")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	fifo := safefiletest.FIFO(t, "out.folded")
 	took, log, err := runBounded(t, 20*time.Second, "record", "-p", strconv.Itoa(p.PID), "-d", "1s", "-o", fifo)
 	if err == nil || took > 10*time.Second || !strings.Contains(log, "no process reads") {
 		t.Errorf("record -o FIFO: %v after %v; want exit 1 with an error saying no process reads it\n%s", err, took, log)

@@ -6,39 +6,31 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/macprof/macprof/internal/safefile/safefiletest"
 )
 
 // TestOpenRefusesWhatIsNotRegular: a FIFO with no writer, a device, a
 // directory and a link to a FIFO are refused at once, without blocking.
 func TestOpenRefusesWhatIsNotRegular(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	fifo := safefiletest.FIFO(t, "fifo")
+	dir := filepath.Dir(fifo)
 	link := filepath.Join(dir, "link")
 	if err := os.Symlink(fifo, link); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{fifo, link, os.DevNull, dir} {
-		done := make(chan error, 1)
-		go func() {
+		err := safefiletest.Returns(t, 10*time.Second, "Open("+p+")", func() error {
 			f, err := Open(p)
 			if err == nil {
 				f.Close()
 			}
-			done <- err
-		}()
-		select {
-		case err := <-done:
-			if !errors.Is(err, ErrNotRegular) {
-				t.Errorf("Open(%s) = %v; want ErrNotRegular", p, err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("Open(%s) blocked", p)
+			return err
+		})
+		if !errors.Is(err, ErrNotRegular) {
+			t.Errorf("Open(%s) = %v; want ErrNotRegular", p, err)
 		}
 	}
 	reg := filepath.Join(dir, "reg")
