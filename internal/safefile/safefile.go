@@ -124,6 +124,10 @@ type Later[T any] struct {
 	// not there yet, so that one target's stuck files cost a bounded number
 	// of goroutines and leave other targets' reads alone.
 	MaxPerGroup int
+	// MaxAge is how long a result is kept for its Get (default a minute):
+	// one older belongs to a caller that is gone (a target that exited,
+	// whose PID and key may come again), so it is dropped.
+	MaxAge time.Duration
 
 	mu      sync.Mutex
 	running map[string]*laterCall[T]
@@ -131,9 +135,20 @@ type Later[T any] struct {
 }
 
 type laterCall[T any] struct {
-	group string
-	done  chan struct{}
-	v     T
+	group  string
+	done   chan struct{}
+	doneAt time.Time // set before done is closed
+	v      T
+}
+
+// finished reports whether c has its result.
+func (c *laterCall[T]) finished() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // Get returns fn's result for key (in group): of the call already running
@@ -143,7 +158,8 @@ type laterCall[T any] struct {
 func (l *Later[T]) Get(group, key string, wait time.Duration, fn func() T) (v T, ok bool) {
 	l.mu.Lock()
 	c := l.running[key]
-	if c == nil {
+	if c == nil || c.finished() && l.stale(c) {
+		l.dropStale()
 		if l.MaxPerGroup > 0 && l.groups[group] >= l.MaxPerGroup {
 			l.mu.Unlock()
 			return v, false
@@ -156,11 +172,12 @@ func (l *Later[T]) Get(group, key string, wait time.Duration, fn func() T) (v T,
 		l.groups[group]++
 		go func() {
 			c.v = fn()
+			c.doneAt = time.Now()
 			close(c.done)
 		}()
 	}
 	l.mu.Unlock()
-	if wait > 0 {
+	if wait > 0 && !c.finished() {
 		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
@@ -168,19 +185,41 @@ func (l *Later[T]) Get(group, key string, wait time.Duration, fn func() T) (v T,
 		case <-t.C:
 		}
 	}
-	select {
-	case <-c.done:
-		l.mu.Lock()
-		if l.running[key] == c {
-			delete(l.running, key)
-			if l.groups[c.group]--; l.groups[c.group] <= 0 {
-				delete(l.groups, c.group)
-			}
-		}
-		l.mu.Unlock()
-		return c.v, true
-	default:
+	if !c.finished() {
 		return v, false
+	}
+	l.mu.Lock()
+	if l.running[key] == c {
+		l.forget(key, c)
+	}
+	l.mu.Unlock()
+	return c.v, true
+}
+
+// stale reports whether finished call c has waited for its Get too long.
+// The caller holds mu.
+func (l *Later[T]) stale(c *laterCall[T]) bool {
+	age := l.MaxAge
+	if age <= 0 {
+		age = time.Minute
+	}
+	return time.Since(c.doneAt) > age
+}
+
+// dropStale forgets every stale result. The caller holds mu.
+func (l *Later[T]) dropStale() {
+	for key, c := range l.running {
+		if c.finished() && l.stale(c) {
+			l.forget(key, c)
+		}
+	}
+}
+
+// forget removes the call c of key. The caller holds mu.
+func (l *Later[T]) forget(key string, c *laterCall[T]) {
+	delete(l.running, key)
+	if l.groups[c.group]--; l.groups[c.group] <= 0 {
+		delete(l.groups, c.group)
 	}
 }
 

@@ -85,6 +85,22 @@ func TestLater(t *testing.T) {
 	if !ok || v != "late" || calls != 1 || l.Running() != 0 {
 		t.Errorf("Get after = %q, %v, %d calls, %d running", v, ok, calls, l.Running())
 	}
+	// A result no Get came for within MaxAge is dropped: its key's
+	// next Get calls again.
+	l.MaxAge = time.Nanosecond
+	gate := make(chan struct{})
+	if _, ok := l.Get("g", "e", 0, func() string { <-gate; return "old" }); ok {
+		t.Fatal("a blocked call returned")
+	}
+	l.mu.Lock()
+	c := l.running["e"]
+	l.mu.Unlock()
+	close(gate)
+	<-c.done
+	time.Sleep(time.Millisecond)
+	if v, ok := l.Get("g", "e", time.Minute, func() string { return "new" }); !ok || v != "new" || l.Running() != 0 {
+		t.Errorf("a stale result was returned: %q, %v, %d running", v, ok, l.Running())
+	}
 	if !strings.Contains(notRegular("x", os.ModeNamedPipe).Error(), "FIFO") {
 		t.Error("the error does not name a FIFO")
 	}
