@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
+
+	"github.com/macprof/macprof/internal/safefile"
 )
 
 // ApplyConfigFile sets the flags of fs from the JSON file that args name
@@ -37,10 +38,15 @@ func configPathFrom(args []string) string {
 	return ""
 }
 
+// maxConfigBytes bounds the config file: an agent's settings take a few
+// hundred bytes, and a path that reads for ever (/dev/zero) must fail.
+const maxConfigBytes = 1 << 20
+
 // applyConfigFile sets flags from a JSON object: strings, numbers, booleans,
-// or arrays of them for repeatable flags.
+// or arrays of them for repeatable flags. Only a regular file is read (a
+// FIFO would block), up to maxConfigBytes.
 func applyConfigFile(fs *flag.FlagSet, path string) error {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, maxConfigBytes, false)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}

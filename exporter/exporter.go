@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/macprof/macprof/internal/safefile"
 	"github.com/macprof/macprof/profile"
 
 	"github.com/macprof/macprof/exporter/flamegraph"
@@ -149,7 +150,9 @@ func Write(out io.Writer, format Format, w *profile.Window, c *symcache.Cache, o
 
 // WriteFile writes the window to path in the given format; path "-" is
 // standard output. The output is encoded in memory first, so a failed
-// export leaves an existing file untouched.
+// export leaves an existing file untouched, then written by
+// safefile.WriteOutput: to a new file renamed over path, so that a link or
+// FIFO planted at path while recording is replaced, not followed.
 func WriteFile(path string, format Format, w *profile.Window, c *symcache.Cache, opts Options) error {
 	var buf bytes.Buffer
 	if err := Write(&buf, format, w, c, opts); err != nil {
@@ -161,15 +164,7 @@ func WriteFile(path string, format Format, w *profile.Window, c *symcache.Cache,
 		}
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("exporter: %w", err)
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return fmt.Errorf("exporter: writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := safefile.WriteOutput(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("exporter: writing %s: %w", path, err)
 	}
 	return nil
@@ -179,14 +174,18 @@ func WriteFile(path string, format Format, w *profile.Window, c *symcache.Cache,
 // the directory must exist and path must not be a directory. It creates
 // and removes path when it did not exist, and opens a regular file for
 // writing without truncating it when it did. Devices and pipes, and "-"
-// (standard output), are accepted as they are. Run as root, permission
-// bits do not stop writing, so neither does this check.
+// (standard output), are accepted as they are, but not in a directory
+// others can write (safefile.CheckOutput). Run as root, permission bits do
+// not stop writing, so neither does this check.
 func CheckWritable(path string) error {
 	if path == "-" {
 		return nil
 	}
 	if path == "" {
 		return errors.New("exporter: empty output path")
+	}
+	if err := safefile.CheckOutput(path); err != nil {
+		return fmt.Errorf("exporter: %w", err)
 	}
 	st, err := os.Stat(path)
 	switch {
@@ -197,11 +196,10 @@ func CheckWritable(path string) error {
 		// block until it has a reader, so leave the check to the write.
 		return nil
 	case err == nil:
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
+		if err := safefile.CanWrite(path); err != nil {
 			return fmt.Errorf("exporter: output %s is not writable: %w", path, err)
 		}
-		return f.Close()
+		return nil
 	case errors.Is(err, fs.ErrNotExist):
 		dir := filepath.Dir(path)
 		if dst, err := os.Stat(dir); err != nil {

@@ -6,19 +6,32 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+
+	"github.com/macprof/macprof/internal/safefile"
 )
 
 // maxNoteBytes bounds how much of a note section or segment is read.
 const maxNoteBytes = 1 << 16
 
+// maxBuildIDRead bounds all that is read of a file for its build ID
+// (headers, section names, notes), so that a hostile file's sizes cannot
+// make the read long or large.
+const maxBuildIDRead = 8 << 20
+
 // ELFBuildID returns the GNU build ID of the ELF file at path as lowercase
-// hex, or "" when the file has none.
+// hex, or "" when the file has none. Only a regular file is opened (a
+// FIFO or device a target put at a mapped path would block or act), and
+// reads are bounded.
 func ELFBuildID(path string) (string, error) {
-	f, err := elf.Open(path)
+	file, err := safefile.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("build ID of %s: %w", path, err)
 	}
-	defer f.Close()
+	defer file.Close()
+	f, err := elf.NewFile(safefile.Budget(file, maxBuildIDRead))
+	if err != nil {
+		return "", fmt.Errorf("build ID of %s: %w", path, err)
+	}
 	return ELFFileBuildID(f), nil
 }
 

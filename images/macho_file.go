@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
+
+	"github.com/macprof/macprof/internal/safefile"
 )
 
 // MachOFile is one 64-bit image read from a file: a thin file, or the slice
@@ -65,7 +66,7 @@ func archMatches(have, want string) bool {
 }
 
 func openMachO(path string, pick func(*MachO) bool, preferHost bool, what string) (*MachOFile, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("macho: %w", err)
 	}

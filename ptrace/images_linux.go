@@ -3,10 +3,15 @@
 package ptrace
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/safefile"
 	"github.com/macprof/macprof/target"
 )
 
@@ -75,6 +80,7 @@ func (t *Target) images() (*images.Set, error) {
 	}
 	imgs := regions.ELFImages()
 	root := fmt.Sprintf("/proc/%d/root", t.pid)
+	pending := false
 	for _, im := range imgs {
 		if im.Path == "[vdso]" {
 			im.Memory = &lockedReader{t: t}
@@ -83,13 +89,50 @@ func (t *Target) images() (*images.Set, error) {
 		im.OpenPath = root + im.Path
 		id, ok := t.buildIDs[im.OpenPath]
 		if !ok {
-			id, _ = images.ELFBuildID(im.OpenPath)
-			t.buildIDs[im.OpenPath] = id
+			if id, ok = t.readBuildID(im); ok {
+				t.buildIDs[im.OpenPath] = id
+			} else {
+				pending = true
+			}
 		}
 		im.BuildID = id
 	}
 	t.imgSig, t.imgSet = sig, images.NewSet(imgs)
+	if pending {
+		t.imgSig = nil // rebuilt at the next call, with what has come in
+	}
 	return t.imgSet, nil
+}
+
+// buildIDReads reads build IDs off the caller's goroutine, at most
+// buildIDsPerTarget of one target's files at once.
+var buildIDReads = safefile.Later[string]{MaxPerGroup: buildIDsPerTarget}
+
+const (
+	// buildIDWait is how long Images waits for a file's build ID before it
+	// goes on without (the sampler calls it); a read still running is
+	// picked up by a later call.
+	buildIDWait = 20 * time.Millisecond
+	// buildIDsPerTarget bounds one target's reads not yet returned: each
+	// may be stuck on a file the target serves for ever.
+	buildIDsPerTarget = 4
+)
+
+// readBuildID reads the build ID of im's file, as mapped (through
+// /proc/PID/map_files, so that a file deleted and replaced by a FIFO or
+// another file at its path still gives the mapped file's ID), else at its
+// path; ok is false when the read has not finished within buildIDWait.
+func (t *Target) readBuildID(im *images.Image) (id string, ok bool) {
+	mapped := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.pid, im.Start, im.Limit)
+	path := im.OpenPath
+	return buildIDReads.Get(strconv.Itoa(t.pid), mapped, buildIDWait, func() string {
+		id, err := images.ELFBuildID(mapped)
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
+			// map_files needs CAP_SYS_ADMIN; the path is the fallback.
+			id, _ = images.ELFBuildID(path)
+		}
+		return id
+	})
 }
 
 func sameRegions(a, b []images.Region) bool {

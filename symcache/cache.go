@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
@@ -21,12 +22,21 @@ type Options struct {
 	MaxFrames int
 	// Loaders overrides the loader per format; nil entries use the defaults.
 	Loaders map[images.Format]Loader
+	// LoadTimeout bounds how long Table waits for one object's table
+	// (default DefaultLoadTimeout); past it the object stays unsymbolized.
+	LoadTimeout time.Duration
 }
+
+// DefaultLoadTimeout is the default Options.LoadTimeout: a file a target
+// serves from a FUSE mount, or one on a hung disk, can make a read last for
+// ever, and the agent symbolizes every target's windows on one goroutine.
+const DefaultLoadTimeout = 10 * time.Second
 
 // Cache symbolizes addresses, loading each object's table once and caching
 // every symbolized frame. It is safe for concurrent use.
 type Cache struct {
-	loaders map[images.Format]Loader
+	loaders     map[images.Format]Loader
+	loadTimeout time.Duration
 
 	mu     sync.Mutex
 	tables *lru.Cache[string, *tableEntry]
@@ -79,7 +89,10 @@ func New(opts Options) *Cache {
 	if opts.MaxFrames <= 0 {
 		opts.MaxFrames = 1 << 18
 	}
-	c := &Cache{loaders: map[images.Format]Loader{
+	if opts.LoadTimeout <= 0 {
+		opts.LoadTimeout = DefaultLoadTimeout
+	}
+	c := &Cache{loadTimeout: opts.LoadTimeout, loaders: map[images.Format]Loader{
 		images.FormatELF:   LoadELF,
 		images.FormatMachO: LoadMachO,
 	}}
@@ -111,9 +124,32 @@ func (c *Cache) Table(img *images.Image) (*Table, error) {
 			e.err = fmt.Errorf("symcache: %s: no loader for format %v", img.Path, img.Format)
 			return
 		}
-		e.table, e.err = load(img)
+		e.table, e.err = c.loadWithin(load, img)
 	})
 	return e.table, e.err
+}
+
+// loadWithin runs load on a goroutine of its own and waits for it at most
+// the cache's load timeout; a load still running then is left to finish
+// alone, and its object stays unsymbolized.
+func (c *Cache) loadWithin(load Loader, img *images.Image) (*Table, error) {
+	type result struct {
+		t   *Table
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		t, err := load(img)
+		done <- result{t, err}
+	}()
+	timer := time.NewTimer(c.loadTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.t, r.err
+	case <-timer.C:
+		return nil, fmt.Errorf("symcache: %s: reading its symbols took longer than %v", img.File(), c.loadTimeout)
+	}
 }
 
 // Symbolize returns the frames for addr inside img, innermost first (more

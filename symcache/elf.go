@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/safefile"
 )
 
 // maxInMemoryELF bounds how much of a target's memory is read for an ELF
@@ -22,6 +23,7 @@ const maxInMemoryELF = 1 << 20
 func LoadELF(img *images.Image) (*Table, error) {
 	var f *elf.File
 	var err error
+	closeFile := func() error { return nil }
 	if img.Path == "[vdso]" {
 		if img.Memory == nil {
 			return nil, errors.New("symcache: vdso: no memory reader")
@@ -37,17 +39,17 @@ func LoadELF(img *images.Image) (*Table, error) {
 		// The vDSO is mapped from its start, so offsets are mapping offsets.
 		f, err = elf.NewFile(bytes.NewReader(buf))
 	} else {
-		f, err = elf.Open(img.File())
+		f, closeFile, err = openELF(img.File())
 		if err != nil && img.OpenPath != "" {
 			// The target exited: its /proc/PID/root is gone, but the
 			// file usually is where it was.
-			f, err = elf.Open(img.Path)
+			f, closeFile, err = openELF(img.Path)
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
 	}
-	defer f.Close()
+	defer closeFile()
 	t, err := ELFTable(filepath.Base(img.Path), f)
 	if err != nil {
 		return nil, err
@@ -58,9 +60,9 @@ func LoadELF(img *images.Image) (*Table, error) {
 	// Stripped system libraries keep their full symbol table in a separate
 	// debug file (Debian's -dbg packages): merge its symbols.
 	if dbg := findDebugFile(img, f); dbg != "" {
-		if df, err := elf.Open(dbg); err == nil {
+		if df, dclose, err := openELF(dbg); err == nil {
 			dt, derr := ELFTable(filepath.Base(img.Path), df)
-			df.Close()
+			dclose()
 			if derr == nil && dt.Len() > t.Len() {
 				dt.segments = t.segments
 				return dt, nil
@@ -68,6 +70,26 @@ func LoadELF(img *images.Image) (*Table, error) {
 		}
 	}
 	return t, nil
+}
+
+// maxELFRead bounds all that is read of one ELF file (its symbols, line
+// tables and debug information), so that the sizes in a hostile file's
+// headers (over a huge sparse file that reads as zeros) stay bounded.
+const maxELFRead = 1 << 30
+
+// openELF opens the ELF file at path: a regular file only (a target can
+// put a FIFO or device at a path it mapped), and bounded reads.
+func openELF(path string) (*elf.File, func() error, error) {
+	file, err := safefile.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := elf.NewFile(safefile.Budget(file, maxELFRead))
+	if err != nil {
+		file.Close()
+		return nil, nil, err
+	}
+	return f, file.Close, nil
 }
 
 // DebugDirs are searched for separate debug files, by build ID

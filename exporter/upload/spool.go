@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/macprof/macprof/internal/safefile"
 )
 
 // Spool files: one item each, named <seq>.item with seq zero-padded so that
@@ -35,14 +37,16 @@ const (
 	maxMetaBytes = 64 << 10
 )
 
+// spool keeps items in a directory, reached only through root (an open
+// descriptor of the directory that was checked), so that no symbolic link
+// or renamed parent can send a write or a removal elsewhere.
 type spool struct {
-	dir string
-	log *slog.Logger
+	dir  string
+	root *os.Root
+	log  *slog.Logger
 }
 
-func (s *spool) path(seq uint64) string {
-	return filepath.Join(s.dir, fmt.Sprintf("%020d%s", seq, spoolSuffix))
-}
+func itemName(seq uint64) string { return fmt.Sprintf("%020d%s", seq, spoolSuffix) }
 
 // encodeItem returns the file contents of an item.
 func encodeItem(it *Item) ([]byte, error) {
@@ -151,42 +155,75 @@ func (s *spool) write(it *Item) error {
 	if err != nil {
 		return fmt.Errorf("upload: spool: %w", err)
 	}
-	final := s.path(it.seq)
-	f, err := os.CreateTemp(s.dir, "item-*"+tmpSuffix)
+	final := itemName(it.seq)
+	tmp := "item-" + strconv.FormatUint(it.seq, 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + tmpSuffix
+	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|safefile.NoFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("upload: spool: %w", err)
 	}
-	tmp := f.Name()
 	_, werr := f.Write(data)
 	serr := f.Sync()
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("upload: spool: writing %s: %w", tmp, err)
+		s.root.Remove(tmp)
+		return fmt.Errorf("upload: spool: writing %s: %w", filepath.Join(s.dir, tmp), err)
 	}
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
+	if err := s.root.Rename(tmp, final); err != nil {
+		s.root.Remove(tmp)
 		return fmt.Errorf("upload: spool: %w", err)
 	}
 	return nil
 }
 
 func (s *spool) remove(it *Item) {
-	if err := os.Remove(s.path(it.seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := s.root.Remove(itemName(it.seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.log.Warn("upload: cannot remove spooled item", "err", err)
 	}
+}
+
+// openSpoolDir creates dir (mode 0700) if needed, opens it and checks that
+// it is a directory of the agent's user that no one else can reach: items
+// from another user's directory would be sent with the agent's
+// credentials, and its links would turn the agent's writes and removals
+// on someone else's files.
+func openSpoolDir(dir string) (*os.Root, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("upload: spool directory: %w", err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("upload: spool directory: %w", err)
+	}
+	st, err := root.Stat(".")
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("upload: spool directory: %w", err)
+	}
+	if err := checkPrivateDir(dir, st); err != nil {
+		root.Close()
+		return nil, err
+	}
+	return root, nil
 }
 
 // openSpool creates dir if needed and loads the items a previous run left,
 // oldest first: the newest ones within maxItems and maxBytes are kept, older
 // ones removed and counted in skipped, as are unreadable files (logged).
 func openSpool(dir string, maxItems int, maxBytes int64, log *slog.Logger) (*spool, []*Item, int, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	root, err := openSpoolDir(dir)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	s := &spool{dir: dir, root: root, log: log}
+	d, err := root.Open(".")
+	if err != nil {
+		root.Close()
 		return nil, nil, 0, fmt.Errorf("upload: spool directory: %w", err)
 	}
-	s := &spool{dir: dir, log: log}
-	entries, err := os.ReadDir(dir)
+	entries, err := d.ReadDir(-1)
+	d.Close()
 	if err != nil {
+		root.Close()
 		return nil, nil, 0, fmt.Errorf("upload: spool directory: %w", err)
 	}
 	type file struct {
@@ -198,7 +235,7 @@ func openSpool(dir string, maxItems int, maxBytes int64, log *slog.Logger) (*spo
 		name := e.Name()
 		switch {
 		case strings.HasSuffix(name, tmpSuffix):
-			os.Remove(filepath.Join(dir, name)) // a write cut short by a crash
+			root.Remove(name) // a write cut short by a crash
 		case strings.HasSuffix(name, spoolSuffix) && e.Type().IsRegular():
 			seq, err := strconv.ParseUint(strings.TrimSuffix(name, spoolSuffix), 10, 64)
 			if err != nil {
@@ -214,21 +251,21 @@ func openSpool(dir string, maxItems int, maxBytes int64, log *slog.Logger) (*spo
 	var total int64
 	skipped := 0
 	for i := len(files) - 1; i >= 0; i-- {
-		path := filepath.Join(dir, files[i].name)
+		name := files[i].name
 		if len(items) >= maxItems {
-			os.Remove(path)
+			root.Remove(name)
 			skipped++
 			continue
 		}
-		it, err := loadItem(path, maxBytes)
+		it, err := loadItem(root, name, maxBytes)
 		if err != nil {
-			log.Warn("upload: skipping unreadable spooled item", "file", path, "err", err)
-			os.Remove(path)
+			log.Warn("upload: skipping unreadable spooled item", "file", filepath.Join(dir, name), "err", err)
+			root.Remove(name)
 			skipped++
 			continue
 		}
 		if total+it.size > maxBytes {
-			os.Remove(path)
+			root.Remove(name)
 			skipped++
 			continue
 		}
@@ -242,15 +279,15 @@ func openSpool(dir string, maxItems int, maxBytes int64, log *slog.Logger) (*spo
 	return s, items, skipped, nil
 }
 
-func loadItem(path string, maxBytes int64) (*Item, error) {
-	st, err := os.Stat(path)
+// loadItem reads one spooled item: a regular file, not through a link,
+// and no larger than the queue could hold.
+func loadItem(root *os.Root, name string, maxBytes int64) (*Item, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|safefile.NoFollow|safefile.NonBlock, 0)
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() > maxBytes+maxMetaBytes+1024 {
-		return nil, fmt.Errorf("%d bytes, larger than the queue bound", st.Size())
-	}
-	data, err := os.ReadFile(path)
+	defer f.Close()
+	data, err := safefile.ReadOpened(f, maxBytes+maxMetaBytes+1024)
 	if err != nil {
 		return nil, err
 	}

@@ -338,7 +338,7 @@ func TestShutdownDeadlineWithHungSend(t *testing.T) {
 // Items survive a restart through the spool directory, and corrupt files
 // are skipped with a log.
 func TestSpoolSurvivesRestart(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "spool") // created 0700 by New
 	sink := &fakeSink{down: true}
 	cfg := fastConfig()
 	cfg.SpoolDir = dir
@@ -413,7 +413,7 @@ func TestSpoolSurvivesRestart(t *testing.T) {
 
 // A spool left by a run with larger bounds is trimmed to the newest items.
 func TestSpoolBoundOnLoad(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "spool")
 	cfg := fastConfig()
 	cfg.SpoolDir = dir
 	cfg.MaxItems = 20
@@ -482,7 +482,7 @@ func TestConcurrentEnqueue(t *testing.T) {
 	sink := &fakeSink{}
 	cfg := fastConfig()
 	cfg.MaxItems = 1000
-	cfg.SpoolDir = t.TempDir()
+	cfg.SpoolDir = filepath.Join(t.TempDir(), "spool")
 	u, _ := New(sink, cfg)
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
