@@ -318,12 +318,12 @@ func change(r shareResult, alpha float64) Change {
 
 // method states the test in one sentence for the report.
 func method(kb, kn int) string {
-	s := "binomial two-proportion test on each function's share (each sample one draw)"
+	s := "z-test on each function's share with the binomial standard error (each sample one draw)"
 	switch {
 	case kb >= 2 && kn >= 2:
-		s += ", and Welch's t-test on the per-profile shares (the run-to-run spread); both must reject"
+		s += ", or Welch's standard error of the per-profile shares (the run-to-run spread) where larger"
 	case kb >= 2 || kn >= 2:
-		s += ", and a t-test on the per-profile shares with one side's spread for both; both must reject"
+		s += ", or the standard error from one side's spread of per-profile shares where larger"
 	}
 	return s + "; one-sided, Bonferroni over the changes that reach a --fail-on threshold"
 }
@@ -424,10 +424,8 @@ func displayNames(keys []Frame, keyed bool) []string {
 // totalResult compares the sides' totals: time where every profile has a
 // sampling period, else samples.
 type totalResult struct {
-	base, new  float64 // mean totals
-	se         float64 // of the relative change
-	df         float64 // 0: a Poisson bound on the counts
-	comparable bool
+	base, new float64 // mean totals
+	se        float64 // of the relative change
 }
 
 func (r *Report) compareTotal(base, nw []*Profile, failOn []Threshold) (totalResult, bool) {
@@ -446,13 +444,9 @@ func (r *Report) compareTotal(base, nw []*Profile, failOn []Threshold) (totalRes
 		return v
 	}
 	vb, vn := vals(base), vals(nw)
-	res := totalResult{base: mean(vb), new: mean(vn), comparable: true}
+	res := totalResult{base: mean(vb), new: mean(vn)}
 	if len(vb) >= 2 && len(vn) >= 2 {
-		a, b := variance(vb)/float64(len(vb)), variance(vn)/float64(len(vn))
-		res.se = math.Sqrt(a+b) / res.base
-		if a+b > 0 {
-			res.df = (a + b) * (a + b) / (a*a/float64(len(vb)-1) + b*b/float64(len(vn)-1))
-		}
+		res.se = math.Sqrt(variance(vb)/float64(len(vb))+variance(vn)/float64(len(vn))) / res.base
 	}
 	// The sampling error of the counts is a floor either way: the log of
 	// a ratio of Poisson counts has variance 1/a + 1/b.
@@ -476,9 +470,6 @@ func (r *Report) compareTotal(base, nw []*Profile, failOn []Threshold) (totalRes
 func (t totalResult) change(alpha float64) Change {
 	rel := 100 * (t.new/t.base - 1)
 	q := normalQuantile(1 - alpha)
-	if t.df > 0 {
-		q = max(q, tQuantile(1-alpha, t.df))
-	}
 	c := Change{Base: 100, New: 100 * t.new / t.base, Delta: rel, Relative: &rel, Noise: 100 * q * t.se}
 	if t.se > 0 {
 		c.Z = (t.new/t.base - 1) / t.se

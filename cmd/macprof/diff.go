@@ -31,17 +31,19 @@ profiles of different length compare; the change in percentage points (pp)
 and relative to the base.
 
 The test. A function's count is binomial in the profile's total (each
-sample is one draw), so one profile a side is compared by a one-sided
-two-proportion z-test on the pooled shares. With several profiles a side,
-their shares' spread also shows run-to-run noise (load, caches, clock),
-and Welch's t-test on the per-profile shares must reject as well (one side
-with several and the other with one: a t-test with that side's spread for
-both). A function fails when its rise is significant and reaches a
-threshold. The level --alpha is for the whole decision, split (Bonferroni)
-over the changes that reach a threshold: under the tests' model a build
-compared with itself fails with probability at most alpha. Three or more
-recordings a side are recommended: they also catch noise that sampling
-does not explain. docs/CI.md has the figures measured on the demo.
+sample is one draw), so a change in share has a binomial standard error;
+one profile a side is a one-sided two-proportion z-test. With several
+profiles a side, their shares' spread also shows run-to-run noise that
+sampling does not explain (load, caches, clock): the standard error is then
+the larger of the binomial one and Welch's from the per-profile shares
+(with one profile on a side, the other side's spread stands for both). A
+function fails when its rise passes the normal quantile times that error
+and reaches a threshold. The level --alpha is for the whole decision,
+split (Bonferroni) over the changes that reach a threshold: under the
+model a build compared with itself fails with probability at most alpha.
+Record three or more times a side: the spread then catches noise that
+sampling does not explain. docs/CI.md has the false-alarm and detection
+figures measured on the demo.
 
 Thresholds (--fail-on, comma-separated or repeated; any one fails):
   flat:+Npp, cum:+Npp   a rise of N percentage points of the total
