@@ -126,9 +126,13 @@ func Parse(data []byte) (*Profile, error) {
 // isText reports input that is valid UTF-8 without NUL bytes in its first
 // 4 KiB: folded stacks, never a protobuf or gzip stream.
 func isText(data []byte) bool {
+	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		return false
+	}
 	head := data[:min(len(data), 4096)]
-	for !utf8.Valid(head) && len(head) > 0 && len(data) > len(head) {
-		head = head[:len(head)-1] // a rune cut at the 4 KiB mark
+	// A rune cut at the 4 KiB mark loses at most three bytes.
+	for cut := 0; cut < 3 && !utf8.Valid(head) && len(data) > len(head); cut++ {
+		head = head[:len(head)-1]
 	}
 	return utf8.Valid(head) && bytes.IndexByte(head, 0) < 0
 }
@@ -169,6 +173,21 @@ func parsePprof(data []byte) (*Profile, error) {
 	if pp.PeriodType == nil || pp.PeriodType.Unit != "nanoseconds" {
 		p.Period = 0
 	}
+	// Each location's frames once, and every stack's frames carved from
+	// one array: samples share locations, and this is most of the work.
+	byLoc := make(map[*pprof.Location][]Frame, len(pp.Location))
+	frames := 0
+	for _, s := range pp.Sample {
+		for _, l := range s.Location {
+			fr, ok := byLoc[l]
+			if !ok {
+				fr = appendLocation(nil, l)
+				byLoc[l] = fr
+			}
+			frames += len(fr)
+		}
+	}
+	arena := make([]Frame, 0, frames)
 	p.Stacks = make([]Stack, 0, len(pp.Sample))
 	for _, s := range pp.Sample {
 		if ci >= len(s.Value) {
@@ -181,12 +200,13 @@ func parsePprof(data []byte) (*Profile, error) {
 		if v == 0 {
 			continue
 		}
-		var fr []Frame
+		start := len(arena)
 		for i := len(s.Location) - 1; i >= 0; i-- {
-			fr = appendLocation(fr, s.Location[i])
+			arena = append(arena, byLoc[s.Location[i]]...)
 		}
+		fr := arena[start:len(arena):len(arena)]
 		if len(fr) == 0 {
-			fr = append(fr, Frame{Name: "[no frames]"})
+			fr = []Frame{{Name: "[no frames]"}}
 		}
 		if p.Samples+v < p.Samples {
 			return nil, errors.New("pprof sample values overflow")

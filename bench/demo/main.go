@@ -91,9 +91,9 @@ func prepareReport(recs []int, seed int) {
 }
 
 // regress parses -regress's FUNC=PCT and sets that function's extra rounds
-// to PCT of the time one call takes: it times calls with no extra rounds and
-// with a known number, best of several batches, because the machine may be
-// busy with other work.
+// to PCT of the time one call takes, from calls timed without and with a
+// known number of rounds in turn (the median ratio), because the machine
+// may be busy with other work.
 func regress(spec string) (string, error) {
 	name, pctText, ok := strings.Cut(spec, "=")
 	pct, err := strconv.ParseFloat(strings.TrimSuffix(pctText, "%"), 64)
@@ -116,29 +116,30 @@ func regress(spec string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("-regress: unknown function %q (hashBlocks, computeChecksums, sortRecords, prepareReport)", name)
 	}
-	const probe = 100000
-	perCall := func(rounds int) time.Duration {
-		*c.rounds = rounds
-		best := time.Duration(1<<63 - 1)
-		for b := 0; b < 7; b++ {
-			start := time.Now()
-			for i := 0; i < 20; i++ {
-				c.call()
-			}
-			best = min(best, time.Since(start)/20)
+	// Calls without and with a known number of extra rounds, timed in
+	// turn so that both see the same load; the median of their ratios.
+	const probe, trials = 50000, 101
+	ratios := make([]float64, 0, trials)
+	var base time.Duration
+	for range trials {
+		*c.rounds = 0
+		start := time.Now()
+		c.call()
+		t0 := time.Since(start)
+		*c.rounds = probe
+		start = time.Now()
+		c.call()
+		if extraTime := time.Since(start) - t0; extraTime > 0 {
+			ratios = append(ratios, float64(t0)/float64(extraTime))
 		}
-		return best
+		base += t0
 	}
-	base := perCall(0)
-	perRound := float64(perCall(probe)-base) / probe
-	if perRound <= 0 {
-		perRound = float64(perCall(probe)-perCall(0)) / probe
-	}
-	if perRound <= 0 {
+	if len(ratios) < trials/2 {
 		return "", fmt.Errorf("-regress: could not time %s", name)
 	}
-	*c.rounds = int(pct / 100 * float64(base) / perRound)
-	return fmt.Sprintf("regress %s: %d extra rounds per call, +%.0f%% of %v", name, *c.rounds, pct, base), nil
+	sort.Float64s(ratios)
+	*c.rounds = int(pct / 100 * probe * ratios[len(ratios)/2])
+	return fmt.Sprintf("regress %s: %d extra rounds per call, +%.0f%% of %v", name, *c.rounds, pct, base/trials), nil
 }
 
 // workerTimes sums, over the workers, the wall time each ran for and the
