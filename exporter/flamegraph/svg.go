@@ -40,6 +40,23 @@ const (
 // WriteSVG renders the tree as an SVG document. An empty tree renders a
 // graph that says so.
 func WriteSVG(w io.Writer, t *Tree, o Options) error {
+	return draw(w, t, nil, o)
+}
+
+// WriteDiffSVG renders a differential flame graph: frames as wide as in
+// cur, each coloured by how its share of all samples changed from the same
+// call path in base (red grew, blue shrank, white unchanged, the deepest
+// colour at a doubling or halving and beyond), with both shares in its
+// tooltip; click-to-zoom as in WriteSVG.
+func WriteDiffSVG(w io.Writer, base, cur *Tree, o Options) error {
+	if base == nil {
+		base = &Tree{}
+	}
+	return draw(w, cur, base, o)
+}
+
+// draw renders t; with base, as a differential graph against it.
+func draw(w io.Writer, t, base *Tree, o Options) error {
 	if o.Title == "" {
 		o.Title = "Flame graph"
 	}
@@ -61,6 +78,7 @@ func WriteSVG(w io.Writer, t *Tree, o Options) error {
 		n     int32
 		depth int
 		x     int64 // samples before this frame on its row
+		b     int32 // the same call path in base, or -1
 	}
 	var frames []frame
 	maxDepth := 0
@@ -69,8 +87,9 @@ func WriteSVG(w io.Writer, t *Tree, o Options) error {
 			n     int32
 			depth int
 			x     int64
+			b     int32
 		}
-		stack := []item{{0, 0, 0}}
+		stack := []item{{0, 0, 0, base.find(0, "")}}
 		var ch []int32
 		for len(stack) > 0 {
 			it := stack[len(stack)-1]
@@ -90,7 +109,7 @@ func WriteSVG(w io.Writer, t *Tree, o Options) error {
 				v := t.nodes[ch[i]].value
 				x -= v
 				if float64(v) >= minValue {
-					stack = append(stack, item{ch[i], it.depth + 1, x})
+					stack = append(stack, item{ch[i], it.depth + 1, x, base.find(it.b, t.nodes[ch[i]].name)})
 				}
 			}
 		}
@@ -108,7 +127,11 @@ func WriteSVG(w io.Writer, t *Tree, o Options) error {
 	escape(bw, o.Title)
 	p("</text>\n")
 	p(`<text x="%d" y="42" text-anchor="middle">`, o.Width/2)
-	escape(bw, subtitle(total, o.Period))
+	sub := subtitle(total, o.Period)
+	if base != nil {
+		sub = "Widths: new (" + plural(total, "sample") + "); colour: share vs base (" + plural(base.Total(), "sample") + "), red grew, blue shrank. Click to zoom."
+	}
+	escape(bw, sub)
 	p("</text>\n")
 	p(`<g id="frames">` + "\n")
 	scale := 0.0
@@ -123,8 +146,20 @@ func WriteSVG(w io.Writer, t *Tree, o Options) error {
 		name := cleanName(n.name)
 		p(`<g class="f" data-x="%d" data-w="%d"><title>`, f.x, n.value)
 		escape(bw, name)
-		p(" (%s, %s)</title>", plural(n.value, "sample"), percent(n.value, total))
-		p(`<rect x="%s" y="%d" width="%s" height="%d" rx="2" fill="%s"/>`, num(x), y, num(wd), frameHeight-1, color(n.name, f.n == 0))
+		fill := color(n.name, f.n == 0)
+		if base != nil {
+			var bv int64
+			if f.b >= 0 {
+				bv = base.nodes[f.b].value
+			}
+			share, baseShare := frac(n.value, total), frac(bv, base.Total())
+			fill = diffColor(share, baseShare)
+			p(" (%s, %s; base %s, %s pp)</title>", plural(n.value, "sample"), percent(n.value, total), percent(bv, base.Total()),
+				strconv.FormatFloat(100*(share-baseShare), 'f', 2, 64))
+		} else {
+			p(" (%s, %s)</title>", plural(n.value, "sample"), percent(n.value, total))
+		}
+		p(`<rect x="%s" y="%d" width="%s" height="%d" rx="2" fill="%s"/>`, num(x), y, num(wd), frameHeight-1, fill)
 		p(`<text x="%s" y="%d">`, num(x+3), y+frameHeight-4)
 		escape(bw, fit(name, wd))
 		p("</text></g>\n")
@@ -153,6 +188,35 @@ n=n.substring(0,n.lastIndexOf(' ('));r.setAttribute('x',nx);r.setAttribute('widt
 for(var i=0;i<fs.length;i++){fs[i].addEventListener('click',function(){zoom(+this.getAttribute('data-x'),+this.getAttribute('data-w'));});}
 })();
 `
+
+func frac(v, total int64) float64 {
+	if total <= 0 {
+		return 0
+	}
+	return float64(v) / float64(total)
+}
+
+// diffColor shades from white towards red as a frame's share grows and
+// towards blue as it shrinks, by the change relative to the larger share.
+func diffColor(share, baseShare float64) string {
+	hi := max(share, baseShare)
+	if hi == 0 {
+		return "rgb(255,255,255)"
+	}
+	r := (share - baseShare) / hi // -1..1; ±0.5 is a doubling or a halving
+	k := int(min(1, 2*abs(r)) * 200)
+	if r >= 0 {
+		return fmt.Sprintf("rgb(255,%d,%d)", 255-k, 255-k)
+	}
+	return fmt.Sprintf("rgb(%d,%d,255)", 255-k, 255-k)
+}
+
+func abs(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
 
 func subtitle(total int64, period time.Duration) string {
 	s := "Total: " + plural(total, "sample")

@@ -346,3 +346,35 @@ func BenchmarkSVG(b *testing.B) {
 		}
 	}
 }
+
+func TestDiffSVG(t *testing.T) {
+	var base, cur Tree
+	base.Add([]string{"main", "grows"}, 50)
+	base.Add([]string{"main", "shrinks"}, 50)
+	cur.Add([]string{"main", "grows"}, 150)
+	cur.Add([]string{"main", "shrinks"}, 25)
+	cur.Add([]string{"main", "added"}, 25)
+	var buf bytes.Buffer
+	if err := WriteDiffSVG(&buf, &base, &cur, Options{Title: "diff"}); err != nil {
+		t.Fatal(err)
+	}
+	doc := parseSVG(t, buf.Bytes())
+	if !doc.script {
+		t.Error("no zoom script")
+	}
+	for name, want := range map[string]struct{ fill, title string }{
+		"grows":   {"rgb(255,", "grows (150 samples, 75.00%; base 50.00%, 25.00 pp)"},
+		"shrinks": {"rgb(", "shrinks (25 samples, 12.50%; base 50.00%, -37.50 pp)"},
+		"added":   {"rgb(255,55,55)", "added (25 samples, 12.50%; base 0.00%, 12.50 pp)"},
+		"main":    {"rgb(255,255,255)", "main (200 samples, 100.00%; base 100.00%, 0.00 pp)"},
+	} {
+		f := doc.frame(t, name)
+		if f.title != want.title || !strings.HasPrefix(f.fill, want.fill) {
+			t.Errorf("%s: title %q fill %q, want %q and a fill starting %q", name, f.title, f.fill, want.title, want.fill)
+		}
+	}
+	// Shrinking frames are blue: their blue channel stays full.
+	if f := doc.frame(t, "shrinks"); !strings.HasSuffix(f.fill, ",255)") || strings.HasPrefix(f.fill, "rgb(255,") {
+		t.Errorf("shrinking frame's fill %q is not blue", f.fill)
+	}
+}

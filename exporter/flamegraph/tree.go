@@ -82,3 +82,18 @@ func (t *Tree) children(dst []int32, n int32) []int32 {
 	slices.SortFunc(dst, func(a, b int32) int { return strings.Compare(t.nodes[a].name, t.nodes[b].name) })
 	return dst
 }
+
+// find returns the child of parent named name, the root for parent 0 and
+// name "", or -1 when t has none (or parent is -1).
+func (t *Tree) find(parent int32, name string) int32 {
+	if t == nil || parent < 0 || len(t.nodes) == 0 {
+		return -1
+	}
+	if parent == 0 && name == "" {
+		return 0
+	}
+	if c, ok := t.index[edge{parent, name}]; ok {
+		return c
+	}
+	return -1
+}

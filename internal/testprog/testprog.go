@@ -56,6 +56,16 @@ func BuildGo(t testing.TB, pkg string) string {
 	})
 }
 
+// BuildPkg builds a main package of this module, by import path (such as
+// "github.com/macprof/macprof/cmd/macprof"), once per test run and returns
+// the binary's path.
+func BuildPkg(t testing.TB, path string) string {
+	t.Helper()
+	return build(t, "pkg:"+path, func(out string) *exec.Cmd {
+		return exec.Command(GoTool(t), "build", "-o", out, path)
+	})
+}
+
 func build(t testing.TB, key string, mk func(out string) *exec.Cmd) string {
 	buildMu.Lock()
 	defer buildMu.Unlock()

@@ -1,0 +1,499 @@
+// Package diff compares a baseline's profiles with a candidate's, function by
+// function, and decides whether any function got more expensive by more
+// than run-to-run noise: the logic of `macprof diff`.
+package diff
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"sort"
+)
+
+// Defaults for the zero values of Config.
+const (
+	// DefaultAlpha is the one-sided level of the whole decision: the
+	// chance, under the tests' model, that a build compared with itself
+	// fails.
+	DefaultAlpha = 0.001
+	// DefaultTop is the number of functions the text and markdown reports
+	// list.
+	DefaultTop = 20
+)
+
+// Config is what one comparison judges and how.
+type Config struct {
+	// Base and New are the profiles of each side (Expand turns
+	// directories and patterns into paths).
+	Base, New []string
+	// FailOn are the thresholds a significant change must also reach; nil
+	// means DefaultFailOn.
+	FailOn []Threshold
+	// Focus, when set, limits the judged functions to those whose name
+	// matches; Ignore drops those whose name matches. Shares stay shares
+	// of the whole profile.
+	Focus, Ignore *regexp.Regexp
+	// Alpha is the one-sided significance level of the whole decision
+	// (Bonferroni over the changes that reach a threshold); 0 means
+	// DefaultAlpha.
+	Alpha float64
+	// Top is the number of functions the text and markdown reports list;
+	// 0 means DefaultTop, a negative value all.
+	Top int
+}
+
+// Run loads both sides and compares them. Errors are the caller's or the
+// input's (a usage error, exit status 2), never a regression.
+func Run(c Config) (*Report, error) {
+	if len(c.Base) == 0 || len(c.New) == 0 {
+		return nil, errors.New("give at least one profile on each side")
+	}
+	load := func(paths []string) ([]*Profile, error) {
+		ps := make([]*Profile, 0, len(paths))
+		for _, p := range paths {
+			prof, err := Load(p)
+			if err != nil {
+				return nil, err
+			}
+			ps = append(ps, prof)
+		}
+		return ps, nil
+	}
+	base, err := load(c.Base)
+	if err != nil {
+		return nil, err
+	}
+	nw, err := load(c.New)
+	if err != nil {
+		return nil, err
+	}
+	return Compare(base, nw, c)
+}
+
+// Report is the outcome of a comparison.
+type Report struct {
+	// Kind is what the samples measure ("cpu", "wall"; "" when only folded
+	// stacks were given).
+	Kind string `json:"kind,omitempty"`
+	Base Side   `json:"base"`
+	New  Side   `json:"new"`
+	// Alpha is the level of the whole decision and Tests the number of
+	// changes it was split over.
+	Alpha  float64  `json:"alpha"`
+	Tests  int      `json:"tests"`
+	FailOn []string `json:"fail_on"`
+	// Method states the test used, in one sentence.
+	Method string `json:"method"`
+	// Total compares the sides' mean totals; it is judged only when a
+	// total threshold is set.
+	Total Change `json:"total"`
+	// Functions are the judged functions: regressions first (worst
+	// first), then by the size of their change.
+	Functions []Function `json:"functions"`
+	// Regressions names the functions that failed, worst first; "total"
+	// when the total did.
+	Regressions []string `json:"regressions"`
+
+	top                int
+	baseProfs, newProf []*Profile
+	keyed              bool // frames matched by name and file
+}
+
+// Side summarises one side's inputs.
+type Side struct {
+	Profiles []string `json:"profiles"`
+	Samples  []int64  `json:"samples"`
+}
+
+// Function is one function's change.
+type Function struct {
+	Name string `json:"name"`
+	File string `json:"file,omitempty"`
+	Flat Change `json:"flat"`
+	Cum  Change `json:"cum"`
+	// Failed lists the thresholds this function reached with a
+	// significant change; non-empty means a regression.
+	Failed []string `json:"failed,omitempty"`
+}
+
+// Change is one metric's change. Shares and changes are in percent of the
+// total and percentage points; Total's are relative, in percent.
+type Change struct {
+	Base  float64 `json:"base_pct"`
+	New   float64 `json:"new_pct"`
+	Delta float64 `json:"delta_pp"`
+	// Relative is the change relative to the base in percent, absent
+	// when the base is zero.
+	Relative *float64 `json:"relative_pct,omitempty"`
+	// Noise is the change, in the same unit as Delta, that a rise must
+	// exceed to be beyond noise at the report's level.
+	Noise float64 `json:"noise_pp"`
+	// Z is Delta over the standard error of sampling alone.
+	Z           float64 `json:"z"`
+	Significant bool    `json:"significant"`
+}
+
+// Compare compares two sides' profiles.
+func Compare(base, nw []*Profile, c Config) (*Report, error) {
+	if len(base) == 0 || len(nw) == 0 {
+		return nil, errors.New("give at least one profile on each side")
+	}
+	if c.FailOn == nil {
+		c.FailOn, _ = ParseThresholds(DefaultFailOn)
+	}
+	if c.Alpha <= 0 || c.Alpha >= 1 {
+		c.Alpha = DefaultAlpha
+	}
+	if c.Top == 0 {
+		c.Top = DefaultTop
+	}
+	r := &Report{Alpha: c.Alpha, top: c.Top, baseProfs: base, newProf: nw}
+	all := append(append([]*Profile(nil), base...), nw...)
+	for _, p := range all {
+		if p.Kind == "" {
+			continue
+		}
+		if r.Kind == "" {
+			r.Kind = p.Kind
+		} else if p.Kind != r.Kind {
+			return nil, fmt.Errorf("%s measures %s but another profile %s: compare profiles of one sample type", p.Path, p.Kind, r.Kind)
+		}
+	}
+	for _, p := range base {
+		r.Base.Profiles, r.Base.Samples = append(r.Base.Profiles, p.Path), append(r.Base.Samples, p.Samples)
+	}
+	for _, p := range nw {
+		r.New.Profiles, r.New.Samples = append(r.New.Profiles, p.Path), append(r.New.Samples, p.Samples)
+	}
+	for _, t := range c.FailOn {
+		r.FailOn = append(r.FailOn, t.String())
+	}
+	r.keyed = true
+	for _, p := range all {
+		r.keyed = r.keyed && hasFiles(p)
+	}
+	r.Method = method(len(base), len(nw))
+
+	ct := count(all, r.keyed)
+	nb := len(base)
+	totals := make([]int64, len(all))
+	for i, p := range all {
+		totals[i] = p.Samples
+	}
+
+	// Every change that reaches a threshold is a test the level is
+	// shared over; the others cannot fail whatever their significance.
+	type cand struct {
+		fn     int
+		metric Metric
+		t      Threshold
+		res    shareResult
+	}
+	var cands []cand
+	results := make([][2]shareResult, len(ct.keys))
+	judged := make([]bool, len(ct.keys))
+	for k, key := range ct.keys {
+		if (c.Focus != nil && !c.Focus.MatchString(key.Name)) || (c.Ignore != nil && c.Ignore.MatchString(key.Name)) {
+			continue
+		}
+		judged[k] = true
+		for mi, counts := range [2][][]int64{ct.flat, ct.cum} {
+			st := shareTest{baseTotal: totals[:nb], newTotal: totals[nb:]}
+			for i := range all {
+				v := at(counts[i], k)
+				if i < nb {
+					st.baseCount = append(st.baseCount, v)
+				} else {
+					st.newCount = append(st.newCount, v)
+				}
+			}
+			res := st.run()
+			results[k][mi] = res
+			m := [2]Metric{Flat, Cum}[mi]
+			for _, t := range c.FailOn {
+				if t.Metric == m && reaches(t, res.base, res.new) {
+					cands = append(cands, cand{k, m, t, res})
+				}
+			}
+		}
+	}
+	totalRes, totalJudged := r.compareTotal(base, nw, c.FailOn)
+	tests := len(cands)
+	if totalJudged {
+		tests++
+	}
+	r.Tests = tests
+	alphaEach := c.Alpha / float64(max(tests, 1))
+
+	failed := make(map[int][]string)
+	for _, cd := range cands {
+		if cd.res.delta > 0 && cd.res.delta >= cd.res.bound(alphaEach) {
+			failed[cd.fn] = appendOnce(failed[cd.fn], cd.t.String())
+		}
+	}
+	names := displayNames(ct.keys, r.keyed)
+	for k, key := range ct.keys {
+		if !judged[k] {
+			continue
+		}
+		f := Function{Name: names[k], Flat: change(results[k][0], alphaEach), Cum: change(results[k][1], alphaEach), Failed: failed[k]}
+		if r.keyed {
+			f.File = key.File
+		}
+		r.Functions = append(r.Functions, f)
+	}
+	sort.SliceStable(r.Functions, func(i, j int) bool {
+		a, b := &r.Functions[i], &r.Functions[j]
+		if (len(a.Failed) > 0) != (len(b.Failed) > 0) {
+			return len(a.Failed) > 0
+		}
+		sa, sb := size(a), size(b)
+		if sa != sb {
+			return sa > sb
+		}
+		return a.Name < b.Name
+	})
+	for _, f := range r.Functions {
+		if len(f.Failed) > 0 {
+			r.Regressions = append(r.Regressions, f.Name)
+		}
+	}
+	r.Total = totalRes.change(alphaEach)
+	if totalJudged && r.Total.Significant {
+		for _, t := range c.FailOn {
+			if t.Metric == Total && r.Total.Relative != nil && *r.Total.Relative >= t.Value {
+				r.Regressions = append(r.Regressions, "total")
+				break
+			}
+		}
+	}
+	return r, nil
+}
+
+// size orders functions: a regression by its largest failed rise, the
+// others by their largest change either way; flat before cum on a tie so
+// that a function slower in its own code comes before its callers.
+func size(f *Function) float64 {
+	if len(f.Failed) > 0 {
+		return max(f.Flat.Delta+1e-9, f.Cum.Delta)
+	}
+	return max(math.Abs(f.Flat.Delta)+1e-9, math.Abs(f.Cum.Delta))
+}
+
+func appendOnce(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+// reaches reports whether a change from base to new share (0..1) reaches
+// a threshold; a function new on this side reaches any relative one.
+func reaches(t Threshold, base, nw float64) bool {
+	if t.PP {
+		return 100*(nw-base) >= t.Value && nw > base
+	}
+	if base == 0 {
+		return nw > 0
+	}
+	return 100*(nw/base-1) >= t.Value && nw > base
+}
+
+func change(r shareResult, alpha float64) Change {
+	c := Change{Base: 100 * r.base, New: 100 * r.new, Delta: 100 * r.delta, Noise: 100 * r.bound(alpha)}
+	if r.base > 0 {
+		rel := 100 * (r.new/r.base - 1)
+		c.Relative = &rel
+	}
+	if r.seBinom > 0 {
+		c.Z = r.delta / r.seBinom
+	}
+	c.Significant = c.Delta > 0 && c.Delta >= c.Noise
+	return c
+}
+
+// method states the test in one sentence for the report.
+func method(kb, kn int) string {
+	s := "z-test on each function's share with the binomial standard error (each sample one draw)"
+	switch {
+	case kb >= 2 && kn >= 2:
+		s += ", or Welch's standard error of the per-profile shares (the run-to-run spread) where larger"
+	case kb >= 2 || kn >= 2:
+		s += ", or the standard error from one side's spread of per-profile shares where larger"
+	}
+	return s + "; one-sided, Bonferroni over the changes that reach a --fail-on threshold"
+}
+
+func hasFiles(p *Profile) bool {
+	for _, s := range p.Stacks {
+		for _, f := range s.Frames {
+			if f.File != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// counts holds each profile's flat and cumulative count per function key.
+type counts struct {
+	keys      []Frame
+	flat, cum [][]int64 // [profile][key]
+}
+
+func at(v []int64, k int) int64 {
+	if k < len(v) {
+		return v[k]
+	}
+	return 0
+}
+
+// key is a frame's identity across builds: its name, and the file's base
+// name when every profile has files (two builds' paths differ by checkout).
+func key(f Frame, keyed bool) Frame {
+	if !keyed || f.File == "" {
+		return Frame{Name: f.Name}
+	}
+	return Frame{Name: f.Name, File: filepath.Base(f.File)}
+}
+
+// count adds up every profile's flat and cumulative counts per function; a
+// function that appears twice in one stack (recursion) counts once there.
+func count(ps []*Profile, keyed bool) *counts {
+	ids := make(map[Frame]int32)
+	c := &counts{flat: make([][]int64, len(ps)), cum: make([][]int64, len(ps))}
+	var seen []int32 // per key: the last stack it was counted in, +1
+	serial := int32(0)
+	grow := func(v []int64) []int64 {
+		for len(v) < len(c.keys) {
+			v = append(v, 0)
+		}
+		return v
+	}
+	for i, p := range ps {
+		flat, cum := c.flat[i], c.cum[i]
+		for _, s := range p.Stacks {
+			serial++
+			var leaf int32
+			for _, f := range s.Frames {
+				k := key(f, keyed)
+				id, ok := ids[k]
+				if !ok {
+					id = int32(len(c.keys))
+					ids[k] = id
+					c.keys = append(c.keys, k)
+					seen = append(seen, 0)
+				}
+				leaf = id
+				if int(id) >= len(cum) {
+					cum, flat = grow(cum), grow(flat)
+				}
+				if seen[id] != serial {
+					seen[id] = serial
+					cum[id] += s.Count
+				}
+			}
+			flat[leaf] += s.Count
+		}
+		c.flat[i], c.cum[i] = flat, cum
+	}
+	return c
+}
+
+// displayNames gives each key its name, with the file added where two
+// keys share a name.
+func displayNames(keys []Frame, keyed bool) []string {
+	n := make(map[string]int)
+	for _, k := range keys {
+		n[k.Name]++
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.Name
+		if keyed && n[k.Name] > 1 && k.File != "" {
+			out[i] += " (" + k.File + ")"
+		}
+	}
+	return out
+}
+
+// totalResult compares the sides' totals: time where every profile has a
+// sampling period, else samples.
+type totalResult struct {
+	base, new float64 // mean totals
+	se        float64 // of the relative change
+}
+
+func (r *Report) compareTotal(base, nw []*Profile, failOn []Threshold) (totalResult, bool) {
+	timed := true
+	for _, p := range append(append([]*Profile(nil), base...), nw...) {
+		timed = timed && p.Period > 0
+	}
+	vals := func(ps []*Profile) []float64 {
+		v := make([]float64, len(ps))
+		for i, p := range ps {
+			v[i] = float64(p.Samples)
+			if timed {
+				v[i] *= float64(p.Period)
+			}
+		}
+		return v
+	}
+	vb, vn := vals(base), vals(nw)
+	res := totalResult{base: mean(vb), new: mean(vn)}
+	if len(vb) >= 2 && len(vn) >= 2 {
+		res.se = math.Sqrt(variance(vb)/float64(len(vb))+variance(vn)/float64(len(vn))) / res.base
+	}
+	// The sampling error of the counts is a floor either way: the log of
+	// a ratio of Poisson counts has variance 1/a + 1/b.
+	var cb, cn int64
+	for _, p := range base {
+		cb += p.Samples
+	}
+	for _, p := range nw {
+		cn += p.Samples
+	}
+	res.se = max(res.se, math.Sqrt(1/float64(cb)+1/float64(cn))*(res.new/res.base))
+	judged := false
+	for _, t := range failOn {
+		if t.Metric == Total && 100*(res.new/res.base-1) >= t.Value {
+			judged = true
+		}
+	}
+	return res, judged
+}
+
+func (t totalResult) change(alpha float64) Change {
+	rel := 100 * (t.new/t.base - 1)
+	q := normalQuantile(1 - alpha)
+	c := Change{Base: 100, New: 100 * t.new / t.base, Delta: rel, Relative: &rel, Noise: 100 * q * t.se}
+	if t.se > 0 {
+		c.Z = (t.new/t.base - 1) / t.se
+	}
+	c.Significant = rel > 0 && rel >= c.Noise
+	return c
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func variance(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	m := mean(v)
+	var ss float64
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return ss / float64(len(v)-1)
+}

@@ -1,0 +1,157 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestQuantiles(t *testing.T) {
+	if got := normalQuantile(0.975); math.Abs(got-1.95996) > 1e-4 {
+		t.Errorf("normalQuantile(0.975) = %.5f", got)
+	}
+	if got := normalTail(1.95996); math.Abs(got-0.025) > 1e-5 {
+		t.Errorf("normalTail(1.96) = %.5f", got)
+	}
+}
+
+// writeFolded writes a folded-stacks profile into dir and returns its path.
+func writeFolded(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCompare(t *testing.T) {
+	dir := t.TempDir()
+	base := writeFolded(t, dir, "base.folded", "main;work;sort 8000\nmain;work;hash 2000\n")
+	same := writeFolded(t, dir, "same.folded", "main;work;sort 7950\nmain;work;hash 2050\n")
+	slow := writeFolded(t, dir, "slow.folded", "main;work;sort 8000\nmain;work;sort;extra 2400\nmain;work;hash 2000\n")
+	longer := writeFolded(t, dir, "longer.folded", "main;work;sort 16000\nmain;work;hash 4000\n")
+
+	r, err := Run(Config{Base: []string{base}, New: []string{same}})
+	if err != nil || len(r.Regressions) != 0 {
+		t.Fatalf("same build: %v, regressions %v", err, r.Regressions)
+	}
+	// Twice the samples at the same shares is no change.
+	if r, err = Run(Config{Base: []string{base}, New: []string{longer}}); err != nil || len(r.Regressions) != 0 {
+		t.Fatalf("longer profile: %v, regressions %v", err, r.Regressions)
+	}
+	r, err = Run(Config{Base: []string{base}, New: []string{slow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Regressions) == 0 || r.Regressions[0] != "extra" {
+		t.Fatalf("regressions %v, want extra first", r.Regressions)
+	}
+	f := r.Functions[0]
+	if f.Name != "extra" || f.Flat.Base != 0 || math.Abs(f.Flat.New-100*2400.0/12400) > 1e-9 || f.Flat.Relative != nil {
+		t.Errorf("extra: %+v", f)
+	}
+	// --ignore the new function: sort's cumulative share still rose.
+	r, _ = Run(Config{Base: []string{base}, New: []string{slow}, Ignore: regexp.MustCompile("^extra$")})
+	if len(r.Regressions) == 0 || r.Regressions[0] != "sort" {
+		t.Errorf("ignoring extra: regressions %v, want sort", r.Regressions)
+	}
+	// --focus on hash only: nothing of hash rose.
+	r, _ = Run(Config{Base: []string{base}, New: []string{slow}, Focus: regexp.MustCompile("hash")})
+	if len(r.Regressions) != 0 || len(r.Functions) != 1 {
+		t.Errorf("focus on hash: regressions %v, functions %d", r.Regressions, len(r.Functions))
+	}
+	// A threshold above the change passes.
+	th, _ := ParseThresholds("flat:+30pp,cum:+30pp")
+	if r, _ = Run(Config{Base: []string{base}, New: []string{slow}, FailOn: th}); len(r.Regressions) != 0 {
+		t.Errorf("high thresholds: regressions %v", r.Regressions)
+	}
+	// total: the longer profile has twice the samples.
+	th, _ = ParseThresholds("total:+10%")
+	if r, _ = Run(Config{Base: []string{base}, New: []string{longer}, FailOn: th}); len(r.Regressions) != 1 || r.Regressions[0] != "total" {
+		t.Errorf("total: regressions %v, total %+v", r.Regressions, r.Total)
+	}
+
+	for _, format := range []Format{Text, Markdown, JSON} {
+		var b bytes.Buffer
+		if err := r.Write(&b, format); err != nil || !strings.Contains(b.String(), "sort") {
+			t.Errorf("%s report: %v\n%s", format, err, b.String())
+		}
+		if format == JSON {
+			var back Report
+			if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back.Regressions) != 1 {
+				t.Errorf("JSON does not read back: %v %+v", err, back)
+			}
+		}
+	}
+}
+
+func TestSpread(t *testing.T) {
+	dir := t.TempDir()
+	// Shares 50, 60, 40% a side: a 5-point rise that sampling alone (3,000
+	// samples a side) would call significant, but the spread does not.
+	var bs, ns []string
+	for i, v := range []int{500, 600, 400} {
+		bs = append(bs, writeFolded(t, dir, "b"+string(rune('0'+i)), "main;f "+itoa(v)+"\nmain;g "+itoa(1000-v)+"\n"))
+		ns = append(ns, writeFolded(t, dir, "n"+string(rune('0'+i)), "main;f "+itoa(v+50)+"\nmain;g "+itoa(950-v)+"\n"))
+	}
+	r, err := Run(Config{Base: bs, New: ns})
+	if err != nil || len(r.Regressions) != 0 {
+		t.Fatalf("spread: %v, regressions %v", err, r.Regressions)
+	}
+	if r1, _ := Run(Config{Base: bs[:1], New: ns[:1]}); len(r1.Regressions) != 0 {
+		t.Errorf("one a side, 5 points at 1,000 samples: regressions %v", r1.Regressions)
+	}
+	if !strings.Contains(r.Method, "Welch") {
+		t.Errorf("method %q", r.Method)
+	}
+}
+
+func itoa(v int) string { return strconv.Itoa(v) }
+
+func TestThresholds(t *testing.T) {
+	good := map[string]string{
+		"cum:+5%":                  "cum:+5%",
+		"flat:2pp":                 "flat:+2pp",
+		" total:+10% , cum:+0.5pp": "total:+10%,cum:+0.5pp",
+	}
+	for in, want := range good {
+		th, err := ParseThresholds(in)
+		var s []string
+		for _, x := range th {
+			s = append(s, x.String())
+		}
+		if err != nil || strings.Join(s, ",") != want {
+			t.Errorf("ParseThresholds(%q) = %v, %v; want %s", in, s, err, want)
+		}
+	}
+	for _, in := range []string{"", "cum", "cum:5", "self:+5%", "total:+5pp", "cum:-5%", "flat:+xpp", "cum:+NaN%", "cum:+Inf%"} {
+		if _, err := ParseThresholds(in); err == nil {
+			t.Errorf("ParseThresholds(%q) accepted", in)
+		}
+	}
+}
+
+func TestExpand(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFolded(t, dir, "a.folded", "m 1\n")
+	b := writeFolded(t, dir, "b.folded", "m 1\n")
+	writeFolded(t, dir, ".hidden", "m 1\n")
+	got, err := Expand([]string{dir, filepath.Join(dir, "*.folded"), a})
+	want := []string{a, b, a, b, a}
+	if err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Expand = %v, %v; want %v", got, err, want)
+	}
+	if _, err := Expand([]string{filepath.Join(dir, "*.pb.gz")}); err == nil {
+		t.Error("a pattern that matches nothing expanded")
+	}
+	if _, err := Expand([]string{t.TempDir()}); err == nil {
+		t.Error("an empty directory expanded")
+	}
+}

@@ -1,0 +1,92 @@
+package diff
+
+import "math"
+
+// shareTest is what the comparison knows about one function's share (flat
+// or cumulative) on both sides: per profile, its count and the total.
+type shareTest struct {
+	baseCount, baseTotal []int64
+	newCount, newTotal   []int64
+}
+
+// shareResult is the outcome of a shareTest: pooled shares, the change, the
+// standard errors of the change and the bound a change must pass.
+type shareResult struct {
+	base, new float64 // pooled shares, 0..1
+	delta     float64 // new - base
+	seBinom   float64 // sampling error of a count (two-proportion)
+	seSpread  float64 // from the spread of the per-profile shares, 0 without
+}
+
+// run computes the pooled shares and both standard errors. Each sample is
+// one draw, so a function's count is binomial in the profile's total; with
+// several profiles a side, the spread of their shares also shows the
+// run-to-run noise that sampling alone does not (load, caches, frequency).
+func (t *shareTest) run() shareResult {
+	var r shareResult
+	cb, nb := sum(t.baseCount), sum(t.baseTotal)
+	cn, nn := sum(t.newCount), sum(t.newTotal)
+	r.base, r.new = float64(cb)/float64(nb), float64(cn)/float64(nn)
+	r.delta = r.new - r.base
+	p := float64(cb+cn) / float64(nb+nn)
+	r.seBinom = math.Sqrt(p * (1 - p) * (1/float64(nb) + 1/float64(nn)))
+	kb, kn := len(t.baseCount), len(t.newCount)
+	vb, vn := shareVariance(t.baseCount, t.baseTotal), shareVariance(t.newCount, t.newTotal)
+	switch {
+	case kb >= 2 && kn >= 2:
+		// Welch's standard error: each side its own variance.
+		r.seSpread = math.Sqrt(vb/float64(kb) + vn/float64(kn))
+	case kb >= 2 || kn >= 2:
+		// One side shows the spread: assume the other's is the same.
+		v := max(vb, vn)
+		r.seSpread = math.Sqrt(v * (1/float64(kb) + 1/float64(kn)))
+	}
+	return r
+}
+
+// bound returns the change in share a function must exceed to be beyond
+// noise at one-sided level alpha: the normal quantile times the larger of
+// the two standard errors. A t quantile for the spread's few degrees of
+// freedom would make three recordings a side useless at a Bonferroni
+// level; the binomial error is the floor that keeps a spread that happened
+// to be small from passing noise.
+func (r shareResult) bound(alpha float64) float64 {
+	return normalQuantile(1-alpha) * max(r.seBinom, r.seSpread)
+}
+
+func sum(v []int64) int64 {
+	var s int64
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// shareVariance is the sample variance of count[i]/total[i], 0 for fewer
+// than two profiles.
+func shareVariance(count, total []int64) float64 {
+	k := len(count)
+	if k < 2 {
+		return 0
+	}
+	var mean float64
+	for i := range count {
+		mean += float64(count[i]) / float64(total[i])
+	}
+	mean /= float64(k)
+	var ss float64
+	for i := range count {
+		d := float64(count[i])/float64(total[i]) - mean
+		ss += d * d
+	}
+	return ss / float64(k-1)
+}
+
+// normalQuantile is the inverse of the standard normal distribution
+// function.
+func normalQuantile(p float64) float64 {
+	return -math.Sqrt2 * math.Erfcinv(2*p)
+}
+
+// normalTail is P(Z > z) for a standard normal Z.
+func normalTail(z float64) float64 { return 0.5 * math.Erfc(z/math.Sqrt2) }
