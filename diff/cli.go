@@ -1,0 +1,166 @@
+package diff
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/macprof/macprof/internal/safefile"
+)
+
+// Help is the description `macprof diff --help` prints: what is compared,
+// the test that decides, the thresholds, the exit status and the outputs.
+const Help = `
+Compares the profiles of a baseline (BASE) with those of a candidate (NEW)
+function by function, and exits 1 when a function got more expensive by
+more than run-to-run noise and by at least a --fail-on threshold: one
+command for a CI job. BASE and NEW are each a profile, a directory of
+profiles or a quoted pattern ('base/*.pb.gz'); --base and --new (repeatable)
+give more. Inputs: macprof's pprof, Go's runtime/pprof and 'go test
+-cpuprofile' output, any valid pprof, and folded stacks. Functions are
+matched by name (and file, when every profile has files), not by address,
+so two builds compare.
+
+Per function: its flat share (samples where it is the leaf) and cumulative
+share (samples with it anywhere on the stack) of each side's total, so
+profiles of different length compare; the change in percentage points (pp)
+and relative to the base.
+
+The test. A function's count is binomial in the profile's total (each
+sample is one draw), so a change in share has a binomial standard error;
+one profile a side is a one-sided two-proportion z-test. With several
+profiles a side, their shares' spread also shows run-to-run noise that
+sampling does not explain (load, caches, clock): the standard error is then
+the larger of the binomial one and Welch's from the per-profile shares
+(with one profile on a side, the other side's spread stands for both). A
+function fails when its rise passes the normal quantile times that error
+and reaches a threshold. The level --alpha is for the whole decision,
+split (Bonferroni) over the changes that reach a threshold: under the
+model a build compared with itself fails with probability at most alpha.
+Record three or more times a side: the spread then catches noise that
+sampling does not explain. docs/CI.md has the false-alarm and detection
+figures measured on the demo.
+
+Thresholds (--fail-on, comma-separated or repeated; any one fails):
+  flat:+Npp, cum:+Npp   a rise of N percentage points of the total
+  flat:+N%, cum:+N%     a rise of N% relative to the base share
+  total:+N%             the mean total (CPU time) rose by N%; only for
+                        recordings of a fixed amount of work
+
+Exit status: 0 no significant regression, 1 regression (the functions are
+named on stderr, worst first), 2 usage or input error.
+
+Outputs: the report on stdout (--format text, markdown for a pull-request
+comment or $GITHUB_STEP_SUMMARY, json); each -o FILE by its extension:
+.svg a differential flame graph (widths from NEW, red grew, blue shrank,
+click to zoom), .pb.gz a pprof diff ('go tool pprof -top diff.pb.gz', base
+scaled to NEW's total), .md, .json, .txt the report.
+
+Examples:
+  macprof diff base.pb.gz new.pb.gz
+  macprof diff --format markdown -o diff.svg 'base/*.pb.gz' 'new/*.pb.gz' >> "$GITHUB_STEP_SUMMARY"
+  macprof diff --fail-on cum:+5%,flat:+2pp --focus '^github.com/me/' base/ new/
+  macprof diff --fail-on total:+10% base.cpu.pprof new.cpu.pprof
+`
+
+// Args are the command line's values, as given: Main checks them.
+type Args struct {
+	Base, New  []string // --base and --new, each repeatable
+	Positional []string // BASE NEW, when --base and --new are not given
+	FailOn     []string
+	Outputs    []string // -o files, by extension
+	Focus      string
+	Ignore     string
+	Format     string
+	Alpha      float64
+	Top        int
+}
+
+// Main runs `macprof diff`: it checks a, compares, writes the report to
+// stdout and each output, names the regressions on stderr, and returns the
+// exit status (0 none, 1 regression, 2 usage or input error).
+func Main(a Args, stdout, stderr io.Writer) int {
+	bases, news := a.Base, a.New
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "macprof diff: "+format+"\n", a...)
+		return 2
+	}
+	switch {
+	case len(bases) == 0 && len(news) == 0 && len(a.Positional) == 2:
+		bases, news = []string{a.Positional[0]}, []string{a.Positional[1]}
+	case len(bases) > 0 && len(news) > 0 && len(a.Positional) == 0:
+	default:
+		return fail("give BASE and NEW (or --base and --new), e.g. macprof diff base.pb.gz new.pb.gz")
+	}
+	cfg := Config{Top: a.Top, Alpha: a.Alpha}
+	if a.Alpha <= 0 || a.Alpha >= 1 {
+		return fail("--alpha must be between 0 and 1, not %g", a.Alpha)
+	}
+	f, err := ParseFormat(a.Format)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if len(a.FailOn) > 0 {
+		if cfg.FailOn, err = ParseThresholds(strings.Join(a.FailOn, ",")); err != nil {
+			return fail("%v", err)
+		}
+	}
+	for _, re := range []struct {
+		flag, expr string
+		dst        **regexp.Regexp
+	}{{"focus", a.Focus, &cfg.Focus}, {"ignore", a.Ignore, &cfg.Ignore}} {
+		if re.expr == "" {
+			continue
+		}
+		if *re.dst, err = regexp.Compile(re.expr); err != nil {
+			return fail("--%s: %v", re.flag, err)
+		}
+	}
+	kinds := make([]string, len(a.Outputs))
+	for i, o := range a.Outputs {
+		if kinds[i], err = OutputFor(o); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if cfg.Base, err = Expand(bases); err != nil {
+		return fail("%v", err)
+	}
+	if cfg.New, err = Expand(news); err != nil {
+		return fail("%v", err)
+	}
+	rep, err := Run(cfg)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := rep.Write(stdout, f); err != nil {
+		return fail("%v", err)
+	}
+	for i, o := range a.Outputs {
+		var b bytes.Buffer
+		if err := rep.WriteOutput(&b, kinds[i]); err != nil {
+			return fail("%v", err)
+		}
+		if err := safefile.WriteOutput(o, b.Bytes()); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if len(rep.Regressions) == 0 {
+		return 0
+	}
+	for _, fn := range rep.Functions {
+		if len(fn.Failed) > 0 {
+			fmt.Fprintf(stderr, "macprof diff: regression: %s (flat %s, cum %s; fails %s)\n", fn.Name,
+				describe(fn.Flat), describe(fn.Cum), strings.Join(fn.Failed, ","))
+		}
+	}
+	if rep.Total.Significant && rep.Regressions[len(rep.Regressions)-1] == "total" {
+		fmt.Fprintf(stderr, "macprof diff: regression: total %+.1f%% (noise ±%.1f%%)\n", rep.Total.Delta, rep.Total.Noise)
+	}
+	return 1
+}
+
+func describe(c Change) string {
+	return fmt.Sprintf("%.2f%% -> %.2f%%, %+.2fpp ±%.2f", c.Base, c.New, c.Delta, c.Noise)
+}
