@@ -314,6 +314,7 @@ type builder struct {
 	locations []map[uint64]int32
 	stacks    map[string]int32
 	truncated int32 // location of the [truncated] pseudo frame, 0 until used
+	unsampled int32 // location of the [unsampled] pseudo frame, 0 until used
 
 	ids    []int32 // scratch for one stack's location indices
 	keyBuf []byte  // scratch for a stack's dedup key
@@ -495,6 +496,18 @@ func (b *builder) truncatedLocation() int32 {
 	return b.truncated
 }
 
+// unsampledLocation returns the location of the one frame of an Unsampled
+// stack, added on first use.
+func (b *builder) unsampledLocation() int32 {
+	if b.unsampled == 0 {
+		b.unsampled = int32(len(b.dict.LocationTable))
+		b.dict.LocationTable = append(b.dict.LocationTable, &pb.Location{
+			Lines: []*pb.Line{{FunctionIndex: b.function(profile.UnsampledFrame, "")}},
+		})
+	}
+	return b.unsampled
+}
+
 // stack returns the stack_table index of a window stack resolved in one
 // process's images, deduplicated by its location indices.
 func (b *builder) stack(set *images.Set, s *profile.Stack) int32 {
@@ -504,6 +517,9 @@ func (b *builder) stack(set *images.Set, s *profile.Stack) int32 {
 	}
 	if s.Truncated {
 		ids = append(ids, b.truncatedLocation())
+	}
+	if s.Unsampled {
+		ids = append(ids, b.unsampledLocation())
 	}
 	b.ids = ids
 	key := b.keyBuf[:0]
