@@ -74,9 +74,10 @@ func (s *Sampler) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			if s.draining() {
+			if s.draining() || s.cfg.Mode == profile.ModeCPU {
 				// The samples the kernel took since the last
-				// drain belong in the profile too.
+				// drain, and the CPU time used since the last
+				// tick, belong in the profile too.
 				tick++
 				s.tick(tick)
 			}
