@@ -486,26 +486,16 @@ func (b *builder) location(set *images.Set, pc uint64, caller bool) int32 {
 	return i
 }
 
-func (b *builder) truncatedLocation() int32 {
-	if b.truncated == 0 {
-		b.truncated = int32(len(b.dict.LocationTable))
+// pseudoLocation returns the location of a pseudo frame named name, kept
+// in *slot, added on first use.
+func (b *builder) pseudoLocation(slot *int32, name string) int32 {
+	if *slot == 0 {
+		*slot = int32(len(b.dict.LocationTable))
 		b.dict.LocationTable = append(b.dict.LocationTable, &pb.Location{
-			Lines: []*pb.Line{{FunctionIndex: b.function(exporter.TruncatedFrame, "")}},
+			Lines: []*pb.Line{{FunctionIndex: b.function(name, "")}},
 		})
 	}
-	return b.truncated
-}
-
-// unsampledLocation returns the location of the one frame of an Unsampled
-// stack, added on first use.
-func (b *builder) unsampledLocation() int32 {
-	if b.unsampled == 0 {
-		b.unsampled = int32(len(b.dict.LocationTable))
-		b.dict.LocationTable = append(b.dict.LocationTable, &pb.Location{
-			Lines: []*pb.Line{{FunctionIndex: b.function(profile.UnsampledFrame, "")}},
-		})
-	}
-	return b.unsampled
+	return *slot
 }
 
 // stack returns the stack_table index of a window stack resolved in one
@@ -516,10 +506,10 @@ func (b *builder) stack(set *images.Set, s *profile.Stack) int32 {
 		ids = append(ids, b.location(set, pc, i > 0))
 	}
 	if s.Truncated {
-		ids = append(ids, b.truncatedLocation())
+		ids = append(ids, b.pseudoLocation(&b.truncated, exporter.TruncatedFrame))
 	}
 	if s.Unsampled {
-		ids = append(ids, b.unsampledLocation())
+		ids = append(ids, b.pseudoLocation(&b.unsampled, profile.UnsampledFrame))
 	}
 	b.ids = ids
 	key := b.keyBuf[:0]
