@@ -67,9 +67,9 @@ type Stack struct {
 	// Truncated marks a walk that ended early (see unwind.StopReason).
 	Truncated bool
 	// Unsampled marks the stack, with no PCs, of CPU time that no stack
-	// could be found for: threads that ended, or the profile did, before
-	// they used a whole period since their last capture, and were never
-	// captured. Exporters show it as one frame, UnsampledFrame.
+	// could be found for: threads never captured before they ended, or
+	// the profile did, and threads no listing showed. Exporters show it
+	// as one frame, UnsampledFrame.
 	Unsampled bool
 }
 

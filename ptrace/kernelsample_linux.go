@@ -103,8 +103,8 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 			// Each ring pins memory and holds a file: beyond the
 			// ceiling, threads are stopped for their samples.
 			if k.full == nil {
-				k.full = fmt.Errorf("thread %d: stopped for its samples, as %d threads have sample buffers already (at most %d, each %d KiB of locked memory and a file)",
-					tid, k.maxRings, k.maxRings, perfRingBytes(t.opts.KernelSamplePeriod, perfStackBytes)>>10)
+				k.full = fmt.Errorf("thread %d and others stopped for their samples: at most %d threads have sample buffers at once (each %d KiB of locked memory and a file)",
+					tid, k.maxRings, perfRingBytes(t.opts.KernelSamplePeriod, perfStackBytes)>>10)
 			}
 			return t.stopAndCapture(th, c)
 		}
