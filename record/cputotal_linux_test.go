@@ -54,17 +54,17 @@ func TestRecordCountsThreadsThatNeverUseAPeriod(t *testing.T) {
 			var stderr bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 			defer cancel()
-			// What the target used from the attach to the end of the
-			// recording, which Run's last window reports.
+			// What the target used while the sampler ran (Tune is
+			// called just before and undone just after).
 			var before, after time.Duration
 			code := Run(ctx, Config{
 				PID: p.PID, Hz: 99, Mode: profile.ModeCPU, StopThreads: stop,
 				Outputs: []Output{{Path: out, Format: exporter.FormatFolded}}, Stderr: &stderr,
-				Attach: func(pid int, o target.Options) (target.Target, error) {
-					before = processCPU(t, pid)
-					return ptrace.Attach(pid, o)
+				Attach: func(pid int, o target.Options) (target.Target, error) { return ptrace.Attach(pid, o) },
+				Tune: func() func() {
+					before = processCPU(t, p.PID)
+					return func() { after = processCPU(t, p.PID) }
 				},
-				Tune: func() func() { return func() { after = processCPU(t, p.PID) } },
 			})
 			used := after - before
 			if code != 0 {
