@@ -40,14 +40,10 @@ func (s *Sampler) settle(ts *targetState, tid target.ThreadID, th *threadState) 
 	}
 	ts.carry += th.pending
 	th.pending = 0
-	n := int64(0)
-	if ts.carry >= s.period/2 {
-		n = int64((ts.carry + s.period/2) / s.period)
-	}
+	n := s.takeRounded(ts)
 	if n == 0 {
 		return
 	}
-	ts.carry -= time.Duration(n) * s.period
 	id := unsampledStack
 	if th.hasStack {
 		id = th.lastStack
@@ -71,11 +67,21 @@ func (s *Sampler) settleAll(ts *targetState) {
 	for _, tid := range tids {
 		s.settle(ts, tid, ts.threads[tid])
 	}
-	if ts.carry >= s.period/2 {
-		n := int64((ts.carry + s.period/2) / s.period)
-		ts.carry -= time.Duration(n) * s.period
+	if n := s.takeRounded(ts); n > 0 {
 		s.count(ts.t.PID(), unseenThread, &s.unseenState, unsampledStack, n)
 	}
+}
+
+// takeRounded takes from ts's carry its whole periods, rounded to the
+// nearest, and returns how many: what is left is within half a period of
+// zero, so that rounding errors cancel rather than add up.
+func (s *Sampler) takeRounded(ts *targetState) int64 {
+	if ts.carry < s.period/2 {
+		return 0
+	}
+	n := int64((ts.carry + s.period/2) / s.period)
+	ts.carry -= time.Duration(n) * s.period
+	return n
 }
 
 // countUnseen adds to the carry the CPU time the process used that none of
