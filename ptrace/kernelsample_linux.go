@@ -92,7 +92,8 @@ func (tk *threadKernel) closeRing() {
 func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 	tid, k := th.tid, t.kernel
 	if th.kernel.ring == nil {
-		if now := time.Now(); th.kernel.light {
+		now := time.Now()
+		if th.kernel.light {
 			last := th.kernel.lastStop
 			th.kernel.lastStop = now
 			if now.Sub(last) > ringBusyGap {
@@ -101,7 +102,9 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 		}
 		if k.rings.Load() >= k.maxRings {
 			// Each ring pins memory and holds a file: beyond the
-			// ceiling, threads are stopped for their samples.
+			// ceiling, threads are stopped for their samples, and
+			// one gets a ring that frees up only once busy.
+			th.kernel.light, th.kernel.lastStop = true, now
 			if k.full == nil {
 				k.full = fmt.Errorf("thread %d and others stopped for their samples: at most %d threads have sample buffers at once (each %d KiB of locked memory and a file)",
 					tid, k.maxRings, perfRingBytes(t.opts.KernelSamplePeriod, perfStackBytes)>>10)
@@ -299,13 +302,14 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 
 // A thread keeps its ring while it has at least ringMinSamples samples in
 // every ringIdleTimeout (one a second): a thread sampled less often costs
-// less stopped for its captures than its ring's pinned memory. One whose
-// ring closed gets one again when two of its captures come within
-// ringBusyGap.
+// less stopped for its captures than its ring's pinned memory. One without
+// a ring (closed, or refused at the ceiling) gets one when two of its
+// captures come within ringBusyGap, a rate well above the one that keeps
+// a ring, so that a thread near it does not take rings in turn.
 const (
 	ringIdleTimeout = 5 * time.Second
 	ringMinSamples  = 5
-	ringBusyGap     = ringIdleTimeout / ringMinSamples
+	ringBusyGap     = ringIdleTimeout / ringMinSamples / 4
 )
 
 // maxRings bounds the rings of one target: each costs its thread a file
