@@ -19,10 +19,13 @@ import (
 type telemetry struct {
 	provider *sdkmetric.MeterProvider
 	samples  metric.Int64Counter
-	missed   metric.Int64Counter
-	captures metric.Int64Counter
-	stops    metric.Float64Histogram
-	cpu      metric.Float64Counter
+	// unsampled counts the samples of CPU time not attributed to a stack;
+	// its share of samples is the share of CPU time.
+	unsampled metric.Int64Counter
+	missed    metric.Int64Counter
+	captures  metric.Int64Counter
+	stops     metric.Float64Histogram
+	cpu       metric.Float64Counter
 }
 
 // startTelemetry starts reporting the agent's own metrics where
@@ -62,6 +65,7 @@ func (a *agent) startTelemetry(ctx context.Context) (*telemetry, error) {
 	m := mp.Meter("github.com/macprof/macprof/agent")
 	t := &telemetry{provider: mp}
 	t.samples, _ = m.Int64Counter("macprof.samples", metric.WithDescription("samples taken"))
+	t.unsampled, _ = m.Int64Counter("macprof.samples.unsampled", metric.WithDescription("samples of CPU time that could not be attributed to a stack ([unsampled]); a share of macprof.samples"))
 	t.missed, _ = m.Int64Counter("macprof.samples.missed", metric.WithDescription("ticks or threads that gave no sample, by reason"))
 	t.captures, _ = m.Int64Counter("macprof.captures", metric.WithDescription("thread captures (a stop of one thread)"))
 	t.stops, _ = m.Float64Histogram("macprof.stop.duration", metric.WithUnit("s"), metric.WithDescription("how long a target thread was stopped per capture"))
@@ -109,6 +113,7 @@ func (a *agent) startTelemetry(ctx context.Context) (*telemetry, error) {
 // window records one window's figures.
 func (t *telemetry) window(ctx context.Context, w *profile.Window) {
 	t.samples.Add(ctx, w.SampleCount())
+	t.unsampled.Add(ctx, w.UnsampledCount())
 	for reason, c := range w.Missed {
 		t.missed.Add(ctx, c, metric.WithAttributes(attribute.String("reason", reason.String())))
 	}

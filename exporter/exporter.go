@@ -278,7 +278,9 @@ func stacks(w *profile.Window, c *symcache.Cache, opts Options, add func(frames 
 		if w.Stacks[s.Stack].Truncated {
 			frames = append(frames, TruncatedFrame)
 		}
-		if len(ids) == 0 {
+		if w.Stacks[s.Stack].Unsampled {
+			frames = append(frames, profile.UnsampledFrame)
+		} else if len(ids) == 0 {
 			frames = append(frames, NoFramesFrame)
 		}
 		for i := len(ids) - 1; i >= 0; i-- {

@@ -136,7 +136,7 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*pprof.Location, perio
 		num map[string][]int64
 	}
 	threads := make(map[threadKey]labels)
-	var truncated, empty *pprof.Location
+	var truncated, empty, unsampled *pprof.Location
 	b.p.Sample = make([]*pprof.Sample, 0, n)
 	sampleArray := make([]pprof.Sample, 0, n)
 	for i, s := range w.Samples {
@@ -153,7 +153,12 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*pprof.Location, perio
 			}
 			locBacking = append(locBacking, truncated)
 		}
-		if len(samples[i]) == 0 {
+		if w.Stacks[s.Stack].Unsampled {
+			if unsampled == nil {
+				unsampled = b.pseudoLocation(profile.UnsampledFrame)
+			}
+			locBacking = append(locBacking, unsampled)
+		} else if len(samples[i]) == 0 {
 			if empty == nil {
 				empty = b.pseudoLocation(NoFramesFrame)
 			}

@@ -66,7 +66,16 @@ type Stack struct {
 	PCs []uint64
 	// Truncated marks a walk that ended early (see unwind.StopReason).
 	Truncated bool
+	// Unsampled marks the stack, with no PCs, of CPU time that no stack
+	// could be found for: threads never captured before they ended, or
+	// the profile did, and threads no listing showed. Exporters show it
+	// as one frame, UnsampledFrame.
+	Unsampled bool
 }
+
+// UnsampledFrame is the name exporters give the one frame of an Unsampled
+// stack.
+const UnsampledFrame = "[unsampled]"
 
 // Sample is how many times one thread was seen in one stack.
 type Sample struct {
@@ -98,6 +107,18 @@ type Stats struct {
 type StopBucket struct {
 	Low   time.Duration
 	Count int64
+}
+
+// UnsampledCount returns the sum of the counts of the window's samples on
+// Unsampled stacks: CPU time that could not be attributed to a stack.
+func (w *Window) UnsampledCount() int64 {
+	var n int64
+	for _, s := range w.Samples {
+		if s.Stack >= 0 && s.Stack < len(w.Stacks) && w.Stacks[s.Stack].Unsampled {
+			n += s.Count
+		}
+	}
+	return n
 }
 
 // SampleCount returns the sum of the window's sample counts.

@@ -99,3 +99,16 @@ func TestMissReasons(t *testing.T) {
 		t.Error("an out-of-range reason has a name")
 	}
 }
+
+func TestUnsampledCount(t *testing.T) {
+	w := &Window{
+		Stacks:  []Stack{{PCs: []uint64{1}}, {Unsampled: true}},
+		Samples: []Sample{{Stack: 0, Count: 5}, {Stack: 1, Count: 2}, {Stack: 1, Thread: 3, Count: 4}},
+	}
+	if got := w.UnsampledCount(); got != 6 || w.SampleCount() != 11 {
+		t.Errorf("UnsampledCount %d of %d, want 6 of 11", got, w.SampleCount())
+	}
+	if m := Merge([]*Window{w, w}); m.UnsampledCount() != 12 {
+		t.Errorf("merged: UnsampledCount %d, want 12", m.UnsampledCount())
+	}
+}

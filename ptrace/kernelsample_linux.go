@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/macprof/macprof/target"
@@ -36,9 +37,15 @@ type kernelSampler struct {
 	openErr  error
 	small    error
 	openRing func(tid int, period time.Duration, stackBytes int) (*perfRing, bool, error) // openPerfRing; tests replace it
-	// ringIdle is how long a ring stays open without a sample
-	// (ringIdleTimeout; tests shorten it).
+	// ringIdle is how long a ring stays open with fewer than
+	// ringMinSamples samples (ringIdleTimeout; tests shorten it).
 	ringIdle time.Duration
+	// rings counts the rings open, which maxRings bounds (tests lower
+	// it); full is the warning given when a thread was stopped for want
+	// of one.
+	rings    atomic.Int32
+	maxRings int32
+	full     error
 	// ringsMayGrow: rings may grow their stack copies (growRing) only
 	// where locked memory is not budgeted (CAP_IPC_LOCK): under a
 	// user's budget, a few grown rings would leave none for new threads.
@@ -50,17 +57,25 @@ func newKernelSampler(maxFrames int) (*kernelSampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringsMayGrow: canLockMemory()}, nil
+	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, maxRings: maxRings, ringsMayGrow: canLockMemory()}, nil
 }
 
 // threadKernel is a thread's kernel sampling state.
 type threadKernel struct {
-	ring       *perfRing // its ring, once opened
-	noRing     bool      // the ring could not be opened: capture by stopping it
-	ringStack  int       // the stack bytes its ring's samples copy
-	ringFull   bool      // ringStack cannot grow (at its limit, or refused)
-	ranOff     bool      // a walk of a sample in its ring ran past the stack copy
-	lastSample time.Time // when its ring was opened or last had a sample
+	ring      *perfRing // its ring, once opened
+	noRing    bool      // the ring could not be opened: capture by stopping it
+	ringStack int       // the stack bytes its ring's samples copy
+	ringFull  bool      // ringStack cannot grow (at its limit, or refused)
+	ranOff    bool      // a walk of a sample in its ring ran past the stack copy
+	// The samples its ring had since windowStart (when it was opened, or
+	// the last ringIdle began).
+	windowStart   time.Time
+	windowSamples int
+	rings         *atomic.Int32 // the count its open ring is in
+	// light: its ring was closed as it had too few samples to need one;
+	// it is stopped for its captures until two come within ringBusyGap.
+	light    bool
+	lastStop time.Time // its last capture while light
 }
 
 // closeRing closes the thread's ring, if it has one.
@@ -68,6 +83,7 @@ func (tk *threadKernel) closeRing() {
 	if tk.ring != nil {
 		tk.ring.close()
 		tk.ring = nil
+		tk.rings.Add(-1)
 	}
 }
 
@@ -76,6 +92,25 @@ func (tk *threadKernel) closeRing() {
 func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 	tid, k := th.tid, t.kernel
 	if th.kernel.ring == nil {
+		now := time.Now()
+		if th.kernel.light {
+			last := th.kernel.lastStop
+			th.kernel.lastStop = now
+			if now.Sub(last) > ringBusyGap {
+				return t.stopAndCapture(th, c)
+			}
+		}
+		if k.rings.Load() >= k.maxRings {
+			// Each ring pins memory and holds a file: beyond the
+			// ceiling, threads are stopped for their samples, and
+			// one gets a ring that frees up only once busy.
+			th.kernel.light, th.kernel.lastStop = true, now
+			if k.full == nil {
+				k.full = fmt.Errorf("thread %d and others stopped for their samples: at most %d threads have sample buffers at once (each %d KiB of locked memory and a file)",
+					tid, k.maxRings, perfRingBytes(t.opts.KernelSamplePeriod, perfStackBytes)>>10)
+			}
+			return t.stopAndCapture(th, c)
+		}
 		// A thread whose ring was closed while it idled gets back the
 		// stack copy it had grown to, if the budget allows.
 		stack := max(th.kernel.ringStack, perfStackBytes)
@@ -97,7 +132,9 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 			}
 			return t.stopAndCapture(th, c)
 		}
-		th.kernel.ring, th.kernel.ringStack, th.kernel.lastSample = r, stack, time.Now()
+		k.rings.Add(1)
+		th.kernel.ring, th.kernel.ringStack, th.kernel.rings = r, stack, &k.rings
+		th.kernel.windowStart, th.kernel.windowSamples, th.kernel.light = time.Now(), 0, false
 		// The ring has no sample yet: this once, stop the thread.
 		return t.stopAndCapture(th, c)
 	}
@@ -175,14 +212,15 @@ func (t *Target) KernelSampleError() error {
 
 // KernelSampleWarning returns why some thread's kernel samples are kept in
 // a smaller buffer than the drain interval needs (samples that did not
-// fit were counted on its previous stack), or nil.
+// fit were counted on its previous stack), or why a thread was stopped for
+// its samples as the ceiling of buffers was reached, or nil.
 func (t *Target) KernelSampleWarning() error {
 	if t.kernel == nil {
 		return nil
 	}
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
-	return t.kernel.small
+	return errors.Join(t.kernel.small, t.kernel.full)
 }
 
 // KernelSampled reports whether kernel samples are on, and whether every
@@ -241,9 +279,7 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 	}
 	r.consume()
 	now := time.Now()
-	if n > 0 {
-		th.kernel.lastSample = now
-	}
+	th.kernel.windowSamples += n
 	switch {
 	case n == len(caps):
 		// More to drain.
@@ -253,17 +289,34 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		t.stateMu.Unlock()
 	case th.kernel.ranOff && !th.kernel.ringFull && k.ringsMayGrow && k.small == nil && k.openErr == nil:
 		t.growRing(th)
-	case now.Sub(th.kernel.lastSample) > k.ringIdle:
-		// Idle for long: its ring's locked memory goes back. If it
-		// runs again, its next capture stops it once and opens a new
-		// one.
+	case now.Sub(th.kernel.windowStart) > k.ringIdle && th.kernel.windowSamples < ringMinSamples:
+		// Too few samples to need a ring: its locked memory and file
+		// go back, and its captures stop it until it is busy again.
 		th.kernel.closeRing()
+		th.kernel.light, th.kernel.lastStop = true, now
+	case now.Sub(th.kernel.windowStart) > k.ringIdle:
+		th.kernel.windowStart, th.kernel.windowSamples = now, 0
 	}
 	return n, nil
 }
 
-// ringIdleTimeout is how long a thread's ring stays open without a sample.
-const ringIdleTimeout = 5 * time.Second
+// A thread keeps its ring while it has at least ringMinSamples samples in
+// every ringIdleTimeout (one a second): a thread sampled less often costs
+// less stopped for its captures than its ring's pinned memory. One without
+// a ring (closed, or refused at the ceiling) gets one when two of its
+// captures come within ringBusyGap, a rate well above the one that keeps
+// a ring, so that a thread near it does not take rings in turn.
+const (
+	ringIdleTimeout = 5 * time.Second
+	ringMinSamples  = 5
+	ringBusyGap     = ringIdleTimeout / ringMinSamples / 4
+)
+
+// maxRings bounds the rings of one target: each costs its thread a file
+// and perfRingBytes of pinned memory (more once grown), so that many busy
+// threads cannot pin memory without bound; beyond it threads are stopped
+// for their samples.
+const maxRings = 256
 
 // canLockMemory reports whether macprof has CAP_IPC_LOCK, which frees the
 // rings it maps from the locked-memory budget (perf_event_mlock_kb and

@@ -46,7 +46,8 @@ func (s *statusLine) done() {
 }
 
 // WriteSummary writes the run's summary: samples, rate, stacks, how long
-// threads were stopped, the profiler's own CPU time, and what was missed.
+// threads were stopped, the profiler's own CPU time, the share of CPU time
+// not attributed to a stack, and what was missed.
 // period is the sampling period.
 func WriteSummary(out io.Writer, w *profile.Window, period time.Duration) {
 	st := w.Stats
@@ -54,6 +55,11 @@ func WriteSummary(out io.Writer, w *profile.Window, period time.Duration) {
 		w.SampleCount(), w.End.Sub(w.Start).Round(time.Millisecond), int(time.Second/period), len(w.Stacks), st.Captures)
 	fmt.Fprintf(out, "macprof: threads stopped per capture: p50 %s, p99 %s, max %s; profiler CPU %s\n",
 		st.StoppedP50.Round(time.Microsecond), st.StoppedP99.Round(time.Microsecond), st.StoppedMax.Round(time.Microsecond), st.ProfilerCPU.Round(time.Millisecond))
+	if n, all := w.UnsampledCount(), w.SampleCount(); n > 0 {
+		// Said even when small: these samples have no stack to show.
+		fmt.Fprintf(out, "macprof: %.1f%% of the CPU time (%d samples) could not be attributed to a stack, shown as %s: threads that ended, or the recording did, before a capture\n",
+			100*float64(n)/float64(all), n, profile.UnsampledFrame)
+	}
 	for _, k := range w.MissReasons() {
 		fmt.Fprintf(out, "macprof: missed %d: %s\n", w.Missed[k], k)
 	}

@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"errors"
+	"time"
 
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
@@ -45,6 +46,11 @@ func (s *Sampler) captureBatch(ts *targetState) {
 				continue
 			}
 			s.win.missed[profile.MissReasonOf(errs[i])]++
+			if s.cfg.Mode == profile.ModeCPU {
+				// The CPU time stays to be counted at the thread's
+				// next capture, or when it is settled.
+				th.pending += time.Duration(s.batchN[i]) * s.period
+			}
 			continue
 		}
 		s.internAndCount(pid, s.batchIDs[i], th, c, s.batchN[i])

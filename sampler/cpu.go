@@ -22,6 +22,9 @@ func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64)
 	info, err := ts.t.Info(tid)
 	if err != nil {
 		w.missed[profile.MissThreadGone]++
+		if s.cfg.Mode == profile.ModeCPU {
+			s.settle(ts, tid, th)
+		}
 		return
 	}
 	if info.Name != "" {
@@ -40,6 +43,7 @@ func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64)
 	}
 	used := info.CPUTime - th.lastCPU
 	th.lastCPU = info.CPUTime
+	ts.seenCPU += used
 	var n int64 = 1
 	if s.cfg.Mode == profile.ModeCPU {
 		// One sample per period of CPU time the thread used, the remainder
@@ -50,14 +54,14 @@ func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64)
 		if ts.drainer != nil && s.drain(ts, tid, th, false) {
 			return
 		}
-		n = int64(th.pending / s.period)
+		// After late ticks the backlog is counted on the stack seen now,
+		// up to a second's worth a tick; the rest is carried, so that
+		// totals stay true.
+		n = min(int64(th.pending/s.period), int64(s.cfg.Hz))
 		if n == 0 {
 			return
 		}
 		th.pending -= time.Duration(n) * s.period
-		// After late ticks the backlog is counted on the stack seen now
-		// (so totals stay true), up to a second's worth.
-		n = min(n, int64(s.cfg.Hz))
 	} else if used <= 0 && th.hasStack {
 		// Wall mode, idle since the last tick: count its last stack again
 		// without stopping it. (A thread never captured yet is captured

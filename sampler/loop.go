@@ -74,11 +74,19 @@ func (s *Sampler) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			if s.draining() {
+			if s.draining() || s.cfg.Mode == profile.ModeCPU {
 				// The samples the kernel took since the last
-				// drain belong in the profile too.
+				// drain, and the CPU time used since the last
+				// tick, belong in the profile too.
 				tick++
 				s.tick(tick)
+			}
+			// The profile ends: what threads used and was not
+			// counted yet is.
+			for _, ts := range s.targets {
+				if !ts.exited {
+					s.settleAll(ts)
+				}
 			}
 			s.closeWindow(time.Now())
 			return nil
@@ -180,6 +188,7 @@ func (s *Sampler) adopt() {
 				ts.drainer = d
 			}
 		}
+		ts.proc, _ = t.(ProcessCPUReporter)
 		ts.refreshImages()
 		s.targets = append(s.targets, ts)
 	}
@@ -238,6 +247,7 @@ func (s *Sampler) tick(n int64) {
 					s.drain(ts, tid, th, true)
 				}
 			}
+			s.settleAll(ts)
 			ts.exited = true
 			continue
 		}
@@ -246,13 +256,10 @@ func (s *Sampler) tick(n int64) {
 			s.sampleThread(ts, tid, n)
 		}
 		s.captureBatch(ts)
-		// Forget threads that are gone.
+		s.countUnseen(ts)
+		ts.lastTick = n
 		if n%64 == 0 {
-			for tid, th := range ts.threads {
-				if th.seenTick != n {
-					delete(ts.threads, tid)
-				}
-			}
+			s.forgetGone(ts)
 		}
 	}
 }
@@ -273,4 +280,17 @@ func (s *Sampler) forgetExited() {
 	}
 	clear(s.targets[len(live):])
 	s.targets = live
+}
+
+// forgetGone forgets the threads of ts that its last tick did not list,
+// once what they used is counted.
+func (s *Sampler) forgetGone(ts *targetState) {
+	for tid, th := range ts.threads {
+		if th.seenTick != ts.lastTick {
+			if s.cfg.Mode == profile.ModeCPU {
+				s.settle(ts, tid, th)
+			}
+			delete(ts.threads, tid)
+		}
+	}
 }

@@ -85,6 +85,10 @@ type Sampler struct {
 	// Captures for samples drained from a SampleDrainer, reused.
 	drainCaps []*target.Capture
 
+	// unseenState is the thread that CPU time no listed thread used is
+	// counted on (unseenThread).
+	unseenState threadState
+
 	win        *windowState
 	hadTargets bool
 	total      int64
@@ -97,14 +101,28 @@ type targetState struct {
 	threads map[target.ThreadID]*threadState
 	exited  bool
 	exe     string
-	ticks   int64       // ticks this target has been sampled in
-	images  *images.Set // the last image set read, kept after exit
-	imgAt   time.Time   // when images was last read
+	ticks   int64 // ticks this target has been sampled in
+	// lastTick is the number of the last tick that listed its threads.
+	lastTick int64
+	images   *images.Set // the last image set read, kept after exit
+	imgAt    time.Time   // when images was last read
 	// drainer is the target as a SampleDrainer, when its kernel samples
 	// are on (cpu mode).
 	drainer target.SampleDrainer
 	// fresh: the process started since sampling began (AddStarted).
 	fresh bool
+	// carry is CPU time used and not yet counted as a whole sample: what
+	// gone threads left (settle) and what no listed thread used (unseen).
+	carry time.Duration
+	// seenCPU is the CPU time the target's listed threads used, all told;
+	// proc reads the whole process's (nil: the target cannot tell), and
+	// procBase and unseen are its first reading and what of it was put
+	// in carry as used by no listed thread.
+	seenCPU  time.Duration
+	proc     ProcessCPUReporter
+	procRead bool
+	procBase time.Duration
+	unseen   time.Duration
 }
 
 // threadState is what the sampler keeps of one thread between ticks.

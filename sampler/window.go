@@ -85,6 +85,12 @@ func (s *Sampler) count(pid int, tid target.ThreadID, th *threadState, id intern
 
 // closeWindow builds the Window from the counts and hands it over.
 func (s *Sampler) closeWindow(end time.Time) {
+	// Threads gone since the last sweep are counted in this window.
+	for _, ts := range s.targets {
+		if !ts.exited {
+			s.forgetGone(ts)
+		}
+	}
 	ws := s.win
 	w := &profile.Window{
 		Start:  ws.start,
@@ -138,7 +144,11 @@ func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 	})
 	for _, k := range keys {
 		idx, ok := stackIndex[k.stack]
-		if !ok {
+		if !ok && k.stack == unsampledStack {
+			idx = len(w.Stacks)
+			w.Stacks = append(w.Stacks, profile.Stack{Unsampled: true})
+			stackIndex[k.stack] = idx
+		} else if !ok {
 			pcs, truncated, found := s.interns.Lookup(k.stack)
 			if !found {
 				st, kept := ws.evicted[k.stack]

@@ -314,6 +314,7 @@ type builder struct {
 	locations []map[uint64]int32
 	stacks    map[string]int32
 	truncated int32 // location of the [truncated] pseudo frame, 0 until used
+	unsampled int32 // location of the [unsampled] pseudo frame, 0 until used
 
 	ids    []int32 // scratch for one stack's location indices
 	keyBuf []byte  // scratch for a stack's dedup key
@@ -485,14 +486,16 @@ func (b *builder) location(set *images.Set, pc uint64, caller bool) int32 {
 	return i
 }
 
-func (b *builder) truncatedLocation() int32 {
-	if b.truncated == 0 {
-		b.truncated = int32(len(b.dict.LocationTable))
+// pseudoLocation returns the location of a pseudo frame named name, kept
+// in *slot, added on first use.
+func (b *builder) pseudoLocation(slot *int32, name string) int32 {
+	if *slot == 0 {
+		*slot = int32(len(b.dict.LocationTable))
 		b.dict.LocationTable = append(b.dict.LocationTable, &pb.Location{
-			Lines: []*pb.Line{{FunctionIndex: b.function(exporter.TruncatedFrame, "")}},
+			Lines: []*pb.Line{{FunctionIndex: b.function(name, "")}},
 		})
 	}
-	return b.truncated
+	return *slot
 }
 
 // stack returns the stack_table index of a window stack resolved in one
@@ -503,7 +506,10 @@ func (b *builder) stack(set *images.Set, s *profile.Stack) int32 {
 		ids = append(ids, b.location(set, pc, i > 0))
 	}
 	if s.Truncated {
-		ids = append(ids, b.truncatedLocation())
+		ids = append(ids, b.pseudoLocation(&b.truncated, exporter.TruncatedFrame))
+	}
+	if s.Unsampled {
+		ids = append(ids, b.pseudoLocation(&b.unsampled, profile.UnsampledFrame))
 	}
 	b.ids = ids
 	key := b.keyBuf[:0]

@@ -1,0 +1,133 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/target"
+)
+
+// perfFDs counts macprof's open perf_event files.
+func perfFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if link, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.Contains(link, "perf_event") {
+			n++
+		}
+	}
+	return n
+}
+
+// ringsOpen counts the threads of tg that have a ring.
+func ringsOpen(tg *Target) int {
+	tg.stateMu.Lock()
+	defer tg.stateMu.Unlock()
+	n := 0
+	for _, th := range tg.threads {
+		if th.kernel.ring != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// TestKernelSampleRingsHaveACeiling: beyond maxRings rings, threads are
+// stopped for their samples instead, with a warning; a ring that closes
+// makes room for a busy one of them.
+func TestKernelSampleRingsHaveACeiling(t *testing.T) {
+	opts := target.Options{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
+	_, tg := startDeep(t, opts, "4", "3")
+	tg.kernel.maxRings = 2
+	fds := perfFDs(t)
+	tids, _ := tg.Threads(nil)
+	if len(tids) != 5 {
+		t.Fatalf("threads %v, want the main thread and 4 spinning", tids)
+	}
+	c := target.NewCapture(512, 64<<10)
+	for _, tid := range tids[1:] {
+		if err := tg.Capture(tid, c); err != nil {
+			t.Fatalf("capture of thread %d: %v", tid, err)
+		}
+		if c.Stopped == 0 {
+			t.Fatalf("thread %d: its first capture did not stop it", tid)
+		}
+	}
+	if n := ringsOpen(tg); n != 2 || perfFDs(t)-fds != 2 {
+		t.Fatalf("%d rings and %d perf files for 4 busy threads, want the ceiling, 2", n, perfFDs(t)-fds)
+	}
+	if err := tg.KernelSampleWarning(); err == nil || !strings.Contains(err.Error(), "at most 2") {
+		t.Errorf("KernelSampleWarning() = %v, want the ceiling", err)
+	}
+	// The sampler keeps draining: ticks every period for threads beyond
+	// the ceiling, which are many, would cost more than their stops.
+	if on, all := tg.KernelSampled(); !on || !all {
+		t.Errorf("KernelSampled() = %v, %v at the ceiling, want true, true", on, all)
+	}
+	// A ring that goes makes room for a thread that had none, once its
+	// captures come within ringBusyGap: these spin, so they do.
+	tg.hotMu.Lock()
+	tg.stateMu.Lock()
+	tg.threads[int(tids[1])].kernel.closeRing()
+	tg.stateMu.Unlock()
+	tg.hotMu.Unlock()
+	if err := tg.Capture(tids[4], c); err != nil {
+		t.Fatal(err)
+	}
+	if tg.threads[int(tids[4])].kernel.ring == nil || ringsOpen(tg) != 2 {
+		t.Errorf("a busy thread without a ring got none once there was room (%d rings)", ringsOpen(tg))
+	}
+}
+
+// TestKernelSampleRingOfALightThreadCloses: a thread with fewer than
+// ringMinSamples samples in a ringIdle loses its ring and file, is stopped
+// for its captures while they come more than ringBusyGap apart, and gets
+// a ring again when two come closer.
+func TestKernelSampleRingOfALightThreadCloses(t *testing.T) {
+	const period = 5 * time.Millisecond
+	p, tg, tid, c := startSpinExit(t, period, "30000", "idle")
+	tg.kernel.ringIdle = 200 * time.Millisecond
+	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread goes to sleep
+		t.Fatal(err)
+	}
+	fds := perfFDs(t)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		time.Sleep(20 * time.Millisecond)
+		_, err := tg.DrainSamples(tid, []*target.Capture{c})
+		if errors.Is(err, target.ErrNotKernelSampled) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the ring of a thread asleep is still open")
+		}
+	}
+	if fds-perfFDs(t) != 1 {
+		t.Fatalf("%d perf files closed with the ring, want 1", fds-perfFDs(t))
+	}
+	time.Sleep(ringBusyGap + 100*time.Millisecond)
+	if err := tg.Capture(tid, c); err != nil || c.Stopped == 0 {
+		t.Fatalf("capture of a light thread: %v, stopped %v; want a stop", err, c.Stopped)
+	}
+	if ringsOpen(tg) != 0 {
+		t.Fatal("a light thread got a ring back at a capture more than ringBusyGap after the last")
+	}
+	if err := tg.Capture(tid, c); err != nil {
+		t.Fatal(err)
+	}
+	if ringsOpen(tg) != 1 || tg.kernel.rings.Load() != 1 {
+		t.Errorf("%d rings (%d counted) after two captures within %v, want 1", ringsOpen(tg), tg.kernel.rings.Load(), ringBusyGap)
+	}
+}

@@ -1,0 +1,123 @@
+//go:build linux && (amd64 || arm64)
+
+package record
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/exporter"
+	"github.com/macprof/macprof/exporter/folded"
+	"github.com/macprof/macprof/internal/testprog"
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/ptrace"
+	"github.com/macprof/macprof/target"
+)
+
+// processCPU returns the CPU time pid's threads used so far, the ended ones
+// included, from /proc/PID/stat (utime and stime, in clock ticks of 10 ms).
+func processCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields after the command name, which ends at the last ')'.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	var utime, stime int64
+	if _, err := fmt.Sscan(f[11], &utime); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Sscan(f[12], &stime); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// TestRecordCountsThreadsThatNeverUseAPeriod records 1,000 threads that
+// each run 50 µs every 100 ms, at 99 Hz (none uses a period of CPU time in
+// the recording), with kernel samples and by stopping threads: the
+// profile's CPU total is within 10% of the CPU time the target used
+// meanwhile, and the summary says what share has no stack.
+func TestRecordCountsThreadsThatNeverUseAPeriod(t *testing.T) {
+	bin := testprog.BuildC(t, "sparse.c")
+	for _, stop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stop=%v", stop), func(t *testing.T) {
+			p := testprog.Start(t, bin, "1000", "50", "100")
+			out := filepath.Join(t.TempDir(), "p.folded")
+			var stderr bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+			defer cancel()
+			// What the target used while the sampler ran (Tune is
+			// called just before and undone just after).
+			var before, after time.Duration
+			code := Run(ctx, Config{
+				PID: p.PID, Hz: 99, Mode: profile.ModeCPU, StopThreads: stop,
+				Outputs: []Output{{Path: out, Format: exporter.FormatFolded}}, Stderr: &stderr,
+				Attach: func(pid int, o target.Options) (target.Target, error) { return ptrace.Attach(pid, o) },
+				Tune: func() func() {
+					before = processCPU(t, p.PID)
+					return func() { after = processCPU(t, p.PID) }
+				},
+			})
+			used := after - before
+			if code != 0 {
+				t.Fatalf("record: status %d\n%s", code, stderr.String())
+			}
+			f, err := os.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			stacks, err := folded.Parse(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n, unsampled int64
+			for _, s := range stacks {
+				n += s.Count
+				if s.Frames[len(s.Frames)-1] == profile.UnsampledFrame {
+					unsampled += s.Count
+				}
+			}
+			total := time.Duration(n) * (time.Second / 99)
+			t.Logf("profile %v (%d samples, %d unsampled), target used %v", total, n, unsampled, used)
+			if used < time.Second {
+				t.Fatalf("the target used %v of CPU time in the recording: too little to compare with", used)
+			}
+			if d := total - used; d < -used/10 || d > used/10 {
+				t.Errorf("profile's CPU total %v, the target used %v: more than 10%% apart", total, used)
+			}
+			if !strings.Contains(stderr.String(), "could not be attributed to a stack, shown as [unsampled]") {
+				t.Errorf("the summary does not give the unsampled share:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
+// TestWriteSummaryUnsampled: the summary gives the share of samples that
+// have no stack ([unsampled]), and says nothing of it when there is none.
+func TestWriteSummaryUnsampled(t *testing.T) {
+	w := &profile.Window{
+		Stacks:  []profile.Stack{{PCs: []uint64{1}}, {Unsampled: true}},
+		Samples: []profile.Sample{{Stack: 0, Count: 150}, {Stack: 1, Count: 50}},
+	}
+	var b bytes.Buffer
+	WriteSummary(&b, w, time.Second/99)
+	want := "macprof: 25.0% of the CPU time (50 samples) could not be attributed to a stack, shown as [unsampled]: threads that ended, or the recording did, before a capture\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("summary:\n%s\nlacks %q", b.String(), want)
+	}
+	w.Samples = w.Samples[:1]
+	b.Reset()
+	WriteSummary(&b, w, time.Second/99)
+	if strings.Contains(b.String(), "unsampled") {
+		t.Errorf("summary without unsampled samples mentions them:\n%s", b.String())
+	}
+}

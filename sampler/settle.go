@@ -1,0 +1,114 @@
+package sampler
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/macprof/macprof/intern"
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
+)
+
+// unsampledStack is the stack under which CPU time that no stack could be
+// found for is counted; the window shows it as a Stack with Unsampled set.
+// The interner never issues it, as it counts up from 1.
+const unsampledStack = intern.StackID(math.MaxUint64)
+
+// unseenThread is the thread that CPU time used by no thread the sampler
+// listed (threads that started and ended between two ticks) is counted on.
+const unseenThread = target.ThreadID(0)
+
+// ProcessCPUReporter may be implemented by a Target that can read the CPU
+// time its whole process used, the threads that ended included, so that
+// the CPU time of threads that lived and died between two ticks is counted
+// too (as [unsampled]).
+type ProcessCPUReporter interface {
+	ProcessCPU() (time.Duration, error)
+}
+
+// settle counts the CPU time a thread used and that was not counted yet (a
+// part of a period, or periods its captures failed to take): it is called
+// when the thread is gone or the profile ends, so that a thread that never
+// used a whole period is counted too. The time joins its target's carry,
+// which is counted in whole periods, rounded to the nearest (the rest
+// stays for the next thread settled), on the thread's last stack, or as
+// [unsampled] when the thread was never captured.
+func (s *Sampler) settle(ts *targetState, tid target.ThreadID, th *threadState) {
+	if th.pending == 0 {
+		return
+	}
+	ts.carry += th.pending
+	th.pending = 0
+	n := s.takeRounded(ts)
+	if n == 0 {
+		return
+	}
+	id := unsampledStack
+	if th.hasStack {
+		id = th.lastStack
+	}
+	s.count(ts.t.PID(), tid, th, id, n)
+}
+
+// settleAll settles every thread of a target whose profile ends (it
+// exited, or the run is over), in thread order, then counts what is left
+// of its carry, rounded, as [unsampled]. Only CPU mode counts CPU time.
+func (s *Sampler) settleAll(ts *targetState) {
+	if s.cfg.Mode != profile.ModeCPU {
+		return
+	}
+	s.countUnseen(ts)
+	tids := make([]target.ThreadID, 0, len(ts.threads))
+	for tid := range ts.threads {
+		tids = append(tids, tid)
+	}
+	slices.Sort(tids)
+	for _, tid := range tids {
+		s.settle(ts, tid, ts.threads[tid])
+	}
+	if n := s.takeRounded(ts); n > 0 {
+		s.count(ts.t.PID(), unseenThread, &s.unseenState, unsampledStack, n)
+	}
+}
+
+// takeRounded takes from ts's carry its whole periods, rounded to the
+// nearest, and returns how many: what is left is within half a period of
+// zero, so that rounding errors cancel rather than add up.
+func (s *Sampler) takeRounded(ts *targetState) int64 {
+	if ts.carry < s.period/2 {
+		return 0
+	}
+	n := int64((ts.carry + s.period/2) / s.period)
+	ts.carry -= time.Duration(n) * s.period
+	return n
+}
+
+// countUnseen adds to the carry the CPU time the process used that none of
+// its listed threads did since the last call, and counts whole periods of
+// the carry as [unsampled]. It needs a target that reports its process's
+// CPU time.
+func (s *Sampler) countUnseen(ts *targetState) {
+	if ts.proc == nil || s.cfg.Mode != profile.ModeCPU {
+		return
+	}
+	cpu, err := ts.proc.ProcessCPU()
+	if err != nil {
+		return
+	}
+	if !ts.procRead {
+		// The first reading: a process that started since sampling
+		// began is counted from its start, as its threads are.
+		ts.procRead = true
+		if !ts.fresh {
+			ts.procBase = cpu - ts.seenCPU
+		}
+	}
+	unseen := cpu - ts.procBase - ts.seenCPU
+	ts.carry += unseen - ts.unseen
+	ts.unseen = unseen
+	if n := int64(ts.carry / s.period); n > 0 {
+		ts.carry -= time.Duration(n) * s.period
+		s.count(ts.t.PID(), unseenThread, &s.unseenState, unsampledStack, n)
+	}
+}
