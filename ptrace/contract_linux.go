@@ -14,4 +14,5 @@ var (
 	_ target.KernelSampleReporter = (*Target)(nil)
 	_ target.Executabler          = (*Target)(nil)
 	_ target.ExitReporter         = (*Target)(nil)
+	_ target.ProcessCPUReporter   = (*Target)(nil)
 )

@@ -268,3 +268,13 @@ func (t *Target) forgetDeparted(tid int) {
 // zombieCheckEvery is how often a target's leader's state is read to find
 // a process whose threads are all zombies.
 const zombieCheckEvery = 100 * time.Millisecond
+
+// ProcessCPU returns the CPU time the whole process used so far, its ended
+// threads included (target.ProcessCPUReporter).
+func (t *Target) ProcessCPU() (time.Duration, error) {
+	d, err := processCPUClock(t.pid)
+	if err != nil {
+		return 0, fmt.Errorf("process %d CPU time: %w", t.pid, err)
+	}
+	return d, nil
+}

@@ -188,7 +188,7 @@ func (s *Sampler) adopt() {
 				ts.drainer = d
 			}
 		}
-		ts.proc, _ = t.(ProcessCPUReporter)
+		ts.proc, _ = t.(target.ProcessCPUReporter)
 		ts.refreshImages()
 		s.targets = append(s.targets, ts)
 	}

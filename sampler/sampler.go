@@ -119,7 +119,7 @@ type targetState struct {
 	// procBase and unseen are its first reading and what of it was put
 	// in carry as used by no listed thread.
 	seenCPU  time.Duration
-	proc     ProcessCPUReporter
+	proc     target.ProcessCPUReporter
 	procRead bool
 	procBase time.Duration
 	unseen   time.Duration

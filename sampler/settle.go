@@ -19,14 +19,6 @@ const unsampledStack = intern.StackID(math.MaxUint64)
 // listed (threads that started and ended between two ticks) is counted on.
 const unseenThread = target.ThreadID(0)
 
-// ProcessCPUReporter may be implemented by a Target that can read the CPU
-// time its whole process used, the threads that ended included, so that
-// the CPU time of threads that lived and died between two ticks is counted
-// too (as [unsampled]).
-type ProcessCPUReporter interface {
-	ProcessCPU() (time.Duration, error)
-}
-
 // settle counts the CPU time a thread used and that was not counted yet (a
 // part of a period, or periods its captures failed to take): it is called
 // when the thread is gone or the profile ends, so that a thread that never

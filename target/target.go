@@ -146,6 +146,13 @@ type ExitReporter interface {
 	Exited() bool
 }
 
+// ProcessCPUReporter is implemented by targets that can read the CPU time
+// their whole process used, ended threads included, so that the time of
+// threads that lived and died between two ticks is counted too.
+type ProcessCPUReporter interface {
+	ProcessCPU() (time.Duration, error)
+}
+
 // Launched is a command a backend started and attached to.
 type Launched interface {
 	Target
