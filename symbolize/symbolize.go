@@ -1,0 +1,313 @@
+// Package symbolize resolves addresses in one binary (a Mach-O file, thin
+// or universal, with its dSYM; or an ELF file) the way Apple's atos does,
+// for `macprof symbolize`: one line per address, "function (in image) +
+// offset" from the symbol table or "function (in image) (file:line)" with
+// debug information, inlined frames on request.
+package symbolize
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/symcache"
+)
+
+// Config says which binary the addresses belong to and how to print them.
+type Config struct {
+	Binary string // the Mach-O or ELF file (required)
+	Arch   string // slice of a universal Mach-O file; "" for the default
+	DSYM   string // dSYM bundle or DWARF file; "" for Binary.dSYM when present
+	// Load is the runtime load address (Mach-O: of the header; ELF: the
+	// load bias) when HaveLoad; otherwise addresses are link-time ones.
+	Load     uint64
+	HaveLoad bool
+	Inline   bool // print inlined frames too, innermost first
+}
+
+// ErrNotAddress is returned by Run, after every address has been
+// answered, when some word was not an address (its line says so).
+var ErrNotAddress = errors.New("a word is not an address")
+
+// Run opens cfg.Binary and writes one answer per address to stdout: for
+// each of addrs, or, when there are none, for each whitespace-separated
+// word read from stdin, flushing before every read so that addresses
+// piped in one at a time are answered at once. Errors opening the binary
+// name it; an error reading stdin is "reading standard input: ...";
+// otherwise the error is ErrNotAddress or nil.
+func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) error {
+	s, err := newSymbolizer(cfg.Binary, cfg.Arch, cfg.DSYM, cfg.Load, cfg.HaveLoad)
+	var t *symcache.Table
+	if err == nil {
+		s.inline = cfg.Inline
+		t, err = s.cache.Table(s.img)
+	}
+	if err != nil {
+		// Every error about the file names it, however deep it came from.
+		if !strings.Contains(err.Error(), cfg.Binary) {
+			err = fmt.Errorf("%s: %w", cfg.Binary, err)
+		}
+		return err
+	}
+	s.table, s.names = t, make([]string, t.Len())
+	out := bufio.NewWriterSize(stdout, 256<<10)
+	defer out.Flush()
+	var status error
+	if len(addrs) > 0 {
+		for _, a := range addrs {
+			if !s.line(out, []byte(a)) {
+				status = ErrNotAddress
+			}
+		}
+		return status
+	}
+	// Flush what is printed before every read that may block, so that
+	// addresses typed or piped in one at a time are answered at once.
+	sc := bufio.NewScanner(flushingReader{stdin, out})
+	sc.Buffer(make([]byte, 256<<10), 1<<20)
+	sc.Split(scanASCIIWords)
+	for sc.Scan() {
+		if !s.line(out, sc.Bytes()) {
+			status = ErrNotAddress
+		}
+	}
+	if err := sc.Err(); err != nil {
+		out.Flush()
+		return fmt.Errorf("reading standard input: %w", err)
+	}
+	return status
+}
+
+type symbolizer struct {
+	img    *images.Image
+	cache  *symcache.Cache
+	table  *symcache.Table
+	image  string
+	inline bool
+	names  []string // demangled name per function index, filled lazily
+}
+
+// flushingReader flushes w before each read from r.
+type flushingReader struct {
+	r io.Reader
+	w *bufio.Writer
+}
+
+func (f flushingReader) Read(p []byte) (int, error) {
+	if err := f.w.Flush(); err != nil {
+		return 0, err
+	}
+	return f.r.Read(p)
+}
+
+// scanASCIIWords is bufio.ScanWords for ASCII whitespace only (addresses
+// are ASCII), without decoding UTF-8.
+func scanASCIIWords(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	start := 0
+	for start < len(data) && isSpace(data[start]) {
+		start++
+	}
+	for i := start; i < len(data); i++ {
+		if isSpace(data[i]) {
+			return i + 1, data[start:i], nil
+		}
+	}
+	if atEOF && len(data) > start {
+		return len(data), data[start:], nil
+	}
+	return start, nil, nil
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// ParseAddr parses a hexadecimal address, with or without 0x.
+func ParseAddr(s string) (uint64, error) {
+	v, ok := parseHex([]byte(s))
+	if !ok {
+		return 0, errors.New("not a hexadecimal address")
+	}
+	return v, nil
+}
+
+// parseHex parses a hexadecimal number of at most 16 digits, with or
+// without 0x, without allocating.
+func parseHex(b []byte) (uint64, bool) {
+	if len(b) >= 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') {
+		b = b[2:]
+	}
+	if len(b) == 0 || len(b) > 16 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint64(c)
+	}
+	return v, true
+}
+
+// newSymbolizer opens bin (Mach-O or ELF) as an image at load (the
+// link-time address when !haveLoad).
+func newSymbolizer(bin, arch, dsym string, load uint64, haveLoad bool) (*symbolizer, error) {
+	f, err := os.Open(bin)
+	if err != nil {
+		return nil, err
+	}
+	var magic [4]byte
+	_, err = io.ReadFull(f, magic[:])
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: too short to be a binary", bin)
+	}
+	if bytes.Equal(magic[:], []byte(elf.ELFMAG)) {
+		if arch != "" || dsym != "" {
+			return nil, fmt.Errorf("%s is an ELF file: --arch and --dsym are for Mach-O", bin)
+		}
+		return newELFSymbolizer(bin, load)
+	}
+	if !haveLoad {
+		load = 0 // MachOImageFromFile: the link-time address
+	}
+	img, mf, err := images.MachOImageFromFile(bin, arch, load)
+	if err != nil {
+		return nil, err
+	}
+	mf.Close()
+	opts := symcache.MachOOptions{DSYM: dsym}
+	if dsym != "" {
+		// Say now, not by missing lines, when the dSYM does not fit.
+		if _, err := symcache.OpenDSYM(dsym, img.BuildID); err != nil {
+			return nil, fmt.Errorf("--dsym: %w", err)
+		}
+	}
+	img.Path = bin
+	return &symbolizer{
+		img:   img,
+		image: filepath.Base(bin),
+		cache: symcache.New(symcache.Options{MaxFrames: 1 << 20, Loaders: map[images.Format]symcache.Loader{images.FormatMachO: symcache.MachOLoader(opts)}}),
+	}, nil
+}
+
+// newELFSymbolizer describes the executable PT_LOAD segment of an ELF file
+// loaded with bias load as an image.
+func newELFSymbolizer(bin string, load uint64) (*symbolizer, error) {
+	ef, err := elf.Open(bin)
+	if err != nil {
+		return nil, fmt.Errorf("%s: damaged ELF file: %w", bin, err)
+	}
+	defer ef.Close()
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
+			img := &images.Image{Path: bin, Format: images.FormatELF, Start: load + p.Vaddr, Limit: load + p.Vaddr + p.Memsz, Offset: p.Off}
+			return &symbolizer{img: img, image: filepath.Base(bin), cache: symcache.New(symcache.Options{MaxFrames: 1 << 20})}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: no executable PT_LOAD segment", bin)
+}
+
+// line prints the line(s) for one word; false when it is not an address.
+func (s *symbolizer) line(w *bufio.Writer, word []byte) bool {
+	addr, ok := parseHex(word)
+	if !ok {
+		fmt.Fprintf(w, "?? (not an address: %s)\n", word)
+		return false
+	}
+	if !s.img.Contains(addr) {
+		fmt.Fprintf(w, "%#x (not in %s)\n", addr, s.image)
+		return true
+	}
+	if s.table != nil && !s.table.HasLines() {
+		// Symbol table only: look the address up directly and
+		// demangle each function once; a one-shot batch gains
+		// nothing from the frame cache.
+		s.fast(w, addr)
+		return true
+	}
+	frames := s.cache.Symbolize(s.img, addr, false)
+	if !s.inline {
+		// The function that contains the address, with the address's own
+		// file:line.
+		out := frames[len(frames)-1]
+		out.File, out.Line = frames[0].File, frames[0].Line
+		s.frame(w, out)
+		return true
+	}
+	for _, f := range frames {
+		s.frame(w, f)
+	}
+	return true
+}
+
+// fast prints the line for addr from the symbol table alone.
+func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
+	off := s.img.FileOffset(addr)
+	b := w.AvailableBuffer() // append in place: Write then copies nothing
+	i := -1
+	var va uint64
+	if v, in := s.table.Address(off); in {
+		va, i = v, s.table.LookupIndex(v)
+	}
+	name, start := "", uint64(0)
+	if i >= 0 {
+		if s.names[i] == "" {
+			raw, _ := s.table.Symbol(i)
+			s.names[i] = symcache.Demangle(raw)
+		}
+		name = s.names[i]
+		_, start = s.table.Symbol(i)
+	}
+	if name != "" {
+		b = append(b, name...)
+		b = append(b, " (in "...)
+		b = append(b, s.image...)
+		b = append(b, ") + "...)
+		b = strconv.AppendUint(b, va-start, 10)
+	} else {
+		b = append(b, s.image...)
+		b = append(b, "+0x"...)
+		b = strconv.AppendUint(b, off, 16)
+		b = append(b, " (in "...)
+		b = append(b, s.image...)
+		b = append(b, ')')
+	}
+	b = append(b, '\n')
+	w.Write(b)
+}
+
+func (s *symbolizer) frame(w *bufio.Writer, f symcache.Frame) {
+	w.WriteString(f.Name())
+	w.WriteString(" (in ")
+	w.WriteString(s.image)
+	w.WriteString(")")
+	switch {
+	case f.File != "":
+		w.WriteString(" (")
+		w.WriteString(filepath.Base(f.File))
+		w.WriteByte(':')
+		w.WriteString(strconv.Itoa(f.Line))
+		w.WriteString(")")
+	case f.Function != "" && !f.Inlined:
+		w.WriteString(" + ")
+		w.WriteString(strconv.FormatUint(f.Offset, 10))
+	}
+	w.WriteByte('\n')
+}
