@@ -157,7 +157,7 @@ func TestUploaderThroughCollectorOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exp.Close()
-	u, err := upload.New(exp.Sink(), upload.Config{Name: "otlp", MaxItems: 16, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, SpoolDir: t.TempDir()})
+	u, err := upload.New(exp.Sink(), upload.Config{Name: "otlp", MaxItems: 16, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, SpoolDir: filepath.Join(t.TempDir(), "spool")})
 	if err != nil {
 		t.Fatal(err)
 	}
