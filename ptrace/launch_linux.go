@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/macprof/macprof/target"
@@ -17,7 +19,9 @@ import (
 // Launched is a command Launch started and attached to.
 type Launched struct {
 	*Target
-	cmd *exec.Cmd
+	cmd      *exec.Cmd
+	release  func() // lets the thread that started cmd exit
+	released sync.Once
 }
 
 var _ target.Launched = (*Launched)(nil)
@@ -35,11 +39,15 @@ func Launch(args []string, opts target.Options) (*Launched, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The kernel kills the command when the thread that started it
+	// exits, so a SIGKILLed macprof does not leave it running unprofiled.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if su != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: su.cred}
+		cmd.SysProcAttr.Credential = su.cred
 		cmd.Env = su.env(os.Environ())
 	}
-	if err := cmd.Start(); err != nil {
+	release, err := startOnHeldThread(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", args[0], err)
 	}
 	t, err := Attach(cmd.Process.Pid, opts)
@@ -51,9 +59,32 @@ func Launch(args []string, opts target.Options) (*Launched, error) {
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
+		release()
 		return nil, err
 	}
-	return &Launched{Target: t, cmd: cmd}, nil
+	return &Launched{Target: t, cmd: cmd, release: release}, nil
+}
+
+// startOnHeldThread starts cmd from an OS thread that lives until release
+// is called. PR_SET_PDEATHSIG fires when the creating thread exits, not the
+// process (prctl(2)), and Go may end or reuse any unlocked thread: a
+// thread locked for the command's life ties the signal to macprof's death.
+func startOnHeldThread(cmd *exec.Cmd) (release func(), err error) {
+	started, done := make(chan error), make(chan struct{})
+	go func() {
+		// Never unlocked: the thread exits with this goroutine, after
+		// release, when the command is gone.
+		runtime.LockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			<-done
+		}
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return func() { close(done) }, nil
 }
 
 // exitedChild reports whether the child pid has exited, without reaping it.
@@ -67,6 +98,7 @@ func exitedChild(pid int) bool {
 // The tracer may have reaped it already (it sees a traced child's exit
 // first); otherwise it is waited for as macprof's child.
 func (l *Launched) Wait() int {
+	defer l.released.Do(l.release)
 	if ws, known := l.ExitStatus(); known {
 		l.cmd.Process.Release()
 		return target.ExitCode(ws)

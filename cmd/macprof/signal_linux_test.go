@@ -162,3 +162,24 @@ func TestRecordSecondSignalExitsAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordKilledTakesCommandAlong SIGKILLs record -- CMD, which cannot
+// forward anything: the kernel's parent-death signal ends the command too,
+// rather than leaving it running unprofiled and unowned.
+func TestRecordKilledTakesCommandAlong(t *testing.T) {
+	for _, capture := range []string{"auto", "stop"} {
+		t.Run(capture, func(t *testing.T) {
+			cmd, stderr, pid, _ := recordCommand(t, capture, `trap "" TERM INT HUP; while :; do :; done`)
+			cmd.Process.Kill()
+			waitExit(t, cmd, stderr)
+			start := time.Now()
+			for !gone(pid) {
+				if time.Since(start) > signalWait {
+					t.Fatalf("the command (PID %d) still runs %v after macprof was killed", pid, signalWait)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			t.Logf("the command ended %v after macprof", time.Since(start))
+		})
+	}
+}
