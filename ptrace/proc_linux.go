@@ -53,22 +53,44 @@ func readComm(pid, tid int) string {
 }
 
 // threadFiles keeps a thread's /proc files open so that reading its CPU time
-// and state costs one pread each and no allocation.
+// and state costs one pread each and no allocation. schedstat is read on
+// every tick and opened with the thread; stat, read only for stop-mode
+// captures and exit checks, is opened on first use, so that an idle thread
+// of a large process holds one descriptor, not two.
 type threadFiles struct {
 	schedstat int // fd of /proc/PID/task/TID/schedstat, or -1
-	stat      int // fd of /proc/PID/task/TID/stat, or -1
+	stat      int // fd of /proc/PID/task/TID/stat, or -1 until first used
+	pid, tid  int
 }
 
 func openThreadFiles(pid, tid int) threadFiles {
-	dir := fmt.Sprintf("/proc/%d/task/%d/", pid, tid)
-	tf := threadFiles{schedstat: -1, stat: -1}
-	if fd, err := openFile(dir+"schedstat", unix.O_RDONLY|unix.O_CLOEXEC); err == nil {
+	tf := threadFiles{schedstat: -1, stat: -1, pid: pid, tid: tid}
+	if fd, err := openFile(fmt.Sprintf("/proc/%d/task/%d/schedstat", pid, tid), unix.O_RDONLY|unix.O_CLOEXEC); err == nil {
 		tf.schedstat = fd
 	}
-	if fd, err := openFile(dir+"stat", unix.O_RDONLY|unix.O_CLOEXEC); err == nil {
-		tf.stat = fd
-	}
 	return tf
+}
+
+// statFD returns the fd of the thread's stat file, opening it on first use.
+func (tf *threadFiles) statFD() (int, error) {
+	if tf.stat >= 0 {
+		return tf.stat, nil
+	}
+	if tf.tid == 0 {
+		return -1, errNoProcFile
+	}
+	var p [64]byte
+	b := append(p[:0], "/proc/"...)
+	b = strconv.AppendInt(b, int64(tf.pid), 10)
+	b = append(b, "/task/"...)
+	b = strconv.AppendInt(b, int64(tf.tid), 10)
+	b = append(b, "/stat"...)
+	fd, err := openFile(string(b), unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return -1, err
+	}
+	tf.stat = fd
+	return fd, nil
 }
 
 func (tf *threadFiles) close() {
@@ -80,6 +102,9 @@ func (tf *threadFiles) close() {
 		closeFD(tf.stat)
 		tf.stat = -1
 	}
+	// Closed for good: a later state read must not reopen the path,
+	// which may name another thread by then.
+	tf.tid = 0
 }
 
 var errNoProcFile = errors.New("thread's /proc files are not open")
@@ -97,10 +122,11 @@ func (tf *threadFiles) cpuTime(buf []byte) (time.Duration, error) {
 			return time.Duration(v), nil
 		}
 	}
-	if tf.stat < 0 {
-		return 0, errNoProcFile
+	fd, err := tf.statFD()
+	if err != nil {
+		return 0, err
 	}
-	n, err := preadRaw(tf.stat, buf)
+	n, err := preadRaw(fd, buf)
 	if err != nil {
 		return 0, err
 	}
@@ -121,10 +147,11 @@ func (tf *threadFiles) state(buf []byte) (byte, error) {
 // ran on (stat fields 3 and 39), or -1 for the CPU when buf is too short
 // to hold that field.
 func (tf *threadFiles) stateCPU(buf []byte) (state byte, cpu int, err error) {
-	if tf.stat < 0 {
-		return 0, -1, errNoProcFile
+	fd, err := tf.statFD()
+	if err != nil {
+		return 0, -1, err
 	}
-	n, err := preadRaw(tf.stat, buf)
+	n, err := preadRaw(fd, buf)
 	if err != nil {
 		return 0, -1, err
 	}

@@ -5,11 +5,13 @@ package ptrace
 import (
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/target"
 )
 
@@ -129,5 +131,56 @@ func TestKernelSampleRingOfALightThreadCloses(t *testing.T) {
 	}
 	if ringsOpen(tg) != 1 || tg.kernel.rings.Load() != 1 {
 		t.Errorf("%d rings (%d counted) after two captures within %v, want 1", ringsOpen(tg), tg.kernel.rings.Load(), ringBusyGap)
+	}
+}
+
+// procFDs counts macprof's open files under /proc/PID/task/.
+func procFDs(t *testing.T, pid int) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, prefix := 0, "/proc/"+strconv.Itoa(pid)+"/task/"
+	for _, e := range ents {
+		if link, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(link, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestListedThreadHoldsOneFile: a listed thread keeps only its schedstat
+// open (read every tick); stat, read by stop-mode captures and exit
+// checks, is opened for the threads that need it.
+func TestListedThreadHoldsOneFile(t *testing.T) {
+	const n = 200
+	p := testprog.Start(t, testprog.BuildC(t, "sparse.c"), strconv.Itoa(n), "50", "100")
+	tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	var tids []target.ThreadID
+	for deadline := time.Now().Add(30 * time.Second); len(tids) < n+1; time.Sleep(10 * time.Millisecond) {
+		if tids, err = tg.Threads(tids[:0]); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d threads listed, want %d", len(tids), n+1)
+		}
+	}
+	for _, tid := range tids {
+		if _, err := tg.Info(tid); err != nil {
+			t.Fatalf("Info(%d): %v", tid, err)
+		}
+	}
+	// The exit check reads the leader's state: one more file.
+	if got := procFDs(t, p.PID); got < len(tids) || got > len(tids)+1 {
+		t.Errorf("%d /proc files open for %d threads, want one each (and the leader's stat)", got, len(tids))
+	}
+	tg.Close()
+	if got := procFDs(t, p.PID); got != 0 {
+		t.Errorf("%d /proc files open after Close", got)
 	}
 }
