@@ -68,6 +68,69 @@ func procCPU(t *testing.T, pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
+// cpuPoll is a process's CPU time (its threads' schedstat) at a moment.
+type cpuPoll struct {
+	at  time.Time
+	cpu time.Duration
+}
+
+// pollCPU reads pid's CPU time every 5 ms until stop is closed, then sends
+// the readings. Threads that exit take their time out of the sum: use it on
+// processes whose threads live on (the demo's).
+func pollCPU(t *testing.T, pid int, stop <-chan struct{}) <-chan []cpuPoll {
+	t.Helper()
+	out := make(chan []cpuPoll, 1)
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	go func() {
+		var polls []cpuPoll
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			tasks, _ := os.ReadDir(dir)
+			var sum time.Duration
+			for _, e := range tasks {
+				b, err := os.ReadFile(filepath.Join(dir, e.Name(), "schedstat"))
+				if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+					n, _ := strconv.ParseInt(f[0], 10, 64)
+					sum += time.Duration(n)
+				}
+			}
+			polls = append(polls, cpuPoll{time.Now(), sum})
+			select {
+			case <-stop:
+				out <- polls
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return out
+}
+
+// cpuBetween returns the CPU time used from start to end, interpolating
+// between the readings around each.
+func cpuBetween(t *testing.T, polls []cpuPoll, start, end time.Time) time.Duration {
+	t.Helper()
+	at := func(m time.Time) time.Duration {
+		for i := 1; i < len(polls); i++ {
+			a, b := polls[i-1], polls[i]
+			if !m.After(b.at) {
+				if !m.After(a.at) || !b.at.After(a.at) {
+					return a.cpu
+				}
+				frac := float64(m.Sub(a.at)) / float64(b.at.Sub(a.at))
+				return a.cpu + time.Duration(frac*float64(b.cpu-a.cpu))
+			}
+		}
+		t.Fatalf("no CPU reading after %v", m)
+		return 0
+	}
+	if len(polls) < 2 || start.Before(polls[0].at) {
+		t.Fatalf("CPU readings do not cover the window from %v", start)
+	}
+	return at(end) - at(start)
+}
+
 // TestRecordDemoProfile records the demo capturing from kernel samples
 // (the default in cpu mode) and by stopping threads.
 func TestRecordDemoProfile(t *testing.T) {
@@ -84,14 +147,16 @@ func testRecordDemoProfile(t *testing.T, capture string, hz int) {
 	p := testprog.Start(t, demo, "-threads", "2", "-duration", "0")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "cpu.pb.gz")
-	cpuBefore := procCPU(t, p.PID)
 	const secs = 3
 	cmd := exec.Command(macprof, "record", "-q", "--capture", capture, "-p", strconv.Itoa(p.PID), "-F", strconv.Itoa(hz), "-d", fmt.Sprintf("%ds", secs),
 		"-o", out, "-o", filepath.Join(dir, "flame.svg"), "-o", filepath.Join(dir, "stacks.folded"))
-	if b, err := cmd.CombinedOutput(); err != nil {
+	stop := make(chan struct{})
+	polls := pollCPU(t, p.PID, stop)
+	b, err := cmd.CombinedOutput()
+	close(stop)
+	if err != nil {
 		t.Fatalf("record: %v\n%s", err, b)
 	}
-	cpuUsed := procCPU(t, p.PID) - cpuBefore
 	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +169,10 @@ func testRecordDemoProfile(t *testing.T, capture string, hz int) {
 	if err := prof.CheckValid(); err != nil {
 		t.Fatal(err)
 	}
+	// The target's CPU time within the profile's window, not macprof's
+	// whole life: starting and writing outputs take long under load.
+	start := time.Unix(0, prof.TimeNanos)
+	cpuUsed := cpuBetween(t, <-polls, start, start.Add(time.Duration(prof.DurationNanos)))
 	var total, checks, report, whole int64
 	for _, s := range prof.Sample {
 		total += s.Value[0]
@@ -205,7 +274,11 @@ func TestRecordLaunchForwardsExitStatusAndFollowsChildren(t *testing.T) {
 	}
 	want := worker / 100 * 1.5 * 99
 	t.Logf("worker samples %.0f, its CPU time %.0f%% of 1.5 s = %.0f samples", samples, worker, want)
-	if samples < 0.85*want || samples > 1.1*want {
+	// On a loaded machine the worker may get a few percent of a CPU:
+	// about 10 samples, of which the CPU time before the child was
+	// followed and the rounding of counts can take two (seen: 8 of 10 at
+	// load 40).
+	if samples < min(0.85*want, want-2) || samples > 1.1*want+1 {
 		t.Errorf("the child's worker has %.0f samples, want %.0f (its CPU time) -15%% to +10%%", samples, want)
 	}
 }
