@@ -16,6 +16,7 @@ const (
 	DyldOffInfoArray                = dyldOffInfoArray
 	DyldOffLibSystemInitialized     = dyldOffLibSystemInitialized
 	DyldOffSharedCacheSlide         = dyldOffSharedCacheSlide
+	DyldOffSharedCacheUUID          = dyldOffSharedCacheUUID
 	DyldOffSharedCacheBaseAddress   = dyldOffSharedCacheBaseAddress
 	DyldOffInfoArrayChangeTimestamp = dyldOffInfoArrayChangeTimestamp
 )
