@@ -2,9 +2,15 @@ package symcache
 
 import (
 	"sync"
+	"time"
 
 	"github.com/macprof/macprof/images"
 )
+
+// DefaultPoolIdle is how long a pool no image has asked for is kept: the
+// tables of a task's cached dylibs are built in a burst when its first
+// samples are symbolized, and the pool is not needed after.
+const DefaultPoolIdle = 30 * time.Second
 
 // DefaultPoolBytes is the default bound of a StringPools: a macOS 15
 // subcache's shared string pool is tens of MB, and a task maps a few.
@@ -16,11 +22,14 @@ const DefaultPoolBytes = 256 << 20
 // same pool, so it is read once per task, not once per image. Tables built
 // from a pool copy the names they keep, so a pool lives only while it is
 // cached here. The bound is on the bytes held; the least recently used
-// pools go first, and a pool larger than the bound is read but not kept.
-// An entry holds its reader (the task) until evicted. It is safe for
-// concurrent use.
+// pools go first, a pool larger than the bound is read but not kept, and a
+// pool idle for DefaultPoolIdle is dropped at the next request. An entry
+// holds its reader (the task) until dropped. It is safe for concurrent
+// use.
 type StringPools struct {
-	max int64
+	max  int64
+	idle time.Duration
+	now  func() time.Time
 
 	mu    sync.Mutex
 	used  int64
@@ -39,8 +48,9 @@ type poolEntry struct {
 	once sync.Once
 	data []byte
 	err  error
-	used uint64 // tick of the last use
-	held bool   // counted in used bytes
+	used uint64    // tick of the last use
+	last time.Time // time of the last use
+	held bool      // counted in used bytes
 }
 
 // NewStringPools returns an empty cache holding at most maxBytes of pools
@@ -49,7 +59,7 @@ func NewStringPools(maxBytes int64) *StringPools {
 	if maxBytes <= 0 {
 		maxBytes = DefaultPoolBytes
 	}
-	return &StringPools{max: maxBytes, pools: map[poolKey]*poolEntry{}}
+	return &StringPools{max: maxBytes, idle: DefaultPoolIdle, now: time.Now, pools: map[poolKey]*poolEntry{}}
 }
 
 // get returns the size-byte pool at addr in mem's task, calling read for
@@ -57,13 +67,15 @@ func NewStringPools(maxBytes int64) *StringPools {
 func (p *StringPools) get(mem images.MemoryReader, addr, size uint64, read func() ([]byte, error)) ([]byte, error) {
 	k := poolKey{mem, addr, size}
 	p.mu.Lock()
+	now := p.now()
+	p.dropIdle(now)
 	e := p.pools[k]
 	if e == nil {
 		e = &poolEntry{}
 		p.pools[k] = e
 	}
 	p.tick++
-	e.used = p.tick
+	e.used, e.last = p.tick, now
 	p.mu.Unlock()
 	e.once.Do(func() {
 		e.data, e.err = read()
@@ -100,6 +112,17 @@ func (p *StringPools) evict(keep *poolEntry) {
 		}
 		delete(p.pools, oldK)
 		p.used -= int64(len(old.data))
+	}
+}
+
+// dropIdle drops the held pools unused since before now-p.idle. p.mu is
+// held.
+func (p *StringPools) dropIdle(now time.Time) {
+	for k, e := range p.pools {
+		if e.held && now.Sub(e.last) > p.idle {
+			delete(p.pools, k)
+			p.used -= int64(len(e.data))
+		}
 	}
 }
 

@@ -194,3 +194,34 @@ func TestSharedCacheLocalsFromSymbolsFile(t *testing.T) {
 		})
 	}
 }
+
+// TestStringPoolsIdle checks that a pool no image asked for during the
+// idle time is dropped at the next request, and read again when needed.
+func TestStringPoolsIdle(t *testing.T) {
+	c := buildCache(t)
+	rec := &dyldcachetest.Recorder{R: c.Mem}
+	imgs := cacheImages(t, c, rec)
+	pools := symcache.NewStringPools(0)
+	now := time.Unix(1e9, 0)
+	symcache.SetPoolClock(pools, func() time.Time { return now }, time.Minute)
+	load := symcache.MachOLoader(symcache.MachOOptions{Pools: pools, SharedCacheDirs: []string{}})
+	for _, img := range imgs {
+		if _, err := load(img); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(50 * time.Second) // within the idle time of the last use
+	}
+	if n := rec.Touching(c.Pool[0], c.Pool[1]); n != 1 {
+		t.Fatalf("pool read %d times within the idle time", n)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := load(imgs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n := rec.Touching(c.Pool[0], c.Pool[1]); n != 2 {
+		t.Errorf("pool read %d times after going idle, want 2", n)
+	}
+	if n, b := pools.Held(); n != 1 || b != int64(c.Pool[1]-c.Pool[0]) {
+		t.Errorf("pools hold %d pools, %d bytes after the idle one was dropped", n, b)
+	}
+}
