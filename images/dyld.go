@@ -2,6 +2,7 @@ package images
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -390,12 +391,21 @@ func DyldImages(r MemoryReader, infosAddr uint64, max int) ([]*Image, *DyldAllIm
 			perr.add(e)
 		}
 	}
+	// The shared cache every cached dylib of the task is in (version 13
+	// added sharedCacheUUID to dyld_all_image_infos).
+	cache := ""
+	if infos.SharedCacheUUID != ([16]byte{}) {
+		cache = hex.EncodeToString(infos.SharedCacheUUID[:])
+	}
 	var out []*Image
 	for _, d := range list {
-		im, err := MachOImageFromMemory(r, d.LoadAddress, d.FilePath)
+		im, m, err := machOImageFromMemory(r, d.LoadAddress, d.FilePath)
 		if err != nil {
 			perr.add(fmt.Errorf("image %s: %w", d.FilePath, err))
 			continue
+		}
+		if m.Flags&MHDylibInCache != 0 {
+			im.SharedCache = cache
 		}
 		out = append(out, im)
 	}

@@ -8,7 +8,7 @@ var MachOFixture = machoFixture
 
 // SymbolTableContents returns a symbol table's nlist_64 entries and string
 // table as read.
-func SymbolTableContents(st *MachOSymbolTable) (syms []byte, strs string) { return st.syms, st.strs }
+func SymbolTableContents(st *MachOSymbolTable) (syms, strs []byte) { return st.syms, st.strs }
 
 // Offsets in dyld_all_image_infos that the dyld tests write.
 const (
@@ -16,6 +16,7 @@ const (
 	DyldOffInfoArray                = dyldOffInfoArray
 	DyldOffLibSystemInitialized     = dyldOffLibSystemInitialized
 	DyldOffSharedCacheSlide         = dyldOffSharedCacheSlide
+	DyldOffSharedCacheUUID          = dyldOffSharedCacheUUID
 	DyldOffSharedCacheBaseAddress   = dyldOffSharedCacheBaseAddress
 	DyldOffInfoArrayChangeTimestamp = dyldOffInfoArrayChangeTimestamp
 )

@@ -56,6 +56,12 @@ type Image struct {
 	Offset uint64
 	// LoadAddress is the runtime address of the Mach-O header (Mach-O only).
 	LoadAddress uint64
+	// SharedCache is the UUID (lowercase hex, no dashes) of the dyld
+	// shared cache the image is a dylib of (its header has
+	// MH_DYLIB_IN_CACHE), as the target's dyld_all_image_infos names it;
+	// empty for other images. It selects the on-disk cache whose
+	// .symbols file names the image's local functions.
+	SharedCache string
 	// Memory, when non-nil, reads the target's memory, so that symbol tables
 	// of images with no file on disk (the dyld shared cache) can be read from
 	// the target itself.

@@ -45,11 +45,14 @@ func FuzzMachO(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r, size := m.MemoryFile(mem, slide)
-		if m.Symtab != nil {
-			_, _ = m.ReadSymbolTable(r, size)
+		le, err := m.LinkeditMemory(mem, slide)
+		if err != nil {
+			return
 		}
-		_, _ = m.ReadFunctionStarts(r, size, nil)
+		if m.Symtab != nil {
+			_, _ = m.ReadSymbolTable(le, le.Size())
+		}
+		_, _ = m.ReadFunctionStarts(le, le.Size(), nil)
 	})
 }
 

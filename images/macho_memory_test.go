@@ -2,6 +2,7 @@ package images_test
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -17,9 +18,12 @@ func TestMachOHostileInMemory(t *testing.T) {
 		mem.Map(0x10000, c.Data)
 		if im, err := images.MachOImageFromMemory(mem, 0x10000, "x"); err == nil {
 			mm, _ := images.ReadMachOFromMemory(mem, 0x10000)
-			r, size := mm.MemoryFile(mem, im.Start-mm.Text().Addr)
-			_, err1 := mm.ReadSymbolTable(r, size)
-			_, err2 := mm.ReadFunctionStarts(r, size, nil)
+			le, err := mm.LinkeditMemory(mem, im.Start-mm.Text().Addr)
+			if err != nil {
+				continue
+			}
+			_, err1 := mm.ReadSymbolTable(le, le.Size())
+			_, err2 := mm.ReadFunctionStarts(le, le.Size(), nil)
 			if err1 == nil && err2 == nil {
 				t.Errorf("%s: no error from memory", c.Name)
 			}
@@ -32,7 +36,7 @@ func TestMachOHostileInMemory(t *testing.T) {
 func sameSymbols(a, b *images.MachOSymbolTable) bool {
 	asyms, astrs := images.SymbolTableContents(a)
 	bsyms, bstrs := images.SymbolTableContents(b)
-	return astrs == bstrs && bytes.Equal(asyms, bsyms)
+	return bytes.Equal(astrs, bstrs) && bytes.Equal(asyms, bsyms)
 }
 
 func TestMachOImageFromMemory(t *testing.T) {
@@ -59,7 +63,11 @@ func TestMachOImageFromMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, size := m.MemoryFile(mem, slide)
+		le, err := m.LinkeditMemory(mem, slide)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, size := io.ReaderAt(le), le.Size()
 		fromMem, err := m.ReadSymbolTable(r, size)
 		if err != nil {
 			t.Fatal(err)

@@ -1,12 +1,12 @@
 package images
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 )
 
 // readChunk is how much readBounded reads at a time, so that a hostile size
@@ -43,7 +43,10 @@ func readBounded(r io.ReaderAt, off, n uint64, what string) ([]byte, error) {
 // __LINKEDIT.
 type MachOSymbolTable struct {
 	syms []byte // nlist_64 entries
-	strs string // the string table, shared by every name
+	// strs is the string table. In the dyld shared cache it is the pool
+	// every image of a subcache shares, so names are handed out as
+	// copies (Name) or as views the caller must copy (NameBytes).
+	strs []byte
 }
 
 // Nlist64 is one symbol table entry (struct nlist_64).
@@ -65,25 +68,41 @@ func (t *MachOSymbolTable) Entry(i int) Nlist64 {
 	return Nlist64{Strx: le.Uint32(b), Type: b[4], Sect: b[5], Desc: le.Uint16(b[6:]), Value: le.Uint64(b[8:])}
 }
 
-// Name returns the NUL-terminated string at strx in the string table. ok is
-// false when strx is outside the table. The string shares memory with the
-// table.
+// Name returns a copy of the NUL-terminated string at strx in the string
+// table. ok is false when strx is outside the table.
 func (t *MachOSymbolTable) Name(strx uint32) (name string, ok bool) {
+	b, ok := t.NameBytes(strx)
+	return string(b), ok
+}
+
+// NameBytes returns the NUL-terminated string at strx in the string table,
+// without the NUL. It shares memory with the table: copy what is kept, so
+// that a shared string pool is not kept alive by it. ok is false when strx
+// is outside the table.
+func (t *MachOSymbolTable) NameBytes(strx uint32) (name []byte, ok bool) {
 	if uint64(strx) >= uint64(len(t.strs)) {
-		return "", false
+		return nil, false
 	}
 	s := t.strs[strx:]
-	if i := strings.IndexByte(s, 0); i >= 0 {
+	if i := bytes.IndexByte(s, 0); i >= 0 {
 		s = s[:i]
 	}
-	return s, true
+	return s[:len(s):len(s)], true
 }
 
 // ReadSymbolTable reads the LC_SYMTAB tables through r, which reads the
-// image's file offsets (a file slice, or MemoryFile for an image in
+// image's file offsets (a file slice, or LinkeditMemory for an image in
 // memory). size bounds the offsets r can serve (size < 0: unknown); nsyms
 // and strsize are checked against it before anything is allocated.
 func (m *MachO) ReadSymbolTable(r io.ReaderAt, size int64) (*MachOSymbolTable, error) {
+	return m.ReadSymbolTableStrings(r, size, nil)
+}
+
+// ReadSymbolTableStrings is ReadSymbolTable with the string table given:
+// strs, when non-nil, is the strsize bytes at stroff, read by the caller
+// once for every image that shares them (the string pool of a dyld shared
+// cache subcache). Only the nlist entries are then read through r.
+func (m *MachO) ReadSymbolTableStrings(r io.ReaderAt, size int64, strs []byte) (*MachOSymbolTable, error) {
 	st := m.Symtab
 	if st == nil {
 		return nil, errors.New("macho: no LC_SYMTAB")
@@ -93,19 +112,29 @@ func (m *MachO) ReadSymbolTable(r io.ReaderAt, size int64) (*MachOSymbolTable, e
 		if uint64(st.SymOff)+symBytes > uint64(size) {
 			return nil, fmt.Errorf("macho: LC_SYMTAB: %d symbols at %#x run past the end of the %d-byte image", st.NSyms, st.SymOff, size)
 		}
-		if uint64(st.StrOff)+uint64(st.StrSize) > uint64(size) {
+		if strs == nil && uint64(st.StrOff)+uint64(st.StrSize) > uint64(size) {
 			return nil, fmt.Errorf("macho: LC_SYMTAB: %d-byte string table at %#x runs past the end of the %d-byte image", st.StrSize, st.StrOff, size)
 		}
+	}
+	if strs != nil && uint64(len(strs)) != uint64(st.StrSize) {
+		return nil, fmt.Errorf("macho: LC_SYMTAB: given string table has %d bytes, strsize is %d", len(strs), st.StrSize)
 	}
 	syms, err := readBounded(r, uint64(st.SymOff), symBytes, "macho: symbol table")
 	if err != nil {
 		return nil, err
 	}
-	strs, err := readBounded(r, uint64(st.StrOff), uint64(st.StrSize), "macho: string table")
-	if err != nil {
-		return nil, err
+	if strs == nil {
+		if strs, err = readBounded(r, uint64(st.StrOff), uint64(st.StrSize), "macho: string table"); err != nil {
+			return nil, err
+		}
 	}
-	return &MachOSymbolTable{syms: syms, strs: string(strs)}, nil
+	return &MachOSymbolTable{syms: syms, strs: strs}, nil
+}
+
+// ReadLinkeditBlob reads n bytes at file offset off through r (as for
+// ReadSymbolTable), growing its buffer only as the reads succeed.
+func ReadLinkeditBlob(r io.ReaderAt, off, n uint64, what string) ([]byte, error) {
+	return readBounded(r, off, n, what)
 }
 
 // ReadFunctionStarts decodes LC_FUNCTION_STARTS through r (as for

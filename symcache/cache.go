@@ -93,8 +93,10 @@ func New(opts Options) *Cache {
 		opts.LoadTimeout = DefaultLoadTimeout
 	}
 	c := &Cache{loadTimeout: opts.LoadTimeout, loaders: map[images.Format]Loader{
-		images.FormatELF:   LoadELF,
-		images.FormatMachO: LoadMachO,
+		images.FormatELF: LoadELF,
+		// One loader per Cache: the string pools of the dyld shared
+		// cache and its local symbols are shared by the images it loads.
+		images.FormatMachO: MachOLoader(MachOOptions{Pools: NewStringPools(0)}),
 	}}
 	for f, l := range opts.Loaders {
 		if l != nil {

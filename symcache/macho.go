@@ -18,12 +18,22 @@ type MachOOptions struct {
 	DSYM string
 	// NoDSYM turns off DWARF lookup.
 	NoDSYM bool
+	// Pools, when non-nil, shares the string tables of images read from
+	// memory between the images of one task that name the same one (the
+	// dyld shared cache's per-subcache pool). Nil: each image reads its
+	// own.
+	Pools *StringPools
+	// SharedCacheDirs are searched for the dyld shared cache an image
+	// read from memory belongs to (Image.SharedCache), to name its local
+	// symbols from the cache's .symbols file. Nil means
+	// DefaultSharedCacheDirs; an empty, non-nil slice turns the lookup off.
+	SharedCacheDirs []string
 }
 
 // LoadMachO builds the Table of a Mach-O image, with the default
 // MachOOptions: see MachOLoader.
 func LoadMachO(img *images.Image) (*Table, error) {
-	return loadMachO(img, MachOOptions{})
+	return loadMachO(img, MachOOptions{}, nil)
 }
 
 // MachOLoader returns a Loader for Mach-O images. With img.Memory set, the
@@ -38,47 +48,27 @@ func LoadMachO(img *images.Image) (*Table, error) {
 // LC_FUNCTION_STARTS entry as an anonymous start, so that a stripped
 // function is named image+0xOFFSET rather than after its neighbour.
 // Offsets are from __TEXT's start, as images.Image uses for Mach-O.
+//
+// A dylib of the dyld shared cache has its local functions named
+// "<redacted>" in memory: those names count as none, and the real ones
+// come from the cache's .symbols file when one matching the image's cache
+// is found in o.SharedCacheDirs (else the in-memory exports and function
+// starts name what they can).
 func MachOLoader(o MachOOptions) Loader {
-	return func(img *images.Image) (*Table, error) { return loadMachO(img, o) }
+	dirs := o.SharedCacheDirs
+	if dirs == nil {
+		dirs = DefaultSharedCacheDirs
+	}
+	locals := newCacheLocals(dirs)
+	return func(img *images.Image) (*Table, error) { return loadMachO(img, o, locals) }
 }
 
-// loadMachO builds img's Table with options o (see MachOLoader).
-func loadMachO(img *images.Image, o MachOOptions) (*Table, error) {
+// loadMachO builds img's Table with options o (see MachOLoader); locals,
+// when non-nil, finds shared-cache local symbols.
+func loadMachO(img *images.Image, o MachOOptions, locals *cacheLocals) (*Table, error) {
 	object := filepath.Base(img.Path)
 	if img.Memory != nil {
-		addr := img.LoadAddress
-		if addr == 0 {
-			addr = img.Start
-		}
-		m, err := images.ReadMachOFromMemory(img.Memory, addr)
-		if err != nil {
-			return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
-		}
-		if img.BuildID != "" && m.UUIDString() != "" && m.UUIDString() != img.BuildID {
-			return nil, fmt.Errorf("symcache: %s: image at %#x has UUID %s, want %s", img.Path, addr, m.UUIDString(), img.BuildID)
-		}
-		slide, err := m.Slide(addr)
-		if err != nil {
-			return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
-		}
-		r, size := m.MemoryFile(img.Memory, slide)
-		// A dSYM may sit beside the image's file (an app's own binary
-		// built with debug information); its UUID must match.
-		var lines LineSource
-		if !o.NoDSYM && m.HasUUID {
-			dsym := o.DSYM
-			if dsym == "" {
-				dsym = img.File() + ".dSYM"
-			}
-			if l, err := OpenDSYM(dsym, m.UUIDString()); err == nil {
-				lines = l
-			}
-		}
-		t, err := MachOTable(object, m, r, size, lines)
-		if err != nil {
-			return nil, fmt.Errorf("symcache: %s (from memory at %#x): %w", img.Path, addr, err)
-		}
-		return t, nil
+		return loadMachOMemory(img, object, o, locals)
 	}
 	f, err := images.OpenMachOUUID(img.File(), img.BuildID)
 	if err != nil {
@@ -98,6 +88,64 @@ func loadMachO(img *images.Image, o MachOOptions) (*Table, error) {
 	t, err := MachOTable(object, f.MachO, f.R, f.Size, lines)
 	if err != nil {
 		return nil, fmt.Errorf("symcache: %s: %w", img.File(), err)
+	}
+	return t, nil
+}
+
+// loadMachOMemory builds the Table of an image read from its target's
+// memory.
+func loadMachOMemory(img *images.Image, object string, o MachOOptions, locals *cacheLocals) (*Table, error) {
+	addr := img.LoadAddress
+	if addr == 0 {
+		addr = img.Start
+	}
+	m, err := images.ReadMachOFromMemory(img.Memory, addr)
+	if err != nil {
+		return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
+	}
+	if img.BuildID != "" && m.UUIDString() != "" && m.UUIDString() != img.BuildID {
+		return nil, fmt.Errorf("symcache: %s: image at %#x has UUID %s, want %s", img.Path, addr, m.UUIDString(), img.BuildID)
+	}
+	slide, err := m.Slide(addr)
+	if err != nil {
+		return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
+	}
+	le, err := m.LinkeditMemory(img.Memory, slide)
+	if err != nil {
+		return nil, fmt.Errorf("symcache: %s (from memory at %#x): %w", img.Path, addr, err)
+	}
+	src := machOSource{linkedit: le, linkeditSize: le.Size()}
+	src.sections, src.sectionsSize = m.MemoryFile(img.Memory, slide)
+	if o.Pools != nil && m.Symtab != nil {
+		st := *m.Symtab
+		src.strings = func() ([]byte, error) {
+			at, err := le.Addr(uint64(st.StrOff), uint64(st.StrSize))
+			if err != nil {
+				return nil, err
+			}
+			return o.Pools.get(img.Memory, at, uint64(st.StrSize), func() ([]byte, error) {
+				return images.ReadLinkeditBlob(le, uint64(st.StrOff), uint64(st.StrSize), "macho: string table")
+			})
+		}
+	}
+	if locals != nil && img.SharedCache != "" && m.Flags&images.MHDylibInCache != 0 {
+		src.locals = func() (*images.MachOSymbolTable, error) { return locals.symbols(img.SharedCache, m) }
+	}
+	// A dSYM may sit beside the image's file (an app's own binary
+	// built with debug information); its UUID must match.
+	var lines LineSource
+	if !o.NoDSYM && m.HasUUID {
+		dsym := o.DSYM
+		if dsym == "" {
+			dsym = img.File() + ".dSYM"
+		}
+		if l, err := OpenDSYM(dsym, m.UUIDString()); err == nil {
+			lines = l
+		}
+	}
+	t, err := machOTable(object, m, src, lines)
+	if err != nil {
+		return nil, fmt.Errorf("symcache: %s (from memory at %#x): %w", img.Path, addr, err)
 	}
 	return t, nil
 }
@@ -135,24 +183,58 @@ func DSYMFile(path string) (string, error) {
 }
 
 // MachOTable builds the Table of a Mach-O image whose file offsets r reads
-// (a file slice, or MachO.MemoryFile for an image in memory); size bounds
-// the offsets (< 0: unknown). lines, when non-nil, adds file:line.
+// (a file slice); size bounds the offsets (< 0: unknown). lines, when
+// non-nil, adds file:line.
 func MachOTable(object string, m *images.MachO, r io.ReaderAt, size int64, lines LineSource) (*Table, error) {
+	return machOTable(object, m, machOSource{linkedit: r, linkeditSize: size, sections: r, sectionsSize: size}, lines)
+}
+
+// machOSource says where machOTable reads an image's parts.
+type machOSource struct {
+	// linkedit reads __LINKEDIT blobs by file offset, up to linkeditSize.
+	linkedit     io.ReaderAt
+	linkeditSize int64
+	// sections reads section contents by file offset (__gopclntab).
+	sections     io.ReaderAt
+	sectionsSize int64
+	// strings, when non-nil, returns the string table, shared with
+	// other images.
+	strings func() ([]byte, error)
+	// locals, when non-nil, returns the image's local symbols from the
+	// shared cache's .symbols file.
+	locals func() (*images.MachOSymbolTable, error)
+}
+
+func machOTable(object string, m *images.MachO, src machOSource, lines LineSource) (*Table, error) {
 	text := m.Text()
 	if text == nil {
 		return nil, fmt.Errorf("%s: no __TEXT segment", object)
 	}
-	starts, serr := m.ReadFunctionStarts(r, size, nil)
+	starts, serr := m.ReadFunctionStarts(src.linkedit, src.linkeditSize, nil)
 	var syms []Symbol
 	if m.Symtab != nil && m.Symtab.NSyms > 0 {
-		st, err := m.ReadSymbolTable(r, size)
+		var strs []byte
+		if src.strings != nil {
+			var err error
+			if strs, err = src.strings(); err != nil {
+				return nil, err
+			}
+		}
+		st, err := m.ReadSymbolTableStrings(src.linkedit, src.linkeditSize, strs)
 		if err != nil {
 			return nil, err
 		}
 		syms = machOSymbols(m, st, make([]Symbol, 0, st.Len()+len(starts)+2*len(m.Sections)))
 	}
+	if src.locals != nil {
+		// A missing or mismatched .symbols file leaves the in-memory
+		// exports and function starts to name what they can.
+		if st, err := src.locals(); err == nil {
+			syms = machOSymbols(m, st, syms)
+		}
+	}
 	// A Go binary linked with -s: name its functions from __gopclntab.
-	if gs, gl, err := machOGopclntab(m, r, size, syms); err == nil && gl != nil {
+	if gs, gl, err := machOGopclntab(m, src.sections, src.sectionsSize, syms); err == nil && gl != nil {
 		syms = gs
 		if lines == nil {
 			lines = gl
@@ -186,7 +268,16 @@ func MachOTable(object string, m *images.MachO, r io.ReaderAt, size int64, lines
 	return NewTable(object, syms, segs, lines), nil
 }
 
-// machOSymbols appends the function symbols of st to dst.
+// redacted is the name the dyld shared cache builder gives every local
+// __text symbol it moves to the .symbols file (dyld-1378
+// cache_builder/NewSharedCacheBuilder.cpp, "change __text symbols to
+// "<redacted>" so backtraces don't have bogus names"): no name at all.
+const redacted = "<redacted>"
+
+// machOSymbols appends the function symbols of st to dst. Their names are
+// copied out of st's string table into one allocation of their own, so
+// that the table (a shared cache's whole string pool) is not kept alive by
+// them.
 func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol) []Symbol {
 	type sect struct {
 		lo, hi uint64
@@ -197,30 +288,60 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol) []
 		s := &m.Sections[i]
 		sects[i] = sect{s.Addr, s.Addr + s.Size, s.Instructions()}
 	}
-	n := st.Len()
-	for i := 0; i < n; i++ {
+	// function returns entry i's name (nil for none) and whether it is a
+	// function symbol at all.
+	function := func(i int) (images.Nlist64, []byte, bool) {
 		e := st.Entry(i)
 		if e.Type&images.NStab != 0 || e.Type&images.NType != images.NSect {
-			continue
+			return e, nil, false
 		}
 		if e.Sect == 0 || int(e.Sect) > len(sects) {
-			continue
+			return e, nil, false
 		}
 		s := &sects[e.Sect-1]
 		if !s.code || e.Value < s.lo || e.Value >= s.hi {
-			continue
+			return e, nil, false
 		}
 		if e.Desc&images.ReferencedDynamically != 0 {
-			continue
+			return e, nil, false
 		}
-		name, ok := st.Name(e.Strx)
-		if !ok || name == "" {
-			continue
+		name, ok := st.NameBytes(e.Strx)
+		if !ok || len(name) == 0 || string(name) == redacted {
+			return e, nil, true
 		}
 		if name[0] == '_' {
 			name = name[1:]
 		}
-		dst = append(dst, Symbol{Name: name, Start: e.Value})
+		return e, name, true
+	}
+	n := st.Len()
+	total := 0
+	for i := 0; i < n; i++ {
+		if _, name, ok := function(i); ok {
+			total += len(name)
+		}
+	}
+	var b strings.Builder
+	b.Grow(total)
+	first := len(dst)
+	ends := make([]int32, 0, n)
+	for i := 0; i < n; i++ {
+		e, name, ok := function(i)
+		if !ok {
+			continue
+		}
+		b.Write(name)
+		ends = append(ends, int32(b.Len()))
+		// A "<redacted>" local keeps its start, anonymous: the
+		// function is then named image+0xOFFSET, not after its
+		// neighbour.
+		dst = append(dst, Symbol{Start: e.Value})
+	}
+	all := b.String()
+	prev := int32(0)
+	for k, end := range ends {
+		dst[first+k].Name = all[prev:end]
+		prev = end
 	}
 	return dst
 }

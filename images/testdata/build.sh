@@ -47,6 +47,9 @@ for arch in arm64 x86_64; do
 	$CC $T $OSO -Wl,-e,_main "$PWD/$TMP/cxx_$arch.o" -o cxx_$arch
 	$CC $T -O1 -fobjc-runtime=macosx-11 -Wl,-e,_main src/objc.m src/objcstub.c -o objc_$arch
 done
+# A second arm64 dylib with local functions: images/dyldcachetest lays it
+# out with libdemo in one synthetic dyld shared cache.
+$CC -target arm64-apple-macos11 -fuse-ld=lld -nostdlib -O2 -dynamiclib -Wl,-install_name,@rpath/libtwo.dylib src/libtwo.c -o libtwo_arm64.dylib
 # The dSYM's Info.plist is not needed and dsymutil writes the date into it.
 rm -f prog_*.dSYM/Contents/Info.plist
 # A universal (fat) binary of both architectures.
