@@ -1,11 +1,8 @@
-//go:build darwin
-
 package mach
 
 import (
 	"fmt"
 	"time"
-	"unsafe"
 
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
@@ -38,14 +35,14 @@ func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
 	t.mem.mu.RLock()
 	defer t.mem.mu.RUnlock()
 	start := time.Now()
-	if k := threadSuspend(th.port); k != KernSuccess {
-		return ThreadError("thread_suspend", k, machErrorString(k), t.taskAlive())
+	if k := t.k.ThreadSuspend(th.port); k != KernSuccess {
+		return ThreadError("thread_suspend", k, t.errorString(k), t.taskAlive())
 	}
 	err = t.captureStopped(th, c)
-	k := threadResume(th.port)
+	k := t.k.ThreadResume(th.port)
 	c.Stopped = time.Since(start)
 	if k != KernSuccess && err == nil {
-		err = ThreadError("thread_resume", k, machErrorString(k), t.taskAlive())
+		err = ThreadError("thread_resume", k, t.errorString(k), t.taskAlive())
 	}
 	return err
 }
@@ -56,12 +53,9 @@ func (t *Target) stackRegion(th *thread, sp uint64) (lo, hi uint64, ok bool) {
 	if sp >= th.stackLo && sp < th.stackHi {
 		return th.stackLo, th.stackHi, true
 	}
-	addr, size := sp, uint64(0)
-	count := uint32(VMRegionBasicInfoCount64)
-	var object uint32
-	k := machVMRegion(t.mem.task, &addr, &size, VMRegionBasicInfo64, unsafe.Pointer(&t.region), &count, &object)
+	addr, size, object, k := t.k.VMRegion(t.mem.task, sp, &t.region)
 	if object != 0 {
-		machPortDeallocate(selfTask(), object)
+		t.k.PortDeallocate(t.k.TaskSelf(), object)
 	}
 	if k != KernSuccess || addr > sp || sp-addr >= size {
 		return 0, 0, false
@@ -72,16 +66,10 @@ func (t *Target) stackRegion(th *thread, sp uint64) (lo, hi uint64, ok bool) {
 
 // captureStopped fills c for a suspended thread.
 func (t *Target) captureStopped(th *thread, c *target.Capture) error {
-	count := t.flavor.Count
-	var state unsafe.Pointer
-	if t.flavor.Arch == unwind.ArchARM64 {
-		state = unsafe.Pointer(&t.arm)
-	} else {
-		state = unsafe.Pointer(&t.x86)
-	}
-	if k := threadGetState(th.port, t.flavor.Flavor, state, &count); k != KernSuccess {
-		e := ThreadError("thread_get_state", k, machErrorString(k), t.taskAlive())
-		if e.Kind == nil && t.flavor.Arch == unwind.ArchAMD64 && hostARM64() {
+	count, k := t.k.ThreadGetState(th.port, t.flavor.Flavor, t.stateWords())
+	if k != KernSuccess {
+		e := ThreadError("thread_get_state", k, t.errorString(k), t.taskAlive())
+		if e.Kind == nil && t.flavor.Arch == unwind.ArchAMD64 && hostARM64(t.k) {
 			e.Advice = "the target runs under Rosetta 2 and this kernel does not give its x86_64 registers to a native profiler: " +
 				"try the x86_64 build of macprof (arch -x86_64 macprof ...)"
 		}
@@ -99,8 +87,7 @@ func (t *Target) captureStopped(th *thread, c *target.Capture) error {
 	base, n := StackWindow(regs.SP, lo, hi, cap(c.Stack))
 	if n > 0 {
 		buf := c.Stack[:n]
-		var out uint64
-		if machVMReadOverwrite(t.mem.task, base, uint64(n), unsafe.Pointer(&buf[0]), &out) == KernSuccess && out <= uint64(n) {
+		if out, k := t.k.VMReadOverwrite(t.mem.task, base, buf); k == KernSuccess && out <= uint64(n) {
 			c.Stack = buf[:out]
 			c.StackBase = base
 		}
@@ -126,12 +113,12 @@ func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 	t.mem.mu.RLock()
 	defer t.mem.mu.RUnlock()
 	start := time.Now()
-	var token uint32
-	whole := taskSuspend2(t.mem.task, &token) == KernSuccess
+	token, k := t.k.TaskSuspend2(t.mem.task)
+	whole := k == KernSuccess
 	var held []*thread
 	if !whole {
 		for _, id := range ids {
-			if th := t.threads[id]; th != nil && threadSuspend(th.port) == KernSuccess {
+			if th := t.threads[id]; th != nil && t.k.ThreadSuspend(th.port) == KernSuccess {
 				held = append(held, th)
 			}
 		}
@@ -157,18 +144,27 @@ func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 		c.Err = t.captureStopped(th, c)
 	}
 	if whole {
-		if k := taskResume2(token); k != KernSuccess {
-			err = &Error{Op: "task_resume2", Code: k, Desc: machErrorString(k)}
+		if k := t.k.TaskResume2(token); k != KernSuccess {
+			err = &Error{Op: "task_resume2", Code: k, Desc: t.errorString(k)}
 		}
 	}
 	for _, th := range held {
-		threadResume(th.port)
+		t.k.ThreadResume(th.port)
 	}
 	stopped := time.Since(start)
 	for i := range dst {
 		dst[i].Stopped = stopped
 	}
 	return dst, err
+}
+
+// stateWords is the scratch register state of the Target's flavor, as
+// the words thread_get_state fills.
+func (t *Target) stateWords() []uint32 {
+	if t.flavor.Arch == unwind.ArchARM64 {
+		return words(&t.arm, ArmThreadState64Count)
+	}
+	return words(&t.x86, X86ThreadState64Count)
 }
 
 // nextCapture grows *dst by one Capture, reusing the buffers of one that

@@ -1,5 +1,3 @@
-//go:build darwin
-
 package mach
 
 import (
@@ -18,6 +16,7 @@ import (
 // Target is a macOS task being profiled. Its methods are not safe for
 // concurrent use, except ReadMemory.
 type Target struct {
+	k       Kernel
 	pid     int
 	self    bool // the calling process (Self)
 	opts    target.Options
@@ -36,6 +35,8 @@ type Target struct {
 	ext    ThreadExtendedInfoData
 	ident  ThreadIdentifierInfoData
 	region VMRegionBasicInfo64Data
+	dyld   TaskDyldInfoData
+	raw    RawCapture
 
 	dyldAddr uint64
 	imgKey   [3]uint64
@@ -49,92 +50,102 @@ type Target struct {
 	waitErr    error
 }
 
-// Attach opens the task of process pid: a read port (task_read_for_pid)
-// when the kernel grants one, a control port (task_for_pid) otherwise. The
-// process keeps running. Attaching needs root, or a macprof signed with
-// com.apple.security.cs.debugger (macprof setup) and a target that allows
-// it; the error says which applies.
-func Attach(pid int, opts target.Options) (*Target, error) {
+// AttachKernel opens the task of process pid through k: a read port
+// (task_read_for_pid) when the kernel grants one, a control port
+// (task_for_pid) otherwise. The process keeps running. Attaching needs
+// root, or a macprof signed with com.apple.security.cs.debugger (macprof
+// setup) and a target that allows it; the error says which applies.
+func AttachKernel(k Kernel, pid int, opts target.Options) (*Target, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("invalid PID %d", pid)
 	}
 	if pid == os.Getpid() {
 		return nil, errors.New("cannot attach to macprof's own process by PID: use mach.Self")
 	}
-	return attachTask(pid, opts)
+	return attachTask(k, pid, opts)
 }
 
 // attachTask opens pid's task and returns a Target holding its port.
-func attachTask(pid int, opts target.Options) (*Target, error) {
-	task, err := openTask(pid)
+func attachTask(k Kernel, pid int, opts target.Options) (*Target, error) {
+	task, err := openTask(k, pid)
 	if err != nil {
 		return nil, err
 	}
-	t, err := newTarget(pid, task, true, false, opts)
+	t, err := newTarget(k, pid, task, true, false, opts)
 	if err != nil {
-		machPortDeallocate(selfTask(), task)
+		k.PortDeallocate(k.TaskSelf(), task)
 		return nil, err
 	}
 	return t, nil
 }
 
 // openTask returns a send right to pid's task, read port first.
-func openTask(pid int) (uint32, error) {
-	var task uint32
-	k := taskReadForPID(selfTask(), pid, &task)
+func openTask(k Kernel, pid int) (uint32, error) {
+	task, r, _ := k.TaskReadForPID(k.TaskSelf(), pid)
+	kr := KernReturn(r)
 	op := "task_read_for_pid"
-	if k != KernSuccess {
-		task = 0
-		if k2 := taskForPID(selfTask(), pid, &task); k2 == KernSuccess {
-			return task, nil
-		} else {
-			op, k = "task_for_pid", k2
+	if kr != KernSuccess {
+		t2, k2 := k.TaskForPID(k.TaskSelf(), pid)
+		if k2 == KernSuccess {
+			return t2, nil
 		}
-		path, exists := processPath(pid)
-		return 0, AttachError(AttachFacts{PID: pid, Op: op, Code: k, Desc: machErrorString(k), Exists: exists, Path: path, Root: os.Geteuid() == 0})
+		op, kr = "task_for_pid", k2
+		path, exists := processPath(k, pid)
+		return 0, AttachError(AttachFacts{PID: pid, Op: op, Code: kr, Desc: k.ErrorString(kr), Exists: exists, Path: path, Root: os.Geteuid() == 0})
 	}
 	return task, nil
 }
 
 // processPath returns pid's executable and whether the process exists.
-func processPath(pid int) (string, bool) {
+func processPath(k Kernel, pid int) (string, bool) {
 	var buf [4 * 1024]byte // PROC_PIDPATHINFO_MAXSIZE
-	n, e := procPIDPath(pid, buf[:])
-	if n > 0 {
+	if n := k.ProcPIDPath(pid, buf[:]); n > 0 {
 		return string(buf[:n]), true
 	}
-	if e == syscall.ESRCH {
-		return "", false
+	// proc_pidpath returns 0 on every error, without an errno to read
+	// (libsyscall wrappers/libproc/libproc.c), and may be refused (EPERM)
+	// for a process that exists: kill(pid, 0) tells.
+	return "", k.Kill(pid, 0) != syscall.ESRCH
+}
+
+// processTranslated reports whether pid runs under Rosetta 2.
+func processTranslated(k Kernel, pid int) (bool, error) {
+	flags, errno := k.ProcFlags(pid)
+	switch errno {
+	case 0:
+		return Translated(flags), nil
+	case syscall.ESRCH:
+		return false, fmt.Errorf("PID %d: %w", pid, target.ErrExited)
 	}
-	// proc_pidpath may be refused (EPERM) for a process that exists.
-	return "", syscall.Kill(pid, 0) != syscall.ESRCH
+	return false, fmt.Errorf("sysctl kern.proc.pid.%d: %w", pid, errno)
 }
 
 // newTarget builds the Target of task; own says the port is ours to
 // release, self that task is the calling process.
-func newTarget(pid int, task uint32, own, self bool, opts target.Options) (*Target, error) {
+func newTarget(k Kernel, pid int, task uint32, own, self bool, opts target.Options) (*Target, error) {
 	opts = opts.WithDefaults()
 	t := &Target{
+		k:       k,
 		pid:     pid,
 		self:    self,
 		opts:    opts,
-		mem:     &taskMemory{task: task, own: own},
+		mem:     &taskMemory{k: k, task: task, own: own},
 		threads: make(map[target.ThreadID]*thread),
 		byPort:  make(map[uint32]*thread),
 	}
 	if own {
-		t.mem.cleanup = runtime.AddCleanup(t.mem, func(port uint32) { machPortDeallocate(selfTask(), port) }, task)
+		t.mem.cleanup = runtime.AddCleanup(t.mem, func(port uint32) { k.PortDeallocate(k.TaskSelf(), port) }, task)
 	}
 	translated := false
 	if !self {
-		tr, err := processTranslated(pid)
+		tr, err := processTranslated(k, pid)
 		if err != nil {
 			return nil, err
 		}
 		translated = tr
 	}
-	t.flavor = FlavorFor(hostARM64(), translated)
-	t.mask = AddrMask(virtualAddressBits())
+	t.flavor = FlavorFor(hostARM64(k), translated)
+	t.mask = AddrMask(virtualAddressBits(k))
 	if t.flavor.Arch != unwind.ArchARM64 {
 		t.mask = 0
 	}
@@ -143,7 +154,7 @@ func newTarget(pid int, task uint32, own, self bool, opts target.Options) (*Targ
 		return nil, err
 	}
 	t.walker = w
-	t.path, _ = processPath(pid)
+	t.path, _ = processPath(k, pid)
 	return t, nil
 }
 
@@ -161,10 +172,17 @@ func (t *Target) Walker() *unwind.Walker { return t.walker }
 
 // taskAlive reports whether the task still answers.
 func (t *Target) taskAlive() bool {
-	var info TaskDyldInfoData
-	count := uint32(TaskDyldInfoCount)
-	return taskInfo(t.mem.task, TaskDyldInfo, unsafe.Pointer(&info), &count) == KernSuccess
+	_, k := t.k.TaskInfo(t.mem.task, TaskDyldInfo, t.dyldWords())
+	return k == KernSuccess
 }
+
+// dyldWords is the scratch task_dyld_info as the words task_info fills.
+func (t *Target) dyldWords() []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&t.dyld)), TaskDyldInfoCount)
+}
+
+// errorString is mach_error_string(k).
+func (t *Target) errorString(k KernReturn) string { return t.k.ErrorString(k) }
 
 // Images returns the target's loaded images, read through
 // task_info(TASK_DYLD_INFO) and dyld_all_image_infos. The list is read
@@ -173,13 +191,12 @@ func (t *Target) taskAlive() bool {
 // readable after Close until Release.
 func (t *Target) Images() (*images.Set, error) {
 	if t.dyldAddr == 0 {
-		var info TaskDyldInfoData
-		count := uint32(TaskDyldInfoCount)
 		t.mem.mu.RLock()
-		k := taskInfo(t.mem.task, TaskDyldInfo, unsafe.Pointer(&info), &count)
+		_, k := t.k.TaskInfo(t.mem.task, TaskDyldInfo, t.dyldWords())
 		t.mem.mu.RUnlock()
+		info := t.dyld
 		if k != KernSuccess {
-			return t.imgSet, ThreadError("task_info(TASK_DYLD_INFO)", k, machErrorString(k), false)
+			return t.imgSet, ThreadError("task_info(TASK_DYLD_INFO)", k, t.errorString(k), false)
 		}
 		if info.AllImageInfoFormat != TaskDyldAllImageInfo64 {
 			return nil, fmt.Errorf("task_info(TASK_DYLD_INFO): PID %d is not a 64-bit process (format %d)", t.pid, info.AllImageInfoFormat)
@@ -225,7 +242,7 @@ func (t *Target) Close() error {
 	}
 	t.closed = true
 	for id, th := range t.threads {
-		machPortDeallocate(selfTask(), th.port)
+		t.k.PortDeallocate(t.k.TaskSelf(), th.port)
 		delete(t.threads, id)
 		delete(t.byPort, th.port)
 	}
@@ -242,33 +259,19 @@ func (t *Target) Release() error {
 
 // hostARM64 reports whether the machine is Apple silicon, also when
 // macprof itself runs translated by Rosetta 2.
-func hostARM64() bool {
-	if runtime.GOARCH == "arm64" {
+func hostARM64(k Kernel) bool {
+	if k.GOARCH() == "arm64" {
 		return true
 	}
-	v, ok := sysctlUint32("sysctl.proc_translated")
+	v, ok := k.SysctlUint32("sysctl.proc_translated")
 	return ok && v == 1
 }
 
 // virtualAddressBits reads machdep.virtual_address_size (0 when absent).
-func virtualAddressBits() int {
-	v, ok := sysctlUint32("machdep.virtual_address_size")
+func virtualAddressBits(k Kernel) int {
+	v, ok := k.SysctlUint32("machdep.virtual_address_size")
 	if !ok {
 		return 0
 	}
 	return int(v)
-}
-
-// sysctlUint32 reads a 32-bit sysctl by name.
-func sysctlUint32(name string) (uint32, bool) {
-	b, err := syscall.BytePtrFromString(name)
-	if err != nil {
-		return 0, false
-	}
-	var v uint32
-	size := unsafe.Sizeof(v)
-	if sysctlByName(b, unsafe.Pointer(&v), &size, nil, 0) != 0 || size != unsafe.Sizeof(v) {
-		return 0, false
-	}
-	return v, true
 }

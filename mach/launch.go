@@ -1,5 +1,3 @@
-//go:build darwin
-
 package mach
 
 import (
@@ -8,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
-	"unsafe"
 
 	"github.com/macprof/macprof/target"
 )
@@ -18,14 +15,14 @@ import (
 // instruction, and SIGCONT resumes it.
 const posixSpawnStartSuspended = 0x0080
 
-// Launch starts a command suspended (posix_spawn with
+// LaunchKernel starts a command suspended (posix_spawn with
 // POSIX_SPAWN_START_SUSPENDED, since a forked Go process cannot safely run
 // code before exec), attaches to it, then sends SIGCONT, so that no
 // instruction of it runs unobserved. The command inherits macprof's stdio,
 // environment (env nil) and credentials; if the attach fails it is killed
 // and reaped. The Target reaps it when it exits; Wait and ExitStatus report
 // how.
-func Launch(argv []string, env []string, opts target.Options) (*Target, error) {
+func LaunchKernel(k Kernel, argv []string, env []string, opts target.Options) (*Target, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("launch: no command")
 	}
@@ -36,40 +33,19 @@ func Launch(argv []string, env []string, opts target.Options) (*Target, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	cpath, err := syscall.BytePtrFromString(path)
+	pid, err := k.Spawn(path, argv, env)
 	if err != nil {
 		return nil, fmt.Errorf("launch %s: %w", argv[0], err)
 	}
-	cargv, err := syscall.SlicePtrFromStrings(argv)
+	t, err := attachLaunched(k, pid, opts)
 	if err != nil {
+		k.Kill(pid, syscall.SIGKILL)
+		k.Wait4(pid)
 		return nil, fmt.Errorf("launch %s: %w", argv[0], err)
 	}
-	cenv, err := syscall.SlicePtrFromStrings(env)
-	if err != nil {
-		return nil, fmt.Errorf("launch %s: environment: %w", argv[0], err)
-	}
-	var attr unsafe.Pointer
-	if e := posixSpawnattrInit(&attr); e != 0 {
-		return nil, fmt.Errorf("launch %s: posix_spawnattr_init: %w", argv[0], e)
-	}
-	defer posixSpawnattrDestroy(&attr)
-	if e := posixSpawnattrSetflags(&attr, posixSpawnStartSuspended); e != 0 {
-		return nil, fmt.Errorf("launch %s: posix_spawnattr_setflags: %w", argv[0], e)
-	}
-	var pid int32
-	if e := posixSpawn(&pid, cpath, nil, &attr, &cargv[0], &cenv[0]); e != 0 {
-		return nil, fmt.Errorf("launch %s: posix_spawn: %w", argv[0], e)
-	}
-	t, err := attachLaunched(int(pid), opts)
-	if err != nil {
-		syscall.Kill(int(pid), syscall.SIGKILL)
-		var ws syscall.WaitStatus
-		syscall.Wait4(int(pid), &ws, 0, nil)
-		return nil, fmt.Errorf("launch %s: %w", argv[0], err)
-	}
-	if err := syscall.Kill(int(pid), syscall.SIGCONT); err != nil {
+	if err := k.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Release()
-		syscall.Kill(int(pid), syscall.SIGKILL)
+		k.Kill(pid, syscall.SIGKILL)
 		return nil, fmt.Errorf("launch %s: resume with SIGCONT: %w", argv[0], err)
 	}
 	return t, nil
@@ -77,24 +53,16 @@ func Launch(argv []string, env []string, opts target.Options) (*Target, error) {
 
 // attachLaunched attaches to the launched command pid and starts the
 // goroutine that reaps it.
-func attachLaunched(pid int, opts target.Options) (*Target, error) {
-	t, err := attachTask(pid, opts)
+func attachLaunched(k Kernel, pid int, opts target.Options) (*Target, error) {
+	t, err := attachTask(k, pid, opts)
 	if err != nil {
 		return nil, err
 	}
 	t.launched = true
 	t.waitDone = make(chan struct{})
 	go func() {
-		var ws syscall.WaitStatus
-		for {
-			_, err := syscall.Wait4(pid, &ws, 0, nil)
-			if err == syscall.EINTR {
-				continue
-			}
-			t.waitStatus, t.waitErr = ws, err
-			close(t.waitDone)
-			return
-		}
+		t.waitStatus, t.waitErr = k.Wait4(pid)
+		close(t.waitDone)
 	}()
 	return t, nil
 }
