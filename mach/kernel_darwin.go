@@ -206,6 +206,11 @@ func rawCapture(task, port, flavor uint32, state unsafe.Pointer, count *uint32, 
 	return KernSuccess, stateKR, resumeKR
 }
 
+// posixSpawnStartSuspended is POSIX_SPAWN_START_SUSPENDED (<spawn.h>): the
+// child is created as if it had received SIGSTOP before its first
+// instruction, and SIGCONT resumes it.
+const posixSpawnStartSuspended = 0x0080
+
 // posixSpawnSuspended starts path with POSIX_SPAWN_START_SUSPENDED.
 func posixSpawnSuspended(path string, argv, env []string) (int, error) {
 	cpath, err := syscall.BytePtrFromString(path)

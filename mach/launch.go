@@ -10,11 +10,6 @@ import (
 	"github.com/macprof/macprof/target"
 )
 
-// posixSpawnStartSuspended is POSIX_SPAWN_START_SUSPENDED (<spawn.h>): the
-// child is created as if it had received SIGSTOP before its first
-// instruction, and SIGCONT resumes it.
-const posixSpawnStartSuspended = 0x0080
-
 // LaunchKernel starts a command suspended (posix_spawn with
 // POSIX_SPAWN_START_SUSPENDED, since a forked Go process cannot safely run
 // code before exec), attaches to it, then sends SIGCONT, so that no
