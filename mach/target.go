@@ -38,9 +38,8 @@ type Target struct {
 	dyld   TaskDyldInfoData
 	raw    RawCapture
 
-	dyldAddr uint64
-	imgKey   [3]uint64
-	imgSet   *images.Set
+	imgKey imgKey
+	imgSet *images.Set
 
 	path string
 
@@ -185,41 +184,57 @@ func (t *Target) dyldWords() []uint32 {
 func (t *Target) errorString(k KernReturn) string { return t.k.ErrorString(k) }
 
 // Images returns the target's loaded images, read through
-// task_info(TASK_DYLD_INFO) and dyld_all_image_infos. The list is read
-// again only when infoArrayChangeTimestamp (or the array itself) changed.
-// Each image reads its symbols from the target's memory, which stays
-// readable after Close until Release.
+// task_info(TASK_DYLD_INFO) and dyld_all_image_infos. TASK_DYLD_INFO is
+// asked on every call (one cheap call): dyld moves dyld_all_image_infos
+// into its copy in the shared cache right after exec and unmaps the old one
+// (dyld ExternallyViewableState.cpp prepareInCacheDyldAllImageInfos), so a
+// cached address goes stale; a read that fails at the address just given
+// asks once more, as libdyld's own reader does (dyld_process_info.cpp:
+// "possible that dyld moved"). The list is read again only when the
+// address, infoArrayChangeTimestamp or the array itself changed. Each image
+// reads its symbols from the target's memory, which stays readable after
+// Close until Release.
 func (t *Target) Images() (*images.Set, error) {
-	if t.dyldAddr == 0 {
-		t.mem.mu.RLock()
-		_, k := t.k.TaskInfo(t.mem.task, TaskDyldInfo, t.dyldWords())
-		t.mem.mu.RUnlock()
-		info := t.dyld
-		if k != KernSuccess {
-			return t.imgSet, ThreadError("task_info(TASK_DYLD_INFO)", k, t.errorString(k), false)
+	var err error
+	for try := 0; try < 2; try++ {
+		var set *images.Set
+		if set, err = t.readImages(); err == nil {
+			return set, nil
 		}
-		if info.AllImageInfoFormat != TaskDyldAllImageInfo64 {
-			return nil, fmt.Errorf("task_info(TASK_DYLD_INFO): PID %d is not a 64-bit process (format %d)", t.pid, info.AllImageInfoFormat)
-		}
-		if info.AllImageInfoAddr == 0 {
-			return t.imgSet, errors.New("task_info(TASK_DYLD_INFO): dyld has not set up its image list yet")
-		}
-		t.dyldAddr = info.AllImageInfoAddr
 	}
-	infos, err := images.ReadDyldAllImageInfos(t.mem, t.dyldAddr)
+	return t.imgSet, err
+}
+
+// readImages asks for dyld's address and reads the list there.
+func (t *Target) readImages() (*images.Set, error) {
+	t.mem.mu.RLock()
+	_, k := t.k.TaskInfo(t.mem.task, TaskDyldInfo, t.dyldWords())
+	t.mem.mu.RUnlock()
+	info := t.dyld
+	if k != KernSuccess {
+		return nil, ThreadError("task_info(TASK_DYLD_INFO)", k, t.errorString(k), false)
+	}
+	if info.AllImageInfoFormat != TaskDyldAllImageInfo64 {
+		return nil, fmt.Errorf("task_info(TASK_DYLD_INFO): PID %d is not a 64-bit process (format %d)", t.pid, info.AllImageInfoFormat)
+	}
+	if info.AllImageInfoAddr == 0 {
+		return nil, errors.New("task_info(TASK_DYLD_INFO): dyld has not set up its image list yet")
+	}
+	addr := info.AllImageInfoAddr
+	infos, err := images.ReadDyldAllImageInfos(t.mem, addr)
 	if err != nil {
-		return t.imgSet, fmt.Errorf("PID %d: %w", t.pid, err)
+		return nil, fmt.Errorf("PID %d: %w", t.pid, err)
 	}
-	key := [3]uint64{infos.InfoArrayChangeTimestamp, uint64(infos.InfoArrayCount), infos.InfoArray}
+	key := imgKey{addr, infos.InfoArrayChangeTimestamp, uint64(infos.InfoArrayCount), infos.InfoArray}
 	if t.imgSet != nil && key == t.imgKey {
 		return t.imgSet, nil
 	}
-	imgs, _, err := images.DyldImages(t.mem, t.dyldAddr, 0)
+	imgs, _, err := images.DyldImages(t.mem, addr, 0)
 	if len(imgs) == 0 {
 		if err == nil {
 			err = errors.New("dyld lists no images")
 		}
-		return t.imgSet, fmt.Errorf("PID %d: %w", t.pid, err)
+		return nil, fmt.Errorf("PID %d: %w", t.pid, err)
 	}
 	// A partial list (an image that could not be read) is still the best
 	// list there is; it is read again when dyld's timestamp moves.
@@ -227,6 +242,10 @@ func (t *Target) Images() (*images.Set, error) {
 	t.imgKey = key
 	return t.imgSet, nil
 }
+
+// imgKey is what says the image list is unchanged: dyld's address, its
+// infoArrayChangeTimestamp, and the array's count and address.
+type imgKey struct{ addr, stamp, count, array uint64 }
 
 // ReadMemory reads the target's memory. It is safe for concurrent use and
 // keeps working after Close, until Release.

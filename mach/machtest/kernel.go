@@ -285,7 +285,7 @@ func (k *Kernel) TaskForPID(self uint32, pid int) (uint32, mach.KernReturn) {
 		return 0, mach.KernFailure
 	case t.DenyControl:
 		return 0, mach.KernFailure
-	case t.NullPort:
+	case t.NullControlPort:
 		return 0, mach.KernSuccess
 	}
 	return k.copyoutSend(portObj{task: t}), mach.KernSuccess
@@ -305,7 +305,7 @@ func (k *Kernel) TaskReadForPID(self uint32, pid int) (uint32, int32, syscall.Er
 		return 0, -1, syscall.ESRCH
 	case t.DenyRead:
 		return 0, -1, syscall.EPERM
-	case t.NullPort:
+	case t.NullReadPort:
 		return 0, 0, 0
 	}
 	return k.copyoutSend(portObj{task: t, read: true}), 0, 0
@@ -323,7 +323,16 @@ func (k *Kernel) TaskThreads(task uint32) (uintptr, []uint32, mach.KernReturn) {
 	if kr != mach.KernSuccess {
 		return 0, nil, kr
 	}
-	var ports []uint32
+	// The array's memory: the task's last one when it was given back (an
+	// allocator reuses freed memory), so that the model allocates nothing
+	// in steady state.
+	addr := t.arrAddr
+	if addr == 0 || k.arrays[addr] != nil {
+		k.nextArr += 0x4000
+		addr = k.nextArr
+		t.arrAddr, t.arrBuf = addr, nil
+	}
+	ports := t.arrBuf[:0]
 	for _, th := range t.Threads {
 		// task_threads_internal walks task->threads, where a thread
 		// stays until thread_terminate_self removes it: a terminating
@@ -332,11 +341,10 @@ func (k *Kernel) TaskThreads(task uint32) (uintptr, []uint32, mach.KernReturn) {
 			ports = append(ports, k.copyoutSend(th))
 		}
 	}
+	t.arrBuf = ports
 	if len(ports) == 0 {
 		return 0, nil, mach.KernSuccess
 	}
-	addr := k.nextArr
-	k.nextArr += 0x4000
 	k.arrays[addr] = ports
 	return addr, ports, mach.KernSuccess
 }
@@ -846,4 +854,5 @@ func (k *Kernel) tasksSorted() []*Task {
 func put64(w []uint32, v uint64) {
 	w[0], w[1] = uint32(v), uint32(v>>32)
 }
+
 var _ mach.Kernel = (*Kernel)(nil)

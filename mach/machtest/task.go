@@ -46,11 +46,14 @@ type Task struct {
 	Path       string
 	Translated bool // P_TRANSLATED: an x86_64 program run by Rosetta 2
 	// DenyRead and DenyControl refuse task_read_for_pid (EPERM) and
-	// task_for_pid (KERN_FAILURE); NullPort makes both succeed with
-	// MACH_PORT_NULL (see TaskReadForPID); HidePath makes proc_pidpath
-	// fail; FlagsErr makes kern.proc.pid fail.
-	DenyRead, DenyControl, NullPort, HidePath bool
-	FlagsErr                                  syscall.Errno
+	// task_for_pid (KERN_FAILURE); NullReadPort and NullControlPort make
+	// them succeed with MACH_PORT_NULL (see TaskReadForPID); HidePath
+	// makes proc_pidpath fail; FlagsErr makes kern.proc.pid fail.
+	DenyRead, DenyControl, NullReadPort, NullControlPort, HidePath bool
+	FlagsErr                                                       syscall.Errno
+
+	arrAddr uintptr  // the task's last task_threads array
+	arrBuf  []uint32 // and its memory
 
 	Threads []*Thread
 	mem     []region // sorted by addr
@@ -119,12 +122,21 @@ func (k *Kernel) NewTask(t testing.TB, path string, imgs []fixture.TaskImage) *T
 	return tk
 }
 
+// SetImages lays the images out in the task's memory (as NewTask), for
+// the profiler's own task in Self-mode tests.
+func (k *Kernel) SetImages(t testing.TB, tk *Task, imgs []fixture.TaskImage) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	tk.setImages(t, imgs)
+}
+
 func (tk *Task) setImages(t testing.TB, imgs []fixture.TaskImage) {
 	ft := fixture.NewTask(t, imgs, nil)
 	tk.infos = ft
 	ft.Mem.Each(func(addr uint64, data []byte) {
-		prot := int32(mach.VMProtRead)
-		tk.mapRegion(addr, data, prot)
+		// A copy: the fixture's Infos keeps what dyld wrote, for
+		// SetInfoArrayUpdating to restore.
+		tk.mapRegion(addr, append([]byte(nil), data...), mach.VMProtRead)
 	})
 	tk.dyldAddr, tk.dyldSize = ft.InfosAddr, images.DyldAllImageInfosSize
 }
