@@ -22,8 +22,12 @@ func resetCapture(c *target.Capture, id target.ThreadID) {
 }
 
 // Capture suspends one thread (thread_suspend), reads its registers, copies
-// its stack with one mach_vm_read_overwrite, walks it, and resumes it.
-func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
+// its stack with one mach_vm_read_overwrite, walks it, and resumes it. The
+// resume is deferred, so that a panic between the two cannot leave the
+// thread suspended: thread_suspend raises a count that nothing else would
+// lower (xnu osfmk/kern/thread_act.c). An unattended Target captures
+// through CaptureBatch and task_suspend2 instead (see there).
+func (t *Target) Capture(id target.ThreadID, c *target.Capture) (err error) {
 	if t.self {
 		return t.selfCapture(id, c)
 	}
@@ -38,13 +42,64 @@ func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
 	if k := t.k.ThreadSuspend(th.port); k != KernSuccess {
 		return ThreadError("thread_suspend", k, t.errorString(k), t.taskAlive())
 	}
-	err = t.captureStopped(th, c)
-	k := t.k.ThreadResume(th.port)
-	c.Stopped = time.Since(start)
-	if k != KernSuccess && err == nil {
-		err = ThreadError("thread_resume", k, t.errorString(k), t.taskAlive())
+	defer func() {
+		k := t.k.ThreadResume(th.port)
+		c.Stopped = time.Since(start)
+		if k != KernSuccess && err == nil {
+			err = ThreadError("thread_resume", k, t.errorString(k), t.taskAlive())
+		}
+	}()
+	return t.captureStopped(th, c)
+}
+
+// CaptureBatch captures ids[i] into caps[i]. An unattended Target
+// (Options.Unattended: the agent) holds the whole task with task_suspend2
+// once for the batch and reads each thread without thread_suspend: the
+// kernel drops a task_suspend2 token when its holder dies (xnu
+// osfmk/kern/task.c task_suspension_no_senders), so a profiler killed
+// mid-capture never leaves its target stopped, at the price of stopping
+// every thread of the task while the batch is taken, not one at a time.
+// Otherwise, and when task_suspend2 is refused, each thread is captured
+// with Capture.
+func (t *Target) CaptureBatch(ids []target.ThreadID, caps []*target.Capture, errs []error) {
+	if t.opts.Unattended && !t.self && !t.closed && len(ids) > 0 {
+		if t.captureHeld(ids, caps, errs) {
+			return
+		}
 	}
-	return err
+	for i, id := range ids {
+		errs[i] = t.Capture(id, caps[i])
+	}
+}
+
+// captureHeld is CaptureBatch under one task_suspend2; false when the
+// kernel refused it.
+func (t *Target) captureHeld(ids []target.ThreadID, caps []*target.Capture, errs []error) bool {
+	t.mem.mu.RLock()
+	defer t.mem.mu.RUnlock()
+	start := time.Now()
+	token, k := t.k.TaskSuspend2(t.mem.task)
+	if k != KernSuccess {
+		return false
+	}
+	defer func() {
+		t.k.TaskResume2(token)
+		stopped := time.Since(start)
+		for _, c := range caps[:len(ids)] {
+			c.Stopped = stopped
+		}
+	}()
+	for i, id := range ids {
+		c := caps[i]
+		resetCapture(c, id)
+		th := t.threads[id]
+		if th == nil {
+			errs[i] = fmt.Errorf("thread %d: %w", id, target.ErrNoThread)
+			continue
+		}
+		errs[i] = t.captureStopped(th, c)
+	}
+	return true
 }
 
 // stackRegion returns the bounds of the memory region holding sp, from the
@@ -102,7 +157,7 @@ func (t *Target) captureStopped(th *thread, c *target.Capture) error {
 // captures every thread, and resumes it. When task_suspend2 is refused
 // (a read port may not be enough), every thread is suspended one by one
 // first instead: still a consistent snapshot.
-func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
+func (t *Target) CaptureAll(dst []target.Capture) (_ []target.Capture, err error) {
 	if t.self {
 		return t.selfCaptureAll(dst)
 	}
@@ -116,6 +171,17 @@ func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 	token, k := t.k.TaskSuspend2(t.mem.task)
 	whole := k == KernSuccess
 	var held []*thread
+	// The holds are released on every way out, a panic included.
+	defer func() {
+		if whole {
+			if k := t.k.TaskResume2(token); k != KernSuccess && err == nil {
+				err = &Error{Op: "task_resume2", Code: k, Desc: t.errorString(k)}
+			}
+		}
+		for _, th := range held {
+			t.k.ThreadResume(th.port)
+		}
+	}()
 	if !whole {
 		for _, id := range ids {
 			if th := t.threads[id]; th != nil && t.k.ThreadSuspend(th.port) == KernSuccess {
@@ -142,14 +208,6 @@ func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 			continue
 		}
 		c.Err = t.captureStopped(th, c)
-	}
-	if whole {
-		if k := t.k.TaskResume2(token); k != KernSuccess {
-			err = &Error{Op: "task_resume2", Code: k, Desc: t.errorString(k)}
-		}
-	}
-	for _, th := range held {
-		t.k.ThreadResume(th.port)
 	}
 	stopped := time.Since(start)
 	for i := range dst {

@@ -97,9 +97,18 @@ type Kernel struct {
 	// PanicIn makes the next call of that kind panic, as a profiler that
 	// crashes inside a capture; -1 for none.
 	PanicIn Call
-	// Root is whether the profiler runs with euid 0 (for kill(2)).
-	Root bool
+	// DieIn makes the profiler die inside the next call of that kind
+	// (see Die); -1 for none.
+	DieIn Call
+	// dead: the profiler died. Its port space is empty, so the calls
+	// the test's deferred code still makes after the "death" name
+	// nothing and change nothing (MACH_SEND_INVALID_DEST,
+	// KERN_INVALID_NAME), as a dead process makes no calls at all.
+	dead bool
 }
+
+// Died is the panic value of a profiler that "died" in a call (DieIn).
+const Died = "machtest: the profiler died"
 
 // entry is a right in the profiler's port space (osfmk/ipc/ipc_entry.h).
 type entry struct {
@@ -136,6 +145,7 @@ func New() *Kernel {
 		GOARCHValue: "arm64",
 		VABits:      47,
 		PanicIn:     -1,
+		DieIn:       -1,
 	}
 	k.self = k.newTask(os.Getpid(), "/usr/local/bin/macprof")
 	k.CurrentThread = k.self.AddThread("macprof-main")
@@ -169,6 +179,12 @@ func (k *Kernel) enter(c Call) {
 		k.PanicIn = -1
 		k.mu.Unlock()
 		panic(fmt.Sprintf("machtest: the profiler crashed inside %v", c))
+	}
+	if k.DieIn == c {
+		k.DieIn = -1
+		k.die()
+		k.mu.Unlock()
+		panic(Died)
 	}
 }
 
@@ -768,6 +784,11 @@ func (k *Kernel) Wait4(pid int) (syscall.WaitStatus, error) {
 func (k *Kernel) Die() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.die()
+}
+
+func (k *Kernel) die() {
+	k.dead = true
 	for name, e := range k.space {
 		if tk, ok := e.obj.(*token); ok {
 			tk.task.holds--
@@ -779,6 +800,19 @@ func (k *Kernel) Die() {
 	clear(k.names)
 	k.names[portObj{task: k.self}] = k.selfName
 	clear(k.arrays)
+}
+
+// ClearUserStops sets every thread's user_stop_count back to zero, for a
+// test that shows a count left behind (something only a reboot or the
+// thread's exit does on a Mac).
+func (k *Kernel) ClearUserStops() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, t := range k.tasks {
+		for _, th := range t.Threads {
+			th.UserStop = 0
+		}
+	}
 }
 
 // Rights returns the names of the rights the profiler holds (its own task

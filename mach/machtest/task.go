@@ -141,6 +141,14 @@ func (tk *Task) setImages(t testing.TB, imgs []fixture.TaskImage) {
 	tk.dyldAddr, tk.dyldSize = ft.InfosAddr, images.DyldAllImageInfosSize
 }
 
+// Holds is the number of suspension holds on the task (task_suspend2
+// tokens, and the spawn's until SIGCONT).
+func (tk *Task) Holds() int {
+	tk.k.mu.Lock()
+	defer tk.k.mu.Unlock()
+	return tk.holds
+}
+
 // Loads are the images' load addresses, in the order given to NewTask.
 func (tk *Task) Loads() []uint64 { return tk.infos.Loads }
 
