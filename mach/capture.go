@@ -123,12 +123,7 @@ func (t *Target) stackRegion(th *thread, sp uint64) (lo, hi uint64, ok bool) {
 func (t *Target) captureStopped(th *thread, c *target.Capture) error {
 	count, k := t.k.ThreadGetState(th.port, t.flavor.Flavor, t.stateWords())
 	if k != KernSuccess {
-		e := ThreadError("thread_get_state", k, t.errorString(k), t.taskAlive())
-		if e.Kind == nil && t.flavor.Arch == unwind.ArchAMD64 && hostARM64(t.k) {
-			e.Advice = "the target runs under Rosetta 2 and this kernel does not give its x86_64 registers to a native profiler: " +
-				"try the x86_64 build of macprof (arch -x86_64 macprof ...)"
-		}
-		return e
+		return t.stateError(th.port, k)
 	}
 	regs, ok := DecodeState(t.flavor, &t.arm, &t.x86, count, t.mask)
 	if !ok {

@@ -79,20 +79,27 @@ func attachTask(k Kernel, pid int, opts target.Options) (*Target, error) {
 }
 
 // openTask returns a send right to pid's task, read port first.
+// task_read_for_pid is a BSD system call (0, or -1 and errno); task_for_pid
+// a Mach trap. Either may succeed with MACH_PORT_NULL when the process has
+// no task to give (xnu bsd/kern/kern_proc.c: "proc_task(p) == TASK_NULL",
+// "could be IP_NULL"), which is a failure here.
 func openTask(k Kernel, pid int) (uint32, error) {
-	task, r, _ := k.TaskReadForPID(k.TaskSelf(), pid)
-	kr := KernReturn(r)
-	op := "task_read_for_pid"
-	if kr != KernSuccess {
-		t2, k2 := k.TaskForPID(k.TaskSelf(), pid)
-		if k2 == KernSuccess {
-			return t2, nil
-		}
-		op, kr = "task_for_pid", k2
-		path, exists := processPath(k, pid)
-		return 0, AttachError(AttachFacts{PID: pid, Op: op, Code: kr, Desc: k.ErrorString(kr), Exists: exists, Path: path, Root: os.Geteuid() == 0})
+	self := k.TaskSelf()
+	task, r, errno := k.TaskReadForPID(self, pid)
+	if r == 0 && task != 0 {
+		return task, nil
 	}
-	return task, nil
+	readErr := "returned MACH_PORT_NULL"
+	if r != 0 {
+		readErr = errno.Error()
+	}
+	task, kr := k.TaskForPID(self, pid)
+	if kr == KernSuccess && task != 0 {
+		return task, nil
+	}
+	path, exists := processPath(k, pid)
+	return 0, AttachError(AttachFacts{PID: pid, Op: "task_for_pid", Code: kr, Desc: k.ErrorString(kr), ReadErr: readErr,
+		NullPort: kr == KernSuccess, Exists: exists, Path: path, Root: os.Geteuid() == 0})
 }
 
 // processPath returns pid's executable and whether the process exists.
@@ -132,11 +139,12 @@ func newTarget(k Kernel, pid int, task uint32, own, self bool, opts target.Optio
 		threads: make(map[target.ThreadID]*thread),
 		byPort:  make(map[uint32]*thread),
 	}
-	if own {
-		t.mem.cleanup = runtime.AddCleanup(t.mem, func(port uint32) { k.PortDeallocate(k.TaskSelf(), port) }, task)
-	}
 	translated := false
-	if !self {
+	if self {
+		// macprof itself: an x86_64 macprof run by Rosetta has x86_64
+		// threads on an arm64 host.
+		translated = selfTranslated(k)
+	} else {
 		tr, err := processTranslated(k, pid)
 		if err != nil {
 			return nil, err
@@ -154,7 +162,82 @@ func newTarget(k Kernel, pid int, task uint32, own, self bool, opts target.Optio
 	}
 	t.walker = w
 	t.path, _ = processPath(k, pid)
+	if !self {
+		if err := t.probe(); err != nil {
+			return nil, err
+		}
+	}
+	// The GC cleanup that releases the port of a Target nobody released
+	// is registered only now: an error above makes the caller release
+	// the port, and a cleanup registered earlier would release it a
+	// second time, dropping the reference of another Target of the same
+	// task (all our rights to one task share one name).
+	if own {
+		t.mem.cleanup = runtime.AddCleanup(t.mem, func(port uint32) { k.PortDeallocate(k.TaskSelf(), port) }, task)
+	}
 	return t, nil
+}
+
+// probe reads the registers of one thread with the chosen flavor, so that
+// a flavor the kernel refuses (a Rosetta target and a native arm64
+// macprof) is reported at attach rather than as every capture failing.
+// A thread that is gone, or a task without threads yet, is no error.
+func (t *Target) probe() error {
+	list, ports, k := t.k.TaskThreads(t.mem.task)
+	if k != KernSuccess {
+		return nil
+	}
+	self := t.k.TaskSelf()
+	defer func() {
+		for _, p := range ports {
+			t.k.PortDeallocate(self, p)
+		}
+		if len(ports) > 0 {
+			t.k.VMDeallocate(self, list, uint64(len(ports))*4)
+		}
+	}()
+	if len(ports) == 0 {
+		return nil
+	}
+	if _, k := t.k.ThreadGetState(ports[0], t.flavor.Flavor, t.stateWords()); k != KernSuccess {
+		if e := t.stateError(ports[0], k); e.Kind == ErrTranslated {
+			return e
+		}
+	}
+	return nil
+}
+
+// stateError builds the error of a failed thread_get_state. On an arm64
+// kernel, machine_thread_get_state answers a flavor it does not serve
+// with KERN_INVALID_ARGUMENT (xnu osfmk/arm64/status.c), the code a
+// disabled thread port gives too (osfmk/kern/ipc_tt.c): the thread is
+// gone only if thread_info fails as well.
+func (t *Target) stateError(port uint32, k KernReturn) *Error {
+	if k == KernInvalidArgument {
+		if _, ik := t.k.ThreadInfo(port, ThreadBasicInfo, words(&t.basic, ThreadBasicInfoCount)); ik == KernSuccess {
+			e := &Error{Op: "thread_get_state", Code: k, Desc: t.errorString(k)}
+			if t.flavor.Arch == unwind.ArchAMD64 && hostARM64(t.k) {
+				e.Kind = ErrTranslated
+				e.Advice = "the target runs under Rosetta 2 and the kernel does not give its x86_64 registers to a native arm64 macprof: " +
+					"run the x86_64 build of macprof under Rosetta (arch -x86_64 macprof ...)"
+			} else {
+				e.Advice = fmt.Sprintf("the kernel refused register flavor %d for a live thread", t.flavor.Flavor)
+			}
+			return e
+		}
+	}
+	return ThreadError("thread_get_state", k, t.errorString(k), t.taskAlive())
+}
+
+// selfTranslated reports whether macprof itself runs under Rosetta 2
+// (sysctl.proc_translated, as Apple documents for "About the Rosetta
+// translation environment").
+func selfTranslated(k Kernel) bool {
+	if k.GOARCH() != "amd64" {
+		return false
+	}
+	v, ok := k.SysctlUint32("sysctl.proc_translated")
+	return ok && v == 1
 }
 
 // PID returns the process id.
