@@ -195,3 +195,39 @@ func TestModelTaskExit(t *testing.T) {
 	}
 	tg.Close()
 }
+
+// TestModelTaskKilledDuringCapture kills the task inside each call of a
+// capture and of a snapshot: the call fails as xnu fails it (the task
+// port converts to TASK_NULL: KERN_INVALID_ARGUMENT; thread_act.c:
+// KERN_TERMINATED), the capture reports ErrExited, and the rights are
+// still all released.
+func TestModelTaskKilledDuringCapture(t *testing.T) {
+	for _, call := range []machtest.Call{machtest.CallThreadSuspend, machtest.CallThreadGetState,
+		machtest.CallVMRegion, machtest.CallVMReadOverwrite, machtest.CallThreadResume, machtest.CallTaskSuspend2} {
+		t.Run(call.String(), func(t *testing.T) {
+			w := newWorld(t, "arm64", []chain{chainA}, []chain{chainB})
+			tg := w.attach(t, target.Options{})
+			ids, err := tg.Threads(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.k.ExitIn, w.k.ExitTask = call, w.task
+			if call == machtest.CallTaskSuspend2 {
+				caps, err := tg.CaptureAll(nil)
+				for _, c := range caps {
+					if err == nil && c.Err == nil {
+						t.Errorf("a snapshot of a killed task captured thread %d", c.Thread)
+					}
+				}
+			} else {
+				err := tg.Capture(ids[0], target.NewCapture(64, 4096))
+				if call != machtest.CallThreadResume && !errors.Is(err, target.ErrExited) {
+					t.Errorf("capture while the task was killed in %v: %v, want ErrExited", call, err)
+				}
+			}
+			if _, err := tg.Threads(nil); !errors.Is(err, target.ErrExited) {
+				t.Errorf("Threads of the killed task: %v", err)
+			}
+		})
+	}
+}

@@ -97,6 +97,10 @@ type Kernel struct {
 	// PanicIn makes the next call of that kind panic, as a profiler that
 	// crashes inside a capture; -1 for none.
 	PanicIn Call
+	// ExitIn makes ExitTask exit inside the next call of that kind (the
+	// task is killed while the profiler is in the call); -1 for none.
+	ExitIn   Call
+	ExitTask *Task
 	// DieIn makes the profiler die inside the next call of that kind
 	// (see Die); -1 for none.
 	DieIn Call
@@ -146,6 +150,7 @@ func New() *Kernel {
 		VABits:      47,
 		PanicIn:     -1,
 		DieIn:       -1,
+		ExitIn:      -1,
 	}
 	k.self = k.newTask(os.Getpid(), "/usr/local/bin/macprof")
 	k.CurrentThread = k.self.AddThread("macprof-main")
@@ -174,6 +179,12 @@ func (k *Kernel) enter(c Call) {
 	k.step++
 	for _, t := range k.tasks {
 		t.advance(k.step)
+	}
+	if k.ExitIn == c && k.ExitTask != nil {
+		// task_terminate_internal (osfmk/kern/task.c) of a task that is
+		// being read: the call sees the task and its threads inactive.
+		k.ExitIn = -1
+		k.ExitTask.exit(syscall.WaitStatus(uint32(syscall.SIGKILL)))
 	}
 	if k.PanicIn == c {
 		k.PanicIn = -1
@@ -865,11 +876,13 @@ func (k *Kernel) Check(t testing.TB) {
 		t.Errorf("machtest: %d task_threads arrays were not vm_deallocated", len(k.arrays))
 	}
 	for _, tk := range k.tasksSorted() {
-		if h := tk.holds; h != 0 && !(tk.stopped && h == 1) {
+		if h := tk.holds; h != 0 && !(tk.stopped && h == 1) && tk.phase == phaseAlive {
 			t.Errorf("machtest: task %d left with %d suspension holds", tk.PID, h)
 		}
 		for _, th := range tk.Threads {
-			if th.UserStop != 0 {
+			// A thread that is gone holds nothing: its count went
+			// with it (thread_terminate_internal).
+			if th.UserStop != 0 && th.phase == phaseAlive {
 				t.Errorf("machtest: thread %d of task %d left suspended (user_stop_count %d)", th.ID, tk.PID, th.UserStop)
 			}
 		}
