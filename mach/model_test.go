@@ -45,7 +45,14 @@ const (
 // symbols maps the symbol names of a Mach-O fixture to their addresses.
 func symbols(t testing.TB, name string) map[string]uint64 {
 	t.Helper()
-	f, err := macho.Open(machoFixture(name))
+	return machoSymbols(t, machoFixture(name))
+}
+
+// machoSymbols maps the function names of a Mach-O file (without the
+// leading underscore of its symbol table) to their addresses.
+func machoSymbols(t testing.TB, path string) map[string]uint64 {
+	t.Helper()
+	f, err := macho.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +60,7 @@ func symbols(t testing.TB, name string) map[string]uint64 {
 	m := make(map[string]uint64)
 	for _, s := range f.Symtab.Syms {
 		if s.Type&0xe0 == 0 && s.Value != 0 { // no N_STAB
-			m[s.Name] = s.Value
+			m[strings.TrimPrefix(s.Name, "_")] = s.Value
 		}
 	}
 	return m
@@ -69,9 +76,9 @@ func (c chain) pcs(t testing.TB, syms map[string]uint64, slide uint64) []uint64 
 	t.Helper()
 	var out []uint64
 	for i, name := range c {
-		a, ok := syms["_"+name]
+		a, ok := syms[name]
 		if !ok {
-			t.Fatalf("no symbol _%s in the fixture", name)
+			t.Fatalf("no symbol %s in the image", name)
 		}
 		off := uint64(8)
 		if i == 0 {
