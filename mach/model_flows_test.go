@@ -4,12 +4,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/macprof/macprof/internal/fixture"
 	"github.com/macprof/macprof/mach"
 	"github.com/macprof/macprof/mach/machtest"
+	"github.com/macprof/macprof/snapshot"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
@@ -229,5 +232,38 @@ func TestModelTaskKilledDuringCapture(t *testing.T) {
 				t.Errorf("Threads of the killed task: %v", err)
 			}
 		})
+	}
+}
+
+// TestModelSnapshotCommand runs the snapshot command's logic
+// (snapshot.Take: attach, images, names, CaptureAll, Close, symbolize)
+// against the model: every thread's frames are its chain, by name. Take
+// closes but does not Release the Target (symbols are read from the task
+// after Close), so the task port goes with the GC cleanup: the model's
+// check, after the Target is unreachable, proves that path releases it.
+func TestModelSnapshotCommand(t *testing.T) {
+	w := newWorld(t, "x86_64", []chain{chainA}, []chain{chainB}, []chain{chainD})
+	snap, err := snapshot.Take(snapshot.Config{PID: w.task.PID, Options: target.Options{MaxFrames: 64},
+		Attach: func(pid int, o target.Options) (target.Target, error) { return mach.AttachKernel(w.k, pid, o) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Threads) != 3 || len(snap.Missing) != 0 {
+		t.Fatalf("snapshot: %d threads, missing %q", len(snap.Threads), snap.Missing)
+	}
+	for i, th := range snap.Threads {
+		var names []string
+		for _, f := range th.Frames {
+			names = append(names, f.Function)
+		}
+		if want := []string(w.chains[i][0]); !slices.Equal(names, want) {
+			t.Errorf("thread %d (%s): frames %q, want %q", th.TID, th.Name, names, want)
+		}
+	}
+	snap = nil
+	deadline := time.Now().Add(3 * time.Second)
+	for len(w.k.Rights()) > 0 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
 	}
 }
