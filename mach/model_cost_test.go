@@ -119,3 +119,39 @@ func TestModelCostPerSample(t *testing.T) {
 		t.Error("Images did not ask TASK_DYLD_INFO exactly once")
 	}
 }
+
+// TestModelCostUnattended counts an unattended (agent) tick: one
+// task_suspend2 and one task_resume2 for the batch, and per captured
+// thread only thread_get_state and one mach_vm_read_overwrite.
+func TestModelCostUnattended(t *testing.T) {
+	w := newWorld(t, "arm64", []chain{chainA}, []chain{chainB}, []chain{chainC}, []chain{chainD})
+	tg := w.attach(t, target.Options{Continuous: true, Unattended: true})
+	ids, err := tg.Threads(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps := make([]*target.Capture, len(ids))
+	for i := range caps {
+		caps[i] = target.NewCapture(unwind.DefaultMaxFrames, target.DefaultStackBytes)
+	}
+	errs := make([]error, len(ids))
+	tg.CaptureBatch(ids, caps, errs) // warm up: stack regions
+	const rounds = 50
+	a := w.k.Counts()
+	for r := 0; r < rounds; r++ {
+		tg.CaptureBatch(ids, caps, errs)
+	}
+	b := w.k.Counts()
+	per := func(c machtest.Call) float64 { return float64(b.Calls[c]-a.Calls[c]) / rounds }
+	n := float64(len(ids))
+	t.Logf("per batch of %d threads: task_suspend2 %.0f, task_resume2 %.0f; per thread: thread_get_state %.2f, mach_vm_read_overwrite %.2f, thread_suspend %.2f; %d calls in all",
+		len(ids), per(machtest.CallTaskSuspend2), per(machtest.CallTaskResume2), per(machtest.CallThreadGetState)/n,
+		per(machtest.CallVMReadOverwrite)/n, per(machtest.CallThreadSuspend)/n, (b.Total()-a.Total())/rounds)
+	if per(machtest.CallTaskSuspend2) != 1 || per(machtest.CallTaskResume2) != 1 || per(machtest.CallThreadSuspend) != 0 ||
+		per(machtest.CallThreadGetState) != n || per(machtest.CallVMReadOverwrite) != n {
+		t.Errorf("unattended batch costs %v calls", b.Total()-a.Total())
+	}
+	if allocs := testing.AllocsPerRun(100, func() { tg.CaptureBatch(ids, caps, errs) }); allocs != 0 {
+		t.Errorf("%v allocations per unattended batch", allocs)
+	}
+}

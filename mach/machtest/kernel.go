@@ -75,7 +75,14 @@ type Kernel struct {
 	tasks    map[int]*Task
 	space    map[uint32]*entry
 	names    map[any]uint32 // object -> the name of our send right to it
-	nextName uint32
+	// Port names are index << 8 | generation (osfmk/ipc/ipc_entry.h
+	// MACH_PORT_MAKE, IE_BITS_GEN); freed indices are reused last freed
+	// first with the generation advanced (ipc_entry.c ipc_entry_claim,
+	// ipc_entry_dealloc), so a name's value comes back after 64 reuses.
+	nextIdx  uint32
+	freeIdx  []uint32
+	gens     []uint32
+	freeEnts []*entry
 	arrays   map[uintptr][]uint32 // task_threads arrays in our address space
 	nextArr  uintptr
 	nextPID  int
@@ -142,7 +149,8 @@ func New() *Kernel {
 		space:       make(map[uint32]*entry),
 		names:       make(map[any]uint32),
 		arrays:      make(map[uintptr][]uint32),
-		nextName:    0x103, // xnu names: index << 8 | generation (ipc_entry.h MACH_PORT_MAKE)
+		nextIdx:     1,
+		gens:        []uint32{0},
 		nextArr:     0x600000000000,
 		nextPID:     40000,
 		nextTID:     0x1000,
@@ -211,15 +219,43 @@ func (k *Kernel) copyoutSend(obj any) uint32 {
 		}
 	}
 	n := k.newName()
-	k.space[n] = &entry{obj: obj, urefs: 1}
+	k.space[n] = k.newEntry(obj, false)
 	k.names[obj] = n
 	return n
 }
 
 func (k *Kernel) newName() uint32 {
-	n := k.nextName
-	k.nextName += 0x100
-	return n
+	if len(k.freeIdx) > 0 {
+		idx := k.freeIdx[len(k.freeIdx)-1]
+		k.freeIdx = k.freeIdx[:len(k.freeIdx)-1]
+		k.gens[idx] = (k.gens[idx] + 4) & 0xff
+		return idx<<8 | k.gens[idx]
+	}
+	idx := k.nextIdx
+	k.nextIdx++
+	k.gens = append(k.gens, 3)
+	return idx<<8 | 3
+}
+
+func (k *Kernel) newEntry(obj any, sendOnce bool) *entry {
+	var e *entry
+	if n := len(k.freeEnts); n > 0 {
+		e, k.freeEnts = k.freeEnts[n-1], k.freeEnts[:n-1]
+	} else {
+		e = new(entry)
+	}
+	*e = entry{obj: obj, urefs: 1, sendOnce: sendOnce}
+	return e
+}
+
+// freeName removes name from the space and frees its entry.
+func (k *Kernel) freeName(name uint32) {
+	e := k.space[name]
+	delete(k.space, name)
+	k.freeIdx = append(k.freeIdx, name>>8)
+	if e != nil {
+		k.freeEnts = append(k.freeEnts, e)
+	}
 }
 
 // lookup resolves a name for a message send: MACH_SEND_INVALID_DEST for a
@@ -392,8 +428,11 @@ func (k *Kernel) TaskSuspend2(task uint32) (uint32, mach.KernReturn) {
 		return 0, mach.KernFailure
 	}
 	t.holds++
+	if t.token == nil {
+		t.token = &token{task: t}
+	}
 	n := k.newName()
-	k.space[n] = &entry{obj: &token{task: t}, urefs: 1, sendOnce: true}
+	k.space[n] = k.newEntry(t.token, true)
 	return n, mach.KernSuccess
 }
 
@@ -410,7 +449,7 @@ func (k *Kernel) TaskResume2(tok uint32) mach.KernReturn {
 	if !ok || !e.sendOnce {
 		return mach.MigTypeError
 	}
-	delete(k.space, tok)
+	k.freeName(tok)
 	tk.task.holds--
 	return mach.KernSuccess
 }
@@ -653,10 +692,10 @@ func (k *Kernel) dealloc(name uint32) mach.KernReturn {
 	if e.urefs > 0 {
 		return mach.KernSuccess
 	}
-	delete(k.space, name)
 	if k.names[e.obj] == name {
 		delete(k.names, e.obj)
 	}
+	k.freeName(name)
 	if tk, ok := e.obj.(*token); ok {
 		tk.task.holds--
 	}
@@ -805,7 +844,7 @@ func (k *Kernel) die() {
 			tk.task.holds--
 		}
 		if name != k.selfName {
-			delete(k.space, name)
+			k.freeName(name)
 		}
 	}
 	clear(k.names)

@@ -52,6 +52,7 @@ type Task struct {
 	DenyRead, DenyControl, NullReadPort, NullControlPort, HidePath bool
 	FlagsErr                                                       syscall.Errno
 
+	token   *token   // the suspension token object, reused
 	arrAddr uintptr  // the task's last task_threads array
 	arrBuf  []uint32 // and its memory
 
