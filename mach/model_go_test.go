@@ -1,9 +1,6 @@
 package mach_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,31 +28,6 @@ func middle(n int) int { return hot(n) + 1 }
 func main() { middle(1000) }
 `
 
-// buildGoDarwin builds goProgram for darwin/goarch with the go command
-// running these tests.
-func buildGoDarwin(t *testing.T, goarch string) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("this test builds a GOOS=darwin program and needs the go command on PATH: %v", err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(goProgram), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module prog\n\ngo 1.21\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "prog")
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=darwin", "GOARCH="+goarch, "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build (darwin/%s): %v\n%s", goarch, err, out)
-	}
-	return bin
-}
-
 // TestModelGoBinary samples a GOOS=darwin Go program laid out in the
 // model's task memory (its Mach-O segments as dyld maps them, slid), with
 // its goroutine's frames on arm64 and amd64: the pprof names the Go
@@ -63,7 +35,7 @@ func buildGoDarwin(t *testing.T, goarch string) string {
 func TestModelGoBinary(t *testing.T) {
 	for _, goarch := range []string{"arm64", "amd64"} {
 		t.Run(goarch, func(t *testing.T) {
-			bin := buildGoDarwin(t, goarch)
+			bin := fixture.GoDarwin(t, goarch, goProgram)
 			k := machtest.New()
 			t.Cleanup(func() { k.Check(t) })
 			arch := unwind.ArchARM64

@@ -275,35 +275,40 @@ func (k *Kernel) lookup(name uint32) (any, mach.KernReturn) {
 // ipc_task_disable ran, which the routines answer with
 // KERN_INVALID_ARGUMENT (e.g. osfmk/kern/task.c task_threads_from_user).
 func (k *Kernel) portTask(name uint32) (*Task, mach.KernReturn) {
-	obj, kr := k.lookup(name)
-	if kr != mach.KernSuccess {
-		return nil, kr
-	}
-	p, ok := obj.(portObj)
-	if !ok {
-		return nil, mach.MigTypeError
-	}
-	if p.task.phase >= phaseDisabled {
-		return nil, mach.KernInvalidArgument
-	}
-	return p.task, mach.KernSuccess
+	return convert(k, name, func(p portObj) (*Task, int) { return p.task, p.task.phase })
 }
 
-// portThread converts a thread port as portTask does a task port
-// (osfmk/kern/ipc_tt.c convert_port_to_thread_*, ipc_thread_disable).
-func (k *Kernel) portThread(name uint32) (*Thread, mach.KernReturn) {
+// activeThread converts a thread port as portTask does a task port
+// (osfmk/kern/ipc_tt.c convert_port_to_thread_*, ipc_thread_disable), and
+// answers KERN_TERMINATED for a thread that is no longer active, as every
+// routine of osfmk/kern/thread_act.c does ("if (thread->active) ... else
+// result = KERN_TERMINATED").
+func (k *Kernel) activeThread(name uint32) (*Thread, mach.KernReturn) {
+	th, kr := convert(k, name, func(th *Thread) (*Thread, int) { return th, th.phase })
+	if kr == mach.KernSuccess && th.phase >= phaseTerminating {
+		return nil, mach.KernTerminated
+	}
+	return th, kr
+}
+
+// convert looks name up and converts its object to what a routine takes:
+// MIG_TYPE_ERROR for a port of another kind, KERN_INVALID_ARGUMENT once
+// the object's port was disabled.
+func convert[P, T any](k *Kernel, name uint32, to func(P) (T, int)) (T, mach.KernReturn) {
+	var zero T
 	obj, kr := k.lookup(name)
 	if kr != mach.KernSuccess {
-		return nil, kr
+		return zero, kr
 	}
-	th, ok := obj.(*Thread)
+	p, ok := obj.(P)
 	if !ok {
-		return nil, mach.MigTypeError
+		return zero, mach.MigTypeError
 	}
-	if th.phase >= phaseDisabled {
-		return nil, mach.KernInvalidArgument
+	t, phase := to(p)
+	if phase >= phaseDisabled {
+		return zero, mach.KernInvalidArgument
 	}
-	return th, mach.KernSuccess
+	return t, mach.KernSuccess
 }
 
 // destroyPort turns the profiler's right to obj into a dead name
@@ -485,12 +490,9 @@ func (k *Kernel) TaskInfo(task, flavor uint32, info []uint32) (uint32, mach.Kern
 func (k *Kernel) ThreadSuspend(thread uint32) mach.KernReturn {
 	k.enter(CallThreadSuspend)
 	defer k.mu.Unlock()
-	th, kr := k.portThread(thread)
+	th, kr := k.activeThread(thread)
 	if kr != mach.KernSuccess {
 		return kr
-	}
-	if th.phase >= phaseTerminating {
-		return mach.KernTerminated
 	}
 	th.UserStop++
 	return mach.KernSuccess
@@ -502,12 +504,9 @@ func (k *Kernel) ThreadSuspend(thread uint32) mach.KernReturn {
 func (k *Kernel) ThreadResume(thread uint32) mach.KernReturn {
 	k.enter(CallThreadResume)
 	defer k.mu.Unlock()
-	th, kr := k.portThread(thread)
+	th, kr := k.activeThread(thread)
 	if kr != mach.KernSuccess {
 		return kr
-	}
-	if th.phase >= phaseTerminating {
-		return mach.KernTerminated
 	}
 	if th.UserStop == 0 {
 		return mach.KernFailure
@@ -529,12 +528,9 @@ func (k *Kernel) ThreadResume(thread uint32) mach.KernReturn {
 func (k *Kernel) ThreadGetState(thread, flavor uint32, state []uint32) (uint32, mach.KernReturn) {
 	k.enter(CallThreadGetState)
 	defer k.mu.Unlock()
-	th, kr := k.portThread(thread)
+	th, kr := k.activeThread(thread)
 	if kr != mach.KernSuccess {
 		return 0, kr
-	}
-	if th.phase >= phaseTerminating {
-		return 0, mach.KernTerminated
 	}
 	hostARM := k.GOARCHValue == "arm64" || k.ProfilerTranslated
 	x86 := th.task.Translated || !hostARM
@@ -579,12 +575,9 @@ func (k *Kernel) ThreadGetState(thread, flavor uint32, state []uint32) (uint32, 
 func (k *Kernel) ThreadInfo(thread, flavor uint32, info []uint32) (uint32, mach.KernReturn) {
 	k.enter(CallThreadInfo)
 	defer k.mu.Unlock()
-	th, kr := k.portThread(thread)
+	th, kr := k.activeThread(thread)
 	if kr != mach.KernSuccess {
 		return 0, kr
-	}
-	if th.phase >= phaseTerminating {
-		return 0, mach.KernTerminated
 	}
 	cpu := th.cpu
 	switch flavor {
