@@ -5,6 +5,7 @@ package mach
 import (
 	"os"
 	"runtime"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -38,9 +39,18 @@ var Darwin Kernel = darwinKernel{}
 
 type darwinKernel struct{}
 
-var selfPort = machTaskSelf()
+var (
+	selfOnce sync.Once
+	selfPort uint32
+)
 
-func (darwinKernel) TaskSelf() uint32   { return selfPort }
+// TaskSelf returns mach_task_self(), asked once: the name never changes
+// for the life of the process.
+func (darwinKernel) TaskSelf() uint32 {
+	selfOnce.Do(func() { selfPort = machTaskSelf() })
+	return selfPort
+}
+
 func (darwinKernel) ThreadSelf() uint32 { return machThreadSelf() }
 func (darwinKernel) GOARCH() string     { return runtime.GOARCH }
 
@@ -165,7 +175,9 @@ func (darwinKernel) Wait4(pid int) (syscall.WaitStatus, error) {
 	}
 }
 
-// RawCapture runs rc with rawCapture, which lets no scheduler in.
+// RawCapture runs rc with rawCapture, which lets no scheduler in. It
+// cannot defer the resume (the nosplit code between suspend and resume
+// calls nothing that can panic but the three raw system calls).
 func (darwinKernel) RawCapture(rc *RawCapture) {
 	var buf unsafe.Pointer
 	if len(rc.Buf) > 0 {

@@ -243,6 +243,16 @@ func TestModelContinuousCapture(t *testing.T) {
 			if tg.Arch() != w.arch {
 				t.Fatalf("Arch %v, want %v", tg.Arch(), w.arch)
 			}
+			ids, err := tg.Threads(nil)
+			if err != nil || len(ids) != 2 {
+				t.Fatalf("Threads: %v, %v", ids, err)
+			}
+			for i, id := range ids {
+				info, err := tg.Info(id)
+				if want := w.task.Threads[i]; err != nil || info.Name != want.Name || uint64(info.ID) != want.ID || !info.Running {
+					t.Errorf("Info(%d) = %+v, %v; want thread %d named %q, running", id, info, err, want.ID, want.Name)
+				}
+			}
 			win := record(t, tg, 300*time.Millisecond)
 			checkStacks(t, w, stacks(t, win), 4)
 		})

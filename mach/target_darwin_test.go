@@ -218,11 +218,11 @@ func portCount(t *testing.T) int {
 	t.Helper()
 	var names, types unsafe.Pointer
 	var nn, nt uint32
-	if k := machPortNames(selfPort, &names, &nn, &types, &nt); k != KernSuccess {
+	if k := machPortNames(Darwin.TaskSelf(), &names, &nn, &types, &nt); k != KernSuccess {
 		t.Fatalf("mach_port_names: %v", k)
 	}
-	vmDeallocate(selfPort, uintptr(names), uint64(nn)*4)
-	vmDeallocate(selfPort, uintptr(types), uint64(nt)*4)
+	vmDeallocate(Darwin.TaskSelf(), uintptr(names), uint64(nn)*4)
+	vmDeallocate(Darwin.TaskSelf(), uintptr(types), uint64(nt)*4)
 	return int(nn)
 }
 
