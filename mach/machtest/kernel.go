@@ -329,7 +329,7 @@ func (k *Kernel) destroyPort(obj any) {
 func (k *Kernel) TaskSelf() uint32 { return k.selfName }
 
 // ThreadSelf is mach_thread_self(): a new send right to the calling thread
-// (osfmk/kern/ipc_tt.c mach_thread_self_trap: convert_thread_to_port,
+// (osfmk/kern/ipc_tt.c thread_self_trap: convert_thread_to_port,
 // ipc_port_copyout_send).
 func (k *Kernel) ThreadSelf() uint32 {
 	k.enter(CallThreadSelf)
@@ -429,7 +429,7 @@ func (k *Kernel) TaskSuspend2(task uint32) (uint32, mach.KernReturn) {
 		return 0, kr
 	}
 	if t.phase >= phaseTerminating {
-		// task_hold_locked: "if (!task->active) return KERN_FAILURE"
+		// task_hold_and_wait: "if (!task->active) ... return KERN_FAILURE"
 		return 0, mach.KernFailure
 	}
 	t.holds++
@@ -913,7 +913,7 @@ func (k *Kernel) Check(t testing.TB) {
 		}
 		for _, th := range tk.Threads {
 			// A thread that is gone holds nothing: its count went
-			// with it (thread_terminate_internal).
+			// with it (thread_act.c thread_terminate_internal).
 			if th.UserStop != 0 && th.phase == phaseAlive {
 				t.Errorf("machtest: thread %d of task %d left suspended (user_stop_count %d)", th.ID, tk.PID, th.UserStop)
 			}

@@ -339,7 +339,9 @@ func (tk *Task) infosBytes() []byte {
 // prepareInCacheDyldAllImageInfos: the fields are copied to the in-cache
 // dyld's __all_image_info and proc_set_dyld_all_image_info registers the
 // new address, which TASK_DYLD_INFO then returns) and unmapping the
-// on-disk dyld with the old copy (dyld/dyldMain.cpp).
+// on-disk dyld with the old copy (dyld/dyldMain.cpp: "unload disk based
+// dyld now that we are running with one in the dyld cache", munmap of every
+// segment, __DATA_DIRTY included once the new process info is in use).
 func (k *Kernel) MoveDyldInfos(tk *Task, to uint64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
