@@ -446,8 +446,10 @@ func (s *Stack) build(arch unwind.Arch, lo, hi uint64) {
 	le := binary.LittleEndian
 	// Frame records from the top of the stack down, 64 bytes apart
 	// (locals between them); the outermost record is [0, 0], which ends
-	// a walk as the thread's entry frame does (libpthread
-	// _pthread_start's caller pushes a zero frame).
+	// a walk as a thread's first frame does: a user thread starts with its
+	// registers zeroed, fp included (xnu osfmk/arm64/status.c
+	// machine_thread_state_initialize), so the entry function saves a
+	// zero caller frame.
 	callers := s.PCs[1:]
 	fp := hi - 64
 	le.PutUint64(mem[fp-lo:], 0)
