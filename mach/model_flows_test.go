@@ -121,10 +121,7 @@ func TestModelSelf(t *testing.T) {
 func TestModelLaunch(t *testing.T) {
 	k := machtest.New()
 	t.Cleanup(func() { k.Check(t) })
-	exe := filepath.Join(t.TempDir(), "prog")
-	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	exe := executableFile(t)
 	syms := symbols(t, "prog_arm64")
 	w := &world{k: k, arch: unwind.ArchARM64, chains: [][]chain{{chainA, chainB}}}
 	k.Launchable(exe, func(k *machtest.Kernel) *machtest.Task {
@@ -266,4 +263,38 @@ func TestModelSnapshotCommand(t *testing.T) {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestModelLaunchAttachRefused: a launched command whose task port is
+// refused is killed and reaped before Launch returns the error, and holds
+// nothing.
+func TestModelLaunchAttachRefused(t *testing.T) {
+	k := machtest.New()
+	t.Cleanup(func() { k.Check(t) })
+	exe := executableFile(t)
+	var task *machtest.Task
+	k.Launchable(exe, func(k *machtest.Kernel) *machtest.Task {
+		task = k.SpawnedTask(t, exe, []fixture.TaskImage{{File: machoFixture("prog_arm64"), Path: exe, Slide: progSlide}})
+		task.AddThread("main")
+		task.DenyRead, task.DenyControl = true, true
+		return task
+	})
+	_, err := mach.LaunchKernel(k, []string{exe}, nil, target.Options{})
+	if !errors.Is(err, mach.ErrPermission) {
+		t.Fatalf("Launch: %v, want ErrPermission", err)
+	}
+	if err := k.Kill(task.PID, 0); err == nil {
+		t.Error("the refused command was not killed and reaped")
+	}
+}
+
+// executableFile makes a file Launch's exec.LookPath accepts; what runs is
+// the model's Launchable registered under its path.
+func executableFile(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "prog")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }
