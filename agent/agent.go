@@ -237,7 +237,7 @@ func NewLogger(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
 
 // attach starts profiling pid.
 func (a *agent) attach(pid int) error {
-	t, err := a.cfg.Attach(pid, target.Options{Continuous: true})
+	t, err := a.cfg.Attach(pid, target.Options{Continuous: true, Unattended: true})
 	if err != nil {
 		return err
 	}

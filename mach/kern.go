@@ -98,6 +98,9 @@ var (
 	// ErrProtected reports a target protected by System Integrity
 	// Protection, which no user (root included) may attach to.
 	ErrProtected = errors.New("target is protected by System Integrity Protection")
+	// ErrTranslated reports a target run by Rosetta 2 whose x86_64
+	// registers the kernel does not give this (native arm64) macprof.
+	ErrTranslated = errors.New("the target runs under Rosetta 2 and its x86_64 registers are refused to a native arm64 macprof")
 )
 
 // Error is a failed Mach call: the operation, its kern_return_t, the text
@@ -172,6 +175,11 @@ type AttachFacts struct {
 	Path string
 	// Root is true when macprof runs with euid 0.
 	Root bool
+	// ReadErr is how task_read_for_pid, tried first, failed: its errno's
+	// text, or "returned MACH_PORT_NULL".
+	ReadErr string
+	// NullPort says that the last attempt succeeded with MACH_PORT_NULL.
+	NullPort bool
 }
 
 // SIPProtectedPath reports whether path lies where macOS keeps its own
@@ -196,6 +204,9 @@ func SIPProtectedPath(path string) bool {
 // AttachError explains a failed attach and says what to do.
 func AttachError(f AttachFacts) *Error {
 	e := &Error{Op: f.Op, Code: f.Code, Desc: f.Desc}
+	if f.ReadErr != "" {
+		e.Op = fmt.Sprintf("%s (after task_read_for_pid: %s)", f.Op, f.ReadErr)
+	}
 	what := fmt.Sprintf("PID %d", f.PID)
 	if f.Path != "" {
 		what = fmt.Sprintf("PID %d (%s)", f.PID, f.Path)
@@ -204,6 +215,9 @@ func AttachError(f AttachFacts) *Error {
 	case !f.Exists:
 		e.Kind = target.ErrExited
 		e.Advice = fmt.Sprintf("no process %s: it exited, or the PID is wrong", what)
+	case f.NullPort:
+		e.Desc = "returned MACH_PORT_NULL"
+		e.Advice = fmt.Sprintf("the kernel has no task port to give for %s: it is exiting or has not finished exec; try again", what)
 	case SIPProtectedPath(f.Path):
 		e.Kind = ErrProtected
 		e.Advice = fmt.Sprintf("%s is an Apple system binary protected by System Integrity Protection; "+

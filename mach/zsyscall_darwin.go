@@ -88,9 +88,14 @@ func taskForPID(self uint32, pid int, task *uint32) KernReturn {
 	return kr(r)
 }
 
-func taskReadForPID(self uint32, pid int, task *uint32) KernReturn {
-	r, _, _ := syscall_syscall(libc_task_read_for_pid_trampoline_addr, uintptr(self), uintptr(pid), uintptr(unsafe.Pointer(task)))
-	return kr(r)
+// taskReadForPID is a BSD system call (bsd/kern/syscalls.master 539),
+// not a Mach trap: it returns 0, or -1 with errno.
+func taskReadForPID(self uint32, pid int, task *uint32) (int32, syscall.Errno) {
+	r, _, e := syscall_syscall(libc_task_read_for_pid_trampoline_addr, uintptr(self), uintptr(pid), uintptr(unsafe.Pointer(task)))
+	if int32(r) == -1 {
+		return -1, e
+	}
+	return int32(r), 0
 }
 
 // machTaskSelf calls the function mach_task_self(). In C, mach_task_self()
@@ -172,8 +177,8 @@ func machPortDeallocate(task, name uint32) KernReturn {
 	return kr(r)
 }
 
-func vmDeallocate(task uint32, addr unsafe.Pointer, size uint64) KernReturn {
-	r, _, _ := syscall_syscall(libc_vm_deallocate_trampoline_addr, uintptr(task), uintptr(addr), uintptr(size))
+func vmDeallocate(task uint32, addr uintptr, size uint64) KernReturn {
+	r, _, _ := syscall_syscall(libc_vm_deallocate_trampoline_addr, uintptr(task), addr, uintptr(size))
 	return kr(r)
 }
 
@@ -224,12 +229,15 @@ func machErrorString(k KernReturn) string {
 	return string(CString(unsafe.Slice((*byte)(p), 512)))
 }
 
-func procPIDPath(pid int, buf []byte) (int, syscall.Errno) {
-	r, _, e := syscall_syscall(libc_proc_pidpath_trampoline_addr, uintptr(pid), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+// procPIDPath returns the path's length, or 0 on error (libsyscall
+// wrappers/libproc/libproc.c proc_pidpath): not -1, so the runtime does
+// not fetch errno, and none is returned.
+func procPIDPath(pid int, buf []byte) int {
+	r, _, _ := syscall_syscall(libc_proc_pidpath_trampoline_addr, uintptr(pid), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
 	if int32(r) <= 0 {
-		return 0, e
+		return 0
 	}
-	return int(int32(r)), 0
+	return int(int32(r))
 }
 
 func sysctlByName(name *byte, old unsafe.Pointer, oldLen *uintptr, newp unsafe.Pointer, newLen uintptr) syscall.Errno {

@@ -18,6 +18,13 @@ type Options struct {
 	// little as it can between captures, so that the target's signals are
 	// not held up between samples.
 	Continuous bool
+	// Unattended tells the backend that nobody watches the profiler (an
+	// agent): it should prefer the capture that cannot leave the target
+	// stopped if the profiler dies, at some cost to the target (on
+	// macOS, holding the whole task with task_suspend2 for each tick's
+	// captures rather than one thread at a time with thread_suspend;
+	// see docs/DARWIN.md).
+	Unattended bool
 	// KernelSamplePeriod, when non-zero, asks a backend that can (Linux,
 	// continuous mode) to capture a running thread from the kernel's own
 	// samples of it, one every KernelSamplePeriod of its CPU time, instead

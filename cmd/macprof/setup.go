@@ -40,9 +40,13 @@ func entitlementsPlist(keys ...string) []byte {
 }
 
 // codesignArgs returns the codesign arguments that sign binary ad hoc with
-// the entitlements in plist.
+// the entitlements in plist and the hardened runtime (--options runtime),
+// as samply setup signs samply (samply src/mac/codesign_setup.rs): the
+// entitlement is what grants the task ports, and the hardened runtime
+// keeps the signed binary from loading unsigned code into a process that
+// holds them.
 func codesignArgs(plist, binary string) []string {
-	return []string{"--force", "--sign", "-", "--entitlements", plist, binary}
+	return []string{"--force", "--options", "runtime", "--sign", "-", "--entitlements", plist, binary}
 }
 
 const setupSynopsis = "macprof setup [--binary PATH] [--plist PATH] [--dry-run]"
@@ -53,7 +57,7 @@ Prepare this machine for profiling.
 On macOS, setup writes an entitlements file granting
 com.apple.security.cs.debugger and signs the macprof binary ad hoc with it:
 
-    codesign --force --sign - --entitlements PLIST MACPROF
+    codesign --force --options runtime --sign - --entitlements PLIST MACPROF
 
 A macprof signed this way may read the task port of processes that allow
 debugging (signed with get-task-allow, as Xcode debug builds are, or not

@@ -63,9 +63,13 @@ func TestEntitlementsPlist(t *testing.T) {
 	}
 }
 
+// TestCodesignArgs: macprof is signed ad hoc with the hardened runtime
+// (--options runtime), as samply setup does (samply
+// src/mac/codesign_setup.rs: codesign --force --options runtime --sign -
+// --entitlements ent.xml), issue 12 defect 8.
 func TestCodesignArgs(t *testing.T) {
 	got := codesignArgs("/tmp/e.plist", "/usr/local/bin/macprof")
-	want := []string{"--force", "--sign", "-", "--entitlements", "/tmp/e.plist", "/usr/local/bin/macprof"}
+	want := []string{"--force", "--options", "runtime", "--sign", "-", "--entitlements", "/tmp/e.plist", "/usr/local/bin/macprof"}
 	if !slices.Equal(got, want) {
 		t.Errorf("codesign %q, want %q", got, want)
 	}
@@ -116,7 +120,7 @@ func TestSetupCommand(t *testing.T) {
 	}
 	switch runtime.GOOS {
 	case "darwin":
-		if !strings.Contains(out.String(), "codesign --force --sign - --entitlements") {
+		if !strings.Contains(out.String(), "codesign --force --options runtime --sign - --entitlements") {
 			t.Errorf("dry run does not show codesign:\n%s", out.String())
 		}
 	case "linux":

@@ -1,5 +1,3 @@
-//go:build darwin
-
 package mach
 
 import (
@@ -17,12 +15,12 @@ type Launched struct {
 
 var _ target.Launched = (*Launched)(nil)
 
-// LaunchCommand starts a command with macprof's environment (see Launch)
+// LaunchCommandKernel starts a command with macprof's environment (see Launch)
 // and returns it with a Wait that gives the status to forward. Under sudo
 // the command runs as root: posix_spawn has no public way to drop
 // credentials (docs/DARWIN.md).
-func LaunchCommand(args []string, opts target.Options) (*Launched, error) {
-	t, err := Launch(args, os.Environ(), opts)
+func LaunchCommandKernel(k Kernel, args []string, opts target.Options) (*Launched, error) {
+	t, err := LaunchKernel(k, args, os.Environ(), opts)
 	if err != nil {
 		return nil, err
 	}

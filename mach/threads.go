@@ -1,5 +1,3 @@
-//go:build darwin
-
 package mach
 
 import (
@@ -39,39 +37,37 @@ func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	}
 	t.mem.mu.RLock()
 	defer t.mem.mu.RUnlock()
-	var list unsafe.Pointer
-	var count uint32
-	if k := taskThreads(t.mem.task, &list, &count); k != KernSuccess {
-		e := ThreadError("task_threads", k, machErrorString(k), t.taskAlive())
+	list, ports, k := t.k.TaskThreads(t.mem.task)
+	if k != KernSuccess {
+		e := ThreadError("task_threads", k, t.errorString(k), t.taskAlive())
 		return dst, e
 	}
-	ports := unsafe.Slice((*uint32)(list), count)
+	self := t.k.TaskSelf()
 	t.gen++
 	var cur uint32
 	if t.self {
-		cur = machThreadSelf()
+		cur = t.k.ThreadSelf()
 	}
 	for i, p := range ports {
 		if th := t.byPort[p]; th != nil {
 			// We already hold a reference to this thread: drop the new one.
-			machPortDeallocate(selfTask(), p)
+			t.k.PortDeallocate(self, p)
 			th.seen = t.gen
 		} else if i < maxThreads {
-			var count uint32 = ThreadIdentifierInfoCount
-			if k := threadInfo(p, ThreadIdentifierInfo, unsafe.Pointer(&t.ident), &count); k != KernSuccess {
-				machPortDeallocate(selfTask(), p) // it exited meanwhile
+			if _, k := t.k.ThreadInfo(p, ThreadIdentifierInfo, words(&t.ident, ThreadIdentifierInfoCount)); k != KernSuccess {
+				t.k.PortDeallocate(self, p) // it exited meanwhile
 				continue
 			}
 			th := &thread{port: p, id: target.ThreadID(t.ident.ThreadID), seen: t.gen}
 			if old := t.threads[th.id]; old != nil {
 				// Same id under a new port name: keep the newest.
 				delete(t.byPort, old.port)
-				machPortDeallocate(selfTask(), old.port)
+				t.k.PortDeallocate(self, old.port)
 			}
 			t.threads[th.id] = th
 			t.byPort[p] = th
 		} else {
-			machPortDeallocate(selfTask(), p)
+			t.k.PortDeallocate(self, p)
 			continue
 		}
 		if t.self && p == cur {
@@ -80,16 +76,16 @@ func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 		dst = append(dst, t.byPort[p].id)
 	}
 	if t.self {
-		machPortDeallocate(selfTask(), cur)
+		t.k.PortDeallocate(self, cur)
 	}
-	if count > 0 {
-		vmDeallocate(selfTask(), list, uint64(count)*4)
+	if len(ports) > 0 {
+		t.k.VMDeallocate(self, list, uint64(len(ports))*4)
 	}
 	for id, th := range t.threads {
 		if th.seen != t.gen {
 			delete(t.threads, id)
 			delete(t.byPort, th.port)
-			machPortDeallocate(selfTask(), th.port)
+			t.k.PortDeallocate(self, th.port)
 		}
 	}
 	return dst, nil
@@ -117,19 +113,22 @@ func (t *Target) Info(id target.ThreadID) (target.ThreadInfo, error) {
 	}
 	t.mem.mu.RLock()
 	defer t.mem.mu.RUnlock()
-	count := uint32(ThreadBasicInfoCount)
-	if k := threadInfo(th.port, ThreadBasicInfo, unsafe.Pointer(&t.basic), &count); k != KernSuccess {
-		return target.ThreadInfo{}, ThreadError("thread_info(THREAD_BASIC_INFO)", k, machErrorString(k), t.taskAlive())
+	if _, k := t.k.ThreadInfo(th.port, ThreadBasicInfo, words(&t.basic, ThreadBasicInfoCount)); k != KernSuccess {
+		return target.ThreadInfo{}, ThreadError("thread_info(THREAD_BASIC_INFO)", k, t.errorString(k), t.taskAlive())
 	}
 	now := time.Now()
 	if th.nameAt.IsZero() || now.Sub(th.nameAt) >= nameRefresh {
 		th.nameAt = now
-		count := uint32(ThreadExtendedInfoCount)
-		if threadInfo(th.port, ThreadExtendedInfo, unsafe.Pointer(&t.ext), &count) == KernSuccess {
+		if _, k := t.k.ThreadInfo(th.port, ThreadExtendedInfo, words(&t.ext, ThreadExtendedInfoCount)); k == KernSuccess {
 			if b := t.ext.NameBytes(); string(b) != th.name {
 				th.name = string(b)
 			}
 		}
 	}
 	return target.ThreadInfo{ID: id, Name: th.name, CPUTime: t.basic.CPUTime(), Running: t.basic.Running()}, nil
+}
+
+// words views a C struct the kernel fills as its first n 32-bit words.
+func words[T any](p *T, n int) []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(p)), n)
 }

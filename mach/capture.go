@@ -1,11 +1,8 @@
-//go:build darwin
-
 package mach
 
 import (
 	"fmt"
 	"time"
-	"unsafe"
 
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
@@ -25,8 +22,12 @@ func resetCapture(c *target.Capture, id target.ThreadID) {
 }
 
 // Capture suspends one thread (thread_suspend), reads its registers, copies
-// its stack with one mach_vm_read_overwrite, walks it, and resumes it.
-func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
+// its stack with one mach_vm_read_overwrite, walks it, and resumes it. The
+// resume is deferred, so that a panic between the two cannot leave the
+// thread suspended: thread_suspend raises a count that nothing else would
+// lower (xnu osfmk/kern/thread_act.c). An unattended Target captures
+// through CaptureBatch and task_suspend2 instead (see there).
+func (t *Target) Capture(id target.ThreadID, c *target.Capture) (err error) {
 	if t.self {
 		return t.selfCapture(id, c)
 	}
@@ -38,16 +39,67 @@ func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
 	t.mem.mu.RLock()
 	defer t.mem.mu.RUnlock()
 	start := time.Now()
-	if k := threadSuspend(th.port); k != KernSuccess {
-		return ThreadError("thread_suspend", k, machErrorString(k), t.taskAlive())
+	if k := t.k.ThreadSuspend(th.port); k != KernSuccess {
+		return ThreadError("thread_suspend", k, t.errorString(k), t.taskAlive())
 	}
-	err = t.captureStopped(th, c)
-	k := threadResume(th.port)
-	c.Stopped = time.Since(start)
-	if k != KernSuccess && err == nil {
-		err = ThreadError("thread_resume", k, machErrorString(k), t.taskAlive())
+	defer func() {
+		k := t.k.ThreadResume(th.port)
+		c.Stopped = time.Since(start)
+		if k != KernSuccess && err == nil {
+			err = ThreadError("thread_resume", k, t.errorString(k), t.taskAlive())
+		}
+	}()
+	return t.captureStopped(th, c)
+}
+
+// CaptureBatch captures ids[i] into caps[i]. An unattended Target
+// (Options.Unattended: the agent) holds the whole task with task_suspend2
+// once for the batch and reads each thread without thread_suspend: the
+// kernel drops a task_suspend2 token when its holder dies (xnu
+// osfmk/kern/task.c task_suspension_no_senders), so a profiler killed
+// mid-capture never leaves its target stopped, at the price of stopping
+// every thread of the task while the batch is taken, not one at a time.
+// Otherwise, and when task_suspend2 is refused, each thread is captured
+// with Capture.
+func (t *Target) CaptureBatch(ids []target.ThreadID, caps []*target.Capture, errs []error) {
+	if t.opts.Unattended && !t.self && !t.closed && len(ids) > 0 {
+		if t.captureHeld(ids, caps, errs) {
+			return
+		}
 	}
-	return err
+	for i, id := range ids {
+		errs[i] = t.Capture(id, caps[i])
+	}
+}
+
+// captureHeld is CaptureBatch under one task_suspend2; false when the
+// kernel refused it.
+func (t *Target) captureHeld(ids []target.ThreadID, caps []*target.Capture, errs []error) bool {
+	t.mem.mu.RLock()
+	defer t.mem.mu.RUnlock()
+	start := time.Now()
+	token, k := t.k.TaskSuspend2(t.mem.task)
+	if k != KernSuccess {
+		return false
+	}
+	defer func() {
+		t.k.TaskResume2(token)
+		stopped := time.Since(start)
+		for _, c := range caps[:len(ids)] {
+			c.Stopped = stopped
+		}
+	}()
+	for i, id := range ids {
+		c := caps[i]
+		resetCapture(c, id)
+		th := t.threads[id]
+		if th == nil {
+			errs[i] = fmt.Errorf("thread %d: %w", id, target.ErrNoThread)
+			continue
+		}
+		errs[i] = t.captureStopped(th, c)
+	}
+	return true
 }
 
 // stackRegion returns the bounds of the memory region holding sp, from the
@@ -56,12 +108,9 @@ func (t *Target) stackRegion(th *thread, sp uint64) (lo, hi uint64, ok bool) {
 	if sp >= th.stackLo && sp < th.stackHi {
 		return th.stackLo, th.stackHi, true
 	}
-	addr, size := sp, uint64(0)
-	count := uint32(VMRegionBasicInfoCount64)
-	var object uint32
-	k := machVMRegion(t.mem.task, &addr, &size, VMRegionBasicInfo64, unsafe.Pointer(&t.region), &count, &object)
+	addr, size, object, k := t.k.VMRegion(t.mem.task, sp, &t.region)
 	if object != 0 {
-		machPortDeallocate(selfTask(), object)
+		t.k.PortDeallocate(t.k.TaskSelf(), object)
 	}
 	if k != KernSuccess || addr > sp || sp-addr >= size {
 		return 0, 0, false
@@ -72,20 +121,9 @@ func (t *Target) stackRegion(th *thread, sp uint64) (lo, hi uint64, ok bool) {
 
 // captureStopped fills c for a suspended thread.
 func (t *Target) captureStopped(th *thread, c *target.Capture) error {
-	count := t.flavor.Count
-	var state unsafe.Pointer
-	if t.flavor.Arch == unwind.ArchARM64 {
-		state = unsafe.Pointer(&t.arm)
-	} else {
-		state = unsafe.Pointer(&t.x86)
-	}
-	if k := threadGetState(th.port, t.flavor.Flavor, state, &count); k != KernSuccess {
-		e := ThreadError("thread_get_state", k, machErrorString(k), t.taskAlive())
-		if e.Kind == nil && t.flavor.Arch == unwind.ArchAMD64 && hostARM64() {
-			e.Advice = "the target runs under Rosetta 2 and this kernel does not give its x86_64 registers to a native profiler: " +
-				"try the x86_64 build of macprof (arch -x86_64 macprof ...)"
-		}
-		return e
+	count, k := t.k.ThreadGetState(th.port, t.flavor.Flavor, t.stateWords())
+	if k != KernSuccess {
+		return t.stateError(th.port, k)
 	}
 	regs, ok := DecodeState(t.flavor, &t.arm, &t.x86, count, t.mask)
 	if !ok {
@@ -99,8 +137,7 @@ func (t *Target) captureStopped(th *thread, c *target.Capture) error {
 	base, n := StackWindow(regs.SP, lo, hi, cap(c.Stack))
 	if n > 0 {
 		buf := c.Stack[:n]
-		var out uint64
-		if machVMReadOverwrite(t.mem.task, base, uint64(n), unsafe.Pointer(&buf[0]), &out) == KernSuccess && out <= uint64(n) {
+		if out, k := t.k.VMReadOverwrite(t.mem.task, base, buf); k == KernSuccess && out <= uint64(n) {
 			c.Stack = buf[:out]
 			c.StackBase = base
 		}
@@ -115,7 +152,7 @@ func (t *Target) captureStopped(th *thread, c *target.Capture) error {
 // captures every thread, and resumes it. When task_suspend2 is refused
 // (a read port may not be enough), every thread is suspended one by one
 // first instead: still a consistent snapshot.
-func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
+func (t *Target) CaptureAll(dst []target.Capture) (_ []target.Capture, err error) {
 	if t.self {
 		return t.selfCaptureAll(dst)
 	}
@@ -126,12 +163,23 @@ func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 	t.mem.mu.RLock()
 	defer t.mem.mu.RUnlock()
 	start := time.Now()
-	var token uint32
-	whole := taskSuspend2(t.mem.task, &token) == KernSuccess
+	token, k := t.k.TaskSuspend2(t.mem.task)
+	whole := k == KernSuccess
 	var held []*thread
+	// The holds are released on every way out, a panic included.
+	defer func() {
+		if whole {
+			if k := t.k.TaskResume2(token); k != KernSuccess && err == nil {
+				err = &Error{Op: "task_resume2", Code: k, Desc: t.errorString(k)}
+			}
+		}
+		for _, th := range held {
+			t.k.ThreadResume(th.port)
+		}
+	}()
 	if !whole {
 		for _, id := range ids {
-			if th := t.threads[id]; th != nil && threadSuspend(th.port) == KernSuccess {
+			if th := t.threads[id]; th != nil && t.k.ThreadSuspend(th.port) == KernSuccess {
 				held = append(held, th)
 			}
 		}
@@ -156,19 +204,20 @@ func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 		}
 		c.Err = t.captureStopped(th, c)
 	}
-	if whole {
-		if k := taskResume2(token); k != KernSuccess {
-			err = &Error{Op: "task_resume2", Code: k, Desc: machErrorString(k)}
-		}
-	}
-	for _, th := range held {
-		threadResume(th.port)
-	}
 	stopped := time.Since(start)
 	for i := range dst {
 		dst[i].Stopped = stopped
 	}
 	return dst, err
+}
+
+// stateWords is the scratch register state of the Target's flavor, as
+// the words thread_get_state fills.
+func (t *Target) stateWords() []uint32 {
+	if t.flavor.Arch == unwind.ArchARM64 {
+		return words(&t.arm, ArmThreadState64Count)
+	}
+	return words(&t.x86, X86ThreadState64Count)
 }
 
 // nextCapture grows *dst by one Capture, reusing the buffers of one that

@@ -1,5 +1,3 @@
-//go:build darwin
-
 package mach
 
 import (
@@ -7,28 +5,16 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"unsafe"
 
 	"github.com/macprof/macprof/target"
 )
-
-var (
-	selfOnce sync.Once
-	selfPort uint32
-)
-
-// selfTask returns mach_task_self(), read once: the name never changes
-// for the life of the process.
-func selfTask() uint32 {
-	selfOnce.Do(func() { selfPort = machTaskSelf() })
-	return selfPort
-}
 
 // taskMemory reads a task's memory. It outlives the Target's Close so that
 // images whose symbols live in the target's memory can still be read at
 // export time; the task port is released by Release or, failing that, when
 // the last reference is gone.
 type taskMemory struct {
+	k        Kernel
 	mu       sync.RWMutex
 	task     uint32
 	own      bool // the port is ours to release (not mach_task_self)
@@ -49,9 +35,9 @@ func (m *taskMemory) ReadMemory(addr uint64, dst []byte) error {
 	if m.released {
 		return target.ErrClosed
 	}
-	var out uint64
-	if k := machVMReadOverwrite(m.task, addr, uint64(len(dst)), unsafe.Pointer(&dst[0]), &out); k != KernSuccess {
-		return &Error{Op: fmt.Sprintf("mach_vm_read_overwrite(%#x, %d)", addr, len(dst)), Code: k, Desc: machErrorString(k)}
+	out, k := m.k.VMReadOverwrite(m.task, addr, dst)
+	if k != KernSuccess {
+		return &Error{Op: fmt.Sprintf("mach_vm_read_overwrite(%#x, %d)", addr, len(dst)), Code: k, Desc: m.k.ErrorString(k)}
 	}
 	if out != uint64(len(dst)) {
 		return fmt.Errorf("mach_vm_read_overwrite(%#x, %d): short read of %d bytes", addr, len(dst), out)
@@ -68,7 +54,7 @@ func (m *taskMemory) release() {
 	m.released = true
 	if m.own {
 		m.cleanup.Stop()
-		machPortDeallocate(selfTask(), m.task)
+		m.k.PortDeallocate(m.k.TaskSelf(), m.task)
 	}
 }
 
@@ -81,8 +67,7 @@ func (w walkReader) ReadMemory(addr uint64, dst []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	var out uint64
-	if k := machVMReadOverwrite(w.m.task, addr, uint64(len(dst)), unsafe.Pointer(&dst[0]), &out); k != KernSuccess || out != uint64(len(dst)) {
+	if out, k := w.m.k.VMReadOverwrite(w.m.task, addr, dst); k != KernSuccess || out != uint64(len(dst)) {
 		return errUnreadable
 	}
 	return nil
