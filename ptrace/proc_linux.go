@@ -117,8 +117,8 @@ func (tf *threadFiles) cpuTime(buf []byte) (time.Duration, error) {
 		if err != nil {
 			return 0, err
 		}
-		v, ok := parseUint(buf[:n])
-		if ok && v > 0 {
+		// 0 is a thread that has not run yet, not a missing figure.
+		if v, ok := parseUint(buf[:n]); ok {
 			return time.Duration(v), nil
 		}
 	}
