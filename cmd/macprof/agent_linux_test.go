@@ -213,6 +213,12 @@ func TestAgentCollectorOutage(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		col.Stop()
 		windowsReceived(t, col, seen)
+		before := 0 // this agent's windows that arrived before the outage
+		for k := range seen {
+			if !old[k] {
+				before++
+			}
+		}
 		time.Sleep(10 * time.Second)
 		col.Restart()
 		log := wait()
@@ -225,8 +231,10 @@ func TestAgentCollectorOutage(t *testing.T) {
 		if dropped == 0 {
 			t.Errorf("a 10 s outage with room for 3 windows dropped none:\n%s", log)
 		}
-		if got := awaitWindows(t, col, seen, old, sent); got != sent || sent < 15 {
-			t.Errorf("after the outage: sent %d, collector wrote %d (the agent must recover)", sent, got)
+		// How many windows follow the outage depends on how long the
+		// collector takes to come back on a loaded machine: some must.
+		if got := awaitWindows(t, col, seen, old, sent); got != sent || sent <= before {
+			t.Errorf("after the outage: sent %d (%d before it), collector wrote %d (the agent must recover)", sent, before, got)
 		}
 		t.Logf("sent %d, dropped %d", sent, dropped)
 	})
