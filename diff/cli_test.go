@@ -162,7 +162,10 @@ func TestGoCPUProfile(t *testing.T) {
 	}
 	prof := func(name, regress string) string {
 		p := filepath.Join(dir, name)
-		cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", ".", "-test.benchtime", "3s", "-test.cpuprofile", p)
+		// A count of iterations, not a time: the profiles hold the same
+		// CPU time (about 0.75 s and 3.3 s) however loaded the machine is (3 s
+		// of wall time gave 20 samples each at load 65).
+		cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", ".", "-test.benchtime", "2500x", "-test.cpuprofile", p)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOBENCH_REGRESS="+regress)
 		if out, err := cmd.CombinedOutput(); err != nil {

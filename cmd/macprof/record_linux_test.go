@@ -205,8 +205,9 @@ func testRecordDemoProfile(t *testing.T, capture string, hz int) {
 	}
 	// Stacks are walked to their root (the workers keep 20 KiB arrays on
 	// the stack: kernel samples' copies grow to hold them after the first
-	// few samples).
-	if share := float64(whole) / float64(total); share < 0.8 {
+	// few samples: two each, 8 and 16 KiB, before 32 KiB holds them,
+	// which on a starved machine can be a fifth of all samples).
+	if share := float64(whole) / float64(total); share < 0.8 && total-whole > 6 {
 		t.Errorf("%.0f%% of samples have whole stacks (down to runtime.goexit), want >= 80%%", share*100)
 	}
 	// go tool pprof opens it and ranks the workload's functions on top.
