@@ -189,6 +189,7 @@ func (s *Sampler) adopt() {
 			}
 		}
 		ts.proc, _ = t.(target.ProcessCPUReporter)
+		ts.readProcBase()
 		ts.refreshImages()
 		s.targets = append(s.targets, ts)
 	}

@@ -76,6 +76,20 @@ func (s *Sampler) takeRounded(ts *targetState) int64 {
 	return n
 }
 
+// readProcBase reads the process's CPU time when a running target is
+// added: what it uses from then until the first tick has read its threads
+// (long with many threads or on a loaded machine) is counted as
+// [unsampled] rather than lost. A process started since sampling began is
+// counted from its start instead.
+func (ts *targetState) readProcBase() {
+	if ts.proc == nil || ts.fresh {
+		return
+	}
+	if cpu, err := ts.proc.ProcessCPU(); err == nil {
+		ts.procBase, ts.procRead = cpu, true
+	}
+}
+
 // countUnseen adds to the carry the CPU time the process used that none of
 // its listed threads did since the last call, and counts whole periods of
 // the carry as [unsampled]. It needs a target that reports its process's

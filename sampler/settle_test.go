@@ -198,6 +198,27 @@ func TestUnseenThreadsAreCountedAsUnsampled(t *testing.T) {
 	}
 }
 
+// TestCPUBeforeTheFirstTickIsCounted: the CPU time a running process uses
+// between being added and the first tick that reads its threads is counted
+// as [unsampled]; what it used before it was added is not.
+func TestCPUBeforeTheFirstTickIsCounted(t *testing.T) {
+	f := newStep(2)
+	f.use(1, time.Second) // before it was added: not counted
+	s := tickable(t, Config{Hz: 100}, stepProc{f})
+	f.use(1, 200*time.Millisecond) // added, not yet read: counted
+	f.use(2, 100*time.Millisecond)
+	s.tick(1)
+	for n := int64(2); n <= 11; n++ {
+		f.use(1, 10*time.Millisecond)
+		s.tick(n)
+	}
+	s.settleAll(s.targets[0])
+	got := byStack(closed(s))
+	if got[1][0x1001] != 10 || got[unseenThread][0] != 30 || len(got) != 2 {
+		t.Errorf("counts %v, want 10 samples of thread 1 and 30 unsampled from before the first tick", got)
+	}
+}
+
 // TestSettlingDoesNotAllocateInSteadyState: a tick of a target that
 // reports its process's CPU time allocates nothing.
 func TestSettlingDoesNotAllocateInSteadyState(t *testing.T) {
