@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -112,5 +113,29 @@ func TestFamiliarFlags(t *testing.T) {
 	took, log, _ = bounded("agent", "--pid", pid, "--duration", "1", "--window", "1", "--telemetry", "none", "--otlp-endpoint=localhost:1", "--shutdown-timeout", "0.5")
 	if took < time.Second || took > 15*time.Second {
 		t.Errorf("agent --duration 1: took %v\n%s", took, log)
+	}
+}
+
+// TestRecordSVGTitle records a command into a flame graph: its title names
+// the command and the recording's length, and it has the search control.
+func TestRecordSVGTitle(t *testing.T) {
+	macprof, _ := macprofBinary(t)
+	out := filepath.Join(t.TempDir(), "flame.svg")
+	const loop = `i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done`
+	b, err := exec.Command(macprof, "record", "-q", "--output", out, "--", "sh", "-c", loop).CombinedOutput()
+	if err != nil {
+		t.Fatalf("record: %v\n%s", err, b)
+	}
+	svg, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	title := regexp.MustCompile(`<text id="title"[^>]*>([^<]*)</text>`).FindSubmatch(svg)
+	want := regexp.MustCompile(`^macprof: sh -c &#39;i=0; while \[ \$i -lt 100000 \]; do i=\$\(\(i\+1\)\); done&#39; \(cpu, [0-9.]+(ms|s)\)$`)
+	if title == nil || !want.Match(title[1]) {
+		t.Errorf("title %q, want it to match %s", title, want)
+	}
+	if !bytes.Contains(svg, []byte(`<text id="search" class="btn"`)) || !bytes.Contains(svg, []byte("function search(")) {
+		t.Error("the flame graph has no search")
 	}
 }

@@ -23,7 +23,8 @@ format follows the extension:
 
   .pb.gz, .pprof   pprof profile: go tool pprof -top FILE, or Grafana Pyroscope
   .folded, .txt    folded stacks (flamegraph.pl, speedscope, inferno)
-  .svg             a self-contained flame graph: open it in a browser
+  .svg             a self-contained flame graph: open it in a browser; click
+                   to zoom, Ctrl-F or / to search (a regex; "Matched: N%")
 
 Modes: cpu (default) counts only threads that ran since the last tick, so a
 profile shows where CPU time goes; idle threads are not even stopped. wall
