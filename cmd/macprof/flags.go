@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -205,12 +204,13 @@ func parseDuration(s string) (time.Duration, error) {
 		}
 		return d, nil
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.Abs(f) > math.MaxInt64/1e9 {
+	// time.ParseDuration reads the decimal digits exactly, where a float
+	// would round 7000000001 seconds.
+	d, err := time.ParseDuration(s + "s")
+	if err != nil {
 		return 0, fmt.Errorf("%s seconds is out of range", s)
 	}
-	d := time.Duration(math.Round(f * 1e9))
-	if d == 0 && f != 0 {
+	if d == 0 && strings.Trim(s, "+-0.") != "" {
 		return 0, fmt.Errorf("%s seconds is shorter than a nanosecond", s)
 	}
 	return d, nil

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -235,4 +237,33 @@ func TestVersionLine(t *testing.T) {
 	if lines[0] != lines[1] || lines[1] != lines[2] || !strings.HasPrefix(lines[0], "macprof ") {
 		t.Errorf("--version, -version and version differ: %q", lines)
 	}
+}
+
+// FuzzFlagValues feeds arbitrary text to the duration and PID flag
+// parsers: no panic, seconds agree with the number read as a float (to
+// its precision), and accepted PIDs are positive.
+func FuzzFlagValues(f *testing.F) {
+	for _, s := range []string{"5", "2.5", "-1", "2s", "1m30s", ".5", "1e3", "inf", "12,34", " 7", "0", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseDuration(s)
+		if f, ferr := strconv.ParseFloat(s, 64); err == nil && ferr == nil && secondsRE.MatchString(s) {
+			if diff := math.Abs(float64(d) - f*1e9); diff > 1 && diff > math.Abs(f*1e9)*1e-15 {
+				t.Errorf("parseDuration(%q) = %v, %v away from %g s", s, d, time.Duration(diff), f)
+			}
+		}
+		p := &pidsValue{}
+		if p.Set(s) == nil {
+			for _, n := range p.pids {
+				if n <= 0 {
+					t.Errorf("pid %d accepted from %q", n, s)
+				}
+			}
+		}
+		one := &pidsValue{one: true}
+		if one.Set(s) == nil && len(one.pids) != 1 {
+			t.Errorf("one PID flag took %v from %q", one.pids, s)
+		}
+	})
 }
