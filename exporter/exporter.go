@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/macprof/macprof/internal/safefile"
 	"github.com/macprof/macprof/profile"
@@ -94,9 +95,12 @@ type Options struct {
 	// ThreadRoot adds a frame per thread (its name, or "thread ID" when it
 	// has none) below the process frame, if any.
 	ThreadRoot bool
-	// Title is the flame graph's title (default: "macprof: " and the
-	// executables' names).
+	// Title is the flame graph's title (default: "macprof: ", the command
+	// or else the executables' names, the mode and the window's length).
 	Title string
+	// Command is the command line that was profiled, if macprof started
+	// it, for the default title.
+	Command []string
 	// Width is the flame graph's width in pixels (default 1200).
 	Width int
 	// MinFraction drops flame graph frames narrower than this share of all
@@ -132,7 +136,7 @@ func Write(out io.Writer, format Format, w *profile.Window, c *symcache.Cache, o
 		}
 		title := opts.Title
 		if title == "" {
-			title = defaultTitle(w)
+			title = defaultTitle(w, opts.Command)
 		}
 		err := flamegraph.WriteSVG(out, &t, flamegraph.Options{
 			Title:       title,
@@ -222,7 +226,10 @@ func CheckWritable(path string) error {
 }
 
 // defaultTitle names the window's executables.
-func defaultTitle(w *profile.Window) string {
+func defaultTitle(w *profile.Window, command []string) string {
+	if len(command) > 0 {
+		return "macprof: " + shellJoin(command) + " (" + titleDetails(w) + ")"
+	}
 	var names []string
 	seen := map[string]bool{}
 	for _, p := range w.Processes {
@@ -243,7 +250,36 @@ func defaultTitle(w *profile.Window) string {
 	if len(names) > 0 {
 		t += ": " + strings.Join(names, ", ")
 	}
-	return t + " (" + w.Mode.String() + ")"
+	return t + " (" + titleDetails(w) + ")"
+}
+
+// titleDetails is the mode and, when the window has both ends, its length
+// ("cpu, 5.0s").
+func titleDetails(w *profile.Window) string {
+	s := w.Mode.String()
+	if d := w.End.Sub(w.Start); !w.Start.IsZero() && d > 0 {
+		if d >= time.Second {
+			d = d.Round(100 * time.Millisecond)
+		} else {
+			d = d.Round(time.Millisecond)
+		}
+		s += ", " + d.String()
+	}
+	return s
+}
+
+// shellJoin writes a command line as a shell would read it back: words
+// with spaces, quotes or other special characters in single quotes.
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+			q[i] = a
+		} else {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(q, " ")
 }
 
 // stacks symbolizes every sample of the window and calls add with its

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/macprof/macprof/profile"
 
@@ -269,7 +270,7 @@ func TestSVGOfWindow(t *testing.T) {
 		}
 	}
 	exe := filepath.Base(tw.w.Processes[0].Executable)
-	if len(texts) < 2 || texts[0] != "macprof: "+exe+" (cpu)" || !strings.HasPrefix(texts[1], "Total: 101 samples (1.01s at 100 Hz)") {
+	if len(texts) < 2 || texts[0] != "macprof: "+exe+" (cpu, 2s)" || !strings.HasPrefix(texts[1], "Total: 101 samples (1.01s at 100 Hz)") {
 		t.Errorf("title and subtitle %q", texts)
 	}
 	inner := 1000.0 - 20
@@ -289,6 +290,70 @@ func TestSVGOfWindow(t *testing.T) {
 		}
 		if !strings.Contains(f.title, fmt.Sprintf("(%d samples, %.2f%%)", n, 100*float64(n)/101)) {
 			t.Errorf("title %q", f.title)
+		}
+	}
+}
+
+// TestSVGTitle: the flame graph's default title names the command macprof
+// started (quoted as a shell reads it back), or else the executables, with
+// the mode and the window's length.
+func TestSVGTitle(t *testing.T) {
+	tw := newTestWindow(t, profile.ModeCPU)
+	exe := filepath.Base(tw.w.Processes[0].Executable)
+	start := time.Date(2026, 11, 23, 22, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		command    []string
+		start, end time.Time
+		mode       profile.Mode
+		want       string
+	}{
+		{[]string{"./bench", "-n", "10 20", "it's", ""}, start, start.Add(5049 * time.Millisecond), profile.ModeCPU,
+			`macprof: ./bench -n '10 20' 'it'\''s' '' (cpu, 5s)`},
+		{[]string{"go", "test", "-run=X", "./..."}, start, start.Add(90*time.Second + 260*time.Millisecond), profile.ModeWall,
+			"macprof: go test -run=X ./... (wall, 1m30.3s)"},
+		{nil, start, start.Add(250400 * time.Microsecond), profile.ModeCPU, "macprof: " + exe + " (cpu, 250ms)"},
+		{nil, time.Time{}, time.Time{}, profile.ModeCPU, "macprof: " + exe + " (cpu)"},
+		{[]string{"sleep", "1"}, start, start, profile.ModeCPU, "macprof: sleep 1 (cpu)"},
+	} {
+		w := *tw.w
+		w.Start, w.End, w.Mode = c.start, c.end, c.mode
+		var buf bytes.Buffer
+		if err := Write(&buf, FormatSVG, &w, newCache(), Options{Command: c.command}); err != nil {
+			t.Fatal(err)
+		}
+		title, err := svgText(buf.Bytes(), "title")
+		if err != nil || title != c.want {
+			t.Errorf("title %q (%v), want %q", title, err, c.want)
+		}
+	}
+}
+
+// svgText returns the text of the SVG element with the given id.
+func svgText(b []byte, id string) (string, error) {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	in := false
+	var s string
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return s, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			for _, a := range tok.Attr {
+				in = in || (a.Name.Local == "id" && a.Value == id)
+			}
+		case xml.EndElement:
+			if in {
+				return s, nil
+			}
+		case xml.CharData:
+			if in {
+				s += string(tok)
+			}
 		}
 	}
 }

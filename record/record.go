@@ -224,7 +224,7 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		}
 	}
 	code := 0
-	if !writeOutputs(stderr, cfg.Outputs, w, cfg.Quiet) {
+	if !writeOutputs(stderr, cfg.Outputs, w, cfg.Command, cfg.Quiet) {
 		code = 1
 	}
 	if waitChild != nil {
@@ -239,11 +239,11 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 
 // writeOutputs writes w to every output, saying so on stderr unless quiet,
 // and reports whether every one was written.
-func writeOutputs(stderr io.Writer, outputs []Output, w *profile.Window, quiet bool) bool {
+func writeOutputs(stderr io.Writer, outputs []Output, w *profile.Window, command []string, quiet bool) bool {
 	cache := symcache.New(symcache.Options{})
 	ok := true
 	for _, o := range outputs {
-		if err := exporter.WriteFile(o.Path, o.Format, w, cache, exporter.Options{ThreadRoot: false}); err != nil {
+		if err := exporter.WriteFile(o.Path, o.Format, w, cache, exporter.Options{Command: command}); err != nil {
 			fmt.Fprintf(stderr, "macprof record: write %s: %v\n", o.Path, err)
 			ok = false
 			continue

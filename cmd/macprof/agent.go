@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/macprof/macprof/agent"
@@ -51,55 +49,37 @@ Examples:
   macprof agent --name myapp --pyroscope-url http://pyroscope:4040 --pyroscope-app myapp.cpu
 `
 
-// intsFlag is a repeatable integer flag.
-type intsFlag []int
-
-func (f *intsFlag) String() string { return fmt.Sprint([]int(*f)) }
-func (f *intsFlag) Set(v string) error {
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		return fmt.Errorf("not a PID: %q", v)
-	}
-	*f = append(*f, n)
-	return nil
-}
-
 func runAgent(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("agent", "macprof agent [--pid PID]... [--name REGEX] [exporter flags]", agentHelp, stderr)
-	var pids intsFlag
-	fs.Var(&pids, "pid", "profile process `PID` (repeatable)")
+	fs := newFlagSet("agent", "macprof agent [-p PID[,PID...]]... [--name REGEX] [-d SECONDS] [exporter flags]", agentHelp, stderr)
+	pids := fs.pids(true, "profile process `PID` (repeatable, or a comma-separated list)")
 	name := fs.String("name", "", "profile every process whose name, executable or command line matches `REGEX`")
 	hz := fs.Int("F", sampler.DefaultAgentHz, "sampling rate in `HZ` per thread")
-	window := fs.Duration("window", 15*time.Second, "export a profile every `DURATION`")
-	rescan := fs.Duration("rescan", 10*time.Second, "look for processes matching --name every `DURATION`")
+	window := fs.duration("window", "", 15*time.Second, "export a profile every `SECONDS` (or a duration: 1m)")
+	rescan := fs.duration("rescan", "", 10*time.Second, "look for processes matching --name every `SECONDS` (or a duration: 500ms)")
 	mode := fs.String("mode", "cpu", "`MODE`: cpu or wall")
-	dur := fs.Duration("d", 0, "stop after `DURATION` (0: run until SIGTERM)")
-	shutdown := fs.Duration("shutdown-timeout", 10*time.Second, "how long SIGTERM may take to flush queued windows")
+	dur := fs.duration("d", "duration", 0, "stop after `SECONDS` (or a duration: 10m); 0 runs until SIGTERM")
+	shutdown := fs.duration("shutdown-timeout", "", 10*time.Second, "how long SIGTERM may take to flush queued windows, in `SECONDS` (or a duration)")
 	spool := fs.String("spool-dir", os.Getenv("MACPROF_SPOOL"), "keep queued windows in `DIR` too, so that a restart sends them (default $MACPROF_SPOOL)")
 	queueItems := fs.Int("queue-windows", 64, "queue at most `N` windows per exporter")
 	queueBytes := fs.Int64("queue-bytes", 64<<20, "queue at most `BYTES` per exporter")
-	retryMax := fs.Duration("retry-max", 0, "longest wait between export retries (default: the window length, so that a recovered exporter is used again within one window)")
+	retryMax := fs.duration("retry-max", "", 0, "longest wait between export retries, in `SECONDS` (or a duration); default: the window length, so that a recovered exporter is used again within one window")
 	telemetry := fs.String("telemetry", "auto", "the agent's own metrics: `WHERE` = otlp, stdout, none, or auto (otlp when an OTLP endpoint is set)")
 	logFormat := fs.String("log-format", "text", "log as `FORMAT` text or json (to stderr)")
 	verbose := fs.Bool("v", false, "log each export")
 	configFile := fs.String("config", "", "read flags from a JSON `FILE`")
-	otlpFlags := otlp.BindFlags(fs, "otlp-")
-	pyroFlags := pyroscope.BindFlags(fs, "pyroscope-")
+	otlpFlags := otlp.BindFlags(fs.FlagSet, "otlp-")
+	pyroFlags := pyroscope.BindFlags(fs.FlagSet, "pyroscope-")
 
 	// A config file is applied first, then the command line over it.
-	if err := agent.ApplyConfigFile(fs, args); err != nil {
-		fmt.Fprintf(stderr, "macprof agent: %v\n", err)
-		return 2
+	fail := fs.usageError
+	if err := agent.ApplyConfigFile(fs.FlagSet, args); err != nil {
+		return fail("%v", err)
 	}
-	if st, ok := parseFlags(fs, args); !ok {
+	if st, ok := fs.parse(args); !ok {
 		return st
 	}
 	_ = configFile // applied above, before the command line
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "macprof agent: "+format+"\n", a...)
-		return 2
-	}
-	cfg := agent.Config{PIDs: pids, Hz: *hz, Window: *window, Rescan: *rescan, Duration: *dur, ShutdownTimeout: *shutdown, Telemetry: *telemetry, Attach: attach}
+	cfg := agent.Config{PIDs: pids.pids, Hz: *hz, Window: *window, Rescan: *rescan, Duration: *dur, ShutdownTimeout: *shutdown, Telemetry: *telemetry, Attach: attach}
 	if *name != "" {
 		re, err := regexp.Compile(*name)
 		if err != nil {

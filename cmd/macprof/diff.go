@@ -26,7 +26,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	// write them.
 	var pos []string
 	for {
-		if st, ok := parseFlags(fs, args); !ok {
+		if st, ok := fs.parse(args); !ok {
 			return st
 		}
 		if fs.NArg() == 0 {
@@ -34,6 +34,9 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		}
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
+	}
+	if n := len(pos); (len(bases) == 0 && len(news) == 0 && n != 2) || ((len(bases) > 0 || len(news) > 0) && (n > 0 || len(bases) == 0 || len(news) == 0)) {
+		return fs.usageError("give BASE and NEW (or --base and --new), e.g. macprof diff base.pb.gz new.pb.gz")
 	}
 	return diff.Main(diff.Args{Base: bases, New: news, Positional: pos, FailOn: failOn, Outputs: outs,
 		Focus: *focus, Ignore: *ignore, Format: *format, Alpha: *alpha, Top: *top}, stdout, stderr)

@@ -7,8 +7,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -54,10 +52,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	switch args[0] {
+	case "--version", "-version", "-V":
+		args[0] = "version"
+	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "macprof: unknown command %q\n\n", args[0])
-		usage(stderr)
+		what := "command"
+		if strings.HasPrefix(args[0], "-") {
+			what = "flag"
+		}
+		fmt.Fprintf(stderr, "macprof: unknown %s %q\nUsage: macprof <command> [flags] [arguments]\nrun 'macprof --help' for the commands\n", what, args[0])
 		return 2
 	}
 	return c.run(args[1:], stdout, stderr)
@@ -66,6 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "macprof: a sampling CPU profiler for macOS and Linux.")
 	fmt.Fprintln(w, "\nUsage: macprof <command> [flags] [arguments]")
+	fmt.Fprintln(w, "       macprof --version")
 	fmt.Fprintln(w, "\nCommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
@@ -76,37 +82,6 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'macprof <command> --help' for a command's flags and examples.")
-}
-
-// newFlagSet returns a FlagSet whose usage text starts with the command's
-// synopsis and description, then its flags.
-func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n\nFlags:\n", synopsis, strings.TrimSpace(description))
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseFlags parses args and maps -h/--help to the usage and exit status
-// 0, and another error to one line and 2, not buried under the usage.
-// ok reports whether the command should go on.
-func parseFlags(fs *flag.FlagSet, args []string) (status int, ok bool) {
-	out := fs.Output()
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	fs.SetOutput(out)
-	switch {
-	case err == nil:
-		return 0, true
-	case errors.Is(err, flag.ErrHelp):
-		fs.Usage()
-		return 0, false
-	}
-	fmt.Fprintf(out, "macprof %s: %v (macprof %s --help lists the flags)\n", fs.Name(), err, fs.Name())
-	return 2, false
 }
 
 // parseMode maps a --mode value to its profile.Mode.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -24,7 +23,8 @@ format follows the extension:
 
   .pb.gz, .pprof   pprof profile: go tool pprof -top FILE, or Grafana Pyroscope
   .folded, .txt    folded stacks (flamegraph.pl, speedscope, inferno)
-  .svg             a self-contained flame graph: open it in a browser
+  .svg             a self-contained flame graph: open it in a browser; click
+                   to zoom, Ctrl-F or / to search (a regex; "Matched: N%")
 
 Modes: cpu (default) counts only threads that ran since the last tick, so a
 profile shows where CPU time goes; idle threads are not even stopped. wall
@@ -55,7 +55,7 @@ stops the recording and reaches the command too; macprof writes the profile
 and waits for it. A second signal kills the command and exits at once.
 
 Examples:
-  macprof record -p 1234 -d 30s -o cpu.pb.gz
+  macprof record -p 1234 -d 30 -o cpu.pb.gz
   macprof record -F 999 -o flame.svg -o stacks.folded -- ./mybenchmark -n 10
   macprof record --mode wall -d 10s -p 1234 -o wall.pb.gz
 `
@@ -66,11 +66,16 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
+// recordSynopsis is record's usage, one form a line.
+const recordSynopsis = `
+macprof record -p PID [-F HZ] [-d SECONDS] [--mode cpu|wall] -o FILE [-o FILE...]
+macprof record [-F HZ] [-d SECONDS] [--mode cpu|wall] -o FILE [-o FILE...] -- CMD ARGS...`
+
 func runRecord(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("record", "macprof record [-p PID | -- CMD ARGS...] [-F HZ] [-d DURATION] [--mode cpu|wall] -o FILE [-o FILE...]", recordHelp, stderr)
-	pid := fs.Int("p", 0, "`PID` of a running process to record")
+	fs := newFlagSet("record", recordSynopsis, recordHelp, stderr)
+	pid := fs.pids(false, "`PID` of a running process to record")
 	hz := fs.Int("F", sampler.DefaultHz, "sampling rate in `HZ` per thread")
-	dur := fs.Duration("d", 0, "stop after `DURATION` (e.g. 30s); 0 records until the target exits or Ctrl-C")
+	dur := fs.duration("d", "duration", 0, "stop after `SECONDS` (5, 2.5) or a duration (30s, 500ms); 0 records until the target exits or Ctrl-C")
 	mode := fs.String("mode", "cpu", "`MODE`: cpu (threads that ran) or wall (every thread)")
 	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
 	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg) instead of the extension")
@@ -78,13 +83,11 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no status line and no summary")
 	var outs multiFlag
 	fs.Var(&outs, "o", "write the profile to `FILE` (repeatable)")
-	if st, ok := parseFlags(fs, args); !ok {
+	fs.alias("o", "output")
+	if st, ok := fs.parse(args); !ok {
 		return st
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "macprof record: "+format+"\n", a...)
-		return 2
-	}
+	fail := fs.usageError
 	m, ok := parseMode(*mode)
 	if !ok {
 		return fail("--mode must be cpu or wall, not %q", *mode)
@@ -92,7 +95,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	if *capture != "auto" && *capture != "stop" {
 		return fail("--capture must be auto or stop, not %q", *capture)
 	}
-	cfg := record.Config{PID: *pid, Command: fs.Args(), Hz: *hz, Duration: *dur, Mode: m, StopThreads: *capture == "stop",
+	cfg := record.Config{PID: pid.pid(), Command: fs.Args(), Hz: *hz, Duration: *dur, Mode: m, StopThreads: *capture == "stop",
 		MaxFrames: *maxFrames, Quiet: *quiet, Stderr: stderr, Attach: attach, Launch: launch, Tune: tuneForSampling}
 	if err := cfg.Validate(); err != nil {
 		return fail("%v", err)

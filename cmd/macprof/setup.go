@@ -85,15 +85,14 @@ Examples:
 
 func runSetup(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("setup", setupSynopsis, setupDescription, stderr)
-	binary := fs.String("binary", "", "the macprof binary to sign (default: the running one)")
-	plist := fs.String("plist", "", "where to write the entitlements plist (default: a temporary file, removed afterwards)")
+	binary := fs.String("binary", "", "the macprof binary to sign, at `PATH` (default: the running one)")
+	plist := fs.String("plist", "", "`PATH` to write the entitlements plist to (default: a temporary file, removed afterwards)")
 	dryRun := fs.Bool("dry-run", false, "print the plist and the codesign command without running it")
-	if status, ok := parseFlags(fs, args); !ok {
+	if status, ok := fs.parse(args); !ok {
 		return status
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "macprof setup: unexpected arguments %q\n", fs.Args())
-		return 2
+		return fs.usageError("unexpected arguments %q", fs.Args())
 	}
 	if *binary == "" {
 		exe, err := os.Executable()

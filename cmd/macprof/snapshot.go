@@ -31,19 +31,18 @@ Examples:
 
 func runSnapshot(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("snapshot", "macprof snapshot -p PID [--json] [--max-frames N]", snapshotHelp, stderr)
-	pid := fs.Int("p", 0, "`PID` of the process to snapshot (required)")
+	pid := fs.pids(false, "`PID` of the process to snapshot (required)")
 	asJSON := fs.Bool("json", false, "print JSON for scripts instead of text")
 	maxFrames := fs.Int("max-frames", unwind.DefaultMaxFrames, fmt.Sprintf("stop each walk after `N` frames (at most %d)", unwind.MaxMaxFrames))
-	if st, ok := parseFlags(fs, args); !ok {
+	if st, ok := fs.parse(args); !ok {
 		return st
 	}
-	cfg := snapshot.Config{PID: *pid, Options: target.Options{MaxFrames: *maxFrames}, Attach: attach}
+	cfg := snapshot.Config{PID: pid.pid(), Options: target.Options{MaxFrames: *maxFrames}, Attach: attach}
 	if err := cfg.Validate(); err != nil || fs.NArg() > 0 {
 		if err == nil {
 			err = fmt.Errorf("unexpected argument %q: give the process as -p PID", fs.Arg(0))
 		}
-		fmt.Fprintf(stderr, "macprof snapshot: %v\n", err)
-		return 2
+		return fs.usageError("%v", err)
 	}
 	raisePriority()
 	snap, err := snapshot.Take(cfg)

@@ -55,24 +55,22 @@ Examples:
 
 func runSymbolize(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("symbolize", symbolizeSynopsis, symbolizeHelp, stderr)
-	bin := fs.String("o", "", "the binary (Mach-O or ELF) the addresses belong to (required)")
-	loadStr := fs.String("l", "", "runtime load address of the binary (hex): addresses are then runtime addresses")
-	arch := fs.String("arch", "", "architecture slice of a universal Mach-O file: arm64, arm64e or x86_64 (default: this machine's, else the first)")
-	dsym := fs.String("dsym", "", "dSYM bundle (or the DWARF file inside it) for file:line; default BINARY.dSYM when present")
+	bin := fs.String("o", "", "the `BINARY` (Mach-O or ELF) the addresses belong to (required)")
+	loadStr := fs.String("l", "", "runtime load address `LOADADDR` of the binary (hex): addresses are then runtime addresses")
+	arch := fs.String("arch", "", "`ARCH` slice of a universal Mach-O file: arm64, arm64e or x86_64 (default: this machine's, else the first)")
+	dsym := fs.String("dsym", "", "dSYM bundle (or the DWARF file inside it) at `PATH` for file:line; default BINARY.dSYM when present")
 	inline := fs.Bool("i", false, "print inlined frames too, one line each, innermost first")
-	if st, ok := parseFlags(fs, args); !ok {
+	if st, ok := fs.parse(args); !ok {
 		return st
 	}
 	if *bin == "" {
-		fmt.Fprintln(stderr, "macprof symbolize: -o BINARY is required")
-		return 2
+		return fs.usageError("-o BINARY is required")
 	}
 	cfg := symbolize.Config{Binary: *bin, Arch: *arch, DSYM: *dsym, HaveLoad: *loadStr != "", Inline: *inline}
 	if cfg.HaveLoad {
 		v, err := symbolize.ParseAddr(*loadStr)
 		if err != nil {
-			fmt.Fprintf(stderr, "macprof symbolize: -l %q: not a hexadecimal address\n", *loadStr)
-			return 2
+			return fs.usageError("-l %q: not a hexadecimal address", *loadStr)
 		}
 		cfg.Load = v
 	}

@@ -8,35 +8,69 @@ import (
 )
 
 func init() {
-	register(command{name: "version", summary: "print macprof's version and build", run: runVersion})
+	register(command{name: "version", summary: "print macprof's version and build (also macprof --version)", run: runVersion})
 }
 
 func runVersion(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("version", "macprof version", "Prints the module version, VCS revision and Go toolchain macprof was built with.", stderr)
-	if st, ok := parseFlags(fs, args); !ok {
+	fs := newFlagSet("version", "macprof version", "Prints, in one line, the module version, the VCS revision (and whether the tree had\nchanges) and the Go toolchain, OS and architecture macprof was built with.", stderr)
+	if st, ok := fs.parse(args); !ok {
 		return st
 	}
-	v, rev := buildVersion()
-	if rev != "" {
-		rev = " " + rev
+	if fs.NArg() > 0 {
+		return fs.usageError("unexpected argument %q", fs.Arg(0))
 	}
-	fmt.Fprintf(stdout, "macprof %s%s %s %s/%s\n", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	bi, _ := debug.ReadBuildInfo()
+	fmt.Fprintln(stdout, versionLine(bi, runtime.GOOS, runtime.GOARCH))
 	return 0
+}
+
+// versionLine is what macprof version prints: "macprof VERSION (REVISION[,
+// modified]) GOVERSION OS/ARCH"; the part in brackets only when the build
+// recorded a revision. bi may be nil (a binary built without module
+// support).
+func versionLine(bi *debug.BuildInfo, goos, goarch string) string {
+	v, rev := buildVersionOf(bi)
+	goVersion := runtime.Version()
+	if bi != nil && bi.GoVersion != "" {
+		goVersion = bi.GoVersion
+	}
+	s := "macprof " + v
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if buildSetting(bi, "vcs.modified") == "true" {
+			rev += ", modified"
+		}
+		s += " (" + rev + ")"
+	}
+	return s + " " + goVersion + " " + goos + "/" + goarch
 }
 
 // buildVersion returns macprof's module version ("(devel)" when unknown)
 // and the VCS revision it was built from, if known.
 func buildVersion() (version, revision string) {
+	bi, _ := debug.ReadBuildInfo()
+	return buildVersionOf(bi)
+}
+
+func buildVersionOf(bi *debug.BuildInfo) (version, revision string) {
 	version = "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				revision = s.Value
-			}
+	if bi != nil && bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	return version, buildSetting(bi, "vcs.revision")
+}
+
+// buildSetting returns the value of a build setting, or "".
+func buildSetting(bi *debug.BuildInfo, key string) string {
+	if bi == nil {
+		return ""
+	}
+	for _, s := range bi.Settings {
+		if s.Key == key {
+			return s.Value
 		}
 	}
-	return version, revision
+	return ""
 }

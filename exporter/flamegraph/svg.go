@@ -2,6 +2,7 @@ package flamegraph
 
 import (
 	"bufio"
+	_ "embed"
 	"encoding/xml"
 	"fmt"
 	"hash/fnv"
@@ -31,14 +32,15 @@ type Options struct {
 const (
 	frameHeight = 16
 	header      = 56
-	footer      = 8
+	footer      = 26 // the hovered frame's details and "Matched: N%"
 	padX        = 10
 	charWidth   = 6.6 // 11px monospace: 0.6em per character
 	fontSize    = 11
 )
 
 // WriteSVG renders the tree as an SVG document. An empty tree renders a
-// graph that says so.
+// graph that says so. Its inline script (see script) zooms on a click and
+// searches by regular expression, as flamegraph.pl's graphs do.
 func WriteSVG(w io.Writer, t *Tree, o Options) error {
 	return draw(w, t, nil, o)
 }
@@ -47,7 +49,7 @@ func WriteSVG(w io.Writer, t *Tree, o Options) error {
 // cur, each coloured by how its share of all samples changed from the same
 // call path in base (red grew, blue shrank, white unchanged, the deepest
 // colour at a doubling or halving and beyond), with both shares in its
-// tooltip; click-to-zoom as in WriteSVG.
+// tooltip; zoom and search as in WriteSVG.
 func WriteDiffSVG(w io.Writer, base, cur *Tree, o Options) error {
 	if base == nil {
 		base = &Tree{}
@@ -121,18 +123,26 @@ func draw(w io.Writer, t, base *Tree, o Options) error {
 	p(`<?xml version="1.0" encoding="UTF-8" standalone="no"?>` + "\n")
 	p(`<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" font-family="monospace" font-size="%d">`+"\n",
 		o.Width, height, o.Width, height, fontSize)
-	p("<style>g.f{cursor:pointer}g.f:hover rect{stroke:#000;stroke-width:0.6}text{fill:#000;pointer-events:none}</style>\n")
+	p("<style>g.f{cursor:pointer}g.f:hover rect{stroke:#000;stroke-width:0.6}text{fill:#000;pointer-events:none}" +
+		"text.btn{fill:#36c;cursor:pointer;pointer-events:auto;text-decoration:underline}</style>\n")
 	p(`<rect x="0" y="0" width="%d" height="%d" fill="#f6f6f0"/>`+"\n", o.Width, height)
-	p(`<text x="%d" y="22" text-anchor="middle" font-size="16" font-weight="bold">`, o.Width/2)
-	escape(bw, o.Title)
+	p(`<text id="title" x="%d" y="22" text-anchor="middle" font-size="16" font-weight="bold">`, o.Width/2)
+	// The title leaves room for the buttons in the corners.
+	escape(bw, clip(o.Title, int(float64(o.Width-2*buttonWidth)/(16*0.6))))
 	p("</text>\n")
-	p(`<text x="%d" y="42" text-anchor="middle">`, o.Width/2)
+	p(`<text id="subtitle" x="%d" y="42" text-anchor="middle">`, o.Width/2)
 	sub := subtitle(total, o.Period)
 	if base != nil {
-		sub = "Widths: new (" + plural(total, "sample") + "); colour: share vs base (" + plural(base.Total(), "sample") + "), red grew, blue shrank. Click to zoom."
+		sub = "Widths: new (" + plural(total, "sample") + "); colour: share vs base (" + plural(base.Total(), "sample") + "), red grew, blue shrank. Click to zoom, Ctrl-F to search."
 	}
 	escape(bw, sub)
 	p("</text>\n")
+	// Controls, as flamegraph.pl places them: Reset Zoom top left (shown
+	// once zoomed), Search top right, details and "Matched" at the foot.
+	p(`<text id="unzoom" class="btn" x="%d" y="22" visibility="hidden">Reset Zoom</text>`+"\n", padX)
+	p(`<text id="search" class="btn" x="%d" y="22" text-anchor="end">Search</text>`+"\n", o.Width-padX)
+	p(`<text id="details" x="%d" y="%d"> </text>`+"\n", padX, height-9)
+	p(`<text id="matched" x="%d" y="%d" text-anchor="end"> </text>`+"\n", o.Width-padX, height-9)
 	p(`<g id="frames">` + "\n")
 	scale := 0.0
 	if total > 0 {
@@ -144,7 +154,7 @@ func draw(w io.Writer, t, base *Tree, o Options) error {
 		wd := float64(n.value) * scale
 		y := height - footer - (f.depth+1)*frameHeight
 		name := cleanName(n.name)
-		p(`<g class="f" data-x="%d" data-w="%d"><title>`, f.x, n.value)
+		p(`<g class="f" data-x="%d" data-w="%d" data-d="%d"><title>`, f.x, n.value, f.depth)
 		escape(bw, name)
 		fill := color(n.name, f.n == 0)
 		if base != nil {
@@ -165,7 +175,7 @@ func draw(w io.Writer, t, base *Tree, o Options) error {
 		p("</text></g>\n")
 	}
 	p("</g>\n")
-	p("<script><![CDATA[\n%s]]></script>\n", strings.ReplaceAll(zoomScript, "{{W}}", strconv.Itoa(o.Width)))
+	p("<script><![CDATA[\n%s]]></script>\n", strings.ReplaceAll(script, "{{W}}", strconv.Itoa(o.Width)))
 	p("</svg>\n")
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("flamegraph: %w", err)
@@ -173,21 +183,22 @@ func draw(w io.Writer, t, base *Tree, o Options) error {
 	return nil
 }
 
-// zoomScript makes a click on a frame widen it to the full width, its
-// callees with it, and hide the frames beside it; a click on the root
-// resets. It uses no external resource.
-const zoomScript = `(function(){
-var W={{W}},P=10,C=6.6;
-var fs=document.querySelectorAll('g.f');
-function fit(n,w){var m=Math.floor((w-6)/C);if(n.length<=m)return n;var h=n,k=h.search(/[(\[< ]/);if(k>=0)h=h.substring(0,k);k=h.lastIndexOf('/');if(k>=0&&k+1<n.length)n=n.substring(k+1);if(n.length<=m)return n;if(m<5)return '';return n.substring(0,m-2)+'..';}
-function zoom(x0,w0){var s=(W-2*P)/w0;
-for(var i=0;i<fs.length;i++){var g=fs[i],x=+g.getAttribute('data-x'),w=+g.getAttribute('data-w'),nx,nw;
-if(x<=x0&&x+w>=x0+w0){nx=P;nw=W-2*P;}else if(x>=x0&&x+w<=x0+w0){nx=P+(x-x0)*s;nw=w*s;}else{g.style.display='none';continue;}
-g.style.display='';var r=g.querySelector('rect'),t=g.querySelector('text'),n=g.querySelector('title').textContent;
-n=n.substring(0,n.lastIndexOf(' ('));r.setAttribute('x',nx);r.setAttribute('width',nw);t.setAttribute('x',nx+3);t.textContent=fit(n,nw);}}
-for(var i=0;i<fs.length;i++){fs[i].addEventListener('click',function(){zoom(+this.getAttribute('data-x'),+this.getAttribute('data-w'));});}
-})();
-`
+// buttonWidth is the room, in pixels, a corner button takes from the title.
+const buttonWidth = 90
+
+// script is the graph's inline JavaScript (no external resource). A click
+// on a frame widens it to the full width, its callees with it, and hides
+// the frames beside it; a click on the root or on Reset Zoom resets.
+// Search (the button, Ctrl-F, F3 or /) asks for a regular expression,
+// highlights the frames whose function matches, and shows the share of
+// all samples under matched frames, a sample counted once however many
+// matched frames nest above it, as flamegraph.pl's "Matched: N%"; a
+// second Search, or Escape, resets; Ctrl-I toggles ignoring case. The
+// share is of all samples, in or out of a zoom, from the frames' sample
+// counts (data-x, data-w), not their pixels.
+//
+//go:embed flamegraph.js
+var script string
 
 func frac(v, total int64) float64 {
 	if total <= 0 {
@@ -227,7 +238,7 @@ func subtitle(total int64, period time.Duration) string {
 		}
 		s += " (" + d.Round(time.Millisecond).String() + " at " + strconv.FormatFloat(float64(time.Second)/float64(period), 'g', 4, 64) + " Hz)"
 	}
-	return s + ". Hover for details, click to zoom, click \"all\" to reset."
+	return s + ". Hover for details, click to zoom, Ctrl-F or / to search."
 }
 
 func plural(n int64, unit string) string {
@@ -316,6 +327,21 @@ func fit(name string, wd float64) string {
 		n++
 	}
 	return name
+}
+
+// clip shortens s to at most n characters, ending it with "..." when cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n || n < 4 {
+		return s
+	}
+	i := 0
+	for k := range s {
+		if i == n-3 {
+			return s[:k] + "..."
+		}
+		i++
+	}
+	return s
 }
 
 // short drops the package path from a function name: everything up to

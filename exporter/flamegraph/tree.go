@@ -1,6 +1,7 @@
 // Package flamegraph renders call stacks as an SVG flame graph that needs
 // nothing from elsewhere (no network, fonts or external scripts), so that
-// the file opens anywhere; inline JavaScript adds click-to-zoom.
+// the file opens anywhere; inline JavaScript adds click-to-zoom and
+// flamegraph.pl's regex search ("Matched: N%").
 package flamegraph
 
 import (
