@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/images"
 )
 
@@ -60,7 +61,7 @@ func TestMachODSYMAgreesWithLLVMSymbolizer(t *testing.T) {
 // as it does for the same names in the symbol table.
 func llvmName(n string) string {
 	if strings.HasPrefix(n, "_$") || strings.HasPrefix(n, "__R") {
-		return Demangle(n[1:])
+		return demangle.Name(n[1:], demangle.Simplified)
 	}
 	return n
 }
@@ -134,8 +135,8 @@ func TestMachONames(t *testing.T) {
 			}
 		}
 	}
-	if !IsSwift("$s4main5greetyySiF") {
-		t.Error("IsSwift does not recognise the fixture's Swift symbol")
+	if !demangle.IsMangled("$s4main5greetyySiF") {
+		t.Error("IsMangled does not recognise the fixture's Swift symbol")
 	}
 }
 
@@ -158,7 +159,7 @@ func TestMachOCallerAddress(t *testing.T) {
 		_, prev, _ := tab.Lookup(a - 1)
 		fr := cache.Symbolize(img, a, true)
 		fn, _, _ := tab.Lookup(prev)
-		if got := fr[len(fr)-1].Function; got != Demangle(fn) {
+		if got := fr[len(fr)-1].Function; got != demangle.Name(fn, demangle.Simplified) {
 			t.Fatalf("caller %#x: got %q, want %q", a, got, fn)
 		}
 		return
