@@ -55,3 +55,30 @@ func TestNameNoAllocUnmangled(t *testing.T) {
 		t.Errorf("%v allocs", n)
 	}
 }
+
+func TestNameSwift(t *testing.T) {
+	for _, c := range []struct{ in, simplified, full string }{
+		{"$s4main5greetyySiF", "greet(_:)", "main.greet(Swift.Int) -> ()"},
+		{"_$s4main5greetyySiF", "greet(_:)", "main.greet(Swift.Int) -> ()"},
+		{"$s4main3fooyyFyycfU_", "closure #1 in foo()", "closure #1 () -> () in main.foo() -> ()"},
+		{"$sZZZZ", "$sZZZZ", "$sZZZZ"},
+	} {
+		if got := Name(c.in, Simplified); got != c.simplified {
+			t.Errorf("Name(%q, Simplified) = %q, want %q", c.in, got, c.simplified)
+		}
+		if got := Name(c.in, Full); got != c.full {
+			t.Errorf("Name(%q, Full) = %q, want %q", c.in, got, c.full)
+		}
+	}
+}
+
+// FuzzName feeds arbitrary names to every demangler: none may panic.
+func FuzzName(f *testing.F) {
+	for _, s := range []string{"_ZN3foo3barEv", "_RNvCs1234_7mycrate4main", "_ZN4test1a2bcE", "$s4main5greetyySiF", "_RINbNbCskIICzLVDPPb_5alloc5alloc8box_freeDINbNiB4_5boxed5FnBoxuEp6OutputuEL_ECs1iopQbuBiw2_3std", "_ZN35Bar$LT$$u5b$u32$u3b$$u20$4$u5d$$GT$E"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		Name(s, Simplified)
+		Name(s, Full)
+	})
+}
