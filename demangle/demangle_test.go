@@ -82,3 +82,22 @@ func FuzzName(f *testing.F) {
 		Name(s, Full)
 	})
 }
+
+// BenchmarkName demangles one name of each kind per iteration, and a name
+// that is not mangled (most of a symbol table).
+func BenchmarkName(b *testing.B) {
+	for _, c := range []struct{ kind, name string }{
+		{"plain", "_function_number_12345"},
+		{"cxx", "_ZNSt6vectorIiSaIiEE9push_backERKi"},
+		{"rust-legacy", "_ZN3std10sys_common9backtrace28__rust_begin_short_backtrace17h5ba2a5ba1d0b3f0fE"},
+		{"rust-v0", "_RNvMNtNtNtNtCs8a2262Dv4r_3mio3sys4unix8selector5epollNtB2_8Selector6select"},
+		{"swift", "$s4main3FooV3bar1xSSSi_tF"},
+	} {
+		b.Run(c.kind, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Name(c.name, Simplified)
+			}
+		})
+	}
+}
