@@ -887,7 +887,3 @@ func (d *demangler) metatypeRepresentation() *node {
 	}
 	return nil
 }
-
-// demangleOld parses the pre-Swift-4 mangling ("_T" without "0"); not
-// supported yet.
-func demangleOld(string) *node { return nil }

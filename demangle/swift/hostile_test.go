@@ -23,6 +23,9 @@ func TestHostile(t *testing.T) {
 		"too long":           "$s" + strings.Repeat("4main", maxNameLen),
 		"punycode overflow":  "$s00zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
 		"generic params":     "$s1a1fyyr999999999_lF",
+		"old deep inout":     "_Tt" + strings.Repeat("R", 5000) + "Si",
+		"old deep tuple":     "_Tt" + strings.Repeat("T", 5000) + strings.Repeat("_", 5000),
+		"old substitutions":  "_TtT" + strings.Repeat("S_", 5000) + "_",
 	}
 	for name, s := range cases {
 		start := time.Now()

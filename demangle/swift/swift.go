@@ -2,7 +2,9 @@
 // Swift's own demangler (swift demangle) does, in full or simplified.
 //
 // No Go library demangled Swift, and Swift is most of the code in macOS
-// apps: profiles need these names readable. The grammar is Swift's
+// apps: profiles need these names readable. Both manglings are read: the
+// current one ("$s", "_$s", "$S", "$e", "_T0", demangler*.go) and that of
+// Swift 3 and earlier ("_T", "_Tt", old.go). The grammar is Swift's
 // docs/ABI/Mangling.rst; the printing follows lib/Demangling/NodePrinter.
 package swift
 
