@@ -32,6 +32,10 @@ func TestDemangleCommand(t *testing.T) {
 			"foo::bar()\n\nnot mangled\n  at baz(int)+0x10 (x.cc)\n_Zbroken"},
 		{"stdin simplified", "0 " + rustLegacy + "\n", []string{"--simplified"},
 			"0 std::sys_common::backtrace::__rust_begin_short_backtrace\n"},
+		{"swift", "", []string{"$s4main5greetyySiF", "_TtGSqGSaC5sugar7MyClass__"},
+			"main.greet(Swift.Int) -> ()\n[sugar.MyClass]?\n"},
+		{"swift simplified from stdin", "frame 3: _$s4main3fooyyFyycfU_ + 12\n", []string{"--simplified"},
+			"frame 3: closure #1 in foo() + 12\n"},
 	} {
 		out, errs, st := demangleRun(t, c.stdin, c.args...)
 		if out != c.want || st != 0 {
