@@ -27,6 +27,9 @@ type demangler struct {
 	words    []string
 	oldTypes bool // "_T0": function labels inside the argument tuple
 	nodes    int
+	slab     []node  // nodes are cut from slabs: one allocation per 16
+	kids     []*node // and child lists from a shared slice
+	stackBuf [16]*node
 }
 
 func (d *demangler) peek() byte {
@@ -73,7 +76,24 @@ func (d *demangler) newNode(k kind) *node {
 	if d.nodes > maxNodes {
 		return nil
 	}
-	return &node{kind: k}
+	if len(d.slab) == 0 {
+		d.slab = make([]node, 16)
+	}
+	n := &d.slab[0]
+	d.slab = d.slab[1:]
+	n.kind = k
+	return n
+}
+
+// childList returns room for n children, capped so that a later add
+// copies instead of overwriting a neighbour's list.
+func (d *demangler) childList(n int) []*node {
+	if cap(d.kids)-len(d.kids) < n {
+		d.kids = make([]*node, 0, max(32, n))
+	}
+	l := len(d.kids)
+	d.kids = d.kids[:l+n]
+	return d.kids[l : l+n : l+n]
 }
 
 func (d *demangler) textNode(k kind, s string) *node {
@@ -101,7 +121,8 @@ func (d *demangler) with(k kind, cs ...*node) *node {
 	}
 	n := d.newNode(k)
 	if n != nil {
-		n.children = append(n.children, cs...)
+		n.children = d.childList(len(cs))
+		copy(n.children, cs)
 	}
 	return n
 }
@@ -175,6 +196,7 @@ func demangleSymbol(s string) *node {
 		return nil
 	}
 	d := &demangler{text: s, pos: n, oldTypes: strings.HasPrefix(s, "_T")}
+	d.stack = d.stackBuf[:0]
 	for d.pos < len(d.text) {
 		if d.peek() == 0 {
 			break

@@ -66,6 +66,7 @@ func nodeToString(n *node, opt options) string {
 		return ""
 	}
 	p := &printer{opt: opt}
+	p.out.Grow(128)
 	p.print(n, 0, false)
 	if p.invalid {
 		return ""
