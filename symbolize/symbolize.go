@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/symcache"
 )
@@ -270,7 +271,7 @@ func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
 	if i >= 0 {
 		if s.names[i] == "" {
 			raw, _ := s.table.Symbol(i)
-			s.names[i] = symcache.Demangle(raw)
+			s.names[i] = demangle.Name(raw, demangle.Simplified)
 		}
 		name = s.names[i]
 		_, start = s.table.Symbol(i)

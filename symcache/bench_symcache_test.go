@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/images"
 )
 
@@ -124,7 +125,7 @@ func TestSynthMachO(t *testing.T) {
 	if !ok || name != "_ZN3app8module204workEv" || start != 0x4000+20*16 {
 		t.Errorf("lookup: %q %#x %v", name, start, ok)
 	}
-	if got := Demangle(name); got != "app::module20::work()" {
+	if got := demangle.Name(name, demangle.Simplified); got != "app::module20::work()" {
 		t.Errorf("demangled %q", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/images"
 )
 
@@ -25,6 +26,9 @@ type Options struct {
 	// LoadTimeout bounds how long Table waits for one object's table
 	// (default DefaultLoadTimeout); past it the object stays unsymbolized.
 	LoadTimeout time.Duration
+	// FullNames demangles names in full (as swift demangle and c++filt
+	// print them) instead of the simplified form profiles show.
+	FullNames bool
 }
 
 // DefaultLoadTimeout is the default Options.LoadTimeout: a file a target
@@ -35,6 +39,7 @@ const DefaultLoadTimeout = 10 * time.Second
 // Cache symbolizes addresses, loading each object's table once and caching
 // every symbolized frame. It is safe for concurrent use.
 type Cache struct {
+	form        demangle.Form
 	loaders     map[images.Format]Loader
 	loadTimeout time.Duration
 
@@ -92,7 +97,11 @@ func New(opts Options) *Cache {
 	if opts.LoadTimeout <= 0 {
 		opts.LoadTimeout = DefaultLoadTimeout
 	}
-	c := &Cache{loadTimeout: opts.LoadTimeout, loaders: map[images.Format]Loader{
+	form := demangle.Simplified
+	if opts.FullNames {
+		form = demangle.Full
+	}
+	c := &Cache{form: form, loadTimeout: opts.LoadTimeout, loaders: map[images.Format]Loader{
 		images.FormatELF: LoadELF,
 		// One loader per Cache: the string pools of the dyld shared
 		// cache and its local symbols are shared by the images it loads.
@@ -206,9 +215,9 @@ func (c *Cache) resolve(img *images.Image, off uint64) []Frame {
 		// named by its image offset.
 		return unknown
 	}
-	// Tables may keep names mangled (Mach-O does, so that building a
-	// table costs no demangling): demangle each frame once, here.
-	name = Demangle(name)
+	// Tables keep names mangled, so that building a table costs no
+	// demangling: demangle each frame once, here.
+	name = demangle.Name(name, c.form)
 	if t.lines != nil {
 		if fs := t.lines.Lines(vaddr); len(fs) > 0 {
 			out := make([]Frame, len(fs))
@@ -216,6 +225,8 @@ func (c *Cache) resolve(img *images.Image, off uint64) []Frame {
 				f.Image = img.Name()
 				if f.Function == "" {
 					f.Function = name
+				} else {
+					f.Function = demangle.Name(f.Function, c.form)
 				}
 				out[i] = f
 			}

@@ -196,9 +196,9 @@ func NewDWARFLines(d *dwarf.Data) (*DWARFLines, error) {
 			// An asm label keeps the Mach-O underscore in
 			// DW_AT_linkage_name: drop it as in the symbol table.
 			if strings.HasPrefix(n.linkage, "__") || strings.HasPrefix(n.linkage, "_$") {
-				return Demangle(n.linkage[1:])
+				return n.linkage[1:]
 			}
-			return Demangle(n.linkage)
+			return n.linkage
 		}
 		if n.name != "" {
 			return n.name

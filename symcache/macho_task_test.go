@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/macprof/macprof/demangle"
+
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/fixture"
 	"github.com/macprof/macprof/symcache"
@@ -48,7 +50,8 @@ func TestSyntheticTask(t *testing.T) {
 			// _mh_execute_header (the trap this design avoids):
 			// macprof must name it image+0xOFFSET instead.
 			if len(want[k]) > 0 && want[k][0].FunctionName != "??" && want[k][0].FunctionName != "_mh_execute_header" {
-				w = want[k][0].FunctionName
+				// llvm-symbolizer leaves Swift names mangled.
+				w = demangle.Name(want[k][0].FunctionName, demangle.Simplified)
 			}
 			if got.Function != w || got.Image != name {
 				if bad++; bad <= 5 {

@@ -49,7 +49,7 @@ func TestSymbolizeMachO(t *testing.T) {
 		{"outside and bad", "", []string{"-o", uni, "--arch", "arm64", "0x10", "zz"},
 			"0x10 (not in prog_universal)\n?? (not an address: zz)\n", 1},
 		{"inlined", "", []string{"-o", prog, "-i", "0x100002e98"},
-			"$s4main5greetyySiF (in prog_arm64) (prog.c:36)\nmain (in prog_arm64) (prog.c:46)\n", 0},
+			"greet(_:) (in prog_arm64) (prog.c:36)\nmain (in prog_arm64) (prog.c:46)\n", 0},
 		{"outer function without -i", "", []string{"-o", prog, "0x100002e98"}, "main (in prog_arm64) (prog.c:36)\n", 0},
 	} {
 		out, errs, st := symbolizeRun(t, c.stdin, c.args...)

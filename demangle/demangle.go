@@ -1,0 +1,103 @@
+// Package demangle turns mangled symbol names (C++ Itanium, Rust legacy
+// and v0, Swift) into readable ones, and leaves every other name as it is.
+//
+// It is the one place macprof demangles, so that profiles, symbolize and
+// the demangle command print a function the same way; callers demangle
+// lazily, one name at a time, as frames are named.
+package demangle
+
+import (
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// Form is how much of a demangled name to print.
+type Form uint8
+
+const (
+	// Simplified is what profiles show: Swift as `swift demangle
+	// --simplified` prints it, Rust without its hash (rustc-demangle's
+	// "{:#}"), C++ without clone suffixes.
+	Simplified Form = iota
+	// Full is every detail: Swift as `swift demangle`, Rust with its hash,
+	// C++ as c++filt prints it.
+	Full
+)
+
+// Name returns the readable form of the mangled name s, or s itself when
+// s is not a mangled name this package knows (C, Go, Objective-C) or is
+// malformed. A Mach-O name may keep its extra leading underscore.
+func Name(s string, f Form) string {
+	if d, ok := demangleName(s, f); ok {
+		return d
+	}
+	return s
+}
+
+// IsMangled reports whether s has the prefix of a C++, Rust or Swift
+// mangled name (it may still fail to demangle).
+func IsMangled(s string) bool {
+	k, _ := kindOf(s)
+	return k != none
+}
+
+type kind uint8
+
+const (
+	none kind = iota
+	itanium
+	rustV0Kind
+	swiftKind
+)
+
+// kindOf picks the demangler from the prefix alone, so that names that
+// are not mangled cost a few byte compares. It drops Mach-O's extra
+// leading underscore from C++ and Rust names.
+func kindOf(s string) (kind, string) {
+	if len(s) < 3 {
+		return none, s
+	}
+	t := s
+	if t[0] == '_' && t[1] == '_' {
+		t = t[1:]
+	}
+	switch {
+	case strings.HasPrefix(t, "_Z"):
+		return itanium, t
+	case strings.HasPrefix(t, "_R"):
+		return rustV0Kind, t
+	case isSwift(s):
+		return swiftKind, s
+	}
+	return none, s
+}
+
+func demangleName(s string, f Form) (string, bool) {
+	k, t := kindOf(s)
+	switch k {
+	case itanium:
+		if d, ok := rust(t, f == Full); ok {
+			return d, true
+		}
+		return cxx(t, f)
+	case rustV0Kind:
+		return rust(t, f == Full)
+	case swiftKind:
+		return swiftName(t, f)
+	}
+	return "", false
+}
+
+// cxx demangles an Itanium C++ name.
+func cxx(s string, f Form) (string, bool) {
+	opts := []demangle.Option{demangle.NoRust}
+	if f == Simplified {
+		opts = append(opts, demangle.NoClones)
+	}
+	d, err := demangle.ToString(s, opts...)
+	if err != nil {
+		return "", false
+	}
+	return d, true
+}

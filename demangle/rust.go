@@ -1,0 +1,185 @@
+package demangle
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// rust demangles a legacy (_ZN…E) or v0 (_R…) Rust symbol, with the hash
+// when full is set, as rustc-demangle's "{}" and "{:#}" forms. ok is false
+// when s is neither.
+func rust(s string, full bool) (string, bool) {
+	s = stripLLVMSuffix(s)
+	if out, rest, ok := rustLegacy(s, full); ok {
+		if rest != "" && (rest[0] != '.' || !symbolLike(rest)) {
+			return "", false
+		}
+		return out + rest, true
+	}
+	return rustV0(s, full)
+}
+
+// stripLLVMSuffix drops a ThinLTO ".llvm.HEX" suffix, the last thing LLVM
+// appends to a symbol name.
+func stripLLVMSuffix(s string) string {
+	i := strings.Index(s, ".llvm.")
+	if i < 0 {
+		return s
+	}
+	for _, c := range s[i+len(".llvm."):] {
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'F' || c == '@') {
+			return s
+		}
+	}
+	return s[:i]
+}
+
+// symbolLike reports whether s is ASCII letters, digits and punctuation
+// only (the ".exit.i.i" of an LLVM IR label, say).
+func symbolLike(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// rustLegacy demangles a legacy Rust name: "_ZN", length-prefixed
+// identifiers, "E", the last identifier usually the "h" + 16 hex digit
+// hash. Unlike Itanium C++, a leading "_" is part of the identifier;
+// rustc only adds one before a "$" escape. rest is what follows the "E".
+func rustLegacy(s string, full bool) (out, rest string, ok bool) {
+	switch {
+	case strings.HasPrefix(s, "_ZN"):
+		s = s[3:]
+	case strings.HasPrefix(s, "__ZN"):
+		s = s[4:]
+	case strings.HasPrefix(s, "ZN"):
+		s = s[2:]
+	default:
+		return "", "", false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return "", "", false
+		}
+	}
+	var elems []string
+	for {
+		if s == "" {
+			return "", "", false
+		}
+		if s[0] == 'E' {
+			s = s[1:]
+			break
+		}
+		n := 0
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			n++
+		}
+		if n == 0 {
+			return "", "", false
+		}
+		l, err := strconv.Atoi(s[:n])
+		if err != nil || l > len(s)-n {
+			return "", "", false
+		}
+		elems = append(elems, s[n:n+l])
+		s = s[n+l:]
+	}
+	var b strings.Builder
+	for i, e := range elems {
+		if !full && i == len(elems)-1 && i > 0 && isRustHash(e) {
+			break
+		}
+		if i > 0 {
+			b.WriteString("::")
+		}
+		unescapeLegacy(&b, e)
+	}
+	return b.String(), s, true
+}
+
+// isRustHash reports whether e is "h" followed by hex digits.
+func isRustHash(e string) bool {
+	if len(e) < 1 || e[0] != 'h' {
+		return false
+	}
+	for i := 1; i < len(e); i++ {
+		c := e[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+var legacyEscapes = map[string]string{
+	"SP": "@", "BP": "*", "RF": "&", "LT": "<", "GT": ">", "LP": "(", "RP": ")", "C": ",",
+}
+
+// unescapeLegacy writes identifier e with its "$XX$" escapes and ".."
+// path separators decoded; an escape it does not know ends decoding, and
+// the rest is written as it is.
+func unescapeLegacy(b *strings.Builder, e string) {
+	if strings.HasPrefix(e, "_$") {
+		e = e[1:]
+	}
+	for e != "" {
+		switch e[0] {
+		case '.':
+			if strings.HasPrefix(e, "..") {
+				b.WriteString("::")
+				e = e[2:]
+			} else {
+				b.WriteByte('.')
+				e = e[1:]
+			}
+			continue
+		case '$':
+			end := strings.IndexByte(e[1:], '$')
+			if end < 0 {
+				b.WriteString(e)
+				return
+			}
+			esc := e[1 : end+1]
+			if r, ok := legacyEscapes[esc]; ok {
+				b.WriteString(r)
+			} else if c, ok := escapedRune(esc); ok {
+				b.WriteRune(c)
+			} else {
+				b.WriteString(e)
+				return
+			}
+			e = e[end+2:]
+			continue
+		}
+		i := strings.IndexAny(e, "$.")
+		if i < 0 {
+			b.WriteString(e)
+			return
+		}
+		b.WriteString(e[:i])
+		e = e[i:]
+	}
+}
+
+// escapedRune decodes "u" + lower-case hex, a printable code point.
+func escapedRune(esc string) (rune, bool) {
+	if len(esc) < 2 || esc[0] != 'u' {
+		return 0, false
+	}
+	for i := 1; i < len(esc); i++ {
+		if c := esc[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseUint(esc[1:], 16, 32)
+	if err != nil || v > unicode.MaxRune || !utf8.ValidRune(rune(v)) || unicode.IsControl(rune(v)) {
+		return 0, false
+	}
+	return rune(v), true
+}

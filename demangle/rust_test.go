@@ -1,0 +1,211 @@
+package demangle
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// rustCase is one test of rustc-demangle's own list (src/lib.rs,
+// src/legacy.rs and src/v0.rs of rust-lang/rustc-demangle at ca5202e):
+// alt is the "{:#}" form (no hash), full the "{}" form ("" where the
+// test gives none).
+type rustCase struct{ in, alt, full string }
+
+var rustCases = []rustCase{
+	// The names issue 14 found wrong in ianlancetaylor/demangle.
+	{"_ZN3std10sys_common9backtrace28__rust_begin_short_backtrace17h5ba2a5ba1d0b3f0fE", "std::sys_common::backtrace::__rust_begin_short_backtrace", "std::sys_common::backtrace::__rust_begin_short_backtrace::h5ba2a5ba1d0b3f0f"},
+	{"_ZN4core9core_arch3x863aes25_mm_aeskeygenassist_si12817h0b1c43e7a2d9e6a1E", "core::core_arch::x86::aes::_mm_aeskeygenassist_si128", "core::core_arch::x86::aes::_mm_aeskeygenassist_si128::h0b1c43e7a2d9e6a1"},
+	{"_ZN2v71_59_$LT$impl$u20$serde..ser..Serialize$u20$for$u20$v7..Foo$GT$9serialize17h0123456789abcdefE", "v7::_::<impl serde::ser::Serialize for v7::Foo>::serialize", "v7::_::<impl serde::ser::Serialize for v7::Foo>::serialize::h0123456789abcdef"},
+
+	// legacy.rs / lib.rs
+	{"_ZN4testE", "test", "test"},
+	{"_ZN4test1a2bcE", "test::a::bc", "test::a::bc"},
+	{"_ZN4$RP$E", ")", ")"},
+	{"_ZN8$RF$testE", "&test", "&test"},
+	{"_ZN8$BP$test4foobE", "*test::foob", "*test::foob"},
+	{"_ZN9$u20$test4foobE", " test::foob", " test::foob"},
+	{"_ZN35Bar$LT$$u5b$u32$u3b$$u20$4$u5d$$GT$E", "Bar<[u32; 4]>", "Bar<[u32; 4]>"},
+	{"_ZN13test$u20$test4foobE", "test test::foob", "test test::foob"},
+	{"_ZN12test$BP$test4foobE", "test*test::foob", "test*test::foob"},
+	{"__ZN5alloc9allocator6Layout9for_value17h02a996811f781011E", "alloc::allocator::Layout::for_value", "alloc::allocator::Layout::for_value::h02a996811f781011"},
+	{"__ZN38_$LT$core..option..Option$LT$T$GT$$GT$6unwrap18_MSG_FILE_LINE_COL17haf7cb8d5824ee659E", "<core::option::Option<T>>::unwrap::_MSG_FILE_LINE_COL", "<core::option::Option<T>>::unwrap::_MSG_FILE_LINE_COL::haf7cb8d5824ee659"},
+	{"__ZN4core5slice89_$LT$impl$u20$core..iter..traits..IntoIterator$u20$for$u20$$RF$$u27$a$u20$$u5b$T$u5d$$GT$9into_iter17h450e234d27262170E", "core::slice::<impl core::iter::traits::IntoIterator for &'a [T]>::into_iter", "core::slice::<impl core::iter::traits::IntoIterator for &'a [T]>::into_iter::h450e234d27262170"},
+	{"ZN4testE", "test", "test"},
+	{"ZN13test$u20$test4foobE", "test test::foob", "test test::foob"},
+	{"ZN12test$RF$test4foobE", "test&test::foob", "test&test::foob"},
+	{"_ZN13_$LT$test$GT$E", "<test>", "<test>"},
+	{"_ZN28_$u7b$$u7b$closure$u7d$$u7d$E", "{{closure}}", "{{closure}}"},
+	{"_ZN15__STATIC_FMTSTRE", "__STATIC_FMTSTR", "__STATIC_FMTSTR"},
+	{"_ZN71_$LT$Test$u20$$u2b$$u20$$u27$static$u20$as$u20$foo..Bar$LT$Test$GT$$GT$3barE", "<Test + 'static as foo::Bar<Test>>::bar", "<Test + 'static as foo::Bar<Test>>::bar"},
+	{"_ZN3foo17h05af221e174051e9E", "foo", "foo::h05af221e174051e9"},
+	{"_ZN3fooE", "foo", "foo"},
+	{"_ZN3foo3barE", "foo::bar", "foo::bar"},
+	{"_ZN3foo20h05af221e174051e9abcE", "foo", ""},
+	{"_ZN3foo5h05afE", "foo", ""},
+	{"_ZN17h05af221e174051e93fooE", "h05af221e174051e9::foo", ""},
+	{"_ZN3foo16ffaf221e174051e9E", "foo::ffaf221e174051e9", ""},
+	{"_ZN3foo17hg5af221e174051e9E", "foo::hg5af221e174051e9", ""},
+	{"_ZN3fooE.llvm.9D1C9369", "foo", "foo"},
+	{"_ZN3fooE.llvm.9D1C9369@@16", "foo", "foo"},
+	{"_ZN9backtrace3foo17hbb467fcdaea5d79bE.llvm.A5310EB9", "backtrace::foo", ""},
+	{"_ZN4core5slice77_$LT$impl$u20$core..ops..index..IndexMut$LT$I$GT$$u20$for$u20$$u5b$T$u5d$$GT$9index_mut17haf9727c2edfbc47bE.exit.i.i", "core::slice::<impl core::ops::index::IndexMut<I> for [T]>::index_mut.exit.i.i", "core::slice::<impl core::ops::index::IndexMut<I> for [T]>::index_mut::haf9727c2edfbc47b.exit.i.i"},
+	{"_ZN151_$LT$alloc..boxed..Box$LT$alloc..boxed..FnBox$LT$A$C$$u20$Output$u3d$R$GT$$u20$$u2b$$u20$$u27$a$GT$$u20$as$u20$core..ops..function..FnOnce$LT$A$GT$$GT$9call_once17h69e8f44b3723e1caE", "<alloc::boxed::Box<alloc::boxed::FnBox<A, Output=R> + 'a> as core::ops::function::FnOnce<A>>::call_once", "<alloc::boxed::Box<alloc::boxed::FnBox<A, Output=R> + 'a> as core::ops::function::FnOnce<A>>::call_once::h69e8f44b3723e1ca"},
+	{"_ZN88_$LT$core..result..Result$LT$$u21$$C$$u20$E$GT$$u20$as$u20$std..process..Termination$GT$6report17hfc41d0da4a40b3e8E", "<core::result::Result<!, E> as std::process::Termination>::report", "<core::result::Result<!, E> as std::process::Termination>::report::hfc41d0da4a40b3e8"},
+	{"_ZN11utf8_idents157_$u10e1$$u10d0$$u10ed$$u10db$$u10d4$$u10da$$u10d0$$u10d3$_$u10d2$$u10d4$$u10db$$u10e0$$u10d8$$u10d4$$u10da$$u10d8$_$u10e1$$u10d0$$u10d3$$u10d8$$u10da$$u10d8$17h21634fd5714000aaE", "utf8_idents::საჭმელად_გემრიელი_სადილი", ""},
+	{"_ZN11issue_609253foo37Foo$LT$issue_60925..llv$u6d$..Foo$GT$3foo17h059a991a004536adE", "issue_60925::foo::Foo<issue_60925::llvm::Foo>::foo", ""},
+
+	// v0.rs
+	{"_RNvC6_123foo3bar", "123foo::bar", ""},
+	{"_RC4f128", "f128", "f128"},
+	{"_RNqCs4fqI2P2rA04_11utf8_identsu30____7hkackfecea1cbdathfdh9hlq6y", "utf8_idents::საჭმელად_გემრიელი_სადილი", ""},
+	{"_RNCNCNgCs6DXkGYLi8lr_2cc5spawn00B5_", "cc::spawn::{closure#0}::{closure#0}", ""},
+	{"_RNCINkXs25_NgCsbmNqQUJIY6D_4core5sliceINyB9_4IterhENuNgNoBb_4iter8iterator8Iterator9rpositionNCNgNpB9_6memchr7memrchrs_0E0Bb_", "<core::slice::Iter<u8> as core::iter::iterator::Iterator>::rposition::<core::slice::memchr::memrchr::{closure#1}>::{closure#0}", ""},
+	{"_RINbNbCskIICzLVDPPb_5alloc5alloc8box_freeDINbNiB4_5boxed5FnBoxuEp6OutputuEL_ECs1iopQbuBiw2_3std", "alloc::alloc::box_free::<dyn alloc::boxed::FnBox<(), Output = ()>>", ""},
+	{"_RMC0DNtC5krate5Traitp1NKj0_EL_", "<dyn krate::Trait<N = 0>>", ""},
+	{"_RMC0WmRm1_m9_", "<u32 is 1..=9>", ""},
+	{"_RMC0WmORm1_m2_Rm5_m6_E", "<u32 is 1..=2 | 5..=6>", ""},
+	{"_RMC0INtC8arrayvec8ArrayVechKj7b_E", "<arrayvec::ArrayVec<u8, 123>>", ""},
+	{"_RNvC9backtrace3foo.llvm.A5310EB9", "backtrace::foo", ""},
+	{"_RC3foo.llvm.9D1C9369", "foo", ""},
+	{"_RC3foo.llvm.9D1C9369@@16", "foo", ""},
+	{"_RNvNtNtNtNtCs92dm3009vxr_4rand4rngs7adapter9reseeding4fork23FORK_HANDLER_REGISTERED.0.0", "rand::rngs::adapter::reseeding::fork::FORK_HANDLER_REGISTERED.0.0", ""},
+	{"_RNvMNtNtNtNtCs8a2262Dv4r_3mio3sys4unix8selector5epollNtB2_8Selector6select", "<mio::sys::unix::selector::epoll::Selector>::select", ""},
+	{"_RMC0TTTTTTpB8_EB7_EB6_EB5_EB4_EB3_E", "<((((((_, _), (_, _)), ((_, _), (_, _))), (((_, _), (_, _)), ((_, _), (_, _)))), ((((_, _), (_, _)), ((_, _), (_, _))), (((_, _), (_, _)), ((_, _), (_, _))))), (((((_, _), (_, _)), ((_, _), (_, _))), (((_, _), (_, _)), ((_, _), (_, _)))), ((((_, _), (_, _)), ((_, _), (_, _))), (((_, _), (_, _)), ((_, _), (_, _))))))>", ""},
+}
+
+// rustConsts are v0.rs's t_const! cases: "_RIC0K" + mangled + "E" is
+// "::<" + value + ">"; a third field is the type suffix the full form adds.
+var rustConsts = [][3]string{
+	{"j7b_", "123", "usize"},
+	{"p", "_", ""},
+	{"hb_", "11", "u8"},
+	{"off00ff00ff00ff00ff_", "0xff00ff00ff00ff00ff", "u128"},
+	{"s98_", "152", "i16"},
+	{"anb_", "-11", "i8"},
+	{"b0_", "false", ""},
+	{"b1_", "true", ""},
+	{"c76_", "'v'", ""},
+	{"c22_", `'"'`, ""},
+	{"ca_", `'\n'`, ""},
+	{"c2202_", "'∂'", ""},
+	{"e616263_", `{*"abc"}`, ""},
+	{"e27_", `{*"'"}`, ""},
+	{"e090a_", `{*"\t\n"}`, ""},
+	{"ee28882c3bc_", `{*"∂ü"}`, ""},
+	{"ee183a1e18390e183ade1839be18394e1839ae18390e183935fe18392e18394e1839be183a0e18398e18394e1839ae183985fe183a1e18390e18393e18398e1839ae18398_", `{*"საჭმელად_გემრიელი_სადილი"}`, ""},
+	{"ef09f908af09fa688f09fa686f09f90ae20c2a720f09f90b6f09f9192e29895f09f94a520c2a720f09fa7a1f09f929bf09f929af09f9299f09f929c_", `{*"🐊🦈🦆🐮 § 🐶👒☕🔥 § 🧡💛💚💙💜"}`, ""},
+	{"Re616263_", `"abc"`, ""},
+	{"Re27_", `"'"`, ""},
+	{"Re090a_", `"\t\n"`, ""},
+	{"Ree28882c3bc_", `"∂ü"`, ""},
+	{"Ree183a1e18390e183ade1839be18394e1839ae18390e183935fe18392e18394e1839be183a0e18398e18394e1839ae183985fe183a1e18390e18393e18398e1839ae18398_", `"საჭმელად_გემრიელი_სადილი"`, ""},
+	{"Ref09f908af09fa688f09fa686f09f90ae20c2a720f09f90b6f09f9192e29895f09f94a520c2a720f09fa7a1f09f929bf09f929af09f9299f09f929c_", `"🐊🦈🦆🐮 § 🐶👒☕🔥 § 🧡💛💚💙💜"`, ""},
+	{"Rp", "{&_}", ""},
+	{"Rh7b_", "{&123}", ""},
+	{"Rb0_", "{&false}", ""},
+	{"Rc58_", "{&'X'}", ""},
+	{"RRRh0_", "{&&&0}", ""},
+	{"RRRe_", `{&&""}`, ""},
+	{"QAE", "{&mut []}", ""},
+	{"AE", "{[]}", ""},
+	{"Aj0_E", "{[0]}", ""},
+	{"Ah1_h2_h3_E", "{[1, 2, 3]}", ""},
+	{"ARe61_Re62_Re63_E", `{["a", "b", "c"]}`, ""},
+	{"AAh1_h2_EAh3_h4_EE", "{[[1, 2], [3, 4]]}", ""},
+	{"TE", "{()}", ""},
+	{"Tj0_E", "{(0,)}", ""},
+	{"Th1_b0_E", "{(1, false)}", ""},
+	{"TRe616263_c78_RAh1_h2_h3_EE", `{("abc", 'x', &[1, 2, 3])}`, ""},
+	{"VNvINtNtC4core6option6OptionjE4NoneU", "{core::option::Option::<usize>::None}", ""},
+	{"VNvINtNtC4core6option6OptionjE4SomeTj0_E", "{core::option::Option::<usize>::Some(0)}", ""},
+	{"VNtC3foo3BarS1sRe616263_2chc78_5sliceRAh1_h2_h3_EE", `{foo::Bar { s: "abc", ch: 'x', slice: &[1, 2, 3] }}`, ""},
+}
+
+func TestRust(t *testing.T) {
+	cases := append([]rustCase(nil), rustCases...)
+	for _, c := range rustConsts {
+		full := ""
+		if c[2] != "" {
+			full = "::<" + c[1] + c[2] + ">"
+		}
+		cases = append(cases, rustCase{"_RIC0K" + c[0] + "E", "::<" + c[1] + ">", full})
+	}
+	for _, c := range cases {
+		if got, ok := rust(c.in, false); !ok || got != c.alt {
+			t.Errorf("%s:\n got %q (%v)\nwant %q", c.in, got, ok, c.alt)
+		}
+		if c.full == "" {
+			continue
+		}
+		if got, ok := rust(c.in, true); !ok || got != c.full {
+			t.Errorf("%s (full):\n got %q (%v)\nwant %q", c.in, got, ok, c.full)
+		}
+	}
+}
+
+// TestRustNotMangled checks rustc-demangle's t_err! cases: not Rust.
+func TestRustNotMangled(t *testing.T) {
+	for _, s := range []string{"test", "_ZN4test", "_ZN3fooE.llvm moocow", "_ZNfooE"} {
+		if got, ok := rust(s, false); ok {
+			t.Errorf("%q demangled to %q", s, got)
+		}
+	}
+}
+
+// TestRustLimits checks rustc-demangle's limit tests: deep or exponential
+// v0 names end in a bounded output, not a crash.
+func TestRustLimits(t *testing.T) {
+	for _, s := range []string{
+		"_RNvB_1a", "_RMC0RB2_", "RYFG_FGyyEvRYFF_EvRYFFEvERLB_B_B_ERLRjB_B_B_", "_RMC0FGZZZ_Eu",
+		"RIC20tRYIMYNRYFG05_EB5_B_B6_RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRB_E",
+		"_ZN2222222222222222222222EE", "_ZN5*70527e27.ll34csaғE", "_ZN5*70527a54.ll34_$b.1E",
+		"_ZN5~saäb4e\n2734cOsbE\n5usage20h)3\x00\x00\x00\x00\x00\x00\x007e2734cOsbE",
+	} {
+		got, _ := rust(s, false)
+		if len(got) > 2_000_000 {
+			t.Errorf("%q: %d bytes out", s, len(got))
+		}
+	}
+	for _, c := range []struct{ in, marker string }{
+		{"_RNvB_1a", "{recursion limit reached}"},
+		{"_RMC0RB2_", "{recursion limit reached}"},
+		{"RIC20tRYIMYNRYFG05_EB5_B_B6_RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRB_E", "{recursion limit reached}"},
+		{"RYFG_FGyyEvRYFF_EvRYFFEvERLB_B_B_ERLRjB_B_B_", "{size limit reached}"},
+		{"_RMC0FGZZZ_Eu", "{size limit reached}"},
+	} {
+		if got, _ := rust(c.in, true); !strings.Contains(got, c.marker) {
+			t.Errorf("%s: %.200q does not contain %s", c.in, got, c.marker)
+		}
+	}
+	// A 100,000-deep chain of references hidden behind a backref
+	// (rustc-demangle's recursion_limit_backref_free_bypass).
+	depth := 100_000
+	sym := "_RIC" + strconv.Itoa(depth)
+	start := len(sym) - 2
+	sym += strings.Repeat("R", depth) + "B" + strconv.FormatInt(int64(start-1), 36) + "_E"
+	if got, _ := rust(sym, false); !strings.Contains(got, "{recursion limit reached}") {
+		t.Errorf("deep backref: %.200q", got)
+	}
+	// Too deep for the validating pass: not a Rust name at all
+	// (rustc-demangle's early-recursion-limit symbols).
+	deep := "_RMC0" + strings.Repeat("T", 600) + "p" + strings.Repeat("E", 600)
+	if got, ok := rust(deep, false); ok {
+		t.Errorf("600-deep tuple demangled to %.100q", got)
+	}
+}
+
+// TestRustRecursionNoLeak is rustc-demangle's recursion_limit_leaks: a
+// long flat list must not use up the depth limit.
+func TestRustRecursionNoLeak(t *testing.T) {
+	for _, c := range [][2]string{{"p", "_"}, {"Rp", "&_"}, {"C1x", "x"}} {
+		sym, want := "_RIC0p", "::<_"
+		for range 2 * v0MaxDepth {
+			sym += c[0]
+			want += ", " + c[1]
+		}
+		if got, _ := rust(sym+"E", false); got != want+">" {
+			t.Errorf("%s…: got %.100q…", sym[:12], got)
+		}
+	}
+}

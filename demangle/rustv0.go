@@ -1,0 +1,984 @@
+package demangle
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits of the v0 demangler, rustc-demangle's: nesting (paths, types,
+// consts and backrefs) and output size, so that hostile names end in a
+// marker instead of a deep stack or a huge string.
+const (
+	v0MaxDepth = 500
+	v0MaxSize  = 1_000_000
+)
+
+const (
+	v0Invalid   = "{invalid syntax}"
+	v0TooDeep   = "{recursion limit reached}"
+	v0SizeLimit = "{size limit reached}"
+)
+
+// rustV0 demangles a v0 Rust name ("_R…", RFC 2603), printed as
+// rustc-demangle prints it: with crate disambiguators and const types when
+// full, without them otherwise. A suffix after the name is kept when it
+// starts with "." and is plain ASCII (".llvm." is dropped before).
+func rustV0(s string, full bool) (string, bool) {
+	var inner string
+	switch {
+	case len(s) > 2 && strings.HasPrefix(s, "_R"):
+		inner = s[2:]
+	case len(s) > 1 && s[0] == 'R':
+		inner = s[1:]
+	case len(s) > 3 && strings.HasPrefix(s, "__R"):
+		inner = s[3:]
+	default:
+		return "", false
+	}
+	if inner[0] < 'A' || inner[0] > 'Z' {
+		return "", false
+	}
+	for i := 0; i < len(inner); i++ {
+		if inner[i] >= 0x80 {
+			return "", false
+		}
+	}
+	// Validate without printing (backrefs are not followed): the path,
+	// then an optional instantiating crate.
+	p := &v0Printer{sym: inner, skip: true}
+	p.path(false)
+	if p.err == "" && p.pos < len(inner) && inner[p.pos] >= 'A' && inner[p.pos] <= 'Z' {
+		p.path(false)
+	}
+	if p.err != "" {
+		return "", false
+	}
+	suffix := inner[p.pos:]
+	if suffix != "" && (suffix[0] != '.' || !symbolLike(suffix)) {
+		return "", false
+	}
+	p = &v0Printer{sym: inner, full: full}
+	p.run()
+	return p.out.String() + suffix, true
+}
+
+// v0Printer parses and prints at once, as rustc-demangle does: after a
+// parse error it prints the error's marker, then "?" for what follows.
+type v0Printer struct {
+	sym   string
+	pos   int
+	depth int
+	err   string // the first error, "" while the parse is good
+	skip  bool   // parse only
+	full  bool
+	bound int // lifetimes bound by enclosing for<…>
+	out   strings.Builder
+}
+
+// sizeExceeded is the panic value that stops printing at v0MaxSize.
+type sizeExceeded struct{}
+
+func (p *v0Printer) run() {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(sizeExceeded); !ok {
+				panic(r)
+			}
+			p.out.WriteString(v0SizeLimit)
+		}
+	}()
+	p.path(true)
+}
+
+func (p *v0Printer) print(s string) {
+	if p.skip {
+		return
+	}
+	if p.out.Len()+len(s) > v0MaxSize {
+		panic(sizeExceeded{})
+	}
+	p.out.WriteString(s)
+}
+
+// fail records and prints the first error.
+func (p *v0Printer) fail(e string) {
+	p.print(e)
+	p.err = e
+}
+
+// ok is the start of every parse step: false, printing "?", when the
+// parse has already failed.
+func (p *v0Printer) ok() bool {
+	if p.err != "" {
+		p.print("?")
+		return false
+	}
+	return true
+}
+
+func (p *v0Printer) peek() byte {
+	if p.err != "" || p.pos >= len(p.sym) {
+		return 0
+	}
+	return p.sym[p.pos]
+}
+
+func (p *v0Printer) eat(b byte) bool {
+	if p.peek() == b && b != 0 {
+		p.pos++
+		return true
+	}
+	return false
+}
+
+func (p *v0Printer) next() (byte, bool) {
+	if !p.ok() {
+		return 0, false
+	}
+	if p.pos >= len(p.sym) {
+		p.fail(v0Invalid)
+		return 0, false
+	}
+	p.pos++
+	return p.sym[p.pos-1], true
+}
+
+func (p *v0Printer) push() bool {
+	if !p.ok() {
+		return false
+	}
+	p.depth++
+	if p.depth > v0MaxDepth {
+		p.fail(v0TooDeep)
+		return false
+	}
+	return true
+}
+
+func (p *v0Printer) pop() {
+	if p.err == "" {
+		p.depth--
+	}
+}
+
+// base62 parses <base-62-number>: "_" is 0, else digits then "_" is
+// the value plus one.
+func (p *v0Printer) base62() (uint64, bool) {
+	if !p.ok() {
+		return 0, false
+	}
+	if p.eat('_') {
+		return 0, true
+	}
+	var x uint64
+	for !p.eat('_') {
+		var d uint64
+		c := p.peek()
+		switch {
+		case c >= '0' && c <= '9':
+			d = uint64(c - '0')
+		case c >= 'a' && c <= 'z':
+			d = uint64(c-'a') + 10
+		case c >= 'A' && c <= 'Z':
+			d = uint64(c-'A') + 36
+		default:
+			p.fail(v0Invalid)
+			return 0, false
+		}
+		p.pos++
+		if x > (1<<64-1-d)/62 {
+			p.fail(v0Invalid)
+			return 0, false
+		}
+		x = x*62 + d
+	}
+	if x == 1<<64-1 {
+		p.fail(v0Invalid)
+		return 0, false
+	}
+	return x + 1, true
+}
+
+// optBase62 parses an optional tag + <base-62-number>, 0 when absent.
+func (p *v0Printer) optBase62(tag byte) (uint64, bool) {
+	if !p.ok() {
+		return 0, false
+	}
+	if !p.eat(tag) {
+		return 0, true
+	}
+	x, ok := p.base62()
+	if !ok {
+		return 0, false
+	}
+	if x == 1<<64-1 {
+		p.fail(v0Invalid)
+		return 0, false
+	}
+	return x + 1, true
+}
+
+// v0Ident is an identifier: ASCII, or ASCII and Punycode parts.
+type v0Ident struct{ ascii, puny string }
+
+func (id v0Ident) empty() bool { return id.ascii == "" && id.puny == "" }
+
+func (id v0Ident) String() string {
+	if id.puny == "" {
+		return id.ascii
+	}
+	if r, ok := punycode(id.ascii, id.puny); ok {
+		return string(r)
+	}
+	s := "punycode{"
+	if id.ascii != "" {
+		s += id.ascii + "-"
+	}
+	return s + id.puny + "}"
+}
+
+func (p *v0Printer) ident() (v0Ident, bool) {
+	if !p.ok() {
+		return v0Ident{}, false
+	}
+	puny := p.eat('u')
+	c := p.peek()
+	if c < '0' || c > '9' {
+		p.fail(v0Invalid)
+		return v0Ident{}, false
+	}
+	n := 0
+	p.pos++
+	n = int(c - '0')
+	if n != 0 {
+		for c := p.peek(); c >= '0' && c <= '9'; c = p.peek() {
+			if n > (len(p.sym)+9)/10 {
+				p.fail(v0Invalid)
+				return v0Ident{}, false
+			}
+			n = n*10 + int(c-'0')
+			p.pos++
+		}
+	}
+	p.eat('_')
+	if n > len(p.sym)-p.pos {
+		p.fail(v0Invalid)
+		return v0Ident{}, false
+	}
+	s := p.sym[p.pos : p.pos+n]
+	p.pos += n
+	if !puny {
+		return v0Ident{ascii: s}, true
+	}
+	id := v0Ident{puny: s}
+	if i := strings.LastIndexByte(s, '_'); i >= 0 {
+		id = v0Ident{ascii: s[:i], puny: s[i+1:]}
+	}
+	if id.puny == "" {
+		p.fail(v0Invalid)
+		return v0Ident{}, false
+	}
+	return id, true
+}
+
+// punycode decodes RFC 3492 Punycode (Rust's variant: "_" separates the
+// ASCII part), giving up beyond 128 characters as rustc-demangle does.
+func punycode(ascii, puny string) ([]rune, bool) {
+	const (
+		base, tmin, tmax, skew = 36, 1, 26, 38
+		maxLen                 = 128
+	)
+	out := []rune(ascii)
+	if len(out) > maxLen {
+		return nil, false
+	}
+	damp, bias, i, n := 700, 72, 0, 0x80
+	for len(puny) > 0 {
+		delta, w := 0, 1
+		for k := base; ; k += base {
+			t := min(max(k-bias, tmin), tmax)
+			if len(puny) == 0 {
+				return nil, false
+			}
+			c := puny[0]
+			puny = puny[1:]
+			var d int
+			switch {
+			case c >= 'a' && c <= 'z':
+				d = int(c - 'a')
+			case c >= '0' && c <= '9':
+				d = 26 + int(c-'0')
+			default:
+				return nil, false
+			}
+			if d > (1<<31)/w {
+				return nil, false
+			}
+			delta += d * w
+			if delta > 1<<31 {
+				return nil, false
+			}
+			if d < t {
+				break
+			}
+			w *= base - t
+		}
+		l := len(out) + 1
+		i += delta
+		n += i / l
+		i %= l
+		if n > unicode.MaxRune || !utf8.ValidRune(rune(n)) || len(out) >= maxLen {
+			return nil, false
+		}
+		out = append(out, 0)
+		copy(out[i+1:], out[i:])
+		out[i] = rune(n)
+		i++
+		delta /= damp
+		damp = 2
+		delta += delta / l
+		k := 0
+		for delta > ((base-tmin)*tmax)/2 {
+			delta /= base - tmin
+			k += base
+		}
+		bias = k + ((base-tmin+1)*delta)/(delta+skew)
+	}
+	return out, true
+}
+
+// backref runs f at the position a backref names (printing only; a
+// validating pass does not follow backrefs, so their cost stays linear).
+// An error inside the backref does not end the outer parse.
+func (p *v0Printer) backref(f func()) {
+	start := p.pos - 1
+	i, ok := p.base62()
+	if !ok {
+		return
+	}
+	if i >= uint64(start) {
+		p.fail(v0Invalid)
+		return
+	}
+	if p.depth+1 > v0MaxDepth {
+		p.fail(v0TooDeep)
+		return
+	}
+	if p.skip {
+		return
+	}
+	pos, depth := p.pos, p.depth
+	p.pos, p.depth = int(i), depth+1
+	f()
+	p.pos, p.depth, p.err = pos, depth, ""
+}
+
+var v0BasicTypes = [256]string{
+	'b': "bool", 'c': "char", 'e': "str", 'u': "()", 'a': "i8", 's': "i16", 'l': "i32",
+	'x': "i64", 'n': "i128", 'i': "isize", 'h': "u8", 't': "u16", 'm': "u32", 'y': "u64",
+	'o': "u128", 'j': "usize", 'f': "f32", 'd': "f64", 'z': "!", 'p': "_", 'v': "...",
+}
+
+func (p *v0Printer) path(inValue bool) {
+	if !p.push() {
+		return
+	}
+	tag, ok := p.next()
+	if !ok {
+		return
+	}
+	switch tag {
+	case 'C':
+		dis, ok := p.optBase62('s')
+		if !ok {
+			return
+		}
+		name, ok := p.ident()
+		if !ok {
+			return
+		}
+		p.print(name.String())
+		if p.full && dis != 0 {
+			p.print("[" + strconv.FormatUint(dis, 16) + "]")
+		}
+	case 'N':
+		c, ok := p.next()
+		if !ok {
+			return
+		}
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			p.fail(v0Invalid)
+			return
+		}
+		p.path(inValue)
+		if p.err != "" {
+			p.print("::")
+		}
+		dis, ok := p.optBase62('s')
+		if !ok {
+			return
+		}
+		name, ok := p.ident()
+		if !ok {
+			return
+		}
+		if c >= 'A' && c <= 'Z' {
+			p.print("::{")
+			switch c {
+			case 'C':
+				p.print("closure")
+			case 'S':
+				p.print("shim")
+			default:
+				p.print(string(rune(c)))
+			}
+			if !name.empty() {
+				p.print(":" + name.String())
+			}
+			p.print("#" + strconv.FormatUint(dis, 10) + "}")
+		} else if !name.empty() {
+			p.print("::" + name.String())
+		}
+	case 'M', 'X', 'Y':
+		if tag != 'Y' {
+			if _, ok := p.optBase62('s'); !ok {
+				return
+			}
+			skip := p.skip
+			p.skip = true
+			p.path(false)
+			p.skip = skip
+		}
+		p.print("<")
+		p.typ()
+		if tag != 'M' {
+			p.print(" as ")
+			p.path(false)
+		}
+		p.print(">")
+	case 'I':
+		p.path(inValue)
+		if inValue {
+			p.print("::")
+		}
+		p.print("<")
+		p.list(p.genericArg, ", ")
+		p.print(">")
+	case 'B':
+		p.backref(func() { p.path(inValue) })
+	default:
+		p.fail(v0Invalid)
+		return
+	}
+	p.pop()
+}
+
+// list prints items up to an "E", separated by sep, and counts them.
+func (p *v0Printer) list(f func(), sep string) int {
+	n := 0
+	for p.err == "" && !p.eat('E') {
+		if n > 0 {
+			p.print(sep)
+		}
+		f()
+		n++
+	}
+	return n
+}
+
+func (p *v0Printer) genericArg() {
+	switch {
+	case p.eat('L'):
+		if lt, ok := p.base62(); ok {
+			p.lifetime(lt)
+		}
+	case p.eat('K'):
+		p.constant(false)
+	default:
+		p.typ()
+	}
+}
+
+func (p *v0Printer) lifetime(lt uint64) {
+	if p.skip {
+		return
+	}
+	p.print("'")
+	if lt == 0 {
+		p.print("_")
+		return
+	}
+	if lt > uint64(p.bound) {
+		p.fail(v0Invalid)
+		return
+	}
+	if d := uint64(p.bound) - lt; d < 26 {
+		p.print(string(rune('a' + d)))
+	} else {
+		p.print("_" + strconv.FormatUint(d, 10))
+	}
+}
+
+// binder prints an optional for<'a, …> and runs f with those lifetimes
+// bound.
+func (p *v0Printer) binder(f func()) {
+	n, ok := p.optBase62('G')
+	if !ok {
+		return
+	}
+	if p.skip {
+		f()
+		return
+	}
+	if n > 0 {
+		p.print("for<")
+		for i := uint64(0); i < n; i++ {
+			if i > 0 {
+				p.print(", ")
+			}
+			p.bound++
+			p.lifetime(1)
+		}
+		p.print("> ")
+	}
+	f()
+	p.bound -= int(n)
+}
+
+func (p *v0Printer) typ() {
+	tag, ok := p.next()
+	if !ok {
+		return
+	}
+	if s := v0BasicTypes[tag]; s != "" {
+		p.print(s)
+		return
+	}
+	if !p.push() {
+		return
+	}
+	switch tag {
+	case 'R', 'Q':
+		p.print("&")
+		if p.eat('L') {
+			lt, ok := p.base62()
+			if !ok {
+				return
+			}
+			if lt != 0 {
+				p.lifetime(lt)
+				p.print(" ")
+			}
+		}
+		if tag == 'Q' {
+			p.print("mut ")
+		}
+		p.typ()
+	case 'P', 'O':
+		if tag == 'P' {
+			p.print("*const ")
+		} else {
+			p.print("*mut ")
+		}
+		p.typ()
+	case 'A', 'S':
+		p.print("[")
+		p.typ()
+		if tag == 'A' {
+			p.print("; ")
+			p.constant(true)
+		}
+		p.print("]")
+	case 'T':
+		p.print("(")
+		if p.list(p.typ, ", ") == 1 {
+			p.print(",")
+		}
+		p.print(")")
+	case 'F':
+		p.binder(p.fnSig)
+	case 'D':
+		p.print("dyn ")
+		p.binder(func() { p.list(p.dynTrait, " + ") })
+		if !p.eat('L') {
+			if p.ok() {
+				p.fail(v0Invalid)
+			}
+			return
+		}
+		lt, ok := p.base62()
+		if !ok {
+			return
+		}
+		if lt != 0 {
+			p.print(" + ")
+			p.lifetime(lt)
+		}
+	case 'B':
+		p.backref(p.typ)
+	case 'W':
+		p.typ()
+		p.print(" is ")
+		p.pattern()
+	default:
+		p.pos--
+		p.path(false)
+	}
+	p.pop()
+}
+
+func (p *v0Printer) fnSig() {
+	unsafe := p.eat('U')
+	abi := ""
+	if p.eat('K') {
+		if p.eat('C') {
+			abi = "C"
+		} else {
+			id, ok := p.ident()
+			if !ok {
+				return
+			}
+			if id.ascii == "" || id.puny != "" {
+				p.fail(v0Invalid)
+				return
+			}
+			abi = strings.ReplaceAll(id.ascii, "_", "-")
+		}
+	}
+	if unsafe {
+		p.print("unsafe ")
+	}
+	if abi != "" {
+		p.print(`extern "` + abi + `" `)
+	}
+	p.print("fn(")
+	p.list(p.typ, ", ")
+	p.print(")")
+	if !p.eat('u') {
+		p.print(" -> ")
+		p.typ()
+	}
+}
+
+// pathOpenGenerics prints a path whose generic arguments may be left open
+// for a dyn trait's associated-type bindings.
+func (p *v0Printer) pathOpenGenerics() bool {
+	switch {
+	case p.eat('B'):
+		open := false
+		p.backref(func() { open = p.pathOpenGenerics() })
+		return open
+	case p.eat('I'):
+		p.path(false)
+		p.print("<")
+		p.list(p.genericArg, ", ")
+		return true
+	}
+	p.path(false)
+	return false
+}
+
+func (p *v0Printer) dynTrait() {
+	open := p.pathOpenGenerics()
+	for p.eat('p') {
+		if open {
+			p.print(", ")
+		} else {
+			p.print("<")
+			open = true
+		}
+		name, ok := p.ident()
+		if !ok {
+			return
+		}
+		p.print(name.String() + " = ")
+		if p.eat('K') {
+			p.constant(false)
+		} else {
+			p.typ()
+		}
+	}
+	if open {
+		p.print(">")
+	}
+}
+
+func (p *v0Printer) pattern() {
+	tag, ok := p.next()
+	if !ok {
+		return
+	}
+	switch tag {
+	case 'R':
+		p.constant(false)
+		p.print("..=")
+		p.constant(false)
+	case 'O':
+		if !p.push() {
+			return
+		}
+		p.pattern()
+		for !p.eat('E') {
+			if p.err != "" {
+				p.fail(v0Invalid)
+				return
+			}
+			p.print(" | ")
+			p.pattern()
+		}
+		p.pop()
+	case 'N':
+		p.print("!null")
+	default:
+		p.fail(v0Invalid)
+	}
+}
+
+// hex parses hex nibbles up to "_".
+func (p *v0Printer) hex() (string, bool) {
+	if !p.ok() {
+		return "", false
+	}
+	start := p.pos
+	for {
+		if p.pos >= len(p.sym) {
+			p.fail(v0Invalid)
+			return "", false
+		}
+		c := p.sym[p.pos]
+		p.pos++
+		switch {
+		case c >= '0' && c <= '9' || c >= 'a' && c <= 'f':
+		case c == '_':
+			return p.sym[start : p.pos-1], true
+		default:
+			p.fail(v0Invalid)
+			return "", false
+		}
+	}
+}
+
+// hexUint parses hex nibbles as a number; ok is false beyond 64 bits.
+func hexUint(h string) (uint64, bool) {
+	h = strings.TrimLeft(h, "0")
+	if len(h) > 16 {
+		return 0, false
+	}
+	if h == "" {
+		return 0, true
+	}
+	v, err := strconv.ParseUint(h, 16, 64)
+	return v, err == nil
+}
+
+// hexString decodes hex nibbles as UTF-8, one character at a time.
+func hexString(h string) ([]rune, bool) {
+	if len(h)%2 != 0 {
+		return nil, false
+	}
+	b := make([]byte, len(h)/2)
+	for i := range b {
+		v, _ := strconv.ParseUint(h[2*i:2*i+2], 16, 8)
+		b[i] = byte(v)
+	}
+	var out []rune
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n <= 1 {
+			return nil, false
+		}
+		out = append(out, r)
+		b = b[n:]
+	}
+	return out, true
+}
+
+// quoted prints chars between quotes, escaped as Rust's escape_debug
+// does, the other quote kind left as it is.
+func (p *v0Printer) quoted(q rune, chars []rune) {
+	var b strings.Builder
+	b.WriteRune(q)
+	for _, c := range chars {
+		switch {
+		case q == '\'' && c == '"' || q == '"' && c == '\'':
+			b.WriteRune(c)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\\' || c == '\'' || c == '"':
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		case c == 0:
+			b.WriteString(`\0`)
+		case c != ' ' && (!unicode.IsPrint(c) || unicode.In(c, unicode.Mn, unicode.Me)):
+			b.WriteString(`\u{` + strconv.FormatInt(int64(c), 16) + `}`)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	b.WriteRune(q)
+	p.print(b.String())
+}
+
+func (p *v0Printer) constant(inValue bool) {
+	tag, ok := p.next()
+	if !ok {
+		return
+	}
+	if !p.push() {
+		return
+	}
+	braced := false
+	open := func() {
+		if !inValue {
+			braced = true
+			p.print("{")
+		}
+	}
+	switch tag {
+	case 'p':
+		p.print("_")
+	case 'h', 't', 'm', 'y', 'o', 'j':
+		if !p.constUint(tag) {
+			return
+		}
+	case 'a', 's', 'l', 'x', 'n', 'i':
+		if p.eat('n') {
+			p.print("-")
+		}
+		if !p.constUint(tag) {
+			return
+		}
+	case 'b':
+		h, ok := p.hex()
+		if !ok {
+			return
+		}
+		switch v, ok := hexUint(h); {
+		case ok && v == 0:
+			p.print("false")
+		case ok && v == 1:
+			p.print("true")
+		default:
+			p.fail(v0Invalid)
+			return
+		}
+	case 'c':
+		h, ok := p.hex()
+		if !ok {
+			return
+		}
+		v, ok := hexUint(h)
+		if !ok || v > unicode.MaxRune || !utf8.ValidRune(rune(v)) {
+			p.fail(v0Invalid)
+			return
+		}
+		p.quoted('\'', []rune{rune(v)})
+	case 'e':
+		open()
+		p.print("*")
+		if !p.constStr() {
+			return
+		}
+	case 'R', 'Q':
+		if tag == 'R' && p.eat('e') {
+			if !p.constStr() {
+				return
+			}
+		} else {
+			open()
+			p.print("&")
+			if tag == 'Q' {
+				p.print("mut ")
+			}
+			p.constant(true)
+		}
+	case 'A':
+		open()
+		p.print("[")
+		p.list(func() { p.constant(true) }, ", ")
+		p.print("]")
+	case 'T':
+		open()
+		p.print("(")
+		if p.list(func() { p.constant(true) }, ", ") == 1 {
+			p.print(",")
+		}
+		p.print(")")
+	case 'V':
+		open()
+		p.path(true)
+		kind, ok := p.next()
+		if !ok {
+			return
+		}
+		switch kind {
+		case 'U':
+		case 'T':
+			p.print("(")
+			p.list(func() { p.constant(true) }, ", ")
+			p.print(")")
+		case 'S':
+			p.print(" { ")
+			p.list(func() {
+				if _, ok := p.optBase62('s'); !ok {
+					return
+				}
+				name, ok := p.ident()
+				if !ok {
+					return
+				}
+				p.print(name.String() + ": ")
+				p.constant(true)
+			}, ", ")
+			p.print(" }")
+		default:
+			p.fail(v0Invalid)
+			return
+		}
+	case 'B':
+		p.backref(func() { p.constant(inValue) })
+	default:
+		p.fail(v0Invalid)
+		return
+	}
+	if braced {
+		p.print("}")
+	}
+	p.pop()
+}
+
+func (p *v0Printer) constUint(tag byte) bool {
+	h, ok := p.hex()
+	if !ok {
+		return false
+	}
+	if v, ok := hexUint(h); ok {
+		p.print(strconv.FormatUint(v, 10))
+	} else {
+		p.print("0x" + h)
+	}
+	if p.full {
+		p.print(v0BasicTypes[tag])
+	}
+	return true
+}
+
+func (p *v0Printer) constStr() bool {
+	h, ok := p.hex()
+	if !ok {
+		return false
+	}
+	chars, ok := hexString(h)
+	if !ok {
+		p.fail(v0Invalid)
+		return false
+	}
+	p.quoted('"', chars)
+	return true
+}
