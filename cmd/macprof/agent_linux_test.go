@@ -17,6 +17,7 @@ import (
 
 	"github.com/macprof/macprof/internal/collectortest"
 	"github.com/macprof/macprof/internal/testprog"
+	"github.com/macprof/macprof/profile"
 )
 
 // startAgent runs macprof agent with args and returns its process and a
@@ -106,7 +107,11 @@ func TestAgentExportsToCollector(t *testing.T) {
 		if s.Resource["process.pid"] != strconv.Itoa(p.PID) {
 			t.Fatalf("sample of process.pid %q, want %d", s.Resource["process.pid"], p.PID)
 		}
-		if s.Attrs["thread.name"] != "demo" || s.Attrs["thread.id"] == "" {
+		// Only the CPU time of threads no listing saw, [unsampled], has
+		// no thread.
+		if unsampled := len(s.Frames) == 1 && s.Frames[0] == profile.UnsampledFrame; len(s.Attrs) == 0 && !unsampled {
+			t.Fatalf("sample of frames %v has no thread attributes", s.Frames)
+		} else if len(s.Attrs) != 0 && (s.Attrs["thread.name"] != "demo" || s.Attrs["thread.id"] == "") {
 			t.Fatalf("sample attributes %v, want thread.name demo and a thread.id", s.Attrs)
 		}
 		for k, want := range map[string]string{"service.name": "demo-service", "process.executable.name": "demo"} {

@@ -136,12 +136,17 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 			sid = b.stack(set, &w.Stacks[s.Stack])
 			stackIDs[key] = sid
 		}
+		// Thread 0 holds the CPU time of threads no listing saw
+		// ([unsampled]): it names no thread, so it has no thread
+		// attributes.
 		var attrs []int32
-		if s.ThreadName != "" {
+		switch {
+		case s.Thread == 0:
+		case s.ThreadName != "":
 			attrs = b.ints.take(2)
 			attrs[0] = b.strAttr(AttrThreadName, s.ThreadName)
 			attrs[1] = b.intAttr(AttrThreadID, int64(s.Thread))
-		} else {
+		default:
 			attrs = b.ints.take(1)
 			attrs[0] = b.intAttr(AttrThreadID, int64(s.Thread))
 		}
