@@ -1,0 +1,168 @@
+package compactunwind
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/macprof/macprof/unwind"
+)
+
+// Status tells how a step ended.
+type Status uint8
+
+// Outcomes of Step. Only StepOK gives caller registers.
+const (
+	StepOK            Status = iota // the caller's registers were computed
+	StepEnd                         // the return address is zero: the chain ends here
+	StepDWARF                       // the rule defers to the __eh_frame FDE at Rule.DWARFOffset
+	StepNoInfo                      // the function has no compact unwind rule
+	StepInvalid                     // the encoding cannot be used (KindInvalid, or an arm64 frameless non-leaf)
+	StepReadFailed                  // a slot lay outside the stack copy and the fallback reader
+	StepNotIncreasing               // the caller's SP would not lie above the callee's (a cycle or a hostile stack)
+)
+
+var statusNames = [...]string{"ok", "end of chain", "use DWARF CFI", "no compact unwind rule", "invalid rule", "stack memory unreadable", "stack pointer not increasing"}
+
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("Status(%d)", uint8(s))
+}
+
+// Stepper computes callers' registers from rules. It reads the stack from
+// Stack's bulk copy and, for addresses inside [Stack.Lo, Stack.Hi) but
+// outside the copy, from Fallback. It keeps a scratch buffer, so one
+// Stepper serves one walk at a time; it allocates nothing.
+type Stepper struct {
+	Arch  unwind.Arch
+	Stack *unwind.Stack
+	// Fallback reads stack memory outside the copy; nil means such reads fail.
+	Fallback unwind.MemoryReader
+	// AddrMask strips pointer-authentication bits from return addresses
+	// (arm64e); zero means none.
+	AddrMask uint64
+	buf      [8]byte
+}
+
+// read returns the 8 bytes at addr.
+func (s *Stepper) read(addr uint64) (uint64, bool) {
+	st := s.Stack
+	if st == nil || addr > ^uint64(0)-8 {
+		return 0, false
+	}
+	if addr >= st.Base && addr-st.Base <= uint64(len(st.Data)) && uint64(len(st.Data))-(addr-st.Base) >= 8 {
+		return binary.LittleEndian.Uint64(st.Data[addr-st.Base:]), true
+	}
+	if s.Fallback == nil || addr < st.Lo || addr+8 > st.Hi {
+		return 0, false
+	}
+	if s.Fallback.ReadMemory(addr, s.buf[:]) != nil {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(s.buf[:]), true
+}
+
+func (s *Stepper) mask(a uint64) uint64 {
+	if s.AddrMask != 0 {
+		return a & s.AddrMask
+	}
+	return a
+}
+
+// Step computes the caller's registers of the function r describes, from
+// its registers regs. atStart says regs.PC is the function's first
+// instruction in the innermost frame (interrupted before its prologue):
+// then nothing has been pushed yet and the return address is in LR
+// (arm64) or at SP (x86_64), whatever the rule.
+//
+// The caller's LR is unknown after a step and is set to zero; FP is
+// restored where the rule saves it and kept otherwise. The caller's SP must
+// lie above the callee's (on arm64 a frameless leaf may leave it equal), so
+// a walk of Steps always ends.
+//
+// The rules follow CompactUnwinder.hpp: stepWithCompactEncodingFrame and
+// stepWithCompactEncodingFrameless (arm64), frameUnwind and framelessUnwind
+// (x86_64).
+func (s *Stepper) Step(r *Rule, regs unwind.Regs, atStart bool) (unwind.Regs, Status) {
+	switch {
+	case atStart && s.Arch == unwind.ArchARM64:
+		return s.fromLR(regs, regs.SP)
+	case atStart && s.Arch == unwind.ArchAMD64:
+		return s.fromStack(regs, regs.SP, regs.FP)
+	}
+	switch r.Kind {
+	case KindNone:
+		return regs, StepNoInfo
+	case KindDWARF:
+		return regs, StepDWARF
+	case KindFrame:
+		// [FP] is the caller's FP, [FP+8] the return address; the caller's
+		// SP is FP+16 (both architectures).
+		fp := regs.FP
+		if fp < regs.SP || fp > ^uint64(0)-16 {
+			return regs, StepNotIncreasing
+		}
+		callerFP, ok1 := s.read(fp)
+		ret, ok2 := s.read(fp + 8)
+		if !ok1 || !ok2 {
+			return regs, StepReadFailed
+		}
+		return s.caller(regs, ret, fp+16, callerFP)
+	case KindFrameless:
+		if s.Arch == unwind.ArchARM64 {
+			return s.fromLR(regs, regs.SP+uint64(r.StackSize))
+		}
+		// The return address lies at SP+StackSize-8, the saved registers
+		// just below it.
+		retAt := regs.SP + uint64(r.StackSize) - 8
+		if retAt < regs.SP {
+			return regs, StepNotIncreasing
+		}
+		fp := regs.FP
+		for i := uint8(0); i < r.NRegs && i < uint8(len(r.Regs)); i++ {
+			if r.Regs[i] == RegRBP {
+				v, ok := s.read(retAt - 8*uint64(r.NRegs) + 8*uint64(i))
+				if !ok {
+					return regs, StepReadFailed
+				}
+				fp = v
+			}
+		}
+		return s.fromStack(regs, retAt, fp)
+	}
+	return regs, StepInvalid
+}
+
+// fromLR takes the return address from LR and the caller's SP as given.
+func (s *Stepper) fromLR(regs unwind.Regs, sp uint64) (unwind.Regs, Status) {
+	if regs.LR == 0 {
+		// Only the innermost frame has a known LR; a frameless function
+		// further out must have saved it, which no compact rule describes.
+		return regs, StepInvalid
+	}
+	if sp < regs.SP {
+		return regs, StepNotIncreasing
+	}
+	return unwind.Regs{PC: s.mask(regs.LR), SP: sp, FP: regs.FP}, StepOK
+}
+
+// fromStack pops the return address at retAt (x86_64).
+func (s *Stepper) fromStack(regs unwind.Regs, retAt, fp uint64) (unwind.Regs, Status) {
+	ret, ok := s.read(retAt)
+	if !ok {
+		return regs, StepReadFailed
+	}
+	return s.caller(regs, ret, retAt+8, fp)
+}
+
+func (s *Stepper) caller(regs unwind.Regs, ret, sp, fp uint64) (unwind.Regs, Status) {
+	if sp <= regs.SP {
+		return regs, StepNotIncreasing
+	}
+	ret = s.mask(ret)
+	if ret == 0 {
+		return regs, StepEnd
+	}
+	return unwind.Regs{PC: ret, SP: sp, FP: fp}, StepOK
+}
