@@ -21,7 +21,7 @@ type image struct {
 	byName map[string]uint64
 }
 
-func loadImage(t *testing.T, f *macho.File) *image {
+func loadImage(t testing.TB, f *macho.File) *image {
 	t.Helper()
 	sec := f.Section("__text")
 	data, err := sec.Data()
@@ -39,7 +39,7 @@ func loadImage(t *testing.T, f *macho.File) *image {
 	return im
 }
 
-func (im *image) sym(t *testing.T, name string) uint64 {
+func (im *image) sym(t testing.TB, name string) uint64 {
 	t.Helper()
 	a, ok := im.byName["_"+name]
 	if !ok {
@@ -64,7 +64,7 @@ func (im *image) u32(addr uint64) uint32 {
 // callSite returns the return address of the first call from function
 // `from` to function `to`, found by decoding from's BL (arm64) or
 // CALL rel32 (x86_64) instructions.
-func (im *image) callSite(t *testing.T, from, to string) uint64 {
+func (im *image) callSite(t testing.TB, from, to string) uint64 {
 	t.Helper()
 	start, target := im.sym(t, from), im.sym(t, to)
 	end := im.addr + uint64(len(im.text))
@@ -98,7 +98,7 @@ func (im *image) callSite(t *testing.T, from, to string) uint64 {
 // pointer set-up and stack allocation. Register values are distinct
 // markers, so saved slots can be checked.
 type machine struct {
-	t     *testing.T
+	t     testing.TB
 	im    *image
 	stack unwind.Stack
 	x     [32]uint64 // arm64 x0..x30 and SP at 31; x86_64 rax..r15 by number, RSP at 4
@@ -115,7 +115,7 @@ const (
 	a64LR     = 30
 )
 
-func newMachine(t *testing.T, im *image) *machine {
+func newMachine(t testing.TB, im *image) *machine {
 	m := &machine{t: t, im: im}
 	m.stack = unwind.Stack{Base: stackTop - stackSize, Data: make([]byte, stackSize), Lo: stackTop - stackSize, Hi: stackTop}
 	for i := range m.x {

@@ -1,0 +1,106 @@
+package compactunwind
+
+import (
+	"debug/macho"
+	"os"
+	"testing"
+
+	"github.com/macprof/macprof/unwind"
+)
+
+// fixtureWalk prepares the x86_64 or arm64 fixture's leaf_asm > caller >
+// main stack, sampled inside leaf_asm.
+func fixtureWalk(t testing.TB, arch string) (*Table, *Stepper, unwind.Regs, uint64) {
+	f, err := macho.Open(fixturePath(arch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tab, _, err := FromMachO(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := loadImage(t, f)
+	m := newMachine(t, im)
+	m.pc = im.sym(t, "main")
+	for m.step() {
+	}
+	m.call("caller", im.callSite(t, "main", "caller"), -1)
+	m.call("leaf_asm", im.callSite(t, "caller", "leaf_asm"), -1)
+	m.pc += 4
+	return tab, &Stepper{Arch: tab.Arch(), Stack: &m.stack}, m.regs(), im.base
+}
+
+// walkAll looks up and steps until the chain ends; it returns the frames.
+func walkAll(tab *Table, s *Stepper, regs unwind.Regs, base uint64) int {
+	n := 0
+	for {
+		pc := regs.PC
+		if n > 0 {
+			pc--
+		}
+		n++
+		r, ok := tab.Lookup(uint32(pc - base))
+		if !ok {
+			return n
+		}
+		var st Status
+		if regs, st = s.Step(&r, regs, false); st != StepOK {
+			return n
+		}
+	}
+}
+
+func TestLookupAndStepDoNotAllocate(t *testing.T) {
+	for _, arch := range fixtureArchs {
+		tab, s, regs, base := fixtureWalk(t, arch)
+		if n := walkAll(tab, s, regs, base); n != 3 {
+			t.Fatalf("%s: walk of %d frames, want 3", arch, n)
+		}
+		if a := testing.AllocsPerRun(1000, func() { walkAll(tab, s, regs, base) }); a != 0 {
+			t.Errorf("%s: %v allocations per walk, want 0", arch, a)
+		}
+	}
+}
+
+// BenchmarkStep measures one Lookup plus Step, averaged over the fixture's
+// three-frame walk (ns/op is per frame).
+func BenchmarkStep(b *testing.B) {
+	for _, arch := range fixtureArchs {
+		b.Run(arch, func(b *testing.B) {
+			tab, s, regs, base := fixtureWalk(b, arch)
+			b.ReportAllocs()
+			frames := 0
+			for b.Loop() {
+				frames += walkAll(tab, s, regs, base)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
+		})
+	}
+}
+
+// BenchmarkBuildTable measures Parse plus NewTable on the fixture and, if
+// MACHO_BENCH names one, on a larger Mach-O.
+func BenchmarkBuildTable(b *testing.B) {
+	paths := map[string]string{"fixture_arm64": fixturePath("arm64"), "fixture_x86_64": fixturePath("x86_64")}
+	if p := os.Getenv("MACHO_BENCH"); p != "" {
+		paths["MACHO_BENCH"] = p
+	}
+	for name, p := range paths {
+		b.Run(name, func(b *testing.B) {
+			f, err := macho.Open(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			b.ReportAllocs()
+			var tab *Table
+			for b.Loop() {
+				if tab, _, err = FromMachO(f); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(tab.Len()), "entries")
+		})
+	}
+}
