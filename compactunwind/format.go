@@ -46,15 +46,3 @@ const (
 	compressedOffMask  = 0x00FFFFFF // UNWIND_INFO_COMPRESSED_ENTRY_FUNC_OFFSET, line 473
 	compressedIdxShift = 24         // UNWIND_INFO_COMPRESSED_ENTRY_ENCODING_INDEX, line 474
 )
-
-// x86_64 register numbers in compact encodings: UNWIND_X86_64_REG_NONE..RBP,
-// compact_unwind_encoding.h lines 224-230.
-const (
-	x86RegNone = 0
-	x86RegRBX  = 1
-	x86RegR12  = 2
-	x86RegR13  = 3
-	x86RegR14  = 4
-	x86RegR15  = 5
-	x86RegRBP  = 6
-)

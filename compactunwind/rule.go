@@ -39,7 +39,8 @@ func (k Kind) String() string {
 // Reg names a callee-saved register a compact encoding restores.
 type Reg uint8
 
-// Registers of x86_64 encodings (UNWIND_X86_64_REG_*) and arm64 pairs.
+// Registers of x86_64 encodings, numbered as UNWIND_X86_64_REG_NONE..RBP
+// (compact_unwind_encoding.h lines 224-230).
 const (
 	RegNone Reg = iota
 	RegRBX
