@@ -3,6 +3,7 @@ package compactunwind
 import (
 	"debug/macho"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/macprof/macprof/unwind"
@@ -82,7 +83,7 @@ func BenchmarkStep(b *testing.B) {
 // BenchmarkBuildTable measures Parse plus NewTable on the fixture and, if
 // MACHO_BENCH names one, on a larger Mach-O.
 func BenchmarkBuildTable(b *testing.B) {
-	paths := map[string]string{"fixture_arm64": fixturePath("arm64"), "fixture_x86_64": fixturePath("x86_64")}
+	paths := map[string]string{"fixture_arm64": fixturePath("arm64"), "fixture_x86_64": fixturePath("x86_64"), "big_arm64": filepath.Join("testdata", "big_arm64")}
 	if p := os.Getenv("MACHO_BENCH"); p != "" {
 		paths["MACHO_BENCH"] = p
 	}

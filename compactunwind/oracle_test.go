@@ -137,11 +137,22 @@ func eqSlices[T comparable](a, b []T) bool {
 
 // TestParseMatchesObjdump compares every field of the fixtures'
 // __unwind_info with what llvm-objdump --unwind-info prints.
+//
+// big_arm64 adds an __unwind_info of several second-level pages.
 func TestParseMatchesObjdump(t *testing.T) {
-	for _, arch := range fixtureArchs {
-		t.Run(arch, func(t *testing.T) {
-			want := runObjdump(t, fixturePath(arch))
-			_, _, sec := parseFixture(t, arch)
+	for _, name := range []string{"prog_arm64", "prog_x86_64", "big_arm64"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("testdata", name)
+			want := runObjdump(t, path)
+			f, err := macho.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			tab, sec, err := FromMachO(f)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if sec.Version != want.version {
 				t.Errorf("version %d, objdump %d", sec.Version, want.version)
 			}
@@ -165,9 +176,23 @@ func TestParseMatchesObjdump(t *testing.T) {
 			if !eqSlices(sec.Entries, want.entries) {
 				t.Errorf("entries %#x\nobjdump %#x", sec.Entries, want.entries)
 			}
-			// The fixture exercises personalities and LSDAs.
-			if len(sec.Personalities) == 0 || len(sec.LSDA) == 0 {
-				t.Errorf("fixture has %d personalities and %d LSDA entries, want some of each", len(sec.Personalities), len(sec.LSDA))
+			for i, e := range want.entries {
+				if i+1 < len(want.entries) && want.entries[i+1].Start == e.Start {
+					continue // an empty range
+				}
+				if r, ok := tab.Lookup(e.Start); !ok || r.Start != e.Start || r.Encoding != e.Encoding {
+					t.Errorf("Lookup(%#x) = %+v, %v; objdump lists encoding %#x", e.Start, r, ok, e.Encoding)
+				}
+			}
+			if tab.Len() != len(want.entries) {
+				t.Errorf("table of %d ranges, objdump lists %d entries", tab.Len(), len(want.entries))
+			}
+			// What each fixture is there to exercise.
+			if name == "big_arm64" && len(sec.Index) < 3 {
+				t.Errorf("big_arm64 has %d second-level pages, want several", len(sec.Index)-1)
+			}
+			if name != "big_arm64" && (len(sec.Personalities) == 0 || len(sec.LSDA) == 0 || len(sec.CommonEncodings) == 0) {
+				t.Errorf("%s has %d common encodings, %d personalities and %d LSDA entries, want some of each", name, len(sec.CommonEncodings), len(sec.Personalities), len(sec.LSDA))
 			}
 		})
 	}
