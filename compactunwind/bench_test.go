@@ -105,3 +105,28 @@ func BenchmarkBuildTable(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWalk measures Stepper.Walk over the fixture's three-frame
+// stack (image lookup, rule lookup and step per frame).
+func BenchmarkWalk(b *testing.B) {
+	for _, arch := range fixtureArchs {
+		b.Run(arch, func(b *testing.B) {
+			tab, s, regs, _ := fixtureWalk(b, arch)
+			f, err := macho.Open(fixturePath(arch))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			imgs := fixtureImages(b, loadImage(b, f), tab)
+			dst := make([]uint64, 0, 64)
+			b.ReportAllocs()
+			frames := 0
+			for b.Loop() {
+				var pcs []uint64
+				pcs, _ = s.Walk(imgs, regs, dst)
+				frames += len(pcs)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
+		})
+	}
+}
