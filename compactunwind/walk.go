@@ -95,7 +95,11 @@ var fpRule = Rule{Kind: KindFrame}
 
 // Walk appends the PC and each caller's return address to dst[:0] while
 // it has room, using the compact rule of each PC's image and the
-// frame-pointer rule where no image covers the PC. It ends at the end of
+// frame-pointer rule where no image covers the PC. Compact rules describe
+// a function's body, not its prologue and epilogue; for the innermost
+// frame on arm64 those are recognised from LR (see lrIsCaller). On x86_64
+// a sample on the one instruction between "push %rbp" and
+// "mov %rsp, %rbp", or on the "ret" after "pop %rbp", misses the caller. It ends at the end of
 // the chain, at a frame that needs DWARF CFI (see WalkResult), or at a
 // step that fails; every step moves SP up, so it always ends. It does not
 // allocate.
@@ -126,6 +130,9 @@ func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64
 				atStart = first && regs.PC-im.Base == uint64(r.Start)
 			}
 		}
+		if first && !atStart && rule.Kind == KindFrame && s.Arch == unwind.ArchARM64 {
+			atStart = s.lrIsCaller(regs, rule, im)
+		}
 		if rule == &fpRule {
 			res.FPFrames++
 		} else if rule.Kind == KindFrame || rule.Kind == KindFrameless {
@@ -142,4 +149,26 @@ func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64
 		regs = out
 	}
 	return dst, res
+}
+
+// lrIsCaller decides, for the innermost frame of a function that keeps a
+// frame record (arm64), whether the sample fell in its prologue before the
+// record was set up or in its epilogue after it was taken down: then LR
+// holds the return address and FP is still the caller's. It is so when LR
+// is set, does not point into the function itself (which it does after the
+// function has made a call of its own), and differs from the return
+// address in the record at FP. The same test without the range check is
+// the frame-pointer walker's (unwind.Walker).
+func (s *Stepper) lrIsCaller(regs unwind.Regs, rule *Rule, im *Image) bool {
+	lr := s.mask(regs.LR)
+	if lr == 0 {
+		return false
+	}
+	if rule != &fpRule && im != nil {
+		if at := lr - 1 - im.Base; lr-1 >= im.Base && at >= uint64(rule.Start) && at < uint64(rule.End) {
+			return false
+		}
+	}
+	ret, ok := s.read(regs.FP + 8)
+	return !ok || s.mask(ret) != lr
 }

@@ -79,6 +79,41 @@ func TestWalkImages(t *testing.T) {
 			if !im.arm64 {
 				return
 			}
+			// The innermost frame in a prologue, an epilogue, and a body
+			// whose LR is stale after a call of its own.
+			mainSaver := im.callSite(t, "main", "saver")
+			m = newMachine(t, im)
+			m.pc = im.sym(t, "main")
+			for m.step() {
+			}
+			m.call("saver", mainSaver, 1) // after its first stp, before add x29
+			s.Stack = &m.stack
+			if pcs, res := s.Walk(imgs, m.regs(), pcs); !eqSlices(pcs, []uint64{im.sym(t, "saver") + 4, mainSaver}) || res.Stop != StepEnd {
+				t.Errorf("walk from saver's prologue %#x %+v", pcs, res)
+			}
+			for m.step() {
+			}
+			m.x[a64LR] = im.callSite(t, "saver", "caller") // returned from a call
+			m.pc = m.x[a64LR]
+			if pcs, res := s.Walk(imgs, m.regs(), pcs); !eqSlices(pcs, []uint64{m.pc, mainSaver}) || res.Stop != StepEnd {
+				t.Errorf("walk from saver's body with a stale LR %#x %+v", pcs, res)
+			}
+			m = newMachine(t, im)
+			m.pc = im.sym(t, "main")
+			for m.step() {
+			}
+			mainCaller := im.callSite(t, "main", "caller")
+			m.call("caller", mainCaller, -1)
+			// ldp x29, x30, [sp], #16: the epilogue, up to the ret.
+			m.x[a64FP], m.x[a64LR] = m.load(m.x[a64SP]), m.load(m.x[a64SP]+8)
+			m.x[a64SP] += 16
+			for m.im.u32(m.pc) != 0xd65f03c0 {
+				m.pc += 4
+			}
+			s.Stack = &m.stack
+			if pcs, res := s.Walk(imgs, m.regs(), pcs); !eqSlices(pcs, []uint64{m.pc, mainCaller}) || res.Stop != StepEnd {
+				t.Errorf("walk from caller's ret %#x %+v", pcs, res)
+			}
 			// main > nofp_caller (DWARF-mode on arm64) > leaf_asm.
 			m = newMachine(t, im)
 			m.pc = im.sym(t, "main")
