@@ -109,13 +109,20 @@ func runObjdump(t *testing.T, path string) objdumpUnwind {
 	return u
 }
 
-func parseFixture(t *testing.T, arch string) (*macho.File, *Table, *Section) {
+// openMachO opens a Mach-O file for the test's duration.
+func openMachO(t testing.TB, path string) *macho.File {
 	t.Helper()
-	f, err := macho.Open(fixturePath(arch))
+	f, err := macho.Open(path)
 	if err != nil {
 		t.Fatalf("%v (rebuild with sh compactunwind/testdata/build.sh)", err)
 	}
 	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func parseFixture(t *testing.T, arch string) (*macho.File, *Table, *Section) {
+	t.Helper()
+	f := openMachO(t, fixturePath(arch))
 	tab, sec, err := FromMachO(f)
 	if err != nil {
 		t.Fatal(err)
@@ -144,12 +151,7 @@ func TestParseMatchesObjdump(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", name)
 			want := runObjdump(t, path)
-			f, err := macho.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			tab, sec, err := FromMachO(f)
+			tab, sec, err := FromMachO(openMachO(t, path))
 			if err != nil {
 				t.Fatal(err)
 			}

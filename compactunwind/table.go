@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 
+	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -80,17 +82,23 @@ func (t *Table) Lookup(off uint32) (r Rule, ok bool) {
 	return decode(t.arch, t.starts[i], end, t.encs[i], size), true
 }
 
+// archOf maps a Mach-O cputype to the architecture of its unwind rules.
+func archOf(cpu macho.Cpu) (unwind.Arch, error) {
+	switch cpu {
+	case macho.CpuArm64:
+		return unwind.ArchARM64, nil
+	case macho.CpuAmd64:
+		return unwind.ArchAMD64, nil
+	}
+	return unwind.ArchUnknown, fmt.Errorf("compactunwind: unsupported CPU %v", cpu)
+}
+
 // FromMachO parses the __TEXT,__unwind_info section of f and compiles it.
 // It returns ErrNoUnwindInfo when the image has none.
 func FromMachO(f *macho.File) (*Table, *Section, error) {
-	var arch unwind.Arch
-	switch f.Cpu {
-	case macho.CpuArm64:
-		arch = unwind.ArchARM64
-	case macho.CpuAmd64:
-		arch = unwind.ArchAMD64
-	default:
-		return nil, nil, fmt.Errorf("compactunwind: unsupported CPU %v", f.Cpu)
+	arch, err := archOf(f.Cpu)
+	if err != nil {
+		return nil, nil, err
 	}
 	sec := f.Section("__unwind_info")
 	if sec == nil || sec.Seg != "__TEXT" {
@@ -100,24 +108,91 @@ func FromMachO(f *macho.File) (*Table, *Section, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("compactunwind: reading __unwind_info: %w", err)
 	}
-	s, err := Parse(data)
-	if err != nil {
-		return nil, nil, err
-	}
 	seg := f.Segment("__TEXT")
 	if seg == nil {
 		return nil, nil, errors.New("compactunwind: no __TEXT segment")
 	}
-	text := func(off uint32) (uint32, bool) {
+	// __TEXT starts at image offset 0.
+	return compile(data, arch, readU32(seg, seg.Filesz))
+}
+
+// readU32 returns a reader of 32-bit words at offsets of r below limit.
+func readU32(r io.ReaderAt, limit uint64) func(off uint32) (uint32, bool) {
+	return func(off uint32) (uint32, bool) {
 		var b [4]byte
-		// __TEXT starts at file offset seg.Offset and image offset 0.
-		if _, err := seg.ReadAt(b[:], int64(off)); err != nil {
+		if uint64(off)+4 > limit {
+			return 0, false
+		}
+		if _, err := r.ReadAt(b[:], int64(off)); err != nil {
 			return 0, false
 		}
 		return binary.LittleEndian.Uint32(b[:]), true
 	}
+}
+
+func compile(data []byte, arch unwind.Arch, text func(uint32) (uint32, bool)) (*Table, *Section, error) {
+	s, err := Parse(data)
+	if err != nil {
+		return nil, nil, err
+	}
 	t, err := NewTable(s, arch, text)
 	return t, s, err
+}
+
+// MaxSectionSize bounds the __unwind_info FromMemory reads: a hostile
+// header cannot make it read or allocate more. The largest system
+// libraries' sections are a few hundred KiB.
+const MaxSectionSize = 16 << 20
+
+// FromMemory reads the __TEXT,__unwind_info section of the image whose
+// mach header is at loadAddr in a target's memory and compiles it; images
+// of the dyld shared cache are read the same way. It returns
+// ErrNoUnwindInfo when the image has none.
+func FromMemory(r unwind.MemoryReader, loadAddr uint64) (*Table, *Section, error) {
+	m, err := images.ReadMachOFromMemory(r, loadAddr)
+	if err != nil {
+		return nil, nil, err
+	}
+	arch, err := archOf(macho.Cpu(m.CPU))
+	if err != nil {
+		return nil, nil, err
+	}
+	text := m.Text()
+	if text == nil {
+		return nil, nil, errors.New("compactunwind: no __TEXT segment")
+	}
+	var sec *images.MachOSection
+	for i := range m.Sections {
+		if m.Sections[i].Segment == "__TEXT" && m.Sections[i].Name == "__unwind_info" {
+			sec = &m.Sections[i]
+		}
+	}
+	if sec == nil {
+		return nil, nil, ErrNoUnwindInfo
+	}
+	// The section must lie inside __TEXT, whose offsets start at 0.
+	off := sec.Addr - text.Addr
+	if sec.Addr < text.Addr || off > text.Size || sec.Size > text.Size-off || sec.Size > MaxSectionSize {
+		return nil, nil, fmt.Errorf("compactunwind: __unwind_info [%#x, +%#x) is not inside __TEXT [%#x, +%#x) or exceeds %d bytes", sec.Addr, sec.Size, text.Addr, text.Size, MaxSectionSize)
+	}
+	data := make([]byte, sec.Size)
+	if err := r.ReadMemory(loadAddr+off, data); err != nil {
+		return nil, nil, fmt.Errorf("compactunwind: reading __unwind_info at %#x: %w", loadAddr+off, err)
+	}
+	return compile(data, arch, readU32(memAt{r, loadAddr}, text.Size))
+}
+
+// memAt reads a target's memory at offsets from base.
+type memAt struct {
+	r    unwind.MemoryReader
+	base uint64
+}
+
+func (m memAt) ReadAt(p []byte, off int64) (int, error) {
+	if err := m.r.ReadMemory(m.base+uint64(off), p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // ErrNoUnwindInfo says an image has no __TEXT,__unwind_info section.
