@@ -19,9 +19,10 @@ const (
 	StepInvalid                     // the encoding cannot be used (KindInvalid, or an arm64 frameless non-leaf)
 	StepReadFailed                  // a slot lay outside the stack copy and the fallback reader
 	StepNotIncreasing               // the caller's SP would not lie above the callee's (a cycle or a hostile stack)
+	StepNoTable                     // Walk: the PC's image has no table yet (see Images.BuildWanted)
 )
 
-var statusNames = [...]string{"ok", "end of chain", "use DWARF CFI", "no compact unwind rule", "invalid rule", "stack memory unreadable", "stack pointer not increasing"}
+var statusNames = [...]string{"ok", "end of chain", "use DWARF CFI", "no compact unwind rule", "invalid rule", "stack memory unreadable", "stack pointer not increasing", "image table not built yet"}
 
 func (s Status) String() string {
 	if int(s) < len(statusNames) {

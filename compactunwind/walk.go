@@ -1,38 +1,52 @@
 package compactunwind
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/macprof/macprof/unwind"
 )
 
 // Image places one image's table in a process: its code lies in
 // [Start, End) and its image offsets count from Base, the load address of
-// its mach header.
+// its mach header. Key names the image for a Cache (its UUID). Table may
+// be nil: the table is then built on demand (see Images.BuildWanted).
 type Image struct {
 	Start, End uint64
 	Base       uint64
+	Key        string
 	Table      *Table
 }
 
-// Images is a read-only set of loaded images, sorted for lookup by PC. It
-// is built once per change of the process's image list and shared by
-// walks.
-type Images struct {
-	list []Image
+// slot is one image of an Images, with its table once built.
+type slot struct {
+	Image
+	table  atomic.Pointer[Table]
+	wanted atomic.Bool // a walk needed the table before it was built
+	failed atomic.Bool // building it failed: the image is walked by frame pointers
 }
 
-// NewImages sorts imgs by start. Images with an empty range or no table
-// are dropped; overlapping ranges are an error.
+// Images is the set of a process's loaded images, sorted for lookup by PC.
+// It is built once per change of the image list; walks may run
+// concurrently with BuildWanted, which fills in tables that walks asked
+// for, so that tables are built lazily but never while a thread is
+// stopped.
+type Images struct {
+	list []slot
+}
+
+// NewImages sorts imgs by start. Images with an empty range or a base
+// above their start are dropped; overlapping ranges are an error.
 func NewImages(imgs []Image) (*Images, error) {
-	list := make([]Image, 0, len(imgs))
+	keep := make([]Image, 0, len(imgs))
 	for _, im := range imgs {
-		if im.Table != nil && im.Start < im.End && im.Base <= im.Start {
-			list = append(list, im)
+		if im.Start < im.End && im.Base <= im.Start {
+			keep = append(keep, im)
 		}
 	}
-	slices.SortFunc(list, func(a, b Image) int {
+	slices.SortFunc(keep, func(a, b Image) int {
 		switch {
 		case a.Start < b.Start:
 			return -1
@@ -41,16 +55,19 @@ func NewImages(imgs []Image) (*Images, error) {
 		}
 		return 0
 	})
-	for i := 1; i < len(list); i++ {
-		if list[i].Start < list[i-1].End {
-			return nil, fmt.Errorf("compactunwind: images [%#x, %#x) and [%#x, %#x) overlap", list[i-1].Start, list[i-1].End, list[i].Start, list[i].End)
+	s := &Images{list: make([]slot, len(keep))}
+	for i, im := range keep {
+		if i > 0 && im.Start < keep[i-1].End {
+			return nil, fmt.Errorf("compactunwind: images [%#x, %#x) and [%#x, %#x) overlap", keep[i-1].Start, keep[i-1].End, im.Start, im.End)
 		}
+		s.list[i].Image = im
+		s.list[i].table.Store(im.Table)
 	}
-	return &Images{list: list}, nil
+	return s, nil
 }
 
-// find returns the image whose code holds pc, or nil.
-func (s *Images) find(pc uint64) *Image {
+// find returns the slot of the image whose code holds pc, or nil.
+func (s *Images) find(pc uint64) *slot {
 	if s == nil {
 		return nil
 	}
@@ -69,15 +86,46 @@ func (s *Images) find(pc uint64) *Image {
 	return &s.list[lo-1]
 }
 
+// BuildWanted builds the tables walks have asked for since the last call,
+// with build (typically a Cache lookup around FromMemory). An image whose
+// table cannot be built is walked by frame pointers from then on. It
+// returns how many tables it built and the first error.
+func (s *Images) BuildWanted(build func(Image) (*Table, error)) (int, error) {
+	if s == nil {
+		return 0, nil
+	}
+	n := 0
+	var first error
+	for i := range s.list {
+		sl := &s.list[i]
+		if !sl.wanted.Load() || sl.table.Load() != nil || sl.failed.Load() {
+			continue
+		}
+		t, err := build(sl.Image)
+		if err != nil || t == nil {
+			sl.failed.Store(true)
+			if first == nil && err != nil && !errors.Is(err, ErrNoUnwindInfo) {
+				first = err
+			}
+			continue
+		}
+		sl.table.Store(t)
+		n++
+	}
+	return n, first
+}
+
 // WalkResult summarises a walk.
 type WalkResult struct {
 	// Stop is the status of the step that ended the walk: StepEnd for a
 	// complete chain, StepDWARF when a frame needs DWARF CFI.
 	Stop Status
-	// At a StepDWARF stop, Regs are the registers of the last frame
-	// returned, Image the image whose rule asked for DWARF, and Rule that
-	// rule (its DWARFOffset is the FDE's offset in the image's
-	// __eh_frame): a CFI unwinder continues from there.
+	// Regs are the registers of the last frame returned, from which
+	// another unwinder may continue. At a StepDWARF stop Image is the
+	// image whose rule asked for DWARF and Rule that rule (its
+	// DWARFOffset is the FDE's offset in the image's __eh_frame); at a
+	// StepNoTable stop Image is the image whose table is not built yet
+	// (it is marked wanted for Images.BuildWanted).
 	Regs  unwind.Regs
 	Image *Image
 	Rule  Rule
@@ -99,9 +147,11 @@ var fpRule = Rule{Kind: KindFrame}
 // a function's body, not its prologue and epilogue; for the innermost
 // frame on arm64 those are recognised from LR (see lrIsCaller). On x86_64
 // a sample on the one instruction between "push %rbp" and
-// "mov %rsp, %rbp", or on the "ret" after "pop %rbp", misses the caller. It ends at the end of
-// the chain, at a frame that needs DWARF CFI (see WalkResult), or at a
-// step that fails; every step moves SP up, so it always ends. It does not
+// "mov %rsp, %rbp", or on the "ret" after "pop %rbp", misses the caller.
+//
+// The walk ends at the end of the chain, at a frame that needs DWARF CFI
+// or whose image's table is not built yet (see WalkResult), or at a step
+// that fails; every step moves SP up, so it always ends. It does not
 // allocate.
 func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64, WalkResult) {
 	dst = dst[:0]
@@ -121,13 +171,23 @@ func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64
 		if !first {
 			pc-- // a return address: the call lies before it
 		}
-		rule, im := &fpRule, images.find(pc)
+		rule, sl := &fpRule, images.find(pc)
+		var im *Image
 		atStart := false
 		var r Rule
-		if im != nil && pc-im.Base < 1<<32 {
-			if found, ok := im.Table.Lookup(uint32(pc - im.Base)); ok {
-				r, rule = found, &r
-				atStart = first && regs.PC-im.Base == uint64(r.Start)
+		if sl != nil {
+			im = &sl.Image
+			tab := sl.table.Load()
+			if tab == nil && !sl.failed.Load() {
+				sl.wanted.Store(true)
+				res.Stop, res.Regs, res.Image = StepNoTable, regs, im
+				break
+			}
+			if tab != nil && pc-im.Base < 1<<32 {
+				if found, ok := tab.Lookup(uint32(pc - im.Base)); ok {
+					r, rule = found, &r
+					atStart = first && regs.PC-im.Base == uint64(r.Start)
+				}
 			}
 		}
 		if first && !atStart && rule.Kind == KindFrame && s.Arch == unwind.ArchARM64 {
@@ -171,4 +231,31 @@ func (s *Stepper) lrIsCaller(regs unwind.Regs, rule *Rule, im *Image) bool {
 	}
 	ret, ok := s.read(regs.FP + 8)
 	return !ok || s.mask(ret) != lr
+}
+
+// WalkWithFallback walks with compact rules as Walk does and, where that
+// walk stops before the end of the chain (a frame needing DWARF CFI, an
+// image whose table is not built yet, a failed step), continues from the
+// frame it stopped at with the frame-pointer walker fp, over the same
+// stack. The result is what fp.Walk would report for the whole walk: its
+// Stop and counters for the part it walked, and the hash of all the PCs
+// returned. With no images it is fp.Walk. It does not allocate.
+func (s *Stepper) WalkWithFallback(images *Images, fp *unwind.Walker, regs unwind.Regs, stack *unwind.Stack, dst []uint64) ([]uint64, unwind.Result, WalkResult) {
+	s.Stack = stack
+	pcs, res := s.Walk(images, regs, dst)
+	switch {
+	case res.Stop == StepEnd:
+		return pcs, unwind.Result{Stop: unwind.StopEnd, Hash: unwind.HashPCs(pcs)}, res
+	case res.Full:
+		return pcs, unwind.Result{Stop: unwind.StopNoRoom, Hash: unwind.HashPCs(pcs)}, res
+	case len(pcs) == 0:
+		out, r := fp.Walk(regs, stack, dst)
+		return out, r, res
+	}
+	// fp rewrites the last frame's PC and appends its callers after it.
+	n := len(pcs) - 1
+	out, r := fp.Walk(res.Regs, stack, pcs[n:n])
+	pcs = pcs[:n+len(out)]
+	r.Hash = unwind.HashPCs(pcs)
+	return pcs, r, res
 }

@@ -137,11 +137,11 @@ func TestNewImages(t *testing.T) {
 	if _, err := NewImages([]Image{{Start: 0x1000, End: 0x3000, Table: tab}, {Start: 0x2000, End: 0x4000, Table: tab}}); err == nil {
 		t.Error("overlapping images accepted")
 	}
-	imgs, err := NewImages([]Image{{Start: 0x5000, End: 0x6000, Base: 0x5000, Table: tab}, {Start: 0x1000, End: 0x2000, Table: tab}, {Start: 0x3000, End: 0x4000}})
+	imgs, err := NewImages([]Image{{Start: 0x5000, End: 0x6000, Base: 0x5000, Table: tab}, {Start: 0x1000, End: 0x2000, Table: tab}, {Start: 0x3000, End: 0x4000}, {Start: 0x7000, End: 0x7000}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for pc, want := range map[uint64]uint64{0xfff: 0, 0x1000: 0x1000, 0x1fff: 0x1000, 0x2000: 0, 0x3500: 0, 0x5800: 0x5000, 0x6000: 0} {
+	for pc, want := range map[uint64]uint64{0xfff: 0, 0x1000: 0x1000, 0x1fff: 0x1000, 0x2000: 0, 0x3500: 0x3000, 0x5800: 0x5000, 0x6000: 0, 0x7000: 0} {
 		got := uint64(0)
 		if im := imgs.find(pc); im != nil {
 			got = im.Start
@@ -149,5 +149,93 @@ func TestNewImages(t *testing.T) {
 		if got != want {
 			t.Errorf("find(%#x) = image at %#x, want %#x", pc, got, want)
 		}
+	}
+}
+
+// TestLazyTablesAndFallback checks that a walk reaching an image whose
+// table is not built asks for it and hands over to the frame-pointer
+// walker, that BuildWanted then builds it for the next walk, and that an
+// image whose table cannot be built is walked by frame pointers.
+func TestLazyTablesAndFallback(t *testing.T) {
+	for _, arch := range fixtureArchs {
+		t.Run(arch, func(t *testing.T) {
+			f, tab, _ := parseFixture(t, arch)
+			im := loadImage(t, f)
+			m := newMachine(t, im)
+			m.pc = im.sym(t, "main")
+			for m.step() {
+			}
+			m.call("caller", im.callSite(t, "main", "caller"), -1)
+			m.call("leaf_asm", im.callSite(t, "caller", "leaf_asm"), -1)
+			m.pc += 4
+			fp, err := unwind.NewWalker(unwind.Config{Arch: tab.Arch()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fpPCs, fpRes := fp.Walk(m.regs(), &m.stack, make([]uint64, 0, 16))
+			lazy := []Image{{Start: im.addr, End: im.addr + uint64(len(im.text)), Base: im.base, Key: "fixture"}}
+			imgs, err := NewImages(lazy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &Stepper{Arch: tab.Arch()}
+			dst := make([]uint64, 0, 16)
+			pcs, r, res := s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst)
+			if res.Stop != StepNoTable || res.Image == nil || res.Image.Key != "fixture" || !eqSlices(pcs, fpPCs) || r != fpRes {
+				t.Errorf("walk before the table is built: %#x %+v %+v; want the frame-pointer walk %#x %+v", pcs, r, res, fpPCs, fpRes)
+			}
+			built, err := imgs.BuildWanted(func(got Image) (*Table, error) {
+				if got.Key != "fixture" {
+					t.Errorf("asked to build %+v", got)
+				}
+				return tab, nil
+			})
+			if built != 1 || err != nil {
+				t.Fatalf("BuildWanted = %d, %v", built, err)
+			}
+			pcs, r, res = s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst)
+			want := []uint64{im.sym(t, "leaf_asm") + 4, im.callSite(t, "caller", "leaf_asm"), im.callSite(t, "main", "caller")}
+			if !eqSlices(pcs, want) || r.Stop != unwind.StopEnd || r.Hash != unwind.HashPCs(want) || res.CompactFrames != 3 {
+				t.Errorf("walk with the table: %#x %+v %+v, want %#x", pcs, r, res, want)
+			}
+			if a := testing.AllocsPerRun(200, func() { s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst) }); a != 0 {
+				t.Errorf("WalkWithFallback: %v allocations, want 0", a)
+			}
+			if n, _ := imgs.BuildWanted(func(Image) (*Table, error) { t.Error("built twice"); return nil, nil }); n != 0 {
+				t.Errorf("second BuildWanted built %d", n)
+			}
+
+			// A table that cannot be built: frame pointers for that image.
+			imgs, _ = NewImages(lazy)
+			s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst)
+			if n, err := imgs.BuildWanted(func(Image) (*Table, error) { return nil, ErrNoUnwindInfo }); n != 0 || err != nil {
+				t.Errorf("BuildWanted of an image without __unwind_info = %d, %v", n, err)
+			}
+			pcs, r, res = s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst)
+			if res.Stop != StepEnd || res.FPFrames != len(pcs) || r.Hash != unwind.HashPCs(pcs) {
+				t.Errorf("walk of an image without a table: %#x %+v %+v", pcs, r, res)
+			}
+			if a := testing.AllocsPerRun(200, func() { s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst) }); a != 0 {
+				t.Errorf("WalkWithFallback by frame pointers: %v allocations, want 0", a)
+			}
+
+			if tab.Arch() != unwind.ArchARM64 {
+				return
+			}
+			// Compact rules, then frame pointers from a DWARF-mode frame.
+			imgs = fixtureImages(t, im, tab)
+			m = newMachine(t, im)
+			m.pc = im.sym(t, "main")
+			for m.step() {
+			}
+			m.call("nofp_caller", im.callSite(t, "main", "nofp_caller"), -1)
+			m.call("leaf_asm", im.callSite(t, "nofp_caller", "leaf_asm"), -1)
+			m.pc += 4
+			pcs, r, res = s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst)
+			fpPCs, _ = fp.Walk(m.regs(), &m.stack, make([]uint64, 0, 16))
+			if res.Stop != StepDWARF || !eqSlices(pcs, fpPCs) || r.Hash != unwind.HashPCs(pcs) || len(pcs) < 2 {
+				t.Errorf("walk through a DWARF frame: %#x %+v %+v (frame pointers alone: %#x)", pcs, r, res, fpPCs)
+			}
+		})
 	}
 }
