@@ -3,6 +3,7 @@ package compactunwind
 import (
 	"container/list"
 	"sync"
+	"unsafe"
 )
 
 // Cache keeps compiled tables by image key (the Mach-O UUID), so that an
@@ -31,7 +32,9 @@ func NewCache(maxBytes int64) *Cache {
 }
 
 // Bytes returns the memory a table holds.
-func (t *Table) Bytes() int64 { return int64(4*len(t.starts)+4*len(t.encs)+4*len(t.sizes)) + 64 }
+func (t *Table) Bytes() int64 {
+	return int64(4*len(t.starts)+2*len(t.rule)) + int64(len(t.rules))*int64(unsafe.Sizeof(Rule{})) + 64
+}
 
 // Get returns the table of key, building it with build when the cache has
 // none. An empty key is never cached.

@@ -12,16 +12,21 @@ import (
 )
 
 // Table is the compiled, read-only rule table of one image: function
-// ranges sorted by start, each with its encoding, looked up by binary
-// search. It holds no pointers into the section it came from and may be
-// shared by concurrent lookups.
+// starts sorted for binary search, each with the index of its decoded
+// rule (functions share the few distinct encodings an image has). It holds
+// no pointers into the section it came from and may be shared by
+// concurrent lookups.
 type Table struct {
 	arch   unwind.Arch
 	starts []uint32 // entry starts, sorted; starts[i] <= starts[i+1]
-	encs   []uint32 // encoding per entry
-	sizes  []uint32 // resolved _STACK_IND stack size per entry (x86_64), else 0
+	rule   []uint16 // index in rules per entry
+	rules  []Rule   // distinct decoded rules, Start and End zero
 	end    uint32   // end of the last range
 }
+
+// maxRules bounds the distinct rules of a table (indexes are 16 bits);
+// real images have a few hundred at most.
+const maxRules = 1 << 16
 
 // NewTable compiles a parsed section for arch. text reads the image at an
 // image offset (the x86_64 _STACK_IND rules need the immediate of the
@@ -31,15 +36,25 @@ func NewTable(s *Section, arch unwind.Arch, text func(off uint32) (uint32, bool)
 		return nil, fmt.Errorf("compactunwind: unsupported architecture %v", arch)
 	}
 	n := len(s.Entries)
-	t := &Table{arch: arch, starts: make([]uint32, n), encs: make([]uint32, n), end: s.End}
+	t := &Table{arch: arch, starts: make([]uint32, n), rule: make([]uint16, n), end: s.End}
+	type key struct{ enc, size uint32 }
+	index := map[key]uint16{}
 	for i, e := range s.Entries {
-		t.starts[i], t.encs[i] = e.Start, e.Encoding
-		if arch == unwind.ArchAMD64 && e.Encoding&x86ModeMask == x86ModeStackInd {
-			if t.sizes == nil {
-				t.sizes = make([]uint32, n)
-			}
-			t.sizes[i] = indirectSize(e.Start, e.Encoding, text)
+		t.starts[i] = e.Start
+		k := key{enc: e.Encoding}
+		if arch == unwind.ArchAMD64 {
+			k.size = indirectSize(e.Start, e.Encoding, text)
 		}
+		ri, ok := index[k]
+		if !ok {
+			if len(t.rules) == maxRules {
+				return nil, fmt.Errorf("compactunwind: more than %d distinct unwind rules", maxRules)
+			}
+			ri = uint16(len(t.rules))
+			index[k] = ri
+			t.rules = append(t.rules, decode(arch, 0, 0, k.enc, k.size))
+		}
+		t.rule[i] = ri
 	}
 	return t, nil
 }
@@ -54,6 +69,18 @@ func (t *Table) Len() int { return len(t.starts) }
 // image's mach header (pc minus the image's load address). ok is false
 // when off lies outside every range. It does not allocate.
 func (t *Table) Lookup(off uint32) (r Rule, ok bool) {
+	p, start, end, ok := t.find(off)
+	if !ok {
+		return Rule{}, false
+	}
+	r = *p
+	r.Start, r.End = start, end
+	return r, true
+}
+
+// find returns the shared decoded rule of the range holding off (its Start
+// and End are zero) and the range's bounds.
+func (t *Table) find(off uint32) (r *Rule, start, end uint32, ok bool) {
 	// The last start <= off.
 	lo, hi := 0, len(t.starts)
 	for lo < hi {
@@ -66,20 +93,16 @@ func (t *Table) Lookup(off uint32) (r Rule, ok bool) {
 	}
 	i := lo - 1
 	if i < 0 || off >= t.end {
-		return Rule{}, false
+		return nil, 0, 0, false
 	}
-	end := t.end
+	end = t.end
 	if i+1 < len(t.starts) {
 		end = t.starts[i+1]
 	}
 	if off >= end {
-		return Rule{}, false // an empty range (two entries with one start)
+		return nil, 0, 0, false // an empty range (two entries with one start)
 	}
-	var size uint32
-	if t.sizes != nil {
-		size = t.sizes[i]
-	}
-	return decode(t.arch, t.starts[i], end, t.encs[i], size), true
+	return &t.rules[t.rule[i]], t.starts[i], end, true
 }
 
 // archOf maps a Mach-O cputype to the architecture of its unwind rules.

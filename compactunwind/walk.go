@@ -173,8 +173,8 @@ func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64
 		}
 		rule, sl := &fpRule, images.find(pc)
 		var im *Image
+		var start, end uint32 // the function's range (image offsets) when rule is from a table
 		atStart := false
-		var r Rule
 		if sl != nil {
 			im = &sl.Image
 			tab := sl.table.Load()
@@ -184,14 +184,14 @@ func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64
 				break
 			}
 			if tab != nil && pc-im.Base < 1<<32 {
-				if found, ok := tab.Lookup(uint32(pc - im.Base)); ok {
-					r, rule = found, &r
-					atStart = first && regs.PC-im.Base == uint64(r.Start)
+				if r, st, en, ok := tab.find(uint32(pc - im.Base)); ok {
+					rule, start, end = r, st, en
+					atStart = first && regs.PC-im.Base == uint64(start)
 				}
 			}
 		}
 		if first && !atStart && rule.Kind == KindFrame && s.Arch == unwind.ArchARM64 {
-			atStart = s.lrIsCaller(regs, rule, im)
+			atStart = s.lrIsCaller(regs, rule, im, start, end)
 		}
 		if rule == &fpRule {
 			res.FPFrames++
@@ -203,6 +203,7 @@ func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64
 			res.Stop, res.Regs = st, regs
 			if st == StepDWARF {
 				res.Image, res.Rule = im, *rule
+				res.Rule.Start, res.Rule.End = start, end
 			}
 			break
 		}
@@ -219,13 +220,13 @@ func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64
 // function has made a call of its own), and differs from the return
 // address in the record at FP. The same test without the range check is
 // the frame-pointer walker's (unwind.Walker).
-func (s *Stepper) lrIsCaller(regs unwind.Regs, rule *Rule, im *Image) bool {
+func (s *Stepper) lrIsCaller(regs unwind.Regs, rule *Rule, im *Image, start, end uint32) bool {
 	lr := s.mask(regs.LR)
 	if lr == 0 {
 		return false
 	}
 	if rule != &fpRule && im != nil {
-		if at := lr - 1 - im.Base; lr-1 >= im.Base && at >= uint64(rule.Start) && at < uint64(rule.End) {
+		if at := lr - 1 - im.Base; lr-1 >= im.Base && at >= uint64(start) && at < uint64(end) {
 			return false
 		}
 	}
