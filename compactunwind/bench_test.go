@@ -2,6 +2,7 @@ package compactunwind
 
 import (
 	"debug/macho"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -127,6 +128,73 @@ func BenchmarkWalk(b *testing.B) {
 				frames += len(pcs)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
+		})
+	}
+}
+
+// deepStack returns a synthetic x86_64 image and a 64-frame stack in it:
+// every frame in a frameless function (stack size 32, rbx saved) when
+// frameless is set, else in an RBP-frame function.
+func deepStack(tb testing.TB, frameless bool) (*Images, *Stepper, unwind.Regs) {
+	const (
+		base   = 0x1_0000_0000
+		frames = 64
+		sp0    = 0x7000_0000
+	)
+	enc := uint32(0x01000000) // RBP frame, no registers
+	if frameless {
+		enc = 0x02040401 // STACK_IMMD, 4*8 bytes, 1 register, permutation 1 (rbx)
+	}
+	s, err := Parse(buildSection(nil, nil, []synthPage{{regular: true, entries: []Entry{{0x1000, enc}}}}, 0x2000, nil))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tab, err := NewTable(s, unwind.ArchAMD64, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	imgs, err := NewImages([]Image{{Start: base, End: base + 0x2000, Base: base, Table: tab}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stack := make([]byte, 32*frames+16)
+	put := func(off int, v uint64) { binary.LittleEndian.PutUint64(stack[off:], v) }
+	for i := 0; i < frames; i++ {
+		ret := uint64(base + 0x1010)
+		if i == frames-1 {
+			ret = 0
+		}
+		if frameless {
+			put(32*i+24, ret) // the return address above 2 words and rbx
+		} else {
+			put(32*i, sp0+32*uint64(i+1)) // [RBP]: the caller's RBP
+			put(32*i+8, ret)
+		}
+	}
+	st := &unwind.Stack{Base: sp0, Data: stack, Lo: sp0, Hi: sp0 + uint64(len(stack))}
+	return imgs, &Stepper{Arch: unwind.ArchAMD64, Stack: st}, unwind.Regs{PC: base + 0x1004, SP: sp0, FP: sp0}
+}
+
+// BenchmarkWalkDeep walks 64 frames of frameless functions (return
+// address at SP+size-8) or of RBP-frame functions by compact rules.
+func BenchmarkWalkDeep(b *testing.B) {
+	for _, frameless := range []bool{true, false} {
+		name := "rbp_frame"
+		if frameless {
+			name = "frameless"
+		}
+		b.Run(name, func(b *testing.B) {
+			imgs, s, regs := deepStack(b, frameless)
+			dst := make([]uint64, 0, 128)
+			pcs, res := s.Walk(imgs, regs, dst)
+			if len(pcs) != 64 || res.Stop != StepEnd || res.CompactFrames != 64 {
+				b.Fatalf("walk of %d frames, %+v", len(pcs), res)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Walk(imgs, regs, dst)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/64, "ns/frame")
 		})
 	}
 }

@@ -44,18 +44,36 @@ type Stepper struct {
 	// (arm64e); zero means none.
 	AddrMask uint64
 	buf      [8]byte
+
+	// The bulk copy as prepare found it: data starts at base, and an
+	// 8-byte read at offset off lies in it when off < span.
+	base, span uint64
+	data       []byte
 }
 
-// read returns the 8 bytes at addr.
+// prepare caches the bulk copy's bounds for read.
+func (s *Stepper) prepare() {
+	s.base, s.span, s.data = 0, 0, nil
+	if st := s.Stack; st != nil && len(st.Data) >= 8 {
+		s.base, s.span, s.data = st.Base, uint64(len(st.Data)-7), st.Data
+	}
+}
+
+// read returns the 8 bytes at addr: from the bulk copy when they lie in
+// it (a path small enough to inline; prepare must have run), else through
+// readSlow.
 func (s *Stepper) read(addr uint64) (uint64, bool) {
+	if off := addr - s.base; off < s.span {
+		return binary.LittleEndian.Uint64(s.data[off:]), true
+	}
+	return s.readSlow(addr)
+}
+
+// readSlow reads outside the bulk copy, through Fallback, inside the
+// stack's bounds.
+func (s *Stepper) readSlow(addr uint64) (uint64, bool) {
 	st := s.Stack
-	if st == nil || addr > ^uint64(0)-8 {
-		return 0, false
-	}
-	if addr >= st.Base && addr-st.Base <= uint64(len(st.Data)) && uint64(len(st.Data))-(addr-st.Base) >= 8 {
-		return binary.LittleEndian.Uint64(st.Data[addr-st.Base:]), true
-	}
-	if s.Fallback == nil || addr < st.Lo || addr+8 > st.Hi {
+	if st == nil || s.Fallback == nil || addr > ^uint64(0)-8 || addr < st.Lo || addr+8 > st.Hi {
 		return 0, false
 	}
 	if s.Fallback.ReadMemory(addr, s.buf[:]) != nil {
@@ -86,84 +104,101 @@ func (s *Stepper) mask(a uint64) uint64 {
 // stepWithCompactEncodingFrameless (arm64), frameUnwind and framelessUnwind
 // (x86_64).
 func (s *Stepper) Step(r *Rule, regs unwind.Regs, atStart bool) (unwind.Regs, Status) {
-	switch {
-	case atStart && s.Arch == unwind.ArchARM64:
-		return s.fromLR(regs, regs.SP)
-	case atStart && s.Arch == unwind.ArchAMD64:
-		return s.fromStack(regs, regs.SP, regs.FP)
+	s.prepare()
+	pc, sp, fp, st := s.step(r, regs.SP, regs.FP, regs.LR, atStart)
+	if st != StepOK {
+		return regs, st
+	}
+	return unwind.Regs{PC: pc, SP: sp, FP: fp}, StepOK
+}
+
+// step is Step on the registers it needs; it returns the caller's PC, SP
+// and FP.
+func (s *Stepper) step(r *Rule, sp, fp, lr uint64, atStart bool) (uint64, uint64, uint64, Status) {
+	if atStart {
+		if s.Arch == unwind.ArchARM64 {
+			return s.fromLR(sp, fp, lr, sp)
+		}
+		return s.fromStack(sp, sp, fp)
 	}
 	switch r.Kind {
-	case KindNone:
-		return regs, StepNoInfo
-	case KindDWARF:
-		return regs, StepDWARF
 	case KindFrame:
 		// [FP] is the caller's FP, [FP+8] the return address; the caller's
 		// SP is FP+16 (both architectures).
-		fp := regs.FP
-		if fp < regs.SP || fp > ^uint64(0)-16 {
-			return regs, StepNotIncreasing
+		if fp < sp || fp > ^uint64(0)-16 {
+			return 0, 0, 0, StepNotIncreasing
 		}
-		callerFP, ok1 := s.read(fp)
-		ret, ok2 := s.read(fp + 8)
-		if !ok1 || !ok2 {
-			return regs, StepReadFailed
+		var callerFP, ret uint64
+		if off := fp - s.base; off < s.span && s.span-off > 8 {
+			// The whole record lies in the bulk copy.
+			rec := s.data[off : off+16]
+			callerFP, ret = binary.LittleEndian.Uint64(rec), binary.LittleEndian.Uint64(rec[8:])
+		} else {
+			var ok1, ok2 bool
+			callerFP, ok1 = s.read(fp)
+			ret, ok2 = s.read(fp + 8)
+			if !ok1 || !ok2 {
+				return 0, 0, 0, StepReadFailed
+			}
 		}
-		return s.caller(regs, ret, fp+16, callerFP)
+		return s.caller(sp, ret, fp+16, callerFP)
 	case KindFrameless:
 		if s.Arch == unwind.ArchARM64 {
-			return s.fromLR(regs, regs.SP+uint64(r.StackSize))
+			return s.fromLR(sp, fp, lr, sp+uint64(r.StackSize))
 		}
 		// The return address lies at SP+StackSize-8, the saved registers
 		// just below it.
-		retAt := regs.SP + uint64(r.StackSize) - 8
-		if retAt < regs.SP {
-			return regs, StepNotIncreasing
+		retAt := sp + uint64(r.StackSize) - 8
+		if retAt < sp {
+			return 0, 0, 0, StepNotIncreasing
 		}
-		fp := regs.FP
 		for i := uint8(0); i < r.NRegs && i < uint8(len(r.Regs)); i++ {
 			if r.Regs[i] == RegRBP {
 				v, ok := s.read(retAt - 8*uint64(r.NRegs) + 8*uint64(i))
 				if !ok {
-					return regs, StepReadFailed
+					return 0, 0, 0, StepReadFailed
 				}
 				fp = v
 			}
 		}
-		return s.fromStack(regs, retAt, fp)
+		return s.fromStack(sp, retAt, fp)
+	case KindNone:
+		return 0, 0, 0, StepNoInfo
+	case KindDWARF:
+		return 0, 0, 0, StepDWARF
 	}
-	return regs, StepInvalid
+	return 0, 0, 0, StepInvalid
 }
 
 // fromLR takes the return address from LR and the caller's SP as given.
-func (s *Stepper) fromLR(regs unwind.Regs, sp uint64) (unwind.Regs, Status) {
-	if regs.LR == 0 {
+func (s *Stepper) fromLR(sp, fp, lr, callerSP uint64) (uint64, uint64, uint64, Status) {
+	if lr == 0 {
 		// Only the innermost frame has a known LR; a frameless function
 		// further out must have saved it, which no compact rule describes.
-		return regs, StepInvalid
+		return 0, 0, 0, StepInvalid
 	}
-	if sp < regs.SP {
-		return regs, StepNotIncreasing
+	if callerSP < sp {
+		return 0, 0, 0, StepNotIncreasing
 	}
-	return unwind.Regs{PC: s.mask(regs.LR), SP: sp, FP: regs.FP}, StepOK
+	return s.mask(lr), callerSP, fp, StepOK
 }
 
 // fromStack pops the return address at retAt (x86_64).
-func (s *Stepper) fromStack(regs unwind.Regs, retAt, fp uint64) (unwind.Regs, Status) {
+func (s *Stepper) fromStack(sp, retAt, fp uint64) (uint64, uint64, uint64, Status) {
 	ret, ok := s.read(retAt)
 	if !ok {
-		return regs, StepReadFailed
+		return 0, 0, 0, StepReadFailed
 	}
-	return s.caller(regs, ret, retAt+8, fp)
+	return s.caller(sp, ret, retAt+8, fp)
 }
 
-func (s *Stepper) caller(regs unwind.Regs, ret, sp, fp uint64) (unwind.Regs, Status) {
-	if sp <= regs.SP {
-		return regs, StepNotIncreasing
+func (s *Stepper) caller(sp, ret, callerSP, fp uint64) (uint64, uint64, uint64, Status) {
+	if callerSP <= sp {
+		return 0, 0, 0, StepNotIncreasing
 	}
 	ret = s.mask(ret)
 	if ret == 0 {
-		return regs, StepEnd
+		return 0, 0, 0, StepEnd
 	}
-	return unwind.Regs{PC: ret, SP: sp, FP: fp}, StepOK
+	return ret, callerSP, fp, StepOK
 }

@@ -156,9 +156,12 @@ var fpRule = Rule{Kind: KindFrame}
 func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64, WalkResult) {
 	dst = dst[:0]
 	var res WalkResult
-	regs.PC = s.mask(regs.PC)
+	s.prepare()
+	pc, sp, fp, lr := s.mask(regs.PC), regs.SP, regs.FP, regs.LR
+	var sl *slot   // the image of the previous frame, kept while PCs stay in it
+	var tab *Table // sl's table
 	for first := true; ; first = false {
-		if regs.PC == 0 {
+		if pc == 0 {
 			res.Stop = StepEnd
 			break
 		}
@@ -166,48 +169,53 @@ func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64
 			res.Full = true
 			break
 		}
-		dst = append(dst, regs.PC)
-		pc := regs.PC
+		dst = append(dst, pc)
+		look := pc
 		if !first {
-			pc-- // a return address: the call lies before it
+			look-- // a return address: the call lies before it
+			lr = 0 // and LR is unknown
 		}
-		rule, sl := &fpRule, images.find(pc)
+		if sl == nil || look < sl.Start || look >= sl.End {
+			if sl = images.find(look); sl != nil {
+				tab = sl.table.Load()
+			}
+		}
+		rule := &fpRule
 		var im *Image
 		var start, end uint32 // the function's range (image offsets) when rule is from a table
 		atStart := false
 		if sl != nil {
 			im = &sl.Image
-			tab := sl.table.Load()
 			if tab == nil && !sl.failed.Load() {
 				sl.wanted.Store(true)
-				res.Stop, res.Regs, res.Image = StepNoTable, regs, im
+				res.Stop, res.Regs, res.Image = StepNoTable, unwind.Regs{PC: pc, SP: sp, FP: fp, LR: lr}, im
 				break
 			}
-			if tab != nil && pc-im.Base < 1<<32 {
-				if r, st, en, ok := tab.find(uint32(pc - im.Base)); ok {
+			if tab != nil && look-im.Base < 1<<32 {
+				if r, st, en, ok := tab.find(uint32(look - im.Base)); ok {
 					rule, start, end = r, st, en
-					atStart = first && regs.PC-im.Base == uint64(start)
+					atStart = first && pc-im.Base == uint64(start)
 				}
 			}
 		}
 		if first && !atStart && rule.Kind == KindFrame && s.Arch == unwind.ArchARM64 {
-			atStart = s.lrIsCaller(regs, rule, im, start, end)
+			atStart = s.lrIsCaller(fp, lr, rule, im, start, end)
 		}
 		if rule == &fpRule {
 			res.FPFrames++
 		} else if rule.Kind == KindFrame || rule.Kind == KindFrameless {
 			res.CompactFrames++
 		}
-		out, st := s.Step(rule, regs, atStart)
+		npc, nsp, nfp, st := s.step(rule, sp, fp, lr, atStart)
 		if st != StepOK {
-			res.Stop, res.Regs = st, regs
+			res.Stop, res.Regs = st, unwind.Regs{PC: pc, SP: sp, FP: fp, LR: lr}
 			if st == StepDWARF {
 				res.Image, res.Rule = im, *rule
 				res.Rule.Start, res.Rule.End = start, end
 			}
 			break
 		}
-		regs = out
+		pc, sp, fp = npc, nsp, nfp
 	}
 	return dst, res
 }
@@ -220,8 +228,8 @@ func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64
 // function has made a call of its own), and differs from the return
 // address in the record at FP. The same test without the range check is
 // the frame-pointer walker's (unwind.Walker).
-func (s *Stepper) lrIsCaller(regs unwind.Regs, rule *Rule, im *Image, start, end uint32) bool {
-	lr := s.mask(regs.LR)
+func (s *Stepper) lrIsCaller(fp, lr uint64, rule *Rule, im *Image, start, end uint32) bool {
+	lr = s.mask(lr)
 	if lr == 0 {
 		return false
 	}
@@ -230,7 +238,7 @@ func (s *Stepper) lrIsCaller(regs unwind.Regs, rule *Rule, im *Image, start, end
 			return false
 		}
 	}
-	ret, ok := s.read(regs.FP + 8)
+	ret, ok := s.read(fp + 8)
 	return !ok || s.mask(ret) != lr
 }
 
