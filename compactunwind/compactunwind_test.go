@@ -93,6 +93,15 @@ func TestPermutationRoundTrip(t *testing.T) {
 		if r.Kind != KindFrameless || int(r.NRegs) != len(regs) || [6]Reg(append(append([]Reg{}, regs...), make([]Reg, 6-len(regs))...)) != r.Regs {
 			t.Fatalf("registers %v: encoding %#x decoded as %+v", regs, enc, r)
 		}
+		wantSlot := uint8(0)
+		for i, reg := range regs {
+			if reg == RegRBP {
+				wantSlot = uint8(i + 1)
+			}
+		}
+		if r.rbpSlot != wantSlot {
+			t.Fatalf("registers %v: RBP slot %d, want %d", regs, r.rbpSlot, wantSlot)
+		}
 		count++
 		if len(regs) == 6 {
 			return
@@ -299,7 +308,7 @@ func TestStepGuards(t *testing.T) {
 		{"arm64 leaf", unwind.ArchARM64, armLeaf, unwind.Regs{PC: 1, SP: base, FP: 0x99, LR: 0x5555}, nil, StepOK, unwind.Regs{PC: 0x5555, SP: base + 32, FP: 0x99}},
 		{"arm64 frameless without LR", unwind.ArchARM64, armLeaf, unwind.Regs{PC: 1, SP: base}, nil, StepInvalid, unwind.Regs{}},
 		{"arm64 frameless size wraps", unwind.ArchARM64, armLeaf, unwind.Regs{PC: 1, SP: ^uint64(0) - 8, LR: 4}, nil, StepNotIncreasing, unwind.Regs{}},
-		{"x86 frameless restores RBP", unwind.ArchAMD64, Rule{Kind: KindFrameless, StackSize: 32, NRegs: 2, Regs: [6]Reg{RegRBX, RegRBP}},
+		{"x86 frameless restores RBP", unwind.ArchAMD64, Decode(unwind.ArchAMD64, 0, 16, x86ModeStackImmd|4<<16|2<<10|encodePermutation([]Reg{RegRBX, RegRBP}), nil),
 			unwind.Regs{PC: 1, SP: base, FP: 0x1}, stackOf(base, 0xaa, 0xbb, 0xf00, 0x6666), StepOK, unwind.Regs{PC: 0x6666, SP: base + 32, FP: 0xf00}},
 		{"x86 frameless return outside", unwind.ArchAMD64, Rule{Kind: KindFrameless, StackSize: 4096}, unwind.Regs{PC: 1, SP: base}, stackOf(base, 1), StepReadFailed, unwind.Regs{}},
 		{"dwarf", unwind.ArchAMD64, Rule{Kind: KindDWARF, DWARFOffset: 0x40}, unwind.Regs{PC: 1, SP: base}, nil, StepDWARF, unwind.Regs{}},

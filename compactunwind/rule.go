@@ -105,6 +105,10 @@ type Rule struct {
 	// says the LSDA index holds an entry for the function.
 	Personality uint8
 	HasLSDA     bool
+
+	// rbpSlot is, for x86_64 KindFrameless, 1 + the index in Regs of RBP,
+	// or 0 when RBP is not saved: the step restores FP from it.
+	rbpSlot uint8
 }
 
 // Decode turns an encoding into a rule for arch. subImm reads the 32-bit
@@ -193,6 +197,11 @@ func decodeX86(r *Rule, enc, indSize uint32) {
 		}
 		if uint64(r.StackSize) < 8*uint64(n)+8 {
 			return // no room for the registers and the return address
+		}
+		for i := uint32(0); i < n; i++ {
+			if r.Regs[i] == RegRBP {
+				r.rbpSlot = uint8(i + 1)
+			}
 		}
 		r.Kind = KindFrameless
 	case x86ModeDWARF:

@@ -69,6 +69,14 @@ func (s *Stepper) read(addr uint64) (uint64, bool) {
 	return s.readSlow(addr)
 }
 
+// readFast is read's bulk-copy path alone, small enough to inline.
+func (s *Stepper) readFast(addr uint64) (uint64, bool) {
+	if off := addr - s.base; off < s.span {
+		return binary.LittleEndian.Uint64(s.data[off:]), true
+	}
+	return 0, false
+}
+
 // readSlow reads outside the bulk copy, through Fallback, inside the
 // stack's bounds.
 func (s *Stepper) readSlow(addr uint64) (uint64, bool) {
@@ -152,14 +160,12 @@ func (s *Stepper) step(r *Rule, sp, fp, lr uint64, atStart bool) (uint64, uint64
 		if retAt < sp {
 			return 0, 0, 0, StepNotIncreasing
 		}
-		for i := uint8(0); i < r.NRegs && i < uint8(len(r.Regs)); i++ {
-			if r.Regs[i] == RegRBP {
-				v, ok := s.read(retAt - 8*uint64(r.NRegs) + 8*uint64(i))
-				if !ok {
-					return 0, 0, 0, StepReadFailed
-				}
-				fp = v
+		if r.rbpSlot != 0 {
+			v, ok := s.read(retAt - 8*uint64(r.NRegs) + 8*uint64(r.rbpSlot-1))
+			if !ok {
+				return 0, 0, 0, StepReadFailed
 			}
+			fp = v
 		}
 		return s.fromStack(sp, retAt, fp)
 	case KindNone:
@@ -185,7 +191,10 @@ func (s *Stepper) fromLR(sp, fp, lr, callerSP uint64) (uint64, uint64, uint64, S
 
 // fromStack pops the return address at retAt (x86_64).
 func (s *Stepper) fromStack(sp, retAt, fp uint64) (uint64, uint64, uint64, Status) {
-	ret, ok := s.read(retAt)
+	ret, ok := s.readFast(retAt)
+	if !ok {
+		ret, ok = s.readSlow(retAt)
+	}
 	if !ok {
 		return 0, 0, 0, StepReadFailed
 	}
