@@ -30,7 +30,7 @@ func fixtureWalk(t testing.TB, arch string) (*Table, *Stepper, unwind.Regs, uint
 	m.call("caller", im.callSite(t, "main", "caller"), -1)
 	m.call("leaf_asm", im.callSite(t, "caller", "leaf_asm"), -1)
 	m.pc += 4
-	return tab, &Stepper{Arch: tab.Arch(), Stack: &m.stack}, m.regs(), im.base
+	return tab, &Stepper{Arch: tab.Arch(), Stack: m.stack}, m.regs(), im.base
 }
 
 // walkAll looks up and steps until the chain ends; it returns the frames.
@@ -172,7 +172,7 @@ func deepStack(tb testing.TB, frameless bool) (*Images, *Stepper, unwind.Regs) {
 		}
 	}
 	st := &unwind.Stack{Base: sp0, Data: stack, Lo: sp0, Hi: sp0 + uint64(len(stack))}
-	return imgs, &Stepper{Arch: unwind.ArchAMD64, Stack: st}, unwind.Regs{PC: base + 0x1004, SP: sp0, FP: sp0}
+	return imgs, &Stepper{Arch: unwind.ArchAMD64, Stack: *st}, unwind.Regs{PC: base + 0x1004, SP: sp0, FP: sp0}
 }
 
 // BenchmarkWalkDeep walks 64 frames of frameless functions (return

@@ -282,6 +282,14 @@ func stackOf(base uint64, words ...uint64) *unwind.Stack {
 	return &unwind.Stack{Base: base, Data: b, Lo: base, Hi: base + uint64(len(b))}
 }
 
+// stackVal dereferences st; nil gives the zero Stack (no copy).
+func stackVal(st *unwind.Stack) unwind.Stack {
+	if st == nil {
+		return unwind.Stack{}
+	}
+	return *st
+}
+
 type memFunc func(addr uint64, dst []byte) error
 
 func (f memFunc) ReadMemory(addr uint64, dst []byte) error { return f(addr, dst) }
@@ -316,7 +324,7 @@ func TestStepGuards(t *testing.T) {
 		{"invalid", unwind.ArchARM64, Rule{Kind: KindInvalid}, unwind.Regs{PC: 1, SP: base}, nil, StepInvalid, unwind.Regs{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Stepper{Arch: tc.arch, Stack: tc.st}
+			s := &Stepper{Arch: tc.arch, Stack: stackVal(tc.st)}
 			out, st := s.Step(&tc.r, tc.regs, false)
 			if st != tc.want || (st == StepOK && out != tc.out) {
 				t.Errorf("Step = %+v %v, want %+v %v", out, st, tc.out, tc.want)
@@ -325,7 +333,7 @@ func TestStepGuards(t *testing.T) {
 	}
 	// A frame record that points at itself ends the walk.
 	st := stackOf(base, base, 0x1234)
-	s := &Stepper{Arch: unwind.ArchAMD64, Stack: st}
+	s := &Stepper{Arch: unwind.ArchAMD64, Stack: *st}
 	regs := unwind.Regs{PC: 1, SP: base, FP: base}
 	regs, status := s.Step(&frame, regs, false)
 	if status != StepOK {
@@ -337,7 +345,7 @@ func TestStepGuards(t *testing.T) {
 	// Reads beyond the copy but inside the region go to the fallback, and
 	// the PAC mask strips the return address.
 	st = &unwind.Stack{Base: base, Data: make([]byte, 16), Lo: base, Hi: base + 64}
-	s = &Stepper{Arch: unwind.ArchARM64, Stack: st, AddrMask: 1<<47 - 1, Fallback: memFunc(func(addr uint64, dst []byte) error {
+	s = &Stepper{Arch: unwind.ArchARM64, Stack: *st, AddrMask: 1<<47 - 1, Fallback: memFunc(func(addr uint64, dst []byte) error {
 		binary.LittleEndian.PutUint64(dst, 0xAB00_0000_0000_1000+addr-base)
 		return nil
 	})}
@@ -346,7 +354,7 @@ func TestStepGuards(t *testing.T) {
 		t.Errorf("fallback step = %+v %v", out, status)
 	}
 	// At a function's first instruction the rule is not used yet.
-	s = &Stepper{Arch: unwind.ArchAMD64, Stack: stackOf(base, 0x7777)}
+	s = &Stepper{Arch: unwind.ArchAMD64, Stack: *stackOf(base, 0x7777)}
 	if out, status := s.Step(&frame, unwind.Regs{PC: 1, SP: base, FP: 0x42}, true); status != StepOK || out != (unwind.Regs{PC: 0x7777, SP: base + 8, FP: 0x42}) {
 		t.Errorf("x86_64 step at entry = %+v %v", out, status)
 	}

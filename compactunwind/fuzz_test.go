@@ -47,7 +47,7 @@ func FuzzUnwindInfo(f *testing.F) {
 		if st.Hi < st.Lo {
 			return
 		}
-		stp := &Stepper{Arch: arch, Stack: st}
+		stp := &Stepper{Arch: arch, Stack: *st}
 		regs := unwind.Regs{PC: uint64(off), SP: sp, FP: fp, LR: lr}
 		for i := 0; i < 64; i++ {
 			out, status := stp.Step(&r, regs, i == 0 && ok && off == r.Start)

@@ -37,7 +37,7 @@ func (s Status) String() string {
 // Stepper serves one walk at a time; it allocates nothing.
 type Stepper struct {
 	Arch  unwind.Arch
-	Stack *unwind.Stack
+	Stack unwind.Stack
 	// Fallback reads stack memory outside the copy; nil means such reads fail.
 	Fallback unwind.MemoryReader
 	// AddrMask strips pointer-authentication bits from return addresses
@@ -54,7 +54,7 @@ type Stepper struct {
 // prepare caches the bulk copy's bounds for read.
 func (s *Stepper) prepare() {
 	s.base, s.span, s.data = 0, 0, nil
-	if st := s.Stack; st != nil && len(st.Data) >= 8 {
+	if st := &s.Stack; len(st.Data) >= 8 {
 		s.base, s.span, s.data = st.Base, uint64(len(st.Data)-7), st.Data
 	}
 }
@@ -80,8 +80,8 @@ func (s *Stepper) readFast(addr uint64) (uint64, bool) {
 // readSlow reads outside the bulk copy, through Fallback, inside the
 // stack's bounds.
 func (s *Stepper) readSlow(addr uint64) (uint64, bool) {
-	st := s.Stack
-	if st == nil || s.Fallback == nil || addr > ^uint64(0)-8 || addr < st.Lo || addr+8 > st.Hi {
+	st := &s.Stack
+	if s.Fallback == nil || addr > ^uint64(0)-8 || addr < st.Lo || addr+8 > st.Hi {
 		return 0, false
 	}
 	if s.Fallback.ReadMemory(addr, s.buf[:]) != nil {

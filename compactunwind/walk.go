@@ -250,7 +250,7 @@ func (s *Stepper) lrIsCaller(fp, lr uint64, rule *Rule, im *Image, start, end ui
 // Stop and counters for the part it walked, and the hash of all the PCs
 // returned. With no images it is fp.Walk. It does not allocate.
 func (s *Stepper) WalkWithFallback(images *Images, fp *unwind.Walker, regs unwind.Regs, stack *unwind.Stack, dst []uint64) ([]uint64, unwind.Result, WalkResult) {
-	s.Stack = stack
+	s.Stack = *stack
 	pcs, res := s.Walk(images, regs, dst)
 	switch {
 	case res.Stop == StepEnd:

@@ -108,7 +108,7 @@ func TestWalkFixtureStacks(t *testing.T) {
 					if c.advance > 0 {
 						m.pc += uint64(c.advance)
 					}
-					s := &Stepper{Arch: tab.Arch(), Stack: &m.stack}
+					s := &Stepper{Arch: tab.Arch(), Stack: m.stack}
 					// Check the saved-register slots of every frame on the way.
 					regs := m.regs()
 					var got []string

@@ -36,7 +36,7 @@ func TestWalkImages(t *testing.T) {
 			m.call("caller", im.callSite(t, "main", "caller"), -1)
 			m.call("leaf_asm", im.callSite(t, "caller", "leaf_asm"), -1)
 			m.pc += 4
-			s := &Stepper{Arch: tab.Arch(), Stack: &m.stack}
+			s := &Stepper{Arch: tab.Arch(), Stack: m.stack}
 			pcs, res := s.Walk(imgs, m.regs(), make([]uint64, 0, 16))
 			want := []uint64{leafPC, im.callSite(t, "caller", "leaf_asm"), im.callSite(t, "main", "caller")}
 			if !eqSlices(pcs, want) || res.Stop != StepEnd || res.CompactFrames != 3 || res.FPFrames != 0 {
@@ -69,7 +69,7 @@ func TestWalkImages(t *testing.T) {
 				m.push(jit + 0x10)
 			}
 			m.pc = leafPC
-			s.Stack = &m.stack
+			s.Stack = m.stack
 			pcs, res = s.Walk(imgs, m.regs(), pcs)
 			want = []uint64{leafPC, jit + 0x10, mainRet}
 			if !eqSlices(pcs, want) || res.Stop != StepEnd || res.CompactFrames != 2 || res.FPFrames != 1 {
@@ -87,7 +87,7 @@ func TestWalkImages(t *testing.T) {
 			for m.step() {
 			}
 			m.call("saver", mainSaver, 1) // after its first stp, before add x29
-			s.Stack = &m.stack
+			s.Stack = m.stack
 			if pcs, res := s.Walk(imgs, m.regs(), pcs); !eqSlices(pcs, []uint64{im.sym(t, "saver") + 4, mainSaver}) || res.Stop != StepEnd {
 				t.Errorf("walk from saver's prologue %#x %+v", pcs, res)
 			}
@@ -110,7 +110,7 @@ func TestWalkImages(t *testing.T) {
 			for m.im.u32(m.pc) != 0xd65f03c0 {
 				m.pc += 4
 			}
-			s.Stack = &m.stack
+			s.Stack = m.stack
 			if pcs, res := s.Walk(imgs, m.regs(), pcs); !eqSlices(pcs, []uint64{m.pc, mainCaller}) || res.Stop != StepEnd {
 				t.Errorf("walk from caller's ret %#x %+v", pcs, res)
 			}
@@ -122,7 +122,7 @@ func TestWalkImages(t *testing.T) {
 			m.call("nofp_caller", im.callSite(t, "main", "nofp_caller"), -1)
 			m.call("leaf_asm", im.callSite(t, "nofp_caller", "leaf_asm"), -1)
 			m.pc += 4
-			s.Stack = &m.stack
+			s.Stack = m.stack
 			pcs, res = s.Walk(imgs, m.regs(), pcs)
 			ret := im.callSite(t, "nofp_caller", "leaf_asm")
 			if !eqSlices(pcs, []uint64{leafPC, ret}) || res.Stop != StepDWARF || res.Image == nil || res.Rule.Kind != KindDWARF || res.Regs.PC != ret {
