@@ -191,7 +191,9 @@ func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64
 				res.Stop, res.Regs, res.Image = StepNoTable, unwind.Regs{PC: pc, SP: sp, FP: fp, LR: lr}, im
 				break
 			}
-			if tab != nil && look-im.Base < 1<<32 {
+			// A table of another architecture (an arm64 image in a Rosetta
+			// process walked as x86_64) does not apply.
+			if tab != nil && tab.arch == s.Arch && look-im.Base < 1<<32 {
 				if r, st, en, ok := tab.find(uint32(look - im.Base)); ok {
 					rule, start, end = r, st, en
 					atStart = first && pc-im.Base == uint64(start)

@@ -76,6 +76,16 @@ func TestWalkImages(t *testing.T) {
 				t.Errorf("walk through JIT %#x %+v, want %#x with one frame-pointer frame", pcs, res, want)
 			}
 
+			// A table of the other architecture is not used: the image is
+			// walked by frame pointers.
+			other := &Stepper{Arch: unwind.ArchAMD64, Stack: m.stack}
+			if tab.Arch() == unwind.ArchAMD64 {
+				other.Arch = unwind.ArchARM64
+			}
+			if _, res := other.Walk(imgs, m.regs(), pcs); res.CompactFrames != 0 || res.FPFrames == 0 {
+				t.Errorf("walk as %v with %v tables: %+v, want frame pointers only", other.Arch, tab.Arch(), res)
+			}
+
 			if !im.arm64 {
 				return
 			}
