@@ -145,9 +145,9 @@ var fpRule = Rule{Kind: KindFrame}
 // it has room, using the compact rule of each PC's image and the
 // frame-pointer rule where no image covers the PC. Compact rules describe
 // a function's body, not its prologue and epilogue; for the innermost
-// frame on arm64 those are recognised from LR (see lrIsCaller). On x86_64
-// a sample on the one instruction between "push %rbp" and
-// "mov %rsp, %rbp", or on the "ret" after "pop %rbp", misses the caller.
+// frame on arm64 those are recognised from LR (see lrIsCaller), on x86_64
+// the instruction after "push %rbp" from its offset; a sample on the "ret"
+// after "pop %rbp" still misses the caller.
 //
 // The walk ends at the end of the chain, at a frame that needs DWARF CFI
 // or whose image's table is not built yet (see WalkResult), or at a step
@@ -203,12 +203,23 @@ func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64
 		if first && !atStart && rule.Kind == KindFrame && s.Arch == unwind.ArchARM64 {
 			atStart = s.lrIsCaller(fp, lr, rule, im, start, end)
 		}
+		// x86_64, one byte into an RBP-frame function: only the one-byte
+		// "push %rbp" can end there, and "mov %rsp, %rbp" has not run
+		// (compact_unwind_encoding.h, UNWIND_X86_64_MODE_RBP_FRAME: RBP is
+		// pushed right after the return address).
+		pushedRBP := first && rule != &fpRule && rule.Kind == KindFrame && s.Arch == unwind.ArchAMD64 && pc-im.Base == uint64(start)+1
 		if rule == &fpRule {
 			res.FPFrames++
 		} else if rule.Kind == KindFrame || rule.Kind == KindFrameless {
 			res.CompactFrames++
 		}
-		npc, nsp, nfp, st := s.step(rule, sp, fp, lr, atStart)
+		var npc, nsp, nfp uint64
+		var st Status
+		if pushedRBP {
+			npc, nsp, nfp, st = s.afterPushRBP(sp)
+		} else {
+			npc, nsp, nfp, st = s.step(rule, sp, fp, lr, atStart)
+		}
 		if st != StepOK {
 			res.Stop, res.Regs = st, unwind.Regs{PC: pc, SP: sp, FP: fp, LR: lr}
 			if st == StepDWARF {
@@ -220,6 +231,16 @@ func (s *Stepper) Walk(images *Images, regs unwind.Regs, dst []uint64) ([]uint64
 		pc, sp, fp = npc, nsp, nfp
 	}
 	return dst, res
+}
+
+// afterPushRBP steps from a function that has pushed RBP and done nothing
+// else: the caller's RBP is at SP, the return address above it.
+func (s *Stepper) afterPushRBP(sp uint64) (uint64, uint64, uint64, Status) {
+	callerFP, ok := s.read(sp)
+	if !ok {
+		return 0, 0, 0, StepReadFailed
+	}
+	return s.fromStack(sp, sp+8, callerFP)
 }
 
 // lrIsCaller decides, for the innermost frame of a function that keeps a

@@ -87,6 +87,17 @@ func TestWalkImages(t *testing.T) {
 			}
 
 			if !im.arm64 {
+				// Right after caller's push %rbp.
+				m = newMachine(t, im)
+				m.pc = im.sym(t, "main")
+				for m.step() {
+				}
+				mainCaller := im.callSite(t, "main", "caller")
+				m.call("caller", mainCaller, 1)
+				s.Stack = m.stack
+				if pcs, res := s.Walk(imgs, m.regs(), pcs); !eqSlices(pcs, []uint64{im.sym(t, "caller") + 1, mainCaller}) || res.Stop != StepEnd {
+					t.Errorf("walk from after caller's push %%rbp: %#x %+v", pcs, res)
+				}
 				return
 			}
 			// The innermost frame in a prologue, an epilogue, and a body
