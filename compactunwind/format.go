@@ -5,7 +5,6 @@ package compactunwind
 // line of each is given beside it.
 const (
 	// Common to every architecture (lines 45-47).
-	encIsNotFunctionStart = 0x80000000 // UNWIND_IS_NOT_FUNCTION_START, line 45
 	encHasLSDA            = 0x40000000 // UNWIND_HAS_LSDA, line 46
 	encPersonalityMask    = 0x30000000 // UNWIND_PERSONALITY_MASK, line 47
 	encPersonalityShift   = 28

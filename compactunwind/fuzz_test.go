@@ -48,6 +48,13 @@ func FuzzUnwindInfo(f *testing.F) {
 			return
 		}
 		stp := &Stepper{Arch: arch, Stack: *st}
+		// A whole walk over the hostile stack, the image at 0.
+		if imgs, err := NewImages([]Image{{Start: 0, End: uint64(s.End), Table: tab}}); err == nil {
+			pcs, _ := stp.Walk(imgs, unwind.Regs{PC: uint64(off), SP: sp, FP: fp, LR: lr}, make([]uint64, 0, 4096))
+			if len(pcs) > 4096 {
+				t.Fatalf("walk returned %d frames into 4096 slots", len(pcs))
+			}
+		}
 		regs := unwind.Regs{PC: uint64(off), SP: sp, FP: fp, LR: lr}
 		for i := 0; i < 64; i++ {
 			out, status := stp.Step(&r, regs, i == 0 && ok && off == r.Start)
