@@ -66,6 +66,20 @@ func (c *Cache) Get(key string, build func() (*Table, error)) (*Table, error) {
 	return t, err
 }
 
+// Lookup returns the table of key if the cache holds it, without
+// building it.
+func (c *Cache) Lookup(key string) (*Table, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byKey[key]
+	if !ok || key == "" {
+		return nil, false
+	}
+	c.lru.MoveToFront(e)
+	t := e.Value.(*cacheEntry).table
+	return t, t != nil
+}
+
 // Len returns the number of images cached, failures included, and the
 // bytes their tables hold.
 func (c *Cache) Len() (n int, bytes int64) {

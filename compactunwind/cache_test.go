@@ -45,6 +45,15 @@ func TestCache(t *testing.T) {
 	if builds != before+1 {
 		t.Error("the least recently used table was kept beyond the bound")
 	}
+	if got, ok := c.Lookup("a"); got != tab || !ok {
+		t.Errorf("Lookup of a cached table = %v, %v", got, ok)
+	}
+	if _, ok := c.Lookup("bad"); ok {
+		t.Error("Lookup of a failure found a table")
+	}
+	if _, ok := c.Lookup("never"); ok || builds != before+1 {
+		t.Error("Lookup of an unknown key found or built a table")
+	}
 	// No key: never cached.
 	c.Get("", build)
 	c.Get("", build)

@@ -5,9 +5,9 @@ package compactunwind
 // line of each is given beside it.
 const (
 	// Common to every architecture (lines 45-47).
-	encHasLSDA            = 0x40000000 // UNWIND_HAS_LSDA, line 46
-	encPersonalityMask    = 0x30000000 // UNWIND_PERSONALITY_MASK, line 47
-	encPersonalityShift   = 28
+	encHasLSDA          = 0x40000000 // UNWIND_HAS_LSDA, line 46
+	encPersonalityMask  = 0x30000000 // UNWIND_PERSONALITY_MASK, line 47
+	encPersonalityShift = 28
 
 	// x86_64 (lines 206-230).
 	x86ModeMask             = 0x0F000000 // UNWIND_X86_64_MODE_MASK, line 206

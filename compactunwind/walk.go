@@ -86,6 +86,20 @@ func (s *Images) find(pc uint64) *slot {
 	return &s.list[lo-1]
 }
 
+// Built returns how many images have their table.
+func (s *Images) Built() int {
+	if s == nil {
+		return 0
+	}
+	n := 0
+	for i := range s.list {
+		if s.list[i].table.Load() != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // BuildWanted builds the tables walks have asked for since the last call,
 // with build (typically a Cache lookup around FromMemory). An image whose
 // table cannot be built is walked by frame pointers from then on. It
