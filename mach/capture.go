@@ -143,7 +143,7 @@ func (t *Target) captureStopped(th *thread, c *target.Capture) error {
 		}
 	}
 	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
-	c.PCs, c.Walk = t.walker.Walk(regs, &st, c.PCs)
+	t.walk(regs, &st, c)
 	return nil
 }
 

@@ -100,7 +100,7 @@ func (t *Target) selfCapture(id target.ThreadID, c *target.Capture) error {
 			lo, hi = regs.SP, regs.SP
 		}
 		st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
-		c.PCs, c.Walk = t.walker.Walk(regs, &st, c.PCs)
+		t.walk(regs, &st, c)
 		return nil
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/macprof/macprof/compactunwind"
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
@@ -40,6 +41,12 @@ type Target struct {
 
 	imgKey imgKey
 	imgSet *images.Set
+
+	// Compact unwind (SetCompactUnwind): the images' tables, rebuilt with
+	// imgSet, and the stepper captures walk them with.
+	compactOn bool
+	compact   *compactunwind.Images
+	stepper   compactunwind.Stepper
 
 	path string
 
@@ -161,6 +168,7 @@ func newTarget(k Kernel, pid int, task uint32, own, self bool, opts target.Optio
 		return nil, err
 	}
 	t.walker = w
+	t.stepper = compactunwind.Stepper{Arch: t.flavor.Arch, AddrMask: t.mask, Fallback: walkReader{t.mem}}
 	t.path, _ = processPath(k, pid)
 	if !self {
 		if err := t.probe(); err != nil {
@@ -252,6 +260,55 @@ func (t *Target) Executable() string { return t.path }
 // Walker returns the walker used during captures.
 func (t *Target) Walker() *unwind.Walker { return t.walker }
 
+// unwindTables holds the compact unwind tables of every target of this
+// process by image UUID, so that the system libraries every process loads
+// are parsed once. 64 MiB holds the tables of a few million functions.
+var unwindTables = compactunwind.NewCache(64 << 20)
+
+// SetCompactUnwind turns walking with the images' compact unwind tables
+// (__TEXT,__unwind_info) on or off; it is off by default. When on, each
+// capture walks by the tables where they cover a PC and by frame pointers
+// elsewhere (compactunwind.Stepper.WalkWithFallback); an image's table is
+// read from the target's memory by Images, after a capture first needed
+// it, and shared through a process-wide cache keyed by UUID.
+func (t *Target) SetCompactUnwind(on bool) {
+	t.compactOn = on
+	t.compact = nil
+	if on && t.imgSet != nil {
+		t.compact, _ = CompactImages(t.imgSet, unwindTables)
+	}
+}
+
+// CompactUnwind returns the compact unwind image set captures walk with,
+// nil while SetCompactUnwind is off (for tests and tools).
+func (t *Target) CompactUnwind() *compactunwind.Images { return t.compact }
+
+// walk fills c.PCs and c.Walk from the registers and stack copy of a
+// stopped thread.
+func (t *Target) walk(regs unwind.Regs, st *unwind.Stack, c *target.Capture) {
+	if t.compact != nil {
+		c.PCs, c.Walk, _ = t.stepper.WalkWithFallback(t.compact, t.walker, regs, st, c.PCs)
+		return
+	}
+	c.PCs, c.Walk = t.walker.Walk(regs, st, c.PCs)
+}
+
+// refreshCompact rebuilds the compact unwind image set when the image list
+// changed and builds the tables captures asked for since the last call.
+func (t *Target) refreshCompact(changed bool) {
+	if !t.compactOn {
+		return
+	}
+	if changed || t.compact == nil {
+		imgs, err := CompactImages(t.imgSet, unwindTables)
+		if err != nil {
+			return // overlapping images: keep the previous set
+		}
+		t.compact = imgs
+	}
+	BuildCompactTables(t.compact, unwindTables, t.mem)
+}
+
 // taskAlive reports whether the task still answers.
 func (t *Target) taskAlive() bool {
 	_, k := t.k.TaskInfo(t.mem.task, TaskDyldInfo, t.dyldWords())
@@ -310,6 +367,7 @@ func (t *Target) readImages() (*images.Set, error) {
 	}
 	key := imgKey{addr, infos.InfoArrayChangeTimestamp, uint64(infos.InfoArrayCount), infos.InfoArray}
 	if t.imgSet != nil && key == t.imgKey {
+		t.refreshCompact(false)
 		return t.imgSet, nil
 	}
 	imgs, _, err := images.DyldImages(t.mem, addr, 0)
@@ -323,6 +381,7 @@ func (t *Target) readImages() (*images.Set, error) {
 	// list there is; it is read again when dyld's timestamp moves.
 	t.imgSet = images.NewSet(imgs)
 	t.imgKey = key
+	t.refreshCompact(true)
 	return t.imgSet, nil
 }
 

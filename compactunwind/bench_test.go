@@ -1,0 +1,200 @@
+package compactunwind
+
+import (
+	"debug/macho"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/macprof/macprof/unwind"
+)
+
+// fixtureWalk prepares the x86_64 or arm64 fixture's leaf_asm > caller >
+// main stack, sampled inside leaf_asm.
+func fixtureWalk(t testing.TB, arch string) (*Table, *Stepper, unwind.Regs, uint64) {
+	f, err := macho.Open(fixturePath(arch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tab, _, err := FromMachO(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := loadImage(t, f)
+	m := newMachine(t, im)
+	m.pc = im.sym(t, "main")
+	for m.step() {
+	}
+	m.call("caller", im.callSite(t, "main", "caller"), -1)
+	m.call("leaf_asm", im.callSite(t, "caller", "leaf_asm"), -1)
+	m.pc += 4
+	return tab, &Stepper{Arch: tab.Arch(), Stack: m.stack}, m.regs(), im.base
+}
+
+// walkAll looks up and steps until the chain ends; it returns the frames.
+func walkAll(tab *Table, s *Stepper, regs unwind.Regs, base uint64) int {
+	n := 0
+	for {
+		pc := regs.PC
+		if n > 0 {
+			pc--
+		}
+		n++
+		r, ok := tab.Lookup(uint32(pc - base))
+		if !ok {
+			return n
+		}
+		var st Status
+		if regs, st = s.Step(&r, regs, false); st != StepOK {
+			return n
+		}
+	}
+}
+
+func TestLookupAndStepDoNotAllocate(t *testing.T) {
+	for _, arch := range fixtureArchs {
+		tab, s, regs, base := fixtureWalk(t, arch)
+		if n := walkAll(tab, s, regs, base); n != 3 {
+			t.Fatalf("%s: walk of %d frames, want 3", arch, n)
+		}
+		if a := testing.AllocsPerRun(1000, func() { walkAll(tab, s, regs, base) }); a != 0 {
+			t.Errorf("%s: %v allocations per walk, want 0", arch, a)
+		}
+	}
+}
+
+// BenchmarkStep measures one Lookup plus Step, averaged over the fixture's
+// three-frame walk (ns/op is per frame).
+func BenchmarkStep(b *testing.B) {
+	for _, arch := range fixtureArchs {
+		b.Run(arch, func(b *testing.B) {
+			tab, s, regs, base := fixtureWalk(b, arch)
+			b.ReportAllocs()
+			frames := 0
+			for b.Loop() {
+				frames += walkAll(tab, s, regs, base)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
+		})
+	}
+}
+
+// BenchmarkBuildTable measures Parse plus NewTable on the fixture and, if
+// MACHO_BENCH names one, on a larger Mach-O.
+func BenchmarkBuildTable(b *testing.B) {
+	paths := map[string]string{"fixture_arm64": fixturePath("arm64"), "fixture_x86_64": fixturePath("x86_64"), "big_arm64": filepath.Join("testdata", "big_arm64")}
+	if p := os.Getenv("MACHO_BENCH"); p != "" {
+		paths["MACHO_BENCH"] = p
+	}
+	for name, p := range paths {
+		b.Run(name, func(b *testing.B) {
+			f, err := macho.Open(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			b.ReportAllocs()
+			var tab *Table
+			for b.Loop() {
+				if tab, _, err = FromMachO(f); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(tab.Len()), "entries")
+		})
+	}
+}
+
+// BenchmarkWalk measures Stepper.Walk over the fixture's three-frame
+// stack (image lookup, rule lookup and step per frame).
+func BenchmarkWalk(b *testing.B) {
+	for _, arch := range fixtureArchs {
+		b.Run(arch, func(b *testing.B) {
+			tab, s, regs, _ := fixtureWalk(b, arch)
+			f, err := macho.Open(fixturePath(arch))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			imgs := fixtureImages(b, loadImage(b, f), tab)
+			dst := make([]uint64, 0, 64)
+			b.ReportAllocs()
+			frames := 0
+			for b.Loop() {
+				var pcs []uint64
+				pcs, _ = s.Walk(imgs, regs, dst)
+				frames += len(pcs)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
+		})
+	}
+}
+
+// deepStack returns a synthetic x86_64 image and a 64-frame stack in it:
+// every frame in a frameless function (stack size 32, rbx saved) when
+// frameless is set, else in an RBP-frame function.
+func deepStack(tb testing.TB, frameless bool) (*Images, *Stepper, unwind.Regs) {
+	const (
+		base   = 0x1_0000_0000
+		frames = 64
+		sp0    = 0x7000_0000
+	)
+	enc := uint32(0x01000000) // RBP frame, no registers
+	if frameless {
+		enc = 0x02040401 // STACK_IMMD, 4*8 bytes, 1 register, permutation 1 (rbx)
+	}
+	s, err := Parse(buildSection(nil, nil, []synthPage{{regular: true, entries: []Entry{{0x1000, enc}}}}, 0x2000, nil))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tab, err := NewTable(s, unwind.ArchAMD64, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	imgs, err := NewImages([]Image{{Start: base, End: base + 0x2000, Base: base, Table: tab}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stack := make([]byte, 32*frames+16)
+	put := func(off int, v uint64) { binary.LittleEndian.PutUint64(stack[off:], v) }
+	for i := 0; i < frames; i++ {
+		ret := uint64(base + 0x1010)
+		if i == frames-1 {
+			ret = 0
+		}
+		if frameless {
+			put(32*i+24, ret) // the return address above 2 words and rbx
+		} else {
+			put(32*i, sp0+32*uint64(i+1)) // [RBP]: the caller's RBP
+			put(32*i+8, ret)
+		}
+	}
+	st := &unwind.Stack{Base: sp0, Data: stack, Lo: sp0, Hi: sp0 + uint64(len(stack))}
+	return imgs, &Stepper{Arch: unwind.ArchAMD64, Stack: *st}, unwind.Regs{PC: base + 0x1004, SP: sp0, FP: sp0}
+}
+
+// BenchmarkWalkDeep walks 64 frames of frameless functions (return
+// address at SP+size-8) or of RBP-frame functions by compact rules.
+func BenchmarkWalkDeep(b *testing.B) {
+	for _, frameless := range []bool{true, false} {
+		name := "rbp_frame"
+		if frameless {
+			name = "frameless"
+		}
+		b.Run(name, func(b *testing.B) {
+			imgs, s, regs := deepStack(b, frameless)
+			dst := make([]uint64, 0, 128)
+			pcs, res := s.Walk(imgs, regs, dst)
+			if len(pcs) != 64 || res.Stop != StepEnd || res.CompactFrames != 64 {
+				b.Fatalf("walk of %d frames, %+v", len(pcs), res)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Walk(imgs, regs, dst)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/64, "ns/frame")
+		})
+	}
+}

@@ -1,0 +1,361 @@
+package compactunwind
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/macprof/macprof/unwind"
+)
+
+// TestDecodeFixtureRules checks the rule of every fixture function against
+// what its disassembly shows (testdata/build.sh; llvm-objdump -d).
+func TestDecodeFixtureRules(t *testing.T) {
+	want := map[string]map[string]Rule{
+		"arm64": {
+			"caller":       {Kind: KindFrame},
+			"saver":        {Kind: KindFrame, Pairs: PairX19X20 | PairX21X22 | PairX23X24 | PairX25X26},
+			"main":         {Kind: KindFrame, Pairs: PairX19X20},
+			"nofp_caller":  {Kind: KindDWARF}, // lld-14 writes FDE offset 0
+			"sink":         {Kind: KindFrameless},
+			"cleanup_user": {Kind: KindFrame, Pairs: PairX19X20, Personality: 1, HasLSDA: true},
+			"leaf_asm":     {Kind: KindFrameless},
+		},
+		"x86_64": {
+			"caller":       {Kind: KindFrame, NRegs: 5},
+			"saver":        {Kind: KindFrame, NRegs: 5, RegsOffset: 40, Regs: [6]Reg{RegRBX, RegR12, RegR13, RegR14, RegR15}},
+			"main":         {Kind: KindFrame, NRegs: 5, RegsOffset: 16, Regs: [6]Reg{RegRBX, RegR14}},
+			"nofp_caller":  {Kind: KindFrameless, StackSize: 32, NRegs: 2, Regs: [6]Reg{RegRBX, RegR14}},
+			"nofp_big":     {Kind: KindFrameless, StackSize: 3000 + 3*8, StackIndirect: true, SubOffset: 6, NRegs: 2, Regs: [6]Reg{RegRBX, RegR14}},
+			"sink":         {Kind: KindNone},
+			"cleanup_user": {Kind: KindFrame, NRegs: 5, RegsOffset: 16, Regs: [6]Reg{RegRBX, RegR14}, Personality: 1, HasLSDA: true},
+			"leaf_asm":     {Kind: KindFrameless, StackSize: 8},
+		},
+	}
+	for _, arch := range fixtureArchs {
+		t.Run(arch, func(t *testing.T) {
+			f, tab, sec := parseFixture(t, arch)
+			im := loadImage(t, f)
+			for name, w := range want[arch] {
+				off := uint32(im.sym(t, name) - im.base)
+				r, ok := tab.Lookup(off + 1)
+				if !ok {
+					t.Errorf("%s: no rule", name)
+					continue
+				}
+				w.Start, w.End, w.Encoding = r.Start, r.End, r.Encoding
+				if r != w {
+					t.Errorf("%s: rule\n %+v, want\n %+v", name, r, w)
+				}
+				if r.Start > off || off >= r.End {
+					t.Errorf("%s at %#x: rule covers [%#x, %#x)", name, off, r.Start, r.End)
+				}
+				if _, has := sec.LSDAFor(r.Start); has != w.HasLSDA {
+					t.Errorf("%s: LSDA entry %v, encoding says %v", name, has, w.HasLSDA)
+				}
+			}
+		})
+	}
+}
+
+// encodePermutation is ld64's inverse of the permutation decoding: digit i
+// counts the registers not yet used that are numbered below regs[i].
+func encodePermutation(regs []Reg) uint32 {
+	n := len(regs)
+	var used [7]bool
+	p := uint32(0)
+	for i, r := range regs {
+		d := uint32(0)
+		for u := Reg(1); u < r; u++ {
+			if !used[u] {
+				d++
+			}
+		}
+		used[r] = true
+		w := uint32(1)
+		for j := i + 1; j < n; j++ {
+			w *= uint32(6 - j)
+		}
+		p += d * w
+	}
+	return p
+}
+
+// TestPermutationRoundTrip decodes every ordered choice of saved registers
+// of a frameless x86_64 encoding.
+func TestPermutationRoundTrip(t *testing.T) {
+	count := 0
+	var rec func(regs []Reg)
+	rec = func(regs []Reg) {
+		n := uint32(len(regs))
+		enc := x86ModeStackImmd | 8<<16 | n<<10 | encodePermutation(regs)
+		r := Decode(unwind.ArchAMD64, 0, 16, enc, nil)
+		if r.Kind != KindFrameless || int(r.NRegs) != len(regs) || [6]Reg(append(append([]Reg{}, regs...), make([]Reg, 6-len(regs))...)) != r.Regs {
+			t.Fatalf("registers %v: encoding %#x decoded as %+v", regs, enc, r)
+		}
+		wantSlot := uint8(0)
+		for i, reg := range regs {
+			if reg == RegRBP {
+				wantSlot = uint8(i + 1)
+			}
+		}
+		if r.rbpSlot != wantSlot {
+			t.Fatalf("registers %v: RBP slot %d, want %d", regs, r.rbpSlot, wantSlot)
+		}
+		count++
+		if len(regs) == 6 {
+			return
+		}
+	next:
+		for reg := RegRBX; reg <= RegRBP; reg++ {
+			for _, u := range regs {
+				if u == reg {
+					continue next
+				}
+			}
+			rec(append(append([]Reg{}, regs...), reg))
+		}
+	}
+	rec(nil)
+	// 1 + 6 + 30 + 120 + 360 + 720 + 720 ordered choices.
+	if count != 1957 {
+		t.Errorf("checked %d choices, want 1957", count)
+	}
+	// A digit too large for its position is refused.
+	if r := Decode(unwind.ArchAMD64, 0, 16, x86ModeStackImmd|8<<16|1<<10|6, nil); r.Kind != KindInvalid {
+		t.Errorf("permutation digit 6 of 1 register decoded as %+v", r)
+	}
+}
+
+func TestDecodeInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		arch unwind.Arch
+		enc  uint32
+	}{
+		{unwind.ArchAMD64, x86ModeRBPFrame | 6},              // RBP in an RBP frame's slots
+		{unwind.ArchAMD64, x86ModeRBPFrame | 7<<3},           // register 7
+		{unwind.ArchAMD64, x86ModeStackImmd | 0<<16},         // no room for the return address
+		{unwind.ArchAMD64, x86ModeStackImmd | 2<<16 | 2<<10}, // two registers and a return address in 16 bytes
+		{unwind.ArchAMD64, x86ModeStackImmd | 8<<16 | 7<<10}, // seven registers
+		{unwind.ArchAMD64, x86ModeStackInd | 4<<16},          // indirect without code to read
+		{unwind.ArchAMD64, 0x05000000},                       // unknown mode
+		{unwind.ArchARM64, 0x01000000},                       // unknown mode
+	} {
+		if r := Decode(tc.arch, 0, 16, tc.enc, nil); r.Kind != KindInvalid {
+			t.Errorf("%v %#x decoded as %v", tc.arch, tc.enc, r.Kind)
+		}
+	}
+	// An indirect size whose sub immediate is readable is resolved.
+	r := Decode(unwind.ArchAMD64, 0x100, 0x200, x86ModeStackInd|4<<16|1<<13, func(off uint32) (uint32, bool) {
+		return 0x1000, off == 0x104
+	})
+	if r.Kind != KindFrameless || r.StackSize != 0x1008 {
+		t.Errorf("indirect rule %+v, want frameless of 0x1008 bytes", r)
+	}
+}
+
+// TestSyntheticSection parses regular and compressed pages with page-local
+// encodings, which the linked fixtures do not have.
+func TestSyntheticSection(t *testing.T) {
+	common := []uint32{0x04000000, 0x02001000}
+	pages := []synthPage{
+		{regular: true, entries: []Entry{{0x1000, 0x04000000}, {0x1040, 0x03000123}, {0x1100, 0}}},
+		{entries: []Entry{{0x2000, 0x02001000}, {0x2010, 0x04000011}, {0x2400, 0x04000000}}, local: []uint32{0x04000011}},
+	}
+	data := buildSection(common, []uint32{0x4000}, pages, 0x3000, []LSDAEntry{{0x2010, 0x5000}})
+	s, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Entry
+	for _, p := range pages {
+		want = append(want, p.entries...)
+	}
+	if !eqSlices(s.Entries, want) || s.End != 0x3000 || !eqSlices(s.CommonEncodings, common) {
+		t.Fatalf("parsed %+v", s)
+	}
+	if s.Index[0].Kind != secondRegular || s.Index[1].Kind != secondCompressed {
+		t.Errorf("page kinds %d %d", s.Index[0].Kind, s.Index[1].Kind)
+	}
+	if l, ok := s.LSDAFor(0x2010); !ok || l != 0x5000 {
+		t.Errorf("LSDA of 0x2010: %#x %v", l, ok)
+	}
+	if _, ok := s.LSDAFor(0x2000); ok {
+		t.Error("LSDA found for a function without one")
+	}
+	tab, err := NewTable(s, unwind.ArchARM64, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		off  uint32
+		ok   bool
+		kind Kind
+		dw   uint32
+	}{
+		{0xfff, false, 0, 0},
+		{0x1000, true, KindFrame, 0},
+		{0x1041, true, KindDWARF, 0x123},
+		{0x10ff, true, KindDWARF, 0x123},
+		{0x1100, true, KindNone, 0},
+		{0x2008, true, KindFrameless, 0},
+		{0x23ff, true, KindFrame, 0},
+		{0x2fff, true, KindFrame, 0},
+		{0x3000, false, 0, 0},
+	} {
+		r, ok := tab.Lookup(tc.off)
+		if ok != tc.ok || r.Kind != tc.kind || r.DWARFOffset != tc.dw {
+			t.Errorf("Lookup(%#x) = %+v %v, want kind %v dwarf %#x ok %v", tc.off, r, ok, tc.kind, tc.dw, tc.ok)
+		}
+	}
+	if r, _ := tab.Lookup(0x2010); r.Pairs != PairX19X20|PairX27X28 || r.End != 0x2400 {
+		t.Errorf("page-local encoding decoded as %+v", r)
+	}
+}
+
+// TestHostileSections checks that malformed sections are refused with a
+// FormatError, never a panic.
+func TestHostileSections(t *testing.T) {
+	good := buildSection([]uint32{0x04000000}, nil, []synthPage{
+		{entries: []Entry{{0x1000, 0x04000000}, {0x1010, 0x02000000}}, local: []uint32{0x02000000}},
+	}, 0x2000, nil)
+	if _, err := Parse(good); err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	mut := func(f func(b []byte)) []byte {
+		b := append([]byte(nil), good...)
+		f(b)
+		return b
+	}
+	pageOff := le.Uint32(good[20:]) + 4 // the first index entry's page offset field
+	cases := map[string][]byte{
+		"empty":                nil,
+		"short header":         good[:27],
+		"version 2":            mut(func(b []byte) { le.PutUint32(b, 2) }),
+		"common count huge":    mut(func(b []byte) { le.PutUint32(b[8:], 0xFFFFFFFF) }),
+		"personality offset":   mut(func(b []byte) { le.PutUint32(b[12:], 0xFFFFFFF0); le.PutUint32(b[16:], 1) }),
+		"index count huge":     mut(func(b []byte) { le.PutUint32(b[24:], 0x40000000) }),
+		"page outside":         mut(func(b []byte) { le.PutUint32(b[pageOff:], uint32(len(b))) }),
+		"page kind 7":          mut(func(b []byte) { le.PutUint32(b[le.Uint32(b[pageOff:]):], 7) }),
+		"page entries past":    mut(func(b []byte) { le.PutUint16(b[le.Uint32(b[pageOff:])+6:], 0xFFFF) }),
+		"encoding index":       mut(func(b []byte) { p := le.Uint32(b[pageOff:]); b[p+compressedHdrSize+3] = 9 }),
+		"entry past range":     mut(func(b []byte) { p := le.Uint32(b[pageOff:]); b[p+compressedHdrSize+6] = 0x10 }),
+		"index not sorted":     mut(func(b []byte) { le.PutUint32(b[pageOff+8:], 0x10) }),
+		"truncated":            good[:len(good)-2],
+		"LSDA range backwards": mut(func(b []byte) { le.PutUint32(b[pageOff+4:], 0xFFFF) }),
+	}
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			s, err := Parse(data)
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("Parse = %+v, %v; want a FormatError", s, err)
+			}
+		})
+	}
+	// Many index entries sharing one page could multiply its entries
+	// without bound; the entry budget refuses that.
+	shared := buildSection(nil, nil, []synthPage{
+		{regular: true, entries: make([]Entry, 1000)},
+	}, 1, nil)
+	var idx []byte
+	for i := 0; i < 64; i++ {
+		idx = le.AppendUint32(idx, 0)
+		idx = le.AppendUint32(idx, le.Uint32(shared[le.Uint32(shared[20:])+4:]))
+		idx = le.AppendUint32(idx, le.Uint32(shared[le.Uint32(shared[20:])+8:]))
+	}
+	sharedMany := append(append([]byte(nil), shared...), idx...)
+	le.PutUint32(sharedMany[20:], uint32(len(shared)))
+	le.PutUint32(sharedMany[24:], 64)
+	if _, err := Parse(sharedMany); err == nil {
+		t.Error("64 index entries sharing a 1000-entry page were accepted")
+	}
+}
+
+// stackOf returns a stack copy of words starting at base.
+func stackOf(base uint64, words ...uint64) *unwind.Stack {
+	b := make([]byte, 8*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint64(b[8*i:], w)
+	}
+	return &unwind.Stack{Base: base, Data: b, Lo: base, Hi: base + uint64(len(b))}
+}
+
+// stackVal dereferences st; nil gives the zero Stack (no copy).
+func stackVal(st *unwind.Stack) unwind.Stack {
+	if st == nil {
+		return unwind.Stack{}
+	}
+	return *st
+}
+
+type memFunc func(addr uint64, dst []byte) error
+
+func (f memFunc) ReadMemory(addr uint64, dst []byte) error { return f(addr, dst) }
+
+// TestStepGuards drives Step with hostile registers and stacks.
+func TestStepGuards(t *testing.T) {
+	const base = 0x7000_0000
+	frame := Rule{Kind: KindFrame}
+	armLeaf := Rule{Kind: KindFrameless, StackSize: 32}
+	for _, tc := range []struct {
+		name string
+		arch unwind.Arch
+		r    Rule
+		regs unwind.Regs
+		st   *unwind.Stack
+		want Status
+		out  unwind.Regs
+	}{
+		{"frame record", unwind.ArchARM64, frame, unwind.Regs{PC: 1, SP: base, FP: base + 16}, stackOf(base, 0, 0, base+32, 0x4444), StepOK, unwind.Regs{PC: 0x4444, SP: base + 32, FP: base + 32}},
+		{"FP below SP", unwind.ArchARM64, frame, unwind.Regs{PC: 1, SP: base + 8, FP: base}, stackOf(base, 0, 0), StepNotIncreasing, unwind.Regs{}},
+		{"FP outside copy", unwind.ArchAMD64, frame, unwind.Regs{PC: 1, SP: base, FP: base + 64}, stackOf(base, 0, 0), StepReadFailed, unwind.Regs{}},
+		{"FP at top of address space", unwind.ArchAMD64, frame, unwind.Regs{PC: 1, SP: base, FP: ^uint64(0) - 8}, stackOf(base, 0), StepNotIncreasing, unwind.Regs{}},
+		{"zero return address", unwind.ArchAMD64, frame, unwind.Regs{PC: 1, SP: base, FP: base}, stackOf(base, 0, 0), StepEnd, unwind.Regs{}},
+		{"arm64 leaf", unwind.ArchARM64, armLeaf, unwind.Regs{PC: 1, SP: base, FP: 0x99, LR: 0x5555}, nil, StepOK, unwind.Regs{PC: 0x5555, SP: base + 32, FP: 0x99}},
+		{"arm64 frameless without LR", unwind.ArchARM64, armLeaf, unwind.Regs{PC: 1, SP: base}, nil, StepInvalid, unwind.Regs{}},
+		{"arm64 frameless size wraps", unwind.ArchARM64, armLeaf, unwind.Regs{PC: 1, SP: ^uint64(0) - 8, LR: 4}, nil, StepNotIncreasing, unwind.Regs{}},
+		{"x86 frameless restores RBP", unwind.ArchAMD64, Decode(unwind.ArchAMD64, 0, 16, x86ModeStackImmd|4<<16|2<<10|encodePermutation([]Reg{RegRBX, RegRBP}), nil),
+			unwind.Regs{PC: 1, SP: base, FP: 0x1}, stackOf(base, 0xaa, 0xbb, 0xf00, 0x6666), StepOK, unwind.Regs{PC: 0x6666, SP: base + 32, FP: 0xf00}},
+		{"x86 frameless return outside", unwind.ArchAMD64, Rule{Kind: KindFrameless, StackSize: 4096}, unwind.Regs{PC: 1, SP: base}, stackOf(base, 1), StepReadFailed, unwind.Regs{}},
+		{"dwarf", unwind.ArchAMD64, Rule{Kind: KindDWARF, DWARFOffset: 0x40}, unwind.Regs{PC: 1, SP: base}, nil, StepDWARF, unwind.Regs{}},
+		{"none", unwind.ArchARM64, Rule{}, unwind.Regs{PC: 1, SP: base}, nil, StepNoInfo, unwind.Regs{}},
+		{"invalid", unwind.ArchARM64, Rule{Kind: KindInvalid}, unwind.Regs{PC: 1, SP: base}, nil, StepInvalid, unwind.Regs{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Stepper{Arch: tc.arch, Stack: stackVal(tc.st)}
+			out, st := s.Step(&tc.r, tc.regs, false)
+			if st != tc.want || (st == StepOK && out != tc.out) {
+				t.Errorf("Step = %+v %v, want %+v %v", out, st, tc.out, tc.want)
+			}
+		})
+	}
+	// A frame record that points at itself ends the walk.
+	st := stackOf(base, base, 0x1234)
+	s := &Stepper{Arch: unwind.ArchAMD64, Stack: *st}
+	regs := unwind.Regs{PC: 1, SP: base, FP: base}
+	regs, status := s.Step(&frame, regs, false)
+	if status != StepOK {
+		t.Fatalf("first step %v", status)
+	}
+	if _, status = s.Step(&frame, regs, false); status != StepNotIncreasing {
+		t.Errorf("self-referencing record: %v, want %v", status, StepNotIncreasing)
+	}
+	// Reads beyond the copy but inside the region go to the fallback, and
+	// the PAC mask strips the return address.
+	st = &unwind.Stack{Base: base, Data: make([]byte, 16), Lo: base, Hi: base + 64}
+	s = &Stepper{Arch: unwind.ArchARM64, Stack: *st, AddrMask: 1<<47 - 1, Fallback: memFunc(func(addr uint64, dst []byte) error {
+		binary.LittleEndian.PutUint64(dst, 0xAB00_0000_0000_1000+addr-base)
+		return nil
+	})}
+	out, status := s.Step(&frame, unwind.Regs{PC: 1, SP: base, FP: base + 32}, false)
+	if status != StepOK || out.PC != 0x1000+40 || out.FP != 0xAB00_0000_0000_1000+32 {
+		t.Errorf("fallback step = %+v %v", out, status)
+	}
+	// At a function's first instruction the rule is not used yet.
+	s = &Stepper{Arch: unwind.ArchAMD64, Stack: *stackOf(base, 0x7777)}
+	if out, status := s.Step(&frame, unwind.Regs{PC: 1, SP: base, FP: 0x42}, true); status != StepOK || out != (unwind.Regs{PC: 0x7777, SP: base + 8, FP: 0x42}) {
+		t.Errorf("x86_64 step at entry = %+v %v", out, status)
+	}
+}

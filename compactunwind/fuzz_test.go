@@ -1,0 +1,70 @@
+package compactunwind
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/macprof/macprof/unwind"
+)
+
+// FuzzUnwindInfo parses hostile __unwind_info, looks up an offset and
+// steps hostile registers over a hostile stack: nothing may panic, tables
+// stay bounded by the input, rules cover the offset looked up, and every
+// successful step moves the stack pointer up (or keeps it, for an arm64
+// leaf whose return address is in LR), so walks end.
+func FuzzUnwindInfo(f *testing.F) {
+	f.Add(buildSection([]uint32{0x04000000}, []uint32{0x10}, []synthPage{
+		{regular: true, entries: []Entry{{0x1000, 0x04000000}, {0x1010, 0x02001000}}},
+		{entries: []Entry{{0x2000, 0x03000010}, {0x2004, 0x01020021}}, local: []uint32{0x03000010, 0x01020021}},
+	}, 0x3000, []LSDAEntry{{0x1010, 0x20}}), true, uint32(0x1004), []byte("\x10\x00\x00\x00\x00\x00\x00\x00\x20\x00\x00\x00\x00\x00\x00\x00"), uint64(0x7000), uint64(0x7000), uint64(0x1234))
+	f.Fuzz(func(t *testing.T, data []byte, x86 bool, off uint32, stack []byte, sp, fp, lr uint64) {
+		s, err := Parse(data)
+		if err != nil {
+			return
+		}
+		if len(s.Entries) > len(data)/4 {
+			t.Fatalf("%d entries from %d bytes", len(s.Entries), len(data))
+		}
+		arch := unwind.ArchARM64
+		if x86 {
+			arch = unwind.ArchAMD64
+		}
+		text := func(o uint32) (uint32, bool) {
+			if uint64(o)+4 > uint64(len(data)) {
+				return 0, false
+			}
+			return binary.LittleEndian.Uint32(data[o:]), true
+		}
+		tab, err := NewTable(s, arch, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, ok := tab.Lookup(off)
+		if ok && (off < r.Start || off >= r.End) {
+			t.Fatalf("Lookup(%#x) gave range [%#x, %#x)", off, r.Start, r.End)
+		}
+		st := &unwind.Stack{Base: sp &^ 7, Data: stack, Lo: sp &^ 7, Hi: sp&^7 + uint64(len(stack))}
+		if st.Hi < st.Lo {
+			return
+		}
+		stp := &Stepper{Arch: arch, Stack: *st}
+		// A whole walk over the hostile stack, the image at 0.
+		if imgs, err := NewImages([]Image{{Start: 0, End: uint64(s.End), Table: tab}}); err == nil {
+			pcs, _ := stp.Walk(imgs, unwind.Regs{PC: uint64(off), SP: sp, FP: fp, LR: lr}, make([]uint64, 0, 4096))
+			if len(pcs) > 4096 {
+				t.Fatalf("walk returned %d frames into 4096 slots", len(pcs))
+			}
+		}
+		regs := unwind.Regs{PC: uint64(off), SP: sp, FP: fp, LR: lr}
+		for i := 0; i < 64; i++ {
+			out, status := stp.Step(&r, regs, i == 0 && ok && off == r.Start)
+			if status != StepOK {
+				return
+			}
+			if out.SP < regs.SP || (out.SP == regs.SP && !(arch == unwind.ArchARM64 && regs.LR != 0)) {
+				t.Fatalf("step from SP %#x to %#x", regs.SP, out.SP)
+			}
+			regs = out
+		}
+	})
+}
