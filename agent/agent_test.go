@@ -104,11 +104,11 @@ func (q *fakeQueue) queued() []string {
 
 // fakeSink is an exporter that encodes a window as its sample count.
 func fakeSink(name string, q *fakeQueue, fail bool) *Sink {
-	return &Sink{Name: name, Target: "nowhere", Queue: q, Encode: func(w *profile.Window, _ *symcache.Cache) ([]byte, map[string]string, error) {
+	return &Sink{Name: name, Target: "nowhere", Queue: q, Encode: func(w *profile.Window, _ *symcache.Cache) ([]upload.Item, error) {
 		if fail {
-			return nil, nil, errors.New("cannot encode")
+			return nil, errors.New("cannot encode")
 		}
-		return []byte(name + ":" + strings.Repeat("s", int(w.SampleCount()))), map[string]string{"by": name}, nil
+		return []upload.Item{{Data: []byte(name + ":" + strings.Repeat("s", int(w.SampleCount()))), Meta: map[string]string{"by": name}}}, nil
 	}}
 }
 

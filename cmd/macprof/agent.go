@@ -48,7 +48,7 @@ line win.
 Examples:
   macprof agent --name '^(nginx|myapp)$' --otlp-endpoint localhost:4317 --otlp-insecure
   OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf macprof agent --pid 1234
-  macprof agent --name myapp --pyroscope-url http://pyroscope:4040 --pyroscope-app myapp.cpu
+  macprof agent --name myapp --pyroscope-url http://pyroscope:4040 --pyroscope-label env=prod
 `
 
 // intsFlag is a repeatable integer flag.
