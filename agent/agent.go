@@ -35,12 +35,18 @@ type Config struct {
 	// Window is how much time each exported profile covers.
 	Window time.Duration
 	Mode   profile.Mode
+	// StopThreads captures threads only by stopping them. Otherwise, in
+	// cpu mode, a backend that can (Linux: perf_event) captures running
+	// threads from the kernel's own samples of them, as record does,
+	// which costs the targets and the agent far less than a stop per
+	// sample.
+	StopThreads bool
 	// ShutdownTimeout bounds the flush of queued windows at the end.
 	ShutdownTimeout time.Duration
 	// Duration, when positive, ends the run after that long.
 	Duration time.Duration
 	// Telemetry is where the agent's own metrics go: otlp, stdout, none,
-	// or auto (otlp when OTLP has an endpoint and speaks gRPC).
+	// or auto (otlp when OTLP has an endpoint, over its protocol).
 	Telemetry string
 	// OTLP is the OTLP exporter's configuration; otlp telemetry goes to its
 	// endpoint.
@@ -249,7 +255,11 @@ func NewLogger(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
 
 // attach starts profiling pid.
 func (a *agent) attach(pid int) error {
-	t, err := a.cfg.Attach(pid, target.Options{Continuous: true})
+	opts := target.Options{Continuous: true}
+	if a.cfg.Mode == profile.ModeCPU && !a.cfg.StopThreads && a.cfg.Hz > 0 {
+		opts.KernelSamplePeriod = time.Second / time.Duration(a.cfg.Hz)
+	}
+	t, err := a.cfg.Attach(pid, opts)
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,11 @@ func (e Exporters) queue(name string) upload.Config {
 func NewSinks(e Exporters) ([]*Sink, error) {
 	var sinks []*Sink
 	if e.OTLP.Endpoint != "" {
-		exp, err := otlp.New(e.OTLP)
+		oc := e.OTLP
+		if oc.UserAgent == "" {
+			oc.UserAgent = UserAgent(e.Version)
+		}
+		exp, err := otlp.New(oc)
 		if err != nil {
 			return nil, fmt.Errorf("OTLP exporter: %v", err)
 		}

@@ -84,7 +84,7 @@ func TestAgentExportsToCollector(t *testing.T) {
 	col := collectortest.Start(t)
 	_, demo := macprofBinary(t)
 	p := testprog.Start(t, demo, "-threads", "2", "-duration", "0")
-	_, wait := startAgent(t, "--name", onlyThis(demo), "--rescan", "500ms", "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
+	_, wait := startAgent(t, "--name", onlyThis(demo), "--rescan", "500ms", "--otlp-endpoint", "http://"+col.HTTPAddr,
 		"--window", "2s", "-F", "49", "-d", "7s", "--telemetry", "none", "--service-name", "demo-service")
 	log := wait()
 	samples, ok := col.WaitSamples(20*time.Second, func(s []collectortest.Sample) bool {
@@ -177,7 +177,7 @@ func TestAgentCollectorOutage(t *testing.T) {
 	t.Run("30s outage loses nothing", func(t *testing.T) {
 		seen := map[uint64]bool{}
 		const queueBytes = 16 << 20
-		agent, wait := startAgent(t, "--name", onlyThis(demo), "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
+		agent, wait := startAgent(t, "--name", onlyThis(demo), "--otlp-endpoint", "http://"+col.HTTPAddr,
 			"--window", "1s", "-d", "45s", "--telemetry", "none", "--queue-windows", "64",
 			"--queue-bytes", strconv.Itoa(queueBytes), "--shutdown-timeout", "20s")
 		time.Sleep(5 * time.Second)
@@ -210,7 +210,7 @@ func TestAgentCollectorOutage(t *testing.T) {
 	t.Run("longer than the queue holds", func(t *testing.T) {
 		old := windowsReceived(t, col, map[uint64]bool{})
 		seen := map[uint64]bool{}
-		_, wait := startAgent(t, "--name", onlyThis(demo), "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
+		_, wait := startAgent(t, "--name", onlyThis(demo), "--otlp-endpoint", "http://"+col.HTTPAddr,
 			"--window", "1s", "-d", "30s", "--telemetry", "none", "--queue-windows", "3", "--shutdown-timeout", "20s")
 		time.Sleep(3 * time.Second)
 		col.Stop()
