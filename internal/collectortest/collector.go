@@ -122,18 +122,7 @@ type Collector struct {
 // test ends.
 func Start(t testing.TB) *Collector {
 	t.Helper()
-	bin := Binary(t)
-	dir := t.TempDir()
-	c := &Collector{
-		t:        t,
-		bin:      bin,
-		Dir:      dir,
-		GRPCAddr: freeAddr(t),
-		HTTPAddr: freeAddr(t),
-		OutFile:  filepath.Join(dir, "profiles.pb"),
-		config:   filepath.Join(dir, "collector.yaml"),
-		logPath:  filepath.Join(dir, "collector.log"),
-	}
+	c := newCollector(t, "")
 	conf := fmt.Sprintf(`receivers:
   otlp:
     protocols:
@@ -165,6 +154,27 @@ service:
 	return c
 }
 
+// newCollector describes a collector (not started) on free loopback ports
+// in a temporary directory, with config as its configuration (default: a
+// file in that directory).
+func newCollector(t testing.TB, config string) *Collector {
+	bin := Binary(t)
+	dir := t.TempDir()
+	if config == "" {
+		config = filepath.Join(dir, "collector.yaml")
+	}
+	return &Collector{
+		t:        t,
+		bin:      bin,
+		Dir:      dir,
+		GRPCAddr: freeAddr(t),
+		HTTPAddr: freeAddr(t),
+		OutFile:  filepath.Join(dir, "profiles.pb"),
+		config:   config,
+		logPath:  filepath.Join(dir, "collector.log"),
+	}
+}
+
 // StartDeploy starts a collector with the shipped deploy/otel-collector.yaml:
 // its receivers on free loopback ports, its file exporter writing into a
 // temporary directory, and env setting the configuration's other variables
@@ -175,18 +185,7 @@ func StartDeploy(t testing.TB, env map[string]string) *Collector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := Binary(t)
-	dir := t.TempDir()
-	c := &Collector{
-		t:        t,
-		bin:      bin,
-		Dir:      dir,
-		GRPCAddr: freeAddr(t),
-		HTTPAddr: freeAddr(t),
-		OutFile:  filepath.Join(dir, "profiles.pb"),
-		config:   filepath.Join(root, "deploy", "otel-collector.yaml"),
-		logPath:  filepath.Join(dir, "collector.log"),
-	}
+	c := newCollector(t, filepath.Join(root, "deploy", "otel-collector.yaml"))
 	c.env = []string{"OTLP_GRPC_LISTEN=" + c.GRPCAddr, "OTLP_HTTP_LISTEN=" + c.HTTPAddr, "MACPROF_PROFILES_FILE=" + c.OutFile}
 	for k, v := range env {
 		c.env = append(c.env, k+"="+v)
