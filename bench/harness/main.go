@@ -602,6 +602,9 @@ wait:
 	fmt.Printf("  agent CPU %v = %.2f%% of one core (user %v, system %v); peak RSS %d MiB; %d windows pushed, %d KiB\n",
 		cpu.Round(time.Millisecond), 100*cpu.Seconds()/el.Seconds(), time.Duration(ru.Utime.Nano()).Round(time.Millisecond),
 		time.Duration(ru.Stime.Nano()).Round(time.Millisecond), ru.Maxrss/1024, pushes.Load(), bytesIn.Load()/1024)
+	// Wake-ups cost the agent more than its work at this rate, and unlike
+	// CPU time their count does not depend on how loaded the machine is.
+	fmt.Printf("  context switches %.1f/s voluntary, %.1f/s involuntary\n", float64(ru.Nvcsw)/el.Seconds(), float64(ru.Nivcsw)/el.Seconds())
 	fmt.Printf("  RSS over the run: %s\n", strings.Join(rssTrend, ", "))
 	fmt.Printf("  load average (1, 5, 15 min) before: %s; after: %s\n", loadBefore, loadAverage())
 	return nil
