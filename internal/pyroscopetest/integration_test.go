@@ -21,7 +21,8 @@ import (
 const samplesProfileType = "process_cpu:samples:count:cpu:nanoseconds"
 
 // twoProcessWindow is the fixture window (the test binary, threads worker,
-// io and an unnamed one: 59 samples of 10 ms) plus a second process, "My
+// io and an unnamed one: 59 samples of 10 ms, 52 of them in LeafWork, 7 in
+// MiddleWork) plus a second process, "My
 // App" (4 samples on thread main).
 func twoProcessWindow(t *testing.T) (*fixture.Fixture, *profile.Window) {
 	fx := fixture.NewFixture(t, os.Getpid())
@@ -35,8 +36,10 @@ func twoProcessWindow(t *testing.T) (*fixture.Fixture, *profile.Window) {
 
 // check reads a service back from Pyroscope: its CPU total (ns) and, where
 // given, its samples total equal what was sent, its flame graph holds the
-// workload's functions, and its series carry the labels in want.
-func check(t *testing.T, s *pyroscopetest.Server, fx *fixture.Fixture, service string, samples int64, countSeries bool, want map[string]string) {
+// workload's functions with the self time sent (leafSelf samples in
+// LeafWork, middleSelf in MiddleWork), and its series carry the labels in
+// want.
+func check(t *testing.T, s *pyroscopetest.Server, fx *fixture.Fixture, service string, samples, leafSelf, middleSelf int64, countSeries bool, want map[string]string) {
 	t.Helper()
 	sel := `{service_name="` + service + `"}`
 	cpuNS := samples * fx.Window.Period.Nanoseconds()
@@ -52,6 +55,11 @@ func check(t *testing.T, s *pyroscopetest.Server, fx *fixture.Fixture, service s
 		if !slices.Contains(fns, fn) {
 			t.Errorf("%s: function %s missing from the flame graph %v", service, fn, fns)
 		}
+	}
+	period := fx.Window.Period.Nanoseconds()
+	if self := f.Self(); self[fx.Leaf] != leafSelf*period || self[fx.Middle] != middleSelf*period || self[fx.Root] != 0 {
+		t.Errorf("%s: self time %v, want %s %d, %s %d and %s 0 (samples of %d ns)", service, self, fx.Leaf, leafSelf*period,
+			fx.Middle, middleSelf*period, fx.Root, period)
 	}
 	if countSeries {
 		c, err := s.Merge(samplesProfileType, sel)
@@ -138,13 +146,13 @@ func TestRealPyroscope(t *testing.T) {
 
 	exe := filepath.Base(fx.Executable)
 	pid := strconv.Itoa(os.Getpid())
-	check(t, s, fx, exe, 59, true, map[string]string{"host_name": "box-1", "process_pid": pid,
+	check(t, s, fx, exe, 59, 52, 7, true, map[string]string{"host_name": "box-1", "process_pid": pid,
 		"deployment_environment_name": "it", "thread": "worker", "pyroscope_spy": "macprof"})
-	check(t, s, fx, "My_App", 4, true, map[string]string{"host_name": "box-1", "thread": "main",
+	check(t, s, fx, "My_App", 4, 4, 0, true, map[string]string{"host_name": "box-1", "thread": "main",
 		"process_pid": strconv.Itoa(os.Getpid() + 1)})
-	check(t, s, fx, "macprof-raw", 59, true, map[string]string{"host_name": "box-2", "process_pid": pid, "thread": "io"})
+	check(t, s, fx, "macprof-raw", 59, 52, 7, true, map[string]string{"host_name": "box-2", "process_pid": pid, "thread": "io"})
 	for _, svc := range []string{"macprof-otlp-http", "macprof-otlp-grpc", "macprof-collector"} {
-		check(t, s, fx, svc, 59, false, map[string]string{"__otel__": "true"})
+		check(t, s, fx, svc, 59, 52, 7, false, map[string]string{"__otel__": "true"})
 	}
 	services, err := s.LabelValues("service_name")
 	if err != nil {
