@@ -35,12 +35,18 @@ type Config struct {
 	// Window is how much time each exported profile covers.
 	Window time.Duration
 	Mode   profile.Mode
+	// StopThreads captures threads only by stopping them. Otherwise, in
+	// cpu mode, a backend that can (Linux: perf_event) captures running
+	// threads from the kernel's own samples of them, as record does,
+	// which costs the targets and the agent far less than a stop per
+	// sample.
+	StopThreads bool
 	// ShutdownTimeout bounds the flush of queued windows at the end.
 	ShutdownTimeout time.Duration
 	// Duration, when positive, ends the run after that long.
 	Duration time.Duration
 	// Telemetry is where the agent's own metrics go: otlp, stdout, none,
-	// or auto (otlp when OTLP has an endpoint and speaks gRPC).
+	// or auto (otlp when OTLP has an endpoint, over its protocol).
 	Telemetry string
 	// OTLP is the OTLP exporter's configuration; otlp telemetry goes to its
 	// endpoint.
@@ -115,8 +121,10 @@ type agent struct {
 // Run profiles until ctx ends (SIGTERM), Duration passes or, without Name,
 // every process named by PID has exited, then flushes the exporters'
 // queues within ShutdownTimeout. It returns the exit status: 1 when no
-// process named by PID can be profiled and there is no Name, 2 when the
-// sampler refuses the configuration, else 0.
+// process named by PID can be profiled and there is no Name, or when an
+// exporter tried and never succeeded in the whole run (a collector down from
+// the start, a server that refuses every push); 2 when the sampler refuses
+// the configuration; else 0.
 func Run(ctx context.Context, cfg Config) int {
 	defer closeSinks(cfg.Sinks)
 	if cfg.Duration > 0 {
@@ -204,17 +212,27 @@ func Run(ctx context.Context, cfg Config) int {
 	// Flush what is queued, within the deadline.
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
+	status := 0
 	for _, sk := range a.sinks {
 		err := sk.Queue.Shutdown(sctx)
 		st := sk.Queue.Stats()
-		a.log.Info("exporter stopped", "exporter", sk.Name, "sent", st.Sent, "failed_attempts", st.Failed,
-			"dropped", st.Dropped, "rejected", st.Rejected, "left_in_queue", st.QueueItems, "err", err)
+		args := []any{"exporter", sk.Name, "sent", st.Sent, "failed_attempts", st.Failed,
+			"dropped", st.Dropped, "rejected", st.Rejected, "left_in_queue", st.QueueItems, "err", err}
+		if st.Sent == 0 && st.Failed+st.Dropped > 0 {
+			// Nothing this exporter sent arrived: the run was useless for
+			// it, which a supervisor (and whoever reads its status) must
+			// see.
+			status = 1
+			a.log.Error("exporter stopped: no export succeeded since start", args...)
+			continue
+		}
+		a.log.Info("exporter stopped", args...)
 	}
 	if tel != nil {
 		tel.shutdown(sctx)
 	}
-	a.log.Info("agent stopped", "windows_dropped", a.windowsDropped.Load(), "encode_errors", a.encodeErrors.Load())
-	return 0
+	a.log.Info("agent stopped", "windows_dropped", a.windowsDropped.Load(), "encode_errors", a.encodeErrors.Load(), "status", status)
+	return status
 }
 
 // NewLogger returns the agent's logger: to w, with format "text" as text
@@ -237,7 +255,11 @@ func NewLogger(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
 
 // attach starts profiling pid.
 func (a *agent) attach(pid int) error {
-	t, err := a.cfg.Attach(pid, target.Options{Continuous: true, Unattended: true})
+	opts := target.Options{Continuous: true, Unattended: true}
+	if a.cfg.Mode == profile.ModeCPU && !a.cfg.StopThreads && a.cfg.Hz > 0 {
+		opts.KernelSamplePeriod = time.Second / time.Duration(a.cfg.Hz)
+	}
+	t, err := a.cfg.Attach(pid, opts)
 	if err != nil {
 		return err
 	}

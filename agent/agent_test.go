@@ -7,6 +7,8 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -104,11 +106,11 @@ func (q *fakeQueue) queued() []string {
 
 // fakeSink is an exporter that encodes a window as its sample count.
 func fakeSink(name string, q *fakeQueue, fail bool) *Sink {
-	return &Sink{Name: name, Target: "nowhere", Queue: q, Encode: func(w *profile.Window, _ *symcache.Cache) ([]byte, map[string]string, error) {
+	return &Sink{Name: name, Target: "nowhere", Queue: q, Encode: func(w *profile.Window, _ *symcache.Cache) ([]upload.Item, error) {
 		if fail {
-			return nil, nil, errors.New("cannot encode")
+			return nil, errors.New("cannot encode")
 		}
-		return []byte(name + ":" + strings.Repeat("s", int(w.SampleCount()))), map[string]string{"by": name}, nil
+		return []upload.Item{{Data: []byte(name + ":" + strings.Repeat("s", int(w.SampleCount()))), Meta: map[string]string{"by": name}}}, nil
 	}}
 }
 
@@ -338,7 +340,8 @@ func TestTelemetryChoice(t *testing.T) {
 		err                      string
 	}{
 		{mode: "auto"},
-		{mode: "auto", endpoint: "localhost:4318", protocol: "http/protobuf"},
+		{mode: "auto", endpoint: "http://localhost:4318", protocol: "http/protobuf", on: true},
+		{mode: "auto", endpoint: "localhost:4317", protocol: "grpc", on: true},
 		{mode: "none", endpoint: "localhost:4317"},
 		{mode: "stdout", on: true},
 		{mode: "bogus", err: `--telemetry must be otlp, stdout, none or auto, not "bogus"`},
@@ -350,7 +353,69 @@ func TestTelemetryChoice(t *testing.T) {
 		}
 		if tel != nil {
 			tel.window(context.Background(), &profile.Window{Stacks: make([]profile.Stack, 1), Samples: []profile.Sample{{Count: 2}}})
-			tel.shutdown(context.Background())
+			// Nothing listens at the OTLP endpoints: do not wait for them.
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			tel.shutdown(ctx)
+			cancel()
+		}
+	}
+}
+
+// With http/protobuf (the default protocol), the agent's own metrics go
+// over HTTP to /v1/metrics beside the profiles' path, with the profiles'
+// headers.
+func TestTelemetryOverHTTP(t *testing.T) {
+	var mu sync.Mutex
+	var paths, bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		paths = append(paths, r.Method+" "+r.URL.Path+" "+r.Header.Get("Content-Type")+" "+r.Header.Get("X-Team"))
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	a := newTestAgent(t, Config{Telemetry: "auto", OTLP: otlp.Config{Endpoint: srv.URL + "/otlp/v1development/profiles",
+		Headers: map[string]string{"X-Team": "perf"}}})
+	tel, err := a.startTelemetry(context.Background())
+	if err != nil || tel == nil {
+		t.Fatalf("telemetry %v, err %v", tel, err)
+	}
+	tel.window(context.Background(), &profile.Window{Stacks: make([]profile.Stack, 1), Samples: []profile.Sample{{Count: 2}},
+		Missed: map[profile.MissReason]int64{profile.MissStopTimeout: 1}})
+	tel.shutdown(context.Background())
+	mu.Lock()
+	defer mu.Unlock()
+	if len(paths) == 0 || paths[0] != "POST /otlp/v1/metrics application/x-protobuf perf" {
+		t.Fatalf("requests %q, want POST /otlp/v1/metrics with the profiles' header", paths)
+	}
+	if all := strings.Join(bodies, ""); !strings.Contains(all, "macprof.samples.missed") || !strings.Contains(all, "stop_timeout") {
+		t.Errorf("metrics lack macprof.samples.missed with reason stop_timeout")
+	}
+}
+
+// In cpu mode the agent asks the backend for kernel samples at its period
+// (as record does); with StopThreads, and in wall mode, it does not.
+func TestAttachKernelSamples(t *testing.T) {
+	for _, tc := range []struct {
+		mode profile.Mode
+		stop bool
+		want time.Duration
+	}{
+		{profile.ModeCPU, false, time.Second / 19},
+		{profile.ModeCPU, true, 0},
+		{profile.ModeWall, false, 0},
+	} {
+		var got target.Options
+		a := newTestAgent(t, Config{Hz: 19, Mode: tc.mode, StopThreads: tc.stop, Attach: func(pid int, o target.Options) (target.Target, error) {
+			got = o
+			return &fakeTarget{pid: pid}, nil
+		}})
+		if err := a.attach(42); err != nil {
+			t.Fatal(err)
+		}
+		if !got.Continuous || got.KernelSamplePeriod != tc.want {
+			t.Errorf("mode %v stop %v: options %+v, want continuous with kernel sample period %v", tc.mode, tc.stop, got, tc.want)
 		}
 	}
 }

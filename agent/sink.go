@@ -28,9 +28,10 @@ type Sink struct {
 	// sends.
 	Name, Target string
 	Queue        Queue
-	// Encode turns a window into what the exporter sends, with the
-	// metadata to send along.
-	Encode func(*profile.Window, *symcache.Cache) ([]byte, map[string]string, error)
+	// Encode turns a window into what the exporter sends: one item or
+	// more (Pyroscope: one per process), each with the metadata to send
+	// along.
+	Encode func(*profile.Window, *symcache.Cache) ([]upload.Item, error)
 	// Close, when set, releases the exporter once its queue is shut down.
 	Close func() error
 }
@@ -74,7 +75,11 @@ func (e Exporters) queue(name string) upload.Config {
 func NewSinks(e Exporters) ([]*Sink, error) {
 	var sinks []*Sink
 	if e.OTLP.Endpoint != "" {
-		exp, err := otlp.New(e.OTLP)
+		oc := e.OTLP
+		if oc.UserAgent == "" {
+			oc.UserAgent = UserAgent(e.Version)
+		}
+		exp, err := otlp.New(oc)
 		if err != nil {
 			return nil, fmt.Errorf("OTLP exporter: %v", err)
 		}
@@ -85,13 +90,20 @@ func NewSinks(e Exporters) ([]*Sink, error) {
 		}
 		bo := e.OTLP.BuildOptions(e.Host, e.Version)
 		sinks = append(sinks, &Sink{Name: "otlp", Target: exp.Target(), Queue: up, Close: exp.Close,
-			Encode: func(w *profile.Window, c *symcache.Cache) ([]byte, map[string]string, error) {
+			Encode: func(w *profile.Window, c *symcache.Cache) ([]upload.Item, error) {
 				b, err := otlp.Marshal(w, c, bo)
-				return b, nil, err
+				return []upload.Item{{Data: b}}, err
 			}})
 	}
 	if e.Pyroscope != nil {
-		cl, err := pyroscope.New(*e.Pyroscope)
+		pc := *e.Pyroscope
+		if pc.HostName == "" {
+			pc.HostName = e.Host
+		}
+		if pc.UserAgent == "" {
+			pc.UserAgent = UserAgent(e.Version)
+		}
+		cl, err := pyroscope.New(pc)
 		if err != nil {
 			closeSinks(sinks)
 			//lint:ignore ST1005 the message starts with the product's name, as the command prints it
@@ -103,9 +115,18 @@ func NewSinks(e Exporters) ([]*Sink, error) {
 			//lint:ignore ST1005 the message starts with the product's name, as the command prints it
 			return nil, fmt.Errorf("Pyroscope queue: %v", err)
 		}
-		sinks = append(sinks, &Sink{Name: "pyroscope", Target: cl.Target(), Queue: up, Encode: pyroscope.Encode})
+		sinks = append(sinks, &Sink{Name: "pyroscope", Target: cl.Target(), Queue: up, Encode: cl.Encode})
 	}
 	return sinks, nil
+}
+
+// UserAgent is the User-Agent of every export: macprof/VERSION, as the
+// OpenTelemetry exporter specification asks of an exporter's product.
+func UserAgent(version string) string {
+	if version == "" || version == "(devel)" {
+		version = "devel"
+	}
+	return "macprof/" + version
 }
 
 // closeSinks closes the sinks that have something to close.
@@ -124,15 +145,17 @@ func (a *agent) export(w *profile.Window, cache *symcache.Cache) {
 		return
 	}
 	for _, sk := range a.sinks {
-		data, meta, err := sk.Encode(w, cache)
+		items, err := sk.Encode(w, cache)
 		if err != nil {
 			a.encodeErrors.Add(1)
 			a.log.Error("encode window", "exporter", sk.Name, "err", err)
 			continue
 		}
-		if err := sk.Queue.Enqueue(data, meta); err != nil {
-			a.log.Warn("queue window", "exporter", sk.Name, "err", err)
+		for _, it := range items {
+			if err := sk.Queue.Enqueue(it.Data, it.Meta); err != nil {
+				a.log.Warn("queue window", "exporter", sk.Name, "err", err)
+			}
+			a.log.Debug("window queued", "exporter", sk.Name, "bytes", len(it.Data), "samples", len(w.Samples))
 		}
-		a.log.Debug("window queued", "exporter", sk.Name, "bytes", len(data), "samples", len(w.Samples))
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -29,7 +30,10 @@ type telemetry struct {
 }
 
 // startTelemetry starts reporting the agent's own metrics where
-// Config.Telemetry says; it returns nil for none.
+// Config.Telemetry says; it returns nil for none. OTLP metrics go to the
+// profiles' collector over the profiles' protocol (gRPC, or HTTP at
+// /v1/metrics beside the profiles' path), with their headers and
+// compression.
 func (a *agent) startTelemetry(ctx context.Context) (*telemetry, error) {
 	otlpCfg := a.cfg.OTLP
 	var exp sdkmetric.Exporter
@@ -37,7 +41,7 @@ func (a *agent) startTelemetry(ctx context.Context) (*telemetry, error) {
 	mode := a.cfg.Telemetry
 	if mode == "auto" {
 		mode = "none"
-		if otlpCfg.Endpoint != "" && (otlpCfg.Protocol == "" || otlpCfg.Protocol == otlp.ProtocolGRPC) {
+		if otlpCfg.Endpoint != "" {
 			mode = "otlp"
 		}
 	}
@@ -47,14 +51,7 @@ func (a *agent) startTelemetry(ctx context.Context) (*telemetry, error) {
 	case "stdout":
 		exp, err = stdoutmetric.New()
 	case "otlp":
-		opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpoint(trimScheme(otlpCfg.Endpoint))}
-		if otlpCfg.Insecure != nil && *otlpCfg.Insecure || hasScheme(otlpCfg.Endpoint, "http://") {
-			opts = append(opts, otlpmetricgrpc.WithInsecure())
-		}
-		if len(otlpCfg.Headers) > 0 {
-			opts = append(opts, otlpmetricgrpc.WithHeaders(otlpCfg.Headers))
-		}
-		exp, err = otlpmetricgrpc.New(ctx, opts...)
+		exp, err = otlpMetrics(ctx, otlpCfg)
 	default:
 		return nil, fmt.Errorf("--telemetry must be otlp, stdout, none or auto, not %q", mode)
 	}
@@ -115,7 +112,7 @@ func (t *telemetry) window(ctx context.Context, w *profile.Window) {
 	t.samples.Add(ctx, w.SampleCount())
 	t.unsampled.Add(ctx, w.UnsampledCount())
 	for reason, c := range w.Missed {
-		t.missed.Add(ctx, c, metric.WithAttributes(attribute.String("reason", reason.String())))
+		t.missed.Add(ctx, c, metric.WithAttributes(attribute.String("reason", reason.ID())))
 	}
 	t.captures.Add(ctx, w.Stats.Captures)
 	for _, b := range w.Stats.StopBuckets {
@@ -128,13 +125,32 @@ func (t *telemetry) window(ctx context.Context, w *profile.Window) {
 
 func (t *telemetry) shutdown(ctx context.Context) { t.provider.Shutdown(ctx) }
 
-func hasScheme(s, scheme string) bool { return len(s) >= len(scheme) && s[:len(scheme)] == scheme }
-
-func trimScheme(s string) string {
-	for _, p := range []string{"http://", "https://"} {
-		if hasScheme(s, p) {
-			return s[len(p):]
-		}
+// otlpMetrics returns the OTLP metrics exporter beside the profiles'.
+func otlpMetrics(ctx context.Context, c otlp.Config) (sdkmetric.Exporter, error) {
+	protocol, endpoint, plaintext, err := c.MetricsTarget()
+	if err != nil {
+		return nil, err
 	}
-	return s
+	gzip := c.Compression == otlp.CompressionGzip
+	if protocol == otlp.ProtocolGRPC {
+		opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpoint(endpoint)}
+		if plaintext {
+			opts = append(opts, otlpmetricgrpc.WithInsecure())
+		}
+		if len(c.Headers) > 0 {
+			opts = append(opts, otlpmetricgrpc.WithHeaders(c.Headers))
+		}
+		if gzip {
+			opts = append(opts, otlpmetricgrpc.WithCompressor("gzip"))
+		}
+		return otlpmetricgrpc.New(ctx, opts...)
+	}
+	opts := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(endpoint)}
+	if len(c.Headers) > 0 {
+		opts = append(opts, otlpmetrichttp.WithHeaders(c.Headers))
+	}
+	if gzip {
+		opts = append(opts, otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression))
+	}
+	return otlpmetrichttp.New(ctx, opts...)
 }

@@ -43,6 +43,25 @@ var missText = [numMissReasons]string{
 	MissStackEvicted:   "stack evicted before the window closed",
 }
 
+var missID = [numMissReasons]string{
+	MissThreadGone:     "thread_gone",
+	MissTickLate:       "tick_late",
+	MissStopTimeout:    "stop_timeout",
+	MissThreadBlocked:  "thread_blocked",
+	MissNoKernelSample: "no_kernel_sample",
+	MissEmptyStack:     "empty_stack",
+	MissStackEvicted:   "stack_evicted",
+}
+
+// ID returns the reason as an identifier, for attribute values that
+// machines group by ("stop_timeout").
+func (r MissReason) ID() string {
+	if r < numMissReasons {
+		return missID[r]
+	}
+	return "unknown"
+}
+
 // String returns the reason as people read it.
 func (r MissReason) String() string {
 	if r < numMissReasons {

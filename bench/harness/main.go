@@ -4,10 +4,13 @@
 //	harness snapshot [-threads 64] [-runs 5]
 //	    wall time of `macprof snapshot -p PID` vs `eu-stack -p PID` on a
 //	    target with N busy threads.
-//	harness agent [-threads 50] [-duration 10m]
-//	    CPU time and peak memory of `macprof agent` at its default rate,
+//	harness agent [-threads 50] [-duration 10m] [-capture auto|stop] [-rss-every 1m]
+//	    CPU time and memory of `macprof agent` at its default rate (19 Hz),
 //	    profiling a target with N busy threads and exporting every window
-//	    (to a local Pyroscope-compatible sink that accepts everything).
+//	    (to a local Pyroscope-compatible sink that accepts everything): its
+//	    share of one core, its peak RSS and its RSS every -rss-every (to
+//	    see that it levels off), and the load average before and after,
+//	    which says how far to trust the figures.
 //	harness overhead [-rates 99,999] [-duration 5s] [-rounds 10] [-no-perf] [-idle]
 //	    throughput of the demo workload alone (twice: the second run is a
 //	    control that shows the measurement's noise), under `macprof record`
@@ -534,6 +537,8 @@ func agentCost(args []string) error {
 	fs := flag.NewFlagSet("agent", flag.ExitOnError)
 	threads := fs.Int("threads", 50, "busy threads in the target")
 	dur := fs.Duration("duration", 10*time.Minute, "how long the agent runs")
+	capture := fs.String("capture", "auto", "the agent's --capture: auto (kernel samples in cpu mode on Linux) or stop")
+	every := fs.Duration("rss-every", time.Minute, "how often the agent's RSS is read, to show whether it stays bounded")
 	fs.Parse(args)
 	dir, err := os.MkdirTemp("", "macprof-bench-")
 	if err != nil {
@@ -561,19 +566,70 @@ func agentCost(args []string) error {
 		return err
 	}
 	defer func() { target.Process.Kill(); target.Wait() }()
-	cmd := exec.Command(macprof, "agent", "--pid", strconv.Itoa(target.Process.Pid), "-d", dur.String(),
-		"--pyroscope-url", "http://"+ln.Addr().String(), "--pyroscope-app", "bench.cpu", "--telemetry", "none")
+	loadBefore := loadAverage()
+	cmd := exec.Command(macprof, "agent", "--pid", strconv.Itoa(target.Process.Pid), "-d", dur.String(), "--capture", *capture,
+		"--pyroscope-url", "http://"+ln.Addr().String(), "--pyroscope-app", "bench", "--telemetry", "none")
 	var log strings.Builder
 	cmd.Stderr = &log
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	// The agent's RSS over the run: bounded means it levels off.
+	var rssTrend []string
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(*every)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case err = <-done:
+			break wait
+		case <-tick.C:
+			if kb := rssKiB(cmd.Process.Pid); kb > 0 {
+				rssTrend = append(rssTrend, fmt.Sprintf("%v %d MiB", time.Since(start).Round(time.Second), kb/1024))
+			}
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("agent: %v\n%s", err, log.String())
 	}
 	el := time.Since(start)
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	fmt.Printf("macprof agent (default rate) on %d busy threads for %v:\n", *threads, el.Round(time.Second))
-	fmt.Printf("  agent CPU %v = %.2f%% of one core; peak RSS %d MiB; %d windows pushed, %d KiB\n",
-		cpu.Round(time.Millisecond), 100*cpu.Seconds()/el.Seconds(), ru.Maxrss/1024, pushes.Load(), bytesIn.Load()/1024)
+	fmt.Printf("macprof agent (default rate, --capture %s) on %d busy threads for %v:\n", *capture, *threads, el.Round(time.Second))
+	fmt.Printf("  agent CPU %v = %.2f%% of one core (user %v, system %v); peak RSS %d MiB; %d windows pushed, %d KiB\n",
+		cpu.Round(time.Millisecond), 100*cpu.Seconds()/el.Seconds(), time.Duration(ru.Utime.Nano()).Round(time.Millisecond),
+		time.Duration(ru.Stime.Nano()).Round(time.Millisecond), ru.Maxrss/1024, pushes.Load(), bytesIn.Load()/1024)
+	// Wake-ups cost the agent more than its work at this rate, and unlike
+	// CPU time their count does not depend on how loaded the machine is.
+	fmt.Printf("  context switches %.1f/s voluntary, %.1f/s involuntary\n", float64(ru.Nvcsw)/el.Seconds(), float64(ru.Nivcsw)/el.Seconds())
+	fmt.Printf("  RSS over the run: %s\n", strings.Join(rssTrend, ", "))
+	fmt.Printf("  load average (1, 5, 15 min) before: %s; after: %s\n", loadBefore, loadAverage())
 	return nil
+}
+
+// loadAverage returns the first three fields of /proc/loadavg, or "?".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "?"
+}
+
+// rssKiB returns a process's resident set (VmRSS) in KiB, 0 if unknown.
+func rssKiB(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			return n
+		}
+	}
+	return 0
 }

@@ -20,8 +20,11 @@ func init() {
 
 const agentHelp = `
 Samples the given processes continuously, in windows (15 s by default), and
-sends each window to an OpenTelemetry Collector (OTLP profiles, gRPC or HTTP)
-and/or to Grafana Pyroscope. Made to run always-on across a fleet:
+sends each window to an OpenTelemetry Collector (OTLP profiles over
+http/protobuf, the default, or gRPC) and/or to Grafana Pyroscope (a service
+per process, named after its executable unless --pyroscope-app names one).
+On Linux in cpu mode the kernel samples the threads (perf_event), as record
+does, where it allows. Made to run always-on across a fleet:
 
   - a low default rate (19 Hz) keeps its cost on the target under 1%;
   - processes named by --name are looked up again every --rescan: new ones
@@ -29,6 +32,9 @@ and/or to Grafana Pyroscope. Made to run always-on across a fleet:
   - windows wait in a bounded queue (and, with --spool-dir, on disk across
     restarts) while an exporter is down, are retried with backoff and
     jitter, and the oldest are dropped (and counted) when the queue is full;
+  - the first failed export of each exporter is logged at WARN with its
+    reason, then at most once a minute; an agent none of whose exports to
+    an exporter succeeded exits with status 1 (config errors exit 2);
   - SIGTERM or SIGINT flushes what is queued within --shutdown-timeout.
 
 The OTLP exporter honours the standard OTEL_EXPORTER_OTLP_* variables
@@ -36,17 +42,17 @@ The OTLP exporter honours the standard OTEL_EXPORTER_OTLP_* variables
 and OTEL_RESOURCE_ATTRIBUTES; flags override them. A collector needs
 --feature-gates=service.profilesSupport to accept profiles (deploy/ has a
 configuration). The agent's own metrics (samples taken and missed, stop
-times, exports, queue depth) go to the same collector as OTLP metrics, or to
-stdout with --telemetry stdout.
+times, exports, queue depth) go to the same collector as OTLP metrics over the
+same protocol (HTTP: /v1/metrics), or to stdout with --telemetry stdout.
 
 --config FILE reads flags from a JSON object ({"name": "^myapp$",
-"otlp-endpoint": "collector:4317", "pid": [12, 34]}); flags on the command
+"otlp-endpoint": "http://collector:4318", "pid": [12, 34]}); flags on the command
 line win.
 
 Examples:
-  macprof agent --name '^(nginx|myapp)$' --otlp-endpoint localhost:4317 --otlp-insecure
-  OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf macprof agent --pid 1234
-  macprof agent --name myapp --pyroscope-url http://pyroscope:4040 --pyroscope-app myapp.cpu
+  macprof agent --name '^(nginx|myapp)$' --otlp-endpoint http://localhost:4318
+  OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317 OTEL_EXPORTER_OTLP_PROTOCOL=grpc macprof agent --pid 1234
+  macprof agent --name myapp --pyroscope-url http://pyroscope:4040 --pyroscope-label env=prod
 `
 
 func runAgent(args []string, stdout, stderr io.Writer) int {
@@ -57,6 +63,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	window := fs.duration("window", "", 15*time.Second, "export a profile every `SECONDS` (or a duration: 1m)")
 	rescan := fs.duration("rescan", "", 10*time.Second, "look for processes matching --name every `SECONDS` (or a duration: 500ms)")
 	mode := fs.String("mode", "cpu", "`MODE`: cpu or wall")
+	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
 	dur := fs.duration("d", "duration", 0, "stop after `SECONDS` (or a duration: 10m); 0 runs until SIGTERM")
 	shutdown := fs.duration("shutdown-timeout", "", 10*time.Second, "how long SIGTERM may take to flush queued windows, in `SECONDS` (or a duration)")
 	spool := fs.String("spool-dir", os.Getenv("MACPROF_SPOOL"), "keep queued windows in `DIR` too, so that a restart sends them (default $MACPROF_SPOOL)")
@@ -92,6 +99,10 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		return fail("--mode must be cpu or wall, not %q", *mode)
 	}
 	cfg.Mode = m
+	if *capture != "auto" && *capture != "stop" {
+		return fail("--capture must be auto or stop, not %q", *capture)
+	}
+	cfg.StopThreads = *capture == "stop"
 	log, err := agent.NewLogger(stderr, *logFormat, *verbose)
 	if err == nil {
 		err = cfg.Validate()

@@ -5,7 +5,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -83,7 +85,7 @@ func TestAgentExportsToCollector(t *testing.T) {
 	col := collectortest.Start(t)
 	_, demo := macprofBinary(t)
 	p := testprog.Start(t, demo, "-threads", "2", "-duration", "0")
-	_, wait := startAgent(t, "--name", onlyThis(demo), "--rescan", "500ms", "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
+	_, wait := startAgent(t, "--name", onlyThis(demo), "--rescan", "500ms", "--otlp-endpoint", "http://"+col.HTTPAddr,
 		"--window", "2s", "-F", "49", "-d", "7s", "--telemetry", "none", "--service-name", "demo-service")
 	log := wait()
 	samples, ok := col.WaitSamples(20*time.Second, func(s []collectortest.Sample) bool {
@@ -180,7 +182,7 @@ func TestAgentCollectorOutage(t *testing.T) {
 	t.Run("30s outage loses nothing", func(t *testing.T) {
 		seen := map[uint64]bool{}
 		const queueBytes = 16 << 20
-		agent, wait := startAgent(t, "--name", onlyThis(demo), "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
+		agent, wait := startAgent(t, "--name", onlyThis(demo), "--otlp-endpoint", "http://"+col.HTTPAddr,
 			"--window", "1s", "-d", "45s", "--telemetry", "none", "--queue-windows", "64",
 			"--queue-bytes", strconv.Itoa(queueBytes), "--shutdown-timeout", "20s")
 		time.Sleep(5 * time.Second)
@@ -213,7 +215,7 @@ func TestAgentCollectorOutage(t *testing.T) {
 	t.Run("longer than the queue holds", func(t *testing.T) {
 		old := windowsReceived(t, col, map[uint64]bool{})
 		seen := map[uint64]bool{}
-		_, wait := startAgent(t, "--name", onlyThis(demo), "--otlp-endpoint", col.GRPCAddr, "--otlp-insecure",
+		_, wait := startAgent(t, "--name", onlyThis(demo), "--otlp-endpoint", "http://"+col.HTTPAddr,
 			"--window", "1s", "-d", "30s", "--telemetry", "none", "--queue-windows", "3", "--shutdown-timeout", "20s")
 		time.Sleep(3 * time.Second)
 		col.Stop()
@@ -249,3 +251,59 @@ func TestAgentCollectorOutage(t *testing.T) {
 // test's own build of a program and nothing else: other tests (diff's, run in
 // parallel by go test) start programs of the same name.
 func onlyThis(path string) string { return "^" + regexp.QuoteMeta(path) + "( |$)" }
+
+// With every exporter down from the start, the agent says so at WARN, with
+// the reason, as soon as the first window's export fails (within one
+// window), and exits non-zero at the end: a run that delivered nothing is a
+// failure a supervisor can see.
+func TestAgentExportersDownFromStart(t *testing.T) {
+	macprof, demo := macprofBinary(t)
+	testprog.Start(t, demo, "-threads", "1", "-duration", "0")
+	dead := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().String()
+	}
+	const window = 3 * time.Second
+	cmd := exec.Command(macprof, "agent", "--name", onlyThis(demo), "--rescan", "200ms", "--window", window.String(), "-F", "49",
+		"-d", "8s", "--telemetry", "none", "--otlp-endpoint", "http://"+dead(), "--otlp-protocol", "http/protobuf",
+		"--pyroscope-url", "http://"+dead(), "--shutdown-timeout", "1s")
+	var log safeBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	warned := map[string]time.Duration{}
+	for len(warned) < 2 && time.Since(start) < 20*time.Second {
+		for _, line := range strings.Split(log.String(), "\n") {
+			for _, exp := range []string{"otlp", "pyroscope"} {
+				if _, ok := warned[exp]; !ok && strings.Contains(line, "level=WARN") && strings.Contains(line, "uploader="+exp) &&
+					strings.Contains(line, "connection refused") {
+					warned[exp] = time.Since(start)
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, exp := range []string{"otlp", "pyroscope"} {
+		d, ok := warned[exp]
+		if !ok {
+			t.Errorf("no WARN with the reason for %s:\n%s", exp, log.String())
+		} else if d > 2*window {
+			t.Errorf("%s: first WARN %v after start, more than one %v window after the first export", exp, d, window)
+		}
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("agent whose every export failed exited with %v, want status 1:\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "no export succeeded since start") {
+		t.Errorf("the agent's log does not say that nothing was sent:\n%s", log.String())
+	}
+}

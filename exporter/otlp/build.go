@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sort"
 
+	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
 	collpb "go.opentelemetry.io/proto/slim/otlp/collector/profiles/v1development"
 	commonpb "go.opentelemetry.io/proto/slim/otlp/common/v1"
 	pb "go.opentelemetry.io/proto/slim/otlp/profiles/v1development"
@@ -34,16 +36,44 @@ const (
 	AttrExecutablePath = "process.executable.path"
 	AttrThreadName     = "thread.name"
 	AttrThreadID       = "thread.id"
-	// AttrBuildIDGNU holds an ELF image's GNU build ID on a mapping.
+	AttrOSType         = "os.type"
+	AttrHostArch       = "host.arch"
+	// AttrFrameType is the kind of every frame's location: "native" for
+	// macprof's machine-code frames.
+	AttrFrameType = "profile.frame.type"
+	// AttrBuildIDGNU holds an image's build ID on a mapping: an ELF
+	// image's GNU build ID, and also a Mach-O image's LC_UUID, because it
+	// is the one key consumers read build IDs from (Grafana Pyroscope's
+	// OTLP receiver turns it into the pprof mapping's build_id).
 	AttrBuildIDGNU = "process.executable.build_id.gnu"
-	// AttrBuildIDMachO holds a Mach-O image's LC_UUID on a mapping. The
-	// semantic conventions have no key for Mach-O UUIDs yet; this one is
-	// macprof's own.
+	// AttrBuildIDMachO holds a Mach-O image's LC_UUID on a mapping, to
+	// say what the build ID is. The semantic conventions have no key for
+	// Mach-O UUIDs yet; this one is macprof's own.
 	AttrBuildIDMachO = "process.executable.build_id.macho_uuid"
-	// AttrMissedPrefix prefixes the profile attributes that count samples
-	// the window missed, one per reason ("macprof.missed.empty stack").
-	AttrMissedPrefix = "macprof.missed."
+	// AttrMissed counts the samples a window missed, by reason: an array
+	// of {reason: ID, count: N} lists, one per reason (IDs such as
+	// "stop_timeout", see profile.MissReason.ID).
+	AttrMissed = "macprof.samples.missed"
 )
+
+// FrameTypeNative is the profile.frame.type of machine-code frames.
+const FrameTypeNative = "native"
+
+// SchemaURL is the semantic conventions version the attributes follow,
+// written on every resource and scope.
+const SchemaURL = semconv.SchemaURL
+
+// osType and hostArch are os.type and host.arch of this machine in the
+// conventions' values, "" where they have none.
+var osType, hostArch = func() (string, string) {
+	arch := map[string]string{"amd64": "amd64", "arm64": "arm64", "386": "x86", "arm": "arm32", "ppc64": "ppc64",
+		"ppc64le": "ppc64", "s390x": "s390x"}[runtime.GOARCH]
+	switch runtime.GOOS {
+	case "darwin", "linux", "freebsd", "netbsd", "openbsd", "dragonfly", "windows", "solaris", "aix":
+		return runtime.GOOS, arch
+	}
+	return "", arch
+}()
 
 // ScopeName is the instrumentation scope name of every profile.
 const ScopeName = "github.com/macprof/macprof"
@@ -99,8 +129,18 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 		}
 	}
 	var profileAttrs []int32
-	for _, r := range w.MissReasons() {
-		profileAttrs = append(profileAttrs, b.intAttr(AttrMissedPrefix+r.String(), w.Missed[r]))
+	if reasons := w.MissReasons(); len(reasons) > 0 {
+		list := make([]*commonpb.AnyValue, len(reasons))
+		for i, r := range reasons {
+			list[i] = &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: []*commonpb.KeyValue{
+				{Key: "reason", Value: strValue(r.ID())},
+				{Key: "count", Value: intValue(w.Missed[r])},
+			}}}}
+		}
+		i := int32(len(b.dict.AttributeTable))
+		b.dict.AttributeTable = append(b.dict.AttributeTable, &pb.KeyValueAndUnit{KeyStrindex: b.str(AttrMissed),
+			Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: list}}}})
+		profileAttrs = append(profileAttrs, i)
 	}
 
 	// One resource per process, in the window's order, then one for
@@ -179,9 +219,11 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 		req.ResourceProfiles = append(req.ResourceProfiles, &pb.ResourceProfiles{
 			Resource: resource(opts, p.PID, p.Executable),
 			ScopeProfiles: []*pb.ScopeProfiles{{
-				Scope:    scope,
-				Profiles: []*pb.Profile{profileFor(bySlot[i])},
+				Scope:     scope,
+				Profiles:  []*pb.Profile{profileFor(bySlot[i])},
+				SchemaUrl: SchemaURL,
 			}},
+			SchemaUrl: SchemaURL,
 		})
 	}
 	if orphans := bySlot[len(w.Processes)]; len(orphans) > 0 {
@@ -194,9 +236,11 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 		req.ResourceProfiles = append(req.ResourceProfiles, &pb.ResourceProfiles{
 			Resource: res,
 			ScopeProfiles: []*pb.ScopeProfiles{{
-				Scope:    scope,
-				Profiles: []*pb.Profile{profileFor(orphans)},
+				Scope:     scope,
+				Profiles:  []*pb.Profile{profileFor(orphans)},
+				SchemaUrl: SchemaURL,
 			}},
+			SchemaUrl: SchemaURL,
 		})
 	}
 	return req, nil
@@ -256,6 +300,12 @@ func resource(opts BuildOptions, pid int, executable string) *resourcepb.Resourc
 	add(AttrServiceName, strValue(service))
 	if opts.HostName != "" {
 		add(AttrHostName, strValue(opts.HostName))
+	}
+	if hostArch != "" {
+		add(AttrHostArch, strValue(hostArch))
+	}
+	if osType != "" {
+		add(AttrOSType, strValue(osType))
 	}
 	if pid != 0 {
 		add(AttrProcessPID, intValue(int64(pid)))
@@ -318,8 +368,9 @@ type builder struct {
 	// share its locations.
 	locations []map[uint64]int32
 	stacks    map[string]int32
-	truncated int32 // location of the [truncated] pseudo frame, 0 until used
-	unsampled int32 // location of the [unsampled] pseudo frame, 0 until used
+	truncated int32   // location of the [truncated] pseudo frame, 0 until used
+	unsampled int32   // location of the [unsampled] pseudo frame, 0 until used
+	native    []int32 // attribute indices of a machine-code frame's location
 
 	ids    []int32 // scratch for one stack's location indices
 	keyBuf []byte  // scratch for a stack's dedup key
@@ -425,11 +476,10 @@ func (b *builder) mapping(img *images.Image) int32 {
 	if !ok {
 		m := &pb.Mapping{MemoryStart: img.Start, MemoryLimit: img.Limit, FileOffset: img.Offset, FilenameStrindex: k.file}
 		if img.BuildID != "" {
-			key := AttrBuildIDGNU
+			m.AttributeIndices = []int32{b.strAttr(AttrBuildIDGNU, img.BuildID)}
 			if img.Format == images.FormatMachO {
-				key = AttrBuildIDMachO
+				m.AttributeIndices = append(m.AttributeIndices, b.strAttr(AttrBuildIDMachO, img.BuildID))
 			}
-			m.AttributeIndices = []int32{b.strAttr(key, img.BuildID)}
 		}
 		i = int32(len(b.dict.MappingTable))
 		b.dict.MappingTable = append(b.dict.MappingTable, m)
@@ -472,6 +522,10 @@ func (b *builder) location(set *images.Set, pc uint64, caller bool) int32 {
 	}
 	loc := b.locs.one()
 	loc.Address, loc.MappingIndex = addr, mi
+	if b.native == nil {
+		b.native = []int32{b.strAttr(AttrFrameType, FrameTypeNative)}
+	}
+	loc.AttributeIndices = b.native
 	if img != nil {
 		frames := b.cache.Symbolize(img, pc, caller)
 		loc.Lines = b.linePtrs.take(len(frames))

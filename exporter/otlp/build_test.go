@@ -2,7 +2,9 @@ package otlp_test
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/macprof/macprof/exporter/otlp"
+	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/collectortest"
 	"github.com/macprof/macprof/internal/fixture"
 	"github.com/macprof/macprof/profile"
@@ -128,7 +131,10 @@ func TestBuildDictionaryInvariants(t *testing.T) {
 		}
 	}
 	full := fmt.Sprint([]string{fx.Leaf, fx.Middle, fx.Root})
-	exe := req.ResourceProfiles[0].Resource.Attributes[3].GetValue().GetStringValue()
+	exe := samples[0].Resource[otlp.AttrExecutableName]
+	if exe == "" {
+		t.Fatalf("no %s on %v", otlp.AttrExecutableName, samples[0].Resource)
+	}
 	want := []row{
 		{"100", "11", "worker", exe, 50, full},
 		{"100", "12", "io", exe, 7, fmt.Sprint([]string{fx.Middle, fx.Root})},
@@ -158,15 +164,77 @@ func TestBuildDictionaryInvariants(t *testing.T) {
 	if req.ResourceProfiles[0].ScopeProfiles[0].Scope.GetName() != otlp.ScopeName {
 		t.Errorf("scope %v", req.ResourceProfiles[0].ScopeProfiles[0].Scope)
 	}
-	var missed bool
+	// Missed samples: one attribute, the reasons as values with counts.
+	var missed []string
 	for _, ai := range p.AttributeIndices {
 		a := d.AttributeTable[ai]
-		if d.StringTable[a.KeyStrindex] == otlp.AttrMissedPrefix+profile.MissThreadGone.String() && a.Value.GetIntValue() == 3 {
-			missed = true
+		if d.StringTable[a.KeyStrindex] != otlp.AttrMissed {
+			continue
+		}
+		for _, v := range a.Value.GetArrayValue().GetValues() {
+			kv := map[string]string{}
+			for _, e := range v.GetKvlistValue().GetValues() {
+				if e.Key == "count" {
+					kv[e.Key] = fmt.Sprint(e.Value.GetIntValue())
+				} else {
+					kv[e.Key] = e.Value.GetStringValue()
+				}
+			}
+			missed = append(missed, kv["reason"]+"="+kv["count"])
 		}
 	}
-	if !missed {
-		t.Error("missed samples not recorded as a profile attribute")
+	if want := []string{"thread_gone=3"}; !slices.Equal(missed, want) {
+		t.Errorf("missed samples attribute %q, want %q", missed, want)
+	}
+	for _, a := range d.AttributeTable {
+		if k := d.StringTable[a.KeyStrindex]; strings.ContainsAny(k, " ()") {
+			t.Errorf("attribute key %q is not an identifier", k)
+		}
+	}
+	// Conventions: schema URL, os.type and host.arch, profile.frame.type
+	// on every location with a mapping.
+	for _, rp := range req.ResourceProfiles {
+		if rp.SchemaUrl != otlp.SchemaURL || rp.ScopeProfiles[0].SchemaUrl != otlp.SchemaURL || !strings.HasPrefix(otlp.SchemaURL, "https://opentelemetry.io/schemas/1.") {
+			t.Errorf("schema URLs %q, %q", rp.SchemaUrl, rp.ScopeProfiles[0].SchemaUrl)
+		}
+	}
+	if r := samples[0].Resource; r[otlp.AttrOSType] != runtime.GOOS || r[otlp.AttrHostArch] != runtime.GOARCH {
+		t.Errorf("os.type %q host.arch %q on %s/%s", r[otlp.AttrOSType], r[otlp.AttrHostArch], runtime.GOOS, runtime.GOARCH)
+	}
+	for i, loc := range d.LocationTable[1:] {
+		if loc.MappingIndex == 0 {
+			continue
+		}
+		typed := false
+		for _, ai := range loc.AttributeIndices {
+			a := d.AttributeTable[ai]
+			typed = typed || d.StringTable[a.KeyStrindex] == otlp.AttrFrameType && a.Value.GetStringValue() == otlp.FrameTypeNative
+		}
+		if !typed {
+			t.Errorf("location %d has no profile.frame.type native", i+1)
+		}
+	}
+}
+
+// A Mach-O image's UUID goes where consumers read build IDs
+// (process.executable.build_id.gnu), and under macprof's own key too.
+func TestBuildMachOBuildID(t *testing.T) {
+	fx := fixture.NewFixture(t, 5)
+	img := *fx.Window.Processes[0].Images.Lookup(fx.LeafPC)
+	img.Format, img.BuildID = images.FormatMachO, "0123456789ABCDEF0123456789ABCDEF"
+	set := images.NewSet([]*images.Image{&img})
+	fx.Window.Processes[0].Images = set
+	req := build(t, fx.Window, otlp.BuildOptions{})
+	d := req.Dictionary
+	got := map[string]string{}
+	for _, m := range d.MappingTable[1:] {
+		for _, ai := range m.AttributeIndices {
+			a := d.AttributeTable[ai]
+			got[d.StringTable[a.KeyStrindex]] = a.Value.GetStringValue()
+		}
+	}
+	if got[otlp.AttrBuildIDGNU] != img.BuildID || got[otlp.AttrBuildIDMachO] != img.BuildID {
+		t.Errorf("mapping attributes %v, want the UUID under %s and %s", got, otlp.AttrBuildIDGNU, otlp.AttrBuildIDMachO)
 	}
 }
 

@@ -113,7 +113,7 @@ func TestRealCollector(t *testing.T) {
 // to a stopped collector fails as retryable, and succeeds after restart.
 func TestRealCollectorDownAndBack(t *testing.T) {
 	col := collectortest.Start(t)
-	exp, err := otlp.New(otlp.Config{Endpoint: col.GRPCAddr, Insecure: ptr(true), Timeout: 2 * time.Second})
+	exp, err := otlp.New(otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: col.GRPCAddr, Insecure: ptr(true), Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestRealCollectorDownAndBack(t *testing.T) {
 // and every window arrives.
 func TestUploaderThroughCollectorOutage(t *testing.T) {
 	col := collectortest.Start(t)
-	exp, err := otlp.New(otlp.Config{Endpoint: col.GRPCAddr, Insecure: ptr(true), Timeout: 2 * time.Second})
+	exp, err := otlp.New(otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: col.GRPCAddr, Insecure: ptr(true), Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

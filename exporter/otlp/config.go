@@ -27,6 +27,7 @@ const HTTPPath = "/v1development/profiles"
 
 // Defaults, as the OTLP exporter specification gives them.
 const (
+	DefaultProtocol     = ProtocolHTTPProtobuf
 	DefaultGRPCEndpoint = "localhost:4317"
 	DefaultHTTPEndpoint = "http://localhost:4318" + HTTPPath
 	DefaultTimeout      = 10 * time.Second
@@ -37,7 +38,8 @@ const (
 // sets, Override lays explicit settings (flags) over it, and New applies the
 // defaults to what is still unset.
 type Config struct {
-	// Protocol is ProtocolGRPC (the default) or ProtocolHTTPProtobuf.
+	// Protocol is ProtocolHTTPProtobuf (the default, as the OTLP exporter
+	// specification says) or ProtocolGRPC.
 	Protocol string
 	// Endpoint is where profiles go. For gRPC: host:port, or a URL whose
 	// scheme picks TLS (https) or plaintext (http). For HTTP: the full URL
@@ -61,6 +63,10 @@ type Config struct {
 	Certificate string
 	// ClientCertificate and ClientKey are PEM files for mutual TLS.
 	ClientCertificate, ClientKey string
+
+	// UserAgent is the User-Agent of every export (macprof/VERSION), when
+	// set.
+	UserAgent string
 
 	// ServiceName is written as service.name (OTEL_SERVICE_NAME).
 	ServiceName string
@@ -248,7 +254,7 @@ type target struct {
 func (c Config) resolve() (target, error) {
 	t := target{protocol: c.Protocol}
 	if t.protocol == "" {
-		t.protocol = ProtocolGRPC
+		t.protocol = DefaultProtocol
 	}
 	switch t.protocol {
 	case ProtocolGRPC:
@@ -325,4 +331,32 @@ func (c Config) resolve() (target, error) {
 		return t, fmt.Errorf("otlp: compression %q: want %q or %q", c.Compression, CompressionGzip, CompressionNone)
 	}
 	return t, nil
+}
+
+// MetricsPath is where OTLP/HTTP metrics go under a base URL.
+const MetricsPath = "/v1/metrics"
+
+// MetricsTarget says where metrics sent beside the profiles go: the same
+// collector over the same protocol. Over HTTP, endpoint is the URL of
+// MetricsPath beside the profiles' path (a profiles URL ending in HTTPPath
+// has it replaced; another path is dropped); over gRPC it is host:port, and
+// plaintext tells whether to use TLS.
+func (c Config) MetricsTarget() (protocol, endpoint string, plaintext bool, err error) {
+	t, err := c.resolve()
+	if err != nil {
+		return "", "", false, err
+	}
+	if t.protocol == ProtocolGRPC {
+		return t.protocol, t.grpcAddr, !t.tls, nil
+	}
+	u, err := url.Parse(t.url)
+	if err != nil {
+		return "", "", false, err
+	}
+	if strings.HasSuffix(u.Path, HTTPPath) {
+		u.Path = strings.TrimSuffix(u.Path, HTTPPath) + MetricsPath
+	} else {
+		u.Path = MetricsPath
+	}
+	return t.protocol, u.String(), !t.tls, nil
 }

@@ -69,7 +69,12 @@ func New(cfg Config) (*Exporter, error) {
 		if t.tls {
 			creds = credentials.NewTLS(tlsConf)
 		}
-		e.conn, err = grpc.NewClient(t.grpcAddr, grpc.WithTransportCredentials(creds))
+		opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+		if cfg.UserAgent != "" {
+			// grpc-go appends its own product token after it.
+			opts = append(opts, grpc.WithUserAgent(cfg.UserAgent))
+		}
+		e.conn, err = grpc.NewClient(t.grpcAddr, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("otlp: gRPC client for %s: %w", t.grpcAddr, err)
 		}
@@ -205,6 +210,9 @@ func (e *Exporter) sendHTTP(ctx context.Context, body []byte, resp *collpb.Expor
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
+	if e.cfg.UserAgent != "" {
+		req.Header.Set("User-Agent", e.cfg.UserAgent)
+	}
 	if e.cfg.Compression == CompressionGzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}

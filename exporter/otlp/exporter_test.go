@@ -201,7 +201,7 @@ func TestGRPCExport(t *testing.T) {
 	body, fx := fixtureBody(t)
 	t.Run("plaintext+gzip+headers", func(t *testing.T) {
 		f, addr := startGRPC(t, nil)
-		exp, err := otlp.New(otlp.Config{Endpoint: addr, Insecure: ptr(true), Compression: otlp.CompressionGzip, Headers: map[string]string{"Authorization": "Bearer s3cret", "x-tenant": "t1"}})
+		exp, err := otlp.New(otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: addr, Insecure: ptr(true), Compression: otlp.CompressionGzip, Headers: map[string]string{"Authorization": "Bearer s3cret", "x-tenant": "t1"}, UserAgent: "macprof/v9.8.7"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,6 +222,9 @@ func TestGRPCExport(t *testing.T) {
 		if got := md.Get("x-tenant"); len(got) != 1 || got[0] != "t1" {
 			t.Errorf("x-tenant metadata %q", got)
 		}
+		if got := md.Get("user-agent"); len(got) != 1 || !strings.HasPrefix(got[0], "macprof/v9.8.7 ") {
+			t.Errorf("user-agent %q, want macprof/v9.8.7 first", got)
+		}
 	})
 	t.Run("gzip-on-the-wire", func(t *testing.T) {
 		// gRPC hides grpc-encoding from handlers: compare the bytes that
@@ -235,7 +238,7 @@ func TestGRPCExport(t *testing.T) {
 			p := newCountingProxy(t, addr)
 			// Sizes, not times, are checked: a large body under -race
 			// on a loaded machine took over 20 s.
-			exp, err := otlp.New(otlp.Config{Endpoint: p.addr, Insecure: ptr(true), Compression: compression, Timeout: 2 * time.Minute})
+			exp, err := otlp.New(otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: p.addr, Insecure: ptr(true), Compression: compression, Timeout: 2 * time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +256,7 @@ func TestGRPCExport(t *testing.T) {
 	t.Run("tls", func(t *testing.T) {
 		cert, caFile := selfSigned(t)
 		f, addr := startGRPC(t, &cert)
-		exp, err := otlp.New(otlp.Config{Endpoint: "https://" + addr, Certificate: caFile})
+		exp, err := otlp.New(otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: "https://" + addr, Certificate: caFile})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +269,7 @@ func TestGRPCExport(t *testing.T) {
 		f.mu.Unlock()
 		// Without the CA the server is not trusted: a permanent failure is
 		// not claimed, but the send fails.
-		bad, err := otlp.New(otlp.Config{Endpoint: addr, Timeout: 2 * time.Second})
+		bad, err := otlp.New(otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: addr, Timeout: 2 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +280,7 @@ func TestGRPCExport(t *testing.T) {
 	})
 	t.Run("errors", func(t *testing.T) {
 		f, addr := startGRPC(t, nil)
-		exp, err := otlp.New(otlp.Config{Endpoint: "http://" + addr, Timeout: 5 * time.Second})
+		exp, err := otlp.New(otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: "http://" + addr, Timeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,7 +329,7 @@ func TestGRPCExport(t *testing.T) {
 				defer c.Close()
 			}
 		}()
-		exp, err := otlp.New(otlp.Config{Endpoint: l.Addr().String(), Insecure: ptr(true), Timeout: 300 * time.Millisecond})
+		exp, err := otlp.New(otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: l.Addr().String(), Insecure: ptr(true), Timeout: 300 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -359,6 +362,10 @@ func TestHTTPExport(t *testing.T) {
 		}
 		if r.Header.Get("X-Api-Key") != "k" {
 			http.Error(w, "no key", http.StatusUnauthorized)
+			return
+		}
+		if ua := r.Header.Get("User-Agent"); ua != "macprof/v9.8.7" {
+			http.Error(w, "User-Agent "+ua, http.StatusBadRequest)
 			return
 		}
 		var rd io.Reader = r.Body
@@ -411,6 +418,7 @@ func TestHTTPExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.UserAgent = "macprof/v9.8.7"
 	exp, err := otlp.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -525,16 +533,18 @@ func TestNewEndpoints(t *testing.T) {
 		target  string
 		wantErr bool
 	}{
-		{otlp.Config{}, "grpc localhost:4317", false},
-		{otlp.Config{Endpoint: "http://c:4317"}, "grpc c:4317", false},
-		{otlp.Config{Endpoint: "https://c"}, "grpc c:4317", false},
+		{otlp.Config{}, "http http://localhost:4318/v1development/profiles", false},
+		{otlp.Config{Endpoint: "http://c:4318"}, "http http://c:4318/v1development/profiles", false},
+		{otlp.Config{Protocol: otlp.ProtocolGRPC}, "grpc localhost:4317", false},
+		{otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: "http://c:4317"}, "grpc c:4317", false},
+		{otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: "https://c"}, "grpc c:4317", false},
 		{otlp.Config{Protocol: otlp.ProtocolHTTPProtobuf}, "http http://localhost:4318/v1development/profiles", false},
 		{otlp.Config{Protocol: otlp.ProtocolHTTPProtobuf, Endpoint: "https://c:4318", EndpointIsBase: true}, "http https://c:4318/v1development/profiles", false},
 		{otlp.Config{Protocol: otlp.ProtocolHTTPProtobuf, Endpoint: "https://c:4318/otlp/", EndpointIsBase: true}, "http https://c:4318/otlp/v1development/profiles", false},
 		{otlp.Config{Protocol: otlp.ProtocolHTTPProtobuf, Endpoint: "https://c/custom"}, "http https://c/custom", false},
 		{otlp.Config{Protocol: otlp.ProtocolHTTPProtobuf, Endpoint: "c:4318", Insecure: ptr(true)}, "http http://c:4318/v1development/profiles", false},
 		{otlp.Config{Endpoint: "ftp://c"}, "", true},
-		{otlp.Config{Endpoint: "https://c", Insecure: ptr(true)}, "", true},
+		{otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: "https://c", Insecure: ptr(true)}, "", true},
 		{otlp.Config{Protocol: "carrier-pigeon"}, "", true},
 		{otlp.Config{Compression: "lz4"}, "", true},
 		{otlp.Config{Endpoint: "c:4317", Certificate: "/nonexistent/ca.pem"}, "", true},
@@ -549,6 +559,25 @@ func TestNewEndpoints(t *testing.T) {
 				t.Errorf("%+v: target %q, want %q", tc.cfg, e.Target(), tc.target)
 			}
 			e.Close()
+		}
+	}
+}
+
+func TestMetricsTarget(t *testing.T) {
+	for _, tc := range []struct {
+		cfg                otlp.Config
+		protocol, endpoint string
+		plaintext          bool
+	}{
+		{otlp.Config{}, "http/protobuf", "http://localhost:4318/v1/metrics", true},
+		{otlp.Config{Endpoint: "https://c:4318/x", EndpointIsBase: true}, "http/protobuf", "https://c:4318/x/v1/metrics", false},
+		{otlp.Config{Endpoint: "https://c/custom/profiles"}, "http/protobuf", "https://c/v1/metrics", false},
+		{otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: "c:4317", Insecure: ptr(true)}, "grpc", "c:4317", true},
+		{otlp.Config{Protocol: otlp.ProtocolGRPC, Endpoint: "https://c"}, "grpc", "c:4317", false},
+	} {
+		p, e, plain, err := tc.cfg.MetricsTarget()
+		if err != nil || p != tc.protocol || e != tc.endpoint || plain != tc.plaintext {
+			t.Errorf("%+v: %s %s plaintext %v, err %v; want %s %s %v", tc.cfg, p, e, plain, err, tc.protocol, tc.endpoint, tc.plaintext)
 		}
 	}
 }

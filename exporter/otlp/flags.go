@@ -29,9 +29,9 @@ type Flags struct {
 // flags --service-name and --resource-attr take no prefix).
 func BindFlags(fs *flag.FlagSet, prefix string) *Flags {
 	f := &Flags{fs: fs, prefix: prefix, headers: keyValues{}, attrs: keyValues{}}
-	fs.StringVar(&f.endpoint, prefix+"endpoint", "", "OTLP endpoint: host:port or http(s)://host:port for gRPC, a URL for HTTP (overrides OTEL_EXPORTER_OTLP_[PROFILES_]ENDPOINT; default "+DefaultGRPCEndpoint+")")
-	fs.StringVar(&f.protocol, prefix+"protocol", "", "OTLP protocol: grpc or http/protobuf (overrides OTEL_EXPORTER_OTLP_[PROFILES_]PROTOCOL; default grpc)")
-	fs.BoolVar(&f.insecure, prefix+"insecure", false, "plaintext gRPC to an endpoint given without a scheme (overrides OTEL_EXPORTER_OTLP_[PROFILES_]INSECURE)")
+	fs.StringVar(&f.endpoint, prefix+"endpoint", "", "OTLP endpoint: a URL for http/protobuf (profiles go to its path, or to "+HTTPPath+" when it has none), host:port or http(s)://host:port for gRPC (overrides OTEL_EXPORTER_OTLP_[PROFILES_]ENDPOINT; default "+DefaultHTTPEndpoint+", or "+DefaultGRPCEndpoint+" for gRPC)")
+	fs.StringVar(&f.protocol, prefix+"protocol", "", "OTLP protocol: http/protobuf or grpc (overrides OTEL_EXPORTER_OTLP_[PROFILES_]PROTOCOL; default http/protobuf)")
+	fs.BoolVar(&f.insecure, prefix+"insecure", false, "plaintext (http://, plaintext gRPC) to an endpoint given without a scheme (overrides OTEL_EXPORTER_OTLP_[PROFILES_]INSECURE)")
 	fs.Var(f.headers, prefix+"header", "`key=value` header sent with every export; repeatable (merged over OTEL_EXPORTER_OTLP_[PROFILES_]HEADERS)")
 	fs.DurationVar(&f.timeout, prefix+"timeout", 0, "timeout of one export (overrides OTEL_EXPORTER_OTLP_[PROFILES_]TIMEOUT; default 10s)")
 	fs.StringVar(&f.compression, prefix+"compression", "", "gzip or none (overrides OTEL_EXPORTER_OTLP_[PROFILES_]COMPRESSION; default none)")

@@ -36,8 +36,8 @@ type Flags struct {
 func BindFlags(fs *flag.FlagSet, prefix string) *Flags {
 	f := &Flags{fs: fs, prefix: prefix, labels: labels{}}
 	fs.StringVar(&f.url, prefix+"url", "", "Pyroscope server `URL` to push pprof to (/ingest is appended; default $"+EnvServerAddress+"; empty: no Pyroscope push)")
-	fs.StringVar(&f.app, prefix+"app", "", "application `name` in Pyroscope (default $"+EnvApplicationName+")")
-	fs.Var(f.labels, prefix+"label", "`key=value` label added to the application name; repeatable")
+	fs.StringVar(&f.app, prefix+"app", "", "service `name` of every push (default $"+EnvApplicationName+"; unset: a service per process, named after its executable, as OpenTelemetry's service.name)")
+	fs.Var(f.labels, prefix+"label", "`key=value` label of every push (dots in the key become underscores); repeatable")
 	fs.StringVar(&f.token, prefix+"token", "", "bearer token (default $"+EnvAuthToken+")")
 	fs.StringVar(&f.user, prefix+"user", "", "basic auth user (default $"+EnvBasicAuthUser+"; the password comes from $"+EnvBasicAuthPassword+")")
 	fs.StringVar(&f.tenant, prefix+"tenant", "", "X-Scope-OrgID tenant (default $"+EnvTenantID+")")

@@ -1,5 +1,6 @@
 // Package pyroscope pushes profile windows as pprof profiles to Grafana
-// Pyroscope's HTTP ingest API.
+// Pyroscope's HTTP ingest API, one push per process, the way Pyroscope's own
+// Go client (grafana/pyroscope-go, upstream/remote) does.
 package pyroscope
 
 import (
@@ -11,6 +12,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -29,11 +31,27 @@ const IngestPath = "/ingest"
 // DefaultSpyName is sent as spyName unless Config.SpyName is set.
 const DefaultSpyName = "macprof"
 
-// Metadata keys of an encoded window (upload.Item.Meta).
+// UnknownService names the pushes of samples whose process has no known
+// executable, as OpenTelemetry's service.name default does.
+const UnknownService = "unknown_service"
+
+// Labels every push carries besides the configured ones (Pyroscope keeps
+// only label names of [A-Za-z0-9_]: these are the OpenTelemetry keys
+// host.name and process.pid as Prometheus-style names). The pprof's own
+// string sample label "thread" (the thread's name) becomes a series label
+// too; its numeric labels (thread_id, pid) are not kept by Pyroscope.
+const (
+	LabelHostName   = "host_name"
+	LabelProcessPID = "process_pid"
+)
+
+// Metadata keys of an encoded push (upload.Item.Meta).
 const (
 	MetaFrom       = "from"
 	MetaUntil      = "until"
 	MetaSampleRate = "sampleRate"
+	// MetaName is the name parameter ("service{k=v,...}").
+	MetaName = "name"
 )
 
 // Config configures a Client.
@@ -41,13 +59,21 @@ type Config struct {
 	// URL is the Pyroscope server (http://host:4040, or a path prefix
 	// behind a proxy); IngestPath is appended.
 	URL string
-	// AppName is the application name (required), e.g. "checkout.cpu".
+	// AppName, when set, is the service name of every push. When empty,
+	// each process is its own service named after its executable, as
+	// OpenTelemetry's service.name would be.
 	AppName string
-	// Labels are added to the name: app{k=v,...}. Keys must match
-	// [A-Za-z_][A-Za-z0-9_.]*; values may not contain {},= or newlines.
+	// Labels are added to every push's name: service{k=v,...}. Dots in
+	// keys become underscores (Pyroscope drops names with dots); keys
+	// must then match [A-Za-z_][A-Za-z0-9_]*, values may not contain
+	// {},= or newlines.
 	Labels map[string]string
+	// HostName, when set, is sent as the host_name label.
+	HostName string
 	// SpyName is sent as spyName (default DefaultSpyName).
 	SpyName string
+	// UserAgent is the User-Agent header (macprof/VERSION), when set.
+	UserAgent string
 	// BasicAuthUser and BasicAuthPassword set HTTP basic auth.
 	BasicAuthUser, BasicAuthPassword string
 	// BearerToken sets "Authorization: Bearer <token>" (exclusive with
@@ -59,8 +85,8 @@ type Config struct {
 	Headers map[string]string
 	// Timeout bounds each push (default 30 s).
 	Timeout time.Duration
-	// Raw sends the profile as the request body (Content-Type
-	// application/octet-stream) instead of a multipart form.
+	// Raw sends the profile as the request body with format=pprof instead
+	// of a multipart form (which Pyroscope parses only without format).
 	Raw bool
 	// HTTPClient overrides the HTTP client (TLS settings, proxies).
 	HTTPClient *http.Client
@@ -71,11 +97,11 @@ type Config struct {
 type Client struct {
 	cfg    Config
 	ingest string
-	name   string
+	labels map[string]string
 	client *http.Client
 }
 
-var labelKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
+var labelKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // New checks cfg and returns a Client.
 func New(cfg Config) (*Client, error) {
@@ -93,8 +119,19 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("pyroscope: server URL %q: no query allowed", cfg.URL)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + IngestPath
-	name, err := AppName(cfg.AppName, cfg.Labels)
-	if err != nil {
+	labels := make(map[string]string, len(cfg.Labels)+1)
+	for k, v := range cfg.Labels {
+		labels[strings.ReplaceAll(k, ".", "_")] = v
+	}
+	if cfg.HostName != "" {
+		labels[LabelHostName] = cfg.HostName
+	}
+	if cfg.AppName != "" {
+		if err := checkService(cfg.AppName); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := AppName("x", labels); err != nil {
 		return nil, err
 	}
 	if cfg.BearerToken != "" && (cfg.BasicAuthUser != "" || cfg.BasicAuthPassword != "") {
@@ -106,21 +143,32 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	c := &Client{cfg: cfg, ingest: u.String(), name: name, client: cfg.HTTPClient}
+	c := &Client{cfg: cfg, ingest: u.String(), labels: labels, client: cfg.HTTPClient}
 	if c.client == nil {
-		c.client = &http.Client{}
+		// As Pyroscope's Go client: no redirects, which would drop the
+		// Authorization header and turn into a confusing 401.
+		c.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	return c, nil
 }
 
-// AppName returns the name parameter for an application and its labels,
+func checkService(app string) error {
+	if app == "" {
+		return errors.New("pyroscope: no application name")
+	}
+	for _, r := range app {
+		if !nameRune(r) {
+			return fmt.Errorf("pyroscope: application name %q: %q is not allowed (letters, digits and _ - . / are)", app, r)
+		}
+	}
+	return nil
+}
+
+// AppName returns the name parameter for a service and its labels,
 // "app{k1=v1,k2=v2}" with keys sorted, checking both.
 func AppName(app string, labels map[string]string) (string, error) {
-	if app == "" {
-		return "", errors.New("pyroscope: no application name")
-	}
-	if strings.ContainsAny(app, "{},= \n\r\t") {
-		return "", fmt.Errorf("pyroscope: application name %q: it may not contain braces, commas, '=' or spaces", app)
+	if err := checkService(app); err != nil {
+		return "", err
 	}
 	if len(labels) == 0 {
 		return app, nil
@@ -128,7 +176,7 @@ func AppName(app string, labels map[string]string) (string, error) {
 	keys := make([]string, 0, len(labels))
 	for k, v := range labels {
 		if !labelKey.MatchString(k) {
-			return "", fmt.Errorf("pyroscope: label key %q: want [A-Za-z_][A-Za-z0-9_.]*", k)
+			return "", fmt.Errorf("pyroscope: label key %q: want [A-Za-z_][A-Za-z0-9_]* (dots become underscores)", k)
 		}
 		if strings.ContainsAny(v, "{},=\n\r") {
 			return "", fmt.Errorf("pyroscope: label %s value %q: it may not contain braces, commas, '=' or newlines", k, v)
@@ -151,18 +199,73 @@ func AppName(app string, labels map[string]string) (string, error) {
 	return b.String(), nil
 }
 
-// Encode builds the gzipped pprof profile of a window (exporter.Profile)
-// and the metadata a push needs: from and until (Unix seconds; until at
-// least from+1) and sampleRate (Hz).
-func Encode(w *profile.Window, c *symcache.Cache) (data []byte, meta map[string]string, err error) {
-	p, err := exporter.Profile(w, c, exporter.Options{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("pyroscope: %w", err)
+// ServiceName is the service a process's profile goes to: the base name of
+// its executable, as OpenTelemetry's service.name (process.executable.name)
+// would be, with each character /ingest refuses in a name (it takes
+// letters, digits and _ - . /) replaced by '_' ("My App" is My_App);
+// UnknownService without an executable.
+func ServiceName(executable string) string {
+	if executable == "" {
+		return UnknownService
 	}
-	var buf bytes.Buffer
-	if err := p.Write(&buf); err != nil {
-		return nil, nil, fmt.Errorf("pyroscope: encoding pprof: %w", err)
+	return strings.Map(func(r rune) rune {
+		if nameRune(r) {
+			return r
+		}
+		return '_'
+	}, filepath.Base(executable))
+}
+
+// nameRune reports whether /ingest takes r in a service name.
+func nameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-./", r)
+}
+
+// Encode builds one gzipped pprof profile (exporter.Profile) per process of
+// a window, each with the metadata its push needs: the name
+// (service{host_name=...,process_pid=...,labels}), from and until (Unix
+// seconds; until at least from+1) and sampleRate (Hz). Samples of a PID the
+// window does not describe go to UnknownService under that PID.
+func (c *Client) Encode(w *profile.Window, cache *symcache.Cache) ([]upload.Item, error) {
+	if err := w.CheckValid(); err != nil {
+		return nil, fmt.Errorf("pyroscope: %w", err)
 	}
+	times := windowMeta(w)
+	var items []upload.Item
+	for _, part := range splitByProcess(w) {
+		p, err := exporter.Profile(part.w, cache, exporter.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("pyroscope: %w", err)
+		}
+		var buf bytes.Buffer
+		if err := p.Write(&buf); err != nil {
+			return nil, fmt.Errorf("pyroscope: encoding pprof: %w", err)
+		}
+		service := c.cfg.AppName
+		if service == "" {
+			service = ServiceName(part.executable)
+		}
+		labels := make(map[string]string, len(c.labels)+1)
+		for k, v := range c.labels {
+			labels[k] = v
+		}
+		labels[LabelProcessPID] = strconv.Itoa(part.pid)
+		name, err := AppName(service, labels)
+		if err != nil {
+			return nil, err
+		}
+		meta := make(map[string]string, len(times)+1)
+		for k, v := range times {
+			meta[k] = v
+		}
+		meta[MetaName] = name
+		items = append(items, upload.Item{Data: buf.Bytes(), Meta: meta})
+	}
+	return items, nil
+}
+
+// windowMeta returns a window's from, until and sampleRate.
+func windowMeta(w *profile.Window) map[string]string {
 	from := w.Start.Unix()
 	until := w.End.Unix()
 	if w.End.After(w.End.Truncate(time.Second)) {
@@ -171,24 +274,76 @@ func Encode(w *profile.Window, c *symcache.Cache) (data []byte, meta map[string]
 	if until <= from {
 		until = from + 1
 	}
-	rate := int64(time.Second / w.Period)
-	if rate < 1 {
-		rate = 1
+	rate := int64(1)
+	if w.Period > 0 {
+		rate = max(1, int64(time.Second/w.Period))
 	}
-	return buf.Bytes(), map[string]string{
+	return map[string]string{
 		MetaFrom:       strconv.FormatInt(from, 10),
 		MetaUntil:      strconv.FormatInt(until, 10),
 		MetaSampleRate: strconv.FormatInt(rate, 10),
-	}, nil
+	}
 }
 
-// PushWindow encodes a window and pushes it.
+type processPart struct {
+	w          *profile.Window
+	pid        int
+	executable string
+}
+
+// splitByProcess returns one window per process that has samples, in the
+// window's order, then one per PID the window does not describe. They share
+// w's stacks; the missed counts, which belong to no process, go with the
+// first.
+func splitByProcess(w *profile.Window) []processPart {
+	index := map[int]int{}
+	var parts []processPart
+	for _, p := range w.Processes {
+		if _, dup := index[p.PID]; dup {
+			continue
+		}
+		index[p.PID] = len(parts)
+		sub := &profile.Window{Start: w.Start, End: w.End, Period: w.Period, Mode: w.Mode, Stacks: w.Stacks,
+			Processes: []profile.Process{p}}
+		parts = append(parts, processPart{w: sub, pid: p.PID, executable: p.Executable})
+	}
+	for _, s := range w.Samples {
+		if s.Count <= 0 {
+			continue
+		}
+		i, ok := index[s.PID]
+		if !ok {
+			i = len(parts)
+			index[s.PID] = i
+			sub := &profile.Window{Start: w.Start, End: w.End, Period: w.Period, Mode: w.Mode, Stacks: w.Stacks}
+			parts = append(parts, processPart{w: sub, pid: s.PID})
+		}
+		parts[i].w.Samples = append(parts[i].w.Samples, s)
+	}
+	out := parts[:0]
+	for _, p := range parts {
+		if len(p.w.Samples) > 0 {
+			out = append(out, p)
+		}
+	}
+	if len(out) > 0 {
+		out[0].w.Missed = w.Missed
+	}
+	return out
+}
+
+// PushWindow encodes a window and pushes each process's profile.
 func (c *Client) PushWindow(ctx context.Context, w *profile.Window, cache *symcache.Cache) error {
-	data, meta, err := Encode(w, cache)
+	items, err := c.Encode(w, cache)
 	if err != nil {
 		return err
 	}
-	return c.Push(ctx, data, meta)
+	for _, it := range items {
+		if err := c.Push(ctx, it.Data, it.Meta); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Send pushes an uploader item made by Encode (upload.Sink).
@@ -196,14 +351,28 @@ func (c *Client) Send(ctx context.Context, it *upload.Item) error {
 	return c.Push(ctx, it.Data, it.Meta)
 }
 
-// Push sends one gzipped pprof profile with the metadata Encode returned:
-// POST /ingest with name ("app{k=v,...}"), from, until, format=pprof,
-// sampleRate and spyName, the profile in a multipart field "profile" (the
-// whole body with Config.Raw). Errors are *PushError, telling whether a
-// retry may succeed.
+// Push sends one gzipped pprof profile with the metadata Encode returned,
+// as Pyroscope's Go client does: POST /ingest with name, from, until,
+// sampleRate and spyName, the profile in a multipart field "profile". With
+// Config.Raw the profile is the whole body and format=pprof says so (the
+// handler parses a multipart form only when format is absent). Metadata
+// without a name (items spooled by an older macprof) go under AppName, or
+// UnknownService. Errors are *PushError, telling whether a retry may
+// succeed.
 func (c *Client) Push(ctx context.Context, profile []byte, meta map[string]string) error {
 	q := url.Values{}
-	q.Set("name", c.name)
+	name := meta[MetaName]
+	if name == "" {
+		service := c.cfg.AppName
+		if service == "" {
+			service = UnknownService
+		}
+		var err error
+		if name, err = AppName(service, c.labels); err != nil {
+			return &PushError{Err: err}
+		}
+	}
+	q.Set("name", name)
 	for _, k := range []string{MetaFrom, MetaUntil} {
 		v := meta[k]
 		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
@@ -211,7 +380,6 @@ func (c *Client) Push(ctx context.Context, profile []byte, meta map[string]strin
 		}
 		q.Set(k, v)
 	}
-	q.Set("format", "pprof")
 	q.Set("spyName", c.cfg.SpyName)
 	if v := meta[MetaSampleRate]; v != "" {
 		q.Set("sampleRate", v)
@@ -219,6 +387,7 @@ func (c *Client) Push(ctx context.Context, profile []byte, meta map[string]strin
 	var body io.Reader
 	contentType := "application/octet-stream"
 	if c.cfg.Raw {
+		q.Set("format", "pprof")
 		body = bytes.NewReader(profile)
 	} else {
 		var buf bytes.Buffer
@@ -246,6 +415,9 @@ func (c *Client) Push(ctx context.Context, profile []byte, meta map[string]strin
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Type", contentType)
+	if c.cfg.UserAgent != "" {
+		req.Header.Set("User-Agent", c.cfg.UserAgent)
+	}
 	switch {
 	case c.cfg.BearerToken != "":
 		req.Header.Set("Authorization", "Bearer "+c.cfg.BearerToken)
@@ -275,7 +447,12 @@ func (c *Client) Push(ctx context.Context, profile []byte, meta map[string]strin
 }
 
 // Target describes where the client pushes, for logs.
-func (c *Client) Target() string { return c.ingest + " as " + c.name }
+func (c *Client) Target() string {
+	if c.cfg.AppName != "" {
+		return c.ingest + " as " + c.cfg.AppName
+	}
+	return c.ingest + ", a service per executable"
+}
 
 // PushError is a failed push.
 type PushError struct {

@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/macprof/macprof/exporter/pyroscope"
 	"github.com/macprof/macprof/exporter/upload"
 	"github.com/macprof/macprof/internal/fixture"
+	"github.com/macprof/macprof/profile"
 )
 
 // ingest is a fake Pyroscope /ingest endpoint that checks each request
@@ -28,8 +30,8 @@ type ingest struct {
 	t  *testing.T
 	mu sync.Mutex
 	// Expected request properties.
-	wantAuth, wantTenant string
-	status               int
+	wantAuth, wantTenant, wantUA string
+	status                       int
 	// What arrived.
 	queries  []map[string]string
 	profiles []*pprof.Profile
@@ -71,8 +73,15 @@ func (in *ingest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "from %q until %q are not Unix seconds of a recent window", q["from"], q["until"])
 		return
 	}
-	if q["format"] != "pprof" {
-		fail(http.StatusBadRequest, "format %q, want pprof", q["format"])
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	// Pyroscope's handler parses a multipart form only when format is
+	// absent, and takes the body as a raw pprof with format=pprof.
+	if multi := mt == "multipart/form-data"; multi != (q["format"] == "") || !multi && q["format"] != "pprof" {
+		fail(http.StatusUnprocessableEntity, "Content-Type %s with format %q", mt, q["format"])
+		return
+	}
+	if ua := r.Header.Get("User-Agent"); in.wantUA != "" && ua != in.wantUA {
+		fail(http.StatusBadRequest, "User-Agent %q, want %q", ua, in.wantUA)
 		return
 	}
 	if r.Header.Get("Authorization") != in.wantAuth {
@@ -84,7 +93,6 @@ func (in *ingest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var data []byte
-	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt == "multipart/form-data" {
 		mr := multipart.NewReader(r.Body, params["boundary"])
 		for {
@@ -122,13 +130,15 @@ func (in *ingest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestPushMultipartBasicAuth(t *testing.T) {
-	in := &ingest{t: t, wantAuth: "Basic dXNlcjpwYXNz", wantTenant: "team-a"}
+	in := &ingest{t: t, wantAuth: "Basic dXNlcjpwYXNz", wantTenant: "team-a", wantUA: "macprof/v1.2.3"}
 	srv := httptest.NewServer(in)
 	defer srv.Close()
 	c, err := pyroscope.New(pyroscope.Config{
 		URL:               srv.URL + "/prefix/",
-		AppName:           "checkout.cpu",
-		Labels:            map[string]string{"env": "prod", "host": "mac-1"},
+		AppName:           "checkout",
+		Labels:            map[string]string{"env": "prod", "deployment.environment.name": "eu"},
+		HostName:          "mac-1",
+		UserAgent:         "macprof/v1.2.3",
 		BasicAuthUser:     "user",
 		BasicAuthPassword: "pass",
 		TenantID:          "team-a",
@@ -147,10 +157,9 @@ func TestPushMultipartBasicAuth(t *testing.T) {
 	}
 	q := in.queries[0]
 	want := map[string]string{
-		"name":       "checkout.cpu{env=prod,host=mac-1}",
+		"name":       "checkout{deployment_environment_name=eu,env=prod,host_name=mac-1,process_pid=321}",
 		"from":       strconv.FormatInt(fx.Window.Start.Unix(), 10),
 		"until":      strconv.FormatInt(fx.Window.End.Unix(), 10),
-		"format":     "pprof",
 		"spyName":    "macprof",
 		"sampleRate": "100",
 	}
@@ -186,10 +195,14 @@ func TestPushRawBearerAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	fx := fixture.NewFixture(t, 1)
-	data, meta, err := pyroscope.Encode(fx.Window, fixture.NewCache())
+	items, err := c.Encode(fx.Window, fixture.NewCache())
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(items) != 1 {
+		t.Fatalf("%d items for one process", len(items))
+	}
+	data, meta := items[0].Data, items[0].Meta
 	// Through the uploader, as the agent does.
 	u, err := upload.New(c, upload.Config{InitialBackoff: time.Millisecond})
 	if err != nil {
@@ -200,7 +213,7 @@ func TestPushRawBearerAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.mu.Lock()
-	if len(in.queries) != 1 || in.queries[0]["name"] != "svc" || in.queries[0]["spyName"] != "custom" {
+	if len(in.queries) != 1 || in.queries[0]["name"] != "svc{process_pid=1}" || in.queries[0]["format"] != "pprof" || in.queries[0]["spyName"] != "custom" {
 		t.Errorf("queries %v", in.queries)
 	}
 	in.status = http.StatusServiceUnavailable
@@ -231,15 +244,20 @@ func TestEncodeTimes(t *testing.T) {
 	w.Start = time.Unix(1700000000, 500)
 	w.End = time.Unix(1700000009, 1) // ends within second 9: until rounds up
 	w.Period = 5 * time.Millisecond
-	_, meta, err := pyroscope.Encode(&w, fixture.NewCache())
+	c, err := pyroscope.New(pyroscope.Config{URL: "http://h"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	items, err := c.Encode(&w, fixture.NewCache())
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := items[0].Meta
 	if meta["from"] != "1700000000" || meta["until"] != "1700000010" || meta["sampleRate"] != "200" {
 		t.Errorf("meta %v", meta)
 	}
 	w.End = w.Start
-	if _, meta, _ = pyroscope.Encode(&w, fixture.NewCache()); meta["until"] != "1700000001" {
+	if items, _ = c.Encode(&w, fixture.NewCache()); items[0].Meta["until"] != "1700000001" {
 		t.Errorf("empty window: until %s", meta["until"])
 	}
 }
@@ -249,8 +267,8 @@ func TestConfigErrors(t *testing.T) {
 		{AppName: "a"},
 		{URL: "localhost:4040", AppName: "a"},
 		{URL: "http://h/?x=1", AppName: "a"},
-		{URL: "http://h"},
 		{URL: "http://h", AppName: "a{b}"},
+		{URL: "http://h", HostName: "a=b"},
 		{URL: "http://h", AppName: "a", Labels: map[string]string{"1bad": "v"}},
 		{URL: "http://h", AppName: "a", Labels: map[string]string{"k": "a,b"}},
 		{URL: "http://h", AppName: "a", BearerToken: "t", BasicAuthUser: "u"},
@@ -259,6 +277,52 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("%+v accepted", cfg)
 		} else if !strings.HasPrefix(err.Error(), "pyroscope: ") {
 			t.Errorf("error %q lacks context", err)
+		}
+	}
+}
+
+// A window of two processes is two pushes, each named after its
+// executable (as service.name would be), with its PID as a label; samples
+// of a PID the window does not describe go to unknown_service.
+func TestEncodeOneServicePerProcess(t *testing.T) {
+	fx := fixture.NewFixture(t, 100)
+	w := *fx.Window
+	other := w.Processes[0]
+	other.PID, other.Executable = 200, "/Applications/My App.app/Contents/MacOS/My App"
+	w.Processes = append([]profile.Process{}, w.Processes[0], other)
+	w.Samples = append([]profile.Sample{}, w.Samples...)
+	w.Samples = append(w.Samples, profile.Sample{Stack: 0, PID: 200, Thread: 21, ThreadName: "main", Count: 4},
+		profile.Sample{Stack: 1, PID: 300, Thread: 31, Count: 5})
+	c, err := pyroscope.New(pyroscope.Config{URL: "http://h", HostName: "box"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := c.Encode(&w, fixture.NewCache())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		name  string
+		total int64
+	}{
+		{filepath.Base(fx.Executable) + "{host_name=box,process_pid=100}", 59},
+		{"My_App{host_name=box,process_pid=200}", 4},
+		{"unknown_service{host_name=box,process_pid=300}", 5},
+	}
+	if len(items) != len(want) {
+		t.Fatalf("%d items, want %d", len(items), len(want))
+	}
+	for i, it := range items {
+		p, err := pprof.ParseData(it.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total int64
+		for _, s := range p.Sample {
+			total += s.Value[0]
+		}
+		if it.Meta["name"] != want[i].name || total != want[i].total {
+			t.Errorf("item %d: name %q with %d samples, want %q with %d", i, it.Meta["name"], total, want[i].name, want[i].total)
 		}
 	}
 }

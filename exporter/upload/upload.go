@@ -65,6 +65,10 @@ type Config struct {
 	AttemptTimeout time.Duration
 	// Logger receives warnings (default slog.Default()).
 	Logger *slog.Logger
+	// WarnEvery bounds how often failures are logged at WARN (default 1
+	// min): the first failed send is logged at once with its reason, later
+	// ones at most once per WarnEvery, with how many failed in between.
+	WarnEvery time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -99,6 +103,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.WarnEvery <= 0 {
+		c.WarnEvery = time.Minute
 	}
 	return c
 }
@@ -144,6 +151,32 @@ type Uploader struct {
 	stopOnce sync.Once
 
 	sent, failed, dropped, rejected atomic.Int64
+
+	failWarn, dropWarn warnLimiter
+	failing            atomic.Bool // the last send failed
+}
+
+// warnLimiter lets a warning through at once, then at most once per
+// interval, counting the ones it held back.
+type warnLimiter struct {
+	mu     sync.Mutex
+	last   time.Time
+	held   int64
+	warned bool
+}
+
+// allow reports whether to warn now, and how many warnings were held back
+// since the last one.
+func (l *warnLimiter) allow(now time.Time, every time.Duration) (bool, int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.warned && now.Sub(l.last) < every {
+		l.held++
+		return false, 0
+	}
+	held := l.held
+	l.warned, l.last, l.held = true, now, 0
+	return true, held
 }
 
 // New returns a running Uploader sending to sink. With a spool directory it
@@ -209,7 +242,9 @@ func (u *Uploader) Enqueue(data []byte, meta map[string]string) error {
 	dropped := u.push(it)
 	u.mu.Unlock()
 	if dropped > 0 {
-		u.cfg.Logger.Warn("upload: queue full, dropped oldest items", "uploader", u.cfg.Name, "dropped", dropped, "total_dropped", u.dropped.Load())
+		if ok, _ := u.dropWarn.allow(time.Now(), u.cfg.WarnEvery); ok {
+			u.cfg.Logger.Warn("upload: queue full, dropped oldest items", "uploader", u.cfg.Name, "dropped", dropped, "total_dropped", u.dropped.Load())
+		}
 	}
 	select {
 	case u.wake <- struct{}{}:
@@ -350,17 +385,30 @@ func (u *Uploader) attempt(ctx context.Context, it *Item) error {
 	if err == nil {
 		u.sent.Add(1)
 		u.finish(it)
+		if u.failing.Swap(false) {
+			u.cfg.Logger.Info("upload: sending again", "uploader", u.cfg.Name, "sent", u.sent.Load(), "failed_attempts", u.failed.Load())
+		}
 		return nil
 	}
 	u.failed.Add(1)
+	u.failing.Store(true)
 	var p interface{ Permanent() bool }
-	if errors.As(err, &p) && p.Permanent() {
+	permanent := errors.As(err, &p) && p.Permanent()
+	msg := "upload: send failed, will retry"
+	if permanent {
+		msg = "upload: item rejected, not retried"
+	}
+	if ok, held := u.failWarn.allow(time.Now(), u.cfg.WarnEvery); ok {
+		u.cfg.Logger.Warn(msg, "uploader", u.cfg.Name, "err", err, "failed_attempts", u.failed.Load(),
+			"sent", u.sent.Load(), "failures_not_logged", held)
+	} else {
+		u.cfg.Logger.Debug(msg, "uploader", u.cfg.Name, "err", err)
+	}
+	if permanent {
 		u.rejected.Add(1)
 		u.finish(it)
-		u.cfg.Logger.Warn("upload: item rejected, not retried", "uploader", u.cfg.Name, "err", err)
 		return errPermanent
 	}
-	u.cfg.Logger.Debug("upload: send failed, will retry", "uploader", u.cfg.Name, "err", err)
 	return err
 }
 

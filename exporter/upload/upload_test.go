@@ -503,3 +503,49 @@ func TestConcurrentEnqueue(t *testing.T) {
 		t.Errorf("%+v", st)
 	}
 }
+
+// The first failed send is logged at WARN at once, with its reason; later
+// failures at most once per WarnEvery, with how many were not logged; and
+// recovery is logged.
+func TestFailuresLoggedLoudlyThenLimited(t *testing.T) {
+	var buf bytes.Buffer
+	lw := &lockedWriter{w: &buf}
+	cfg := fastConfig()
+	cfg.Logger = slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg.WarnEvery = 300 * time.Millisecond
+	sink := &fakeSink{down: true, err: errors.New("connection refused")}
+	u, err := New(sink, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := func() string {
+		lw.mu.Lock()
+		defer lw.mu.Unlock()
+		return buf.String()
+	}
+	start := time.Now()
+	u.Enqueue([]byte("w"), nil)
+	waitFor(t, 5*time.Second, "the first WARN", func() bool { return strings.Contains(logged(), "level=WARN") })
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("first WARN after %v", d)
+	}
+	if l := logged(); !strings.Contains(l, "connection refused") || !strings.Contains(l, "uploader=test") {
+		t.Errorf("first WARN lacks the reason or the uploader: %s", l)
+	}
+	time.Sleep(time.Second)
+	sink.setDown(false)
+	waitFor(t, 5*time.Second, "recovery", func() bool { return len(sink.received()) == 1 })
+	if err := u.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	l := logged()
+	warns := strings.Count(l, "level=WARN")
+	elapsed := time.Since(start)
+	failed := u.Stats().Failed
+	if max := int(elapsed/cfg.WarnEvery) + 1; warns < 2 || warns > max || int64(warns) >= failed {
+		t.Errorf("%d WARN lines for %d failures in %v (want between 2 and %d):\n%s", warns, failed, elapsed, max, l)
+	}
+	if !strings.Contains(l, "failures_not_logged=") || !strings.Contains(l, "upload: sending again") {
+		t.Errorf("log lacks the held-back count or the recovery:\n%s", l)
+	}
+}

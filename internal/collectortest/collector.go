@@ -109,6 +109,7 @@ type Collector struct {
 	Dir string
 
 	bin, config, logPath string
+	env                  []string
 	mu                   sync.Mutex
 	cmd                  *exec.Cmd
 	done                 chan struct{}
@@ -121,18 +122,7 @@ type Collector struct {
 // test ends.
 func Start(t testing.TB) *Collector {
 	t.Helper()
-	bin := Binary(t)
-	dir := t.TempDir()
-	c := &Collector{
-		t:        t,
-		bin:      bin,
-		Dir:      dir,
-		GRPCAddr: freeAddr(t),
-		HTTPAddr: freeAddr(t),
-		OutFile:  filepath.Join(dir, "profiles.pb"),
-		config:   filepath.Join(dir, "collector.yaml"),
-		logPath:  filepath.Join(dir, "collector.log"),
-	}
+	c := newCollector(t, "")
 	conf := fmt.Sprintf(`receivers:
   otlp:
     protocols:
@@ -164,6 +154,47 @@ service:
 	return c
 }
 
+// newCollector describes a collector (not started) on free loopback ports
+// in a temporary directory, with config as its configuration (default: a
+// file in that directory).
+func newCollector(t testing.TB, config string) *Collector {
+	bin := Binary(t)
+	dir := t.TempDir()
+	if config == "" {
+		config = filepath.Join(dir, "collector.yaml")
+	}
+	return &Collector{
+		t:        t,
+		bin:      bin,
+		Dir:      dir,
+		GRPCAddr: freeAddr(t),
+		HTTPAddr: freeAddr(t),
+		OutFile:  filepath.Join(dir, "profiles.pb"),
+		config:   config,
+		logPath:  filepath.Join(dir, "collector.log"),
+	}
+}
+
+// StartDeploy starts a collector with the shipped deploy/otel-collector.yaml:
+// its receivers on free loopback ports, its file exporter writing into a
+// temporary directory, and env setting the configuration's other variables
+// (PYROSCOPE_OTLP_ENDPOINT, ...). It is stopped when the test ends.
+func StartDeploy(t testing.TB, env map[string]string) *Collector {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCollector(t, filepath.Join(root, "deploy", "otel-collector.yaml"))
+	c.env = []string{"OTLP_GRPC_LISTEN=" + c.GRPCAddr, "OTLP_HTTP_LISTEN=" + c.HTTPAddr, "MACPROF_PROFILES_FILE=" + c.OutFile}
+	for k, v := range env {
+		c.env = append(c.env, k+"="+v)
+	}
+	t.Cleanup(func() { c.Stop() })
+	c.Restart()
+	return c
+}
+
 func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -189,6 +220,9 @@ func (c *Collector) Restart() {
 		c.t.Fatalf("collectortest: %v", err)
 	}
 	cmd := exec.Command(c.bin, "--config", c.config, FeatureGate)
+	if c.env != nil {
+		cmd.Env = append(os.Environ(), c.env...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()

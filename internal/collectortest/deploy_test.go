@@ -66,7 +66,7 @@ func TestLaunchdPlist(t *testing.T) {
 	}
 	defer f.Close()
 	d := xml.NewDecoder(f)
-	var keys []string
+	var keys, texts []string
 	inKey := false
 	for {
 		tok, err := d.Token()
@@ -79,11 +79,17 @@ func TestLaunchdPlist(t *testing.T) {
 		switch x := tok.(type) {
 		case xml.StartElement:
 			inKey = x.Name.Local == "key"
+			if x.Name.Local == "true" || x.Name.Local == "false" {
+				texts = append(texts, "<"+x.Name.Local+">")
+			}
 		case xml.EndElement:
 			inKey = false
 		case xml.CharData:
 			if inKey {
 				keys = append(keys, string(x))
+			}
+			if t := strings.TrimSpace(string(x)); t != "" {
+				texts = append(texts, t)
 			}
 		}
 	}
@@ -95,6 +101,17 @@ func TestLaunchdPlist(t *testing.T) {
 		if !found {
 			t.Errorf("plist has no %s key", k)
 		}
+	}
+	// Crashes restart, exits (a config error's 2) do not: KeepAlive is
+	// {Crashed: true}, never SuccessfulExit, and panics crash by signal.
+	seq := strings.Join(texts, " ")
+	for _, want := range []string{"KeepAlive Crashed <true>", "GOTRACEBACK crash"} {
+		if !strings.Contains(seq, want) {
+			t.Errorf("plist lacks %q: %s", want, seq)
+		}
+	}
+	if strings.Contains(seq, "SuccessfulExit") {
+		t.Errorf("plist uses SuccessfulExit, which restarts a config error (status 2): %s", seq)
 	}
 }
 
@@ -110,7 +127,8 @@ func TestSystemdUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ExecStart=/usr/local/bin/macprof agent", "KillSignal=SIGTERM", "CAP_SYS_PTRACE", "[Install]"} {
+	for _, want := range []string{"ExecStart=/usr/local/bin/macprof agent", "KillSignal=SIGTERM", "CAP_SYS_PTRACE", "[Install]",
+		"Restart=on-failure", "RestartPreventExitStatus=2", "Environment=GOTRACEBACK=crash"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("unit lacks %q", want)
 		}
