@@ -74,6 +74,7 @@ const (
 	StopNotIncreasing                   // a record did not lie above the previous one (catches cycles and overlaps)
 	StopReadFailed                      // memory outside the bulk copy could not be read
 	StopNoRoom                          // the output slice had no capacity left
+	StopUnsupported                     // an unwind-table rule the walker does not model (WalkCFI)
 )
 
 var stopReasonNames = [...]string{
@@ -84,6 +85,7 @@ var stopReasonNames = [...]string{
 	StopNotIncreasing: "frame pointer not increasing",
 	StopReadFailed:    "stack memory unreadable",
 	StopNoRoom:        "output buffer full",
+	StopUnsupported:   "unwind rule not supported",
 }
 
 // String describes the reason in words.
@@ -164,8 +166,12 @@ type Result struct {
 	Stop StopReason
 	// AsyncFrames counts Swift async frame records crossed.
 	AsyncFrames int
-	// FallbackReads counts frame records read outside the bulk copy.
+	// FallbackReads counts frame records (WalkCFI: words) read outside
+	// the bulk copy.
 	FallbackReads int
+	// CFIFrames counts the frames WalkCFI unwound with an unwind table
+	// rather than a frame record; zero for Walk.
+	CFIFrames int
 	// Hash is HashPCs of exactly the addresses the walk returned, computed
 	// as they were read: a keyed 64-bit hash, never zero, whose key is
 	// drawn at random once per process so that a target cannot craft

@@ -139,38 +139,62 @@ func (t *Table) Bytes() int {
 // Lookup returns the rule for the code at file offset off; ok is false
 // where no FDE covers off. It does not allocate.
 func (t *Table) Lookup(off uint64) (r Rule, ok bool) {
-	if t == nil || off < t.base || len(t.addrs) == 0 {
-		return Rule{}, false
+	if p, _, _ := t.Find(off); p != nil {
+		return *p, true
+	}
+	return Rule{}, false
+}
+
+// Find returns the rule for the code at file offset off, nil where no FDE
+// covers it, and the offsets [lo, hi) its row spans, so that a walker may
+// reuse it for the next address in that range (also when r is nil: no
+// rule anywhere in [lo, hi)). The rule must not be modified. It does not
+// allocate.
+func (t *Table) Find(off uint64) (r *Rule, lo, hi uint64) {
+	if t == nil || len(t.addrs) == 0 {
+		return nil, 0, 0
+	}
+	if off < t.base {
+		return nil, 0, t.base
 	}
 	rel := off - t.base
 	p := rel >> pageShift
+	addrs := t.addrs
 	if p+1 >= uint64(len(t.pages)) {
-		return Rule{}, false // past the last row, which is always CFANone
+		// Past the last row, which is always a gap.
+		return nil, t.base + uint64(addrs[len(addrs)-1]), ^uint64(0)
 	}
 	r32 := uint32(rel)
 	// The row for rel is the last one starting at or before it: among
 	// rows [pages[p]-1, pages[p+1]).
-	lo, hi := int(t.pages[p]), int(t.pages[p+1])
-	if lo > 0 {
-		lo--
+	i, j := int(t.pages[p]), int(t.pages[p+1])
+	if i > 0 {
+		i--
 	}
-	addrs := t.addrs
-	if hi > len(addrs) || lo >= hi {
-		return Rule{}, false
+	if j > len(addrs) || i >= j {
+		return nil, 0, 0 // not reached: compile builds pages so
 	}
-	for lo+1 < hi {
-		m := int(uint(lo+hi) >> 1)
+	for i+1 < j {
+		m := int(uint(i+j) >> 1)
 		if addrs[m] <= r32 {
-			lo = m
+			i = m
 		} else {
-			hi = m
+			j = m
 		}
 	}
-	if addrs[lo] > r32 {
-		return Rule{}, false
+	if addrs[i] > r32 {
+		return nil, 0, t.base + uint64(addrs[i])
 	}
-	rule := t.palette[t.rules[lo]]
-	return rule, rule.CFA != CFANone
+	lo = t.base + uint64(addrs[i])
+	hi = ^uint64(0)
+	if i+1 < len(addrs) {
+		hi = t.base + uint64(addrs[i+1])
+	}
+	r = &t.palette[t.rules[i]]
+	if r.CFA == CFANone {
+		return nil, lo, hi
+	}
+	return r, lo, hi
 }
 
 // Row is one row of a table, for tests and tools.
@@ -281,4 +305,20 @@ func compile(arch Arch, spans []span) *Table {
 	}
 	t.addrs = t.addrs[:len(t.addrs):len(t.addrs)]
 	return t
+}
+
+// FromRows builds a table from rows already computed (in file offsets,
+// ascending; the last applies up to end), for unwind information from
+// other sources and for tests. Rows out of order are dropped.
+func FromRows(arch Arch, rows []Row, end uint64) *Table {
+	var sorted []Row
+	for _, r := range rows {
+		if n := len(sorted); (n == 0 || r.Off > sorted[n-1].Off) && r.Off < end {
+			sorted = append(sorted, r)
+		}
+	}
+	if len(sorted) == 0 {
+		return &Table{arch: arch}
+	}
+	return compile(arch, []span{{start: sorted[0].Off, end: end, rows: sorted}})
 }

@@ -1,0 +1,187 @@
+package cfi
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+)
+
+// CacheOptions bounds a Cache.
+type CacheOptions struct {
+	// MaxTables bounds how many objects' tables stay loaded (default 128).
+	MaxTables int
+	// Wait is how long the first lookup that needs an object waits for its
+	// table (default 2 s); past it the lookup goes on without, and a
+	// later one picks the table up once built.
+	Wait time.Duration
+	// Load builds a table (default Load); tests replace it.
+	Load func(path string) (*Table, error)
+}
+
+// maxLoads bounds the table builds running at once: each may be stuck on a
+// file a target serves for ever.
+const maxLoads = 4
+
+// Cache holds the tables of objects, keyed like symbol tables (by build ID,
+// else path), built on first use and bounded in number. It is safe for
+// concurrent use.
+type Cache struct {
+	wait  time.Duration
+	load  func(string) (*Table, error)
+	slots chan struct{}
+
+	mu     sync.Mutex
+	tables *lru.Cache[string, *entry]
+}
+
+type entry struct {
+	done chan struct{} // closed once t and err are set
+	t    *Table
+	err  error
+}
+
+// NewCache returns an empty cache.
+func NewCache(opts CacheOptions) *Cache {
+	if opts.MaxTables <= 0 {
+		opts.MaxTables = 128
+	}
+	if opts.Wait <= 0 {
+		opts.Wait = 2 * time.Second
+	}
+	if opts.Load == nil {
+		opts.Load = Load
+	}
+	c := &Cache{wait: opts.Wait, load: opts.Load, slots: make(chan struct{}, maxLoads)}
+	c.tables, _ = lru.New[string, *entry](opts.MaxTables)
+	return c
+}
+
+// Table returns the table of the object identified by key at path: at once
+// when built; for the first caller of a key, after waiting up to the
+// cache's Wait for the build; nil while it is being built, when it failed,
+// or when maxLoads builds are already running (a later call tries again).
+func (c *Cache) Table(key, path string) *Table {
+	c.mu.Lock()
+	e, ok := c.tables.Get(key)
+	if ok {
+		c.mu.Unlock()
+		select {
+		case <-e.done:
+			return e.t
+		default:
+			return nil
+		}
+	}
+	select {
+	case c.slots <- struct{}{}:
+	default:
+		c.mu.Unlock()
+		return nil
+	}
+	e = &entry{done: make(chan struct{})}
+	c.tables.Add(key, e)
+	c.mu.Unlock()
+	go func() {
+		defer func() { <-c.slots }()
+		e.t, e.err = c.load(path)
+		close(e.done)
+	}()
+	timer := time.NewTimer(c.wait)
+	defer timer.Stop()
+	select {
+	case <-e.done:
+		return e.t
+	case <-timer.C:
+		return nil
+	}
+}
+
+// Err returns why the table of key could not be built, or nil.
+func (c *Cache) Err(key string) error {
+	c.mu.Lock()
+	e, ok := c.tables.Peek(key)
+	c.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	select {
+	case <-e.done:
+		return e.err
+	default:
+		return nil
+	}
+}
+
+// Object is one executable mapping of an object file in a process.
+type Object struct {
+	Start, Limit uint64 // runtime addresses [Start, Limit)
+	Offset       uint64 // the file offset mapped at Start
+	Key, Path    string // the cache key (build ID) and where to open the file
+}
+
+// Resolver finds the tables of a process's code through a Cache (the
+// unwind.Tables of one process). Find is for one goroutine at a time.
+type Resolver struct {
+	cache *Cache
+	objs  []resolved
+}
+
+type resolved struct {
+	Object
+	t      *Table
+	looked bool // t is final: built, or failed
+}
+
+// NewResolver returns a resolver over objs (which may overlap: the first
+// to start wins).
+func NewResolver(cache *Cache, objs []Object) *Resolver {
+	r := &Resolver{cache: cache}
+	for _, o := range objs {
+		if o.Limit > o.Start {
+			r.objs = append(r.objs, resolved{Object: o})
+		}
+	}
+	sort.SliceStable(r.objs, func(i, j int) bool { return r.objs[i].Start < r.objs[j].Start })
+	return r
+}
+
+// Find returns the table of the object mapped at pc, loading it on first
+// use (nil when no object is mapped there or its table is not built yet),
+// the range of addresses [lo, hi) the answer holds for, and the bias that
+// turns them into file offsets (off = pc - bias): unwind.Tables. It
+// allocates nothing once the table is built.
+func (r *Resolver) Find(pc uint64) (t *Table, lo, hi, bias uint64) {
+	if r == nil {
+		return nil, 0, 0, 0
+	}
+	objs := r.objs
+	i, j := 0, len(objs)
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if objs[m].Start <= pc {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	if i == 0 {
+		return nil, 0, 0, 0
+	}
+	o := &objs[i-1]
+	if pc >= o.Limit {
+		return nil, 0, 0, 0
+	}
+	if !o.looked {
+		o.t = r.cache.Table(o.Key, o.Path)
+		if o.t != nil || r.cache.Err(o.Key) != nil {
+			o.looked = true
+		}
+	}
+	if o.t == nil {
+		// Not built yet: ask again next time.
+		return nil, 0, 0, 0
+	}
+	return o.t, o.Start, o.Limit, o.Start - o.Offset
+}
