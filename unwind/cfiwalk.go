@@ -38,15 +38,32 @@ func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	mask := w.mask
 	pc := regs.PC & mask
 	t, _, _, bias := tables.Find(pc)
-	if t == nil || t.FramePointers() {
+	if t != nil && t.FramePointers() {
 		return w.Walk(regs, stack, dst)
 	}
+	if t == nil {
+		return w.noTable(regs, stack, dst)
+	}
 	if r, _, _ := t.Find(pc - bias); r == nil {
-		return w.Walk(regs, stack, dst)
+		return w.noTable(regs, stack, dst)
 	}
 	out, res, s, half := w.walkCFI(regs, stack, tables, dst)
 	res.Hash = w.key.finish(s, half, len(out))
 	return out, res
+}
+
+// noTable walks a stack whose interrupted code has no table: with frame
+// records, or, with TablesOnly, not at all (the PC alone).
+func (w *Walker) noTable(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) {
+	if !w.tablesOnly {
+		return w.Walk(regs, stack, dst)
+	}
+	dst = dst[:0]
+	if cap(dst) == 0 || w.maxFrames == 0 {
+		return dst, Result{Stop: StopNoRoom}
+	}
+	dst = append(dst, regs.PC&w.mask)
+	return dst, Result{Stop: StopUnsupported, Hash: HashPCs(dst)}
 }
 
 // walkCFI does the work of WalkCFI, returning the hash state as walk does.
@@ -75,6 +92,7 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 		objLo, objHi, bias uint64
 		rule               *cfi.Rule
 		rowLo, rowHi       uint64
+		fpObj              bool // obj keeps frame pointers
 	)
 	for first := true; ; first = false {
 		if n >= limit {
@@ -96,7 +114,8 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 				if objHi == 0 {
 					objLo, objHi = look, look+1
 				}
-				if obj != nil && obj.FramePointers() {
+				fpObj = obj != nil && obj.FramePointers()
+				if fpObj {
 					obj = nil
 				}
 			}
@@ -116,6 +135,9 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 		var ret, cfa uint64
 		var stop StopReason
 		switch {
+		case !ok && w.tablesOnly && !fpObj:
+			res.Stop = StopUnsupported
+			return dst[:n], res, s, half
 		case !ok:
 			// No table: the frame record at FP.
 			if ret, cfa, fp, stop = w.recordStep(stack, sp, fp, &res); stop != StopEnd || ret == 0 {

@@ -122,6 +122,25 @@ func TestWalkCFIThroughCodeWithoutTable(t *testing.T) {
 	}
 }
 
+// TestWalkCFITablesOnly: with TablesOnly, code without a table ends the
+// walk.
+func TestWalkCFITablesOnly(t *testing.T) {
+	s := newSynth(testBase, 4096)
+	regs, want := frameless(s)
+	f := regs.FP
+	s.put(f, f+64, jitBase+0x40) // framed returns into JIT code
+	w := mustWalker(t, Config{Arch: ArchAMD64, TablesOnly: true})
+	tab := oneObject{testTable(ArchAMD64)}
+	got, res := w.WalkCFI(regs, s.stack(), tab, make([]uint64, 0, 64))
+	if want := append(want[:3:3], jitBase+0x40); !slices.Equal(got, want) || res.Stop != StopUnsupported {
+		t.Errorf("got %#x, %v; want %#x, %v", got, res.Stop, want, StopUnsupported)
+	}
+	got, res = w.WalkCFI(Regs{PC: jitBase, SP: regs.SP, FP: f}, s.stack(), tab, make([]uint64, 0, 64))
+	if len(got) != 1 || res.Stop != StopUnsupported || res.Hash != HashPCs(got) {
+		t.Errorf("PC without table: got %#x, %+v; want the PC alone, %v", got, res, StopUnsupported)
+	}
+}
+
 // TestWalkCFINoTableAtPC: when the interrupted code has no table the walk
 // is the frame-pointer walk's.
 func TestWalkCFINoTableAtPC(t *testing.T) {

@@ -114,6 +114,9 @@ type Config struct {
 	// Fallback reads stack memory outside the bulk copy. Nil means such
 	// reads fail and end the walk.
 	Fallback MemoryReader
+	// TablesOnly makes WalkCFI end a walk at a frame whose code no table
+	// covers, instead of following its frame record (MethodCFI).
+	TablesOnly bool
 }
 
 // Walker walks frame-pointer chains, treating every value read as hostile.
@@ -122,11 +125,12 @@ type Config struct {
 // (leaves, assembly, prologues), tail calls and inlined functions are not
 // seen: that is the method's limit.
 type Walker struct {
-	arch      Arch
-	maxFrames int
-	mask      uint64
-	fallback  MemoryReader
-	key       hashKey // the process's hash key, copied for the walk's loop
+	arch       Arch
+	maxFrames  int
+	mask       uint64
+	fallback   MemoryReader
+	key        hashKey // the process's hash key, copied for the walk's loop
+	tablesOnly bool
 }
 
 // swiftAsyncMask selects bits 63:60 of a saved frame pointer. A value of
@@ -151,7 +155,7 @@ func NewWalker(cfg Config) (*Walker, error) {
 	if mask == 0 {
 		mask = ^uint64(0)
 	}
-	return &Walker{arch: cfg.Arch, maxFrames: cfg.MaxFrames, mask: mask, fallback: cfg.Fallback, key: procHashKey}, nil
+	return &Walker{arch: cfg.Arch, maxFrames: cfg.MaxFrames, mask: mask, fallback: cfg.Fallback, key: procHashKey, tablesOnly: cfg.TablesOnly}, nil
 }
 
 // Arch returns the architecture the walker decodes.

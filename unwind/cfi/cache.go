@@ -62,7 +62,10 @@ func NewCache(opts CacheOptions) *Cache {
 // when built; for the first caller of a key, after waiting up to the
 // cache's Wait for the build; nil while it is being built, when it failed,
 // or when maxLoads builds are already running (a later call tries again).
-func (c *Cache) Table(key, path string) *Table {
+func (c *Cache) Table(key, path string) *Table { return c.table(key, path, c.wait) }
+
+// table is Table waiting at most wait.
+func (c *Cache) table(key, path string, wait time.Duration) *Table {
 	c.mu.Lock()
 	e, ok := c.tables.Get(key)
 	if ok {
@@ -88,7 +91,10 @@ func (c *Cache) Table(key, path string) *Table {
 		e.t, e.err = c.load(path)
 		close(e.done)
 	}()
-	timer := time.NewTimer(c.wait)
+	if wait <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case <-e.done:
@@ -153,6 +159,21 @@ func NewResolver(cache *Cache, objs []Object) *Resolver {
 // turns them into file offsets (off = pc - bias): unwind.Tables. It
 // allocates nothing once the table is built.
 func (r *Resolver) Find(pc uint64) (t *Table, lo, hi, bias uint64) {
+	return r.find(pc, r.cache.wait)
+}
+
+// NoWait is a Resolver whose lookups never wait for a table's build: for
+// walks that hold a thread stopped.
+type NoWait struct{ r *Resolver }
+
+// NoWait returns r as a NoWait.
+func (r *Resolver) NoWait() NoWait { return NoWait{r} }
+
+// Find is Resolver.Find, except that a table not built yet is not waited
+// for: the build goes on, and a later lookup finds it.
+func (n NoWait) Find(pc uint64) (t *Table, lo, hi, bias uint64) { return n.r.find(pc, 0) }
+
+func (r *Resolver) find(pc uint64, wait time.Duration) (t *Table, lo, hi, bias uint64) {
 	if r == nil {
 		return nil, 0, 0, 0
 	}
@@ -174,7 +195,7 @@ func (r *Resolver) Find(pc uint64) (t *Table, lo, hi, bias uint64) {
 		return nil, 0, 0, 0
 	}
 	if !o.looked {
-		o.t = r.cache.Table(o.Key, o.Path)
+		o.t = r.cache.table(o.Key, o.Path, wait)
 		if o.t != nil || r.cache.Err(o.Key) != nil {
 			o.looked = true
 		}

@@ -1,0 +1,63 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"sync/atomic"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+	"github.com/macprof/macprof/unwind/cfi"
+)
+
+// Unwind tables (target.Options.Unwind auto or cfi): each object's DWARF
+// CFI is compiled once, on the first walk that meets its code, into a
+// table shared by every target (keyed by build ID), and the walks of a
+// target find them through a resolver of its executable mappings, rebuilt
+// when its memory map changes.
+
+// cfiTables is the process-wide cache of unwind tables.
+var cfiTables = cfi.NewCache(cfi.CacheOptions{})
+
+// targetTables is a target's resolver, swapped whole when its images
+// change; walks (one goroutine at a time: hotMu, or the tracer thread) use
+// the one they find.
+type targetTables struct {
+	res atomic.Pointer[cfi.Resolver]
+}
+
+// update rebuilds the resolver from a new image set.
+func (tt *targetTables) update(set *images.Set) {
+	var objs []cfi.Object
+	for _, im := range set.Images() {
+		if im.Format != images.FormatELF || im.Memory != nil || im.Path == "" || im.Path[0] != '/' {
+			continue // [vdso] and the like: no file to read
+		}
+		objs = append(objs, cfi.Object{Start: im.Start, Limit: im.Limit, Offset: im.Offset, Key: im.Key(), Path: im.File()})
+	}
+	tt.res.Store(cfi.NewResolver(cfiTables, objs))
+}
+
+// walk walks a captured stack by the target's unwind method. stopped
+// tells that the thread is held stopped for the walk: a table not built
+// yet is then not waited for (the walk follows frame records meanwhile);
+// a kernel sample's walk waits for it a bounded time, the first time.
+func (t *Target) walk(w *unwind.Walker, regs unwind.Regs, st *unwind.Stack, dst []uint64, stopped bool) ([]uint64, unwind.Result) {
+	if t.opts.Unwind == unwind.MethodFP {
+		return w.Walk(regs, st, dst)
+	}
+	r := t.tables.res.Load()
+	switch {
+	case r == nil:
+		return w.Walk(regs, st, dst)
+	case stopped:
+		return w.WalkCFI(regs, st, r.NoWait(), dst)
+	}
+	return w.WalkCFI(regs, st, r, dst)
+}
+
+// newWalker returns a walker for the target's options.
+func newWalker(opts target.Options, fallback unwind.MemoryReader) (*unwind.Walker, error) {
+	return unwind.NewWalker(unwind.Config{Arch: nativeArch, MaxFrames: opts.MaxFrames, Fallback: fallback, TablesOnly: opts.Unwind == unwind.MethodCFI})
+}
