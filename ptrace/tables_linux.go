@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/target"
@@ -25,7 +26,15 @@ var cfiTables = cfi.NewCache(cfi.CacheOptions{})
 // the one they find.
 type targetTables struct {
 	res atomic.Pointer[cfi.Resolver]
+	// lastMiss is when a walk last re-read the memory map for a PC in no
+	// known object (walks only).
+	lastMiss time.Time
 }
+
+// missGap bounds how often walks re-read the memory map for PCs in no
+// known object: code loaded since the last read (dlopen), or code with no
+// file (JIT), for which the map is then read at most this often.
+const missGap = 200 * time.Millisecond
 
 // update rebuilds the resolver from a new image set.
 func (tt *targetTables) update(set *images.Set) {
@@ -48,6 +57,13 @@ func (t *Target) walk(w *unwind.Walker, regs unwind.Regs, st *unwind.Stack, dst 
 		return w.Walk(regs, st, dst)
 	}
 	r := t.tables.res.Load()
+	if r != nil && !r.Covers(regs.PC) && time.Since(t.tables.lastMiss) >= missGap {
+		// Perhaps loaded since the map was read (the sampler reads it
+		// about once a second).
+		t.tables.lastMiss = time.Now()
+		t.Images()
+		r = t.tables.res.Load()
+	}
 	switch {
 	case r == nil:
 		return w.Walk(regs, st, dst)

@@ -157,6 +157,16 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 				cfa = sp + uint64(int64(rule.CFAOff))
 			case cfi.CFAFP:
 				cfa = fp + uint64(int64(rule.CFAOff))
+			case cfi.CFADerefSP, cfi.CFADerefFP:
+				base := sp
+				if rule.CFA == cfi.CFADerefFP {
+					base = fp
+				}
+				if cfa, stop = w.readWord(stack, base+uint64(int64(rule.CFAOff)), &res); stop != StopEnd {
+					res.Stop = stop
+					return dst[:n], res, s, half
+				}
+				cfa += uint64(int64(rule.CFAPlus))
 			default:
 				res.Stop = StopUnsupported
 				return dst[:n], res, s, half

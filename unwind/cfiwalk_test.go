@@ -19,6 +19,7 @@ const (
 	fnStart   = 0x4000 // the outermost frame: RA undefined
 	fnExpr    = 0x5000 // CFA is an expression
 	fnRecurse = 0x6000 // CFA=SP+32
+	fnAligned = 0x6800 // CFA=[SP+16]+8: a realigned stack
 	fnEnd     = 0x7000
 	jitBase   = 0x90_0000 // code no object covers
 )
@@ -52,6 +53,7 @@ func testTable(arch Arch) *cfi.Table {
 		{Off: fnStart, Rule: start},
 		{Off: fnExpr, Rule: cfi.Rule{CFA: cfi.CFAUnsupported, RA: cfi.RegSaved, RAOff: -8}},
 		{Off: fnRecurse, Rule: sp(32)},
+		{Off: fnAligned, Rule: cfi.Rule{CFA: cfi.CFADerefSP, CFAOff: 16, CFAPlus: 8, RA: cfi.RegSaved, RAOff: -8}},
 	}, fnEnd)
 }
 
@@ -219,6 +221,18 @@ func TestWalkCFIHostile(t *testing.T) {
 			}
 			return Regs{PC: objBase + fnRecurse, SP: sp}, s.stack()
 		}, StopOutOfStack, 4096/32 + 1},
+		{"a realigned stack", func(s *synth) (Regs, *Stack) {
+			sp := s.base + 0x200
+			old := s.base + 0x400 // the SP before realigning, saved at SP+16
+			s.word(sp+16, old)
+			s.word(old, objBase+fnStart+0x10) // CFA = old+8, RA at CFA-8
+			return Regs{PC: objBase + fnAligned, SP: sp}, s.stack()
+		}, StopEnd, 2},
+		{"a realigned stack pointing down", func(s *synth) (Regs, *Stack) {
+			sp := s.base + 0x200
+			s.word(sp+16, s.base+0x100)
+			return Regs{PC: objBase + fnAligned, SP: sp}, s.stack()
+		}, StopNotIncreasing, 1},
 		{"a zero return address", func(s *synth) (Regs, *Stack) {
 			return Regs{PC: objBase + fnLeaf, SP: s.base + 0x200}, s.stack()
 		}, StopEnd, 1},

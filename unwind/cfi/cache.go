@@ -3,6 +3,7 @@ package cfi
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -37,9 +38,10 @@ type Cache struct {
 }
 
 type entry struct {
-	done chan struct{} // closed once t and err are set
-	t    *Table
-	err  error
+	done   chan struct{} // closed once t and err are set
+	waiter atomic.Bool   // a lookup has waited for the build (only one does)
+	t      *Table
+	err    error
 }
 
 // NewCache returns an empty cache.
@@ -74,8 +76,13 @@ func (c *Cache) table(key, path string, wait time.Duration) *Table {
 		case <-e.done:
 			return e.t
 		default:
+		}
+		// Being built, perhaps for a lookup that would not wait: wait
+		// once, the first lookup that may.
+		if wait <= 0 || !e.waiter.CompareAndSwap(false, true) {
 			return nil
 		}
+		return e.await(wait)
 	}
 	select {
 	case c.slots <- struct{}{}:
@@ -91,10 +98,15 @@ func (c *Cache) table(key, path string, wait time.Duration) *Table {
 		e.t, e.err = c.load(path)
 		close(e.done)
 	}()
-	if wait <= 0 {
+	if wait <= 0 || !e.waiter.CompareAndSwap(false, true) {
 		return nil
 	}
-	timer := time.NewTimer(wait)
+	return e.await(wait)
+}
+
+// await waits at most d for the entry's build.
+func (e *entry) await(d time.Duration) *Table {
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case <-e.done:
@@ -173,9 +185,13 @@ func (r *Resolver) NoWait() NoWait { return NoWait{r} }
 // for: the build goes on, and a later lookup finds it.
 func (n NoWait) Find(pc uint64) (t *Table, lo, hi, bias uint64) { return n.r.find(pc, 0) }
 
-func (r *Resolver) find(pc uint64, wait time.Duration) (t *Table, lo, hi, bias uint64) {
+// Covers reports whether pc lies in one of the resolver's objects.
+func (r *Resolver) Covers(pc uint64) bool { return r.object(pc) != nil }
+
+// object returns the object mapped at pc, or nil.
+func (r *Resolver) object(pc uint64) *resolved {
 	if r == nil {
-		return nil, 0, 0, 0
+		return nil
 	}
 	objs := r.objs
 	i, j := 0, len(objs)
@@ -187,11 +203,15 @@ func (r *Resolver) find(pc uint64, wait time.Duration) (t *Table, lo, hi, bias u
 			j = m
 		}
 	}
-	if i == 0 {
-		return nil, 0, 0, 0
+	if i == 0 || pc >= objs[i-1].Limit {
+		return nil
 	}
-	o := &objs[i-1]
-	if pc >= o.Limit {
+	return &objs[i-1]
+}
+
+func (r *Resolver) find(pc uint64, wait time.Duration) (t *Table, lo, hi, bias uint64) {
+	o := r.object(pc)
+	if o == nil {
 		return nil, 0, 0, 0
 	}
 	if !o.looked {

@@ -83,14 +83,18 @@ func TestUnsupportedRules(t *testing.T) {
 		cfaAdvanceLoc | 1, cfaDefCFA, 3, 16, // rbx+16
 		cfaAdvanceLoc | 1, cfaDefCFA, 7, 8, cfaUndefined, 16,
 		cfaAdvanceLoc | 1, cfaOffset | 16, 1, cfaRegister, 6, 3,
+		cfaAdvanceLoc | 1, cfaDefCFAExpression, 5, opBreg0 + 7, 0x28, opDeref, opPlusUconst, 8, // [rsp+40]+8
+		cfaAdvanceLoc | 1, cfaDefCFAOffset, 16, // not valid after an expression
 	}
-	tab := Build(ArchAMD64, []Section{{Data: ehFrame(addr, start, 8, amd64CIEInit, prog), Addr: addr, EH: true}},
+	tab := Build(ArchAMD64, []Section{{Data: ehFrame(addr, start, 16, amd64CIEInit, prog), Addr: addr, EH: true}},
 		[]Segment{{Vaddr: 0, Size: 1 << 20, Off: 0}})
 	for off, want := range map[uint64]string{
 		start + 1: "CFA=? FP=same RA=[CFA-8]",
 		start + 2: "CFA=? FP=same RA=[CFA-8]",
 		start + 3: "CFA=SP+8 FP=same RA=undefined",
 		start + 4: "CFA=SP+8 FP=? RA=[CFA-8]",
+		start + 5: "CFA=[SP+40]+8 FP=? RA=[CFA-8]",
+		start + 6: "CFA=? FP=? RA=[CFA-8]",
 	} {
 		if r, ok := tab.Lookup(off); !ok || r.String() != want {
 			t.Errorf("%#x: %v (ok %v), want %s", off, r, ok, want)

@@ -14,8 +14,12 @@ type regState struct {
 type rowState struct {
 	cfaReg  uint64
 	cfaOff  int64
-	cfaExpr bool
-	fp, ra  regState
+	cfaExpr bool // an expression the table does not model
+	// cfaDeref: CFA = *(cfaReg + cfaOff) + cfaPlus, the one expression
+	// form the table models.
+	cfaDeref bool
+	cfaPlus  int64
+	fp, ra   regState
 }
 
 // machine runs CIE and FDE programs. Its buffers are reused from FDE to
@@ -100,7 +104,13 @@ func (m *machine) rule(c *cie, st rowState) Rule {
 		spReg, fpReg = regARM64SP, regARM64FP
 	}
 	switch {
-	case st.cfaExpr || st.cfaOff < math.MinInt32 || st.cfaOff > math.MaxInt32:
+	case st.cfaExpr || st.cfaOff < math.MinInt32 || st.cfaOff > math.MaxInt32 || st.cfaPlus < math.MinInt32 || st.cfaPlus > math.MaxInt32:
+		r.CFA = CFAUnsupported
+	case st.cfaDeref && st.cfaReg == spReg:
+		r.CFA, r.CFAOff, r.CFAPlus = CFADerefSP, int32(st.cfaOff), int32(st.cfaPlus)
+	case st.cfaDeref && st.cfaReg == fpReg:
+		r.CFA, r.CFAOff, r.CFAPlus = CFADerefFP, int32(st.cfaOff), int32(st.cfaPlus)
+	case st.cfaDeref:
 		r.CFA = CFAUnsupported
 	case st.cfaReg == spReg:
 		r.CFA, r.CFAOff = CFASP, int32(st.cfaOff)
@@ -339,18 +349,25 @@ func (m *machine) run(c *cie, prog []byte, st rowState, init *rowState, start, s
 				m.stack = m.stack[:n-1]
 			}
 		case cfaDefCFA:
-			st.cfaReg, st.cfaOff, st.cfaExpr = r.uleb(), int64(r.uleb()), false
+			st.cfaReg, st.cfaOff, st.cfaExpr, st.cfaDeref = r.uleb(), int64(r.uleb()), false, false
 		case cfaDefCFASF:
-			st.cfaReg, st.cfaOff, st.cfaExpr = r.uleb(), r.sleb()*c.dataAlign, false
+			st.cfaReg, st.cfaOff, st.cfaExpr, st.cfaDeref = r.uleb(), r.sleb()*c.dataAlign, false, false
 		case cfaDefCFARegister:
 			st.cfaReg = r.uleb()
+			st.cfaExpr = st.cfaExpr || st.cfaDeref // only valid after a register rule
 		case cfaDefCFAOffset:
 			st.cfaOff = int64(r.uleb())
+			st.cfaExpr = st.cfaExpr || st.cfaDeref
 		case cfaDefCFAOffsetSF:
 			st.cfaOff = r.sleb() * c.dataAlign
+			st.cfaExpr = st.cfaExpr || st.cfaDeref
 		case cfaDefCFAExpression:
-			r.bytes(r.uleb())
-			st.cfaExpr = true
+			expr := r.bytes(r.uleb())
+			if reg, off, plus, ok := derefExpr(expr); ok {
+				st.cfaReg, st.cfaOff, st.cfaPlus, st.cfaDeref, st.cfaExpr = reg, off, plus, true, false
+			} else {
+				st.cfaExpr, st.cfaDeref = true, false
+			}
 		case cfaGNUArgsSize:
 			r.uleb()
 		case cfaAArch64NegateRA:
@@ -370,4 +387,38 @@ func (m *machine) run(c *cie, prog []byte, st rowState, init *rowState, start, s
 		m.emit(c, loc, st)
 	}
 	return st, true
+}
+
+// DWARF expression operations derefExpr recognizes.
+const (
+	opBreg0      = 0x70
+	opBreg31     = 0x8f
+	opDeref      = 0x06
+	opPlusUconst = 0x23
+)
+
+// derefExpr recognizes the CFA expression "DW_OP_bregN off; DW_OP_deref"
+// with an optional "DW_OP_plus_uconst plus" (a CFA saved on a realigned
+// stack, as OpenSSL's and glibc's assembly write it).
+func derefExpr(expr []byte) (reg uint64, off, plus int64, ok bool) {
+	r := &reader{b: expr}
+	op := r.u8()
+	if op < opBreg0 || op > opBreg31 {
+		return 0, 0, 0, false
+	}
+	reg, off = uint64(op-opBreg0), r.sleb()
+	if r.u8() != opDeref {
+		return 0, 0, 0, false
+	}
+	if r.left() > 0 {
+		if r.u8() != opPlusUconst {
+			return 0, 0, 0, false
+		}
+		p := r.uleb()
+		if p > math.MaxInt32 {
+			return 0, 0, 0, false
+		}
+		plus = int64(p)
+	}
+	return reg, off, plus, r.err == nil && r.left() == 0
 }

@@ -45,6 +45,8 @@ const (
 	CFASP                         // CFA = SP + CFAOff
 	CFAFP                         // CFA = FP + CFAOff
 	CFAUnsupported                // an expression or another register: cannot unwind here
+	CFADerefSP                    // CFA = *(SP + CFAOff) + CFAPlus (a realigned stack: OpenSSL's assembly)
+	CFADerefFP                    // CFA = *(FP + CFAOff) + CFAPlus
 )
 
 // RegRule tells where a register of the caller is found.
@@ -70,10 +72,12 @@ type Rule struct {
 	CFAOff int32 // added to the CFA base register
 	FPOff  int32 // FP saved at CFA+FPOff when FP == RegSaved
 	RAOff  int32 // return address saved at CFA+RAOff when RA == RegSaved
-	CFA    CFABase
-	FP     RegRule
-	RA     RegRule
-	_      uint8
+	// CFAPlus is added to the word read for CFADerefSP and CFADerefFP.
+	CFAPlus int32
+	CFA     CFABase
+	FP      RegRule
+	RA      RegRule
+	_       uint8
 }
 
 // String writes the rule the way the tests compare it.
@@ -86,6 +90,10 @@ func (r Rule) String() string {
 		s = fmt.Sprintf("CFA=SP%+d", r.CFAOff)
 	case CFAFP:
 		s = fmt.Sprintf("CFA=FP%+d", r.CFAOff)
+	case CFADerefSP:
+		s = fmt.Sprintf("CFA=[SP%+d]%+d", r.CFAOff, r.CFAPlus)
+	case CFADerefFP:
+		s = fmt.Sprintf("CFA=[FP%+d]%+d", r.CFAOff, r.CFAPlus)
 	default:
 		s = "CFA=?"
 	}
@@ -133,7 +141,7 @@ func (t *Table) Rows() int { return len(t.addrs) }
 
 // Bytes returns the table's approximate size in memory.
 func (t *Table) Bytes() int {
-	return 4*len(t.addrs) + 2*len(t.rules) + 16*len(t.palette) + 4*len(t.pages) + 96
+	return 4*len(t.addrs) + 2*len(t.rules) + 20*len(t.palette) + 4*len(t.pages) + 96
 }
 
 // Lookup returns the rule for the code at file offset off; ok is false
