@@ -73,7 +73,9 @@ var workloads = []workload{
 			}
 		}
 		return os.WriteFile(filepath.Join(dir, "data.txt"), b.Bytes(), 0o644)
-	}, func(dir string) []string { return []string{"/usr/bin/gzip", "-9", "-c", filepath.Join(dir, "data.txt")} }},
+	}, func(dir string) []string {
+		return []string{"/usr/bin/gzip", "-9", "-c", filepath.Join(dir, "data.txt")}
+	}},
 	{"sqlite", nil, func(string) []string { return []string{"/usr/bin/sqlite3", ":memory:", sqlQuery} }},
 }
 
