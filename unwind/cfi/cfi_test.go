@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 )
@@ -141,5 +142,32 @@ func TestLoadRefusesOtherObjects(t *testing.T) {
 	f := &elf.File{FileHeader: elf.FileHeader{Machine: elf.EM_RISCV, Class: elf.ELFCLASS64, Data: elf.ELFDATA2LSB}}
 	if _, err := FromELF(f); err == nil {
 		t.Error("a RISC-V object accepted")
+	}
+}
+
+// BenchmarkLoad builds the tables of the system C library and of python3
+// (Debian's links libpython statically), as a walk's first sample in them
+// does.
+func BenchmarkLoad(b *testing.B) {
+	libc := "/lib/x86_64-linux-gnu/libc.so.6"
+	if runtime.GOARCH == "arm64" {
+		libc = "/lib/aarch64-linux-gnu/libc.so.6"
+	}
+	python, err := filepath.EvalSymlinks("/usr/bin/python3")
+	if err != nil {
+		b.Fatalf("python3 is needed (apt-get install python3): %v", err)
+	}
+	for _, path := range []string{libc, python} {
+		b.Run(filepath.Base(path), func(b *testing.B) {
+			var tab *Table
+			b.ReportAllocs()
+			for b.Loop() {
+				if tab, err = Load(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(tab.Rows()), "rows")
+			b.ReportMetric(float64(tab.Bytes()), "table-bytes")
+		})
 	}
 }
