@@ -42,7 +42,7 @@ type workload struct {
 var pyLoop = `import hashlib
 d = b"x" * 4096
 h = hashlib.sha256()
-for i in range(40000):
+for i in range(120000):
     h.update(d)
     hashlib.md5(d).digest()
 print(h.hexdigest()[:8])`
@@ -156,8 +156,14 @@ type stack struct {
 var (
 	version  = regexp.MustCompile(`@@?[A-Z_0-9.]+$`)
 	noSymbol = regexp.MustCompile(`^(.*)\+0x[0-9a-f]+$`)
-	aliases  = map[string]string{
+	// glibc's aliases, which the two symbolizers pick differently.
+	aliases = map[string]string{
 		"__libc_start_main_impl": "__libc_start_main",
+		"cfree":                  "free",
+		"__libc_free":            "free",
+		"__libc_malloc":          "malloc",
+		"__libc_calloc":          "calloc",
+		"__libc_realloc":         "realloc",
 	}
 )
 
