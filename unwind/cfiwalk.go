@@ -6,13 +6,12 @@ import (
 	"github.com/macprof/macprof/unwind/cfi"
 )
 
-// Tables finds the unwind table of the code at an address. Find returns
-// the table of the object mapped at pc (nil when there is none, or it is not
-// loaded yet), the range [lo, hi) of addresses the answer holds for (hi 0:
-// pc only), and the bias that turns an address in it into a file offset of
-// the object (off = pc - bias). It must not allocate.
+// Tables finds the unwind rule of the code at an address. Rule returns the
+// rule for pc (nil where no table covers it: no object there, no row, or
+// a table not built yet) and whether pc lies in an object known to keep
+// frame pointers (a Go binary). It must not allocate.
 type Tables interface {
-	Find(pc uint64) (t *cfi.Table, lo, hi, bias uint64)
+	Rule(pc uint64) (r *cfi.Rule, framePointers bool)
 }
 
 // WalkCFI walks the stack with the objects' unwind tables (DWARF CFI
@@ -37,14 +36,11 @@ func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	}
 	mask := w.mask
 	pc := regs.PC & mask
-	t, _, _, bias := tables.Find(pc)
-	if t != nil && t.FramePointers() {
+	r, fp := tables.Rule(pc)
+	if fp {
 		return w.Walk(regs, stack, dst)
 	}
-	if t == nil {
-		return w.noTable(regs, stack, dst)
-	}
-	if r, _, _ := t.Find(pc - bias); r == nil {
+	if r == nil {
 		return w.noTable(regs, stack, dst)
 	}
 	out, res, s, half := w.walkCFI(regs, stack, tables, dst)
@@ -87,13 +83,6 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	dst[n] = pc
 	n++
 	half = pc
-	var (
-		obj                *cfi.Table
-		objLo, objHi, bias uint64
-		rule               *cfi.Rule
-		rowLo, rowHi       uint64
-		fpObj              bool // obj keeps frame pointers
-	)
 	for first := true; ; first = false {
 		if n >= limit {
 			res.Stop = full
@@ -105,32 +94,7 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 		if !first {
 			look--
 		}
-		// The rule: the last row's again when look lies in it (a
-		// recursion, a loop of calls), else from the object's table, the
-		// last object's again when look lies in it.
-		if look < rowLo || look >= rowHi {
-			if look < objLo || look >= objHi {
-				obj, objLo, objHi, bias = tables.Find(look)
-				if objHi == 0 {
-					objLo, objHi = look, look+1
-				}
-				fpObj = obj != nil && obj.FramePointers()
-				if fpObj {
-					obj = nil
-				}
-			}
-			rule, rowLo, rowHi = nil, look, look+1
-			if obj != nil {
-				var lo, hi uint64
-				rule, lo, hi = obj.Find(look - bias)
-				// The row's range, in addresses, within the
-				// object's.
-				rowLo, rowHi = max(lo+bias, objLo), min(hi+bias, objHi)
-				if lo+bias > look || hi+bias <= look {
-					rowLo, rowHi = look, look+1 // offsets wrapped
-				}
-			}
-		}
+		rule, fpObj := tables.Rule(look)
 		ok := rule != nil
 		var ret, cfa uint64
 		var stop StopReason
@@ -253,10 +217,11 @@ func (w *Walker) recordStep(stack *Stack, sp, fp uint64, res *Result) (ret, cfa,
 
 // readWord reads the 8 bytes at addr from the stack copy, or through the
 // fallback reader when addr lies inside the stack's bounds but outside the
-// copy. StopEnd means success. The copy's case is inlined.
+// copy. StopEnd means success. The copy's case is small enough to inline.
 func (w *Walker) readWord(stack *Stack, addr uint64, res *Result) (uint64, StopReason) {
-	if off := addr - stack.Base; addr >= stack.Lo && addr >= stack.Base && off < uint64(len(stack.Data)) && uint64(len(stack.Data))-off >= 8 && addr < stack.Hi && stack.Hi-addr >= 8 {
-		return binary.LittleEndian.Uint64(stack.Data[off:]), StopEnd
+	d := stack.Data
+	if off := addr - stack.Base; addr >= stack.Lo && off < uint64(len(d)) && uint64(len(d))-off >= 8 && addr < stack.Hi-7 && stack.Hi >= 8 {
+		return binary.LittleEndian.Uint64(d[off:]), StopEnd
 	}
 	return w.readSlow(stack, addr, res)
 }

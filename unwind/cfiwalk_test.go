@@ -60,11 +60,12 @@ func testTable(arch Arch) *cfi.Table {
 // oneObject is the Tables of a process with the synthetic object mapped.
 type oneObject struct{ t *cfi.Table }
 
-func (o oneObject) Find(pc uint64) (t *cfi.Table, lo, hi, bias uint64) {
+func (o oneObject) Rule(pc uint64) (*cfi.Rule, bool) {
 	if pc >= objBase && pc < objBase+objSize {
-		return o.t, objBase, objBase + objSize, objBase
+		r, _, _ := o.t.Find(pc - objBase)
+		return r, o.t.FramePointers()
 	}
-	return nil, 0, 0, 0
+	return nil, false
 }
 
 func (s *synth) word(addr, v uint64) {
@@ -308,19 +309,52 @@ func TestWalkCFINoAllocs(t *testing.T) {
 	}
 }
 
+// resolverOf is the synthetic object behind a cfi.Resolver, as a backend
+// has it: the rule of each address cached after its first lookup.
+func resolverOf(arch Arch) *cfi.Resolver {
+	tab := testTable(arch)
+	c := cfi.NewCache(cfi.CacheOptions{Load: func(string) (*cfi.Table, error) { return tab, nil }})
+	return cfi.NewResolver(c, []cfi.Object{{Start: objBase, Limit: objBase + objSize, Key: "k", Path: "p"}})
+}
+
+// TestWalkCFIThroughAResolver: the walks of the frameless stack through a
+// resolver (rules cached per address) equal those through the table,
+// the first walk (which builds the table) and the next.
+func TestWalkCFIThroughAResolver(t *testing.T) {
+	s := newSynth(testBase, 4096)
+	regs, want := frameless(s)
+	w := mustWalker(t, Config{Arch: ArchAMD64})
+	r := resolverOf(ArchAMD64)
+	for i := 0; i < 2; i++ {
+		got, res := w.WalkCFI(regs, s.stack(), r, make([]uint64, 0, 64))
+		if !slices.Equal(got, want) || res.Stop != StopEnd || res.CFIFrames != 3 {
+			t.Errorf("walk %d: %#x, %v, %d CFI frames; want %#x", i, got, res.Stop, res.CFIFrames, want)
+		}
+	}
+	if a := testing.AllocsPerRun(100, func() { w.WalkCFI(regs, s.stack(), r, make([]uint64, 0, 64)) }); a > 1 {
+		t.Errorf("%v allocations per walk (the output slice's is the test's)", a)
+	}
+}
+
 // BenchmarkWalkCFI walks 64 frameless frames with a warm table: ns/frame
-// is the cost of one frame (lookup and reads), in a recursion (the rule
-// of the row looked up last) and alternating between two functions (a
-// table lookup per frame).
+// is the cost of one frame (lookup and reads), in a recursion and
+// alternating between two functions, looking each address up in the table
+// ("table": a binary search per frame) or through a resolver whose rule
+// cache holds them ("resolver", as after a target's first samples).
 func BenchmarkWalkCFI(b *testing.B) {
 	w := mustWalker(b, Config{Arch: ArchAMD64})
-	var tables Tables = oneObject{testTable(ArchAMD64)}
-	for _, alt := range []bool{false, true} {
-		name := "recursion"
-		if alt {
-			name = "alternating"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		alt    bool
+		tables Tables
+	}{
+		{"table/recursion", false, oneObject{testTable(ArchAMD64)}},
+		{"table/alternating", true, oneObject{testTable(ArchAMD64)}},
+		{"resolver/recursion", false, resolverOf(ArchAMD64)},
+		{"resolver/alternating", true, resolverOf(ArchAMD64)},
+	} {
+		alt, tables := c.alt, c.tables
+		b.Run(c.name, func(b *testing.B) {
 			s, regs := calls(64, alt)
 			dst := make([]uint64, 0, 128)
 			st := s.stack()

@@ -140,10 +140,25 @@ type Object struct {
 }
 
 // Resolver finds the tables of a process's code through a Cache (the
-// unwind.Tables of one process). Find is for one goroutine at a time.
+// unwind.Tables of one process), and remembers the rule of each code
+// address it was asked about in a small direct-mapped cache: a profile's
+// return addresses repeat from sample to sample. Its methods are for one
+// goroutine at a time.
 type Resolver struct {
 	cache *Cache
 	objs  []resolved
+	rules *[ruleSlots]ruleSlot
+}
+
+// ruleSlots is the size of a Resolver's rule cache (a power of two).
+const ruleSlots = 1 << 11
+
+// ruleSlot is one address's answer: its rule (nil: none) or that its object
+// keeps frame pointers.
+type ruleSlot struct {
+	pc   uint64 // the address plus one: 0 marks an empty slot
+	rule *Rule
+	fp   bool
 }
 
 type resolved struct {
@@ -155,7 +170,7 @@ type resolved struct {
 // NewResolver returns a resolver over objs (which may overlap: the first
 // to start wins).
 func NewResolver(cache *Cache, objs []Object) *Resolver {
-	r := &Resolver{cache: cache}
+	r := &Resolver{cache: cache, rules: new([ruleSlots]ruleSlot)}
 	for _, o := range objs {
 		if o.Limit > o.Start {
 			r.objs = append(r.objs, resolved{Object: o})
@@ -174,6 +189,35 @@ func (r *Resolver) Find(pc uint64) (t *Table, lo, hi, bias uint64) {
 	return r.find(pc, r.cache.wait)
 }
 
+// Rule returns the rule for the code at pc (nil where no built table has
+// one) and whether pc's object keeps frame pointers: unwind.Tables. The
+// first lookup in an object builds its table (waiting for it as Table
+// does). It allocates nothing once the table is built.
+func (r *Resolver) Rule(pc uint64) (rule *Rule, framePointers bool) {
+	return r.rule(pc, r.cache.wait)
+}
+
+func (r *Resolver) rule(pc uint64, wait time.Duration) (*Rule, bool) {
+	if r == nil {
+		return nil, false
+	}
+	slot := &r.rules[(pc*0x9e3779b97f4a7c15)>>(64-11)] // ruleSlots == 1<<11
+	if slot.pc == pc+1 {
+		return slot.rule, slot.fp
+	}
+	t, _, _, bias := r.find(pc, wait)
+	if t == nil {
+		return nil, false // no object, or its table not built yet: not remembered
+	}
+	if t.FramePointers() {
+		*slot = ruleSlot{pc: pc + 1, fp: true}
+		return nil, true
+	}
+	rule, _, _ := t.Find(pc - bias)
+	*slot = ruleSlot{pc: pc + 1, rule: rule}
+	return rule, false
+}
+
 // NoWait is a Resolver whose lookups never wait for a table's build: for
 // walks that hold a thread stopped.
 type NoWait struct{ r *Resolver }
@@ -181,9 +225,9 @@ type NoWait struct{ r *Resolver }
 // NoWait returns r as a NoWait.
 func (r *Resolver) NoWait() NoWait { return NoWait{r} }
 
-// Find is Resolver.Find, except that a table not built yet is not waited
+// Rule is Resolver.Rule, except that a table not built yet is not waited
 // for: the build goes on, and a later lookup finds it.
-func (n NoWait) Find(pc uint64) (t *Table, lo, hi, bias uint64) { return n.r.find(pc, 0) }
+func (n NoWait) Rule(pc uint64) (*Rule, bool) { return n.r.rule(pc, 0) }
 
 // Covers reports whether pc lies in one of the resolver's objects.
 func (r *Resolver) Covers(pc uint64) bool { return r.object(pc) != nil }
