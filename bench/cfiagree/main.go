@@ -267,11 +267,14 @@ func reachesMain(s stack) bool {
 }
 
 func report(name string, ours, theirs []stack) {
-	total, main := 0, 0
+	total, main, truncated := 0, 0, 0
 	for _, s := range ours {
 		total += s.n
 		if reachesMain(s) {
 			main += s.n
+		}
+		if s.truncated {
+			truncated += s.n
 		}
 	}
 	perfTotal, perfMain := 0, 0
@@ -308,7 +311,7 @@ func report(name string, ours, theirs []stack) {
 		}
 		return 100 * float64(a) / float64(b)
 	}
-	fmt.Printf("%s: macprof %d samples, %.1f%% reach main; perf %d samples, %.1f%% reach main\n", name, total, pct(main, total), perfTotal, pct(perfMain, perfTotal))
+	fmt.Printf("%s: macprof %d samples, %.1f%% reach main, %.1f%% marked truncated; perf %d samples, %.1f%% reach main\n", name, total, pct(main, total), pct(truncated, total), perfTotal, pct(perfMain, perfTotal))
 	fmt.Printf("%s: %d of macprof's samples have a leaf perf sampled too (%.1f%%); of those, %.1f%% have a function sequence perf recorded for that leaf\n",
 		name, matched, pct(matched, total), pct(agree, matched))
 	type kv struct {

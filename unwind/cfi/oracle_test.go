@@ -197,14 +197,13 @@ func checkObjdump(t *testing.T, path string, arch Arch, minFuncs int) (skipped i
 				t.Fatalf("address %#x in no segment", vaddr)
 				return 0
 			}
-			covered := func(vaddr uint64) bool {
-				for _, d := range fdes {
-					if vaddr >= d.start && vaddr < d.end {
-						return true
-					}
-				}
-				return false
+			starts := map[uint64]bool{}
+			for _, d := range fdes {
+				starts[d.start] = true
 			}
+			// FDE ends that another FDE does not start at (compilers
+			// lay functions out back to back or with padding between).
+			covered := func(vaddr uint64) bool { return starts[vaddr] }
 			ours := tab.AllRows()
 			checked := 0
 			for _, d := range fdes {
@@ -226,10 +225,13 @@ func checkObjdump(t *testing.T, path string, arch Arch, minFuncs int) (skipped i
 						addrs[r.addr-1] = true
 					}
 				}
-				for _, r := range ours {
-					if a := r.Off - off(d.start) + d.start; r.Off >= off(d.start) && a < d.end {
-						addrs[a] = true
+				base := off(d.start)
+				for i := sort.Search(len(ours), func(i int) bool { return ours[i].Off >= base }); i < len(ours); i++ {
+					a := ours[i].Off - base + d.start
+					if a >= d.end {
+						break
 					}
+					addrs[a] = true
 				}
 				for a := range addrs {
 					got, ok := tab.Lookup(off(a))
