@@ -120,6 +120,23 @@ func TestCFIWalkKeepsTheLeafsCaller(t *testing.T) {
 					t.Errorf("walk %v repeats a frame", got)
 				}
 			}
+			// With the table built, a kernel sample's capture and walk
+			// allocate nothing.
+			sampled := 0
+			allocs := testing.AllocsPerRun(20, func() {
+				time.Sleep(6 * time.Millisecond)
+				if err := tg.Capture(target.ThreadID(p.PID), c); err == nil {
+					sampled++
+				} else if !errors.Is(err, ErrNoSample) {
+					t.Fatal(err)
+				}
+			})
+			if sampled == 0 || c.Walk.CFIFrames == 0 {
+				t.Errorf("%d kernel samples, the last with %d CFI frames", sampled, c.Walk.CFIFrames)
+			}
+			if allocs != 0 {
+				t.Errorf("kernel sample walked with tables: %.1f allocations, want 0", allocs)
+			}
 			// A stop, once the table is built.
 			runtime.LockOSThread() // every ptrace request of a capture from one thread, as Capture does
 			tg.hotMu.Lock()
