@@ -40,10 +40,14 @@ const missGap = 200 * time.Millisecond
 func (tt *targetTables) update(set *images.Set) {
 	var objs []cfi.Object
 	for _, im := range set.Images() {
-		if im.Format != images.FormatELF || im.Memory != nil || im.Path == "" || im.Path[0] != '/' {
-			continue // [vdso] and the like: no file to read
+		o := cfi.Object{Start: im.Start, Limit: im.Limit, Offset: im.Offset}
+		if im.Format == images.FormatELF && im.Memory == nil && im.Path != "" && im.Path[0] == '/' {
+			o.Key, o.Path = im.Key(), im.File()
 		}
-		objs = append(objs, cfi.Object{Start: im.Start, Limit: im.Limit, Offset: im.Offset, Key: im.Key(), Path: im.File()})
+		// Else [vdso] and the like: no file to read, so no table (its
+		// frames are walked through frame records), but known, so that
+		// its PCs do not make walks re-read the memory map.
+		objs = append(objs, o)
 	}
 	tt.res.Store(cfi.NewResolver(cfiTables, objs))
 }

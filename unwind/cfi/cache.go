@@ -136,7 +136,10 @@ func (c *Cache) Err(key string) error {
 type Object struct {
 	Start, Limit uint64 // runtime addresses [Start, Limit)
 	Offset       uint64 // the file offset mapped at Start
-	Key, Path    string // the cache key (build ID) and where to open the file
+	// Key and Path are the cache key (build ID) and where to open the
+	// file; an empty Path marks code without a file (the vDSO), which has
+	// no table.
+	Key, Path string
 }
 
 // Resolver finds the tables of a process's code through a Cache (the
@@ -257,6 +260,9 @@ func (r *Resolver) find(pc uint64, wait time.Duration) (t *Table, lo, hi, bias u
 	o := r.object(pc)
 	if o == nil {
 		return nil, 0, 0, 0
+	}
+	if !o.looked && o.Path == "" {
+		o.looked = true // no file: no table
 	}
 	if !o.looked {
 		o.t = r.cache.table(o.Key, o.Path, wait)

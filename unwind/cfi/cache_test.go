@@ -24,6 +24,7 @@ func TestResolverLoadsOnFirstUse(t *testing.T) {
 		{Start: 0x10_0000, Limit: 0x10_2000, Offset: 0, Key: "id:a", Path: "a"},
 		{Start: 0x20_0000, Limit: 0x20_2000, Offset: 0, Key: "id:a", Path: "a"}, // a second process's mapping, same object
 		{Start: 0x30_0000, Limit: 0x30_1000, Key: "id:bad", Path: "bad"},
+		{Start: 0x40_0000, Limit: 0x40_1000}, // the vDSO: no file
 	})
 	if loads.Load() != 0 {
 		t.Fatal("a table was built before any lookup")
@@ -38,10 +39,16 @@ func TestResolverLoadsOnFirstUse(t *testing.T) {
 	if n := loads.Load(); n != 1 {
 		t.Errorf("%d builds of one object, want 1", n)
 	}
+	if got, _, _, _ := r.Find(0x40_0010); got != nil {
+		t.Error("a table for the vDSO")
+	}
 	for _, pc := range []uint64{0, 0x10_2000, 0x30_0010, ^uint64(0)} {
 		if got, _, _, _ := r.Find(pc); got != nil {
 			t.Errorf("%#x: found a table", pc)
 		}
+	}
+	if !r.Covers(0x40_0010) || r.Covers(0x50_0000) {
+		t.Error("Covers: the vDSO's mapping not covered, or an unmapped address covered")
 	}
 	if c.Err("id:bad") == nil {
 		t.Error("the failed build's error is not kept")
