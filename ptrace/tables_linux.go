@@ -54,16 +54,19 @@ func (tt *targetTables) update(set *images.Set) {
 
 // walk walks a captured stack by the target's unwind method. stopped
 // tells that the thread is held stopped for the walk: a table not built
-// yet is then not waited for (the walk follows frame records meanwhile);
-// a kernel sample's walk waits for it a bounded time, the first time.
+// yet is then not waited for (the walk follows frame records meanwhile),
+// nor is the memory map re-read for a PC in no known object; a kernel
+// sample's walk does both, the first at most once per object for a
+// bounded time, the second at most every missGap.
 func (t *Target) walk(w *unwind.Walker, regs unwind.Regs, st *unwind.Stack, dst []uint64, stopped bool) ([]uint64, unwind.Result) {
 	if t.opts.Unwind == unwind.MethodFP {
 		return w.Walk(regs, st, dst)
 	}
 	r := t.tables.res.Load()
-	if r != nil && !r.Covers(regs.PC) && time.Since(t.tables.lastMiss) >= missGap {
+	if r != nil && !stopped && !r.Covers(regs.PC) && time.Since(t.tables.lastMiss) >= missGap {
 		// Perhaps loaded since the map was read (the sampler reads it
-		// about once a second).
+		// about once a second). Not while a thread is held stopped:
+		// reading the map and build IDs may take milliseconds.
 		t.tables.lastMiss = time.Now()
 		t.Images()
 		r = t.tables.res.Load()
