@@ -19,6 +19,10 @@ const (
 	// LabelThread is the string label holding the thread's name (omitted
 	// when the thread has none).
 	LabelThread = "thread"
+	// LabelUnwind is the string label set to "cfi" on samples whose stack
+	// was walked with unwind tables (DWARF CFI) rather than frame pointers
+	// alone.
+	LabelUnwind = "unwind"
 	// LabelThreadID is the numeric label holding the thread id.
 	LabelThreadID = "thread_id"
 	// LabelPID is the numeric label holding the process id.
@@ -130,6 +134,7 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*pprof.Location, perio
 		pid    int
 		thread target.ThreadID
 		name   string
+		cfi    bool
 	}
 	type labels struct {
 		str map[string][]string
@@ -164,7 +169,7 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*pprof.Location, perio
 			}
 			locBacking = append(locBacking, empty)
 		}
-		tk := threadKey{s.PID, s.Thread, s.ThreadName}
+		tk := threadKey{s.PID, s.Thread, s.ThreadName, w.Stacks[s.Stack].CFI}
 		lb, ok := threads[tk]
 		if !ok {
 			lb.num = map[string][]int64{
@@ -173,6 +178,12 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*pprof.Location, perio
 			}
 			if s.ThreadName != "" {
 				lb.str = map[string][]string{LabelThread: {printable(s.ThreadName)}}
+			}
+			if tk.cfi {
+				if lb.str == nil {
+					lb.str = map[string][]string{}
+				}
+				lb.str[LabelUnwind] = []string{"cfi"}
 			}
 			threads[tk] = lb
 		}

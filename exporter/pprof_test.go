@@ -308,3 +308,34 @@ func TestGoToolPprof(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileUnwindLabel: samples of stacks walked with unwind tables carry
+// the label unwind=cfi, the others none, also for one thread's samples of
+// both kinds.
+func TestProfileUnwindLabel(t *testing.T) {
+	tw := newTestWindow(t, profile.ModeCPU)
+	w := tw.w
+	cfiStack := len(w.Stacks)
+	st := w.Stacks[w.Samples[0].Stack]
+	st.CFI = true
+	w.Stacks = append(w.Stacks, st)
+	s := w.Samples[0]
+	s.Stack = cfiStack
+	w.Samples = append(w.Samples, s)
+	p, err := Profile(w, newCache(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withLabel := 0
+	for _, s := range p.Sample {
+		if got := s.Label[LabelUnwind]; len(got) > 0 {
+			withLabel++
+			if !slices.Equal(got, []string{"cfi"}) || s.Value[0] != w.Samples[len(w.Samples)-1].Count {
+				t.Errorf("unwind label %q on a sample of %d", got, s.Value[0])
+			}
+		}
+	}
+	if withLabel != 1 {
+		t.Errorf("%d samples labelled, want the one CFI stack's", withLabel)
+	}
+}

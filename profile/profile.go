@@ -66,6 +66,9 @@ type Stack struct {
 	PCs []uint64
 	// Truncated marks a walk that ended early (see unwind.StopReason).
 	Truncated bool
+	// CFI marks a stack walked with unwind tables (DWARF CFI) for at
+	// least one frame, rather than with frame pointers alone.
+	CFI bool
 	// Unsampled marks the stack, with no PCs, of CPU time that no stack
 	// could be found for: threads never captured before they ended, or
 	// the profile did, and threads no listing showed. Exporters show it

@@ -98,6 +98,7 @@ func (t *Target) images() (*images.Set, error) {
 		im.BuildID = id
 	}
 	t.imgSig, t.imgSet = sig, images.NewSet(imgs)
+	t.tables.update(t.imgSet)
 	if pending {
 		t.imgSig = nil // rebuilt at the next call, with what has come in
 	}

@@ -52,8 +52,8 @@ type kernelSampler struct {
 	ringsMayGrow bool
 }
 
-func newKernelSampler(maxFrames int) (*kernelSampler, error) {
-	w, err := unwind.NewWalker(unwind.Config{Arch: nativeArch, MaxFrames: maxFrames})
+func newKernelSampler(opts target.Options) (*kernelSampler, error) {
+	w, err := newWalker(opts, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture) 
 		lo, hi = regs.SP, regs.SP+uint64(len(c.Stack))
 	}
 	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
-	c.PCs, c.Walk = k.walker.Walk(regs, &st, c.PCs[:0])
+	c.PCs, c.Walk = t.walk(k.walker, regs, &st, c.PCs[:0], false)
 	return nil
 }
 

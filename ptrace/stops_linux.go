@@ -113,6 +113,6 @@ func (t *Target) captureHeld(th *thread, c *target.Capture, limit int) error {
 		}
 	}
 	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
-	c.PCs, c.Walk = t.walker.Walk(regs, &st, c.PCs)
+	c.PCs, c.Walk = t.walk(t.walker, regs, &st, c.PCs, true)
 	return nil
 }

@@ -61,6 +61,7 @@ type Target struct {
 	imgSig   []images.Region
 	imgSet   *images.Set
 	buildIDs map[string]string
+	tables   targetTables // the unwind tables of imgSet's objects
 
 	// tracerTID is the tracer thread's id.
 	tracerTID int
@@ -117,7 +118,7 @@ func newTarget(pid int, opts target.Options) (*Target, error) {
 	}
 	t.pubRead.pid = pid
 	t.walkMem.pid = pid
-	w, err := unwind.NewWalker(unwind.Config{Arch: nativeArch, MaxFrames: opts.MaxFrames, Fallback: &t.walkMem})
+	w, err := newWalker(opts, &t.walkMem)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +127,7 @@ func newTarget(pid int, opts target.Options) (*Target, error) {
 		t.stop = newStopCapture()
 		t.tasks = &taskList{dir: -1}
 		if opts.KernelSamplePeriod > 0 {
-			if t.kernel, err = newKernelSampler(opts.MaxFrames); err != nil {
+			if t.kernel, err = newKernelSampler(opts); err != nil {
 				return nil, err
 			}
 		}

@@ -68,7 +68,10 @@ type Config struct {
 	// never from kernel samples.
 	StopThreads bool
 	MaxFrames   int
-	Outputs     []Output
+	// Unwind is how stacks are walked (--unwind; default auto: unwind
+	// tables where objects have them, frame pointers elsewhere).
+	Unwind  unwind.Method
+	Outputs []Output
 	// Duration, when positive, ends the recording after that long.
 	Duration time.Duration
 	// Quiet leaves out the status line, the summary and the notes.
@@ -154,7 +157,7 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	stderr := cfg.Stderr
 	var windows []*profile.Window
 	status := newStatusLine(unlocked(stderr), cfg.Quiet)
-	opts := target.Options{MaxFrames: cfg.MaxFrames, Continuous: true}
+	opts := target.Options{MaxFrames: cfg.MaxFrames, Continuous: true, Unwind: cfg.Unwind}
 	if cfg.Mode == profile.ModeCPU && !cfg.StopThreads {
 		opts.KernelSamplePeriod = time.Second / time.Duration(cfg.Hz)
 	}

@@ -131,3 +131,31 @@ func TestCPUModeCountsTimeWithoutANewKernelSampleOnTheLastStack(t *testing.T) {
 		t.Errorf("missed for want of a sample: %d, want 1 (the first capture); missed %v", n, w.Missed)
 	}
 }
+
+// TestStacksWalkedWithTablesAreMarked: a stack whose capture's walk used
+// unwind tables is marked CFI in the window, the others not.
+func TestStacksWalkedWithTablesAreMarked(t *testing.T) {
+	f := newFake(1, map[target.ThreadID]*fakeThread{
+		1: {share: 1, stack: []uint64{0x1000, 0x2000}, cfi: true},
+		2: {share: 1, stack: []uint64{0x3000, 0x4000}},
+	})
+	s, err := New(Config{Hz: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Add(f)
+	s.adopt()
+	s.win = s.newWindow(time.Now())
+	ts := s.targets[0]
+	captureOnce(s, ts, 1, 2)
+	w := &profile.Window{}
+	s.addSamples(w, s.win)
+	if len(w.Stacks) != 2 {
+		t.Fatalf("%d stacks, want 2", len(w.Stacks))
+	}
+	for _, st := range w.Stacks {
+		if want := st.PCs[0] == 0x1000; st.CFI != want {
+			t.Errorf("stack %#x: CFI %v, want %v", st.PCs, st.CFI, want)
+		}
+	}
+}

@@ -73,7 +73,10 @@ type Sampler struct {
 
 	targets []*targetState
 	interns *intern.Interner
-	tids    []target.ThreadID
+	// cfiStacks holds the interned stacks walked with unwind tables
+	// (profile.Stack.CFI), forgotten when the interner evicts them.
+	cfiStacks map[intern.StackID]struct{}
+	tids      []target.ThreadID
 
 	// The tick's batch: threads to capture and how many samples each
 	// stands for; the Capture buffers are reused from tick to tick.
@@ -156,6 +159,8 @@ func New(cfg Config) (*Sampler, error) {
 		cfg:     cfg,
 		period:  time.Second / time.Duration(cfg.Hz),
 		interns: in,
+
+		cfiStacks: map[intern.StackID]struct{}{},
 	}
 	in.OnEvict(s.keepEvicted)
 	return s, nil

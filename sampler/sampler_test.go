@@ -22,6 +22,8 @@ type fakeThread struct {
 	// noSampleEvery, when set, makes every such capture (the first
 	// included) fail with ErrNoSample, as a kernel sample not yet taken.
 	noSampleEvery int
+	// cfi: its walks used unwind tables (Capture.Walk.CFIFrames).
+	cfi bool
 }
 
 // fakeTarget is a Target whose threads' CPU time follows the wall clock.
@@ -77,6 +79,9 @@ func (f *fakeTarget) Capture(t target.ThreadID, c *target.Capture) error {
 		c.PCs = append(c.PCs, 0x9000+n%uint64(th.stacks))
 	}
 	c.Stopped = 10 * time.Microsecond
+	if th.cfi {
+		c.Walk.CFIFrames = len(c.PCs) - 1
+	}
 	return nil
 }
 func (f *fakeTarget) CaptureAll(dst []target.Capture) ([]target.Capture, error) { return dst, nil }

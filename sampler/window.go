@@ -48,9 +48,11 @@ func (s *Sampler) newWindow(start time.Time) *windowState {
 // keepEvicted is the interner's OnEvict: the open window keeps the
 // addresses of a stack it counted, so that its samples are not lost.
 func (s *Sampler) keepEvicted(id intern.StackID, pcs []uint64, truncated bool) {
+	_, cfi := s.cfiStacks[id]
+	delete(s.cfiStacks, id)
 	if w := s.win; w != nil {
 		if _, used := w.used[id]; used {
-			w.evicted[id] = profile.Stack{PCs: pcs, Truncated: truncated}
+			w.evicted[id] = profile.Stack{PCs: pcs, Truncated: truncated, CFI: cfi}
 		}
 	}
 }
@@ -68,6 +70,9 @@ func (s *Sampler) internAndCount(pid int, tid target.ThreadID, th *threadState, 
 	// The walk hashed the addresses as it read them; a capture that was
 	// not walked here has Hash 0 and is hashed now.
 	id := s.interns.InternHashed(c.PCs, c.Walk.Hash, c.Walk.Stop.Truncated())
+	if c.Walk.CFIFrames > 0 {
+		s.cfiStacks[id] = struct{}{}
+	}
 	th.lastStack, th.hasStack = id, true
 	s.count(pid, tid, th, id, n)
 }
@@ -150,16 +155,17 @@ func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 			stackIndex[k.stack] = idx
 		} else if !ok {
 			pcs, truncated, found := s.interns.Lookup(k.stack)
+			_, cfi := s.cfiStacks[k.stack]
 			if !found {
 				st, kept := ws.evicted[k.stack]
 				if !kept {
 					w.Missed[profile.MissStackEvicted] += ws.counts[k]
 					continue
 				}
-				pcs, truncated = st.PCs, st.Truncated
+				pcs, truncated, cfi = st.PCs, st.Truncated, st.CFI
 			}
 			idx = len(w.Stacks)
-			w.Stacks = append(w.Stacks, profile.Stack{PCs: append([]uint64(nil), pcs...), Truncated: truncated})
+			w.Stacks = append(w.Stacks, profile.Stack{PCs: append([]uint64(nil), pcs...), Truncated: truncated, CFI: cfi})
 			stackIndex[k.stack] = idx
 		}
 		w.Samples = append(w.Samples, profile.Sample{Stack: idx, PID: k.pid, Thread: k.tid, ThreadName: ws.names[k], Count: ws.counts[k]})

@@ -7,7 +7,8 @@ set -euo pipefail
 export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
 need=()
 for pair in gcc:gcc clang:clang ld64.lld-14:lld-14 eu-stack:elfutils llvm-symbolizer:llvm \
-            llvm-otool-14:llvm-14 llvm-objdump-14:llvm-14 dsymutil:llvm gdb:gdb perf:linux-perf node:nodejs; do
+            llvm-otool-14:llvm-14 llvm-objdump-14:llvm-14 dsymutil:llvm gdb:gdb perf:linux-perf node:nodejs \
+            python3:python3 sqlite3:sqlite3; do
   cmd=${pair%%:*} pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done

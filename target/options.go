@@ -31,6 +31,10 @@ type Options struct {
 	// of stopping it: set it to the sampling period in cpu mode. Wall mode,
 	// which needs idle threads' stacks too, leaves it zero.
 	KernelSamplePeriod time.Duration
+	// Unwind selects how stacks are walked (default unwind.MethodAuto:
+	// unwind tables where objects have them, frame pointers elsewhere).
+	// Backends without unwind tables walk frame pointers whatever it says.
+	Unwind unwind.Method
 }
 
 // DefaultStackBytes is the default size of a bulk stack copy: enough for the

@@ -74,6 +74,7 @@ const (
 	StopNotIncreasing                   // a record did not lie above the previous one (catches cycles and overlaps)
 	StopReadFailed                      // memory outside the bulk copy could not be read
 	StopNoRoom                          // the output slice had no capacity left
+	StopUnsupported                     // an unwind-table rule the walker does not model (WalkCFI)
 )
 
 var stopReasonNames = [...]string{
@@ -84,6 +85,7 @@ var stopReasonNames = [...]string{
 	StopNotIncreasing: "frame pointer not increasing",
 	StopReadFailed:    "stack memory unreadable",
 	StopNoRoom:        "output buffer full",
+	StopUnsupported:   "unwind rule not supported",
 }
 
 // String describes the reason in words.
@@ -112,6 +114,9 @@ type Config struct {
 	// Fallback reads stack memory outside the bulk copy. Nil means such
 	// reads fail and end the walk.
 	Fallback MemoryReader
+	// TablesOnly makes WalkCFI end a walk at a frame whose code no table
+	// covers, instead of following its frame record (MethodCFI).
+	TablesOnly bool
 }
 
 // Walker walks frame-pointer chains, treating every value read as hostile.
@@ -120,11 +125,12 @@ type Config struct {
 // (leaves, assembly, prologues), tail calls and inlined functions are not
 // seen: that is the method's limit.
 type Walker struct {
-	arch      Arch
-	maxFrames int
-	mask      uint64
-	fallback  MemoryReader
-	key       hashKey // the process's hash key, copied for the walk's loop
+	arch       Arch
+	maxFrames  int
+	mask       uint64
+	fallback   MemoryReader
+	key        hashKey // the process's hash key, copied for the walk's loop
+	tablesOnly bool
 }
 
 // swiftAsyncMask selects bits 63:60 of a saved frame pointer. A value of
@@ -149,7 +155,7 @@ func NewWalker(cfg Config) (*Walker, error) {
 	if mask == 0 {
 		mask = ^uint64(0)
 	}
-	return &Walker{arch: cfg.Arch, maxFrames: cfg.MaxFrames, mask: mask, fallback: cfg.Fallback, key: procHashKey}, nil
+	return &Walker{arch: cfg.Arch, maxFrames: cfg.MaxFrames, mask: mask, fallback: cfg.Fallback, key: procHashKey, tablesOnly: cfg.TablesOnly}, nil
 }
 
 // Arch returns the architecture the walker decodes.
@@ -164,8 +170,12 @@ type Result struct {
 	Stop StopReason
 	// AsyncFrames counts Swift async frame records crossed.
 	AsyncFrames int
-	// FallbackReads counts frame records read outside the bulk copy.
+	// FallbackReads counts frame records (WalkCFI: words) read outside
+	// the bulk copy.
 	FallbackReads int
+	// CFIFrames counts the frames WalkCFI unwound with an unwind table
+	// rather than a frame record; zero for Walk.
+	CFIFrames int
 	// Hash is HashPCs of exactly the addresses the walk returned, computed
 	// as they were read: a keyed 64-bit hash, never zero, whose key is
 	// drawn at random once per process so that a target cannot craft

@@ -9,6 +9,7 @@ import (
 
 	"github.com/macprof/macprof/record"
 	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/unwind"
 )
 
 func init() {
@@ -80,6 +81,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
 	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg) instead of the extension")
 	maxFrames := fs.Int("max-frames", 512, "stop each stack walk after `N` frames")
+	unwindFlag := fs.String("unwind", "auto", "`HOW` stacks are walked on Linux: auto (DWARF unwind tables where an object has them, frame pointers elsewhere), cfi (unwind tables only) or fp (frame pointers only)")
 	quiet := fs.Bool("q", false, "no status line and no summary")
 	var outs multiFlag
 	fs.Var(&outs, "o", "write the profile to `FILE` (repeatable)")
@@ -95,13 +97,16 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	if *capture != "auto" && *capture != "stop" {
 		return fail("--capture must be auto or stop, not %q", *capture)
 	}
+	method, err := unwind.ParseMethod(*unwindFlag)
+	if err != nil {
+		return fail("--unwind: %v", err)
+	}
 	cfg := record.Config{PID: pid.pid(), Command: fs.Args(), Hz: *hz, Duration: *dur, Mode: m, StopThreads: *capture == "stop",
-		MaxFrames: *maxFrames, Quiet: *quiet, Stderr: stderr, Attach: attach, Launch: launch, Tune: tuneForSampling}
+		MaxFrames: *maxFrames, Unwind: method, Quiet: *quiet, Stderr: stderr, Attach: attach, Launch: launch, Tune: tuneForSampling}
 	if err := cfg.Validate(); err != nil {
 		return fail("%v", err)
 	}
 	// Every output is checked before sampling starts, not after.
-	var err error
 	if cfg.Outputs, err = record.ParseOutputs(outs, *format); err != nil {
 		return fail("%v", err)
 	}

@@ -1,0 +1,159 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"debug/elf"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/internal/testprog"
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+)
+
+// buildLeaf compiles testdata/leaf.c with gcc and flags (no PIE, so that
+// addresses are the symbols' own) and returns the binary and a function
+// naming an address.
+func buildLeaf(t *testing.T, flags ...string) (string, func(uint64) string) {
+	t.Helper()
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Fatal("gcc is needed to build testdata/leaf.c: apt-get install gcc, or run scripts/install-deps.sh")
+	}
+	bin := filepath.Join(t.TempDir(), "leaf")
+	args := append(append([]string{}, flags...), "-no-pie", "-o", bin, "testdata/leaf.c")
+	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %v: %v\n%s", args, err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var funcs []elf.Symbol
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+			funcs = append(funcs, s)
+		}
+	}
+	sort.Slice(funcs, func(i, j int) bool { return funcs[i].Value < funcs[j].Value })
+	return bin, func(pc uint64) string {
+		i := sort.Search(len(funcs), func(i int) bool { return funcs[i].Value > pc }) - 1
+		if i < 0 || pc >= funcs[i].Value+max(funcs[i].Size, 1) {
+			return "?"
+		}
+		return funcs[i].Name
+	}
+}
+
+// names symbolizes a walk: the PC, then each return address minus one.
+func names(pcs []uint64, name func(uint64) string) []string {
+	var out []string
+	for i, pc := range pcs {
+		if i > 0 {
+			pc--
+		}
+		out = append(out, name(pc))
+	}
+	return out
+}
+
+// TestCFIWalkKeepsTheLeafsCaller is the leaf case of issue 13: a sample in
+// spin, a leaf without a frame record, called from alpha, called from
+// main, names all three, in order, once each, from kernel samples and from
+// stops, with gcc's frame pointers (but none in the leaf) and with none at
+// all.
+func TestCFIWalkKeepsTheLeafsCaller(t *testing.T) {
+	for _, fl := range [][]string{
+		{"-O1", "-fno-omit-frame-pointer"},
+		{"-O2", "-fomit-frame-pointer"},
+	} {
+		t.Run(fl[1], func(t *testing.T) {
+			bin, name := buildLeaf(t, fl...)
+			p := testprog.Start(t, bin)
+			tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: 5 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			if _, err := tg.Images(); err != nil {
+				t.Fatal(err)
+			}
+			c := target.NewCapture(64, 64<<10)
+			// The first capture stops the thread (and opens its ring):
+			// its walk may come before the table is built.
+			if err := captureStop(t, tg, target.ThreadID(p.PID), c); err != nil {
+				t.Fatal(err)
+			}
+			kernel := 0
+			for deadline := time.Now().Add(10 * time.Second); kernel < 5; time.Sleep(10 * time.Millisecond) {
+				err := tg.Capture(target.ThreadID(p.PID), c)
+				if errors.Is(err, ErrNoSample) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%d kernel samples in 10 s", kernel)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				kernel++
+				got := names(c.PCs, name)
+				if len(got) < 3 || !slices.Equal(got[:3], []string{"spin", "alpha", "main"}) {
+					t.Fatalf("kernel sample walk %v (%v, %d CFI frames); want spin, alpha, main, ...", got, c.Walk.Stop, c.Walk.CFIFrames)
+				}
+				if c.Walk.CFIFrames == 0 {
+					t.Errorf("walk %v used no unwind table", got)
+				}
+				if slices.Contains(got[3:], "spin") || slices.Contains(got[3:], "alpha") || slices.Contains(got[3:], "main") {
+					t.Errorf("walk %v repeats a frame", got)
+				}
+			}
+			// With the table built, a kernel sample's capture and walk
+			// allocate nothing.
+			sampled := 0
+			allocs := testing.AllocsPerRun(20, func() {
+				time.Sleep(6 * time.Millisecond)
+				if err := tg.Capture(target.ThreadID(p.PID), c); err == nil {
+					sampled++
+				} else if !errors.Is(err, ErrNoSample) {
+					t.Fatal(err)
+				}
+			})
+			if sampled == 0 || c.Walk.CFIFrames == 0 {
+				t.Errorf("%d kernel samples, the last with %d CFI frames", sampled, c.Walk.CFIFrames)
+			}
+			if allocs != 0 {
+				t.Errorf("kernel sample walked with tables: %.1f allocations, want 0", allocs)
+			}
+			// A stop, once the table is built.
+			runtime.LockOSThread() // every ptrace request of a capture from one thread, as Capture does
+			tg.hotMu.Lock()
+			err = tg.captureTransient(p.PID, c)
+			tg.hotMu.Unlock()
+			runtime.UnlockOSThread()
+			if err != nil || c.Stopped == 0 {
+				t.Fatalf("stop: %v, stopped %v", err, c.Stopped)
+			}
+			if got := names(c.PCs, name); len(got) < 3 || !slices.Equal(got[:3], []string{"spin", "alpha", "main"}) {
+				t.Errorf("stopped walk %v; want spin, alpha, main, ...", got)
+			}
+			// For the record: what frame pointers alone give.
+			fp := tg.walker
+			st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: c.StackBase, Hi: c.StackBase + uint64(len(c.Stack))}
+			pcs, _ := fp.Walk(c.Regs, &st, make([]uint64, 0, 64))
+			t.Logf("frame pointers alone: %v", names(pcs, name))
+		})
+	}
+}

@@ -1,0 +1,173 @@
+package cfi
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// ehFrame builds an .eh_frame at addr holding one CIE with init and one
+// FDE for [start, start+size) with program prog.
+func ehFrame(addr, start, size uint64, init, prog []byte) []byte {
+	cieBody := []byte{0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b}
+	cieBody = append(cieBody, init...)
+	for (len(cieBody)+4)%8 != 0 {
+		cieBody = append(cieBody, 0)
+	}
+	b := binary.LittleEndian.AppendUint32(nil, uint32(len(cieBody)))
+	b = append(b, cieBody...)
+	fdePos := len(b)
+	fde := binary.LittleEndian.AppendUint32(nil, uint32(fdePos+4)) // CIE pointer: back to 0
+	pcAt := addr + uint64(fdePos) + 8
+	fde = binary.LittleEndian.AppendUint32(fde, uint32(int32(start-pcAt)))
+	fde = binary.LittleEndian.AppendUint32(fde, uint32(size))
+	fde = append(fde, 0) // no augmentation data
+	fde = append(fde, prog...)
+	for (len(fde)+4)%8 != 0 {
+		fde = append(fde, 0)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(fde)))
+	b = append(b, fde...)
+	return binary.LittleEndian.AppendUint32(b, 0)
+}
+
+// amd64CIEInit is the usual CIE program: CFA = rsp+8, return address at
+// CFA-8.
+var amd64CIEInit = []byte{cfaDefCFA, 7, 8, cfaOffset | 16, 1}
+
+// TestRestoreStateRestoresCFA checks the epilogue pattern GCC emits
+// (remember_state; def_cfa_offset 8; ret; restore_state), which needs the
+// CFA restored with the registers, as libgcc and libunwind do (llvm-objdump
+// 14 does not, so it cannot be the oracle here).
+func TestRestoreStateRestoresCFA(t *testing.T) {
+	const addr, start = 0x1000, 0x2000
+	prog := []byte{
+		cfaAdvanceLoc | 1, cfaDefCFAOffset, 16, cfaOffset | 6, 2, // push rbp
+		cfaAdvanceLoc | 4, cfaDefCFAOffset, 64,
+		cfaAdvanceLoc | 8, cfaRememberState, cfaDefCFAOffset, 8, cfaRestore | 6,
+		cfaAdvanceLoc | 1, cfaRestoreState,
+	}
+	tab := Build(ArchAMD64, []Section{{Data: ehFrame(addr, start, 32, amd64CIEInit, prog), Addr: addr, EH: true}},
+		[]Segment{{Vaddr: 0, Size: 1 << 20, Off: 0}})
+	for _, c := range []struct {
+		off  uint64
+		want string
+	}{
+		{start, "CFA=SP+8 FP=same RA=[CFA-8]"},
+		{start + 1, "CFA=SP+16 FP=[CFA-16] RA=[CFA-8]"},
+		{start + 5, "CFA=SP+64 FP=[CFA-16] RA=[CFA-8]"},
+		{start + 13, "CFA=SP+8 FP=same RA=[CFA-8]"},
+		{start + 14, "CFA=SP+64 FP=[CFA-16] RA=[CFA-8]"},
+		{start + 31, "CFA=SP+64 FP=[CFA-16] RA=[CFA-8]"},
+	} {
+		if r, ok := tab.Lookup(c.off); !ok || r.String() != c.want {
+			t.Errorf("%#x: %v (ok %v), want %s", c.off, r, ok, c.want)
+		}
+	}
+	for _, off := range []uint64{start - 1, start + 32, 0, 1 << 40} {
+		if r, ok := tab.Lookup(off); ok {
+			t.Errorf("%#x: %v, want no rule", off, r)
+		}
+	}
+}
+
+// TestUnsupportedRules checks that expressions and other registers are
+// marked unsupported, and an undefined return address (the outermost
+// frame) as such.
+func TestUnsupportedRules(t *testing.T) {
+	const addr, start = 0x1000, 0x2000
+	prog := []byte{
+		cfaAdvanceLoc | 1, cfaDefCFAExpression, 2, 0x77, 8, // DW_OP_breg7 8
+		cfaAdvanceLoc | 1, cfaDefCFA, 3, 16, // rbx+16
+		cfaAdvanceLoc | 1, cfaDefCFA, 7, 8, cfaUndefined, 16,
+		cfaAdvanceLoc | 1, cfaOffset | 16, 1, cfaRegister, 6, 3,
+		cfaAdvanceLoc | 1, cfaDefCFAExpression, 5, opBreg0 + 7, 0x28, opDeref, opPlusUconst, 8, // [rsp+40]+8
+		cfaAdvanceLoc | 1, cfaDefCFAOffset, 16, // not valid after an expression
+	}
+	tab := Build(ArchAMD64, []Section{{Data: ehFrame(addr, start, 16, amd64CIEInit, prog), Addr: addr, EH: true}},
+		[]Segment{{Vaddr: 0, Size: 1 << 20, Off: 0}})
+	for off, want := range map[uint64]string{
+		start + 1: "CFA=? FP=same RA=[CFA-8]",
+		start + 2: "CFA=? FP=same RA=[CFA-8]",
+		start + 3: "CFA=SP+8 FP=same RA=undefined",
+		start + 4: "CFA=SP+8 FP=? RA=[CFA-8]",
+		start + 5: "CFA=[SP+40]+8 FP=? RA=[CFA-8]",
+		start + 6: "CFA=? FP=? RA=[CFA-8]",
+	} {
+		if r, ok := tab.Lookup(off); !ok || r.String() != want {
+			t.Errorf("%#x: %v (ok %v), want %s", off, r, ok, want)
+		}
+	}
+}
+
+// TestOracleLibc compares the system C library's table with llvm-objdump
+// (FDEs with restore_state excepted, see oracleFDE): gcc-built, with
+// thousands of functions.
+func TestOracleLibc(t *testing.T) {
+	path, arch := "/lib/x86_64-linux-gnu/libc.so.6", ArchAMD64
+	if runtime.GOARCH == "arm64" {
+		path, arch = "/lib/aarch64-linux-gnu/libc.so.6", ArchARM64
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the C library is not at %s: %v", path, err)
+	}
+	checkObjdump(t, path, arch, 1000)
+}
+
+// TestGoBinaryKeepsFramePointers checks that a Go binary (this test) gets
+// the empty table that says to follow frame pointers.
+func TestGoBinaryKeepsFramePointers(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Load(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tab.FramePointers() || tab.Rows() != 0 {
+		t.Errorf("Go test binary: frame pointers %v, %d rows; want true, 0", tab.FramePointers(), tab.Rows())
+	}
+}
+
+// TestLoadRefusesOtherObjects checks the errors for what is not a 64-bit
+// amd64 or arm64 ELF file.
+func TestLoadRefusesOtherObjects(t *testing.T) {
+	if _, err := Load("cfi_test.go"); err == nil {
+		t.Error("a Go source file loaded as ELF")
+	}
+	f := &elf.File{FileHeader: elf.FileHeader{Machine: elf.EM_RISCV, Class: elf.ELFCLASS64, Data: elf.ELFDATA2LSB}}
+	if _, err := FromELF(f); err == nil {
+		t.Error("a RISC-V object accepted")
+	}
+}
+
+// BenchmarkLoad builds the tables of the system C library and of python3
+// (Debian's links libpython statically), as a walk's first sample in them
+// does.
+func BenchmarkLoad(b *testing.B) {
+	libc := "/lib/x86_64-linux-gnu/libc.so.6"
+	if runtime.GOARCH == "arm64" {
+		libc = "/lib/aarch64-linux-gnu/libc.so.6"
+	}
+	python, err := filepath.EvalSymlinks("/usr/bin/python3")
+	if err != nil {
+		b.Fatalf("python3 is needed (apt-get install python3): %v", err)
+	}
+	for _, path := range []string{libc, python} {
+		b.Run(filepath.Base(path), func(b *testing.B) {
+			var tab *Table
+			b.ReportAllocs()
+			for b.Loop() {
+				if tab, err = Load(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(tab.Rows()), "rows")
+			b.ReportMetric(float64(tab.Bytes()), "table-bytes")
+		})
+	}
+}

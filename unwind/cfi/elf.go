@@ -1,0 +1,87 @@
+package cfi
+
+import (
+	"debug/elf"
+	"fmt"
+
+	"github.com/macprof/macprof/internal/safefile"
+)
+
+// maxSectionBytes bounds each call-frame section read (libpython's
+// .eh_frame is about 1 MiB; the largest distribution objects' tens).
+const maxSectionBytes = 256 << 20
+
+// maxFileRead bounds all that is read of one file: headers and the two
+// sections.
+const maxFileRead = 2*maxSectionBytes + 16<<20
+
+// Load builds the table of the ELF object at path. Only a regular file is
+// opened, and reads are bounded.
+func Load(path string) (*Table, error) {
+	file, err := safefile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cfi: %w", err)
+	}
+	defer file.Close()
+	f, err := elf.NewFile(safefile.Budget(file, maxFileRead))
+	if err != nil {
+		return nil, fmt.Errorf("cfi: %s: %w", path, err)
+	}
+	t, err := FromELF(f)
+	if err != nil {
+		return nil, fmt.Errorf("cfi: %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// FromELF builds the table of an open 64-bit little-endian ELF object
+// (amd64 or arm64) from its .eh_frame and .debug_frame; where both
+// describe an address, .eh_frame wins. A Go binary, which keeps frame
+// pointers, gets an empty table that says so.
+func FromELF(f *elf.File) (*Table, error) {
+	var arch Arch
+	switch f.Machine {
+	case elf.EM_X86_64:
+		arch = ArchAMD64
+	case elf.EM_AARCH64:
+		arch = ArchARM64
+	default:
+		return nil, fmt.Errorf("unsupported machine %v", f.Machine)
+	}
+	if f.Class != elf.ELFCLASS64 || f.Data != elf.ELFDATA2LSB {
+		return nil, fmt.Errorf("unsupported ELF class %v, %v", f.Class, f.Data)
+	}
+	if f.Section(".gopclntab") != nil || f.Section(".go.buildinfo") != nil {
+		return &Table{arch: arch, framePointers: true}, nil
+	}
+	var segs []Segment
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
+			segs = append(segs, Segment{Vaddr: p.Vaddr, Size: p.Filesz, Off: p.Off})
+		}
+	}
+	var secs []Section
+	for _, name := range []string{".eh_frame", ".debug_frame"} {
+		s := f.Section(name)
+		if s == nil || s.Type == elf.SHT_NOBITS || s.Size > maxSectionBytes {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil {
+			continue
+		}
+		secs = append(secs, Section{Data: data, Addr: s.Addr, EH: name == ".eh_frame"})
+	}
+	return Build(arch, secs, segs), nil
+}
+
+// Build compiles call-frame sections into a table. Sections come first to
+// last in priority; segs map their addresses to file offsets (FDEs outside
+// every segment are dropped).
+func Build(arch Arch, secs []Section, segs []Segment) *Table {
+	var spans []span
+	for _, s := range secs {
+		spans = parseSection(arch, s, segs, spans)
+	}
+	return compile(arch, spans)
+}

@@ -1,0 +1,332 @@
+package cfi
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Arch is the instruction set whose register numbers a table uses.
+type Arch uint8
+
+// The supported architectures.
+const (
+	ArchUnknown Arch = iota
+	ArchAMD64
+	ArchARM64
+)
+
+// String names the architecture the Go way.
+func (a Arch) String() string {
+	switch a {
+	case ArchAMD64:
+		return "amd64"
+	case ArchARM64:
+		return "arm64"
+	}
+	return fmt.Sprintf("Arch(%d)", uint8(a))
+}
+
+// DWARF register numbers of the registers a table's rules name.
+const (
+	regAMD64FP = 6  // rbp
+	regAMD64SP = 7  // rsp
+	regAMD64RA = 16 // the return address column
+	regARM64FP = 29 // x29
+	regARM64LR = 30 // x30
+	regARM64SP = 31 // sp
+)
+
+// CFABase tells which register the canonical frame address is computed from.
+type CFABase uint8
+
+// CFA bases. CFANone marks addresses no FDE covers.
+const (
+	CFANone        CFABase = iota // no unwind information for the address
+	CFASP                         // CFA = SP + CFAOff
+	CFAFP                         // CFA = FP + CFAOff
+	CFAUnsupported                // an expression or another register: cannot unwind here
+	CFADerefSP                    // CFA = *(SP + CFAOff) + CFAPlus (a realigned stack: OpenSSL's assembly)
+	CFADerefFP                    // CFA = *(FP + CFAOff) + CFAPlus
+)
+
+// RegRule tells where a register of the caller is found.
+type RegRule uint8
+
+// Register rules.
+const (
+	// RegSame: the register still holds the caller's value (for the
+	// return address on arm64: it is in LR).
+	RegSame RegRule = iota
+	// RegSaved: saved at CFA + offset.
+	RegSaved
+	// RegUndefined: the register has no value; for the return address,
+	// the outermost frame (for example _start).
+	RegUndefined
+	// RegUnsupported: a rule the table does not model (another register,
+	// an expression).
+	RegUnsupported
+)
+
+// Rule is how to unwind one frame at the addresses of one table row.
+type Rule struct {
+	CFAOff int32 // added to the CFA base register
+	FPOff  int32 // FP saved at CFA+FPOff when FP == RegSaved
+	RAOff  int32 // return address saved at CFA+RAOff when RA == RegSaved
+	// CFAPlus is added to the word read for CFADerefSP and CFADerefFP.
+	CFAPlus int32
+	CFA     CFABase
+	FP      RegRule
+	RA      RegRule
+	_       uint8
+}
+
+// String writes the rule the way the tests compare it.
+func (r Rule) String() string {
+	var s string
+	switch r.CFA {
+	case CFANone:
+		return "none"
+	case CFASP:
+		s = fmt.Sprintf("CFA=SP%+d", r.CFAOff)
+	case CFAFP:
+		s = fmt.Sprintf("CFA=FP%+d", r.CFAOff)
+	case CFADerefSP:
+		s = fmt.Sprintf("CFA=[SP%+d]%+d", r.CFAOff, r.CFAPlus)
+	case CFADerefFP:
+		s = fmt.Sprintf("CFA=[FP%+d]%+d", r.CFAOff, r.CFAPlus)
+	default:
+		s = "CFA=?"
+	}
+	reg := func(name string, rule RegRule, off int32) string {
+		switch rule {
+		case RegSame:
+			return " " + name + "=same"
+		case RegSaved:
+			return fmt.Sprintf(" %s=[CFA%+d]", name, off)
+		case RegUndefined:
+			return " " + name + "=undefined"
+		}
+		return " " + name + "=?"
+	}
+	return s + reg("FP", r.FP, r.FPOff) + reg("RA", r.RA, r.RAOff)
+}
+
+// Table maps file offsets of an object's code to unwind rules. It is
+// read-only once built and safe for concurrent use.
+type Table struct {
+	arch Arch
+	// FramePointers: the object keeps frame pointers in all its code (a Go
+	// binary); a walker may follow them instead of the rows.
+	framePointers bool
+	base          uint64   // the file offset addrs are relative to
+	addrs         []uint32 // row starts, ascending, relative to base
+	rules         []uint16 // rules[i] is the palette index of row i
+	palette       []Rule
+	// pages[p] is the index of the first row starting at or after base +
+	// p<<pageShift; pages has one more entry than there are pages.
+	pages []uint32
+}
+
+const pageShift = 12
+
+// Arch returns the architecture of the object.
+func (t *Table) Arch() Arch { return t.arch }
+
+// FramePointers reports whether the object is known to keep frame pointers
+// everywhere (a Go binary), so that a walker may follow them.
+func (t *Table) FramePointers() bool { return t.framePointers }
+
+// Rows returns the number of rows.
+func (t *Table) Rows() int { return len(t.addrs) }
+
+// Bytes returns the table's approximate size in memory.
+func (t *Table) Bytes() int {
+	return 4*len(t.addrs) + 2*len(t.rules) + 20*len(t.palette) + 4*len(t.pages) + 96
+}
+
+// Lookup returns the rule for the code at file offset off; ok is false
+// where no FDE covers off. It does not allocate.
+func (t *Table) Lookup(off uint64) (r Rule, ok bool) {
+	if p, _, _ := t.Find(off); p != nil {
+		return *p, true
+	}
+	return Rule{}, false
+}
+
+// Find returns the rule for the code at file offset off, nil where no FDE
+// covers it, and the offsets [lo, hi) its row spans, so that a walker may
+// reuse it for the next address in that range (also when r is nil: no
+// rule anywhere in [lo, hi)). The rule must not be modified. It does not
+// allocate.
+func (t *Table) Find(off uint64) (r *Rule, lo, hi uint64) {
+	if t == nil || len(t.addrs) == 0 {
+		return nil, 0, 0
+	}
+	if off < t.base {
+		return nil, 0, t.base
+	}
+	rel := off - t.base
+	p := rel >> pageShift
+	addrs := t.addrs
+	if p+1 >= uint64(len(t.pages)) {
+		// Past the last row, which is always a gap.
+		return nil, t.base + uint64(addrs[len(addrs)-1]), ^uint64(0)
+	}
+	r32 := uint32(rel)
+	// The row for rel is the last one starting at or before it: among
+	// rows [pages[p]-1, pages[p+1]).
+	i, j := int(t.pages[p]), int(t.pages[p+1])
+	if i > 0 {
+		i--
+	}
+	if j > len(addrs) || i >= j {
+		return nil, 0, 0 // not reached: compile builds pages so
+	}
+	for i+1 < j {
+		m := int(uint(i+j) >> 1)
+		if addrs[m] <= r32 {
+			i = m
+		} else {
+			j = m
+		}
+	}
+	if addrs[i] > r32 {
+		return nil, 0, t.base + uint64(addrs[i])
+	}
+	lo = t.base + uint64(addrs[i])
+	hi = ^uint64(0)
+	if i+1 < len(addrs) {
+		hi = t.base + uint64(addrs[i+1])
+	}
+	r = &t.palette[t.rules[i]]
+	if r.CFA == CFANone {
+		return nil, lo, hi
+	}
+	return r, lo, hi
+}
+
+// Row is one row of a table, for tests and tools.
+type Row struct {
+	Off  uint64 // the first file offset the rule applies to
+	Rule Rule
+}
+
+// AllRows returns every row, CFANone gaps included, in address order.
+func (t *Table) AllRows() []Row {
+	out := make([]Row, len(t.addrs))
+	for i, a := range t.addrs {
+		out[i] = Row{Off: t.base + uint64(a), Rule: t.palette[t.rules[i]]}
+	}
+	return out
+}
+
+// span is one FDE's rows, in file offsets: rows[i] applies from rows[i].Off
+// to the next row's, the last to end.
+type span struct {
+	start, end uint64
+	rows       []Row
+}
+
+// maxPalette bounds the distinct rules of a table (16-bit indexes); rows
+// beyond it are marked unsupported.
+const maxPalette = 1 << 16
+
+// maxSpan bounds the code a table covers (32-bit offsets).
+const maxSpan = 1 << 32
+
+// compile sorts spans, drops those overlapping an earlier one, fills the
+// gaps with CFANone rows, merges equal neighbours and builds the index.
+func compile(arch Arch, spans []span) *Table {
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	t := &Table{arch: arch}
+	if len(spans) == 0 {
+		return t
+	}
+	t.base = spans[0].start
+	index := map[Rule]uint16{}
+	ruleIndex := func(r Rule) uint16 {
+		if i, ok := index[r]; ok {
+			return i
+		}
+		if len(t.palette) >= maxPalette {
+			r = Rule{CFA: CFAUnsupported, RA: RegUnsupported, FP: RegUnsupported}
+			if i, ok := index[r]; ok {
+				return i
+			}
+			// The palette is full without the unsupported rule: reuse
+			// the last slot's index for it.
+			i := uint16(len(t.palette) - 1)
+			t.palette[i] = r
+			index[r] = i
+			return i
+		}
+		i := uint16(len(t.palette))
+		t.palette = append(t.palette, r)
+		index[r] = i
+		return i
+	}
+	none := Rule{}
+	var lastRule Rule
+	have := false
+	end := t.base
+	add := func(off uint64, r Rule) {
+		if have && r == lastRule {
+			return
+		}
+		rel := off - t.base
+		if n := len(t.addrs); n > 0 && uint32(rel) == t.addrs[n-1] {
+			// A zero-length row: the later one wins.
+			t.rules[n-1] = ruleIndex(r)
+			lastRule = r
+			return
+		}
+		t.addrs = append(t.addrs, uint32(rel))
+		t.rules = append(t.rules, ruleIndex(r))
+		lastRule, have = r, true
+	}
+	for _, s := range spans {
+		if s.start < end || s.end <= s.start || s.end-t.base > maxSpan-1 {
+			continue // overlaps an earlier FDE, empty, or too far away
+		}
+		if s.start > end {
+			add(end, none)
+		}
+		for _, r := range s.rows {
+			add(r.Off, r.Rule)
+		}
+		end = s.end
+	}
+	add(end, none)
+	if !have {
+		return &Table{arch: arch}
+	}
+	// The page index.
+	last := uint64(t.addrs[len(t.addrs)-1])
+	npages := int(last>>pageShift) + 1
+	t.pages = make([]uint32, npages+1)
+	i := 0
+	for p := 0; p <= npages; p++ {
+		for i < len(t.addrs) && uint64(t.addrs[i]) < uint64(p)<<pageShift {
+			i++
+		}
+		t.pages[p] = uint32(i)
+	}
+	t.addrs = t.addrs[:len(t.addrs):len(t.addrs)]
+	return t
+}
+
+// FromRows builds a table from rows already computed (in file offsets,
+// ascending; the last applies up to end), for unwind information from
+// other sources and for tests. Rows out of order are dropped.
+func FromRows(arch Arch, rows []Row, end uint64) *Table {
+	var sorted []Row
+	for _, r := range rows {
+		if n := len(sorted); (n == 0 || r.Off > sorted[n-1].Off) && r.Off < end {
+			sorted = append(sorted, r)
+		}
+	}
+	if len(sorted) == 0 {
+		return &Table{arch: arch}
+	}
+	return compile(arch, []span{{start: sorted[0].Off, end: end, rows: sorted}})
+}

@@ -1,0 +1,258 @@
+package unwind
+
+import (
+	"encoding/binary"
+
+	"github.com/macprof/macprof/unwind/cfi"
+)
+
+// Tables finds the unwind rule of the code at an address. Rule returns the
+// rule for pc (nil where no table covers it: no object there, no row, or
+// a table not built yet) and whether pc lies in an object known to keep
+// frame pointers (a Go binary). It must not allocate.
+type Tables interface {
+	Rule(pc uint64) (r *cfi.Rule, framePointers bool)
+}
+
+// WalkCFI walks the stack with the objects' unwind tables (DWARF CFI
+// compiled by unwind/cfi), as Walk does with frame pointers, and with the
+// same contract: PC and return addresses appended to dst[:0], never beyond
+// its capacity, every value read treated as hostile, no allocation.
+//
+// A frame whose code no table covers (JIT code, an object whose table is
+// not loaded yet) or whose object keeps frame pointers (a Go binary) is
+// unwound through its frame record instead, so that code without tables
+// walks as it does with Walk; when the interrupted PC itself has no table,
+// the whole walk is Walk's. A frame whose rule the table does not model
+// (a CFA expression) ends the walk with StopUnsupported, except the
+// interrupted frame on amd64, which is taken to have pushed nothing (a
+// PLT stub, the usual case of such rules). Each frame's CFA must lie above
+// the previous frame's (on arm64 a leaf's may equal it once, the return
+// address being in LR), inside [stack.Lo, stack.Hi), so that the walk
+// always ends. Result.CFIFrames counts frames unwound with a table.
+func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) ([]uint64, Result) {
+	if tables == nil {
+		return w.Walk(regs, stack, dst)
+	}
+	mask := w.mask
+	pc := regs.PC & mask
+	r, fp := tables.Rule(pc)
+	if fp {
+		return w.Walk(regs, stack, dst)
+	}
+	if r == nil {
+		return w.noTable(regs, stack, dst)
+	}
+	out, res, s, half := w.walkCFI(regs, stack, tables, dst)
+	res.Hash = w.key.finish(s, half, len(out))
+	return out, res
+}
+
+// noTable walks a stack whose interrupted code has no table: with frame
+// records, or, with TablesOnly, not at all (the PC alone).
+func (w *Walker) noTable(regs Regs, stack *Stack, dst []uint64) ([]uint64, Result) {
+	if !w.tablesOnly {
+		return w.Walk(regs, stack, dst)
+	}
+	dst = dst[:0]
+	if cap(dst) == 0 || w.maxFrames == 0 {
+		return dst, Result{Stop: StopNoRoom}
+	}
+	dst = append(dst, regs.PC&w.mask)
+	return dst, Result{Stop: StopUnsupported, Hash: HashPCs(dst)}
+}
+
+// walkCFI does the work of WalkCFI, returning the hash state as walk does.
+func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (_ []uint64, _ Result, s, half uint64) {
+	dst = dst[:0]
+	var res Result
+	s = w.key.s
+	limit, full := w.maxFrames, StopMaxFrames
+	if cap(dst) < limit {
+		limit, full = cap(dst), StopNoRoom
+	}
+	dst = dst[:limit]
+	if limit == 0 {
+		res.Stop = full
+		return dst[:0], res, s, half
+	}
+	mask := w.mask
+	arm := w.arch == ArchARM64
+	pc, sp, fp, lr := regs.PC&mask, regs.SP, regs.FP, regs.LR&mask
+	n := 0
+	dst[n] = pc
+	n++
+	half = pc
+	for first := true; ; first = false {
+		if n >= limit {
+			res.Stop = full
+			return dst[:n], res, s, half
+		}
+		// A return address points after its call, which may be the
+		// last instruction of the function: look up the call's.
+		look := pc
+		if !first {
+			look--
+		}
+		rule, fpObj := tables.Rule(look)
+		ok := rule != nil
+		var ret, cfa uint64
+		var stop StopReason
+		switch {
+		case !ok && w.tablesOnly && !fpObj:
+			res.Stop = StopUnsupported
+			return dst[:n], res, s, half
+		case !ok:
+			// No table: the frame record at FP.
+			if ret, cfa, fp, stop = w.recordStep(stack, sp, fp, &res); stop != StopEnd || ret == 0 {
+				res.Stop = stop
+				return dst[:n], res, s, half
+			}
+		case rule.CFA == cfi.CFAUnsupported && first && !arm:
+			// A PLT stub: the return address is at SP.
+			cfa = sp + 8
+			if ret, stop = w.readWord(stack, sp, &res); stop != StopEnd {
+				res.Stop = stop
+				return dst[:n], res, s, half
+			}
+		default:
+			switch rule.CFA {
+			case cfi.CFASP:
+				cfa = sp + uint64(int64(rule.CFAOff))
+			case cfi.CFAFP:
+				cfa = fp + uint64(int64(rule.CFAOff))
+			case cfi.CFADerefSP, cfi.CFADerefFP:
+				base := sp
+				if rule.CFA == cfi.CFADerefFP {
+					base = fp
+				}
+				if cfa, stop = w.readWord(stack, base+uint64(int64(rule.CFAOff)), &res); stop != StopEnd {
+					res.Stop = stop
+					return dst[:n], res, s, half
+				}
+				cfa += uint64(int64(rule.CFAPlus))
+			default:
+				res.Stop = StopUnsupported
+				return dst[:n], res, s, half
+			}
+			if cfa < sp || (cfa == sp && !(arm && first && rule.RA == cfi.RegSame)) {
+				res.Stop = StopNotIncreasing
+				return dst[:n], res, s, half
+			}
+			if cfa > stack.Hi || cfa < stack.Lo {
+				res.Stop = StopOutOfStack
+				return dst[:n], res, s, half
+			}
+			switch rule.RA {
+			case cfi.RegSaved:
+				if ret, stop = w.readWord(stack, cfa+uint64(int64(rule.RAOff)), &res); stop != StopEnd {
+					res.Stop = stop
+					return dst[:n], res, s, half
+				}
+			case cfi.RegSame:
+				if !arm || !first {
+					// arm64: only the interrupted function may
+					// still hold its return address in LR.
+					res.Stop = StopUnsupported
+					return dst[:n], res, s, half
+				}
+				ret = lr
+			case cfi.RegUndefined:
+				res.Stop = StopEnd // the outermost frame
+				return dst[:n], res, s, half
+			default:
+				res.Stop = StopUnsupported
+				return dst[:n], res, s, half
+			}
+			switch rule.FP {
+			case cfi.RegSaved:
+				if fp, stop = w.readWord(stack, cfa+uint64(int64(rule.FPOff)), &res); stop != StopEnd {
+					res.Stop = stop
+					return dst[:n], res, s, half
+				}
+			case cfi.RegSame:
+			default:
+				fp = 0 // unknown: a later frame that needs it stops
+			}
+			res.CFIFrames++
+		}
+		ret &= mask
+		if ret == 0 {
+			res.Stop = StopEnd
+			return dst[:n], res, s, half
+		}
+		dst[n] = ret
+		n++
+		s, half = w.key.push(s, half, ret, n)
+		pc, sp, lr = ret, cfa, ret
+	}
+}
+
+// recordStep unwinds one frame through the frame record at fp: it returns
+// the return address, the caller's SP (just above the record) and FP, or
+// why it cannot. The record must lie at or above sp and inside the stack.
+func (w *Walker) recordStep(stack *Stack, sp, fp uint64, res *Result) (ret, cfa, next uint64, stop StopReason) {
+	if fp&swiftAsyncMask == swiftAsyncFlag {
+		fp &^= swiftAsyncMask
+		res.AsyncFrames++
+	}
+	switch {
+	case fp == 0:
+		return 0, 0, 0, StopEnd
+	case fp%8 != 0:
+		return 0, 0, 0, StopMisaligned
+	case fp < sp:
+		return 0, 0, 0, StopNotIncreasing
+	case fp < stack.Lo || stack.Hi < 16 || fp > stack.Hi-16:
+		return 0, 0, 0, StopOutOfStack
+	}
+	if next, stop = w.readWord(stack, fp, res); stop != StopEnd {
+		return 0, 0, 0, stop
+	}
+	if ret, stop = w.readWord(stack, fp+8, res); stop != StopEnd {
+		return 0, 0, 0, stop
+	}
+	return ret, fp + 16, next, StopEnd
+}
+
+// readWord reads the 8 bytes at addr from the stack copy, or through the
+// fallback reader when addr lies inside the stack's bounds but outside the
+// copy. StopEnd means success. The copy's case is small enough to inline.
+func (w *Walker) readWord(stack *Stack, addr uint64, res *Result) (uint64, StopReason) {
+	d := stack.Data
+	if off := addr - stack.Base; addr >= stack.Lo && off < uint64(len(d)) && uint64(len(d))-off >= 8 && addr < stack.Hi-7 && stack.Hi >= 8 {
+		return binary.LittleEndian.Uint64(d[off:]), StopEnd
+	}
+	return w.readSlow(stack, addr, res)
+}
+
+// readSlow is readWord outside the copy.
+func (w *Walker) readSlow(stack *Stack, addr uint64, res *Result) (uint64, StopReason) {
+	if addr < stack.Lo || stack.Hi < 8 || addr > stack.Hi-8 {
+		return 0, StopOutOfStack
+	}
+	if off := addr - stack.Base; addr >= stack.Base && off <= uint64(len(stack.Data)) && uint64(len(stack.Data))-off >= 8 {
+		return binary.LittleEndian.Uint64(stack.Data[off:]), StopEnd
+	}
+	if w.fallback == nil {
+		return 0, StopReadFailed
+	}
+	res.FallbackReads++
+	for i := range recordBufs {
+		b := &recordBufs[i]
+		if b.busy.CompareAndSwap(false, true) {
+			err := w.fallback.ReadMemory(addr, b.buf[:8])
+			v := binary.LittleEndian.Uint64(b.buf[:8])
+			b.busy.Store(false)
+			if err != nil {
+				return 0, StopReadFailed
+			}
+			return v, StopEnd
+		}
+	}
+	buf := make([]byte, 8)
+	if err := w.fallback.ReadMemory(addr, buf); err != nil {
+		return 0, StopReadFailed
+	}
+	return binary.LittleEndian.Uint64(buf), StopEnd
+}

@@ -1,0 +1,401 @@
+package unwind
+
+import (
+	"encoding/binary"
+	"slices"
+	"testing"
+
+	"github.com/macprof/macprof/unwind/cfi"
+)
+
+// A synthetic object for WalkCFI: code mapped at objBase, offsets = pc -
+// objBase, with these functions (amd64 rules unless said otherwise).
+const (
+	objBase   = 0x40_0000
+	objSize   = 0x1_0000
+	fnLeaf    = 0x1000 // CFA=SP+8 (arm64: CFA=SP+0, RA in LR)
+	fnMid     = 0x2000 // CFA=SP+8, then SP+80 from +4
+	fnFramed  = 0x3000 // push rbp; mov rbp,rsp: CFA=FP+16 from +4
+	fnStart   = 0x4000 // the outermost frame: RA undefined
+	fnExpr    = 0x5000 // CFA is an expression
+	fnRecurse = 0x6000 // CFA=SP+32
+	fnAligned = 0x6800 // CFA=[SP+16]+8: a realigned stack
+	fnEnd     = 0x7000
+	jitBase   = 0x90_0000 // code no object covers
+)
+
+func testTable(arch Arch) *cfi.Table {
+	ra := cfi.Rule{RA: cfi.RegSaved, RAOff: -8}
+	sp := func(off int32) cfi.Rule {
+		r := ra
+		r.CFA, r.CFAOff = cfi.CFASP, off
+		return r
+	}
+	leaf := sp(8)
+	ca := cfi.ArchAMD64
+	if arch == ArchARM64 {
+		leaf = cfi.Rule{CFA: cfi.CFASP, RA: cfi.RegSame}
+		ca = cfi.ArchARM64
+	}
+	framed := cfi.Rule{CFA: cfi.CFAFP, CFAOff: 16, FP: cfi.RegSaved, FPOff: -16, RA: cfi.RegSaved, RAOff: -8}
+	pushed := sp(16)
+	pushed.FP, pushed.FPOff = cfi.RegSaved, -16
+	start := sp(8)
+	start.RA = cfi.RegUndefined
+	return cfi.FromRows(ca, []cfi.Row{
+		{Off: fnLeaf, Rule: leaf},
+		{Off: fnLeaf + 0x100}, // a gap
+		{Off: fnMid, Rule: sp(8)},
+		{Off: fnMid + 4, Rule: sp(80)},
+		{Off: fnFramed, Rule: sp(8)},
+		{Off: fnFramed + 1, Rule: pushed},
+		{Off: fnFramed + 4, Rule: framed},
+		{Off: fnStart, Rule: start},
+		{Off: fnExpr, Rule: cfi.Rule{CFA: cfi.CFAUnsupported, RA: cfi.RegSaved, RAOff: -8}},
+		{Off: fnRecurse, Rule: sp(32)},
+		{Off: fnAligned, Rule: cfi.Rule{CFA: cfi.CFADerefSP, CFAOff: 16, CFAPlus: 8, RA: cfi.RegSaved, RAOff: -8}},
+	}, fnEnd)
+}
+
+// oneObject is the Tables of a process with the synthetic object mapped.
+type oneObject struct{ t *cfi.Table }
+
+func (o oneObject) Rule(pc uint64) (*cfi.Rule, bool) {
+	if pc >= objBase && pc < objBase+objSize {
+		r, _, _ := o.t.Find(pc - objBase)
+		return r, o.t.FramePointers()
+	}
+	return nil, false
+}
+
+func (s *synth) word(addr, v uint64) {
+	binary.LittleEndian.PutUint64(s.mem[addr-s.base:], v)
+}
+
+// frameless builds the amd64 stack of start -> framed -> mid -> leaf,
+// where only framed keeps a frame record, and returns its registers and
+// the expected PCs.
+func frameless(s *synth) (Regs, []uint64) {
+	sp := s.base + 0x100
+	pc := uint64(objBase + fnLeaf + 0x10)
+	ret1 := uint64(objBase + fnMid + 0x20)
+	s.word(sp, ret1) // leaf: CFA=SP+8
+	ret2 := uint64(objBase + fnFramed + 0x10)
+	s.word(sp+8+72, ret2) // mid: CFA=SP+80 (its SP is leaf's CFA)
+	f := sp + 8 + 80 + 32 // framed's record
+	ret3 := uint64(objBase + fnStart + 0x10)
+	s.put(f, 0x1234, ret3) // a junk saved FP: start's rules need none
+	return Regs{PC: pc, SP: sp, FP: f}, []uint64{pc, ret1, ret2, ret3}
+}
+
+func TestWalkCFIFrameless(t *testing.T) {
+	s := newSynth(testBase, 4096)
+	regs, want := frameless(s)
+	w := mustWalker(t, Config{Arch: ArchAMD64})
+	got, res := w.WalkCFI(regs, s.stack(), oneObject{testTable(ArchAMD64)}, make([]uint64, 0, 64))
+	if !slices.Equal(got, want) || res.Stop != StopEnd || res.CFIFrames != 3 {
+		t.Errorf("got %#x, %v, %d CFI frames; want %#x, end of chain, 3", got, res.Stop, res.CFIFrames, want)
+	}
+	if res.Hash != HashPCs(got) {
+		t.Errorf("hash %#x, HashPCs says %#x", res.Hash, HashPCs(got))
+	}
+	// The frame-pointer walk sees framed's record only.
+	got, _ = w.Walk(regs, s.stack(), make([]uint64, 0, 64))
+	if len(got) >= len(want) {
+		t.Errorf("the frame-pointer walk found %#x: the test stack is not frameless", got)
+	}
+}
+
+// TestWalkCFIThroughCodeWithoutTable: a frame in code no table covers (JIT)
+// is unwound through its frame record, and the walk goes on with tables.
+func TestWalkCFIThroughCodeWithoutTable(t *testing.T) {
+	s := newSynth(testBase, 4096)
+	regs, want := frameless(s)
+	f := regs.FP
+	jit := uint64(jitBase + 0x40)
+	g := f + 64
+	s.put(f, g, jit) // framed returns into JIT code
+	ret := uint64(objBase + fnStart + 0x10)
+	s.put(g, 0, ret)
+	want = append(want[:3], jit, ret)
+	w := mustWalker(t, Config{Arch: ArchAMD64})
+	got, res := w.WalkCFI(regs, s.stack(), oneObject{testTable(ArchAMD64)}, make([]uint64, 0, 64))
+	if !slices.Equal(got, want) || res.Stop != StopEnd {
+		t.Errorf("got %#x, %v; want %#x, end of chain", got, res.Stop, want)
+	}
+}
+
+// TestWalkCFITablesOnly: with TablesOnly, code without a table ends the
+// walk.
+func TestWalkCFITablesOnly(t *testing.T) {
+	s := newSynth(testBase, 4096)
+	regs, want := frameless(s)
+	f := regs.FP
+	s.put(f, f+64, jitBase+0x40) // framed returns into JIT code
+	w := mustWalker(t, Config{Arch: ArchAMD64, TablesOnly: true})
+	tab := oneObject{testTable(ArchAMD64)}
+	got, res := w.WalkCFI(regs, s.stack(), tab, make([]uint64, 0, 64))
+	if want := append(want[:3:3], jitBase+0x40); !slices.Equal(got, want) || res.Stop != StopUnsupported {
+		t.Errorf("got %#x, %v; want %#x, %v", got, res.Stop, want, StopUnsupported)
+	}
+	got, res = w.WalkCFI(Regs{PC: jitBase, SP: regs.SP, FP: f}, s.stack(), tab, make([]uint64, 0, 64))
+	if len(got) != 1 || res.Stop != StopUnsupported || res.Hash != HashPCs(got) {
+		t.Errorf("PC without table: got %#x, %+v; want the PC alone, %v", got, res, StopUnsupported)
+	}
+}
+
+// TestWalkCFINoTableAtPC: when the interrupted code has no table the walk
+// is the frame-pointer walk's.
+func TestWalkCFINoTableAtPC(t *testing.T) {
+	s := newSynth(testBase, 4096)
+	want := s.chain(testBase+0x200, 5, 0x40, testRet)
+	regs := Regs{PC: jitBase, SP: testBase + 0x100, FP: testBase + 0x200}
+	w := mustWalker(t, Config{Arch: ArchAMD64})
+	got, res := w.WalkCFI(regs, s.stack(), oneObject{testTable(ArchAMD64)}, make([]uint64, 0, 64))
+	fp, fres := w.Walk(regs, s.stack(), make([]uint64, 0, 64))
+	if !slices.Equal(got, fp) || res != fres || !slices.Equal(got[1:], want) {
+		t.Errorf("got %#x %+v; Walk %#x %+v", got, res, fp, fres)
+	}
+}
+
+// TestWalkCFIARM64Leaf: on arm64 a leaf's return address is in LR; its
+// caller saved LR on the stack.
+func TestWalkCFIARM64Leaf(t *testing.T) {
+	s := newSynth(testBase, 4096)
+	sp := uint64(testBase + 0x100)
+	pc := uint64(objBase + fnLeaf + 8)
+	lr := uint64(objBase + fnMid + 0x20)
+	ret := uint64(objBase + fnStart + 4)
+	s.word(sp+80-8, ret) // mid: CFA=SP+80, RA at CFA-8
+	w := mustWalker(t, Config{Arch: ArchARM64})
+	got, res := w.WalkCFI(Regs{PC: pc, SP: sp, LR: lr}, s.stack(), oneObject{testTable(ArchARM64)}, make([]uint64, 0, 64))
+	want := []uint64{pc, lr, ret}
+	if !slices.Equal(got, want) || res.Stop != StopEnd || res.CFIFrames != 2 {
+		t.Errorf("got %#x, %v, %d; want %#x, end of chain, 2", got, res.Stop, res.CFIFrames, want)
+	}
+}
+
+// TestWalkCFIHostile checks each guard: the walk ends, truncated, with the
+// reason.
+func TestWalkCFIHostile(t *testing.T) {
+	tab := oneObject{testTable(ArchAMD64)}
+	w := mustWalker(t, Config{Arch: ArchAMD64})
+	for _, c := range []struct {
+		name  string
+		setup func(s *synth) (Regs, *Stack)
+		stop  StopReason
+		n     int
+	}{
+		{"return into a leaf (CFA not above SP)", func(s *synth) (Regs, *Stack) {
+			// leaf's caller "is" the arm64-style leaf rule: not
+			// reachable on amd64, so use a frame whose CFA would
+			// fall below SP: framed with FP below SP.
+			sp := s.base + 0x200
+			s.word(sp, objBase+fnFramed+0x10)
+			return Regs{PC: objBase + fnLeaf, SP: sp, FP: s.base + 0x10}, s.stack()
+		}, StopNotIncreasing, 2},
+		{"CFA outside the stack", func(s *synth) (Regs, *Stack) {
+			sp := s.base + 0x200
+			s.word(sp, objBase+fnFramed+0x10)
+			return Regs{PC: objBase + fnLeaf, SP: sp, FP: s.base + 1<<20}, s.stack()
+		}, StopOutOfStack, 2},
+		{"past the copy", func(s *synth) (Regs, *Stack) {
+			sp := s.base + 0x200
+			st := s.stack()
+			st.Data = st.Data[:0x200+4]
+			return Regs{PC: objBase + fnLeaf, SP: sp}, st
+		}, StopReadFailed, 1},
+		{"expression in a caller", func(s *synth) (Regs, *Stack) {
+			sp := s.base + 0x200
+			s.word(sp, objBase+fnExpr+0x10)
+			return Regs{PC: objBase + fnLeaf, SP: sp}, s.stack()
+		}, StopUnsupported, 2},
+		{"expression at the PC: a PLT stub", func(s *synth) (Regs, *Stack) {
+			sp := s.base + 0x200
+			s.word(sp, objBase+fnStart+0x10)
+			return Regs{PC: objBase + fnExpr, SP: sp}, s.stack()
+		}, StopEnd, 2},
+		{"endless recursion", func(s *synth) (Regs, *Stack) {
+			sp := s.base
+			for a := sp; a+32 <= s.base+uint64(len(s.mem)); a += 32 {
+				s.word(a+24, objBase+fnRecurse+0x10)
+			}
+			return Regs{PC: objBase + fnRecurse, SP: sp}, s.stack()
+		}, StopOutOfStack, 4096/32 + 1},
+		{"a realigned stack", func(s *synth) (Regs, *Stack) {
+			sp := s.base + 0x200
+			old := s.base + 0x400 // the SP before realigning, saved at SP+16
+			s.word(sp+16, old)
+			s.word(old, objBase+fnStart+0x10) // CFA = old+8, RA at CFA-8
+			return Regs{PC: objBase + fnAligned, SP: sp}, s.stack()
+		}, StopEnd, 2},
+		{"a realigned stack pointing down", func(s *synth) (Regs, *Stack) {
+			sp := s.base + 0x200
+			s.word(sp+16, s.base+0x100)
+			return Regs{PC: objBase + fnAligned, SP: sp}, s.stack()
+		}, StopNotIncreasing, 1},
+		{"a zero return address", func(s *synth) (Regs, *Stack) {
+			return Regs{PC: objBase + fnLeaf, SP: s.base + 0x200}, s.stack()
+		}, StopEnd, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSynth(testBase, 4096)
+			regs, st := c.setup(s)
+			got, res := w.WalkCFI(regs, st, tab, make([]uint64, 0, 1000))
+			if res.Stop != c.stop || len(got) != c.n {
+				t.Errorf("got %d frames %#x, %v; want %d, %v", len(got), got, res.Stop, c.n, c.stop)
+			}
+		})
+	}
+}
+
+// TestWalkCFIBounds: the frame limit and the output's capacity hold.
+func TestWalkCFIBounds(t *testing.T) {
+	s := newSynth(testBase, 4096)
+	for a := s.base; a+32 <= s.base+4096; a += 32 {
+		s.word(a+24, objBase+fnRecurse+0x10)
+	}
+	regs := Regs{PC: objBase + fnRecurse, SP: s.base}
+	w := mustWalker(t, Config{Arch: ArchAMD64, MaxFrames: 10})
+	got, res := w.WalkCFI(regs, s.stack(), oneObject{testTable(ArchAMD64)}, make([]uint64, 0, 100))
+	if len(got) != 10 || res.Stop != StopMaxFrames {
+		t.Errorf("limit 10: %d frames, %v", len(got), res.Stop)
+	}
+	got, res = w.WalkCFI(regs, s.stack(), oneObject{testTable(ArchAMD64)}, make([]uint64, 0, 5))
+	if len(got) != 5 || res.Stop != StopNoRoom {
+		t.Errorf("capacity 5: %d frames, %v", len(got), res.Stop)
+	}
+}
+
+// calls builds an amd64 stack of n frameless frames and returns its
+// registers: all of fnRecurse (a recursion: each frame's rule is the row
+// the walk looked up last) or, alternating, fnRecurse called from fnMid
+// and fnMid from fnRecurse (each frame a table lookup).
+func calls(n int, alternate bool) (*synth, Regs) {
+	s := newSynth(testBase, 80*n+64)
+	sp := s.base
+	for i := 0; i < n; i++ {
+		size := uint64(32) // fnRecurse's CFA=SP+32
+		if alternate && i%2 == 1 {
+			size = 80 // fnMid past +4: CFA=SP+80
+		}
+		ret := uint64(objBase + fnRecurse + 0x10)
+		if alternate && i%2 == 0 {
+			ret = objBase + fnMid + 0x10
+		}
+		if i == n-1 {
+			ret = objBase + fnStart + 0x10
+		}
+		s.word(sp+size-8, ret)
+		sp += size
+	}
+	return s, Regs{PC: objBase + fnRecurse + 4, SP: s.base}
+}
+
+func TestWalkCFINoAllocs(t *testing.T) {
+	w := mustWalker(t, Config{Arch: ArchAMD64})
+	var tables Tables = oneObject{testTable(ArchAMD64)}
+	for _, alt := range []bool{false, true} {
+		s, regs := calls(64, alt)
+		dst := make([]uint64, 0, 128)
+		st := s.stack()
+		got, res := w.WalkCFI(regs, st, tables, dst)
+		if len(got) != 65 || res.Stop != StopEnd || res.CFIFrames != 64 {
+			t.Fatalf("alternating %v: %d frames (%d CFI), %v; want 65 (64), end of chain", alt, len(got), res.CFIFrames, res.Stop)
+		}
+		if a := testing.AllocsPerRun(100, func() { w.WalkCFI(regs, st, tables, dst) }); a != 0 {
+			t.Errorf("%v allocations per walk", a)
+		}
+	}
+}
+
+// resolverOf is the synthetic object behind a cfi.Resolver, as a backend
+// has it: the rule of each address cached after its first lookup.
+func resolverOf(arch Arch) *cfi.Resolver {
+	tab := testTable(arch)
+	c := cfi.NewCache(cfi.CacheOptions{Load: func(string) (*cfi.Table, error) { return tab, nil }})
+	return cfi.NewResolver(c, []cfi.Object{{Start: objBase, Limit: objBase + objSize, Key: "k", Path: "p"}})
+}
+
+// TestWalkCFIThroughAResolver: the walks of the frameless stack through a
+// resolver (rules cached per address) equal those through the table,
+// the first walk (which builds the table) and the next.
+func TestWalkCFIThroughAResolver(t *testing.T) {
+	s := newSynth(testBase, 4096)
+	regs, want := frameless(s)
+	w := mustWalker(t, Config{Arch: ArchAMD64})
+	r := resolverOf(ArchAMD64)
+	for i := 0; i < 2; i++ {
+		got, res := w.WalkCFI(regs, s.stack(), r, make([]uint64, 0, 64))
+		if !slices.Equal(got, want) || res.Stop != StopEnd || res.CFIFrames != 3 {
+			t.Errorf("walk %d: %#x, %v, %d CFI frames; want %#x", i, got, res.Stop, res.CFIFrames, want)
+		}
+	}
+	if a := testing.AllocsPerRun(100, func() { w.WalkCFI(regs, s.stack(), r, make([]uint64, 0, 64)) }); a > 1 {
+		t.Errorf("%v allocations per walk (the output slice's is the test's)", a)
+	}
+}
+
+// BenchmarkWalkCFI walks 64 frameless frames with a warm table: ns/frame
+// is the cost of one frame (lookup and reads), in a recursion and
+// alternating between two functions, looking each address up in the table
+// ("table": a binary search per frame) or through a resolver whose rule
+// cache holds them ("resolver", as after a target's first samples).
+func BenchmarkWalkCFI(b *testing.B) {
+	w := mustWalker(b, Config{Arch: ArchAMD64})
+	for _, c := range []struct {
+		name   string
+		alt    bool
+		tables Tables
+	}{
+		{"table/recursion", false, oneObject{testTable(ArchAMD64)}},
+		{"table/alternating", true, oneObject{testTable(ArchAMD64)}},
+		{"resolver/recursion", false, resolverOf(ArchAMD64)},
+		{"resolver/alternating", true, resolverOf(ArchAMD64)},
+	} {
+		alt, tables := c.alt, c.tables
+		b.Run(c.name, func(b *testing.B) {
+			s, regs := calls(64, alt)
+			dst := make([]uint64, 0, 128)
+			st := s.stack()
+			b.ReportAllocs()
+			for b.Loop() {
+				dst, _ = w.WalkCFI(regs, st, tables, dst)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(dst)), "ns/frame")
+		})
+	}
+}
+
+// FuzzWalkCFI: arbitrary stack bytes and registers walked with the
+// synthetic object's table never panic, loop, exceed the output or read
+// outside the stack bounds (patternMem checks the fallback reads).
+func FuzzWalkCFI(f *testing.F) {
+	s := newSynth(testBase, 4096)
+	regs, _ := frameless(s)
+	f.Add(s.mem, regs.PC, regs.SP-testBase, regs.FP, uint64(0), false, uint16(64))
+	a, ar := calls(40, true)
+	f.Add(a.mem, ar.PC, uint64(0), uint64(0), uint64(0), false, uint16(100))
+	f.Add(a.mem[:100], uint64(objBase+fnLeaf), uint64(8), uint64(0), uint64(objBase+fnMid+8), true, uint16(3))
+	f.Fuzz(func(t *testing.T, data []byte, pc, spOff, fp, lr uint64, arm bool, capacity uint16) {
+		arch := ArchAMD64
+		if arm {
+			arch = ArchARM64
+		}
+		hi := uint64(testBase + 8192)
+		mem := &patternMem{t: t, lo: testBase, hi: hi}
+		w := mustWalker(t, Config{Arch: arch, Fallback: mem})
+		st := &Stack{Base: testBase, Data: data, Lo: testBase, Hi: hi}
+		dst := make([]uint64, 0, int(capacity))
+		got, res := w.WalkCFI(Regs{PC: pc, SP: testBase + spOff%8192, FP: fp, LR: lr}, st, oneObject{testTable(arch)}, dst)
+		if len(got) > int(capacity) || len(got) > DefaultMaxFrames {
+			t.Fatalf("%d frames with capacity %d", len(got), capacity)
+		}
+		if res.Stop > StopUnsupported {
+			t.Fatalf("stop reason %v", res.Stop)
+		}
+		if res.Hash != 0 && res.Hash != HashPCs(got) {
+			t.Fatalf("hash %#x, HashPCs %#x", res.Hash, HashPCs(got))
+		}
+	})
+}
