@@ -169,6 +169,10 @@ func newTarget(k Kernel, pid int, task uint32, own, self bool, opts target.Optio
 	}
 	t.walker = w
 	t.stepper = compactunwind.Stepper{Arch: t.flavor.Arch, AddrMask: t.mask, Fallback: walkReader{t.mem}}
+	// --unwind cfi walks by the images' compact unwind tables; auto and
+	// fp by frame records, the walk every darwin test so far covers
+	// (tables are model-tested on arm64 only).
+	t.compactOn = opts.Unwind == unwind.MethodCFI
 	t.path, _ = processPath(k, pid)
 	if !self {
 		if err := t.probe(); err != nil {
@@ -266,7 +270,8 @@ func (t *Target) Walker() *unwind.Walker { return t.walker }
 var unwindTables = compactunwind.NewCache(64 << 20)
 
 // SetCompactUnwind turns walking with the images' compact unwind tables
-// (__TEXT,__unwind_info) on or off; it is off by default. When on, each
+// (__TEXT,__unwind_info) on or off; it is on when target.Options.Unwind
+// is unwind.MethodCFI. When on, each
 // capture walks by the tables where they cover a PC and by frame pointers
 // elsewhere (compactunwind.Stepper.WalkWithFallback); an image's table is
 // read from the target's memory by Images, after a capture first needed

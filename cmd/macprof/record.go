@@ -81,7 +81,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
 	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg) instead of the extension")
 	maxFrames := fs.Int("max-frames", 512, "stop each stack walk after `N` frames")
-	unwindFlag := fs.String("unwind", "auto", "`HOW` stacks are walked on Linux: auto (DWARF unwind tables where an object has them, frame pointers elsewhere), cfi (unwind tables only) or fp (frame pointers only)")
+	unwindFlag := fs.String("unwind", "auto", "`HOW` stacks are walked: auto (Linux: DWARF unwind tables where an object has them, frame pointers elsewhere; macOS: frame pointers), cfi (Linux: unwind tables only; macOS: compact unwind tables where an image has them, frame pointers elsewhere) or fp (frame pointers only)")
 	quiet := fs.Bool("q", false, "no status line and no summary")
 	var outs multiFlag
 	fs.Var(&outs, "o", "write the profile to `FILE` (repeatable)")
