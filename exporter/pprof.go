@@ -306,10 +306,12 @@ func (b *pprofBuilder) location(l *location, pl *pprof.Location) *pprof.Location
 	if l.symbolized() {
 		start := len(b.lines)
 		for _, f := range l.frames {
-			if f.Function == "" {
+			if !f.Named() {
 				continue
 			}
-			b.lines = append(b.lines, pprof.Line{Function: b.function(f.Function, f.File), Line: int64(f.Line)})
+			// An unnamed function with a known start is named
+			// image+0xSTART, so that its addresses share one function.
+			b.lines = append(b.lines, pprof.Line{Function: b.function(f.Name(), f.File), Line: int64(f.Line)})
 		}
 		pl.Line = b.lines[start:len(b.lines):len(b.lines)]
 	}

@@ -23,9 +23,10 @@ type location struct {
 	frames []symcache.Frame
 }
 
-// symbolized reports whether the location has a function name.
+// symbolized reports whether the location names a function: by its name,
+// or by its start when it has none (see symcache.Frame.Named).
 func (l *location) symbolized() bool {
-	return len(l.frames) > 0 && l.frames[0].Function != ""
+	return len(l.frames) > 0 && l.frames[0].Named()
 }
 
 // names appends the location's frame names to dst outermost first (the

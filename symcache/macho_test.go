@@ -84,20 +84,29 @@ func TestMachOStripped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		names := map[string]uint64{} // frame name -> function start
 		for _, a := range textAddrs(t, f.MachO, step(arch)) {
 			fr := cache.Symbolize(img, a, false)
-			if len(fr) != 1 || fr[0].Function != "" {
+			if len(fr) != 1 || fr[0].Function != "" || !fr[0].Anonymous || !fr[0].Named() {
 				t.Fatalf("%s %#x: got %+v, want an anonymous frame", arch, a, fr)
-			}
-			off := a - img.Start
-			if fr[0].Offset != off || fr[0].Name() != "prog_"+arch+"_stripped+0x"+strconv.FormatUint(off, 16) {
-				t.Fatalf("%s %#x: frame %+v named %q", arch, a, fr[0], fr[0].Name())
 			}
 			_, s1, ok1 := st.Lookup(a)
 			_, s2, ok2 := ft.Lookup(a)
 			if !ok1 || !ok2 || s1 != s2 {
 				t.Fatalf("%s %#x: stripped start %#x (%v), unstripped %#x (%v)", arch, a, s1, ok1, s2, ok2)
 			}
+			// Named by the function's start, the offset inside it.
+			want := "prog_" + arch + "_stripped+0x" + strconv.FormatUint(s1-img.Start, 16)
+			if fr[0].Start != s1-img.Start || fr[0].Offset != a-s1 || fr[0].Name() != want {
+				t.Fatalf("%s %#x: frame %+v named %q, want %q + %d", arch, a, fr[0], fr[0].Name(), want, a-s1)
+			}
+			if s, dup := names[want]; dup && s != s1 {
+				t.Fatalf("%s: %q names starts %#x and %#x", arch, want, s, s1)
+			}
+			names[want] = s1
+		}
+		if len(names) < 5 {
+			t.Errorf("%s: only %d functions", arch, len(names))
 		}
 		// The header itself is no function.
 		if fr := cache.Symbolize(img, img.Start, false); fr[0].Function != "" {

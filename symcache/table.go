@@ -172,6 +172,20 @@ func (t *Table) Address(fileOffset uint64) (uint64, bool) {
 	return 0, false
 }
 
+// FileOffset maps a link-time address to a file offset (the inverse of
+// Address).
+func (t *Table) FileOffset(addr uint64) (uint64, bool) {
+	if len(t.segments) == 0 {
+		return addr, true
+	}
+	for _, s := range t.segments {
+		if addr >= s.Addr && addr-s.Addr < s.Size {
+			return s.Offset + (addr - s.Addr), true
+		}
+	}
+	return 0, false
+}
+
 // Lookup returns the function containing the link-time address addr: the
 // symbol with the greatest start <= addr, provided addr is inside its size
 // when the size is known.
@@ -229,9 +243,17 @@ func (t *Table) Symbol(i int) (name string, start uint64) { return t.names[i], t
 type Frame struct {
 	// Function is the (demangled) function name, or "" when unknown.
 	Function string
-	// Offset is the address's distance from the function's start, or from
-	// the image's start when Function is "".
+	// Offset is the address's distance from the function's start (named
+	// or Anonymous), or from the image's start when neither is known.
 	Offset uint64
+	// Start is, for an Anonymous frame, the offset of its function's
+	// start in the image (in the image's offset space, as Offset is when
+	// no start is known).
+	Start uint64
+	// Anonymous marks a frame in a function that has no name but a known
+	// start (LC_FUNCTION_STARTS, say): Name is image+0xSTART, so that
+	// every address of the function gets one name.
+	Anonymous bool
 	// File and Line locate the address in source, when debug info has it.
 	File string
 	Line int
@@ -241,17 +263,27 @@ type Frame struct {
 	Inlined bool
 }
 
-// Name returns the function name, or image+0xOFFSET when it is unknown.
+// Name returns the function name; for a function without one,
+// image+0xSTART when its start is known (Anonymous), else image+0xOFFSET
+// (the address's own offset in the image).
 func (f Frame) Name() string {
 	if f.Function != "" {
 		return f.Function
 	}
+	off := f.Offset
+	if f.Anonymous {
+		off = f.Start
+	}
 	var b strings.Builder
 	b.WriteString(f.Image)
 	b.WriteString("+0x")
-	b.WriteString(hex(f.Offset))
+	b.WriteString(hex(off))
 	return b.String()
 }
+
+// Named reports whether the frame names a function: by its name, or by
+// its start when it has none (Anonymous).
+func (f Frame) Named() bool { return f.Function != "" || f.Anonymous }
 
 func hex(v uint64) string {
 	const digits = "0123456789abcdef"
