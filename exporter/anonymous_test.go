@@ -104,4 +104,3 @@ func TestStrippedFunctionOneFrame(t *testing.T) {
 		t.Errorf("folded: %q, want one line ending in %s %d", out.String(), name, len(w.Samples))
 	}
 }
-
