@@ -150,7 +150,7 @@ func ELFTable(object string, f *elf.File) (*Table, error) {
 			if s.Value == 0 || s.Section == elf.SHN_UNDEF {
 				continue
 			}
-			syms = append(syms, Symbol{Name: Demangle(s.Name), Start: s.Value, Size: s.Size})
+			syms = append(syms, Symbol{Name: Demangle(TrimGoABI(s.Name)), Start: s.Value, Size: s.Size})
 		}
 	}
 	st, err := f.Symbols()

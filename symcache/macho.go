@@ -220,7 +220,7 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol) []
 		if name[0] == '_' {
 			name = name[1:]
 		}
-		dst = append(dst, Symbol{Name: name, Start: e.Value})
+		dst = append(dst, Symbol{Name: TrimGoABI(name), Start: e.Value})
 	}
 	return dst
 }

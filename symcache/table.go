@@ -105,6 +105,21 @@ func NewTable(object string, syms []Symbol, segs []Segment, lines LineSource) *T
 	return t
 }
 
+// TrimGoABI drops the ABI suffix (".abi0", ".abiinternal") that Go's
+// linker adds to a function's name in the object's symbol table when the
+// function has ABI wrappers (cmd/link/internal/ld/symtab.go,
+// mangleABIName). Go's own tools never show it: runtime/pprof names frames
+// from the pclntab, and cmd/pprof (cmd/pprof/pprof.go, (*file).SourceLine)
+// names Go functions by debug/gosym's PCToLine, also from the pclntab,
+// whose names carry no suffix; dropping it lets macprof's profiles line up
+// with `go test -cpuprofile` ones.
+func TrimGoABI(name string) string {
+	if n := len(name); n > 5 && name[n-5] == '.' && name[n-4:] == "abi0" {
+		return name[:n-5]
+	}
+	return strings.TrimSuffix(name, ".abiinternal")
+}
+
 // symKey is what NewTable sorts: a symbol's start, its rank among symbols
 // at that start (lower wins) and its index in syms.
 type symKey struct {
