@@ -66,7 +66,7 @@ func OpenDSYM(path, uuid string) (*DWARFLines, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dSYM %s: %w", file, err)
 	}
-	l, err := NewDWARFLines(d)
+	l, err := newDWARFLines(d, true)
 	if err != nil {
 		return nil, fmt.Errorf("dSYM %s: %w", file, err)
 	}
@@ -74,7 +74,11 @@ func OpenDSYM(path, uuid string) (*DWARFLines, error) {
 }
 
 // NewDWARFLines indexes d's line tables and subprograms.
-func NewDWARFLines(d *dwarf.Data) (*DWARFLines, error) {
+func NewDWARFLines(d *dwarf.Data) (*DWARFLines, error) { return newDWARFLines(d, false) }
+
+// newDWARFLines is NewDWARFLines; machO tells DWARF of a Mach-O image,
+// whose linkage names of asm labels keep the symbol's underscore.
+func newDWARFLines(d *dwarf.Data, machO bool) (*DWARFLines, error) {
 	l := &DWARFLines{}
 	fileIdx := map[string]int32{}
 	intern := func(name string) int32 {
@@ -195,7 +199,7 @@ func NewDWARFLines(d *dwarf.Data) (*DWARFLines, error) {
 		if n.linkage != "" {
 			// An asm label keeps the Mach-O underscore in
 			// DW_AT_linkage_name: drop it as in the symbol table.
-			if strings.HasPrefix(n.linkage, "__") || strings.HasPrefix(n.linkage, "_$") {
+			if machO && (strings.HasPrefix(n.linkage, "__") || strings.HasPrefix(n.linkage, "_$")) {
 				return Demangle(n.linkage[1:])
 			}
 			return Demangle(n.linkage)

@@ -16,8 +16,13 @@ type MachOOptions struct {
 	// (X.dSYM/Contents/Resources/DWARF/X), to take file:line from. When
 	// empty, <file>.dSYM beside the image's file is tried.
 	DSYM string
-	// NoDSYM turns off DWARF lookup.
+	// NoDSYM turns off DWARF lookup in a dSYM.
 	NoDSYM bool
+	// DWARFOnly takes lines from DWARF only (the dSYM, else the file's
+	// own __DWARF segment), never from a Go binary's pclntab, which is
+	// otherwise preferred for Go: it is smaller and quicker to read and
+	// has the same lines and inlined calls.
+	DWARFOnly bool
 }
 
 // LoadMachO builds the Table of a Mach-O image, with the default
@@ -30,16 +35,42 @@ func LoadMachO(img *images.Image) (*Table, error) {
 // header and __LINKEDIT are read from the target's memory at
 // img.LoadAddress (img.Start when zero), because images in the dyld shared
 // cache have no file of their own; otherwise img.File() is read (in a
-// universal file, the slice whose UUID is img.BuildID). A dSYM whose UUID
-// matches adds file:line either way.
+// universal file, the slice whose UUID is img.BuildID).
+//
+// Lines are read lazily, on the first lookup that needs them: from a dSYM
+// whose UUID matches, else (for an image with a file of its own, the slice
+// whose UUID matches) from a Go binary's __gopclntab, else from DWARF in
+// the file itself (the __DWARF segment a Go linker writes).
 //
 // Symbols are LC_SYMTAB's text symbols (not stabs, not
 // REFERENCED_DYNAMICALLY) with one leading underscore dropped, plus every
 // LC_FUNCTION_STARTS entry as an anonymous start, so that a stripped
-// function is named image+0xOFFSET rather than after its neighbour.
+// function is named image+0xSTART rather than after its neighbour.
 // Offsets are from __TEXT's start, as images.Image uses for Mach-O.
 func MachOLoader(o MachOOptions) Loader {
 	return func(img *images.Image) (*Table, error) { return loadMachO(img, o) }
+}
+
+// dsymLines returns the lazy LineSource of the dSYM for an image with UUID
+// uuid at file (o.DSYM, else file.dSYM), or nil when there is none.
+func dsymLines(o MachOOptions, file, uuid string) LineSource {
+	if o.NoDSYM || uuid == "" {
+		return nil
+	}
+	dsym := o.DSYM
+	if dsym == "" {
+		dsym = file + ".dSYM"
+	}
+	if _, err := os.Stat(dsym); err != nil {
+		return nil
+	}
+	return newLazyLines(func() (LineSource, error) {
+		l, err := OpenDSYM(dsym, uuid)
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	})
 }
 
 // loadMachO builds img's Table with options o (see MachOLoader).
@@ -65,18 +96,16 @@ func loadMachO(img *images.Image, o MachOOptions) (*Table, error) {
 		// A dSYM may sit beside the image's file (an app's own binary
 		// built with debug information); its UUID must match.
 		var lines LineSource
-		if !o.NoDSYM && m.HasUUID {
-			dsym := o.DSYM
-			if dsym == "" {
-				dsym = img.File() + ".dSYM"
-			}
-			if l, err := OpenDSYM(dsym, m.UUIDString()); err == nil {
-				lines = l
-			}
+		if m.HasUUID {
+			lines = dsymLines(o, img.File(), m.UUIDString())
 		}
-		t, err := MachOTable(object, m, r, size, lines)
+		t, isGo, err := machOTable(object, m, r, size, lines)
 		if err != nil {
 			return nil, fmt.Errorf("symcache: %s (from memory at %#x): %w", img.Path, addr, err)
+		}
+		// An app's own binary has its file: lines come from there.
+		if t.lines == nil && m.HasUUID && fileExists(img.File()) {
+			t.lines = machOFileLines(img.File(), m.UUIDString(), isGo, machOHasDWARF(m), o.DWARFOnly)
 		}
 		return t, nil
 	}
@@ -85,19 +114,13 @@ func loadMachO(img *images.Image, o MachOOptions) (*Table, error) {
 		return nil, fmt.Errorf("symcache: %w", err)
 	}
 	defer f.Close()
-	var lines LineSource
-	if !o.NoDSYM {
-		dsym := o.DSYM
-		if dsym == "" {
-			dsym = img.File() + ".dSYM"
-		}
-		if l, err := OpenDSYM(dsym, f.UUIDString()); err == nil {
-			lines = l
-		}
-	}
-	t, err := MachOTable(object, f.MachO, f.R, f.Size, lines)
+	lines := dsymLines(o, img.File(), f.UUIDString())
+	t, isGo, err := machOTable(object, f.MachO, f.R, f.Size, lines)
 	if err != nil {
 		return nil, fmt.Errorf("symcache: %s: %w", img.File(), err)
+	}
+	if t.lines == nil {
+		t.lines = machOFileLines(img.File(), f.UUIDString(), isGo, machOHasDWARF(f.MachO), o.DWARFOnly)
 	}
 	return t, nil
 }
@@ -138,28 +161,36 @@ func DSYMFile(path string) (string, error) {
 // (a file slice, or MachO.MemoryFile for an image in memory); size bounds
 // the offsets (< 0: unknown). lines, when non-nil, adds file:line.
 func MachOTable(object string, m *images.MachO, r io.ReaderAt, size int64, lines LineSource) (*Table, error) {
+	t, _, err := machOTable(object, m, r, size, lines)
+	return t, err
+}
+
+// machOTable is MachOTable, also telling whether the image is a Go binary
+// (has a __gopclntab).
+func machOTable(object string, m *images.MachO, r io.ReaderAt, size int64, lines LineSource) (*Table, bool, error) {
 	text := m.Text()
 	if text == nil {
-		return nil, fmt.Errorf("%s: no __TEXT segment", object)
+		return nil, false, fmt.Errorf("%s: no __TEXT segment", object)
 	}
 	starts, serr := m.ReadFunctionStarts(r, size, nil)
 	var syms []Symbol
 	if m.Symtab != nil && m.Symtab.NSyms > 0 {
 		st, err := m.ReadSymbolTable(r, size)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		syms = machOSymbols(m, st, make([]Symbol, 0, st.Len()+len(starts)+2*len(m.Sections)))
 	}
 	// A Go binary linked with -s: name its functions from __gopclntab.
-	if gs, gl, err := machOGopclntab(m, r, size, syms); err == nil && gl != nil {
+	gs, gl, isGo, err := machOGopclntab(m, r, size, syms)
+	if err == nil && gl != nil {
 		syms = gs
 		if lines == nil {
 			lines = gl
 		}
 	}
 	if serr != nil && len(syms) == 0 {
-		return nil, serr
+		return nil, false, serr
 	}
 	for _, a := range starts {
 		syms = append(syms, Symbol{Start: a})
@@ -183,7 +214,7 @@ func MachOTable(object string, m *images.MachO, r io.ReaderAt, size int64, lines
 		// A __TEXT of size 0: keep offsets from meaning addresses.
 		segs = append(segs, Segment{Addr: text.Addr})
 	}
-	return NewTable(object, syms, segs, lines), nil
+	return NewTable(object, syms, segs, lines), isGo, nil
 }
 
 // machOSymbols appends the function symbols of st to dst.
