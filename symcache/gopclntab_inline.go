@@ -139,8 +139,7 @@ func (t *Gopclntab) inlineLines(i uint32, entry, end, pc uint64) ([]Frame, bool)
 
 // goFuncFromModuledata finds go:func.* in a Go 1.20+ binary from its
 // runtime.moduledata, whose first word points at the pclntab (pcHeader):
-// it scans data (a section of initialised data, at address dataAddr, such
-// as .noptrdata) for a pointer-aligned word equal to pclntabAddr, checks
+// it scans data (a section of initialised data) for a pointer-aligned word equal to pclntabAddr, checks
 // that the text field (word 22) is the table's text start, and returns
 // the gofunc field (word 40) (runtime/symtab.go, moduledata). A PIE's
 // moduledata holds zeros until relocated: it is not found, and 0 is
@@ -201,8 +200,8 @@ func (t *Gopclntab) fileLine(i uint32, entry, pc uint64) (string, int, bool) {
 	return file, int(line), true
 }
 
-// maxNoptrdata bounds the data section scanned for moduledata.
-const maxNoptrdata = 64 << 20
+// maxModuleSection bounds a data section scanned for moduledata.
+const maxModuleSection = 64 << 20
 
 // goFuncSource says where an object's sections are, for attachGoFunc.
 type goFuncSource struct {
@@ -210,9 +209,10 @@ type goFuncSource struct {
 	pclntabAddr uint64 // its address
 	// symbol is go:func.*'s address from the symbol table, 0 if unknown.
 	symbol uint64
-	// noptrdata reads the section that holds runtime.moduledata
-	// (.noptrdata, __DATA,__noptrdata).
-	noptrdata func() ([]byte, error)
+	// section reads an initialised data section by its ELF name
+	// (.go.module, .noptrdata, .data; the Mach-O loader maps them to
+	// __go_module, __noptrdata, __data), for runtime.moduledata.
+	section func(name string) ([]byte, error)
 	// sectionAt reads the section that holds addr, from addr to its end
 	// (at most maxGopclntab bytes).
 	sectionAt func(addr uint64) ([]byte, error)
@@ -226,8 +226,13 @@ func attachGoFunc(t *Gopclntab, src goFuncSource) {
 		return
 	}
 	addr := src.symbol
-	if addr == 0 && src.noptrdata != nil {
-		if d, err := src.noptrdata(); err == nil {
+	// runtime.firstmoduledata is in .go.module from Go 1.26
+	// (cmd/link/internal/ld/data.go), in .noptrdata before.
+	for _, name := range []string{".go.module", ".noptrdata", ".data"} {
+		if addr != 0 || src.section == nil {
+			break
+		}
+		if d, err := src.section(name); err == nil {
 			addr = goFuncFromModuledata(t, d, src.pclntabAddr)
 		}
 	}

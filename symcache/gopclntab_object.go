@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/macprof/macprof/images"
 )
@@ -65,7 +66,7 @@ func elfGopclntab(object string, f *elf.File, syms []Symbol, goFunc uint64) (_ [
 
 // elfGoLines reads and parses the pclntab of a Go ELF binary, with its
 // inline tree when go:func.* is found (goFunc from .symtab, else
-// runtime.moduledata in .noptrdata).
+// runtime.moduledata).
 func elfGoLines(object string, f *elf.File, goFunc uint64) (*Gopclntab, error) {
 	s := elfPclntabSection(f)
 	if s == nil {
@@ -93,10 +94,10 @@ func elfGoLines(object string, f *elf.File, goFunc uint64) (*Gopclntab, error) {
 	}
 	attachGoFunc(t, goFuncSource{
 		pclntab: data, pclntabAddr: s.Addr, symbol: goFunc,
-		noptrdata: func() ([]byte, error) {
-			d := f.Section(".noptrdata")
-			if d == nil || d.Type == elf.SHT_NOBITS || d.Size > maxNoptrdata {
-				return nil, fmt.Errorf("no .noptrdata")
+		section: func(name string) ([]byte, error) {
+			d := f.Section(name)
+			if d == nil || d.Type == elf.SHT_NOBITS || d.Size > maxModuleSection {
+				return nil, fmt.Errorf("no %s", name)
 			}
 			return d.Data()
 		},
@@ -163,8 +164,8 @@ func machOGopclntab(m *images.MachO, r io.ReaderAt, size int64, syms []Symbol) (
 
 // machOGoLines reads and parses the __gopclntab of a Go Mach-O image
 // through r, with its inline tree when go:func.* is found (from
-// runtime.moduledata in __DATA,__noptrdata: Go's linker writes link-time
-// addresses there, which dyld rebases).
+// runtime.moduledata in __DATA: Go's linker writes link-time addresses
+// there, which dyld rebases).
 func machOGoLines(m *images.MachO, r io.ReaderAt, size int64) (*Gopclntab, error) {
 	s, text := machOPclntab(m)
 	if s == nil {
@@ -197,13 +198,14 @@ func machOGoLines(m *images.MachO, r io.ReaderAt, size int64) (*Gopclntab, error
 	}
 	attachGoFunc(t, goFuncSource{
 		pclntab: data, pclntabAddr: s.Addr,
-		noptrdata: func() ([]byte, error) {
+		section: func(name string) ([]byte, error) {
+			name = "__" + strings.ReplaceAll(name[1:], ".", "_") // .go.module: __go_module
 			for i := range m.Sections {
-				if sec := &m.Sections[i]; sec.Name == "__noptrdata" && sec.Size <= maxNoptrdata {
+				if sec := &m.Sections[i]; sec.Name == name && sec.Segment == "__DATA" && sec.Size <= maxModuleSection {
 					return read(sec, 0, sec.Size)
 				}
 			}
-			return nil, fmt.Errorf("no __noptrdata")
+			return nil, fmt.Errorf("no %s", name)
 		},
 		sectionAt: func(a uint64) ([]byte, error) {
 			for i := range m.Sections {

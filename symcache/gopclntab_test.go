@@ -34,8 +34,11 @@ func leaf(n int) int {
 	return s
 }
 
+// small is inlined into middle.
+func small(n int) int { return n*3 + 1 }
+
 //go:noinline
-func middle(n int) int { return leaf(n) + 1 }
+func middle(n int) int { return leaf(small(n)) + 1 }
 
 type T struct{ v int }
 
@@ -129,8 +132,8 @@ func checkGoNames(t *testing.T, img *images.Image, nm []goNMSym, slide uint64) {
 		s.name = strings.TrimSuffix(s.name, ".abi0")
 		for _, a := range []uint64{s.addr, s.addr + s.size/2, s.addr + s.size - 1} {
 			fr := c.Symbolize(img, a+slide, false)
-			if fr[0].Function != s.name {
-				t.Errorf("%#x in %s: got %q", a, s.name, fr[0].Function)
+			if fr[len(fr)-1].Function != s.name {
+				t.Errorf("%#x in %s: got %q", a, s.name, fr[len(fr)-1].Function)
 			}
 		}
 		if strings.HasPrefix(s.name, "main.") {
@@ -169,8 +172,10 @@ func TestGopclntabELF(t *testing.T) {
 	}
 }
 
-// checkGoLines compares file:line of the main.* functions with `go tool
-// addr2line` on the unstripped build.
+// checkGoLines compares, at every other byte of the main.* functions,
+// the frames with `go tool addr2line` on the unstripped build: the
+// innermost frame's file:line (in inlined code, the inlined body's) and the
+// physical function's name. Inlined code must get its inlined frames.
 func checkGoLines(t *testing.T, img *images.Image, full string, base uint64) {
 	t.Helper()
 	var addrs []uint64
@@ -196,21 +201,40 @@ func checkGoLines(t *testing.T, img *images.Image, full string, base uint64) {
 		t.Fatalf("addr2line gave %d lines for %d addresses", len(lines), len(addrs))
 	}
 	c := New(Options{})
-	withLine := 0
+	inlined, bad := 0, 0
 	for i, a := range addrs {
 		fr := c.Symbolize(img, a+base, false)
-		if fr[0].Line == 0 {
-			continue // inlined code: no line by design
-		}
-		withLine++
 		got := fmt.Sprintf("%s:%d", fr[0].File, fr[0].Line)
-		if want := lines[2*i+1]; got != want || fr[0].Function != lines[2*i] {
-			t.Errorf("%#x: got %s %s, addr2line %s %s", a, fr[0].Function, got, lines[2*i], want)
+		fn := fr[len(fr)-1].Function
+		if strings.HasSuffix(lines[2*i+1], ":-1") {
+			// No line (padding after the function's code): none here
+			// either.
+			if len(fr) != 1 || fr[0].Line != 0 || fn != lines[2*i] {
+				t.Errorf("%#x: got %+v, addr2line %s with no line", a, fr, lines[2*i])
+			}
+			continue
+		}
+		if want := lines[2*i+1]; got != want || fn != lines[2*i] {
+			if bad++; bad <= 10 {
+				t.Errorf("%#x: got %s %s (%d frames), addr2line %s %s", a, fn, got, len(fr), lines[2*i], want)
+			}
+		}
+		for j, f := range fr {
+			if f.Inlined != (j < len(fr)-1) || f.Function == "" || f.File == "" || f.Line <= 0 {
+				t.Errorf("%#x: frame %d of %d: %+v", a, j, len(fr), f)
+			}
+		}
+		if len(fr) > 1 {
+			inlined++
 		}
 	}
-	if withLine < len(addrs)/2 {
-		t.Fatalf("only %d of %d addresses have a line", withLine, len(addrs))
+	if bad > 0 {
+		t.Errorf("%d of %d addresses disagree with go tool addr2line", bad, len(addrs))
 	}
+	if inlined == 0 {
+		t.Errorf("none of %d addresses is in inlined code: the program inlines main.small", len(addrs))
+	}
+	t.Logf("%d addresses agree with go tool addr2line, %d with inlined frames", len(addrs), inlined)
 }
 
 func TestGopclntabMachO(t *testing.T) {

@@ -201,7 +201,8 @@ func TestMachOGoBinary(t *testing.T) {
 				}
 				// Any of the names at that address will do.
 				ok := false
-				got := cache.Symbolize(img, a, false)[0].Function
+				fr := cache.Symbolize(img, a, false)
+				got := fr[len(fr)-1].Function
 				for j := i; j >= 0 && nm[j].addr == nm[i].addr; j-- {
 					// Go's ABI suffix is dropped, as Go's tools do.
 					ok = ok || got == strings.TrimSuffix(nm[j].name, ".abi0")
