@@ -353,8 +353,7 @@ func (t *Gopclntab) pcvalue(off uint32, entry, pc uint64) (int64, bool) {
 // frame per inlined call, as `go tool addr2line` and runtime.CallersFrames
 // name them; without it, inlined code gets no frame (the pc-file and
 // pc-line tables there name the inlined body, and the table alone does not
-// tell which call it was inlined by). The last frame's Function is left
-// empty for the Table's name.
+// tell which call it was inlined by).
 func (t *Gopclntab) Lines(addr uint64) []Frame {
 	i, ok := t.find(addr)
 	if !ok {

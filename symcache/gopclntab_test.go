@@ -168,11 +168,15 @@ func TestGopclntabELF(t *testing.T) {
 			img := execImage(t, stripped, base)
 			checkGoNames(t, img, goNM(t, full), base)
 			checkGoLines(t, img, full, base)
+			// Unstripped: names from .symtab, lines from the pclntab
+			// read lazily, go:func.* from .symtab.
+			checkGoLines(t, execImage(t, full, base), full, base)
 		})
 	}
 }
 
-// checkGoLines compares, at every other byte of the main.* functions,
+// checkGoLines compares, at every other byte of the main.* functions and
+// every 97th of the others,
 // the frames with `go tool addr2line` on the unstripped build: the
 // innermost frame's file:line (in inlined code, the inlined body's) and the
 // physical function's name. Inlined code must get its inlined frames.
@@ -180,10 +184,12 @@ func checkGoLines(t *testing.T, img *images.Image, full string, base uint64) {
 	t.Helper()
 	var addrs []uint64
 	for _, s := range goNM(t, full) {
+		step := uint64(97) // and a sample of every other function
 		if strings.HasPrefix(s.name, "main.") {
-			for a := s.addr; a < s.addr+s.size; a += 2 {
-				addrs = append(addrs, a)
-			}
+			step = 2
+		}
+		for a := s.addr; a < s.addr+s.size; a += step {
+			addrs = append(addrs, a)
 		}
 	}
 	var in bytes.Buffer
@@ -203,6 +209,9 @@ func checkGoLines(t *testing.T, img *images.Image, full string, base uint64) {
 	c := New(Options{})
 	inlined, bad := 0, 0
 	for i, a := range addrs {
+		if lines[2*i] == "?" || lines[2*i] == "go:buildid" {
+			continue // not a function in the pclntab
+		}
 		fr := c.Symbolize(img, a+base, false)
 		got := fmt.Sprintf("%s:%d", fr[0].File, fr[0].Line)
 		fn := fr[len(fr)-1].Function
@@ -268,6 +277,14 @@ func TestGopclntabMachO(t *testing.T) {
 			}
 			checkGoNames(t, img, nm, slide)
 			checkGoLines(t, img, full, slide)
+			fimg, ff, err := images.MachOImageFromFile(full, "", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ff.Close()
+			fimg.Start += slide
+			fimg.Limit += slide
+			checkGoLines(t, fimg, full, slide)
 		})
 	}
 }
