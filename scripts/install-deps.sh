@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs the tools macprof's tests and benchmarks use, on Debian/Ubuntu:
-# compilers and linkers for test targets and Mach-O fixtures, and the oracles
+# compilers (gcc, g++ for the C++ symbolize oracle) and linkers for test targets and Mach-O fixtures, and the oracles
 # the tests compare against (eu-stack, llvm-symbolizer, llvm-nm, gdb).
 set -euo pipefail
 export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
 need=()
-for pair in gcc:gcc clang:clang ld64.lld-14:lld-14 eu-stack:elfutils llvm-symbolizer:llvm \
+for pair in gcc:gcc g++:g++ clang:clang ld64.lld-14:lld-14 eu-stack:elfutils llvm-symbolizer:llvm \
             llvm-otool-14:llvm-14 dsymutil:llvm gdb:gdb perf:linux-perf; do
   cmd=${pair%%:*} pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
