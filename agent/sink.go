@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/macprof/macprof/exporter"
 	"github.com/macprof/macprof/exporter/otlp"
 	"github.com/macprof/macprof/exporter/pyroscope"
 	"github.com/macprof/macprof/exporter/upload"
@@ -43,6 +44,9 @@ type Exporters struct {
 	Pyroscope *pyroscope.Config
 	// Host and Version describe the agent in OTLP resources.
 	Host, Version string
+	// AppOnly, when set, keeps only the frames of each process's own
+	// images in every exported profile (--app-only, --app-images).
+	AppOnly *exporter.AppFilter
 
 	// SpoolDir, when set, keeps each queue on disk too, in a folder per
 	// exporter.
@@ -84,6 +88,7 @@ func NewSinks(e Exporters) ([]*Sink, error) {
 			return nil, fmt.Errorf("OTLP queue: %v", err)
 		}
 		bo := e.OTLP.BuildOptions(e.Host, e.Version)
+		bo.AppOnly = e.AppOnly
 		sinks = append(sinks, &Sink{Name: "otlp", Target: exp.Target(), Queue: up, Close: exp.Close,
 			Encode: func(w *profile.Window, c *symcache.Cache) ([]byte, map[string]string, error) {
 				b, err := otlp.Marshal(w, c, bo)
@@ -103,7 +108,11 @@ func NewSinks(e Exporters) ([]*Sink, error) {
 			//lint:ignore ST1005 the message starts with the product's name, as the command prints it
 			return nil, fmt.Errorf("Pyroscope queue: %v", err)
 		}
-		sinks = append(sinks, &Sink{Name: "pyroscope", Target: cl.Target(), Queue: up, Encode: pyroscope.Encode})
+		opts := exporter.Options{AppOnly: e.AppOnly}
+		sinks = append(sinks, &Sink{Name: "pyroscope", Target: cl.Target(), Queue: up,
+			Encode: func(w *profile.Window, c *symcache.Cache) ([]byte, map[string]string, error) {
+				return pyroscope.EncodeOptions(w, c, opts)
+			}})
 	}
 	return sinks, nil
 }

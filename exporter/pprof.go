@@ -48,7 +48,7 @@ const NoFramesFrame = "[no frames]"
 // them). Addresses outside every known image become locations without a
 // mapping or function. Missed-sample counts are written as comments.
 func Profile(w *profile.Window, c *symcache.Cache, opts Options) (*pprof.Profile, error) {
-	r, err := newResolver(w, c)
+	r, err := newResolver(w, c, opts.AppOnly)
 	if err != nil {
 		return nil, err
 	}

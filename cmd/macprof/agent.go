@@ -91,6 +91,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "macprof agent: %v\n", err)
 		return 2
 	}
+	appOnly := appOnlyFlags(fs)
 	if st, ok := parseFlags(fs, args); !ok {
 		return st
 	}
@@ -127,8 +128,12 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	}
 	host, _ := os.Hostname()
 	version, _ := buildVersion()
+	app, err := appOnly()
+	if err != nil {
+		return fail("%v", err)
+	}
 	exps := agent.Exporters{OTLP: otlpCfg, Host: host, Version: version, SpoolDir: *spool, QueueItems: *queueItems,
-		QueueBytes: *queueBytes, RetryMax: *retryMax, Window: *window, Log: log}
+		QueueBytes: *queueBytes, RetryMax: *retryMax, Window: *window, Log: log, AppOnly: app}
 	if pcfg, enabled := pyroFlags.Config(os.Getenv); enabled {
 		exps.Pyroscope = &pcfg
 	}

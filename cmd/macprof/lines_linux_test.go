@@ -133,3 +133,42 @@ func TestRecordCProfileLinesAgreeWithLLVMSymbolizer(t *testing.T) {
 	}
 	t.Logf("%d locations agree with llvm-symbolizer", len(addrs))
 }
+
+// TestRecordAppOnly records a C program (its threads start in libc) with
+// --app-only: every folded frame is one of the program's functions or
+// [system], libc's thread start among the latter; and --app-images
+// without --app-only is refused.
+func TestRecordAppOnly(t *testing.T) {
+	macprof, _ := macprofBinary(t)
+	bin := testprog.BuildC(t, "deep.c")
+	p := testprog.Start(t, bin, "2", "3")
+	out := filepath.Join(t.TempDir(), "app.folded")
+	cmd := exec.Command(macprof, "record", "-q", "--app-only", "-p", strconv.Itoa(p.PID), "-F", "199", "-d", "1s", "-o", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := map[string]bool{"spin": true, "recurse": true, "worker": true, "main": true, "[system]": true}
+	system := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		stack := line[:strings.LastIndexByte(line, ' ')]
+		for _, f := range strings.Split(stack, ";") {
+			if !own[f] {
+				t.Errorf("frame %q in %q is neither the program's nor [system]", f, line)
+			}
+		}
+		if strings.HasPrefix(stack, "[system];") {
+			system++
+		}
+	}
+	if system == 0 {
+		t.Errorf("no stack starts in [system] (libc's thread start):\n%s", b)
+	}
+	bad := exec.Command(macprof, "record", "--app-images", "x", "-p", "1", "-o", filepath.Join(t.TempDir(), "x.folded"))
+	if b, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(b), "--app-images needs --app-only") {
+		t.Errorf("--app-images alone: %v, %s", err, b)
+	}
+}

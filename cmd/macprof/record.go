@@ -78,12 +78,17 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no status line and no summary")
 	var outs multiFlag
 	fs.Var(&outs, "o", "write the profile to `FILE` (repeatable)")
+	appOnly := appOnlyFlags(fs)
 	if st, ok := parseFlags(fs, args); !ok {
 		return st
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "macprof record: "+format+"\n", a...)
 		return 2
+	}
+	app, err := appOnly()
+	if err != nil {
+		return fail("%v", err)
 	}
 	m, ok := parseMode(*mode)
 	if !ok {
@@ -93,12 +98,11 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return fail("--capture must be auto or stop, not %q", *capture)
 	}
 	cfg := record.Config{PID: *pid, Command: fs.Args(), Hz: *hz, Duration: *dur, Mode: m, StopThreads: *capture == "stop",
-		MaxFrames: *maxFrames, Quiet: *quiet, Stderr: stderr, Attach: attach, Launch: launch, Tune: tuneForSampling}
+		MaxFrames: *maxFrames, Quiet: *quiet, Stderr: stderr, Attach: attach, Launch: launch, Tune: tuneForSampling, AppOnly: app}
 	if err := cfg.Validate(); err != nil {
 		return fail("%v", err)
 	}
 	// Every output is checked before sampling starts, not after.
-	var err error
 	if cfg.Outputs, err = record.ParseOutputs(outs, *format); err != nil {
 		return fail("%v", err)
 	}

@@ -155,7 +155,12 @@ func AppName(app string, labels map[string]string) (string, error) {
 // and the metadata a push needs: from and until (Unix seconds; until at
 // least from+1) and sampleRate (Hz).
 func Encode(w *profile.Window, c *symcache.Cache) (data []byte, meta map[string]string, err error) {
-	p, err := exporter.Profile(w, c, exporter.Options{})
+	return EncodeOptions(w, c, exporter.Options{})
+}
+
+// EncodeOptions is Encode with exporter options (AppOnly, say).
+func EncodeOptions(w *profile.Window, c *symcache.Cache, opts exporter.Options) (data []byte, meta map[string]string, err error) {
+	p, err := exporter.Profile(w, c, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pyroscope: %w", err)
 	}
