@@ -45,6 +45,15 @@ type dnode struct {
 // maxDWARFDepth bounds how deep the inlined-subroutine tree is followed.
 const maxDWARFDepth = 64
 
+// maxLineRows and maxDWARFNodes bound what one object's DWARF may hold in
+// memory (about 24 and 64 bytes each): a hostile line program can make a
+// row of every byte. Past them, the rest is left out (frames there get no
+// line, or fewer inlined frames).
+const (
+	maxLineRows   = 1 << 24
+	maxDWARFNodes = 1 << 22
+)
+
 // OpenDSYM opens the dSYM at path (a bundle or its DWARF file) and returns
 // its DWARF as a LineSource. uuid, when not empty, must match the dSYM's
 // LC_UUID (in a universal dSYM, it chooses the slice).
@@ -113,7 +122,7 @@ func newDWARFLines(d *dwarf.Data, machO bool) (*DWARFLines, error) {
 		var cuFiles []*dwarf.LineFile
 		if lr, err := d.LineReader(cu); err == nil && lr != nil {
 			var le dwarf.LineEntry
-			for {
+			for len(l.rows) < maxLineRows {
 				if err := lr.Next(&le); err != nil {
 					break // io.EOF, or a broken table: keep what was read
 				}
@@ -157,7 +166,7 @@ func newDWARFLines(d *dwarf.Data, machO bool) (*DWARFLines, error) {
 				}
 				names[e.Offset] = n
 				rs, err := d.Ranges(e)
-				if err != nil || len(rs) == 0 {
+				if err != nil || len(rs) == 0 || len(l.nodes) >= maxDWARFNodes {
 					break
 				}
 				node := dnode{ranges: rs, callFile: -1}

@@ -44,6 +44,12 @@ int main(int argc, char **argv) {
 // inlined subroutines) and returns the binary.
 func buildInlineC(t *testing.T, extra ...string) string {
 	t.Helper()
+	return buildInlineCB(t, extra...)
+}
+
+// buildInlineCB is buildInlineC for benchmarks too.
+func buildInlineCB(t testing.TB, extra ...string) string {
+	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "inl.c")
 	if err := os.WriteFile(src, []byte(inlineC), 0o644); err != nil {
