@@ -73,10 +73,18 @@ func TestGopclntabInlineTiny(t *testing.T) {
 	// Hostile trees: a parent pc outside the function, a parent that
 	// is inlined again (a loop), an entry past the tree's end.
 	for name, g := range map[string][]byte{
-		"parent outside": func() []byte { c := append([]byte(nil), gofunc...); binary.LittleEndian.PutUint32(c[8:], 1000); return c }(),
-		"loop":           func() []byte { c := append([]byte(nil), gofunc...); binary.LittleEndian.PutUint32(c[8:], 3); return c }(),
-		"short":          gofunc[:10],
-		"bad name":       func() []byte { c := append([]byte(nil), gofunc...); binary.LittleEndian.PutUint32(c[4:], 1<<30); return c }(),
+		"parent outside": func() []byte {
+			c := append([]byte(nil), gofunc...)
+			binary.LittleEndian.PutUint32(c[8:], 1000)
+			return c
+		}(),
+		"loop":  func() []byte { c := append([]byte(nil), gofunc...); binary.LittleEndian.PutUint32(c[8:], 3); return c }(),
+		"short": gofunc[:10],
+		"bad name": func() []byte {
+			c := append([]byte(nil), gofunc...)
+			binary.LittleEndian.PutUint32(c[4:], 1<<30)
+			return c
+		}(),
 	} {
 		p, _ := ParseGopclntab(data, 0)
 		p.SetGoFunc(g)
