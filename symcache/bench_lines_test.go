@@ -7,7 +7,7 @@ import (
 )
 
 // testBinaryPclntab returns the running test binary's pclntab parsed, with
-// go:func.* found in it (as a loader finds it), and its functions.
+// its go:func.* found as a loader finds it, and its functions.
 func testBinaryPclntab(tb testing.TB) (*Gopclntab, []Symbol) {
 	tb.Helper()
 	exe, err := os.Executable()
