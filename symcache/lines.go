@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/macprof/macprof/images"
 )
@@ -25,11 +26,34 @@ func newLazyLines(load func() (LineSource, error)) *lazyLines {
 	return &lazyLines{load: load}
 }
 
+// lineLoadTimeout bounds how long the first lookup waits for an object's
+// line tables: the file is reopened then, and a file served by a hung FUSE
+// mount or disk must not hang symbolization (as DefaultLoadTimeout does
+// for tables). Past it the object's frames have no lines.
+var lineLoadTimeout = DefaultLoadTimeout
+
 // source loads the line source on first use.
 func (l *lazyLines) source() LineSource {
 	l.once.Do(func() {
-		l.src, l.err = l.load()
+		type result struct {
+			src LineSource
+			err error
+		}
+		done := make(chan result, 1)
+		load := l.load
 		l.load = nil
+		go func() {
+			src, err := load()
+			done <- result{src, err}
+		}()
+		timer := time.NewTimer(lineLoadTimeout)
+		defer timer.Stop()
+		select {
+		case r := <-done:
+			l.src, l.err = r.src, r.err
+		case <-timer.C:
+			l.err = fmt.Errorf("symcache: reading line tables took longer than %v", lineLoadTimeout)
+		}
 	})
 	return l.src
 }
