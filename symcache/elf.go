@@ -210,6 +210,15 @@ func elfTable(object string, f *elf.File) (*Table, elfInfo, error) {
 		syms, lines = gs, gl
 	}
 	info.dwarf = f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
+	if len(st) == 0 && lines == nil {
+		// Stripped (no .symtab): every function's start from
+		// .eh_frame, so that one without a .dynsym name is named
+		// image+0xSTART rather than after its neighbour.
+		starts, _ := ehFrameStarts(f, nil)
+		for _, a := range starts {
+			syms = append(syms, Symbol{Start: a})
+		}
+	}
 	var segs []Segment
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
