@@ -135,8 +135,8 @@ func TestRecordCProfileLinesAgreeWithLLVMSymbolizer(t *testing.T) {
 }
 
 // TestRecordAppOnly records a C program (its threads start in libc) with
-// --app-only: every folded frame is one of the program's functions or
-// [system], libc's thread start among the latter; and --app-images
+// --app-only: every folded frame is one of the program's functions,
+// [system] (libc's thread start among them) or a pseudo frame; and --app-images
 // without --app-only is refused.
 func TestRecordAppOnly(t *testing.T) {
 	macprof, _ := macprofBinary(t)
@@ -151,7 +151,9 @@ func TestRecordAppOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := map[string]bool{"spin": true, "recurse": true, "worker": true, "main": true, "[system]": true}
+	// The program's functions, [system], and the pseudo frames of CPU
+	// time without a stack and of cut stacks.
+	own := map[string]bool{"spin": true, "recurse": true, "worker": true, "main": true, "[system]": true, "[unsampled]": true, "[truncated]": true}
 	system := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		stack := line[:strings.LastIndexByte(line, ' ')]
