@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/macprof/macprof/exporter"
 	"github.com/macprof/macprof/exporter/otlp"
 	"github.com/macprof/macprof/exporter/pyroscope"
 	"github.com/macprof/macprof/exporter/upload"
@@ -44,6 +45,9 @@ type Exporters struct {
 	Pyroscope *pyroscope.Config
 	// Host and Version describe the agent in OTLP resources.
 	Host, Version string
+	// AppOnly, when set, keeps only the frames of each process's own
+	// images in every exported profile (--app-only, --app-images).
+	AppOnly *exporter.AppFilter
 
 	// SpoolDir, when set, keeps each queue on disk too, in a folder per
 	// exporter.
@@ -89,6 +93,7 @@ func NewSinks(e Exporters) ([]*Sink, error) {
 			return nil, fmt.Errorf("OTLP queue: %v", err)
 		}
 		bo := e.OTLP.BuildOptions(e.Host, e.Version)
+		bo.AppOnly = e.AppOnly
 		sinks = append(sinks, &Sink{Name: "otlp", Target: exp.Target(), Queue: up, Close: exp.Close,
 			Encode: func(w *profile.Window, c *symcache.Cache) ([]upload.Item, error) {
 				b, err := otlp.Marshal(w, c, bo)
@@ -103,6 +108,7 @@ func NewSinks(e Exporters) ([]*Sink, error) {
 		if pc.UserAgent == "" {
 			pc.UserAgent = UserAgent(e.Version)
 		}
+		pc.AppOnly = e.AppOnly
 		cl, err := pyroscope.New(pc)
 		if err != nil {
 			closeSinks(sinks)

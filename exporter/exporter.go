@@ -87,8 +87,12 @@ func FormatForPath(path string) (Format, error) {
 	return FormatUnknown, fmt.Errorf("exporter: cannot tell the format of %q from its name: use a name ending in .pb.gz, .pprof, .folded, .txt or .svg, or name the format (pprof, folded, svg)", path)
 }
 
-// Options tunes the text and graphic formats; pprof ignores them.
+// Options tunes the formats: AppOnly applies to every one, the others to
+// the text and graphic formats only.
 type Options struct {
+	// AppOnly, when set, keeps only the frames of the application's
+	// images, each run of other frames collapsed into one SystemFrame.
+	AppOnly *AppFilter
 	// ProcessRoot adds a root frame per process ("pid 1234 (name)") to
 	// folded stacks and flame graphs.
 	ProcessRoot bool
@@ -287,7 +291,7 @@ func shellJoin(args []string) string {
 // process and thread frames first when opts ask for them). The frames slice
 // is reused between calls.
 func stacks(w *profile.Window, c *symcache.Cache, opts Options, add func(frames []string, count int64)) error {
-	r, err := newResolver(w, c)
+	r, err := newResolver(w, c, opts.AppOnly)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ const NoFramesFrame = "[no frames]"
 // them). Addresses outside every known image become locations without a
 // mapping or function. Missed-sample counts are written as comments.
 func Profile(w *profile.Window, c *symcache.Cache, opts Options) (*pprof.Profile, error) {
-	r, err := newResolver(w, c)
+	r, err := newResolver(w, c, opts.AppOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -231,13 +231,23 @@ type pprofBuilder struct {
 // addMappings creates one mapping per (process, image) that a location
 // uses, process by process in window order, each process's main executable
 // first (pprof takes the first mapping as the main binary), then by address.
+//
+// A mapping's has_functions, has_filenames, has_line_numbers and
+// has_inline_frames say what symbolization found in the image: each is
+// set when any of the mapping's locations has a named function, a file, a
+// line, or inlined frames. (Requiring every location would let one address
+// in padding between functions, or in a function without debug
+// information, switch a flag off, so that pprof would try to symbolize the
+// whole mapping again.) The flags are consistent: any of the others
+// implies has_functions, since file, line and inlined frames come only
+// with a function.
 func (b *pprofBuilder) addMappings() {
 	type use struct {
 		key       mapKey
-		functions bool // every location in it is symbolized
-		files     bool
-		lines     bool
-		inlined   bool
+		functions bool // some location in it is symbolized
+		files     bool // some frame has a file
+		lines     bool // some frame has a line
+		inlined   bool // some location has inlined frames
 	}
 	uses := make(map[mapKey]*use)
 	var order []*use
@@ -249,19 +259,20 @@ func (b *pprofBuilder) addMappings() {
 		k := mapKey{l.proc, l.img}
 		u := uses[k]
 		if u == nil {
-			u = &use{key: k, functions: true, files: true, lines: true}
+			u = &use{key: k}
 			uses[k] = u
 			order = append(order, u)
 		}
 		if !l.symbolized() {
-			u.functions = false
+			continue
 		}
+		u.functions = true
 		for _, f := range l.frames {
-			if f.File == "" {
-				u.files = false
+			if f.File != "" {
+				u.files = true
 			}
-			if f.Line <= 0 {
-				u.lines = false
+			if f.Line > 0 {
+				u.lines = true
 			}
 		}
 		if len(l.frames) > 1 {
@@ -296,9 +307,9 @@ func (b *pprofBuilder) addMappings() {
 			File:            img.Path,
 			BuildID:         img.BuildID,
 			HasFunctions:    u.functions,
-			HasFilenames:    u.functions && u.files,
-			HasLineNumbers:  u.functions && u.lines,
-			HasInlineFrames: u.functions && u.inlined,
+			HasFilenames:    u.files,
+			HasLineNumbers:  u.lines,
+			HasInlineFrames: u.inlined,
 		}
 		b.p.Mapping = append(b.p.Mapping, m)
 		b.mappings[u.key] = m
@@ -317,10 +328,12 @@ func (b *pprofBuilder) location(l *location, pl *pprof.Location) *pprof.Location
 	if l.symbolized() {
 		start := len(b.lines)
 		for _, f := range l.frames {
-			if f.Function == "" {
+			if !f.Named() {
 				continue
 			}
-			b.lines = append(b.lines, pprof.Line{Function: b.function(f.Function, f.File), Line: int64(f.Line)})
+			// An unnamed function with a known start is named
+			// image+0xSTART, so that its addresses share one function.
+			b.lines = append(b.lines, pprof.Line{Function: b.function(f.Name(), f.File), Line: int64(f.Line)})
 		}
 		pl.Line = b.lines[start:len(b.lines):len(b.lines)]
 	}

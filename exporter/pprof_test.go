@@ -232,7 +232,7 @@ func TestProfileErrors(t *testing.T) {
 // becomes one location, however many stacks and samples share it.
 func TestResolverOncePerAddress(t *testing.T) {
 	tw := newTestWindow(t, profile.ModeCPU)
-	r, err := newResolver(tw.w, newCache())
+	r, err := newResolver(tw.w, newCache(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

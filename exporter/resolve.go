@@ -23,14 +23,18 @@ type location struct {
 	frames []symcache.Frame
 }
 
-// symbolized reports whether the location has a function name.
+// symbolized reports whether the location names a function: by its name,
+// or by its start when it has none (see symcache.Frame.Named).
 func (l *location) symbolized() bool {
-	return len(l.frames) > 0 && l.frames[0].Function != ""
+	return len(l.frames) > 0 && l.frames[0].Named()
 }
 
 // names appends the location's frame names to dst outermost first (the
 // caller into which the others were inlined comes first).
 func (l *location) names(dst []string) []string {
+	if l.img == nil && len(l.frames) > 0 {
+		return append(dst, l.frames[0].Function) // a pseudo frame: [system]
+	}
 	if l.img == nil {
 		return append(dst, "0x"+strconv.FormatUint(l.addr, 16))
 	}
@@ -61,9 +65,13 @@ type resolver struct {
 	byKey  map[locKey]int
 	stacks map[stackKey][]int
 	ids    []int // backing array for stacks' location lists
+	// app, when set, collapses frames outside the application's images
+	// into the location system (added on first use, -1 until then).
+	app    *AppFilter
+	system int
 }
 
-func newResolver(w *profile.Window, c *symcache.Cache) (*resolver, error) {
+func newResolver(w *profile.Window, c *symcache.Cache, app *AppFilter) (*resolver, error) {
 	if w == nil {
 		return nil, fmt.Errorf("exporter: nil window")
 	}
@@ -79,6 +87,8 @@ func newResolver(w *profile.Window, c *symcache.Cache) (*resolver, error) {
 		procs:  make(map[int]int, len(w.Processes)),
 		byKey:  make(map[locKey]int),
 		stacks: make(map[stackKey][]int, len(w.Stacks)),
+		app:    app,
+		system: -1,
 	}
 	for i, p := range w.Processes {
 		if _, dup := r.procs[p.PID]; !dup {
@@ -119,8 +129,22 @@ func (r *resolver) stack(s profile.Sample) ([]int, error) {
 		r.ids = append(r.ids, r.location(proc, set, pc, i > 0))
 	}
 	ids := r.ids[start:len(r.ids):len(r.ids)]
+	if r.app != nil {
+		ids = r.appOnly(proc, ids)
+	}
 	r.stacks[key] = ids
 	return ids, nil
+}
+
+// appOnly collapses the locations of ids outside the application's
+// images into the [system] location.
+func (r *resolver) appOnly(proc int, ids []int) []int {
+	if r.system < 0 {
+		r.system = len(r.locs)
+		r.locs = append(r.locs, location{proc: -1, frames: []symcache.Frame{{Function: SystemFrame}}})
+	}
+	exe := executable(r.w, proc)
+	return Collapse(ids, func(id int) bool { return id != r.system && r.app.IsApp(exe, r.locs[id].img) }, r.system)
 }
 
 // location returns the index of the location of pc in process proc,

@@ -76,6 +76,9 @@ type Config struct {
 	Duration time.Duration
 	// Quiet leaves out the status line, the summary and the notes.
 	Quiet bool
+	// AppOnly, when set, keeps only the frames of the program's own
+	// images in every output (--app-only, --app-images).
+	AppOnly *exporter.AppFilter
 	// Stderr receives the status line, the summary and every message.
 	Stderr io.Writer
 
@@ -227,7 +230,7 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		}
 	}
 	code := 0
-	if !writeOutputs(stderr, cfg.Outputs, w, cfg.Command, cfg.Quiet) {
+	if !writeOutputs(stderr, cfg.Outputs, w, cfg.Quiet, exporter.Options{Command: cfg.Command, AppOnly: cfg.AppOnly}) {
 		code = 1
 	}
 	if waitChild != nil {
@@ -242,11 +245,11 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 
 // writeOutputs writes w to every output, saying so on stderr unless quiet,
 // and reports whether every one was written.
-func writeOutputs(stderr io.Writer, outputs []Output, w *profile.Window, command []string, quiet bool) bool {
+func writeOutputs(stderr io.Writer, outputs []Output, w *profile.Window, quiet bool, opts exporter.Options) bool {
 	cache := symcache.New(symcache.Options{})
 	ok := true
 	for _, o := range outputs {
-		if err := exporter.WriteFile(o.Path, o.Format, w, cache, exporter.Options{Command: command}); err != nil {
+		if err := exporter.WriteFile(o.Path, o.Format, w, cache, opts); err != nil {
 			fmt.Fprintf(stderr, "macprof record: write %s: %v\n", o.Path, err)
 			ok = false
 			continue

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the tools macprof's tests and benchmarks use, on Debian/Ubuntu:
-# compilers and linkers for test targets and Mach-O fixtures, and the oracles
-# the tests compare against (eu-stack, llvm-symbolizer, llvm-nm, gdb), and node,
-# which runs the SVG flame graph's inline script in its tests.
+# compilers (gcc, g++ for the C++ symbolize oracle) and linkers for test targets and Mach-O
+# fixtures, the oracles the tests compare against (eu-stack, llvm-symbolizer, llvm-nm,
+# llvm-objdump, gdb, perf), programs built without frame pointers that unwind tests profile
+# (python3, sqlite3), and node, which runs the SVG flame graph's inline script in its tests.
 set -euo pipefail
 export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
 need=()
-for pair in gcc:gcc clang:clang ld64.lld-14:lld-14 eu-stack:elfutils llvm-symbolizer:llvm \
+for pair in gcc:gcc g++:g++ clang:clang ld64.lld-14:lld-14 eu-stack:elfutils llvm-symbolizer:llvm \
             llvm-otool-14:llvm-14 llvm-objdump-14:llvm-14 dsymutil:llvm gdb:gdb perf:linux-perf node:nodejs \
             python3:python3 sqlite3:sqlite3; do
   cmd=${pair%%:*} pkg=${pair#*:}

@@ -156,7 +156,7 @@ func symbolizeStack(cache *symcache.Cache, imgs *images.Set, pcs []uint64) []Fra
 			out = append(out, Frame{
 				Address:  addr,
 				Image:    im.Name(),
-				Function: f.Function,
+				Function: snapshotFunction(f),
 				Offset:   f.Offset,
 				File:     f.File,
 				Line:     f.Line,
@@ -165,4 +165,13 @@ func symbolizeStack(cache *symcache.Cache, imgs *images.Set, pcs []uint64) []Fra
 		}
 	}
 	return out
+}
+
+// snapshotFunction is the frame's function name; an unnamed function with
+// a known start is named image+0xSTART (its Offset is from that start).
+func snapshotFunction(f symcache.Frame) string {
+	if f.Anonymous {
+		return f.Name()
+	}
+	return f.Function
 }

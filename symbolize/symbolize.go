@@ -1,7 +1,8 @@
 // Package symbolize resolves addresses in one binary (a Mach-O file, thin
 // or universal, with its dSYM; or an ELF file) the way Apple's atos does,
 // for `macprof symbolize`: one line per address, "function (in image) +
-// offset" from the symbol table or "function (in image) (file:line)" with
+// offset" from the symbol table (an unnamed function named image+0xSTART
+// by its start) or "function (in image) (file:line)" with
 // debug information, inlined frames on request.
 package symbolize
 
@@ -270,8 +271,14 @@ func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
 	name, start := "", uint64(0)
 	if i >= 0 {
 		if s.names[i] == "" {
-			raw, _ := s.table.Symbol(i)
+			raw, st := s.table.Symbol(i)
 			s.names[i] = demangle.Name(raw, demangle.Simplified)
+			if raw == "" {
+				// An unnamed function: named by its start.
+				if so, ok := s.table.FileOffset(st); ok {
+					s.names[i] = s.image + "+0x" + strconv.FormatUint(so, 16)
+				}
+			}
 		}
 		name = s.names[i]
 		_, start = s.table.Symbol(i)
@@ -306,7 +313,7 @@ func (s *symbolizer) frame(w *bufio.Writer, f symcache.Frame) {
 		w.WriteByte(':')
 		w.WriteString(strconv.Itoa(f.Line))
 		w.WriteString(")")
-	case f.Function != "" && !f.Inlined:
+	case f.Named() && !f.Inlined:
 		w.WriteString(" + ")
 		w.WriteString(strconv.FormatUint(f.Offset, 10))
 	}

@@ -210,10 +210,19 @@ func (c *Cache) resolve(img *images.Image, off uint64) []Frame {
 		return unknown
 	}
 	name, start, ok := t.Lookup(vaddr)
-	if !ok || name == "" {
-		// No symbol, or an anonymous function start: the frame is
-		// named by its image offset.
+	if !ok {
+		// No function: the frame is named by its image offset.
 		return unknown
+	}
+	if name == "" {
+		// An anonymous function start (LC_FUNCTION_STARTS): the frame
+		// is named by the function's start, so that every address of
+		// the function shares one name.
+		soff, ok := t.FileOffset(start)
+		if !ok {
+			return unknown
+		}
+		return []Frame{{Image: img.Name(), Anonymous: true, Start: soff, Offset: vaddr - start}}
 	}
 	// Tables keep names mangled, so that building a table costs no
 	// demangling: demangle each frame once, here.

@@ -45,6 +45,15 @@ type dnode struct {
 // maxDWARFDepth bounds how deep the inlined-subroutine tree is followed.
 const maxDWARFDepth = 64
 
+// maxLineRows and maxDWARFNodes bound what one object's DWARF may hold in
+// memory (about 24 and 64 bytes each): a hostile line program can make a
+// row of every byte. Past them, the rest is left out (frames there get no
+// line, or fewer inlined frames).
+const (
+	maxLineRows   = 1 << 24
+	maxDWARFNodes = 1 << 22
+)
+
 // OpenDSYM opens the dSYM at path (a bundle or its DWARF file) and returns
 // its DWARF as a LineSource. uuid, when not empty, must match the dSYM's
 // LC_UUID (in a universal dSYM, it chooses the slice).
@@ -66,7 +75,7 @@ func OpenDSYM(path, uuid string) (*DWARFLines, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dSYM %s: %w", file, err)
 	}
-	l, err := NewDWARFLines(d)
+	l, err := newDWARFLines(d, true)
 	if err != nil {
 		return nil, fmt.Errorf("dSYM %s: %w", file, err)
 	}
@@ -74,7 +83,11 @@ func OpenDSYM(path, uuid string) (*DWARFLines, error) {
 }
 
 // NewDWARFLines indexes d's line tables and subprograms.
-func NewDWARFLines(d *dwarf.Data) (*DWARFLines, error) {
+func NewDWARFLines(d *dwarf.Data) (*DWARFLines, error) { return newDWARFLines(d, false) }
+
+// newDWARFLines is NewDWARFLines; machO tells DWARF of a Mach-O image,
+// whose linkage names of asm labels keep the symbol's underscore.
+func newDWARFLines(d *dwarf.Data, machO bool) (*DWARFLines, error) {
 	l := &DWARFLines{}
 	fileIdx := map[string]int32{}
 	intern := func(name string) int32 {
@@ -109,7 +122,7 @@ func NewDWARFLines(d *dwarf.Data) (*DWARFLines, error) {
 		var cuFiles []*dwarf.LineFile
 		if lr, err := d.LineReader(cu); err == nil && lr != nil {
 			var le dwarf.LineEntry
-			for {
+			for len(l.rows) < maxLineRows {
 				if err := lr.Next(&le); err != nil {
 					break // io.EOF, or a broken table: keep what was read
 				}
@@ -153,7 +166,7 @@ func NewDWARFLines(d *dwarf.Data) (*DWARFLines, error) {
 				}
 				names[e.Offset] = n
 				rs, err := d.Ranges(e)
-				if err != nil || len(rs) == 0 {
+				if err != nil || len(rs) == 0 || len(l.nodes) >= maxDWARFNodes {
 					break
 				}
 				node := dnode{ranges: rs, callFile: -1}
@@ -195,7 +208,7 @@ func NewDWARFLines(d *dwarf.Data) (*DWARFLines, error) {
 		if n.linkage != "" {
 			// An asm label keeps the Mach-O underscore in
 			// DW_AT_linkage_name: drop it as in the symbol table.
-			if strings.HasPrefix(n.linkage, "__") || strings.HasPrefix(n.linkage, "_$") {
+			if machO && (strings.HasPrefix(n.linkage, "__") || strings.HasPrefix(n.linkage, "_$")) {
 				return n.linkage[1:]
 			}
 			return n.linkage

@@ -39,35 +39,54 @@ func LoadELF(img *images.Image) (*Table, error) {
 		// The vDSO is mapped from its start, so offsets are mapping offsets.
 		f, err = elf.NewFile(bytes.NewReader(buf))
 	} else {
-		f, closeFile, err = openELF(img.File())
+		opened := img.File()
+		f, closeFile, err = openELF(opened)
 		if err != nil && img.OpenPath != "" {
 			// The target exited: its /proc/PID/root is gone, but the
 			// file usually is where it was.
-			f, closeFile, err = openELF(img.Path)
+			opened = img.Path
+			f, closeFile, err = openELF(opened)
+		}
+		if err == nil {
+			defer closeFile()
+			return loadELFFile(img, f, opened)
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
 	}
 	defer closeFile()
-	t, err := ELFTable(filepath.Base(img.Path), f)
+	t, _, err := elfTable(filepath.Base(img.Path), f)
+	return t, err
+}
+
+// loadELFFile builds the Table of img from f, opened at path: its
+// symbols (or a separate debug file's, when it has more), and lines read
+// lazily from the Go pclntab or DWARF of the file or of its debug file.
+func loadELFFile(img *images.Image, f *elf.File, path string) (*Table, error) {
+	object := filepath.Base(img.Path)
+	t, info, err := elfTable(object, f)
 	if err != nil {
 		return nil, err
 	}
-	if img.Path == "[vdso]" {
-		return t, nil
-	}
-	// Stripped system libraries keep their full symbol table in a separate
-	// debug file (Debian's -dbg packages): merge its symbols.
+	// Stripped system libraries keep their full symbol table (and DWARF)
+	// in a separate debug file (Debian's -dbg packages): merge its
+	// symbols.
 	if dbg := findDebugFile(img, f); dbg != "" {
 		if df, dclose, err := openELF(dbg); err == nil {
-			dt, derr := ELFTable(filepath.Base(img.Path), df)
+			dt, dinfo, derr := elfTable(object, df)
 			dclose()
 			if derr == nil && dt.Len() > t.Len() {
 				dt.segments = t.segments
-				return dt, nil
+				t = dt
+			}
+			if derr == nil && t.lines == nil && !info.isGo && dinfo.dwarf {
+				t.lines = elfLines(object, dbg, false, 0, true)
 			}
 		}
+	}
+	if t.lines == nil {
+		t.lines = elfLines(object, path, info.isGo, info.goFunc, info.dwarf)
 	}
 	return t, nil
 }
@@ -138,11 +157,29 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// ELFTable builds a Table from an open ELF file.
+// ELFTable builds a Table from an open ELF file. Its lines are those of a
+// stripped Go binary's pclntab only (LoadELF adds the others, read lazily).
 func ELFTable(object string, f *elf.File) (*Table, error) {
+	t, _, err := elfTable(object, f)
+	return t, err
+}
+
+// elfInfo is what elfTable learns of an ELF file's debug information.
+type elfInfo struct {
+	isGo   bool   // it has a Go pclntab
+	goFunc uint64 // go:func.* from .symtab, 0 if absent
+	dwarf  bool   // it has DWARF (.debug_info)
+}
+
+// elfTable is ELFTable, also returning what the file holds for lines.
+func elfTable(object string, f *elf.File) (*Table, elfInfo, error) {
+	var info elfInfo
 	var syms []Symbol
 	add := func(ss []elf.Symbol) {
 		for _, s := range ss {
+			if len(s.Name) == len("go:func.*") && (s.Name == "go:func.*" || s.Name == "go.func.*") {
+				info.goFunc = s.Value
+			}
 			t := elf.ST_TYPE(s.Info)
 			if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
 				continue
@@ -150,25 +187,37 @@ func ELFTable(object string, f *elf.File) (*Table, error) {
 			if s.Value == 0 || s.Section == elf.SHN_UNDEF {
 				continue
 			}
-			syms = append(syms, Symbol{Name: s.Name, Start: s.Value, Size: s.Size})
+			syms = append(syms, Symbol{Name: TrimGoABI(s.Name), Start: s.Value, Size: s.Size})
 		}
 	}
 	st, err := f.Symbols()
 	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-		return nil, fmt.Errorf("symcache: %s: .symtab: %w", object, err)
+		return nil, info, fmt.Errorf("symcache: %s: .symtab: %w", object, err)
 	}
 	add(st)
 	dt, err := f.DynamicSymbols()
 	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-		return nil, fmt.Errorf("symcache: %s: .dynsym: %w", object, err)
+		return nil, info, fmt.Errorf("symcache: %s: .dynsym: %w", object, err)
 	}
 	add(dt)
 	// A Go binary linked with -s has no .symtab: name its functions
 	// from the pclntab (which also gives file:line). A bad pclntab
 	// leaves the symbols above as they are.
 	var lines LineSource
-	if gs, gl, err := elfGopclntab(object, f, syms); err == nil && gl != nil {
+	gs, gl, isGo, err := elfGopclntab(object, f, syms, info.goFunc)
+	info.isGo = isGo
+	if err == nil && gl != nil {
 		syms, lines = gs, gl
+	}
+	info.dwarf = f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
+	if len(st) == 0 && lines == nil {
+		// Stripped (no .symtab): every function's start from
+		// .eh_frame, so that one without a .dynsym name is named
+		// image+0xSTART rather than after its neighbour.
+		starts, _ := ehFrameStarts(f, nil)
+		for _, a := range starts {
+			syms = append(syms, Symbol{Start: a})
+		}
 	}
 	var segs []Segment
 	for _, p := range f.Progs {
@@ -176,5 +225,5 @@ func ELFTable(object string, f *elf.File) (*Table, error) {
 			segs = append(segs, Segment{Offset: p.Off, Addr: p.Vaddr, Size: p.Filesz})
 		}
 	}
-	return NewTable(object, syms, segs, lines), nil
+	return NewTable(object, syms, segs, lines), info, nil
 }

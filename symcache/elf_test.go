@@ -83,10 +83,10 @@ func TestELFAgainstLLVMSymbolizer(t *testing.T) {
 	bad := 0
 	for i, a := range addrs {
 		fr := c.Symbolize(img, base+a, false)
-		if fr[0].Function != want[i] {
+		if got := fr[len(fr)-1].Function; got != want[i] {
 			bad++
 			if bad < 10 {
-				t.Errorf("%#x: got %q, llvm-symbolizer %q", a, fr[0].Function, want[i])
+				t.Errorf("%#x: got %q, llvm-symbolizer %q", a, got, want[i])
 			}
 		}
 	}
@@ -109,7 +109,15 @@ func TestELFSharedLibraryBias(t *testing.T) {
 	}
 	dyn, _ := f.DynamicSymbols()
 	f.Close()
-	c := New(Options{})
+	// Symbols only: this test is about the bias (the DWARF of a debug
+	// file, when installed, names functions its own way).
+	c := New(Options{Loaders: map[images.Format]Loader{images.FormatELF: func(img *images.Image) (*Table, error) {
+		t, err := LoadELF(img)
+		if t != nil {
+			t.lines = nil
+		}
+		return t, err
+	}}})
 	checked := 0
 	for _, s := range dyn {
 		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 || s.Size < 8 || elf.ST_BIND(s.Info) != elf.STB_GLOBAL {

@@ -58,6 +58,9 @@ type Gopclntab struct {
 	functab []byte // (nfunc*2+1) fields
 	// filetab12 is the Go 1.2 file table (uint32 offsets into names).
 	filetab12 []byte
+	// gofunc is go:func.*, which funcdata (the inline tree) are offsets
+	// into; nil when unknown (see SetGoFunc).
+	gofunc []byte
 }
 
 // GopclntabTextStart returns the text start (runtime.text) recorded in the
@@ -345,75 +348,20 @@ func (t *Gopclntab) pcvalue(off uint32, entry, pc uint64) (int64, bool) {
 	return 0, false
 }
 
-// Lines implements LineSource: the file and line of addr, from the
-// function's pc-file and pc-line tables. In code inlined into the function
-// those name the inlined body, and the table alone does not tell which call
-// it was inlined by (the inline tree lives outside the pclntab), so
-// inlined code gets no line. The frame's Function is left empty for the
-// Table's name.
+// Lines implements LineSource: the frames at addr, innermost first. With
+// the inline tree (see SetGoFunc), code inlined into a function gives one
+// frame per inlined call, as `go tool addr2line` and runtime.CallersFrames
+// name them; without it, inlined code gets no frame (the pc-file and
+// pc-line tables there name the inlined body, and the table alone does not
+// tell which call it was inlined by).
 func (t *Gopclntab) Lines(addr uint64) []Frame {
-	file, line, ok := t.line(addr)
+	i, ok := t.find(addr)
 	if !ok {
 		return nil
 	}
-	return []Frame{{File: file, Line: line}}
+	fr, _ := t.inlineLines(i, t.pc(i), t.pc(i+1), addr)
+	return fr
 }
 
 // pcdataInlTreeIndex is the pcdata table that tells inlined code.
 const pcdataInlTreeIndex = 2
-
-// line returns addr's file and line; ok is false in inlined code and
-// where the tables do not say.
-func (t *Gopclntab) line(addr uint64) (string, int, bool) {
-	i, ok := t.find(addr)
-	if !ok {
-		return "", 0, false
-	}
-	entry := t.pc(i)
-	if t.version != go12 {
-		// Field 7 is npcdata; the pcdata offsets follow the fixed
-		// part of _func, which has 9 uint32s after the entry (10 from
-		// Go 1.20, which added startLine).
-		if np, ok := t.funcField(i, 7); ok && np > pcdataInlTreeIndex {
-			n := uint64(10)
-			if t.go120 {
-				n = 11
-			}
-			if off, ok := t.funcField(i, n+pcdataInlTreeIndex); ok && off != 0 {
-				if v, ok := t.pcvalue(off, entry, addr); ok && v >= 0 {
-					return "", 0, false
-				}
-			}
-		}
-	}
-	lnOff, ok1 := t.funcField(i, 6)
-	fileOff, ok2 := t.funcField(i, 5)
-	if !ok1 || !ok2 || lnOff == 0 {
-		return "", 0, false
-	}
-	line, ok := t.pcvalue(lnOff, entry, addr)
-	if !ok || line <= 0 || line > 1<<30 {
-		return "", 0, false
-	}
-	fno, ok := t.pcvalue(fileOff, entry, addr)
-	if !ok || fno < 0 || fno > 1<<30 {
-		return "", int(line), true
-	}
-	var file string
-	switch t.version {
-	case go12:
-		if fno > 0 && uint64(fno)*4+4 <= uint64(len(t.filetab12)) {
-			file = cstring(t.names, uint64(t.order.Uint32(t.filetab12[fno*4:])))
-		}
-	default:
-		if cu, ok := t.funcField(i, 8); ok {
-			k := (uint64(cu) + uint64(fno)) * 4
-			if k+4 <= uint64(len(t.cutab)) {
-				if off := t.order.Uint32(t.cutab[k:]); off != ^uint32(0) {
-					file = cstring(t.files, uint64(off))
-				}
-			}
-		}
-	}
-	return file, int(line), true
-}

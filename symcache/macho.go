@@ -16,7 +16,7 @@ type MachOOptions struct {
 	// (X.dSYM/Contents/Resources/DWARF/X), to take file:line from. When
 	// empty, <file>.dSYM beside the image's file is tried.
 	DSYM string
-	// NoDSYM turns off DWARF lookup.
+	// NoDSYM turns off DWARF lookup in a dSYM.
 	NoDSYM bool
 	// Pools, when non-nil, shares the string tables of images read from
 	// memory between the images of one task that name the same one (the
@@ -28,6 +28,11 @@ type MachOOptions struct {
 	// symbols from the cache's .symbols file. Nil means
 	// DefaultSharedCacheDirs; an empty, non-nil slice turns the lookup off.
 	SharedCacheDirs []string
+	// DWARFOnly takes lines from DWARF only (the dSYM, else the file's
+	// own __DWARF segment), never from a Go binary's pclntab, which is
+	// otherwise preferred for Go: it is smaller and quicker to read and
+	// has the same lines and inlined calls.
+	DWARFOnly bool
 }
 
 // LoadMachO builds the Table of a Mach-O image, with the default
@@ -40,13 +45,17 @@ func LoadMachO(img *images.Image) (*Table, error) {
 // header and __LINKEDIT are read from the target's memory at
 // img.LoadAddress (img.Start when zero), because images in the dyld shared
 // cache have no file of their own; otherwise img.File() is read (in a
-// universal file, the slice whose UUID is img.BuildID). A dSYM whose UUID
-// matches adds file:line either way.
+// universal file, the slice whose UUID is img.BuildID).
+//
+// Lines are read lazily, on the first lookup that needs them: from a dSYM
+// whose UUID matches, else (for an image with a file of its own, the slice
+// whose UUID matches) from a Go binary's __gopclntab, else from DWARF in
+// the file itself (the __DWARF segment a Go linker writes).
 //
 // Symbols are LC_SYMTAB's text symbols (not stabs, not
 // REFERENCED_DYNAMICALLY) with one leading underscore dropped, plus every
 // LC_FUNCTION_STARTS entry as an anonymous start, so that a stripped
-// function is named image+0xOFFSET rather than after its neighbour.
+// function is named image+0xSTART rather than after its neighbour.
 // Offsets are from __TEXT's start, as images.Image uses for Mach-O.
 //
 // A dylib of the dyld shared cache has its local functions named
@@ -63,6 +72,28 @@ func MachOLoader(o MachOOptions) Loader {
 	return func(img *images.Image) (*Table, error) { return loadMachO(img, o, locals) }
 }
 
+// dsymLines returns the lazy LineSource of the dSYM for an image with UUID
+// uuid at file (o.DSYM, else file.dSYM), or nil when there is none.
+func dsymLines(o MachOOptions, file, uuid string) LineSource {
+	if o.NoDSYM || uuid == "" {
+		return nil
+	}
+	dsym := o.DSYM
+	if dsym == "" {
+		dsym = file + ".dSYM"
+	}
+	if _, err := os.Stat(dsym); err != nil {
+		return nil
+	}
+	return newLazyLines(func() (LineSource, error) {
+		l, err := OpenDSYM(dsym, uuid)
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	})
+}
+
 // loadMachO builds img's Table with options o (see MachOLoader); locals,
 // when non-nil, finds shared-cache local symbols.
 func loadMachO(img *images.Image, o MachOOptions, locals *cacheLocals) (*Table, error) {
@@ -75,19 +106,13 @@ func loadMachO(img *images.Image, o MachOOptions, locals *cacheLocals) (*Table, 
 		return nil, fmt.Errorf("symcache: %w", err)
 	}
 	defer f.Close()
-	var lines LineSource
-	if !o.NoDSYM {
-		dsym := o.DSYM
-		if dsym == "" {
-			dsym = img.File() + ".dSYM"
-		}
-		if l, err := OpenDSYM(dsym, f.UUIDString()); err == nil {
-			lines = l
-		}
-	}
-	t, err := MachOTable(object, f.MachO, f.R, f.Size, lines)
+	lines := dsymLines(o, img.File(), f.UUIDString())
+	t, isGo, err := machOTable(object, f.MachO, machOSource{linkedit: f.R, linkeditSize: f.Size, sections: f.R, sectionsSize: f.Size}, lines)
 	if err != nil {
 		return nil, fmt.Errorf("symcache: %s: %w", img.File(), err)
+	}
+	if t.lines == nil {
+		t.lines = machOFileLines(img.File(), f.UUIDString(), isGo, machOHasDWARF(f.MachO), o.DWARFOnly)
 	}
 	return t, nil
 }
@@ -134,18 +159,16 @@ func loadMachOMemory(img *images.Image, object string, o MachOOptions, locals *c
 	// A dSYM may sit beside the image's file (an app's own binary
 	// built with debug information); its UUID must match.
 	var lines LineSource
-	if !o.NoDSYM && m.HasUUID {
-		dsym := o.DSYM
-		if dsym == "" {
-			dsym = img.File() + ".dSYM"
-		}
-		if l, err := OpenDSYM(dsym, m.UUIDString()); err == nil {
-			lines = l
-		}
+	if m.HasUUID {
+		lines = dsymLines(o, img.File(), m.UUIDString())
 	}
-	t, err := machOTable(object, m, src, lines)
+	t, isGo, err := machOTable(object, m, src, lines)
 	if err != nil {
 		return nil, fmt.Errorf("symcache: %s (from memory at %#x): %w", img.Path, addr, err)
+	}
+	// An app's own binary has its file: lines come from there.
+	if t.lines == nil && m.HasUUID && fileExists(img.File()) {
+		t.lines = machOFileLines(img.File(), m.UUIDString(), isGo, machOHasDWARF(m), o.DWARFOnly)
 	}
 	return t, nil
 }
@@ -186,7 +209,8 @@ func DSYMFile(path string) (string, error) {
 // (a file slice); size bounds the offsets (< 0: unknown). lines, when
 // non-nil, adds file:line.
 func MachOTable(object string, m *images.MachO, r io.ReaderAt, size int64, lines LineSource) (*Table, error) {
-	return machOTable(object, m, machOSource{linkedit: r, linkeditSize: size, sections: r, sectionsSize: size}, lines)
+	t, _, err := machOTable(object, m, machOSource{linkedit: r, linkeditSize: size, sections: r, sectionsSize: size}, lines)
+	return t, err
 }
 
 // machOSource says where machOTable reads an image's parts.
@@ -205,10 +229,12 @@ type machOSource struct {
 	locals func() (*images.MachOSymbolTable, error)
 }
 
-func machOTable(object string, m *images.MachO, src machOSource, lines LineSource) (*Table, error) {
+// machOTable is MachOTable, also telling whether the image is a Go binary
+// (has a __gopclntab).
+func machOTable(object string, m *images.MachO, src machOSource, lines LineSource) (*Table, bool, error) {
 	text := m.Text()
 	if text == nil {
-		return nil, fmt.Errorf("%s: no __TEXT segment", object)
+		return nil, false, fmt.Errorf("%s: no __TEXT segment", object)
 	}
 	starts, serr := m.ReadFunctionStarts(src.linkedit, src.linkeditSize, nil)
 	var syms []Symbol
@@ -217,12 +243,12 @@ func machOTable(object string, m *images.MachO, src machOSource, lines LineSourc
 		if src.strings != nil {
 			var err error
 			if strs, err = src.strings(); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 		st, err := m.ReadSymbolTableStrings(src.linkedit, src.linkeditSize, strs)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		syms = machOSymbols(m, st, make([]Symbol, 0, st.Len()+len(starts)+2*len(m.Sections)))
 	}
@@ -234,14 +260,15 @@ func machOTable(object string, m *images.MachO, src machOSource, lines LineSourc
 		}
 	}
 	// A Go binary linked with -s: name its functions from __gopclntab.
-	if gs, gl, err := machOGopclntab(m, src.sections, src.sectionsSize, syms); err == nil && gl != nil {
+	gs, gl, isGo, err := machOGopclntab(m, src.sections, src.sectionsSize, syms)
+	if err == nil && gl != nil {
 		syms = gs
 		if lines == nil {
 			lines = gl
 		}
 	}
 	if serr != nil && len(syms) == 0 {
-		return nil, serr
+		return nil, false, serr
 	}
 	for _, a := range starts {
 		syms = append(syms, Symbol{Start: a})
@@ -265,7 +292,7 @@ func machOTable(object string, m *images.MachO, src machOSource, lines LineSourc
 		// A __TEXT of size 0: keep offsets from meaning addresses.
 		segs = append(segs, Segment{Addr: text.Addr})
 	}
-	return NewTable(object, syms, segs, lines), nil
+	return NewTable(object, syms, segs, lines), isGo, nil
 }
 
 // redacted is the name the dyld shared cache builder gives every local
@@ -340,7 +367,7 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol) []
 	all := b.String()
 	prev := int32(0)
 	for k, end := range ends {
-		dst[first+k].Name = all[prev:end]
+		dst[first+k].Name = TrimGoABI(all[prev:end])
 		prev = end
 	}
 	return dst

@@ -105,6 +105,21 @@ func NewTable(object string, syms []Symbol, segs []Segment, lines LineSource) *T
 	return t
 }
 
+// TrimGoABI drops the ABI suffix (".abi0", ".abiinternal") that Go's
+// linker adds to a function's name in the object's symbol table when the
+// function has ABI wrappers (cmd/link/internal/ld/symtab.go,
+// mangleABIName). Go's own tools never show it: runtime/pprof names frames
+// from the pclntab, and cmd/pprof (cmd/pprof/pprof.go, (*file).SourceLine)
+// names Go functions by debug/gosym's PCToLine, also from the pclntab,
+// whose names carry no suffix; dropping it lets macprof's profiles line up
+// with `go test -cpuprofile` ones.
+func TrimGoABI(name string) string {
+	if n := len(name); n > 5 && name[n-5] == '.' && name[n-4:] == "abi0" {
+		return name[:n-5]
+	}
+	return strings.TrimSuffix(name, ".abiinternal")
+}
+
 // symKey is what NewTable sorts: a symbol's start, its rank among symbols
 // at that start (lower wins) and its index in syms.
 type symKey struct {
@@ -172,6 +187,20 @@ func (t *Table) Address(fileOffset uint64) (uint64, bool) {
 	return 0, false
 }
 
+// FileOffset maps a link-time address to a file offset (the inverse of
+// Address).
+func (t *Table) FileOffset(addr uint64) (uint64, bool) {
+	if len(t.segments) == 0 {
+		return addr, true
+	}
+	for _, s := range t.segments {
+		if addr >= s.Addr && addr-s.Addr < s.Size {
+			return s.Offset + (addr - s.Addr), true
+		}
+	}
+	return 0, false
+}
+
 // Lookup returns the function containing the link-time address addr: the
 // symbol with the greatest start <= addr, provided addr is inside its size
 // when the size is known.
@@ -229,9 +258,17 @@ func (t *Table) Symbol(i int) (name string, start uint64) { return t.names[i], t
 type Frame struct {
 	// Function is the (demangled) function name, or "" when unknown.
 	Function string
-	// Offset is the address's distance from the function's start, or from
-	// the image's start when Function is "".
+	// Offset is the address's distance from the function's start (named
+	// or Anonymous), or from the image's start when neither is known.
 	Offset uint64
+	// Start is, for an Anonymous frame, the offset of its function's
+	// start in the image (in the image's offset space, as Offset is when
+	// no start is known).
+	Start uint64
+	// Anonymous marks a frame in a function that has no name but a known
+	// start (LC_FUNCTION_STARTS, say): Name is image+0xSTART, so that
+	// every address of the function gets one name.
+	Anonymous bool
 	// File and Line locate the address in source, when debug info has it.
 	File string
 	Line int
@@ -241,17 +278,27 @@ type Frame struct {
 	Inlined bool
 }
 
-// Name returns the function name, or image+0xOFFSET when it is unknown.
+// Name returns the function name; for a function without one,
+// image+0xSTART when its start is known (Anonymous), else image+0xOFFSET
+// (the address's own offset in the image).
 func (f Frame) Name() string {
 	if f.Function != "" {
 		return f.Function
 	}
+	off := f.Offset
+	if f.Anonymous {
+		off = f.Start
+	}
 	var b strings.Builder
 	b.WriteString(f.Image)
 	b.WriteString("+0x")
-	b.WriteString(hex(f.Offset))
+	b.WriteString(hex(off))
 	return b.String()
 }
+
+// Named reports whether the frame names a function: by its name, or by
+// its start when it has none (Anonymous).
+func (f Frame) Named() bool { return f.Function != "" || f.Anonymous }
 
 func hex(v uint64) string {
 	const digits = "0123456789abcdef"

@@ -82,6 +82,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	if err := agent.ApplyConfigFile(fs.FlagSet, args); err != nil {
 		return fail("%v", err)
 	}
+	appOnly := appOnlyFlags(fs.FlagSet)
 	if st, ok := fs.parse(args); !ok {
 		return st
 	}
@@ -118,8 +119,12 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	}
 	host, _ := os.Hostname()
 	version, _ := buildVersion()
+	app, err := appOnly()
+	if err != nil {
+		return fail("%v", err)
+	}
 	exps := agent.Exporters{OTLP: otlpCfg, Host: host, Version: version, SpoolDir: *spool, QueueItems: *queueItems,
-		QueueBytes: *queueBytes, RetryMax: *retryMax, Window: *window, Log: log}
+		QueueBytes: *queueBytes, RetryMax: *retryMax, Window: *window, Log: log, AppOnly: app}
 	if pcfg, enabled := pyroFlags.Config(os.Getenv); enabled {
 		exps.Pyroscope = &pcfg
 	}

@@ -86,10 +86,15 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	var outs multiFlag
 	fs.Var(&outs, "o", "write the profile to `FILE` (repeatable)")
 	fs.alias("o", "output")
+	appOnly := appOnlyFlags(fs.FlagSet)
 	if st, ok := fs.parse(args); !ok {
 		return st
 	}
 	fail := fs.usageError
+	app, err := appOnly()
+	if err != nil {
+		return fail("%v", err)
+	}
 	m, ok := parseMode(*mode)
 	if !ok {
 		return fail("--mode must be cpu or wall, not %q", *mode)
@@ -102,7 +107,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return fail("--unwind: %v", err)
 	}
 	cfg := record.Config{PID: pid.pid(), Command: fs.Args(), Hz: *hz, Duration: *dur, Mode: m, StopThreads: *capture == "stop",
-		MaxFrames: *maxFrames, Unwind: method, Quiet: *quiet, Stderr: stderr, Attach: attach, Launch: launch, Tune: tuneForSampling}
+		MaxFrames: *maxFrames, Unwind: method, Quiet: *quiet, Stderr: stderr, Attach: attach, Launch: launch, Tune: tuneForSampling, AppOnly: app}
 	if err := cfg.Validate(); err != nil {
 		return fail("%v", err)
 	}

@@ -91,6 +91,9 @@ type BuildOptions struct {
 	Attributes map[string]string
 	// ScopeVersion is the instrumentation scope's version (macprof's).
 	ScopeVersion string
+	// AppOnly, when set, keeps only the frames of the application's
+	// images, each run of others collapsed into one exporter.SystemFrame.
+	AppOnly *exporter.AppFilter
 }
 
 // Build converts a window into an export request, symbolizing each unique
@@ -161,8 +164,9 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 		}
 		slot, ok := procIndex[s.PID]
 		var set *images.Set
+		exe := ""
 		if ok {
-			set = w.Processes[slot].Images
+			set, exe = w.Processes[slot].Images, w.Processes[slot].Executable
 		} else {
 			slot = len(w.Processes)
 			if !seenOrphan[s.PID] {
@@ -173,7 +177,7 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 		key := stackKey{stack: s.Stack, slot: slot}
 		sid, ok := stackIDs[key]
 		if !ok {
-			sid = b.stack(set, &w.Stacks[s.Stack])
+			sid = b.stack(set, exe, &w.Stacks[s.Stack], opts.AppOnly)
 			stackIDs[key] = sid
 		}
 		// Thread 0 holds the CPU time of threads no listing saw
@@ -370,6 +374,7 @@ type builder struct {
 	stacks    map[string]int32
 	truncated int32   // location of the [truncated] pseudo frame, 0 until used
 	unsampled int32   // location of the [unsampled] pseudo frame, 0 until used
+	system    int32   // location of the [system] pseudo frame, 0 until used
 	native    []int32 // attribute indices of a machine-code frame's location
 
 	ids    []int32 // scratch for one stack's location indices
@@ -559,9 +564,24 @@ func (b *builder) pseudoLocation(slot *int32, name string) int32 {
 
 // stack returns the stack_table index of a window stack resolved in one
 // process's images, deduplicated by its location indices.
-func (b *builder) stack(set *images.Set, s *profile.Stack) int32 {
+// With app set, frames outside the application's images (exe's) collapse,
+// run by run, into one [system] location.
+func (b *builder) stack(set *images.Set, exe string, s *profile.Stack, app *exporter.AppFilter) int32 {
 	ids := b.ids[:0]
 	for i, pc := range s.PCs {
+		if app != nil {
+			addr := pc
+			if i > 0 && addr > 0 {
+				addr--
+			}
+			if !app.IsApp(exe, set.Lookup(addr)) {
+				sys := b.pseudoLocation(&b.system, exporter.SystemFrame)
+				if len(ids) == 0 || ids[len(ids)-1] != sys {
+					ids = append(ids, sys)
+				}
+				continue
+			}
+		}
 		ids = append(ids, b.location(set, pc, i > 0))
 	}
 	if s.Truncated {

@@ -85,6 +85,9 @@ type Config struct {
 	Headers map[string]string
 	// Timeout bounds each push (default 30 s).
 	Timeout time.Duration
+	// AppOnly, when set, keeps only the frames of each process's own
+	// images (exporter.Options.AppOnly).
+	AppOnly *exporter.AppFilter
 	// Raw sends the profile as the request body with format=pprof instead
 	// of a multipart form (which Pyroscope parses only without format).
 	Raw bool
@@ -233,7 +236,7 @@ func (c *Client) Encode(w *profile.Window, cache *symcache.Cache) ([]upload.Item
 	times := windowMeta(w)
 	var items []upload.Item
 	for _, part := range splitByProcess(w) {
-		p, err := exporter.Profile(part.w, cache, exporter.Options{})
+		p, err := exporter.Profile(part.w, cache, exporter.Options{AppOnly: c.cfg.AppOnly})
 		if err != nil {
 			return nil, fmt.Errorf("pyroscope: %w", err)
 		}

@@ -1,0 +1,301 @@
+package symbolize
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// tool finds an external program the test needs, or fails saying what is
+// missing.
+func tool(t *testing.T, names ...string) string {
+	t.Helper()
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	t.Fatalf("this test needs %s on PATH (scripts/install-deps.sh installs it)", strings.Join(names, " or "))
+	return ""
+}
+
+// funcAddrs returns link-time addresses inside the named functions (every
+// step bytes) of an unstripped ELF file; prefix selects by name prefix.
+func funcAddrs(t *testing.T, bin, prefix string, step uint64) []uint64 {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []uint64
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Size > 0 && strings.HasPrefix(s.Name, prefix) {
+			for a := s.Value; a < s.Value+s.Size; a += step {
+				out = append(out, a)
+			}
+		}
+	}
+	if len(out) < 20 {
+		t.Fatalf("only %d addresses in %s* of %s", len(out), prefix, bin)
+	}
+	return out
+}
+
+// run symbolizes addrs with Run and returns the output lines.
+func run(t *testing.T, cfg Config, addrs []uint64) []string {
+	t.Helper()
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "%#x\n", a)
+	}
+	var out bytes.Buffer
+	if err := Run(cfg, nil, &in, &out); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+}
+
+const goProg = `package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func small(n int) int { return n*3 + 1 }
+
+//go:noinline
+func leaf(n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += small(i)
+	}
+	return s
+}
+
+//go:noinline
+func middle(n int) int { return leaf(small(n)) + 1 }
+
+func main() { fmt.Println(middle(len(os.Args))) }
+`
+
+// TestSymbolizeGoAgreesWithAddr2line checks every other byte of the main.*
+// functions of an unstripped Go program: without -i, the function and
+// file:line equal go tool addr2line's (the physical function, the
+// innermost position); with -i, the last frame is that function and the
+// first has that position, with inlined frames before it where the
+// compiler inlined.
+func TestSymbolizeGoAgreesWithAddr2line(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"main.go": goProg, "go.mod": "module prog\n\ngo 1.21\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goBin := tool(t, "go")
+	bin := filepath.Join(dir, "prog")
+	cmd := exec.Command(goBin, "build", "-o", bin, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	addrs := funcAddrs(t, bin, "main.", 2)
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "%#x\n", a)
+	}
+	a2l := exec.Command(goBin, "tool", "addr2line", bin)
+	a2l.Stdin = &in
+	b, err := a2l.Output()
+	if err != nil {
+		t.Fatalf("go tool addr2line: %v", err)
+	}
+	want := strings.Split(strings.TrimSpace(string(b)), "\n")
+	got := run(t, Config{Binary: bin}, addrs)
+	if len(got) != len(addrs) || len(want) != 2*len(addrs) {
+		t.Fatalf("%d lines from symbolize, %d from addr2line, for %d addresses", len(got), len(want), len(addrs))
+	}
+	bad := 0
+	for i, a := range addrs {
+		fn, pos := want[2*i], want[2*i+1]
+		w := fmt.Sprintf("%s (in prog) (%s)", fn, filepath.Base(pos))
+		if strings.HasSuffix(pos, ":-1") || strings.HasSuffix(pos, ":0") {
+			w = fn + " (in prog) + " // padding: no line
+		}
+		if !strings.HasPrefix(got[i], w) {
+			if bad++; bad <= 10 {
+				t.Errorf("%#x: symbolize %q, addr2line %s %s", a, got[i], fn, pos)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d addresses disagree", bad, len(addrs))
+	}
+	// -i: one address at a time, so that its frames are known.
+	inlined, small := 0, 0
+	for i := 0; i < len(addrs); i += 3 {
+		fr := run(t, Config{Binary: bin, Inline: true}, addrs[i:i+1])
+		fn, pos := want[2*i], want[2*i+1]
+		if strings.HasSuffix(pos, ":-1") {
+			continue
+		}
+		if !strings.HasSuffix(fr[0], "("+filepath.Base(pos)+")") || !strings.HasPrefix(fr[len(fr)-1], fn+" (in prog) (") {
+			t.Errorf("%#x -i: %q, addr2line %s %s", addrs[i], fr, fn, pos)
+		}
+		if len(fr) > 1 {
+			inlined++
+			switch {
+			case strings.HasPrefix(fr[0], "main.small (in prog) (main.go:"):
+				small++
+			case strings.HasPrefix(fr[0], "fmt.Println (in prog) (print.go:"): // inlined into main.main
+			default:
+				t.Errorf("%#x -i: %q, want main.small or fmt.Println inlined first", addrs[i], fr)
+			}
+		}
+	}
+	if inlined == 0 || small == 0 {
+		t.Errorf("%d addresses with inlined frames, %d in main.small, with -i: main.small is inlined", inlined, small)
+	}
+}
+
+const cProg = `#include <stdio.h>
+#include <stdlib.h>
+
+static inline int sq(int x) { return x * x; }
+
+static inline int sum_sq(int n) {
+	int s = 0;
+	for (int i = 0; i < n; i++)
+		s += sq(i) ^ (s >> 3);
+	return s;
+}
+
+__attribute__((noinline)) int worker(int n) {
+	int t = 0;
+	for (int k = 0; k < n; k++)
+		t += sum_sq(k + n);
+	return t;
+}
+
+int main(int argc, char **argv) {
+	printf("%d\n", worker(argc > 1 ? atoi(argv[1]) : 7));
+	return 0;
+}
+`
+
+type llvmFrame struct {
+	FileName     string
+	FunctionName string
+	Line         int
+}
+
+const cxxProg = `#include <cstdio>
+#include <cstdlib>
+
+namespace geo {
+template <typename T> struct Vec {
+	T x, y;
+	T dot(const Vec &o) const { return x * o.x + y * o.y; }
+};
+static inline int area(int w) { return w * w + 1; }
+__attribute__((noinline)) int measure(const Vec<int> &v, int n) {
+	int s = 0;
+	for (int i = 0; i < n; i++)
+		s += v.dot(Vec<int>{i, n}) ^ area(i);
+	return s;
+}
+} // namespace geo
+
+int main(int argc, char **argv) {
+	geo::Vec<int> v{argc, 3};
+	std::printf("%d\n", geo::measure(v, argc > 1 ? std::atoi(argv[1]) : 7));
+	return 0;
+}
+`
+
+// TestSymbolizeCAgreesWithLLVMSymbolizer checks every byte of a gcc -O2 -g
+// C program's worker and main: with -i, every frame's function and
+// file:line equal llvm-symbolizer's (inlined frames included).
+func TestSymbolizeCAgreesWithLLVMSymbolizer(t *testing.T) {
+	checkLLVM(t, "gcc", "inl.c", cProg, "worker", "main")
+}
+
+// TestSymbolizeCXXAgreesWithLLVMSymbolizer is the same for C++ built with
+// g++ -O2 -g: demangled names, a template method and a static function
+// inlined.
+func TestSymbolizeCXXAgreesWithLLVMSymbolizer(t *testing.T) {
+	checkLLVM(t, "g++", "inl.cpp", cxxProg, "_ZN3geo7measure", "main")
+}
+
+// checkLLVM builds source (file name name) with compiler -O2 -g and
+// compares symbolize -i with llvm-symbolizer at every byte of the
+// functions whose symbol names start with one of prefixes.
+func checkLLVM(t *testing.T, compiler, name, source string, prefixes ...string) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, name)
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "inl")
+	if out, err := exec.Command(tool(t, compiler), "-O2", "-g", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", compiler, err, out)
+	}
+	var addrs []uint64
+	for _, p := range prefixes {
+		addrs = append(addrs, funcAddrs(t, bin, p, 1)...)
+	}
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "%#x\n", a)
+	}
+	cmd := exec.Command(tool(t, "llvm-symbolizer", "llvm-symbolizer-14"), "--obj="+bin, "--output-style=JSON")
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("llvm-symbolizer: %v", err)
+	}
+	var want [][]llvmFrame
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		var r struct{ Symbol []llvmFrame }
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r.Symbol)
+	}
+	if len(want) != len(addrs) {
+		t.Fatalf("llvm-symbolizer: %d results for %d addresses", len(want), len(addrs))
+	}
+	inlined := 0
+	for i, a := range addrs {
+		got := run(t, Config{Binary: bin, Inline: true}, []uint64{a})
+		var w []string
+		for _, f := range want[i] {
+			w = append(w, fmt.Sprintf("%s (in inl) (%s:%d)", f.FunctionName, filepath.Base(f.FileName), f.Line))
+		}
+		if strings.Join(got, "|") != strings.Join(w, "|") {
+			t.Errorf("%#x: symbolize -i %q, llvm-symbolizer %q", a, got, w)
+		}
+		if len(w) > 1 {
+			inlined++
+		}
+	}
+	if inlined == 0 {
+		t.Error("no inlined frames: gcc -O2 should inline sq and sum_sq")
+	}
+	t.Logf("%d addresses, %d with inlined frames", len(addrs), inlined)
+}

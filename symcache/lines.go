@@ -1,0 +1,152 @@
+package symcache
+
+import (
+	"debug/macho"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/macprof/macprof/images"
+)
+
+// lazyLines is a LineSource read on first use: building a Table reads only
+// symbols (the goal is 30 ms per 100k symbols), and the line tables of an
+// object (a Go pclntab, DWARF) are read from its file only when a frame of
+// it needs a line. It lives as long as its Table, so the Cache's bound on
+// tables (Options.MaxTables) bounds line tables too.
+type lazyLines struct {
+	once sync.Once
+	load func() (LineSource, error)
+	src  LineSource
+	err  error
+}
+
+func newLazyLines(load func() (LineSource, error)) *lazyLines {
+	return &lazyLines{load: load}
+}
+
+// lineLoadTimeout bounds how long the first lookup waits for an object's
+// line tables: the file is reopened then, and a file served by a hung FUSE
+// mount or disk must not hang symbolization (as DefaultLoadTimeout does
+// for tables). Past it the object's frames have no lines.
+var lineLoadTimeout = DefaultLoadTimeout
+
+// source loads the line source on first use.
+func (l *lazyLines) source() LineSource {
+	l.once.Do(func() {
+		type result struct {
+			src LineSource
+			err error
+		}
+		done := make(chan result, 1)
+		load := l.load
+		l.load = nil
+		go func() {
+			src, err := load()
+			done <- result{src, err}
+		}()
+		timer := time.NewTimer(lineLoadTimeout)
+		defer timer.Stop()
+		select {
+		case r := <-done:
+			l.src, l.err = r.src, r.err
+		case <-timer.C:
+			l.err = fmt.Errorf("symcache: reading line tables took longer than %v", lineLoadTimeout)
+		}
+	})
+	return l.src
+}
+
+// Lines implements LineSource.
+func (l *lazyLines) Lines(addr uint64) []Frame {
+	if s := l.source(); s != nil {
+		return s.Lines(addr)
+	}
+	return nil
+}
+
+// Err returns why the line source could not be read, once it was tried.
+func (l *lazyLines) Err() error {
+	l.source()
+	return l.err
+}
+
+// elfLines returns the lazy LineSource of an ELF object: the pclntab of a
+// Go binary (isGo; goFunc is go:func.* from .symtab, or 0), else the DWARF
+// of path. It returns nil when the object has neither.
+func elfLines(object, path string, isGo bool, goFunc uint64, hasDWARF bool) LineSource {
+	switch {
+	case isGo:
+		return newLazyLines(func() (LineSource, error) {
+			f, closeFile, err := openELF(path)
+			if err != nil {
+				return nil, err
+			}
+			defer closeFile()
+			t, err := elfGoLines(object, f, goFunc)
+			if err != nil {
+				return nil, err
+			}
+			return t, nil
+		})
+	case hasDWARF:
+		return newLazyLines(func() (LineSource, error) {
+			f, closeFile, err := openELF(path)
+			if err != nil {
+				return nil, err
+			}
+			defer closeFile()
+			d, err := f.DWARF()
+			if err != nil {
+				return nil, fmt.Errorf("symcache: %s: %w", path, err)
+			}
+			return NewDWARFLines(d)
+		})
+	}
+	return nil
+}
+
+// machOFileLines returns the lazy LineSource of a Mach-O image from its
+// file (path, the slice with UUID uuid): the pclntab of a Go binary
+// (unless dwarfOnly), else the DWARF in the file itself (a __DWARF
+// segment, as Go's linker writes). isGo and hasDWARF say what the image's
+// header shows.
+func machOFileLines(path, uuid string, isGo, hasDWARF, dwarfOnly bool) LineSource {
+	if !(isGo && !dwarfOnly) && !hasDWARF {
+		return nil
+	}
+	return newLazyLines(func() (LineSource, error) {
+		f, err := images.OpenMachOUUID(path, uuid)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if isGo && !dwarfOnly {
+			if t, err := machOGoLines(f.MachO, f.R, f.Size); err == nil {
+				return t, nil
+			} else if !hasDWARF {
+				return nil, err
+			}
+		}
+		mf, err := macho.NewFile(io.NewSectionReader(f.R, 0, f.Size))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		d, err := mf.DWARF()
+		if err != nil {
+			return nil, fmt.Errorf("%s: __DWARF: %w", path, err)
+		}
+		return newDWARFLines(d, true)
+	})
+}
+
+// machOHasDWARF reports whether the image carries DWARF sections itself.
+func machOHasDWARF(m *images.MachO) bool {
+	for i := range m.Sections {
+		if n := m.Sections[i].Name; n == "__debug_info" || n == "__zdebug_info" {
+			return true
+		}
+	}
+	return false
+}
