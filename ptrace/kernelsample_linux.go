@@ -37,9 +37,10 @@ type kernelSampler struct {
 	openErr  error
 	small    error
 	openRing func(tid int, period time.Duration, stackBytes int) (*perfRing, bool, error) // openPerfRing; tests replace it
-	// ringIdle is how long a ring stays open with fewer than
-	// ringMinSamples samples (ringIdleTimeout; tests shorten it).
-	ringIdle time.Duration
+	// ringIdle is how long a ring stays open without a sample
+	// (ringIdleTimeout; tests shorten it), ringBusy how close two captures
+	// of a thread without a ring must come to give it one (half of it).
+	ringIdle, ringBusy time.Duration
 	// rings counts the rings open, which maxRings bounds (tests lower
 	// it); full is the warning given when a thread was stopped for want
 	// of one.
@@ -57,7 +58,7 @@ func newKernelSampler(opts target.Options) (*kernelSampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, maxRings: maxRings, ringsMayGrow: canLockMemory()}, nil
+	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringBusy: ringIdleTimeout / 2, maxRings: maxRings, ringsMayGrow: canLockMemory()}, nil
 }
 
 // threadKernel is a thread's kernel sampling state.
@@ -73,7 +74,7 @@ type threadKernel struct {
 	windowSamples int
 	rings         *atomic.Int32 // the count its open ring is in
 	// light: its ring was closed as it had too few samples to need one;
-	// it is stopped for its captures until two come within ringBusyGap.
+	// it is stopped for its captures until two come within ringBusy.
 	light    bool
 	lastStop time.Time // its last capture while light
 }
@@ -96,7 +97,7 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 		if th.kernel.light {
 			last := th.kernel.lastStop
 			th.kernel.lastStop = now
-			if now.Sub(last) > ringBusyGap {
+			if now.Sub(last) > k.ringBusy {
 				return t.stopAndCapture(th, c)
 			}
 		}
@@ -289,9 +290,9 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		t.stateMu.Unlock()
 	case th.kernel.ranOff && !th.kernel.ringFull && k.ringsMayGrow && k.small == nil && k.openErr == nil:
 		t.growRing(th)
-	case now.Sub(th.kernel.windowStart) > k.ringIdle && th.kernel.windowSamples < ringMinSamples:
-		// Too few samples to need a ring: its locked memory and file
-		// go back, and its captures stop it until it is busy again.
+	case now.Sub(th.kernel.windowStart) > k.ringIdle && th.kernel.windowSamples == 0:
+		// Idle: its locked memory and file go back, and its captures
+		// stop it until it is busy again.
 		th.kernel.closeRing()
 		th.kernel.light, th.kernel.lastStop = true, now
 	case now.Sub(th.kernel.windowStart) > k.ringIdle:
@@ -300,17 +301,16 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 	return n, nil
 }
 
-// A thread keeps its ring while it has at least ringMinSamples samples in
-// every ringIdleTimeout (one a second): a thread sampled less often costs
-// less stopped for its captures than its ring's pinned memory. One without
-// a ring (closed, or refused at the ceiling) gets one when two of its
-// captures come within ringBusyGap, a rate well above the one that keeps
-// a ring, so that a thread near it does not take rings in turn.
-const (
-	ringIdleTimeout = 5 * time.Second
-	ringMinSamples  = 5
-	ringBusyGap     = ringIdleTimeout / ringMinSamples / 4
-)
+// A thread keeps its ring while it has a sample in every ringIdleTimeout
+// (used a period of CPU time), so that rings follow the threads that run.
+// The test is a sample rather than a rate: at 19 Hz a thread using 4% of a
+// CPU is sampled under once a second, and stopping it for each capture
+// instead costs both sides a context switch per sample, which is what a
+// ring is there to save. One without a ring (closed, or refused at the
+// ceiling) gets one when two of its captures come within ringIdleTimeout/2,
+// twice the rate that keeps a ring, so that a thread near it does not take
+// rings in turn.
+const ringIdleTimeout = 5 * time.Second
 
 // maxRings bounds the rings of one target: each costs its thread a file
 // and perfRingBytes of pinned memory (more once grown), so that many busy

@@ -77,7 +77,7 @@ func TestKernelSampleRingsHaveACeiling(t *testing.T) {
 		t.Errorf("KernelSampled() = %v, %v at the ceiling, want true, true", on, all)
 	}
 	// A ring that goes makes room for a thread that had none, once its
-	// captures come within ringBusyGap: these spin, so they do.
+	// captures come within ringBusy: these spin, so they do.
 	tg.hotMu.Lock()
 	tg.stateMu.Lock()
 	tg.threads[int(tids[1])].kernel.closeRing()
@@ -91,14 +91,14 @@ func TestKernelSampleRingsHaveACeiling(t *testing.T) {
 	}
 }
 
-// TestKernelSampleRingOfALightThreadCloses: a thread with fewer than
-// ringMinSamples samples in a ringIdle loses its ring and file, is stopped
-// for its captures while they come more than ringBusyGap apart, and gets
-// a ring again when two come closer.
+// TestKernelSampleRingOfALightThreadCloses: a thread without a sample in a
+// ringIdle loses its ring and file, is stopped for its captures while they
+// come more than ringBusy apart, and gets a ring again when two come
+// closer.
 func TestKernelSampleRingOfALightThreadCloses(t *testing.T) {
 	const period = 5 * time.Millisecond
 	p, tg, tid, c := startSpinExit(t, period, "30000", "idle")
-	tg.kernel.ringIdle = 200 * time.Millisecond
+	tg.kernel.ringIdle, tg.kernel.ringBusy = 200*time.Millisecond, 100*time.Millisecond
 	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread goes to sleep
 		t.Fatal(err)
 	}
@@ -119,18 +119,18 @@ func TestKernelSampleRingOfALightThreadCloses(t *testing.T) {
 	if fds-perfFDs(t) != 1 {
 		t.Fatalf("%d perf files closed with the ring, want 1", fds-perfFDs(t))
 	}
-	time.Sleep(ringBusyGap + 100*time.Millisecond)
+	time.Sleep(tg.kernel.ringBusy + 100*time.Millisecond)
 	if err := tg.Capture(tid, c); err != nil || c.Stopped == 0 {
 		t.Fatalf("capture of a light thread: %v, stopped %v; want a stop", err, c.Stopped)
 	}
 	if ringsOpen(tg) != 0 {
-		t.Fatal("a light thread got a ring back at a capture more than ringBusyGap after the last")
+		t.Fatal("a light thread got a ring back at a capture more than ringBusy after the last")
 	}
 	if err := tg.Capture(tid, c); err != nil {
 		t.Fatal(err)
 	}
 	if ringsOpen(tg) != 1 || tg.kernel.rings.Load() != 1 {
-		t.Errorf("%d rings (%d counted) after two captures within %v, want 1", ringsOpen(tg), tg.kernel.rings.Load(), ringBusyGap)
+		t.Errorf("%d rings (%d counted) after two captures within %v, want 1", ringsOpen(tg), tg.kernel.rings.Load(), tg.kernel.ringBusy)
 	}
 }
 
@@ -182,5 +182,45 @@ func TestListedThreadHoldsOneFile(t *testing.T) {
 	tg.Close()
 	if got := procFDs(t, p.PID); got != 0 {
 		t.Errorf("%d /proc files open after Close", got)
+	}
+}
+
+// TestKernelSampleRingOfASlowThreadStays: a thread sampled once in a
+// ringIdle (at 19 Hz, one using 4% of a CPU is sampled under once a second)
+// keeps its ring; only one with no sample loses it. With a rate threshold
+// (5 samples in 5 s, before) such threads were stopped for every capture.
+func TestKernelSampleRingOfASlowThreadStays(t *testing.T) {
+	const period = 5 * time.Millisecond
+	p, tg, tid, c := startSpinExit(t, period, "30000", "idle")
+	tg.kernel.ringIdle = 200 * time.Millisecond
+	spinFor(t, tg, tid, 3*period)
+	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread goes to sleep
+		t.Fatal(err)
+	}
+	th := tg.threads[int(tid)]
+	// A window that began long ago and holds one sample.
+	tg.hotMu.Lock()
+	th.kernel.windowStart, th.kernel.windowSamples = time.Now().Add(-time.Second), 0
+	tg.hotMu.Unlock()
+	caps := []*target.Capture{c}
+	for len(caps) < 8 {
+		caps = append(caps, target.NewCapture(512, 64<<10))
+	}
+	n, err := tg.DrainSamples(tid, caps)
+	if err != nil || n == 0 {
+		t.Fatalf("DrainSamples = %d, %v; want the samples of %v of CPU", n, err, 3*period)
+	}
+	if ringsOpen(tg) != 1 {
+		t.Fatalf("a thread with %d samples in its last window lost its ring", n)
+	}
+	// The next window has none: the ring goes.
+	tg.hotMu.Lock()
+	th.kernel.windowStart = time.Now().Add(-time.Second)
+	tg.hotMu.Unlock()
+	if _, err := tg.DrainSamples(tid, []*target.Capture{c}); err != nil && !errors.Is(err, target.ErrNotKernelSampled) {
+		t.Fatal(err)
+	}
+	if ringsOpen(tg) != 0 {
+		t.Error("a thread without a sample in its last window kept its ring")
 	}
 }
