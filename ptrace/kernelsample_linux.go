@@ -36,7 +36,7 @@ type kernelSampler struct {
 	// memory.
 	openErr  error
 	small    error
-	openRing func(tid int, period time.Duration, stackBytes int) (*perfRing, bool, error) // openPerfRing; tests replace it
+	openRing func(tid int, spec ringSpec) (*perfRing, bool, error) // openPerfRing; tests replace it
 	// ringIdle is how long a ring stays open without a sample
 	// (ringIdleTimeout; tests shorten it), ringBusy how close two captures
 	// of a thread without a ring must come to give it one (half of it).
@@ -108,17 +108,17 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 			th.kernel.light, th.kernel.lastStop = true, now
 			if k.full == nil {
 				k.full = fmt.Errorf("thread %d and others stopped for their samples: at most %d threads have sample buffers at once (each %d KiB of locked memory and a file)",
-					tid, k.maxRings, perfRingBytes(t.opts.KernelSamplePeriod, perfStackBytes)>>10)
+					tid, k.maxRings, perfRingBytes(t.ringSpec(perfStackBytes))>>10)
 			}
 			return t.stopAndCapture(th, c)
 		}
 		// A thread whose ring was closed while it idled gets back the
 		// stack copy it had grown to, if the budget allows.
 		stack := max(th.kernel.ringStack, perfStackBytes)
-		r, small, err := k.openRing(tid, t.opts.KernelSamplePeriod, stack)
+		r, small, err := k.openRing(tid, t.ringSpec(stack))
 		if err != nil && stack > perfStackBytes {
 			stack = perfStackBytes
-			r, small, err = k.openRing(tid, t.opts.KernelSamplePeriod, stack)
+			r, small, err = k.openRing(tid, t.ringSpec(stack))
 		}
 		if small && k.small == nil {
 			k.small = fmt.Errorf("thread %d: sample buffer reduced to %d KiB for want of locked memory (ulimit -l, or perf_event_mlock_kb): CPU time whose samples did not fit is counted on the thread's previous stack", tid, perfMinRingBytes>>10)
@@ -235,6 +235,12 @@ func (t *Target) KernelSampled() (on, everyThread bool) {
 	return true, t.kernel.openErr == nil
 }
 
+// DrainInterval returns how often the rings must be drained
+// (target.SampleDrainer): they are sized to hold that long's samples.
+func (t *Target) DrainInterval() time.Duration {
+	return target.DrainInterval(t.opts.KernelSamplePeriod, t.opts.MaxDrainInterval)
+}
+
 // DrainSamples captures the kernel samples of a thread taken since the
 // previous call into caps, oldest first, and returns how many
 // (target.SampleDrainer). It reads the thread's ring without a system
@@ -330,7 +336,7 @@ func canLockMemory() bool { return haveCapability(unix.CAP_IPC_LOCK) }
 // the kernel refuses the larger ring, the thread keeps the one it has.
 func (t *Target) growRing(th *thread) {
 	size := min(2*th.kernel.ringStack, perfMaxStackBytes)
-	r, small, err := t.kernel.openRing(th.tid, t.opts.KernelSamplePeriod, size)
+	r, small, err := t.kernel.openRing(th.tid, t.ringSpec(size))
 	if err != nil || small {
 		if r != nil {
 			r.close()

@@ -56,15 +56,26 @@ const perfRingSlack = 4
 // the sampler then counts its CPU time on the thread's previous stack.
 const perfMinRingBytes = 32 << 10
 
-// perfRingBytes returns the size of the data area of a ring for samples
-// every period with stack copies of stackBytes: a power of two that holds
-// the samples of one drain interval (target.DrainInterval) and
-// perfRingSlack more, 128 KiB at 99 Hz and 999 Hz with 8 KiB copies. Each
-// busy thread has a ring, in locked memory.
-func perfRingBytes(period time.Duration, stackBytes int) int {
-	samples := int(target.DrainInterval(period)/period) + perfRingSlack
+// ringSpec is what a thread's sampling event and ring are opened with.
+type ringSpec struct {
+	period   time.Duration // a sample every period of the thread's CPU time
+	interval time.Duration // the drain interval: the ring holds its samples
+	stack    int           // bytes of user stack copied with each sample
+}
+
+// ringSpec returns the spec of a ring of t's with stack copies of stack bytes.
+func (t *Target) ringSpec(stack int) ringSpec {
+	return ringSpec{period: t.opts.KernelSamplePeriod, interval: t.DrainInterval(), stack: stack}
+}
+
+// perfRingBytes returns the size of the data area of a ring for spec: a
+// power of two that holds the samples of one drain interval and
+// perfRingSlack more, 128 KiB at 99 Hz and 999 Hz with 8 KiB copies and
+// 100 ms drains. Each busy thread has a ring, in locked memory.
+func perfRingBytes(spec ringSpec) int {
+	samples := int(spec.interval/spec.period) + perfRingSlack
 	n := perfMinRingBytes
-	for n < samples*perfSampleMaxBytes(stackBytes) {
+	for n < samples*perfSampleMaxBytes(spec.stack) {
 		n *= 2
 	}
 	return n
@@ -87,11 +98,12 @@ var mmapRing = func(fd, size int) ([]byte, error) {
 }
 
 // openPerfRing opens a task-clock sampling event on thread tid that samples
-// every period of its CPU time, with user registers (perfRegsMask) and
-// stackBytes of user stack, and maps its ring (perfRingBytes, or
+// every spec.period of its CPU time, with user registers (perfRegsMask) and
+// spec.stack bytes of user stack, and maps its ring (perfRingBytes, or
 // perfMinRingBytes for perfStackBytes copies when the locked-memory budget
 // allows no more; small reports that).
-func openPerfRing(tid int, period time.Duration, stackBytes int) (r *perfRing, small bool, err error) {
+func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
+	period, stackBytes := spec.period, spec.stack
 	attr := unix.PerfEventAttr{
 		Type:              unix.PERF_TYPE_SOFTWARE,
 		Config:            unix.PERF_COUNT_SW_TASK_CLOCK,
@@ -115,7 +127,7 @@ func openPerfRing(tid int, period time.Duration, stackBytes int) (r *perfRing, s
 	}
 	page := os.Getpagesize()
 	pages := func(bytes int) int { return max(1, bytes/page) } // both powers of two
-	dataPages := pages(perfRingBytes(period, stackBytes))
+	dataPages := pages(perfRingBytes(spec))
 	mem, err := mmapRing(fd, (1+dataPages)*page)
 	if (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM)) && stackBytes == perfStackBytes && dataPages > pages(perfMinRingBytes) {
 		// Over the locked-memory budget (perf_event_mlock_kb and

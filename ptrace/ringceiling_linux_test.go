@@ -58,7 +58,7 @@ func TestKernelSampleRingsHaveACeiling(t *testing.T) {
 	}
 	c := target.NewCapture(512, 64<<10)
 	for _, tid := range tids[1:] {
-		if err := tg.Capture(tid, c); err != nil {
+		if err := captureStop(t, tg, tid, c); err != nil {
 			t.Fatalf("capture of thread %d: %v", tid, err)
 		}
 		if c.Stopped == 0 {

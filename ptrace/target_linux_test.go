@@ -155,6 +155,17 @@ func captureStop(t *testing.T, tg *Target, id target.ThreadID, c *target.Capture
 		if !errors.Is(err, target.ErrStopTimeout) || time.Now().After(deadline) {
 			return err
 		}
+		// A first capture opens the thread's ring before it stops the
+		// thread: the retry is to stop it again, not read the ring.
+		if tg.kernel != nil {
+			tg.hotMu.Lock()
+			tg.stateMu.Lock()
+			if th := tg.threads[int(id)]; th != nil {
+				th.kernel.closeRing()
+			}
+			tg.stateMu.Unlock()
+			tg.hotMu.Unlock()
+		}
 	}
 }
 

@@ -24,6 +24,8 @@ type drainingTarget struct {
 	started map[target.ThreadID]time.Duration
 	drains  int
 	endless bool // every drain fills every capture
+	// maxDrain is the ceiling of its drain interval (0: the default).
+	maxDrain time.Duration
 	// The time of the last drain and the samples taken by then.
 	lastDrain time.Time
 	lastTaken map[target.ThreadID]int64
@@ -46,6 +48,9 @@ func (d *drainingTarget) cpu(t target.ThreadID) time.Duration {
 }
 
 func (d *drainingTarget) KernelSampled() (bool, bool) { return true, !d.refused }
+func (d *drainingTarget) DrainInterval() time.Duration {
+	return target.DrainInterval(d.period, d.maxDrain)
+}
 
 func (d *drainingTarget) Capture(t target.ThreadID, c *target.Capture) error {
 	if _, ok := d.started[t]; !ok {
@@ -136,6 +141,23 @@ func TestDrainCountsEveryKernelSampleAndWakesLessOften(t *testing.T) {
 	// last one at the end.
 	if st := w.Stats; st.Ticks < 8 || st.Ticks > 17 {
 		t.Errorf("%d ticks in 1.2 s, want about 15 (three, then one per drain interval)", st.Ticks)
+	}
+}
+
+// TestDrainIntervalIsTheTargets: the sampler wakes as often as the target's
+// buffers need (an agent's target asks for a longer ceiling), and every
+// sample is still counted.
+func TestDrainIntervalIsTheTargets(t *testing.T) {
+	const hz = 20
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
+	d.maxDrain = time.Second // 10 periods: a drain every 500 ms
+	ws := run(t, Config{Hz: hz}, 1600*time.Millisecond, d)
+	w := ws[0]
+	if st := w.Stats; st.Ticks < 4 || st.Ticks > 8 {
+		t.Errorf("%d ticks in 1.6 s, want about 6 (three a period apart, then one per 500 ms, and the last)", st.Ticks)
+	}
+	if c := countBy(w); c[1] < 24 || c[1] > 34 {
+		t.Errorf("busy thread: %d samples in 1.6 s at 20 Hz, want about 32", c[1])
 	}
 }
 

@@ -126,14 +126,14 @@ func timerDelay(d time.Duration) time.Duration {
 }
 
 // interval returns the time to the next tick: the sampling period, or the
-// longer DrainInterval while every live target's threads are all sampled
-// by the kernel, whose samples wait in its buffers until drained. A new
+// longer drain interval (the shortest the targets ask for) while every
+// live target's threads are all sampled by the kernel, whose samples wait in its buffers until drained. A new
 // target's first three ticks are a period apart, so that its busy threads
 // (seen first at the first, which does not count their CPU time before)
 // start their kernel samples after a period of CPU rather than a drain
 // interval; it takes two ticks as a tick may come early (timerDelay).
 func (s *Sampler) interval() time.Duration {
-	draining := false
+	var every time.Duration
 	for _, ts := range s.targets {
 		if ts.exited {
 			continue
@@ -144,12 +144,14 @@ func (s *Sampler) interval() time.Duration {
 		if _, all := ts.drainer.KernelSampled(); !all {
 			return s.period
 		}
-		draining = true
+		if d := ts.drainer.DrainInterval(); every == 0 || d < every {
+			every = d
+		}
 	}
-	if !draining {
+	if every <= 0 {
 		return s.period
 	}
-	return target.DrainInterval(s.period)
+	return every
 }
 
 // draining reports whether any live target's kernel samples are drained.

@@ -76,7 +76,8 @@ func (f stepProc) ProcessCPU() (time.Duration, error) { return f.proc, nil }
 // has used enough CPU time to be sampled by the kernel.
 type stepKernel struct{ *stepTarget }
 
-func (f stepKernel) KernelSampled() (bool, bool) { return true, true }
+func (f stepKernel) KernelSampled() (bool, bool)  { return true, true }
+func (f stepKernel) DrainInterval() time.Duration { return target.DefaultMaxDrainInterval }
 func (f stepKernel) DrainSamples(target.ThreadID, []*target.Capture) (int, error) {
 	return 0, target.ErrNotKernelSampled
 }

@@ -31,6 +31,11 @@ type Options struct {
 	// of stopping it: set it to the sampling period in cpu mode. Wall mode,
 	// which needs idle threads' stacks too, leaves it zero.
 	KernelSamplePeriod time.Duration
+	// MaxDrainInterval bounds the time between two drains of kernel
+	// samples (zero: DefaultMaxDrainInterval): new threads and processes
+	// are found at drains, and each drain wakes the profiler. The agent,
+	// whose windows last seconds, sets a longer one than record.
+	MaxDrainInterval time.Duration
 	// Unwind selects how stacks are walked (default unwind.MethodAuto:
 	// unwind tables where objects have them, frame pointers elsewhere).
 	// Backends without unwind tables walk frame pointers whatever it says.
@@ -53,17 +58,22 @@ func (o Options) WithDefaults() Options {
 }
 
 // How often kernel samples are drained: every drainPeriods sampling
-// periods, but at least every maxDrainInterval (or every period, below
-// 10 Hz) so that new threads and processes are still found quickly at low
-// rates. Fewer wake-ups are the sampler's fixed cost; the rings stay small.
+// periods, but at least every DefaultMaxDrainInterval (Options can set
+// another ceiling; every period below it) so that new threads and processes
+// are still found quickly at low rates. Fewer wake-ups are the sampler's
+// fixed cost; the rings stay small.
 const (
-	drainPeriods     = 10
-	maxDrainInterval = 100 * time.Millisecond
+	drainPeriods            = 10
+	DefaultMaxDrainInterval = 100 * time.Millisecond
 )
 
 // DrainInterval returns how often the sampler drains a SampleDrainer at
-// sampling period period; backends size the kernel's sample buffers to hold
-// at least one interval's samples.
-func DrainInterval(period time.Duration) time.Duration {
-	return min(drainPeriods*period, max(maxDrainInterval, period))
+// sampling period period with the ceiling maxInterval (zero:
+// DefaultMaxDrainInterval); backends size the kernel's sample buffers to
+// hold at least one interval's samples.
+func DrainInterval(period, maxInterval time.Duration) time.Duration {
+	if maxInterval <= 0 {
+		maxInterval = DefaultMaxDrainInterval
+	}
+	return min(drainPeriods*period, max(maxInterval, period))
 }

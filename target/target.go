@@ -116,6 +116,9 @@ type SampleDrainer interface {
 	// every thread so far is sampled by the kernel (none had to be stopped
 	// instead, which needs a tick every period).
 	KernelSampled() (on, everyThread bool)
+	// DrainInterval returns how often the samples must be drained: the
+	// backend's buffers hold that long's samples (see DrainInterval).
+	DrainInterval() time.Duration
 	// DrainSamples captures into caps[0], caps[1], ..., oldest first, the
 	// kernel samples of thread id taken since the previous call, and
 	// returns how many it captured; a return of len(caps) means more may
