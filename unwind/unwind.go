@@ -75,6 +75,7 @@ const (
 	StopReadFailed                      // memory outside the bulk copy could not be read
 	StopNoRoom                          // the output slice had no capacity left
 	StopUnsupported                     // an unwind-table rule the walker does not model (WalkCFI)
+	StopNoFrameRecord                   // a frame keeps no frame record, in a walk of records taken elsewhere (CheckChain)
 )
 
 var stopReasonNames = [...]string{
@@ -86,6 +87,7 @@ var stopReasonNames = [...]string{
 	StopReadFailed:    "stack memory unreadable",
 	StopNoRoom:        "output buffer full",
 	StopUnsupported:   "unwind rule not supported",
+	StopNoFrameRecord: "frame without a frame record",
 }
 
 // String describes the reason in words.
