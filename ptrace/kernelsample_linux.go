@@ -26,11 +26,14 @@ type kernelSampler struct {
 	// walker reads nothing but the sample's stack copy: the thread has run
 	// on since the sample.
 	walker *unwind.Walker
-	// Buffers for one sample.
+	// Buffers for one sample: with a stack copy, read in parts; with a
+	// callchain, whole (rec).
 	regBuf [8]uint64
 	head   [64]byte
 	dyn    [8]byte
 	sample perfSample
+	rec    []byte
+	chain  perfChainSample
 	// openErr is the first error opening a ring (that thread is stopped
 	// instead), small the first ring made small for want of locked
 	// memory.
@@ -46,6 +49,9 @@ type kernelSampler struct {
 	// of one.
 	rings    atomic.Int32
 	maxRings int32
+	// stackRings counts the open rings that copy stacks rather than take
+	// callchains: while there is one, drains come as often as it needs.
+	stackRings atomic.Int32
 	full     error
 	// ringsMayGrow: rings may grow their stack copies (growRing) only
 	// where locked memory is not budgeted (CAP_IPC_LOCK): under a
@@ -58,7 +64,8 @@ func newKernelSampler(opts target.Options) (*kernelSampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringBusy: ringIdleTimeout / 2, maxRings: maxRings, ringsMayGrow: canLockMemory()}, nil
+	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringBusy: ringIdleTimeout / 2, maxRings: maxRings, ringsMayGrow: canLockMemory(),
+		rec: make([]byte, perfChainSampleMaxBytes())}, nil
 }
 
 // threadKernel is a thread's kernel sampling state.
@@ -72,7 +79,15 @@ type threadKernel struct {
 	// the last ringIdle began).
 	windowStart   time.Time
 	windowSamples int
-	rings         *atomic.Int32 // the count its open ring is in
+	// The counts its open ring is in: all rings, rings with stack copies.
+	rings, stackRings *atomic.Int32
+	// Callchains (callchain_linux.go): chain, its last ring took them;
+	// needStack, one of them met a frame without a frame record; exact,
+	// the walks of its stack copies exact by frame records in a row,
+	// exactNeed how many move it to callchains.
+	chain            bool
+	needStack        bool
+	exact, exactNeed int
 	// light: its ring was closed as it had too few samples to need one;
 	// it is stopped for its captures until two come within ringBusy.
 	light    bool
@@ -83,8 +98,24 @@ type threadKernel struct {
 func (tk *threadKernel) closeRing() {
 	if tk.ring != nil {
 		tk.ring.close()
+		if !tk.ring.chain {
+			tk.stackRings.Add(-1)
+		}
 		tk.ring = nil
 		tk.rings.Add(-1)
+	}
+}
+
+// setRing makes r the thread's ring, closing the one it had, and keeps the
+// counts of rings.
+func (tk *threadKernel) setRing(r *perfRing, k *kernelSampler) {
+	if tk.ring != nil {
+		tk.closeRing()
+	}
+	tk.ring, tk.rings, tk.stackRings, tk.chain, tk.ranOff = r, &k.rings, &k.stackRings, r.chain, false
+	k.rings.Add(1)
+	if !r.chain {
+		k.stackRings.Add(1)
 	}
 }
 
@@ -113,8 +144,12 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 			return t.stopAndCapture(th, c)
 		}
 		// A thread whose ring was closed while it idled gets back the
-		// stack copy it had grown to, if the budget allows.
+		// callchains it had, or the stack copy it had grown to, if the
+		// budget allows.
 		stack := max(th.kernel.ringStack, perfStackBytes)
+		if th.kernel.chain || t.chainRings() {
+			stack = 0
+		}
 		r, small, err := k.openRing(tid, t.ringSpec(stack))
 		if err != nil && stack > perfStackBytes {
 			stack = perfStackBytes
@@ -133,8 +168,10 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 			}
 			return t.stopAndCapture(th, c)
 		}
-		k.rings.Add(1)
-		th.kernel.ring, th.kernel.ringStack, th.kernel.rings = r, stack, &k.rings
+		th.kernel.setRing(r, k)
+		if stack != 0 {
+			th.kernel.ringStack = stack
+		}
 		th.kernel.windowStart, th.kernel.windowSamples, th.kernel.light = time.Now(), 0, false
 		// The ring has no sample yet: this once, stop the thread.
 		return t.stopAndCapture(th, c)
@@ -170,9 +207,12 @@ func (t *Target) captureSampled(th *thread, c *target.Capture) error {
 var errNoUserRegs = errors.New("sample without user registers")
 
 // fillFromSample fills c from the sample record of size bytes at ring
-// position at and walks its stack copy.
+// position at: its callchain, or the walk of its stack copy.
 func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture) error {
 	r, k := th.kernel.ring, t.kernel
+	if r.chain {
+		return t.fillFromChain(th, at, size, c)
+	}
 	head := k.head[:min(int(size), perfSampleHeadLen(perfRegCount))]
 	r.readAt(head, at)
 	s := &k.sample
@@ -197,6 +237,7 @@ func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture) 
 	}
 	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
 	c.PCs, c.Walk = t.walk(k.walker, regs, &st, c.PCs[:0], false)
+	t.noteWalk(th, c)
 	return nil
 }
 
@@ -236,9 +277,12 @@ func (t *Target) KernelSampled() (on, everyThread bool) {
 }
 
 // DrainInterval returns how often the rings must be drained
-// (target.SampleDrainer): they are sized to hold that long's samples.
+// (target.SampleDrainer): they are sized to hold that long's samples, a
+// hundred periods' with callchains, ten with stack copies (while any ring
+// copies stacks, or may soon: a thread without a ring gets one that does).
 func (t *Target) DrainInterval() time.Duration {
-	return target.DrainInterval(t.opts.KernelSamplePeriod, t.opts.MaxDrainInterval)
+	chain := t.kernel != nil && t.kernel.stackRings.Load() == 0 && (t.chainRings() || t.kernel.rings.Load() > 0)
+	return t.drainInterval(chain)
 }
 
 // DrainSamples captures the kernel samples of a thread taken since the
@@ -294,7 +338,9 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		t.stateMu.Lock()
 		t.forgetDeparted(tid)
 		t.stateMu.Unlock()
-	case th.kernel.ranOff && !th.kernel.ringFull && k.ringsMayGrow && k.small == nil && k.openErr == nil:
+	case th.kernel.needStack || th.kernel.exact >= max(th.kernel.exactNeed, chainAfter):
+		t.switchRing(th)
+	case th.kernel.ranOff && !r.chain && !th.kernel.ringFull && k.ringsMayGrow && k.small == nil && k.openErr == nil:
 		t.growRing(th)
 	case now.Sub(th.kernel.windowStart) > k.ringIdle && th.kernel.windowSamples == 0:
 		// Idle: its locked memory and file go back, and its captures
@@ -344,7 +390,7 @@ func (t *Target) growRing(th *thread) {
 		th.kernel.ringFull = true
 		return
 	}
-	th.kernel.ring.close()
-	th.kernel.ring, th.kernel.ringStack, th.kernel.ranOff = r, size, false
+	th.kernel.setRing(r, t.kernel)
+	th.kernel.ringStack, th.kernel.ranOff = size, false
 	th.kernel.ringFull = size >= perfMaxStackBytes
 }

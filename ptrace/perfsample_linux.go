@@ -43,8 +43,14 @@ const (
 )
 
 // perfSampleMaxBytes bounds the size of one sample record with a stack copy
-// of stackBytes: the copy, the registers and the framing around them.
-func perfSampleMaxBytes(stackBytes int) int { return stackBytes + 512 }
+// of stackBytes: the copy, the registers and the framing around them; with
+// none (0), the kernel's callchain instead (perfChainSampleMaxBytes).
+func perfSampleMaxBytes(stackBytes int) int {
+	if stackBytes == 0 {
+		return perfChainSampleMaxBytes()
+	}
+	return stackBytes + 512
+}
 
 // perfRingSlack is how many samples beyond one drain interval's worth a
 // ring holds, for a drain that comes late.
@@ -60,12 +66,15 @@ const perfMinRingBytes = 32 << 10
 type ringSpec struct {
 	period   time.Duration // a sample every period of the thread's CPU time
 	interval time.Duration // the drain interval: the ring holds its samples
-	stack    int           // bytes of user stack copied with each sample
+	// stack is the bytes of user stack copied with each sample; 0 asks
+	// for the kernel's user callchain (a frame-pointer walk) instead.
+	stack int
 }
 
-// ringSpec returns the spec of a ring of t's with stack copies of stack bytes.
+// ringSpec returns the spec of a ring of t's with stack copies of stack
+// bytes, or with callchains (0).
 func (t *Target) ringSpec(stack int) ringSpec {
-	return ringSpec{period: t.opts.KernelSamplePeriod, interval: t.DrainInterval(), stack: stack}
+	return ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(stack == 0), stack: stack}
 }
 
 // perfRingBytes returns the size of the data area of a ring for spec: a
@@ -89,6 +98,8 @@ type perfRing struct {
 	data []byte                  // the data area, a power of two long
 	head uint64                  // data_head when reading began
 	pos  uint64                  // the next record to read
+	// chain: its samples hold the kernel's callchain, not a stack copy.
+	chain bool
 }
 
 // mmapRing maps size bytes of a perf_event file's ring; tests replace it
@@ -113,6 +124,13 @@ func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
 		Sample_regs_user:  perfRegsMask,
 		Sample_stack_user: uint32(stackBytes),
 	}
+	if stackBytes == 0 {
+		// The kernel's walk of the user stack's frame records, as
+		// perf record -g takes it: no stack copied.
+		attr.Sample_type = unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_CALLCHAIN | unix.PERF_SAMPLE_REGS_USER
+		attr.Bits |= unix.PerfBitExcludeCallchainKernel
+		attr.Sample_max_stack = uint16(perfMaxStack())
+	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
 	fd, err := perfEventOpen(&attr, tid)
 	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
@@ -129,7 +147,7 @@ func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
 	pages := func(bytes int) int { return max(1, bytes/page) } // both powers of two
 	dataPages := pages(perfRingBytes(spec))
 	mem, err := mmapRing(fd, (1+dataPages)*page)
-	if (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM)) && stackBytes == perfStackBytes && dataPages > pages(perfMinRingBytes) {
+	if (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM)) && (stackBytes == perfStackBytes || stackBytes == 0) && dataPages > pages(perfMinRingBytes) {
 		// Over the locked-memory budget (perf_event_mlock_kb and
 		// RLIMIT_MEMLOCK, for a user without CAP_IPC_LOCK).
 		small = true
@@ -140,7 +158,7 @@ func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
 		closeFD(fd)
 		return nil, false, fmt.Errorf("map the sample ring of thread %d: %w", tid, err)
 	}
-	r = &perfRing{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
+	r = &perfRing{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0])), chain: stackBytes == 0}
 	off, size := r.meta.Data_offset, r.meta.Data_size
 	if off == 0 && size == 0 { // kernels before 4.1 leave them zero
 		off, size = uint64(page), uint64(dataPages*page)

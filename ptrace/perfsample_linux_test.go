@@ -237,7 +237,7 @@ func TestPerfRingHoldsADrainIntervalOfSamples(t *testing.T) {
 	for _, stack := range []int{perfStackBytes, 2 * perfStackBytes, perfMaxStackBytes} {
 		for _, hz := range []int{1, 19, 99, 999, 10000} {
 			period := time.Second / time.Duration(hz)
-			spec := ringSpec{period: period, interval: target.DrainInterval(period, 0), stack: stack}
+			spec := ringSpec{period: period, interval: target.DrainInterval(period, 0, drainPeriods), stack: stack}
 			n := perfRingBytes(spec)
 			need := (int(spec.interval/period) + perfRingSlack) * perfSampleMaxBytes(stack)
 			if n&(n-1) != 0 || n < need || n >= 2*need && n > perfMinRingBytes {

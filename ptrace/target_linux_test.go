@@ -152,7 +152,9 @@ func captureStop(t *testing.T, tg *Target, id target.ThreadID, c *target.Capture
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
 		err := tg.Capture(id, c)
-		if !errors.Is(err, target.ErrStopTimeout) || time.Now().After(deadline) {
+		// EPERM: Attach's access check may still hold the thread, where
+		// it did not stop in time (a loaded machine); it lets go soon.
+		if !errors.Is(err, target.ErrStopTimeout) && !errors.Is(err, unix.EPERM) || time.Now().After(deadline) {
 			return err
 		}
 		// A first capture opens the thread's ring before it stops the

@@ -49,7 +49,7 @@ func (d *drainingTarget) cpu(t target.ThreadID) time.Duration {
 
 func (d *drainingTarget) KernelSampled() (bool, bool) { return true, !d.refused }
 func (d *drainingTarget) DrainInterval() time.Duration {
-	return target.DrainInterval(d.period, d.maxDrain)
+	return target.DrainInterval(d.period, d.maxDrain, 10)
 }
 
 func (d *drainingTarget) Capture(t target.ThreadID, c *target.Capture) error {

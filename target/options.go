@@ -57,23 +57,20 @@ func (o Options) WithDefaults() Options {
 	return o
 }
 
-// How often kernel samples are drained: every drainPeriods sampling
-// periods, but at least every DefaultMaxDrainInterval (Options can set
-// another ceiling; every period below it) so that new threads and processes
-// are still found quickly at low rates. Fewer wake-ups are the sampler's
-// fixed cost; the rings stay small.
-const (
-	drainPeriods            = 10
-	DefaultMaxDrainInterval = 100 * time.Millisecond
-)
+// DefaultMaxDrainInterval is the longest the sampler waits between drains
+// of kernel samples unless Options sets another ceiling, so that new
+// threads and processes are still found quickly at low rates.
+const DefaultMaxDrainInterval = 100 * time.Millisecond
 
-// DrainInterval returns how often the sampler drains a SampleDrainer at
-// sampling period period with the ceiling maxInterval (zero:
-// DefaultMaxDrainInterval); backends size the kernel's sample buffers to
+// DrainInterval returns how often a SampleDrainer whose buffers hold periods
+// samples beyond their slack is drained at sampling period period: every
+// periods periods, but at least every maxInterval (zero:
+// DefaultMaxDrainInterval), and at most every period. Fewer wake-ups are
+// the sampler's fixed cost; backends size the kernel's sample buffers to
 // hold at least one interval's samples.
-func DrainInterval(period, maxInterval time.Duration) time.Duration {
+func DrainInterval(period, maxInterval time.Duration, periods int) time.Duration {
 	if maxInterval <= 0 {
 		maxInterval = DefaultMaxDrainInterval
 	}
-	return min(drainPeriods*period, max(maxInterval, period))
+	return min(time.Duration(periods)*period, max(maxInterval, period))
 }

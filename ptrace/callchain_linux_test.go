@@ -1,0 +1,338 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"encoding/binary"
+	"errors"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/internal/testprog"
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+	"golang.org/x/sys/unix"
+)
+
+// chainRecord builds a callchain sample record of thread tid: the chain's
+// entries, then the registers.
+func chainRecord(tid uint32, chain []uint64, regs []uint64) []byte {
+	le := binary.LittleEndian
+	n := 8 + 8 + 8 + 8*len(chain) + 8 + 8*len(regs)
+	rec := make([]byte, n)
+	le.PutUint32(rec[0:], unix.PERF_RECORD_SAMPLE)
+	le.PutUint16(rec[6:], uint16(n))
+	le.PutUint32(rec[8:], tid)
+	le.PutUint32(rec[12:], tid)
+	le.PutUint64(rec[16:], uint64(len(chain)))
+	off := 24
+	for _, v := range chain {
+		le.PutUint64(rec[off:], v)
+		off += 8
+	}
+	abi := uint64(unix.PERF_SAMPLE_REGS_ABI_64)
+	if len(regs) == 0 {
+		abi = unix.PERF_SAMPLE_REGS_ABI_NONE
+	}
+	le.PutUint64(rec[off:], abi)
+	off += 8
+	for _, v := range regs {
+		le.PutUint64(rec[off:], v)
+		off += 8
+	}
+	return rec
+}
+
+func TestParsePerfChainSample(t *testing.T) {
+	user := uint64(1<<64 + unix.PERF_CONTEXT_USER)
+	if user < perfContextMax {
+		t.Fatalf("PERF_CONTEXT_USER = %#x, below PERF_CONTEXT_MAX %#x", user, perfContextMax)
+	}
+	rec := chainRecord(42, []uint64{user, 0x401000, 0x402000}, []uint64{1, 2, 3})
+	var s perfChainSample
+	regs := make([]uint64, 0, 8)
+	if err := parsePerfChainSample(rec, 3, regs, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.tid != 42 || s.nchain != 3 || !slices.Equal(s.regs, []uint64{1, 2, 3}) {
+		t.Fatalf("parsed %+v", s)
+	}
+	if v := binary.LittleEndian.Uint64(rec[s.chainOff+8:]); v != 0x401000 {
+		t.Errorf("second entry %#x", v)
+	}
+	// A kernel thread's sample has no user registers.
+	if err := parsePerfChainSample(chainRecord(1, []uint64{user}, nil), 3, regs, &s); err != nil || len(s.regs) != 0 {
+		t.Errorf("no registers: %v, %v", err, s.regs)
+	}
+	// Lengths that do not fit the record are errors, never reads past it.
+	long := chainRecord(42, []uint64{user, 1}, []uint64{1, 2, 3})
+	binary.LittleEndian.PutUint64(long[16:], 1<<40)
+	short := chainRecord(42, []uint64{user, 1}, []uint64{1, 2, 3})
+	for name, r := range map[string][]byte{
+		"chain too long":  long,
+		"no registers":    short[:len(short)-16],
+		"size mismatch":   append(slices.Clone(short), make([]byte, 8)...),
+		"shorter than 24": short[:16],
+	} {
+		if name != "size mismatch" && name != "shorter than 24" {
+			binary.LittleEndian.PutUint16(r[6:], uint16(len(r)))
+		}
+		if err := parsePerfChainSample(r, 3, regs, &s); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func FuzzParsePerfChainSample(f *testing.F) {
+	f.Add(chainRecord(7, []uint64{uint64(1<<64 + unix.PERF_CONTEXT_USER), 0x401000, 0x402000}, []uint64{1, 2, 3}))
+	f.Add(chainRecord(7, nil, nil))
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		var s perfChainSample
+		regs := make([]uint64, 0, 8)
+		if parsePerfChainSample(rec, 3, regs, &s) != nil {
+			return
+		}
+		if s.chainOff+8*s.nchain > len(rec) || len(s.regs) > 3 {
+			t.Fatalf("parsed %+v out of a %d-byte record", s, len(rec))
+		}
+	})
+}
+
+// TestKernelCallchainWithUnwindFP: with --unwind fp, rings take the
+// kernel's callchain and copy no stack; a capture from it names the same
+// callers as a stop's walk, allocates nothing, and the rings are drained
+// ten times less often.
+func TestKernelCallchainWithUnwindFP(t *testing.T) {
+	const period = 10 * time.Millisecond
+	opts := target.Options{Continuous: true, KernelSamplePeriod: period, Unwind: unwind.MethodFP}
+	_, tg := startDeep(t, opts, "1", "12")
+	tids, err := tg.Threads(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := int(tids[len(tids)-1]) // the spinning thread
+	if d := tg.DrainInterval(); d != 100*time.Millisecond {
+		t.Errorf("drain interval %v before any ring, want 100 ms (callchain rings)", d)
+	}
+	k := target.NewCapture(512, 64<<10)
+	kernelCapture(t, tg, tid, k)
+	if r := tg.threads[tid].kernel.ring; r == nil || !r.chain {
+		t.Fatal("the ring copies stacks, want callchains")
+	}
+	if len(k.Stack) != 0 || k.Stopped != 0 {
+		t.Errorf("a callchain capture has %d bytes of stack, stopped %v", len(k.Stack), k.Stopped)
+	}
+	s := target.NewCapture(512, 64<<10)
+	runtime.LockOSThread()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		tg.hotMu.Lock()
+		tg.tendStuck()
+		err = tg.captureTransient(tid, s)
+		tg.hotMu.Unlock()
+		if !errors.Is(err, target.ErrStopTimeout) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	runtime.UnlockOSThread()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.PCs) < 14 || !slices.Equal(k.PCs[1:], s.PCs[1:]) {
+		t.Fatalf("kernel callchain %x\nstopped walk     %x\nwant the same callers, at least 14 frames", k.PCs, s.PCs)
+	}
+	if k.Walk.Stop != s.Walk.Stop || k.Walk.Hash != unwind.HashPCs(k.PCs) {
+		t.Errorf("callchain ended %v (hash %x), stopped walk %v", k.Walk.Stop, k.Walk.Hash, s.Walk.Stop)
+	}
+	allocs := testing.AllocsPerRun(10, func() {
+		time.Sleep(period + period/2)
+		if err := tg.Capture(target.ThreadID(tid), k); err != nil && !errors.Is(err, ErrNoSample) {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("capture from a callchain: %.1f allocations, want 0", allocs)
+	}
+}
+
+// TestCallchainRingFollowsTheTables: with --unwind auto, a thread whose
+// walks are exact by frame records (Go code) moves to callchains after
+// chainAfter samples; a callchain that meets a frame without a frame record
+// (gcc's frameless leaf) is cut there, marked, and moves the thread back
+// to stack copies, whose walks keep the leaf's caller.
+func TestCallchainRingFollowsTheTables(t *testing.T) {
+	t.Run("go", func(t *testing.T) {
+		p := testprog.Start(t, testprog.BuildGo(t, "godeep"), "1", "8")
+		const period = 2 * time.Millisecond
+		tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: period})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tg.Close()
+		if _, err := tg.Images(); err != nil {
+			t.Fatal(err)
+		}
+		tid := spinningThread(t, tg)
+		c := target.NewCapture(512, 64<<10)
+		if err := captureStop(t, tg, tid, c); err != nil {
+			t.Fatal(err)
+		}
+		caps := drainCaps(8)
+		var stackWalk []uint64
+		for deadline := time.Now().Add(20 * time.Second); !tg.threads[int(tid)].kernel.ring.chain; time.Sleep(20 * time.Millisecond) {
+			n, err := tg.DrainSamples(tid, caps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range caps[:n] {
+				if len(c.Stack) > 0 && c.Walk.Stop == unwind.StopEnd {
+					stackWalk = slices.Clone(c.PCs) // a whole walk of a stack copy
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no callchains after 20 s (%d exact walks in a row)", tg.threads[int(tid)].kernel.exact)
+			}
+		}
+		if d := tg.DrainInterval(); d != 100*time.Millisecond {
+			t.Errorf("drain interval %v with callchains only, want 100 ms", d)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			n, err := tg.DrainSamples(tid, caps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("no callchain sample in 10 s")
+				}
+				continue
+			}
+			got := caps[n-1]
+			if got.Walk.Stop != unwind.StopEnd || len(got.Stack) != 0 || len(got.PCs) != len(stackWalk) || !slices.Equal(got.PCs[1:], stackWalk[1:]) {
+				t.Fatalf("callchain %x (%v, %d stack bytes)\nstack walk %x", got.PCs, got.Walk.Stop, len(got.Stack), stackWalk)
+			}
+			break
+		}
+	})
+	t.Run("frameless leaf", func(t *testing.T) {
+		bin, name := buildLeaf(t, "-O1", "-fno-omit-frame-pointer")
+		p := testprog.Start(t, bin)
+		tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: 2 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tg.Close()
+		if _, err := tg.Images(); err != nil {
+			t.Fatal(err)
+		}
+		tid := target.ThreadID(p.PID)
+		c := target.NewCapture(64, 64<<10)
+		if err := captureStop(t, tg, tid, c); err != nil {
+			t.Fatal(err)
+		}
+		caps := drainCaps(8)
+		th := tg.threads[int(tid)]
+		// Its walks never are exact (spin keeps no frame record; the
+		// C library's start code none either): it keeps stack copies.
+		walked := waitSamples(t, tg, tid, caps, 3*chainAfter)
+		if th.kernel.ring.chain || th.kernel.exact != 0 {
+			t.Fatalf("after %d samples: callchains %v, %d exact walks", walked, th.kernel.ring.chain, th.kernel.exact)
+		}
+		// Made to take callchains, its samples are cut at spin, and it
+		// goes back to stack copies.
+		tg.hotMu.Lock()
+		th.kernel.exact = chainAfter
+		tg.hotMu.Unlock()
+		if _, err := tg.DrainSamples(tid, caps); err != nil {
+			t.Fatal(err)
+		}
+		if !th.kernel.ring.chain {
+			t.Fatal("not moved to callchains")
+		}
+		var cut *target.Capture
+		for deadline := time.Now().Add(10 * time.Second); cut == nil; time.Sleep(10 * time.Millisecond) {
+			n, err := tg.DrainSamples(tid, caps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range caps[:n] {
+				if c.Walk.Stop == unwind.StopNoFrameRecord {
+					cut = c
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no callchain cut at a frame without a frame record in 10 s")
+			}
+		}
+		if got := names(cut.PCs, name); !slices.Equal(got, []string{"spin"}) {
+			t.Errorf("cut callchain %v, want [spin]", got)
+		}
+		waitSamples(t, tg, tid, caps, 1)
+		if th.kernel.ring.chain || th.kernel.exactNeed != 2*chainAfter {
+			t.Fatalf("after a cut callchain: callchains %v, %d exact walks needed; want stack copies, %d", th.kernel.ring.chain, th.kernel.exactNeed, 2*chainAfter)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			n, err := tg.DrainSamples(tid, caps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				if got := names(caps[n-1].PCs, name); len(got) < 3 || !slices.Equal(got[:3], []string{"spin", "alpha", "main"}) {
+					t.Errorf("stack copy walk %v; want spin, alpha, main, ...", got)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no sample with a stack copy in 10 s")
+			}
+		}
+	})
+}
+
+// drainCaps returns n captures to drain into.
+func drainCaps(n int) []*target.Capture {
+	caps := make([]*target.Capture, n)
+	for i := range caps {
+		caps[i] = target.NewCapture(512, 64<<10)
+	}
+	return caps
+}
+
+// waitSamples drains tid until it has drained at least n samples, and
+// returns how many.
+func waitSamples(t *testing.T, tg *Target, tid target.ThreadID, caps []*target.Capture, n int) int {
+	t.Helper()
+	got := 0
+	for deadline := time.Now().Add(20 * time.Second); got < n; time.Sleep(10 * time.Millisecond) {
+		k, err := tg.DrainSamples(tid, caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += k
+		if time.Now().After(deadline) {
+			t.Fatalf("%d samples in 20 s, want %d", got, n)
+		}
+	}
+	return got
+}
+
+// spinningThread returns a thread of tg's that uses a CPU.
+func spinningThread(t *testing.T, tg *Target) target.ThreadID {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		tids, err := tg.Threads(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tid := range tids {
+			if st, _, err := tg.threads[int(tid)].files.stateCPU(make([]byte, 512)); err == nil && st == 'R' {
+				return tid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no running thread")
+		}
+	}
+}
