@@ -52,7 +52,7 @@ type kernelSampler struct {
 	// stackRings counts the open rings that copy stacks rather than take
 	// callchains: while there is one, drains come as often as it needs.
 	stackRings atomic.Int32
-	full     error
+	full       error
 	// ringsMayGrow: rings may grow their stack copies (growRing) only
 	// where locked memory is not budgeted (CAP_IPC_LOCK): under a
 	// user's budget, a few grown rings would leave none for new threads.
