@@ -7,6 +7,7 @@ import (
 	"errors"
 	"runtime"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -182,10 +183,7 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 		caps := drainCaps(8)
 		var stackWalk []uint64
 		for deadline := time.Now().Add(20 * time.Second); !tg.threads[int(tid)].kernel.ring.chain; time.Sleep(20 * time.Millisecond) {
-			n, err := tg.DrainSamples(tid, caps)
-			if err != nil {
-				t.Fatal(err)
-			}
+			n := drainRing(t, tg, tid, caps)
 			for _, c := range caps[:n] {
 				if len(c.Stack) > 0 && c.Walk.Stop == unwind.StopEnd {
 					stackWalk = slices.Clone(c.PCs) // a whole walk of a stack copy
@@ -244,10 +242,8 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 		// goes back to stack copies.
 		tg.hotMu.Lock()
 		th.kernel.exact = chainAfter
+		tg.switchRing(th) // as the drain that counted them would
 		tg.hotMu.Unlock()
-		if _, err := tg.DrainSamples(tid, caps); err != nil {
-			t.Fatal(err)
-		}
 		if !th.kernel.ring.chain {
 			t.Fatal("not moved to callchains")
 		}
@@ -269,7 +265,7 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 		if got := names(cut.PCs, name); !slices.Equal(got, []string{"spin"}) {
 			t.Errorf("cut callchain %v, want [spin]", got)
 		}
-		waitSamples(t, tg, tid, caps, 1)
+		drainRing(t, tg, tid, caps)
 		if th.kernel.ring.chain || th.kernel.exactNeed != 2*chainAfter {
 			t.Fatalf("after a cut callchain: callchains %v, %d exact walks needed; want stack copies, %d", th.kernel.ring.chain, th.kernel.exactNeed, 2*chainAfter)
 		}
@@ -289,6 +285,22 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 			}
 		}
 	})
+}
+
+// drainRing drains tid until its ring is empty, as the sampler does (a
+// ring is reopened only then), and returns how many samples the last call
+// put in caps.
+func drainRing(t *testing.T, tg *Target, tid target.ThreadID, caps []*target.Capture) int {
+	t.Helper()
+	for {
+		n, err := tg.DrainSamples(tid, caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < len(caps) {
+			return n
+		}
+	}
 }
 
 // drainCaps returns n captures to drain into.
@@ -334,5 +346,41 @@ func spinningThread(t *testing.T, tg *Target) target.ThreadID {
 		if time.Now().After(deadline) {
 			t.Fatal("no running thread")
 		}
+	}
+}
+
+// TestDrainIntervalFollowsTheBusyRings: a ring with stack copies holds ten
+// periods' samples, so while its thread spins the drains come every ten
+// periods; once it sleeps, its ring would take far longer to fill, and the
+// drains come as seldom as rings with callchains allow.
+func TestDrainIntervalFollowsTheBusyRings(t *testing.T) {
+	const period = 2 * time.Millisecond
+	p, tg, tid, _ := startSpinExit(t, period, "30000", "idle")
+	if r := tg.threads[int(tid)].kernel.ring; r == nil || r.chain {
+		t.Fatal("the spinning thread has no ring with stack copies")
+	}
+	short, long := tg.drainInterval(false), tg.drainInterval(true)
+	if short != 10*period || long != 100*time.Millisecond {
+		t.Fatalf("intervals %v and %v, want 20 ms and 100 ms", short, long)
+	}
+	if d := tg.DrainInterval(); d != short {
+		t.Errorf("before its first drain: %v, want %v", d, short)
+	}
+	caps := drainCaps(8)
+	drainFor := func(d time.Duration) {
+		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(short) {
+			drainRing(t, tg, tid, caps)
+		}
+	}
+	drainFor(100 * time.Millisecond)
+	if d := tg.DrainInterval(); d != short {
+		t.Errorf("spinning: %v, want %v", d, short)
+	}
+	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread goes to sleep
+		t.Fatal(err)
+	}
+	drainFor(150 * time.Millisecond)
+	if d := tg.DrainInterval(); d != long {
+		t.Errorf("asleep: %v, want %v", d, long)
 	}
 }

@@ -88,6 +88,12 @@ type threadKernel struct {
 	chain            bool
 	needStack        bool
 	exact, exactNeed int
+	// For its ring with stack copies: the samples of the drain under
+	// way, when the last one ended, and how long the ring took to fill at
+	// the rate seen then (0: not known yet), which DrainInterval heeds.
+	drained   int
+	lastDrain time.Time
+	fill      time.Duration
 	// light: its ring was closed as it had too few samples to need one;
 	// it is stopped for its captures until two come within ringBusy.
 	light    bool
@@ -113,6 +119,7 @@ func (tk *threadKernel) setRing(r *perfRing, k *kernelSampler) {
 		tk.closeRing()
 	}
 	tk.ring, tk.rings, tk.stackRings, tk.chain, tk.ranOff = r, &k.rings, &k.stackRings, r.chain, false
+	tk.drained, tk.lastDrain, tk.fill = 0, time.Time{}, 0
 	k.rings.Add(1)
 	if !r.chain {
 		k.stackRings.Add(1)
@@ -277,12 +284,48 @@ func (t *Target) KernelSampled() (on, everyThread bool) {
 }
 
 // DrainInterval returns how often the rings must be drained
-// (target.SampleDrainer): they are sized to hold that long's samples, a
-// hundred periods' with callchains, ten with stack copies (while any ring
-// copies stacks, or may soon: a thread without a ring gets one that does).
+// (target.SampleDrainer): a ring with callchains holds a hundred periods'
+// samples, one with stack copies ten; but a thread that uses a fraction of
+// a CPU fills its ring that much more slowly, so the interval is the
+// longer one unless some ring with stack copies would fill within twice
+// it at the rate of its last drain (or its rate is not known yet).
 func (t *Target) DrainInterval() time.Duration {
-	chain := t.kernel != nil && t.kernel.stackRings.Load() == 0 && (t.chainRings() || t.kernel.rings.Load() > 0)
-	return t.drainInterval(chain)
+	short, long := t.drainInterval(false), t.drainInterval(true)
+	k := t.kernel
+	if k == nil || !t.chainRings() && k.rings.Load() == 0 {
+		return short
+	}
+	if k.stackRings.Load() == 0 {
+		return long
+	}
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	d := long
+	for _, th := range t.threads {
+		if r := th.kernel.ring; r != nil && !r.chain {
+			if th.kernel.fill <= 0 {
+				return short
+			}
+			d = min(d, th.kernel.fill/2)
+		}
+	}
+	return max(d, short)
+}
+
+// noteDrain records, at the end of a drain of a ring with stack copies,
+// how long the ring would take to fill at the rate of its samples since
+// the last drain.
+func (tk *threadKernel) noteDrain(now time.Time) {
+	if tk.ring == nil || tk.ring.chain {
+		return
+	}
+	if !tk.lastDrain.IsZero() {
+		holds := len(tk.ring.data)/perfSampleMaxBytes(tk.ringStack) - perfRingSlack
+		tk.fill = now.Sub(tk.lastDrain) * time.Duration(max(holds, 1)) / time.Duration(max(tk.drained, 1))
+	}
+	tk.drained, tk.lastDrain = 0, now
 }
 
 // DrainSamples captures the kernel samples of a thread taken since the
@@ -331,6 +374,10 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 	r.consume()
 	now := time.Now()
 	th.kernel.windowSamples += n
+	th.kernel.drained += n
+	if n < len(caps) {
+		th.kernel.noteDrain(now)
+	}
 	switch {
 	case n == len(caps):
 		// More to drain.

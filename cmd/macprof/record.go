@@ -81,7 +81,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
 	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg) instead of the extension")
 	maxFrames := fs.Int("max-frames", 512, "stop each stack walk after `N` frames")
-	unwindFlag := fs.String("unwind", "auto", "`HOW` stacks are walked: auto (Linux: DWARF unwind tables where an object has them, frame pointers elsewhere; macOS: frame pointers), cfi (Linux: unwind tables only; macOS: compact unwind tables where an image has them, frame pointers elsewhere) or fp (frame pointers only)")
+	unwindFlag := fs.String("unwind", "auto", "`HOW` stacks are walked: auto (Linux: DWARF unwind tables where an object has them, frame pointers elsewhere, and the kernel's own frame-pointer callchain for threads whose stacks the tables say it walks exactly; macOS: frame pointers), cfi (Linux: unwind tables only; macOS: compact unwind tables where an image has them, frame pointers elsewhere) or fp (frame pointers only; on Linux the kernel's callchain, as perf record -g)")
 	quiet := fs.Bool("q", false, "no status line and no summary")
 	var outs multiFlag
 	fs.Var(&outs, "o", "write the profile to `FILE` (repeatable)")
