@@ -373,8 +373,11 @@ func TestDrainIntervalFollowsTheBusyRings(t *testing.T) {
 		}
 	}
 	drainFor(100 * time.Millisecond)
-	if d := tg.DrainInterval(); d != short {
-		t.Errorf("spinning: %v, want %v", d, short)
+	// Spinning, it fills its ring in ten periods of its CPU time: on a
+	// loaded machine it gets less than a CPU, and the interval stretches
+	// to match, but stays short of the long one.
+	if d := tg.DrainInterval(); d < short || d >= long {
+		t.Errorf("spinning: %v, want from %v to under %v", d, short, long)
 	}
 	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread goes to sleep
 		t.Fatal(err)

@@ -161,6 +161,23 @@ func TestDrainIntervalIsTheTargets(t *testing.T) {
 	}
 }
 
+// TestDrainIntervalEndsWindowsOnTime: a drain interval longer than what is
+// left of a window is cut to the window's end, so windows keep their length.
+func TestDrainIntervalEndsWindowsOnTime(t *testing.T) {
+	const hz = 20
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
+	d.maxDrain = time.Second // 10 periods: a drain every 500 ms
+	ws := run(t, Config{Hz: hz, Window: 300 * time.Millisecond}, 1550*time.Millisecond, d)
+	if len(ws) < 4 {
+		t.Fatalf("%d windows of 300 ms in 1.55 s, want 5 (a drain every 500 ms would give 3)", len(ws))
+	}
+	for _, w := range ws[:len(ws)-1] {
+		if l := w.End.Sub(w.Start); l > 380*time.Millisecond {
+			t.Errorf("window of %v, want about 300 ms", l)
+		}
+	}
+}
+
 func TestDrainCountsCPUTimeTheKernelDidNotSampleOnTheLastStack(t *testing.T) {
 	const hz = 100
 	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})

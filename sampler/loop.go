@@ -151,8 +151,20 @@ func (s *Sampler) interval() time.Duration {
 	if every <= 0 {
 		return s.period
 	}
+	if s.cfg.Window > 0 {
+		// A window closes at the first tick after its end: a drain
+		// interval as long as the window would make it twice as long.
+		// (windowSlop: a timer may fire up to a millisecond early.)
+		if rem := time.Until(s.win.start.Add(s.cfg.Window)) + windowSlop; rem > 0 && rem < every {
+			every = rem
+		}
+	}
 	return every
 }
+
+// windowSlop is added to the time left in a window when a drain is brought
+// forward to its end, so that the tick lands after it.
+const windowSlop = 2 * time.Millisecond
 
 // draining reports whether any live target's kernel samples are drained.
 func (s *Sampler) draining() bool {
