@@ -545,6 +545,16 @@ func (k *Kernel) ThreadGetState(thread, flavor uint32, state []uint32) (uint32, 
 		if len(state) < mach.ArmThreadState64Count {
 			return 0, mach.KernInvalidArgument
 		}
+		// osfmk/arm64/status.c machine_thread_get_state, case
+		// ARM_THREAD_STATE64 (lines 1254-1266 at xnu-11417.101.15):
+		// handle_get_arm64_thread_state (194-209) copies the user
+		// saved state, thread->machine.upcb, with
+		// saved_state_to_thread_state64 (97-113). The words are
+		// struct __darwin_arm_thread_state64 (osfmk/mach/arm/_structs.h
+		// 180-189): x0-x28 in words 0-57, then fp (x29) at 58, lr (x30)
+		// at 60, sp at 62, pc at 64. The model keeps only these four
+		// (its other registers read as zero): the interrupted
+		// instruction's, as its stack left them.
 		clear(state[:mach.ArmThreadState64Count])
 		r := th.regs()
 		put64(state[58:], r.FP)
@@ -559,6 +569,18 @@ func (k *Kernel) ThreadGetState(thread, flavor uint32, state []uint32) (uint32, 
 		if len(state) < mach.X86ThreadState64Count {
 			return 0, mach.KernInvalidArgument
 		}
+		// osfmk/i386/pcb.c machine_thread_get_state, case
+		// x86_THREAD_STATE64 (lines 1580-1594 at xnu-11417.101.15):
+		// get_thread_state64 (804-850) copies the user saved state,
+		// USER_REGS64(thread) (osfmk/i386/thread.h 166): rbp from
+		// saved_state->rbp, rsp and rip from the interrupt frame
+		// (isf.rsp, isf.rip). The words are struct
+		// __darwin_x86_thread_state64 (osfmk/mach/i386/_structs.h
+		// 714-738): rax, rbx, rcx, rdx, rdi, rsi in words 0-11, rbp
+		// at 12, rsp at 14, r8-r15 in 16-31, rip at 32. The model
+		// keeps only rbp, rsp and rip (its other registers read as
+		// zero): the interrupted instruction's, as its stack left
+		// them.
 		clear(state[:mach.X86ThreadState64Count])
 		r := th.regs()
 		put64(state[12:], r.FP) // rbp

@@ -1,6 +1,7 @@
 package machtest
 
 import (
+	"encoding/binary"
 	"syscall"
 	"testing"
 
@@ -122,4 +123,63 @@ func TestFlavorsAndReads(t *testing.T) {
 	if _, r, e := k.TaskReadForPID(k.TaskSelf(), 1234567); r != -1 || e != syscall.ESRCH {
 		t.Errorf("task_read_for_pid of no process: %d, %v", r, e)
 	}
+}
+
+// TestStackLayout: a Stack with a Layout puts exactly its words in the
+// thread's stack region (zero elsewhere), as mach_vm_read_overwrite reads
+// it, and its registers where struct __darwin_arm_thread_state64 (fp, lr,
+// sp, pc: words 58, 60, 62, 64) and struct __darwin_x86_thread_state64
+// (rbp, rsp, rip: words 12, 14, 32) have them; a word outside the region
+// is refused.
+func TestStackLayout(t *testing.T) {
+	const hi = 0x170000000
+	l := &Layout{
+		Regs:  unwind.Regs{PC: 0x100004010, SP: hi - 0x48, FP: hi - 0x30, LR: 0x100004104},
+		Words: map[uint64]uint64{hi - 0x48: 0x100004208, hi - 0x30: hi - 0x10, hi - 8: 0x5a5a},
+	}
+	for _, arch := range []string{"arm64", "x86_64"} {
+		k := New()
+		tk := k.newTask(50000, "/bin/x")
+		ua, flavor, n := unwind.ArchARM64, uint32(mach.ArmThreadState64), mach.ArmThreadState64Count
+		if arch == "x86_64" {
+			k.GOARCHValue, k.VABits = "amd64", 0
+			ua, flavor, n = unwind.ArchAMD64, mach.X86ThreadState64, mach.X86ThreadState64Count
+		}
+		tk.AddThread("w").SetStacks(ua, hi, 0x1000, &Stack{PCs: []uint64{1, 2, 3}, LeafFrame: true, Layout: l})
+		task, _, _ := k.TaskReadForPID(k.TaskSelf(), tk.PID)
+		arr, p, _ := k.TaskThreads(task)
+		st := make([]uint32, n)
+		if got, kr := k.ThreadGetState(p[0], flavor, st); kr != mach.KernSuccess || int(got) != n {
+			t.Fatalf("%s: thread_get_state: %d, %v", arch, got, kr)
+		}
+		w := func(i int) uint64 { return uint64(st[i]) | uint64(st[i+1])<<32 }
+		if arch == "arm64" {
+			if w(58) != l.Regs.FP || w(60) != l.Regs.LR || w(62) != l.Regs.SP || w(64) != l.Regs.PC {
+				t.Errorf("arm64 state fp %#x lr %#x sp %#x pc %#x, want %+v", w(58), w(60), w(62), w(64), l.Regs)
+			}
+		} else if w(12) != l.Regs.FP || w(14) != l.Regs.SP || w(32) != l.Regs.PC {
+			t.Errorf("x86_64 state rbp %#x rsp %#x rip %#x, want %+v", w(12), w(14), w(32), l.Regs)
+		}
+		buf := make([]byte, 0x1000)
+		if _, kr := k.VMReadOverwrite(task, hi-0x1000, buf); kr != mach.KernSuccess {
+			t.Fatalf("%s: reading the stack: %v", arch, kr)
+		}
+		for off := 0; off < len(buf); off += 8 {
+			a := uint64(hi - 0x1000 + off)
+			if got := binary.LittleEndian.Uint64(buf[off:]); got != l.Words[a] {
+				t.Errorf("%s: word at %#x is %#x, want %#x", arch, a, got, l.Words[a])
+			}
+		}
+		k.VMDeallocate(k.TaskSelf(), arr, 4)
+		k.PortDeallocate(k.TaskSelf(), p[0])
+		k.PortDeallocate(k.TaskSelf(), task)
+		k.Check(t)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a Layout word outside the stack region was accepted")
+		}
+	}()
+	New().newTask(50001, "/bin/y").AddThread("w").SetStacks(unwind.ArchAMD64, hi, 0x1000,
+		&Stack{Layout: &Layout{Words: map[uint64]uint64{hi - 4: 1}}})
 }

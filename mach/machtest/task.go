@@ -2,6 +2,7 @@ package machtest
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sort"
 	"syscall"
 	"testing"
@@ -404,15 +405,38 @@ type Stack struct {
 	// LeafFrame says whether the interrupted function has pushed its own
 	// frame record (false: a leaf, its caller only in LR on arm64).
 	LeafFrame bool
+	// Layout, when set, replaces the generated frame records (PCs and
+	// LeafFrame are then ignored): an opt-in for stacks that are not a
+	// chain of records, such as an x86_64 frameless leaf whose return
+	// address is at RSP.
+	Layout *Layout
 
 	regs unwind.Regs
 	mem  []byte
 }
 
+// Layout is a stack exactly as a program's own code left it when the
+// thread was interrupted. What a program keeps on its stack is what its
+// instructions stored there, not a kernel behaviour: a test that builds
+// a Layout follows the program's code (and should cite its disassembly).
+// The model only hands the layout back the way xnu does: Regs through
+// thread_get_state (see Kernel.ThreadGetState), Words through
+// mach_vm_read_overwrite of the thread's stack region.
+type Layout struct {
+	// Regs are the interrupted thread's registers: PC, SP, FP (x29 on
+	// arm64, RBP on x86_64) and, on arm64, LR (x30).
+	Regs unwind.Regs
+	// Words are the 8-byte words the program stored, little-endian, by
+	// address; the rest of the stack region reads as zero. Every word
+	// must lie in the region SetStacks gives the thread.
+	Words map[uint64]uint64
+}
+
 // SetStacks gives th a stack region [hi-size, hi) and the call chains it
 // moves between; arch decides the frame-record layout: [fp, lr] at x29 on
 // arm64 (AAPCS64 frame records), [rbp, return address] on x86_64, the
-// return address pushed by call just above the saved rbp.
+// return address pushed by call just above the saved rbp. A Stack with a
+// Layout is put in the region as its Layout says, whatever arch.
 func (th *Thread) SetStacks(arch unwind.Arch, hi uint64, size int, stacks ...*Stack) {
 	lo := hi - uint64(size)
 	th.stackLo, th.stackHi = lo, hi
@@ -444,6 +468,16 @@ func (th *Thread) Current() *Stack { return th.Stacks[th.cur] }
 func (s *Stack) build(arch unwind.Arch, lo, hi uint64) {
 	mem := make([]byte, hi-lo)
 	le := binary.LittleEndian
+	if l := s.Layout; l != nil {
+		for a, v := range l.Words {
+			if a < lo || a > hi-8 {
+				panic(fmt.Sprintf("machtest: Layout word at %#x outside the stack region [%#x, %#x)", a, lo, hi))
+			}
+			le.PutUint64(mem[a-lo:], v)
+		}
+		s.regs, s.mem = l.Regs, mem
+		return
+	}
 	// Frame records from the top of the stack down, 64 bytes apart
 	// (locals between them); the outermost record is [0, 0], which ends
 	// a walk as a thread's first frame does: a user thread starts with its
