@@ -14,9 +14,11 @@ import (
 // only, with one thread: the model lays out a frame record for every
 // frame but the interrupted one on that thread, which is what the
 // fixture's compact rules say of arm64 code (leaf frameless, its caller
-// in LR; every other function keeps a record). On x86_64 the model gives
-// the frameless leaf a frame record, which its rule (return address at
-// SP) contradicts.
+// in LR; every other function keeps a record). On x86_64 the model's
+// generated stacks give the frameless leaf a frame record, which its rule
+// (return address at SP) contradicts: TestModelCompactFramelessLeaf
+// covers both architectures with the stacks the compact unwind fixture's
+// own code lays out.
 func TestModelCompactUnwind(t *testing.T) {
 	w := newWorld(t, "arm64", []chain{chainA, chainB})
 	tg := w.attach(t, target.Options{Continuous: true})
