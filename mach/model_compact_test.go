@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/mach"
 	"github.com/macprof/macprof/target"
 )
 
@@ -20,6 +21,7 @@ import (
 // covers both architectures with the stacks the compact unwind fixture's
 // own code lays out.
 func TestModelCompactUnwind(t *testing.T) {
+	mach.FreshUnwindTables(t.Cleanup)
 	w := newWorld(t, "arm64", []chain{chainA, chainB})
 	tg := w.attach(t, target.Options{Continuous: true})
 	tg.SetCompactUnwind(true)

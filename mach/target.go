@@ -170,8 +170,9 @@ func newTarget(k Kernel, pid int, task uint32, own, self bool, opts target.Optio
 	t.walker = w
 	t.stepper = compactunwind.Stepper{Arch: t.flavor.Arch, AddrMask: t.mask, Fallback: walkReader{t.mem}}
 	// --unwind cfi walks by the images' compact unwind tables; auto and
-	// fp by frame records, the walk every darwin test so far covers
-	// (tables are model-tested on arm64 only).
+	// fp by frame records, which Apple's ABIs keep in all but frameless
+	// leaves: neither walk has run on a Mac, so the simpler one stays
+	// the default while the table walk is model-tested only.
 	t.compactOn = opts.Unwind == unwind.MethodCFI
 	t.path, _ = processPath(k, pid)
 	if !self {
