@@ -195,6 +195,7 @@ var (
 	stoppedRE     = regexp.MustCompile(`stopped per capture: p50 ([0-9.]+[µm]?s), p99 ([0-9.]+[µm]?s)`)
 	samplesOverRE = regexp.MustCompile(`macprof: ([0-9]+) samples over ([0-9.]+m?s)`)
 	workersRanRE  = regexp.MustCompile(`workers ran ([0-9.]+)% of their time \(user ([0-9.]+)%`)
+	processCPURE  = regexp.MustCompile(`process CPU ([0-9.]+)s`)
 )
 
 // demoRun is one run of the demo workload, alone or under a profiler.
@@ -206,6 +207,12 @@ type demoRun struct {
 	stopP99     time.Duration
 	wall        time.Duration // the recording's length, as macprof reports it
 	steal       float64       // share of the machine's CPU time the hypervisor took meanwhile
+	// wholeCPU is the CPU time of the command run (the profiler and every
+	// descendant it waited for) less the demo process's own: what the
+	// profiler used from start to exit, its final symbolization and
+	// writing included, measured the same way for macprof and perf; -1
+	// when the demo did not report its own.
+	wholeCPU time.Duration
 }
 
 // stealTicks returns the steal time of all CPUs from /proc/stat, in
@@ -241,7 +248,12 @@ func runDemo(prefix []string, demo string, dur time.Duration) (demoRun, error) {
 	if m == nil {
 		return demoRun{}, fmt.Errorf("%s printed no throughput:\n%.1000s", strings.Join(args, " "), out)
 	}
-	r := demoRun{steal: stealShare}
+	r := demoRun{steal: stealShare, wholeCPU: -1}
+	if m := processCPURE.FindSubmatch(out); m != nil && cmd.ProcessState != nil {
+		demoCPU, _ := strconv.ParseFloat(string(m[1]), 64)
+		total := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		r.wholeCPU = total - time.Duration(demoCPU*float64(time.Second))
+	}
 	r.throughput, err = strconv.ParseFloat(string(m[1]), 64)
 	if m := workersRanRE.FindSubmatch(out); m != nil {
 		r.ran, _ = strconv.ParseFloat(string(m[1]), 64)
@@ -401,6 +413,24 @@ func overhead(args []string) error {
 				medianD(stops(runs[c], false)).Round(time.Microsecond), medianD(stops(runs[c], true)).Round(time.Microsecond))
 		}
 		fmt.Println()
+	}
+	// Every profiler's CPU time over the whole run, from the kernel's
+	// accounting of the processes rather than the profiler's own report.
+	if runs[0][0].wholeCPU >= 0 {
+		fmt.Printf("  profiler CPU, whole run = CPU time of the command (profiler and the processes it waited for) - the demo's own; median [IQR], %% of one core over %v\n", *dur)
+		for c := 0; c < len(configs); c++ {
+			var v []float64
+			for _, r := range runs[c] {
+				if r.wholeCPU >= 0 {
+					v = append(v, 100*r.wholeCPU.Seconds()/dur.Seconds())
+				}
+			}
+			if len(v) == 0 || configs[c].beside != nil {
+				continue
+			}
+			q1, med, q3 := quartiles(v)
+			fmt.Printf("  %-20s profiler CPU %5.2f%% [%.2f, %.2f] of a core (%.0f ms a run)\n", configs[c].name, med, q1, q3, med*dur.Seconds()*10)
+		}
 	}
 	if runs[0][0].ran == 0 {
 		return nil
