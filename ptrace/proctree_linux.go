@@ -33,12 +33,73 @@ type ProcessTree struct {
 	seen   map[int]struct{} // the PIDs in queue
 	probed bool             // whether noFile was decided
 	noFile bool             // the kernel has no children files: scan /proc instead
+
+	// The answer of the last walk, for root lastRoot, and the PID the
+	// system had last allocated then: while no process or thread has
+	// been created since, the tree can have gained no one, so the walk is
+	// skipped (at most reuseWalks times in a row).
+	lastRoot, lastPID, reused int
+	last                      []int
+	pidSource                 func() int // for tests: replaces lastAllocatedPID
 }
+
+// reuseWalks bounds how many calls in a row answer from the last walk, so
+// that processes that left the tree (exited, re-parented away) leave the
+// answer within that many polls even while nothing forks.
+const reuseWalks = 9
 
 // Descendants appends the PIDs of root's living descendants to dst[:0], at
 // most maxDescendants of them, and returns it.
+//
+// While no process or thread was created on the system since the last
+// call for the same root (the last PID allocated, from /proc/loadavg, is
+// unchanged), the last answer is returned without walking the tree: the
+// walk opens a children file for every thread of every process in it, and
+// record polls ten times a second.
 func (pt *ProcessTree) Descendants(root int, dst []int) []int {
 	dst = dst[:0]
+	var pid int
+	if pt.pidSource != nil {
+		pid = pt.pidSource()
+	} else {
+		pid = pt.lastAllocatedPID()
+	}
+	if pid > 0 && pid == pt.lastPID && root == pt.lastRoot && pt.reused < reuseWalks {
+		pt.reused++
+		return append(dst, pt.last...)
+	}
+	dst = pt.walk(root, dst)
+	pt.lastRoot, pt.lastPID, pt.reused = root, pid, 0
+	pt.last = append(pt.last[:0], dst...)
+	return dst
+}
+
+// loadavgPath is the file whose last field is the PID the kernel allocated
+// last in the reader's PID namespace (fs/proc/loadavg.c: the namespace's
+// idr cursor less one), which every new process and thread advances,
+// including those of nested namespaces, which also take a PID in ours.
+var loadavgPath = []byte("/proc/loadavg\x00")
+
+// lastAllocatedPID returns the last PID the kernel allocated, or 0 when it
+// cannot be read.
+func (pt *ProcessTree) lastAllocatedPID() int {
+	n, err := readFileRaw(loadavgPath, pt.buf[:])
+	if err != nil || n <= 0 || n >= len(pt.buf) {
+		return 0
+	}
+	b := bytes.TrimRight(pt.buf[:n], "\n ")
+	if i := bytes.LastIndexByte(b, ' '); i >= 0 {
+		b = b[i+1:]
+	}
+	v, ok := parseUint(b)
+	if !ok || v >= 1<<31 {
+		return 0
+	}
+	return int(v)
+}
+
+// walk is Descendants without the reuse of the last answer.
+func (pt *ProcessTree) walk(root int, dst []int) []int {
 	if !pt.probed {
 		pt.probed = true
 		_, err := os.Stat("/proc/thread-self/children")

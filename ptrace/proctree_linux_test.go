@@ -131,3 +131,87 @@ func TestProcessTreeGoneRoot(t *testing.T) {
 		t.Fatalf("Descendants of an exited process = %v, want none", got)
 	}
 }
+
+// TestProcessTreeReusesTheLastWalk checks that while no process is created
+// the answer comes from the last walk (at most reuseWalks times in a row),
+// and that a process started meanwhile is found by the very next call.
+func TestProcessTreeReusesTheLastWalk(t *testing.T) {
+	root, want := startTree(t)
+	var pt ProcessTree
+	waitTree(t, &pt, root, want)
+	if pt.lastAllocatedPID() == 0 {
+		t.Fatal("the last allocated PID could not be read from /proc/loadavg")
+	}
+	// Other processes on the machine may fork between two calls: look
+	// for a run of calls that reused the walk.
+	var got []int
+	reused := false
+	for i := 0; i < 200 && !reused; i++ {
+		before := pt.reused
+		got = pt.Descendants(root, got)
+		reused = pt.reused == before+1
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("Descendants(%d) = %v, want %v", root, got, want)
+		}
+	}
+	if !reused {
+		t.Fatal("200 calls on a stable tree all walked it: the last walk is never reused")
+	}
+	// The bound on reuse, and the root: with the last allocated PID held
+	// still, every reuseWalks+1-th call walks, and a call for another
+	// root walks at once.
+	pt.pidSource = func() int { return 1234 }
+	got = pt.Descendants(root, got)
+	for i := 1; i <= 3*(reuseWalks+1); i++ {
+		wantReused := i % (reuseWalks + 1)
+		if got = pt.Descendants(root, got); pt.reused != wantReused {
+			t.Fatalf("call %d after a walk: reused %d times in a row, want %d", i, pt.reused, wantReused)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("call %d: Descendants(%d) = %v, want %v", i, root, got, want)
+		}
+	}
+	if got = pt.Descendants(want[0], got); len(got) != 0 || pt.reused != 0 {
+		t.Fatalf("Descendants(%d) (a sleep) = %v after reuse %d: the last walk was for another root", want[0], got, pt.reused)
+	}
+}
+
+// TestProcessTreeFindsANewChildAtOnce checks that a process created after
+// a walk is found by the next call, however recently the tree was walked.
+func TestProcessTreeFindsANewChildAtOnce(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `read x; sleep 60 & echo $!; wait`)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	t.Cleanup(func() {
+		if child > 0 {
+			exec.Command("kill", strconv.Itoa(child)).Run()
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	var pt ProcessTree
+	if got := pt.Descendants(cmd.Process.Pid, nil); len(got) != 0 {
+		t.Fatalf("Descendants before the fork = %v, want none", got)
+	}
+	in.Write([]byte("go\n"))
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() {
+		t.Fatal("the shell printed no PID")
+	}
+	child, _ = strconv.Atoi(strings.TrimSpace(sc.Text()))
+	if got := pt.Descendants(cmd.Process.Pid, nil); !slices.Equal(got, []int{child}) {
+		t.Fatalf("Descendants right after the fork = %v, want [%d]", got, child)
+	}
+}
