@@ -203,7 +203,12 @@ func TestAgentCollectorOutage(t *testing.T) {
 			t.Errorf("agent dropped %s windows during a 30 s outage with room for 64:\n%s", m[3], log)
 		}
 		got := awaitWindows(t, col, seen, old, sent)
-		if sent < 40 || got != sent {
+		// 45 one-second windows at most; 38 were seen with CI and other
+		// tests loading both CPUs (windows end at drains, which load
+		// delays). More than 30 means windows made during the 30 s
+		// outage were sent after it: had they been lost, at most the 5 s
+		// before and the 10 s after would have been.
+		if sent <= 30 || got != sent {
 			t.Errorf("agent sent %d windows in 45 s, collector wrote %d", sent, got)
 		}
 		if grew := (peak - base) * 1024; grew > queueBytes+32<<20 {
