@@ -46,7 +46,8 @@ func largeDWARFObjects() []largeDWARFObject {
 }
 
 // spreadFuncAddrs returns n addresses spread evenly over the functions of
-// f's .symtab (sorted by address), one inside each chosen function.
+// f's .symtab (sorted by address), one inside each chosen function (a
+// function is chosen again when there are fewer than n).
 func spreadFuncAddrs(tb testing.TB, f *elf.File, n int) []uint64 {
 	tb.Helper()
 	syms, err := f.Symbols()
@@ -59,8 +60,8 @@ func spreadFuncAddrs(tb testing.TB, f *elf.File, n int) []uint64 {
 			funcs = append(funcs, s)
 		}
 	}
-	if len(funcs) < n {
-		tb.Fatalf("only %d functions in .symtab", len(funcs))
+	if len(funcs) == 0 {
+		tb.Fatal("no functions in .symtab")
 	}
 	sort.Slice(funcs, func(i, j int) bool { return funcs[i].Value < funcs[j].Value })
 	addrs := make([]uint64, n)
