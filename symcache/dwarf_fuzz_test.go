@@ -3,15 +3,20 @@ package symcache
 import (
 	"bytes"
 	"debug/elf"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // FuzzDWARFLines feeds ELF files with DWARF to NewDWARFLines and looks up
-// addresses: hostile line programs and trees must not panic, hang or grow
-// without bound. The committed seed (testdata/fuzz/FuzzDWARFLines) is a
-// gcc -O2 -g object file of inlineC, which has inlined functions.
+// addresses, which reads the units covering them: hostile line programs
+// and trees must not panic, hang or grow without bound, and a unit must
+// give the same frames whichever lookup reads it first. The committed
+// seeds (testdata/fuzz/FuzzDWARFLines) are gcc -O2 -g object files:
+// inlineC, which has inlined functions, and ld -r of multiCU's a.c, b.c,
+// r.S and g.S (several units, one without ranges, one whose line program
+// goes past its high_pc).
 func FuzzDWARFLines(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
 		ef, err := elf.NewFile(bytes.NewReader(data))
@@ -26,9 +31,40 @@ func FuzzDWARFLines(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, a := range []uint64{addr, 0, 0x10, 0x40, 0x100} {
-			if fr := l.Lines(a); len(fr) > maxDWARFDepth {
+		addrs := []uint64{addr, 0, 0x10, 0x40, 0x100}
+		for i, s := range l.spans {
+			if i == 64 {
+				break
+			}
+			addrs = append(addrs, s.lo, s.lo+addr%(s.hi-s.lo), s.hi)
+		}
+		frames := make([]string, len(addrs))
+		for i, a := range addrs {
+			fr := l.Lines(a)
+			if len(fr) > maxDWARFDepth {
 				t.Fatalf("%d frames", len(fr))
+			}
+			frames[i] = fmt.Sprint(fr)
+		}
+		// The same lookups in the other order, on a new index, give the
+		// same frames unless a budget ran out (then what is left out
+		// depends on which unit came first).
+		l2, err := NewDWARFLines(d)
+		if err != nil {
+			t.Fatalf("a second index: %v", err)
+		}
+		again := make([]string, len(addrs))
+		for i := len(addrs) - 1; i >= 0; i-- {
+			again[i] = fmt.Sprint(l2.Lines(addrs[i]))
+		}
+		for _, x := range []*DWARFLines{l, l2} {
+			if x.rowsLeft <= 0 || x.nodesLeft <= 0 || x.rangesLeft <= 0 {
+				return
+			}
+		}
+		for i := range addrs {
+			if again[i] != frames[i] {
+				t.Fatalf("%#x: %s, or %s when units are read in another order", addrs[i], again[i], frames[i])
 			}
 		}
 	})
