@@ -1,6 +1,7 @@
 package symcache
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"debug/macho"
 	"fmt"
@@ -340,15 +341,28 @@ func (l *DWARFLines) index(cu *dwarf.Entry, order int32) *unitIndex {
 	if cu.Children {
 		l.walk(x, cu, cuFiles, intern)
 	}
-	sort.SliceStable(x.rows, func(i, j int) bool {
-		a, b := &x.rows[i], &x.rows[j]
-		if a.addr != b.addr {
-			return a.addr < b.addr
-		}
-		return a.end && !b.end
-	})
-	sort.SliceStable(x.funcs, func(i, j int) bool { return x.funcs[i].lo < x.funcs[j].lo })
+	// A unit's rows are mostly in order already (one sequence per
+	// section): check before sorting.
+	if !slices.IsSortedFunc(x.rows, compareRows) {
+		slices.SortStableFunc(x.rows, compareRows)
+	}
+	slices.SortStableFunc(x.funcs, func(a, b funcRange) int { return cmp.Compare(a.lo, b.lo) })
 	return x
+}
+
+// compareRows orders rows by address, an end_sequence first at an address
+// (it ends the sequence before, and the row after it starts the next).
+func compareRows(a, b lineRow) int {
+	if c := cmp.Compare(a.addr, b.addr); c != 0 {
+		return c
+	}
+	switch {
+	case a.end && !b.end:
+		return -1
+	case b.end && !a.end:
+		return 1
+	}
+	return 0
 }
 
 // walk adds the subprograms and inlined subroutines under cu to x; l.mu
