@@ -20,13 +20,17 @@ func TestCPUModeCountsCPUTime(t *testing.T) {
 		t.Fatalf("%d windows, want 1", len(ws))
 	}
 	c := countBy(ws[0])
-	// One sample per period of CPU: about 100 for the busy thread, 50 for
-	// the half-busy one, none (and no stop at all) for the idle one.
-	if c[1] < 85 || c[1] > 101 {
-		t.Errorf("busy thread: %d samples, want about 100", c[1])
+	// One sample per period of CPU from first sight to the end: about 100
+	// for the busy thread, 50 for the half-busy one (as many as the CPU
+	// time the fake reported in between, which a loaded machine makes
+	// longer or shorter than the run's second), none (and no stop at all)
+	// for the idle one.
+	period := time.Second / hz
+	if used, want := f.cpuSeen(1), samplesFor(f.cpuSeen(1), period); c[1] < want*85/100 || c[1] > want+1 {
+		t.Errorf("busy thread: %d samples for %v of CPU, want about %d", c[1], used, want)
 	}
-	if c[3] < 40 || c[3] > 51 {
-		t.Errorf("half-busy thread: %d samples, want about 50", c[3])
+	if used, want := f.cpuSeen(3), samplesFor(f.cpuSeen(3), period); c[3] < want*80/100 || c[3] > want+1 {
+		t.Errorf("half-busy thread: %d samples for %v of CPU, want about %d", c[3], used, want)
 	}
 	if c[2] != 0 || f.captures[2] != 0 {
 		t.Errorf("idle thread: %d samples, %d captures; want none", c[2], f.captures[2])

@@ -36,11 +36,29 @@ type fakeTarget struct {
 	delay    time.Duration // how long each capture takes
 	exitAt   time.Time
 	n        uint64
+	// seen is the CPU time Info reported of each thread, the first time
+	// and the last: what a test expects counted is what happened between
+	// them, however late a loaded machine made the sampler's ticks.
+	seen map[target.ThreadID][2]time.Duration
 }
 
 func newFake(pid int, threads map[target.ThreadID]*fakeThread) *fakeTarget {
-	return &fakeTarget{pid: pid, start: time.Now(), threads: threads, captures: map[target.ThreadID]int{}}
+	return &fakeTarget{pid: pid, start: time.Now(), threads: threads, captures: map[target.ThreadID]int{},
+		seen: map[target.ThreadID][2]time.Duration{}}
 }
+
+// cpuSeen returns the CPU time a thread used between the first and the
+// last time Info was asked about it: the time the sampler's count of it
+// stands for (its time before first sight is not counted).
+func (f *fakeTarget) cpuSeen(t target.ThreadID) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.seen[t]
+	return s[1] - s[0]
+}
+
+// samplesFor returns how many samples of one period each d stands for.
+func samplesFor(d, period time.Duration) int64 { return int64(d / period) }
 
 func (f *fakeTarget) exited() bool { return !f.exitAt.IsZero() && time.Now().After(f.exitAt) }
 
@@ -59,6 +77,14 @@ func (f *fakeTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 func (f *fakeTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
 	th := f.threads[t]
 	cpu := time.Duration(float64(time.Since(f.start)) * th.share)
+	f.mu.Lock()
+	s, ok := f.seen[t]
+	if !ok {
+		s[0] = cpu
+	}
+	s[1] = cpu
+	f.seen[t] = s
+	f.mu.Unlock()
 	return target.ThreadInfo{ID: t, Name: "worker", CPUTime: cpu, Running: th.share > 0}, nil
 }
 func (f *fakeTarget) Capture(t target.ThreadID, c *target.Capture) error {
