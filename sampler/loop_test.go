@@ -41,19 +41,35 @@ func TestLateTicksAreMissedNotBunched(t *testing.T) {
 func TestWindowsExitAndKeepRunning(t *testing.T) {
 	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
 	f.exitAt = time.Now().Add(300 * time.Millisecond)
+	const window = 100 * time.Millisecond
 	var exited []int
-	ws := run(t, Config{Hz: 100, Window: 100 * time.Millisecond, KeepRunning: true,
-		OnExit: func(tg target.Target) { exited = append(exited, tg.PID()) }}, 700*time.Millisecond, f)
-	if len(ws) < 5 {
-		t.Fatalf("%d windows in 700 ms of 100 ms windows", len(ws))
-	}
+	// Windows that closed after OnExit was told of the exit.
+	after := 0
+	// Run until three windows closed after the exit: the run goes on
+	// without targets, closing a window every 100 ms, until cancelled
+	// (the 10 s limit fails the test).
+	ws, waits := runWindows(t, Config{Hz: 100, Window: window, KeepRunning: true,
+		OnExit: func(tg target.Target) { exited = append(exited, tg.PID()) }}, 10*time.Second,
+		func([]*profile.Window) bool {
+			if len(exited) > 0 {
+				after++
+			}
+			return after == 3
+		}, f)
 	if len(exited) != 1 || exited[0] != 10 {
 		t.Fatalf("OnExit calls %v, want [10]", exited)
 	}
-	last := ws[len(ws)-1]
-	if len(last.Processes) != 0 || len(last.Samples) != 0 {
-		t.Fatalf("the exited target is still in later windows: %+v", last.Processes)
+	// Every window closed after OnExit is without it, the last (cut
+	// short by the cancel) too.
+	for _, w := range ws[len(ws)-after:] {
+		if len(w.Processes) != 0 || len(w.Samples) != 0 {
+			t.Fatalf("the exited target is still in later windows: %+v", w.Processes)
+		}
 	}
+	// Windows of 100 ms with a tick every 10 ms: a window closes at the
+	// first tick after its end, later only as much as the machine's load
+	// made that tick late.
+	checkWindowLengths(t, ws, waits, window, 40*time.Millisecond)
 
 	// Without KeepRunning, Run ends when every target has exited.
 	f2 := newFake(11, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
