@@ -76,7 +76,10 @@ func loadELFFile(img *images.Image, f *elf.File, path string) (*Table, error) {
 		if df, dclose, err := openELF(dbg); err == nil {
 			dt, dinfo, derr := elfTable(object, df)
 			dclose()
-			if derr == nil && dt.Len() > t.Len() {
+			// Named symbols decide: the stripped file's table also
+			// holds an anonymous start per .eh_frame FDE, often more
+			// than the debug file's symbols.
+			if derr == nil && dinfo.named > info.named {
 				dt.segments = t.segments
 				t = dt
 			}
@@ -169,6 +172,7 @@ type elfInfo struct {
 	isGo   bool   // it has a Go pclntab
 	goFunc uint64 // go:func.* from .symtab, 0 if absent
 	dwarf  bool   // it has DWARF (.debug_info)
+	named  int    // function symbols with a name, from .symtab, .dynsym or the pclntab
 }
 
 // elfTable is ELFTable, also returning what the file holds for lines.
@@ -210,6 +214,7 @@ func elfTable(object string, f *elf.File) (*Table, elfInfo, error) {
 		syms, lines = gs, gl
 	}
 	info.dwarf = f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
+	info.named = len(syms)
 	if len(st) == 0 && lines == nil {
 		// Stripped (no .symtab): every function's start from
 		// .eh_frame, so that one without a .dynsym name is named

@@ -1,0 +1,134 @@
+package symcache
+
+import (
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/macprof/macprof/images"
+)
+
+// unnamedFDEs is C whose top-level assembly adds code with unwind
+// information but no symbol: a fully stripped build of it has more
+// .eh_frame FDEs than its debug file has function symbols, as glibc has.
+const unnamedFDEs = `
+static int __attribute__((noinline)) helper(int x) { return x * 3 + 1; }
+int main(int argc, char **argv) { (void)argv; return helper(argc); }
+#define NOSYM ".cfi_startproc\n nop\n ret\n .cfi_endproc\n"
+__asm__(".text\n" NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM
+	NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM);
+`
+
+// TestStrippedObjectTakesTheDebugFilesNames strips a program of every
+// symbol into a separate debug file found by build ID (as Debian's -dbg
+// packages install them) and checks that its static function is named from
+// the debug file, though the stripped file's .eh_frame has more function
+// starts than the debug file has symbols.
+func TestStrippedObjectTakesTheDebugFilesNames(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "p.c")
+	if err := os.WriteFile(src, []byte(unnamedFDEs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "p")
+	if out, err := exec.Command(tool(t, "gcc"), "-O1", "-g", "-Wl,--build-id", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	id, err := images.ELFBuildID(bin)
+	if err != nil || len(id) < 4 {
+		t.Fatalf("build ID of %s: %q, %v", bin, id, err)
+	}
+	dbgDir := t.TempDir()
+	dbg := filepath.Join(dbgDir, ".build-id", id[:2], id[2:]+".debug")
+	if err := os.MkdirAll(filepath.Dir(dbg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stripped := filepath.Join(t.TempDir(), "p")
+	objcopy := tool(t, "objcopy", "llvm-objcopy")
+	for _, args := range [][]string{{"--only-keep-debug", bin, dbg}, {"--strip-all", bin, stripped}} {
+		if out, err := exec.Command(objcopy, args...).CombinedOutput(); err != nil {
+			t.Fatalf("objcopy %v: %v\n%s", args, err, out)
+		}
+	}
+	// The premise: more FDE starts in the stripped file than function
+	// symbols in the debug file.
+	sf, err := elf.Open(stripped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts, _ := ehFrameStarts(sf, nil)
+	sf.Close()
+	df, err := elf.Open(dbg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := df.Symbols()
+	df.Close()
+	funcs := 0
+	var helper uint64
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+			funcs++
+			if s.Name == "helper" {
+				helper = s.Value
+			}
+		}
+	}
+	if helper == 0 {
+		t.Fatal("no helper in the debug file's symbols")
+	}
+	if len(starts) <= funcs {
+		t.Fatalf("the stripped program has %d FDE starts, the debug file %d functions: the test needs more starts", len(starts), funcs)
+	}
+
+	old := DebugDirs
+	DebugDirs = []string{dbgDir}
+	t.Cleanup(func() { DebugDirs = old })
+	img := execImage(t, stripped, 0)
+	img.BuildID = id
+	got := New(Options{}).Symbolize(img, helper, false)
+	if len(got) == 0 || got[0].Function != "helper" {
+		t.Fatalf("helper's address in the stripped program symbolizes as %+v, want helper from the debug file", got)
+	}
+}
+
+// TestSystemLibcNamesFromItsDebugFile checks the same with the system's
+// glibc and its libc6-dbg debug file, where it is installed: the local
+// function __libc_start_call_main, which no .dynsym names, is named.
+func TestSystemLibcNamesFromItsDebugFile(t *testing.T) {
+	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
+	f, err := elf.Open(libc)
+	if err != nil {
+		t.Skipf("no %s here: %v", libc, err)
+	}
+	id := images.ELFFileBuildID(f)
+	f.Close()
+	dbg := filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug")
+	if _, err := os.Stat(dbg); err != nil {
+		t.Skipf("glibc's debug file %s is absent (apt-get install libc6-dbg): %v", dbg, err)
+	}
+	df, err := elf.Open(dbg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := df.Symbols()
+	df.Close()
+	var addr uint64
+	for _, s := range syms {
+		if s.Name == "__libc_start_call_main" && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			addr = s.Value + 4
+		}
+	}
+	if addr == 0 {
+		t.Skip("the debug file has no __libc_start_call_main")
+	}
+	img := execImage(t, libc, 0)
+	img.BuildID = id
+	got := New(Options{}).Symbolize(img, addr, false)
+	if len(got) == 0 || !strings.Contains(got[0].Function, "__libc_start_call_main") {
+		t.Fatalf("libc %#x symbolizes as %+v, want __libc_start_call_main from %s", addr, got, dbg)
+	}
+}
