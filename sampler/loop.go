@@ -246,9 +246,13 @@ func (s *Sampler) tick(n int64) {
 		}
 		// Images are re-read about once a second, so that libraries
 		// loaded later are known even if the target exits before the
-		// window closes.
-		if now := time.Now(); now.Sub(ts.imgAt) >= time.Second {
+		// window closes; sooner at first (50 ms after the target was
+		// added, then twice as long each time), as a command launched
+		// at its exec has no libraries mapped yet and may exit within
+		// a second.
+		if now := time.Now(); now.Sub(ts.imgAt) >= max(ts.imgEvery, firstImageRefresh) {
 			ts.imgAt = now
+			ts.imgEvery = min(2*max(ts.imgEvery, firstImageRefresh), imageRefresh)
 			ts.refreshImages()
 		}
 		ts.ticks++
@@ -278,6 +282,13 @@ func (s *Sampler) tick(n int64) {
 		}
 	}
 }
+
+// The times between two reads of a target's images: the first, doubled at
+// each read up to the steady one.
+const (
+	firstImageRefresh = 50 * time.Millisecond
+	imageRefresh      = time.Second
+)
 
 // forgetExited tells OnExit of the targets that exited and drops them, once
 // the window holding their last samples is out.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
 )
@@ -120,5 +122,44 @@ func TestTimerDelayWakesTheRuntimeOncePerTick(t *testing.T) {
 		if (got-netpollSlop)%time.Millisecond != 0 {
 			t.Fatalf("timerDelay(%v) = %v: not whole milliseconds plus %v", d, got, netpollSlop)
 		}
+	}
+}
+
+// lateLibrary is a fake target whose library is mapped only 20 ms after it
+// is added (a command launched at its exec, before the dynamic loader ran),
+// and which exits after exitAt, when its memory map can no longer be read.
+type lateLibrary struct {
+	*fakeTarget
+}
+
+func (l lateLibrary) Images() (*images.Set, error) {
+	switch {
+	case l.exited():
+		return nil, target.ErrExited
+	case time.Since(l.start) < 20*time.Millisecond:
+		return images.NewSet([]*images.Image{{Path: "/bin/cmd", Start: 0x1000, Limit: 0x2000}}), nil
+	}
+	return images.NewSet([]*images.Image{{Path: "/bin/cmd", Start: 0x1000, Limit: 0x2000}, {Path: "/lib/late.so", Start: 0x7000, Limit: 0x8000}}), nil
+}
+
+// TestImagesOfAShortLivedTarget: a target that exits within a second has
+// the library it mapped after being added in its profile, so that its
+// frames there can be named.
+func TestImagesOfAShortLivedTarget(t *testing.T) {
+	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{0x7100, 0x1100}}})
+	// It exits before the steady refresh, a second after it was added.
+	f.exitAt = time.Now().Add(800 * time.Millisecond)
+	ws := run(t, Config{Hz: 100}, 1200*time.Millisecond, lateLibrary{f})
+	if len(ws) == 0 || len(ws[0].Processes) != 1 {
+		t.Fatalf("windows %d, want one with the process", len(ws))
+	}
+	var paths []string
+	if imgs := ws[0].Processes[0].Images; imgs != nil {
+		for _, im := range imgs.Images() {
+			paths = append(paths, im.Path)
+		}
+	}
+	if !slices.Contains(paths, "/lib/late.so") {
+		t.Fatalf("images of the exited target %v, want /lib/late.so, mapped 20 ms after it was added", paths)
 	}
 }

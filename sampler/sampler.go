@@ -107,8 +107,9 @@ type targetState struct {
 	ticks   int64 // ticks this target has been sampled in
 	// lastTick is the number of the last tick that listed its threads.
 	lastTick int64
-	images   *images.Set // the last image set read, kept after exit
-	imgAt    time.Time   // when images was last read
+	images   *images.Set   // the last image set read, kept after exit
+	imgAt    time.Time     // when images was last read
+	imgEvery time.Duration // how long after imgAt they are read again
 	// drainer is the target as a SampleDrainer, when its kernel samples
 	// are on (cpu mode).
 	drainer target.SampleDrainer
