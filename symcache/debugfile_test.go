@@ -132,3 +132,53 @@ func TestSystemLibcNamesFromItsDebugFile(t *testing.T) {
 		t.Fatalf("libc %#x symbolizes as %+v, want __libc_start_call_main from %s", addr, got, dbg)
 	}
 }
+
+// glibcHidden renames a function with an asm label as glibc's hidden_proto
+// does for calls from inside the library.
+const glibcHidden = `
+int work(int x) __asm__("__GI_work");
+int __attribute__((noinline)) work(int x) { return x * 5 + 2; }
+int main(int argc, char **argv) { (void)argv; return work(argc); }
+`
+
+// TestDWARFNamesGlibcsHiddenAliasesByTheirName checks that a function whose
+// DWARF linkage name is glibc's internal __GI_ alias is named by its
+// DW_AT_name, the name users know (__libc_malloc, not
+// __GI___libc_malloc).
+func TestDWARFNamesGlibcsHiddenAliasesByTheirName(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "h.c")
+	if err := os.WriteFile(src, []byte(glibcHidden), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "h")
+	if out, err := exec.Command(tool(t, "gcc"), "-O1", "-g", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	var addr uint64
+	for _, s := range syms {
+		if s.Name == "__GI_work" {
+			addr = s.Value
+		}
+	}
+	if addr == 0 {
+		t.Fatal("gcc wrote no __GI_work symbol")
+	}
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewDWARFLines(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fr := l.Lines(addr); len(fr) == 0 || fr[0].Function != "work" {
+		t.Fatalf("frames at __GI_work: %+v, want work", fr)
+	}
+}

@@ -531,7 +531,14 @@ func (l *DWARFLines) resolve(off dwarf.Offset) string {
 
 // ownName is e's linkage name, else its name.
 func (l *DWARFLines) ownName(e *dwarf.Entry) string {
+	name, _ := e.Val(dwarf.AttrName).(string)
 	if s, _ := e.Val(dwarf.AttrLinkageName).(string); s != "" {
+		// glibc renames its functions for calls from inside the
+		// library with asm labels (hidden_proto: __GI___libc_malloc
+		// for __libc_malloc): the name is the one users know.
+		if strings.HasPrefix(s, "__GI_") && name != "" {
+			return name
+		}
 		// An asm label keeps the Mach-O underscore in
 		// DW_AT_linkage_name: drop it as in the symbol table.
 		if l.machO && (strings.HasPrefix(s, "__") || strings.HasPrefix(s, "_$")) {
@@ -539,8 +546,7 @@ func (l *DWARFLines) ownName(e *dwarf.Entry) string {
 		}
 		return s
 	}
-	s, _ := e.Val(dwarf.AttrName).(string)
-	return s
+	return name
 }
 
 // entryRef is e's DW_AT_abstract_origin, else its DW_AT_specification, or 0.
