@@ -138,7 +138,7 @@ func newEagerDWARFLines(d *dwarf.Data, machO bool) (*eagerDWARFLines, error) {
 		if !ok {
 			return ""
 		}
-		if n.linkage != "" {
+		if n.linkage != "" && !(strings.HasPrefix(n.linkage, "__GI_") && n.name != "") {
 			// An asm label keeps the Mach-O underscore in
 			// DW_AT_linkage_name: drop it as in the symbol table.
 			if machO && (strings.HasPrefix(n.linkage, "__") || strings.HasPrefix(n.linkage, "_$")) {
