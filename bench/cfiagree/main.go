@@ -48,7 +48,7 @@ for i in range(120000):
 print(h.hexdigest()[:8])`
 
 var sqlQuery = `CREATE TABLE t(a INTEGER, b TEXT);
-WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<300000)
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<600000)
 INSERT INTO t SELECT x*7919 % 100003, hex(x*x) FROM c;
 CREATE INDEX ta ON t(a);
 SELECT count(*), sum(length(b)) FROM t WHERE a % 3 = 1;
