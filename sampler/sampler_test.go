@@ -57,6 +57,14 @@ func (f *fakeTarget) cpuSeen(t target.ThreadID) time.Duration {
 	return s[1] - s[0]
 }
 
+// lastCPU returns the CPU time of a thread the last time Info was asked
+// about it: the most any count of it can stand for.
+func (f *fakeTarget) lastCPU(t target.ThreadID) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.seen[t][1]
+}
+
 // samplesFor returns how many samples of one period each d stands for.
 func samplesFor(d, period time.Duration) int64 { return int64(d / period) }
 
