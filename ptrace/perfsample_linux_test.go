@@ -588,3 +588,44 @@ func TestDrainSamplesKeepTheStackCopyUnderALockedMemoryBudget(t *testing.T) {
 		t.Errorf("stack copy grew to %d KiB without CAP_IPC_LOCK", got>>10)
 	}
 }
+
+// TestStackCopyGrowsForEnoughWalksOnly: a ring's stack copy grows when at
+// least one in growShare of its recent walks ran past it (a Go worker
+// whose every stack is deeper), not for the rare deep stack of a thread
+// whose stacks fit (python3: 0.1% past 8 KiB), which would make every later
+// sample copy twice the stack.
+func TestStackCopyGrowsForEnoughWalksOnly(t *testing.T) {
+	var rare threadKernel
+	for i := 0; i < 100*growShare; i++ {
+		rare.noteWalk(i%(2*growShare) == 0) // one in 2*growShare
+		if rare.mustGrow() {
+			t.Fatalf("walk %d: grows with %d of %d walks past the copy", i, rare.ranOff, rare.walked)
+		}
+	}
+	var deep threadKernel
+	for i := 0; i < growMin-1; i++ {
+		deep.noteWalk(true)
+	}
+	if deep.mustGrow() {
+		t.Fatalf("grows after %d walks past the copy, want %d first", growMin-1, growMin)
+	}
+	deep.noteWalk(true)
+	if !deep.mustGrow() {
+		t.Fatalf("does not grow after %d walks, all past the copy", growMin)
+	}
+	// A thread whose stacks deepen later grows then: the counts follow
+	// what it runs now.
+	var later threadKernel
+	for i := 0; i < 1000*growShare; i++ {
+		later.noteWalk(false)
+	}
+	grew := -1
+	for i := 0; i < 200*growShare && grew < 0; i++ {
+		if later.noteWalk(true); later.mustGrow() {
+			grew = i
+		}
+	}
+	if grew < 0 || grew > 4*growShare {
+		t.Fatalf("a thread past the copy in every walk after %d that were not grows after %d of them, want at most %d", 1000*growShare, grew, 4*growShare)
+	}
+}
