@@ -74,9 +74,7 @@ type threadKernel struct {
 	noRing    bool      // the ring could not be opened: capture by stopping it
 	ringStack int       // the stack bytes its ring's samples copy
 	ringFull  bool      // ringStack cannot grow (at its limit, or refused)
-	// ranOff of the walked samples of its ring ran past the stack copy
-	// (both halved as they grow, so that they follow what it runs now).
-	ranOff, walked int
+	ranOff    bool      // a walk of a sample in its ring ran past the stack copy
 	// The samples its ring had since windowStart (when it was opened, or
 	// the last ringIdle began).
 	windowStart   time.Time
@@ -120,7 +118,7 @@ func (tk *threadKernel) setRing(r *perfRing, k *kernelSampler) {
 	if tk.ring != nil {
 		tk.closeRing()
 	}
-	tk.ring, tk.rings, tk.stackRings, tk.chain, tk.ranOff, tk.walked = r, &k.rings, &k.stackRings, r.chain, 0, 0
+	tk.ring, tk.rings, tk.stackRings, tk.chain, tk.ranOff = r, &k.rings, &k.stackRings, r.chain, false
 	tk.drained, tk.lastDrain, tk.fill = 0, time.Time{}, 0
 	k.rings.Add(1)
 	if !r.chain {
@@ -369,7 +367,7 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		// A sample that cannot be read or walked is skipped: the
 		// sampler counts its CPU time on the thread's last stack.
 		if t.fillFromSample(th, at, size, caps[n]) == nil {
-			th.kernel.noteWalk(caps[n].Walk.Stop == unwind.StopReadFailed)
+			th.kernel.ranOff = th.kernel.ranOff || caps[n].Walk.Stop == unwind.StopReadFailed
 			n++
 		}
 	}
@@ -389,7 +387,7 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		t.stateMu.Unlock()
 	case th.kernel.needStack || th.kernel.exact >= max(th.kernel.exactNeed, chainAfter):
 		t.switchRing(th)
-	case th.kernel.mustGrow() && !r.chain && !th.kernel.ringFull && k.ringsMayGrow && k.small == nil && k.openErr == nil:
+	case th.kernel.ranOff && !r.chain && !th.kernel.ringFull && k.ringsMayGrow && k.small == nil && k.openErr == nil:
 		t.growRing(th)
 	case now.Sub(th.kernel.windowStart) > k.ringIdle && th.kernel.windowSamples == 0:
 		// Idle: its locked memory and file go back, and its captures
@@ -440,34 +438,6 @@ func (t *Target) growRing(th *thread) {
 		return
 	}
 	th.kernel.setRing(r, t.kernel)
-	th.kernel.ringStack, th.kernel.ranOff, th.kernel.walked = size, 0, 0
+	th.kernel.ringStack, th.kernel.ranOff = size, false
 	th.kernel.ringFull = size >= perfMaxStackBytes
-}
-
-// growShare and growMin: a ring's stack copy grows once at least one in
-// growShare of its recent walks, and growMin of them, ran past the copy.
-// A copy twice as large costs every later sample of the thread twice the
-// kernel's copying (in the thread's own time) and the sampler's reading,
-// for the rare deep stack it saves: perf keeps 8 KiB for all.
-const (
-	growShare = 32
-	growMin   = 4
-)
-
-// noteWalk counts a walk of a sample of the ring, and whether it ran past
-// the stack copy.
-func (tk *threadKernel) noteWalk(ranOff bool) {
-	if tk.walked >= 64*growShare {
-		tk.walked, tk.ranOff = tk.walked/2, tk.ranOff/2
-	}
-	tk.walked++
-	if ranOff {
-		tk.ranOff++
-	}
-}
-
-// mustGrow reports whether the ring's stack copy is too small for enough
-// of its walks to be worth a larger one.
-func (tk *threadKernel) mustGrow() bool {
-	return tk.ranOff >= growMin && tk.ranOff*growShare >= tk.walked
 }
