@@ -146,7 +146,7 @@ func TestProcessTreeReusesTheLastWalk(t *testing.T) {
 	// for a run of calls that reused the walk.
 	var got []int
 	reused := false
-	for i := 0; i < 200 && !reused; i++ {
+	for i := 0; i < 2000 && !reused; i++ {
 		before := pt.reused
 		got = pt.Descendants(root, got)
 		reused = pt.reused == before+1
@@ -156,7 +156,7 @@ func TestProcessTreeReusesTheLastWalk(t *testing.T) {
 		}
 	}
 	if !reused {
-		t.Fatal("200 calls on a stable tree all walked it: the last walk is never reused")
+		t.Fatal("2000 calls on a stable tree all walked it: the last walk is never reused")
 	}
 	// The bound on reuse, and the root: with the last allocated PID held
 	// still, every reuseWalks+1-th call walks, and a call for another
