@@ -66,7 +66,7 @@ func checkProfile(t *testing.T, tw *testWindow, p *pprof.Profile) {
 	if p.TimeNanos != tw.w.Start.UnixNano() || p.DurationNanos != 2e9 {
 		t.Errorf("time %d duration %d", p.TimeNanos, p.DurationNanos)
 	}
-	wantComments := []string{"macprof: missed thread gone before capture: 3", "macprof: missed tick late (profiler overloaded): 1"}
+	wantComments := []string{"macprof: missed thread gone before capture: 3", "macprof: missed tick late (the profiler ran late: busy, or not scheduled): 1"}
 	if len(p.Comments) < 2 || !slices.Equal(p.Comments[:2], wantComments) {
 		t.Errorf("comments %q, want prefix %q", p.Comments, wantComments)
 	}

@@ -17,7 +17,8 @@ const (
 	// MissThreadGone: the thread exited, or could not be captured for a
 	// reason no other MissReason names.
 	MissThreadGone MissReason = iota
-	// MissTickLate: the profiler fell behind and skipped whole ticks.
+	// MissTickLate: the profiler fell behind and skipped whole ticks: its
+	// own work took too long, or the CPUs were busy and it ran late.
 	MissTickLate
 	// MissStopTimeout: the thread did not stop in time.
 	MissStopTimeout
@@ -35,7 +36,7 @@ const (
 
 var missText = [numMissReasons]string{
 	MissThreadGone:     "thread gone before capture",
-	MissTickLate:       "tick late (profiler overloaded)",
+	MissTickLate:       "tick late (the profiler ran late: busy, or not scheduled)",
 	MissStopTimeout:    "thread did not stop in time",
 	MissThreadBlocked:  "thread in uninterruptible sleep",
 	MissNoKernelSample: "no kernel sample yet",

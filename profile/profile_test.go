@@ -92,7 +92,7 @@ func TestMissReasons(t *testing.T) {
 		}
 	}
 	w := &Window{Missed: map[MissReason]int64{MissTickLate: 1, MissEmptyStack: 2, MissStopTimeout: 0}}
-	if got := fmt.Sprint(w.MissReasons()); got != "[empty stack tick late (profiler overloaded)]" {
+	if got := fmt.Sprint(w.MissReasons()); got != "[empty stack tick late (the profiler ran late: busy, or not scheduled)]" {
 		t.Errorf("reasons %s", got)
 	}
 	if MissReason(200).String() != "unknown" {
