@@ -51,7 +51,8 @@ func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64)
 		// stopped, and the samples add up to the CPU time, as a
 		// CPU-clock profiler's do.
 		th.pending += used
-		if ts.drainer != nil && s.drain(ts, tid, th, false) {
+		th.drained = ts.drainer != nil && s.drain(ts, tid, th, false)
+		if th.drained {
 			return
 		}
 		// After late ticks the backlog is counted on the stack seen now,

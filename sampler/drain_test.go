@@ -28,6 +28,7 @@ type drainingTarget struct {
 	firstSight map[target.ThreadID]time.Duration
 	startWait  map[target.ThreadID]time.Duration
 	drains     int
+	listings   int  // Threads calls
 	endless    bool // every drain fills every capture
 	// maxDrain is the ceiling of its drain interval (0: the default).
 	maxDrain time.Duration
@@ -53,6 +54,10 @@ func (d *drainingTarget) cpu(t target.ThreadID) time.Duration {
 }
 
 func (d *drainingTarget) KernelSampled() (bool, bool) { return true, !d.refused }
+func (d *drainingTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
+	d.listings++
+	return d.fakeTarget.Threads(dst)
+}
 func (d *drainingTarget) DrainInterval() time.Duration {
 	return target.DrainInterval(d.period, d.maxDrain, 10)
 }
@@ -158,6 +163,30 @@ func TestDrainCountsEveryKernelSampleAndWakesLessOften(t *testing.T) {
 	}
 }
 
+// TestDrainListsThreadsLessOftenThanItDrains: at 1000 Hz the target's
+// rings are drained every 10 ms, but its threads are listed (and their CPU
+// time read) only every listEvery, and every sample is still counted once.
+func TestDrainListsThreadsLessOftenThanItDrains(t *testing.T) {
+	const hz, runFor = 1000, 600 * time.Millisecond
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
+	begin := time.Now()
+	ws := run(t, Config{Hz: hz}, runFor, d)
+	elapsed := time.Since(begin)
+	// Three listings a period apart to start, one per listEvery (less a
+	// tenth, as ticks may come early), the last tick's, and two for
+	// ticks a loaded machine made late.
+	if most := 3 + int(elapsed/(listEvery*9/10)) + 1 + 2; d.listings > most {
+		t.Errorf("threads listed %d times in %v, want at most %d (one per %v)", d.listings, elapsed, most, listEvery)
+	}
+	if d.drains < 2*d.listings {
+		t.Errorf("%d drains and %d listings in %v at %d Hz: want drains every 10 ms between listings", d.drains, d.listings, elapsed, hz)
+	}
+	stopped, sampled, _ := drainedCounts(ws[0], 1, []uint64{1, 2})
+	if n := d.drained[1]; stopped == 0 || sampled < n || sampled > n+2 || n < 300 {
+		t.Errorf("%d samples on the stop's stack, %d on drained samples' stacks; %d drained, want each counted once", stopped, sampled, n)
+	}
+}
+
 // TestDrainIntervalIsTheTargets: the sampler wakes as often as the target's
 // buffers need (an agent's target asks for a longer ceiling), and every
 // sample is still counted.
@@ -253,6 +282,17 @@ func TestDrainDoesNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("a draining tick allocates %.1f times", allocs)
+	}
+	// Ticks 1 ms apart, between listings: they only drain.
+	s.every = time.Millisecond
+	listings := d.listings
+	allocs = testing.AllocsPerRun(50, func() {
+		tick++
+		d.start = d.start.Add(-2 * time.Millisecond)
+		s.tick(tick)
+	})
+	if allocs != 0 || d.listings > listings+1 {
+		t.Fatalf("a tick that only drains allocates %.1f times (%d listings in 51 ticks)", allocs, d.listings-listings)
 	}
 	if d.drains == 0 || d.drained[1] < 500 {
 		t.Fatalf("%d drains, %d samples drained: the test did not drain", d.drains, d.drained[1])

@@ -58,6 +58,7 @@ func (s *Sampler) Run(ctx context.Context) error {
 		// Absolute deadlines: a late tick is counted as missed, never
 		// bunched up.
 		interval := s.interval()
+		s.every = interval
 		next = next.Add(interval)
 		now := time.Now()
 		if late := now.Sub(next); late > 0 {
@@ -79,6 +80,7 @@ func (s *Sampler) Run(ctx context.Context) error {
 				// drain, and the CPU time used since the last
 				// tick, belong in the profile too.
 				tick++
+				s.ending = true
 				s.tick(tick)
 			}
 			// The profile ends: what threads used and was not
@@ -255,7 +257,16 @@ func (s *Sampler) tick(n int64) {
 			ts.imgEvery = min(2*max(ts.imgEvery, firstImageRefresh), imageRefresh)
 			ts.refreshImages()
 		}
+		if s.drainOnly(ts) {
+			for tid, th := range ts.threads {
+				if th.drained {
+					th.drained = s.drain(ts, tid, th, false)
+				}
+			}
+			continue
+		}
 		ts.ticks++
+		ts.listedAt = time.Now()
 		var err error
 		s.tids, err = ts.t.Threads(s.tids)
 		if err != nil {
@@ -277,11 +288,31 @@ func (s *Sampler) tick(n int64) {
 		s.captureBatch(ts)
 		s.countUnseen(ts)
 		ts.lastTick = n
-		if n%64 == 0 {
+		if ts.ticks%64 == 0 {
 			s.forgetGone(ts)
 		}
 	}
 }
+
+// drainOnly reports whether this tick only drains the kernel samples of
+// ts's threads drained at its last listing: while every thread of ts is
+// sampled by the kernel and ticks come more often than listEvery, its
+// threads are listed and their CPU time read only every listEvery (and at
+// the run's last tick), as a drain interval can be as short as a period
+// (10 ms with stack copies at 999 Hz) and listing the threads costs as
+// much as draining them.
+func (s *Sampler) drainOnly(ts *targetState) bool {
+	if ts.drainer == nil || ts.ticks < 3 || s.ending || s.every <= 0 || s.every >= listEvery*9/10 || time.Since(ts.listedAt) >= listEvery*9/10 {
+		return false
+	}
+	_, all := ts.drainer.KernelSampled()
+	return all
+}
+
+// listEvery is the longest a kernel-sampled target's threads go unlisted
+// (drainOnly): new threads are found, and the CPU time of those the kernel
+// took no sample of counted, this often.
+const listEvery = target.DefaultMaxDrainInterval
 
 // The times between two reads of a target's images: the first, doubled at
 // each read up to the steady one.

@@ -77,6 +77,10 @@ type Sampler struct {
 	// (profile.Stack.CFI), forgotten when the interner evicts them.
 	cfiStacks map[intern.StackID]struct{}
 	tids      []target.ThreadID
+	// ending: the run's last tick, which lists every target's threads.
+	// every is the time between ticks the loop is keeping (0 outside Run).
+	ending bool
+	every  time.Duration
 
 	// The tick's batch: threads to capture and how many samples each
 	// stands for; the Capture buffers are reused from tick to tick.
@@ -105,8 +109,10 @@ type targetState struct {
 	exited  bool
 	exe     string
 	ticks   int64 // ticks this target has been sampled in
-	// lastTick is the number of the last tick that listed its threads.
+	// lastTick is the number of the last tick that listed its threads,
+	// listedAt its time.
 	lastTick int64
+	listedAt time.Time
 	images   *images.Set   // the last image set read, kept after exit
 	imgAt    time.Time     // when images was last read
 	imgEvery time.Duration // how long after imgAt they are read again
@@ -137,6 +143,9 @@ type threadState struct {
 	hasStack  bool
 	name      string
 	seenTick  int64
+	// drained: its kernel samples were drained at the last listing, so
+	// ticks that only drain (drainOnly) drain it too.
+	drained bool
 }
 
 // New returns a Sampler. Targets are added with Add.
