@@ -241,6 +241,17 @@ func (r *perfRing) readAt(dst []byte, at uint64) {
 	copy(dst[n:], r.data)
 }
 
+// slice returns the n bytes of the ring at position at where they do not
+// wrap around its end, or nil. They are the kernel's to write again once
+// consumed.
+func (r *perfRing) slice(at uint64, n int) []byte {
+	i := at & uint64(len(r.data)-1)
+	if n < 0 || uint64(n) > uint64(len(r.data))-i {
+		return nil
+	}
+	return r.data[i : i+uint64(n) : i+uint64(n)]
+}
+
 // consume frees the records read since begin (all that newest saw) for the
 // kernel to write again.
 func (r *perfRing) consume() { atomic.StoreUint64(&r.meta.Data_tail, r.pos) }
