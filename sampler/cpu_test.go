@@ -73,8 +73,8 @@ func TestAddStartedCountsCPUTimeFromTheProcessStart(t *testing.T) {
 		s.win = s.newWindow(time.Now())
 		s.tick(1) // first sight
 		var total int64
-		for _, n := range s.win.counts {
-			total += n
+		for _, c := range s.win.counts {
+			total += c.n
 		}
 		// Started during sampling: its 300 ms so far are counted at
 		// first sight (30 samples); added while running: none of them.

@@ -16,17 +16,27 @@ type sampleKey struct {
 	stack intern.StackID
 }
 
+// sampleCount is the samples a window counted of one sampleKey, and the
+// thread's name at the first of them.
+type sampleCount struct {
+	key  sampleKey
+	n    int64
+	name string
+}
+
 // windowState is the open window: counts and costs since it began.
 type windowState struct {
-	start    time.Time
-	counts   map[sampleKey]int64
+	start time.Time
+	// counts holds the window's counts; index finds a key's: one map
+	// lookup a sample.
+	counts   []sampleCount
+	index    map[sampleKey]int32
 	missed   map[profile.MissReason]int64
 	stops    stopHistogram
 	ticks    int64
 	missedT  int64
 	captures int64
 	cpuStart time.Duration
-	names    map[sampleKey]string
 	// used marks stacks counted in this window; evicted keeps copies of
 	// used stacks the interner evicted before the window closed.
 	used    map[intern.StackID]struct{}
@@ -36,9 +46,8 @@ type windowState struct {
 func (s *Sampler) newWindow(start time.Time) *windowState {
 	return &windowState{
 		start:    start,
-		counts:   map[sampleKey]int64{},
+		index:    map[sampleKey]int32{},
 		missed:   map[profile.MissReason]int64{},
-		names:    map[sampleKey]string{},
 		used:     map[intern.StackID]struct{}{},
 		evicted:  map[intern.StackID]profile.Stack{},
 		cpuStart: selfCPU(),
@@ -80,12 +89,15 @@ func (s *Sampler) internAndCount(pid int, tid target.ThreadID, th *threadState, 
 // count adds n samples of a thread on an interned stack to the window.
 func (s *Sampler) count(pid int, tid target.ThreadID, th *threadState, id intern.StackID, n int64) {
 	k := sampleKey{pid: pid, tid: tid, stack: id}
-	s.win.counts[k] += n
+	w := s.win
 	s.total += n
-	if _, ok := s.win.names[k]; !ok {
-		s.win.names[k] = th.name
-		s.win.used[id] = struct{}{}
+	if i, ok := w.index[k]; ok {
+		w.counts[i].n += n
+		return
 	}
+	w.index[k] = int32(len(w.counts))
+	w.counts = append(w.counts, sampleCount{key: k, n: n, name: th.name})
+	w.used[id] = struct{}{}
 }
 
 // closeWindow builds the Window from the counts and hands it over.
@@ -133,12 +145,9 @@ func (s *Sampler) closeWindow(end time.Time) {
 // as missed.
 func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 	stackIndex := map[intern.StackID]int{}
-	keys := make([]sampleKey, 0, len(ws.counts))
-	for k := range ws.counts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
+	counts := ws.counts
+	sort.Slice(counts, func(i, j int) bool {
+		a, b := counts[i].key, counts[j].key
 		if a.pid != b.pid {
 			return a.pid < b.pid
 		}
@@ -147,7 +156,8 @@ func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 		}
 		return a.stack < b.stack
 	})
-	for _, k := range keys {
+	for _, c := range counts {
+		k := c.key
 		idx, ok := stackIndex[k.stack]
 		if !ok && k.stack == unsampledStack {
 			idx = len(w.Stacks)
@@ -159,7 +169,7 @@ func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 			if !found {
 				st, kept := ws.evicted[k.stack]
 				if !kept {
-					w.Missed[profile.MissStackEvicted] += ws.counts[k]
+					w.Missed[profile.MissStackEvicted] += c.n
 					continue
 				}
 				pcs, truncated, cfi = st.PCs, st.Truncated, st.CFI
@@ -168,6 +178,6 @@ func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 			w.Stacks = append(w.Stacks, profile.Stack{PCs: append([]uint64(nil), pcs...), Truncated: truncated, CFI: cfi})
 			stackIndex[k.stack] = idx
 		}
-		w.Samples = append(w.Samples, profile.Sample{Stack: idx, PID: k.pid, Thread: k.tid, ThreadName: ws.names[k], Count: ws.counts[k]})
+		w.Samples = append(w.Samples, profile.Sample{Stack: idx, PID: k.pid, Thread: k.tid, ThreadName: c.name, Count: c.n})
 	}
 }
