@@ -351,18 +351,27 @@ func spinningThread(t *testing.T, tg *Target) target.ThreadID {
 }
 
 // TestDrainIntervalFollowsTheBusyRings: a ring with stack copies holds ten
-// periods' samples, so while its thread spins the drains come every ten
-// periods; once it sleeps, its ring would take far longer to fill, and the
-// drains come as seldom as rings with callchains allow.
+// periods' samples (thirty with CAP_IPC_LOCK at this rate), so while its
+// thread spins the drains come every ten (thirty) periods; once it sleeps,
+// its ring would take far longer to fill, and the drains come as seldom as
+// rings with callchains allow.
 func TestDrainIntervalFollowsTheBusyRings(t *testing.T) {
-	const period = 2 * time.Millisecond
+	const period = time.Millisecond
 	p, tg, tid, _ := startSpinExit(t, period, "30000", "idle")
-	if r := tg.threads[int(tid)].kernel.ring; r == nil || r.chain {
+	r := tg.threads[int(tid)].kernel.ring
+	if r == nil || r.chain {
 		t.Fatal("the spinning thread has no ring with stack copies")
 	}
-	short, long := tg.drainInterval(false), tg.drainInterval(true)
-	if short != 10*period || long != 100*time.Millisecond {
-		t.Fatalf("intervals %v and %v, want 20 ms and 100 ms", short, long)
+	short, long := r.interval, tg.drainInterval(true)
+	want := 10 * period
+	if tg.kernel.ringsMayGrow {
+		want = bigStackPeriods * period
+	}
+	if short != want || long != 100*time.Millisecond {
+		t.Fatalf("intervals %v and %v, want %v and 100 ms (rings may grow: %v)", short, long, want, tg.kernel.ringsMayGrow)
+	}
+	if n := perfRingBytes(tg.ringSpec(perfStackBytes)); len(r.data) < n {
+		t.Errorf("ring of %d bytes, want %d", len(r.data), n)
 	}
 	if d := tg.DrainInterval(); d != short {
 		t.Errorf("before its first drain: %v, want %v", d, short)
@@ -373,12 +382,25 @@ func TestDrainIntervalFollowsTheBusyRings(t *testing.T) {
 			drainRing(t, tg, tid, caps)
 		}
 	}
+	files := tg.threads[int(tid)].files
+	cpu0, err := files.cpuTime(make([]byte, 512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
 	drainFor(100 * time.Millisecond)
-	// Spinning, it fills its ring in ten periods of its CPU time: on a
-	// loaded machine it gets less than a CPU, and the interval stretches
-	// to match, but stays short of the long one.
-	if d := tg.DrainInterval(); d < short || d >= long {
-		t.Errorf("spinning: %v, want from %v to under %v", d, short, long)
+	cpu1, err := files.cpuTime(make([]byte, 512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Spinning, it fills its ring in ten (thirty) periods of its CPU
+	// time: on a loaded machine it gets less than a CPU, and the interval
+	// stretches to match, short of the long one while it gets more than
+	// two thirds of a CPU (its ring, of 60 samples, then fills half in
+	// under 50 ms).
+	share := float64(cpu1-cpu0) / float64(time.Since(start))
+	if d := tg.DrainInterval(); d < short || d > long || d == long && share > 0.67 {
+		t.Errorf("spinning (%.0f%% of a CPU): %v, want from %v to under %v", 100*share, d, short, long)
 	}
 	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil { // the thread goes to sleep
 		t.Fatal(err)
@@ -386,5 +408,37 @@ func TestDrainIntervalFollowsTheBusyRings(t *testing.T) {
 	drainFor(150 * time.Millisecond)
 	if d := tg.DrainInterval(); d != long {
 		t.Errorf("asleep: %v, want %v", d, long)
+	}
+}
+
+// TestStackRingsHoldMorePeriodsWhereMemoryAllows: above 300 Hz, and only
+// where locked memory is not budgeted, a ring with stack copies holds
+// thirty periods' samples, until the target's rings reach bigRingBudget;
+// at 99 Hz ten periods are already a drain every 100 ms.
+func TestStackRingsHoldMorePeriodsWhereMemoryAllows(t *testing.T) {
+	tg := &Target{kernel: &kernelSampler{ringsMayGrow: true}}
+	tg.opts.KernelSamplePeriod = time.Second / 999
+	if got := tg.stackDrainPeriods(perfMaxStackBytes); got != bigStackPeriods {
+		t.Errorf("999 Hz, no rings yet: %d periods, want %d", got, bigStackPeriods)
+	}
+	if n := perfRingBytes(tg.ringSpec(perfMaxStackBytes)); n != 2<<20 {
+		t.Errorf("a ring with 32 KiB copies holding %d periods: %d bytes, want 2 MiB", bigStackPeriods, n)
+	}
+	tg.kernel.ringBytes.Store(bigRingBudget - 1<<20)
+	if got := tg.stackDrainPeriods(perfMaxStackBytes); got != drainPeriods {
+		t.Errorf("999 Hz, 1 MiB of budget left for a 2 MiB ring: %d periods, want %d", got, drainPeriods)
+	}
+	if got := tg.stackDrainPeriods(perfStackBytes); got != bigStackPeriods {
+		t.Errorf("999 Hz, 1 MiB of budget left for a 512 KiB ring: %d periods, want %d", got, bigStackPeriods)
+	}
+	tg.kernel.ringBytes.Store(0)
+	tg.opts.KernelSamplePeriod = time.Second / 99
+	if got := tg.stackDrainPeriods(perfStackBytes); got != drainPeriods {
+		t.Errorf("99 Hz: %d periods, want %d", got, drainPeriods)
+	}
+	tg.opts.KernelSamplePeriod = time.Second / 999
+	tg.kernel.ringsMayGrow = false
+	if got := tg.stackDrainPeriods(perfStackBytes); got != drainPeriods {
+		t.Errorf("999 Hz under a locked-memory budget: %d periods, want %d", got, drainPeriods)
 	}
 }

@@ -52,7 +52,9 @@ type kernelSampler struct {
 	// stackRings counts the open rings that copy stacks rather than take
 	// callchains: while there is one, drains come as often as it needs.
 	stackRings atomic.Int32
-	full       error
+	// ringBytes sums the data areas of the open rings.
+	ringBytes atomic.Int64
+	full      error
 	// ringsMayGrow: rings may grow their stack copies (growRing) only
 	// where locked memory is not budgeted (CAP_IPC_LOCK): under a
 	// user's budget, a few grown rings would leave none for new threads.
@@ -79,8 +81,10 @@ type threadKernel struct {
 	// the last ringIdle began).
 	windowStart   time.Time
 	windowSamples int
-	// The counts its open ring is in: all rings, rings with stack copies.
+	// The counts its open ring is in: all rings, rings with stack copies,
+	// their bytes.
 	rings, stackRings *atomic.Int32
+	ringBytes         *atomic.Int64
 	// Callchains (callchain_linux.go): chain, its last ring took them;
 	// needStack, one of them met a frame without a frame record; exact,
 	// the walks of its stack copies exact by frame records in a row,
@@ -107,6 +111,7 @@ func (tk *threadKernel) closeRing() {
 		if !tk.ring.chain {
 			tk.stackRings.Add(-1)
 		}
+		tk.ringBytes.Add(-int64(len(tk.ring.data)))
 		tk.ring = nil
 		tk.rings.Add(-1)
 	}
@@ -118,9 +123,10 @@ func (tk *threadKernel) setRing(r *perfRing, k *kernelSampler) {
 	if tk.ring != nil {
 		tk.closeRing()
 	}
-	tk.ring, tk.rings, tk.stackRings, tk.chain, tk.ranOff = r, &k.rings, &k.stackRings, r.chain, false
+	tk.ring, tk.rings, tk.stackRings, tk.ringBytes, tk.chain, tk.ranOff = r, &k.rings, &k.stackRings, &k.ringBytes, r.chain, false
 	tk.drained, tk.lastDrain, tk.fill = 0, time.Time{}, 0
 	k.rings.Add(1)
+	k.ringBytes.Add(int64(len(r.data)))
 	if !r.chain {
 		k.stackRings.Add(1)
 	}
@@ -293,33 +299,44 @@ func (t *Target) KernelSampled() (on, everyThread bool) {
 
 // DrainInterval returns how often the rings must be drained
 // (target.SampleDrainer): a ring with callchains holds a hundred periods'
-// samples, one with stack copies ten; but a thread that uses a fraction of
+// samples, one with stack copies ten or thirty (stackDrainPeriods); but a
+// thread that uses a fraction of
 // a CPU fills its ring that much more slowly, so the interval is the
 // longer one unless some ring with stack copies would fill within twice
 // it at the rate of its last drain (or its rate is not known yet).
 func (t *Target) DrainInterval() time.Duration {
 	short, long := t.drainInterval(false), t.drainInterval(true)
 	k := t.kernel
-	if k == nil || !t.chainRings() && k.rings.Load() == 0 {
+	if k == nil {
 		return short
 	}
 	if k.stackRings.Load() == 0 {
+		// Callchains only, or no ring at all: a target whose threads
+		// idle (a shell waiting for its children) holds no other
+		// target's drains to its stack copies' interval. A thread that
+		// gets busy is found when the sampler next lists the threads.
 		return long
 	}
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
+	// Each ring with stack copies as often as it was sized for, or as
+	// its last drain's rate would fill half of it if that is longer.
 	d := long
 	for _, th := range t.threads {
 		if r := th.kernel.ring; r != nil && !r.chain {
-			if th.kernel.fill <= 0 {
-				return short
+			every := r.interval
+			if every <= 0 {
+				every = short
 			}
-			d = min(d, th.kernel.fill/2)
+			if th.kernel.fill > 0 {
+				every = max(every, th.kernel.fill/2)
+			}
+			d = min(d, every)
 		}
 	}
-	return max(d, short)
+	return max(d, t.opts.KernelSamplePeriod)
 }
 
 // noteDrain records, at the end of a drain of a ring with stack copies,

@@ -72,10 +72,43 @@ type ringSpec struct {
 }
 
 // ringSpec returns the spec of a ring of t's with stack copies of stack
-// bytes, or with callchains (0).
+// bytes (holding stackDrainPeriods' samples), or with callchains (0).
 func (t *Target) ringSpec(stack int) ringSpec {
-	return ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(stack == 0), stack: stack}
+	if stack == 0 {
+		return ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(true), stack: stack}
+	}
+	periods := t.stackDrainPeriods(stack)
+	return ringSpec{period: t.opts.KernelSamplePeriod, interval: target.DrainInterval(t.opts.KernelSamplePeriod, t.opts.MaxDrainInterval, periods), stack: stack}
 }
+
+// stackDrainPeriods returns how many periods' samples a new ring with
+// stack copies of stack bytes holds: bigStackPeriods where that is still
+// under the listing interval (above 300 Hz), locked memory is not
+// budgeted (CAP_IPC_LOCK) and the target's rings stay within
+// bigRingBudget, else drainPeriods. At 999 Hz ten periods mean a drain
+// every 10 ms, and each wake-up costs the profiled threads a CPU for a
+// while; perf --call-graph dwarf drains its 516 KiB per-CPU rings half
+// full.
+func (t *Target) stackDrainPeriods(stack int) int {
+	k, p := t.kernel, t.opts.KernelSamplePeriod
+	if k == nil || !k.ringsMayGrow || time.Duration(bigStackPeriods)*p > target.DefaultMaxDrainInterval {
+		return drainPeriods
+	}
+	big := perfRingBytes(ringSpec{period: p, interval: time.Duration(bigStackPeriods) * p, stack: stack})
+	if k.ringBytes.Load()+int64(big) > bigRingBudget {
+		return drainPeriods
+	}
+	return bigStackPeriods
+}
+
+// bigStackPeriods is the periods a ring with stack copies holds where
+// memory allows (stackDrainPeriods); bigRingBudget bounds the data areas
+// of a target's rings for rings that large (2 MiB each with 32 KiB
+// copies).
+const (
+	bigStackPeriods = 30
+	bigRingBudget   = 8 << 20
+)
 
 // perfRingBytes returns the size of the data area of a ring for spec: a
 // power of two that holds the samples of one drain interval and
@@ -100,6 +133,8 @@ type perfRing struct {
 	pos  uint64                  // the next record to read
 	// chain: its samples hold the kernel's callchain, not a stack copy.
 	chain bool
+	// interval is the drain interval it was sized for (0: not known).
+	interval time.Duration
 }
 
 // mmapRing maps size bytes of a perf_event file's ring; tests replace it
@@ -158,7 +193,7 @@ func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
 		closeFD(fd)
 		return nil, false, fmt.Errorf("map the sample ring of thread %d: %w", tid, err)
 	}
-	r = &perfRing{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0])), chain: stackBytes == 0}
+	r = &perfRing{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0])), chain: stackBytes == 0, interval: spec.interval}
 	off, size := r.meta.Data_offset, r.meta.Data_size
 	if off == 0 && size == 0 { // kernels before 4.1 leave them zero
 		off, size = uint64(page), uint64(dataPages*page)
