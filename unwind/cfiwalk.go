@@ -76,14 +76,18 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 		res.Stop = full
 		return dst[:0], res, s, half
 	}
+	pc := regs.PC & w.mask
+	dst[0] = pc
+	return w.walkFrom(stack, tables, dst, full, 1, pc, regs.SP, regs.FP, regs.LR&w.mask, true, res, s, pc)
+}
+
+// walkFrom goes on with walkCFI's walk from the frame at pc (sp, fp, lr),
+// dst[:n] filled, dst as long as the walk may go.
+func (w *Walker) walkFrom(stack *Stack, tables Tables, dst []uint64, full StopReason, n int, pc, sp, fp, lr uint64, first bool, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
 	mask := w.mask
 	arm := w.arch == ArchARM64
-	pc, sp, fp, lr := regs.PC&mask, regs.SP, regs.FP, regs.LR&mask
-	n := 0
-	dst[n] = pc
-	n++
-	half = pc
-	for first := true; ; first = false {
+	limit := len(dst)
+	for ; ; first = false {
 		if n >= limit {
 			res.Stop = full
 			return dst[:n], res, s, half
@@ -127,6 +131,9 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 					base = fp
 				}
 				if cfa, stop = w.readWord(stack, base+uint64(int64(rule.CFAOff)), &res); stop != StopEnd {
+					if first && rule.CFA == cfi.CFADerefSP && rule.CFAOff < 0 && rule.RA == cfi.RegSaved && stack.Base == sp {
+						return w.scanReturn(stack, tables, dst, full, n, sp, fp, rule, res, s, half)
+					}
 					res.Stop = stop
 					return dst[:n], res, s, half
 				}
@@ -187,6 +194,82 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 		pc, sp, lr = ret, cfa, ret
 	}
 }
+
+// scanReturn unwinds the interrupted frame when its CFA is kept below the
+// stack pointer, in the red zone, which a stack copy taken from the stack
+// pointer does not hold (OpenSSL's AVX2 SHA-256 keeps the caller's SP at
+// SP-8 through most of its loop; perf --call-graph dwarf stops there too).
+// It scans the copy upward from sp for a word that could be the return
+// address (code some table or frame-pointer object covers) and takes the
+// CFA and FP the frame's rule implies from there. A candidate is kept only
+// if the copy between sp and it also holds the word the red zone would
+// (CFA minus CFAPlus: the caller's SP, which such code saves in its frame
+// before copying it below SP; a stale return address left by an earlier
+// call has no such word) and its walk goes on to the outermost frame or to
+// the frame limit. At most scanWords words are read and scanTries
+// candidates walked, so the cost is bounded; without a candidate the walk
+// ends with StopBelowSP (not StopReadFailed: a larger copy would not
+// help).
+func (w *Walker) scanReturn(stack *Stack, tables Tables, dst []uint64, full StopReason, n int, sp, fp uint64, rule *cfi.Rule, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
+	if n >= len(dst) {
+		res.Stop = full
+		return dst[:n], res, s, half
+	}
+	for i, tries := uint64(0), 0; i < scanWords && tries < scanTries; i++ {
+		a := sp + 8*i
+		v, st := w.readWord(stack, a, &res)
+		if st != StopEnd {
+			break
+		}
+		ret := v & w.mask
+		if ret == 0 {
+			continue
+		}
+		if r, fpObj := tables.Rule(ret - 1); r == nil && !fpObj {
+			continue
+		}
+		cfa := a - uint64(int64(rule.RAOff))
+		if cfa <= sp || cfa > stack.Hi || !w.holds(stack, sp, a, cfa-uint64(int64(rule.CFAPlus))) {
+			continue
+		}
+		nfp := fp
+		if rule.FP == cfi.RegSaved {
+			if nfp, st = w.readWord(stack, cfa+uint64(int64(rule.FPOff)), &res); st != StopEnd {
+				continue
+			}
+		}
+		tries++
+		try := res
+		try.CFIFrames++
+		try.ScannedFrames++
+		dst[n] = ret
+		s2, half2 := w.key.push(s, half, ret, n+1)
+		out, got, s3, half3 := w.walkFrom(stack, tables, dst, full, n+1, ret, cfa, nfp, ret, false, try, s2, half2)
+		if got.Stop == StopEnd || got.Stop == full {
+			return out, got, s3, half3
+		}
+	}
+	res.Stop = StopBelowSP
+	return dst[:n], res, s, half
+}
+
+// holds reports whether a word of the stack copy in [lo, hi) equals v.
+func (w *Walker) holds(stack *Stack, lo, hi, v uint64) bool {
+	var res Result
+	for a := lo; a < hi; a += 8 {
+		if x, st := w.readWord(stack, a, &res); st == StopEnd && x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// The bounds of scanReturn: the words of the copy it reads (4 KiB), and
+// the candidates it walks.
+const (
+	scanWords = 512
+	scanTries = 8
+)
 
 // recordStep unwinds one frame through the frame record at fp: it returns
 // the return address, the caller's SP (just above the record) and FP, or

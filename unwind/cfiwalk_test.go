@@ -20,6 +20,7 @@ const (
 	fnExpr    = 0x5000 // CFA is an expression
 	fnRecurse = 0x6000 // CFA=SP+32
 	fnAligned = 0x6800 // CFA=[SP+16]+8: a realigned stack
+	fnRedZone = 0x6c00 // CFA=[SP-8]+8, FP at CFA-24: OpenSSL's AVX2 SHA-256 loop
 	fnEnd     = 0x7000
 	jitBase   = 0x90_0000 // code no object covers
 )
@@ -54,6 +55,7 @@ func testTable(arch Arch) *cfi.Table {
 		{Off: fnExpr, Rule: cfi.Rule{CFA: cfi.CFAUnsupported, RA: cfi.RegSaved, RAOff: -8}},
 		{Off: fnRecurse, Rule: sp(32)},
 		{Off: fnAligned, Rule: cfi.Rule{CFA: cfi.CFADerefSP, CFAOff: 16, CFAPlus: 8, RA: cfi.RegSaved, RAOff: -8}},
+		{Off: fnRedZone, Rule: cfi.Rule{CFA: cfi.CFADerefSP, CFAOff: -8, CFAPlus: 8, RA: cfi.RegSaved, RAOff: -8, FP: cfi.RegSaved, FPOff: -24}},
 	}, fnEnd)
 }
 
@@ -377,25 +379,125 @@ func FuzzWalkCFI(f *testing.F) {
 	a, ar := calls(40, true)
 	f.Add(a.mem, ar.PC, uint64(0), uint64(0), uint64(0), false, uint16(100))
 	f.Add(a.mem[:100], uint64(objBase+fnLeaf), uint64(8), uint64(0), uint64(objBase+fnMid+8), true, uint16(3))
+	// spOff's top bit: a copy that starts at SP with no fallback reader,
+	// as a kernel sample's (the red-zone scan).
+	r := newSynth(testBase, 4096)
+	rregs, rst, _ := redZone(r, true)
+	f.Add(rst.Data, rregs.PC, rregs.SP-testBase|1<<63, rregs.FP, uint64(0), false, uint16(64))
 	f.Fuzz(func(t *testing.T, data []byte, pc, spOff, fp, lr uint64, arm bool, capacity uint16) {
 		arch := ArchAMD64
 		if arm {
 			arch = ArchARM64
 		}
 		hi := uint64(testBase + 8192)
-		mem := &patternMem{t: t, lo: testBase, hi: hi}
-		w := mustWalker(t, Config{Arch: arch, Fallback: mem})
+		sp := testBase + spOff%8192
+		cfg := Config{Arch: arch, Fallback: &patternMem{t: t, lo: testBase, hi: hi}}
 		st := &Stack{Base: testBase, Data: data, Lo: testBase, Hi: hi}
+		if spOff&(1<<63) != 0 {
+			cfg.Fallback, st.Base = nil, sp
+		}
+		w := mustWalker(t, cfg)
 		dst := make([]uint64, 0, int(capacity))
-		got, res := w.WalkCFI(Regs{PC: pc, SP: testBase + spOff%8192, FP: fp, LR: lr}, st, oneObject{testTable(arch)}, dst)
+		got, res := w.WalkCFI(Regs{PC: pc, SP: sp, FP: fp, LR: lr}, st, oneObject{testTable(arch)}, dst)
 		if len(got) > int(capacity) || len(got) > DefaultMaxFrames {
 			t.Fatalf("%d frames with capacity %d", len(got), capacity)
 		}
-		if res.Stop > StopUnsupported {
+		if res.Stop > StopBelowSP || res.Stop == StopNoFrameRecord {
 			t.Fatalf("stop reason %v", res.Stop)
 		}
 		if res.Hash != 0 && res.Hash != HashPCs(got) {
 			t.Fatalf("hash %#x, HashPCs %#x", res.Hash, HashPCs(got))
 		}
 	})
+}
+
+// redZone lays out a sample in fnRedZone, as OpenSSL's AVX2 SHA-256 loop
+// leaves it: the caller's SP (the return address's slot) saved in the
+// frame at SP+0x58 and copied to SP-8, below the stack pointer; a stale
+// return address into fnLeaf at SP+0x20 with a zero after it. It returns
+// the registers, a copy that starts at SP (as the kernel's does) and the
+// expected PCs: fnRedZone -> mid -> start.
+func redZone(s *synth, savedSP bool) (Regs, *Stack, []uint64) {
+	sp := s.base + 0x200
+	ra := s.base + 0x400 // the caller's SP: the return address's slot
+	s.word(sp-8, ra)
+	if savedSP {
+		s.word(sp+0x58, ra)
+	}
+	s.word(sp+0x20, objBase+fnLeaf+0x10) // stale
+	ret1 := uint64(objBase + fnMid + 0x20)
+	s.word(ra, ret1)
+	s.word(ra-16, 0x1234) // the caller's FP, at CFA-24
+	ret2 := uint64(objBase + fnStart + 0x10)
+	s.word(ra+8+72, ret2) // mid: CFA=SP+80
+	st := s.stack()
+	st.Base, st.Data = sp, s.mem[sp-s.base:]
+	pc := uint64(objBase + fnRedZone + 0x40)
+	return Regs{PC: pc, SP: sp, FP: 0x5555}, st, []uint64{pc, ret1, ret2}
+}
+
+// TestWalkCFIRedZone: a CFA kept below the stack pointer, outside a copy
+// that starts there, is found by scanning the copy for the return address
+// whose slot the frame also saved (the stale return address before it is
+// passed over); without that saved word the walk ends at the PC, marked
+// StopBelowSP, and a copy that holds the red zone needs no scan.
+func TestWalkCFIRedZone(t *testing.T) {
+	tab := oneObject{testTable(ArchAMD64)}
+	w := mustWalker(t, Config{Arch: ArchAMD64})
+
+	regs, st, want := redZone(newSynth(testBase, 4096), true)
+	got, res := w.WalkCFI(regs, st, tab, make([]uint64, 0, 64))
+	if !slices.Equal(got, want) || res.Stop != StopEnd || res.ScannedFrames != 1 || res.CFIFrames != 2 {
+		t.Errorf("scanned: %#x, %v, %d scanned and %d CFI frames; want %#x, end of chain, 1 and 2", got, res.Stop, res.ScannedFrames, res.CFIFrames, want)
+	}
+	if res.Hash != HashPCs(got) {
+		t.Errorf("hash %#x, HashPCs says %#x", res.Hash, HashPCs(got))
+	}
+
+	regs, st, want = redZone(newSynth(testBase, 4096), false)
+	got, res = w.WalkCFI(regs, st, tab, make([]uint64, 0, 64))
+	if !slices.Equal(got, want[:1]) || res.Stop != StopBelowSP || res.ScannedFrames != 0 {
+		t.Errorf("no saved SP: %#x, %v; want %#x, %v", got, res.Stop, want[:1], StopBelowSP)
+	}
+
+	s := newSynth(testBase, 4096)
+	regs, _, want = redZone(s, false)
+	got, res = w.WalkCFI(regs, s.stack(), tab, make([]uint64, 0, 64))
+	if !slices.Equal(got, want) || res.Stop != StopEnd || res.ScannedFrames != 0 {
+		t.Errorf("red zone in the copy: %#x, %v, %d scanned; want %#x, end of chain, none", got, res.Stop, res.ScannedFrames, want)
+	}
+
+	// Room for the PC only: the scan adds nothing.
+	regs, st, _ = redZone(newSynth(testBase, 4096), true)
+	if got, res := w.WalkCFI(regs, st, tab, make([]uint64, 0, 1)); len(got) != 1 || res.Stop != StopNoRoom {
+		t.Errorf("capacity 1: %#x, %v", got, res.Stop)
+	}
+}
+
+// TestWalkCFIRedZoneHostile: a copy every other word of which is a code
+// address and the rest the addresses the red zone would hold makes every
+// word a candidate; the scan still ends, within its bounds, and allocates
+// nothing.
+func TestWalkCFIRedZoneHostile(t *testing.T) {
+	s := newSynth(testBase, 16384)
+	sp := s.base + 0x100
+	for a := sp; a+16 <= s.base+uint64(len(s.mem)); a += 16 {
+		s.word(a, objBase+fnRecurse+0x10)
+		s.word(a+8, a+16)
+	}
+	st := s.stack()
+	st.Base, st.Data = sp, s.mem[sp-s.base:]
+	regs := Regs{PC: objBase + fnRedZone + 0x40, SP: sp}
+	w := mustWalker(t, Config{Arch: ArchAMD64})
+	tab := oneObject{testTable(ArchAMD64)}
+	dst := make([]uint64, 0, 64)
+	var res Result
+	allocs := testing.AllocsPerRun(20, func() { _, res = w.WalkCFI(regs, st, tab, dst) })
+	if allocs != 0 {
+		t.Errorf("%.1f allocations a walk", allocs)
+	}
+	if res.ScannedFrames > 1 {
+		t.Errorf("%d scanned frames", res.ScannedFrames)
+	}
+	t.Logf("stop %v, %d CFI frames", res.Stop, res.CFIFrames)
 }

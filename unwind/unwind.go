@@ -76,6 +76,7 @@ const (
 	StopNoRoom                          // the output slice had no capacity left
 	StopUnsupported                     // an unwind-table rule the walker does not model (WalkCFI)
 	StopNoFrameRecord                   // a frame keeps no frame record, in a walk of records taken elsewhere (CheckChain)
+	StopBelowSP                         // the interrupted frame's CFA is kept below the stack pointer, which a stack copy does not hold, and no scan found its caller (WalkCFI)
 )
 
 var stopReasonNames = [...]string{
@@ -88,6 +89,7 @@ var stopReasonNames = [...]string{
 	StopNoRoom:        "output buffer full",
 	StopUnsupported:   "unwind rule not supported",
 	StopNoFrameRecord: "frame without a frame record",
+	StopBelowSP:       "CFA below the stack pointer, outside the stack copy",
 }
 
 // String describes the reason in words.
@@ -178,6 +180,10 @@ type Result struct {
 	// CFIFrames counts the frames WalkCFI unwound with an unwind table
 	// rather than a frame record; zero for Walk.
 	CFIFrames int
+	// ScannedFrames counts the frames of those whose return address was
+	// found by scanning the stack copy, the CFA being out of reach
+	// (WalkCFI's scanReturn).
+	ScannedFrames int
 	// Hash is HashPCs of exactly the addresses the walk returned, computed
 	// as they were read: a keyed 64-bit hash, never zero, whose key is
 	// drawn at random once per process so that a target cannot craft
