@@ -23,12 +23,18 @@ import (
 // naming an address.
 func buildLeaf(t *testing.T, flags ...string) (string, func(uint64) string) {
 	t.Helper()
+	return buildFixture(t, "leaf.c", flags...)
+}
+
+// buildFixture is buildLeaf for testdata/src.
+func buildFixture(t *testing.T, src string, flags ...string) (string, func(uint64) string) {
+	t.Helper()
 	cc, err := exec.LookPath("gcc")
 	if err != nil {
-		t.Fatal("gcc is needed to build testdata/leaf.c: apt-get install gcc, or run scripts/install-deps.sh")
+		t.Fatalf("gcc is needed to build testdata/%s: apt-get install gcc, or run scripts/install-deps.sh", src)
 	}
-	bin := filepath.Join(t.TempDir(), "leaf")
-	args := append(append([]string{}, flags...), "-no-pie", "-o", bin, "testdata/leaf.c")
+	bin := filepath.Join(t.TempDir(), "fixture")
+	args := append(append([]string{}, flags...), "-no-pie", "-o", bin, filepath.Join("testdata", src))
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %v: %v\n%s", args, err, out)
 	}
