@@ -1,8 +1,9 @@
 package cfi
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 )
 
 // Arch is the instruction set whose register numbers a table uses.
@@ -237,7 +238,10 @@ const maxSpan = 1 << 32
 // compile sorts spans, drops those overlapping an earlier one, fills the
 // gaps with CFANone rows, merges equal neighbours and builds the index.
 func compile(arch Arch, spans []span) *Table {
-	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	byStart := func(a, b span) int { return cmp.Compare(a.start, b.start) }
+	if !slices.IsSortedFunc(spans, byStart) { // a linker lays FDEs out mostly in address order
+		slices.SortStableFunc(spans, byStart)
+	}
 	t := &Table{arch: arch}
 	if len(spans) == 0 {
 		return t
