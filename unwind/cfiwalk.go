@@ -165,7 +165,7 @@ func (w *Walker) walkFrom(stack *Stack, tables Tables, dst []uint64, full StopRe
 				}
 				ret = lr
 			case cfi.RegUndefined:
-				res.Stop = StopEnd // the outermost frame
+				res.Stop, res.outermost = StopEnd, true // the outermost frame
 				return dst[:n], res, s, half
 			default:
 				res.Stop = StopUnsupported
@@ -199,14 +199,15 @@ func (w *Walker) walkFrom(stack *Stack, tables Tables, dst []uint64, full StopRe
 // stack pointer, in the red zone, which a stack copy taken from the stack
 // pointer does not hold (OpenSSL's AVX2 SHA-256 keeps the caller's SP at
 // SP-8 through most of its loop; perf --call-graph dwarf stops there too).
-// It scans the copy upward from sp for a word that could be the return
-// address (code some table or frame-pointer object covers) and takes the
-// CFA and FP the frame's rule implies from there. A candidate is kept only
-// if the copy between sp and it also holds the word the red zone would
-// (CFA minus CFAPlus: the caller's SP, which such code saves in its frame
-// before copying it below SP; a stale return address left by an earlier
-// call has no such word) and its walk goes on to the outermost frame or to
-// the frame limit. At most scanWords words are read and scanTries
+// Such code saves that word in its frame too before copying it below SP,
+// so it scans the copy upward from sp for a word that could be it: one
+// that points into the scanned part of the copy above its own slot. The
+// CFA it implies (the word plus CFAPlus) gives the return address's slot;
+// a candidate is kept only if that holds code some table or frame-pointer
+// object covers and the walk from there goes on to the frame the table
+// marks outermost, to the frame limit, or through two more frames to a
+// zero return address (a stale return address followed by a zero word
+// would otherwise end a walk cleanly). At most scanWords words are read and scanTries
 // candidates walked, so the cost is bounded; without a candidate the walk
 // ends with StopBelowSP (not StopReadFailed: a larger copy would not
 // help).
@@ -215,21 +216,26 @@ func (w *Walker) scanReturn(stack *Stack, tables Tables, dst []uint64, full Stop
 		res.Stop = full
 		return dst[:n], res, s, half
 	}
+	end := sp + 8*scanWords
 	for i, tries := uint64(0), 0; i < scanWords && tries < scanTries; i++ {
-		a := sp + 8*i
-		v, st := w.readWord(stack, a, &res)
+		p := sp + 8*i
+		v, st := w.readWord(stack, p, &res)
 		if st != StopEnd {
 			break
 		}
-		ret := v & w.mask
-		if ret == 0 {
+		if v <= p || v >= end || v%8 != 0 {
+			continue // not a pointer to a slot above this one
+		}
+		cfa := v + uint64(int64(rule.CFAPlus))
+		a := cfa + uint64(int64(rule.RAOff)) // the return address's slot
+		if cfa <= sp || cfa > stack.Hi || a <= p || a >= end {
+			continue
+		}
+		ret, st := w.readWord(stack, a, &res)
+		if ret &= w.mask; st != StopEnd || ret == 0 {
 			continue
 		}
 		if r, fpObj := tables.Rule(ret - 1); r == nil && !fpObj {
-			continue
-		}
-		cfa := a - uint64(int64(rule.RAOff))
-		if cfa <= sp || cfa > stack.Hi || !w.holds(stack, sp, a, cfa-uint64(int64(rule.CFAPlus))) {
 			continue
 		}
 		nfp := fp
@@ -245,23 +251,12 @@ func (w *Walker) scanReturn(stack *Stack, tables Tables, dst []uint64, full Stop
 		dst[n] = ret
 		s2, half2 := w.key.push(s, half, ret, n+1)
 		out, got, s3, half3 := w.walkFrom(stack, tables, dst, full, n+1, ret, cfa, nfp, ret, false, try, s2, half2)
-		if got.Stop == StopEnd || got.Stop == full {
+		if got.Stop == full || got.Stop == StopEnd && (got.outermost || len(out) >= n+3) {
 			return out, got, s3, half3
 		}
 	}
 	res.Stop = StopBelowSP
 	return dst[:n], res, s, half
-}
-
-// holds reports whether a word of the stack copy in [lo, hi) equals v.
-func (w *Walker) holds(stack *Stack, lo, hi, v uint64) bool {
-	var res Result
-	for a := lo; a < hi; a += 8 {
-		if x, st := w.readWord(stack, a, &res); st == StopEnd && x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // The bounds of scanReturn: the words of the copy it reads (4 KiB), and

@@ -424,7 +424,8 @@ func redZone(s *synth, savedSP bool) (Regs, *Stack, []uint64) {
 	if savedSP {
 		s.word(sp+0x58, ra)
 	}
-	s.word(sp+0x20, objBase+fnLeaf+0x10) // stale
+	s.word(sp+0x20, objBase+fnLeaf+0x10) // stale, a zero after it
+	s.word(sp+0x10, sp+0x20)             // a stale pointer to it
 	ret1 := uint64(objBase + fnMid + 0x20)
 	s.word(ra, ret1)
 	s.word(ra-16, 0x1234) // the caller's FP, at CFA-24
@@ -438,8 +439,8 @@ func redZone(s *synth, savedSP bool) (Regs, *Stack, []uint64) {
 
 // TestWalkCFIRedZone: a CFA kept below the stack pointer, outside a copy
 // that starts there, is found by scanning the copy for the return address
-// whose slot the frame also saved (the stale return address before it is
-// passed over); without that saved word the walk ends at the PC, marked
+// whose slot the frame also saved (the stale one a stale pointer points to
+// is passed over); without that saved word the walk ends at the PC, marked
 // StopBelowSP, and a copy that holds the red zone needs no scan.
 func TestWalkCFIRedZone(t *testing.T) {
 	tab := oneObject{testTable(ArchAMD64)}

@@ -184,6 +184,9 @@ type Result struct {
 	// found by scanning the stack copy, the CFA being out of reach
 	// (WalkCFI's scanReturn).
 	ScannedFrames int
+	// outermost: the walk ended at the frame a table marks outermost (its
+	// return address undefined).
+	outermost bool
 	// Hash is HashPCs of exactly the addresses the walk returned, computed
 	// as they were read: a keyed 64-bit hash, never zero, whose key is
 	// drawn at random once per process so that a target cannot craft
