@@ -80,7 +80,9 @@ func (s *Sampler) internAndCount(pid int, tid target.ThreadID, th *threadState, 
 	// not walked here has Hash 0 and is hashed now.
 	id := s.interns.InternHashed(c.PCs, c.Walk.Hash, c.Walk.Stop.Truncated())
 	if c.Walk.CFIFrames > 0 {
-		s.cfiStacks[id] = struct{}{}
+		if _, ok := s.cfiStacks[id]; !ok { // a lookup costs less than an assignment
+			s.cfiStacks[id] = struct{}{}
+		}
 	}
 	th.lastStack, th.hasStack = id, true
 	s.count(pid, tid, th, id, n)
