@@ -80,6 +80,21 @@ func (t *Target) walk(w *unwind.Walker, regs unwind.Regs, st *unwind.Stack, dst 
 	return w.WalkCFI(regs, st, r, dst)
 }
 
+// PrepareUnwind builds the unwind tables of every object t has mapped,
+// waiting for them (target.UnwindPreparer): a stop's walk does not wait
+// for a table, so a snapshot would otherwise walk by frame pointers alone.
+func (t *Target) PrepareUnwind() {
+	if t.opts.Unwind == unwind.MethodFP {
+		return
+	}
+	if t.tables.res.Load() == nil {
+		t.Images()
+	}
+	if r := t.tables.res.Load(); r != nil {
+		r.Warm()
+	}
+}
+
 // newWalker returns a walker for the target's options.
 func newWalker(opts target.Options, fallback unwind.MemoryReader) (*unwind.Walker, error) {
 	return unwind.NewWalker(unwind.Config{Arch: nativeArch, MaxFrames: opts.MaxFrames, Fallback: fallback, TablesOnly: opts.Unwind == unwind.MethodCFI})

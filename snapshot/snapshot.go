@@ -100,6 +100,12 @@ func Take(cfg Config) (*Snapshot, error) {
 		t.Close()
 		return nil, fmt.Errorf("this backend cannot stop every thread at once")
 	}
+	if p, ok := t.(target.UnwindPreparer); ok {
+		// Tables before the stop: a walk that holds threads stopped
+		// does not wait for one (code without frame pointers would be
+		// walked by them all the same).
+		p.PrepareUnwind()
+	}
 	caps, capErr := snapper.CaptureAll(nil)
 	if cerr := t.Close(); cerr != nil {
 		snap.Missing = append(snap.Missing, "detach: "+cerr.Error())

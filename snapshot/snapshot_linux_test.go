@@ -165,3 +165,37 @@ func TestSnapshotMatchesEuStackGo(t *testing.T) {
 	bin := testprog.BuildGo(t, "godeep")
 	compareWithEuStack(t, bin, 2, 10, "2", "10")
 }
+
+// TestSnapshotWalksCodeWithoutFramePointers: Debian's python3 and libc keep
+// no frame pointers, so a snapshot walks them with their unwind tables,
+// built before the threads are stopped (a stop's walk does not wait for
+// one): a python3 asleep in time.sleep has the same frames as eu-stack
+// gives, every return address, down to _start.
+func TestSnapshotWalksCodeWithoutFramePointers(t *testing.T) {
+	py, err := exec.LookPath("/usr/bin/python3")
+	if err != nil {
+		t.Fatal("Debian's python3 is needed (apt-get install python3)")
+	}
+	p := testprog.Start(t, py, "-c", "import time; print('ready', flush=True); time.sleep(120)")
+	snap := takeComplete(t, p.PID)
+	eu := euStack(t, p.PID)
+	var th *Thread
+	for i := range snap.Threads {
+		if snap.Threads[i].TID == uint64(p.PID) {
+			th = &snap.Threads[i]
+		}
+	}
+	ef := eu[uint64(p.PID)]
+	if th == nil || len(ef) < 8 {
+		t.Fatalf("main thread: macprof %v, eu-stack %v", th, ef)
+	}
+	if len(th.Frames) != len(ef) || th.Frames[len(th.Frames)-1].Function != "_start" {
+		t.Errorf("macprof %d frames, eu-stack %d; want the same, down to _start\nmacprof: %v\neu-stack: %v", len(th.Frames), len(ef), th.Frames, ef)
+	}
+	for i := 1; i < min(len(th.Frames), len(ef)); i++ {
+		addr, _ := strconv.ParseUint(strings.TrimPrefix(th.Frames[i].Address, "0x"), 16, 64)
+		if addr != ef[i].addr {
+			t.Errorf("frame #%d: macprof %#x %s, eu-stack %#x %s", i, addr, th.Frames[i].Function, ef[i].addr, ef[i].name)
+		}
+	}
+}

@@ -91,6 +91,15 @@ type Snapshotter interface {
 	CaptureAll(dst []Capture) ([]Capture, error)
 }
 
+// UnwindPreparer is implemented by backends that unwind with tables they
+// build lazily: PrepareUnwind builds the tables of every object the target
+// has mapped now, waiting for them, so that a capture that holds threads
+// stopped (a Snapshotter's) walks with them rather than with frame
+// pointers. It may take tens of milliseconds a large object.
+type UnwindPreparer interface {
+	PrepareUnwind()
+}
+
 // MemoryReader is implemented by backends that read a target's memory and
 // know its threads' architecture (tests and tools that walk by hand).
 type MemoryReader interface {

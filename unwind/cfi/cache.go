@@ -221,6 +221,22 @@ func (r *Resolver) rule(pc uint64, wait time.Duration) (*Rule, bool) {
 	return rule, false
 }
 
+// Warm builds the tables of every object of r, the builds running at once,
+// and waits for each as Table does; an object whose table cannot be built
+// is left without one.
+func (r *Resolver) Warm() {
+	for i := range r.objs {
+		if o := &r.objs[i]; o.Path != "" {
+			r.cache.table(o.Key, o.Path, 0) // starts the build
+		}
+	}
+	for i := range r.objs {
+		if o := &r.objs[i]; o.Path != "" {
+			r.cache.table(o.Key, o.Path, r.cache.wait)
+		}
+	}
+}
+
 // NoWait is a Resolver whose lookups never wait for a table's build: for
 // walks that hold a thread stopped.
 type NoWait struct{ r *Resolver }
