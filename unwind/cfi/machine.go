@@ -29,7 +29,13 @@ type machine struct {
 	eh    bool // running .eh_frame programs
 	stack []rowState
 	rows  []Row
+	// arena is where FDEs' rows are kept, rowChunk at a time: one
+	// allocation per chunk rather than per FDE.
+	arena []Row
 }
+
+// rowChunk is how many rows the machine allocates at once for its FDEs.
+const rowChunk = 4096
 
 // fde parses an FDE body and runs its CIE's initial instructions and its
 // own, producing its rows in file offsets.
@@ -78,7 +84,12 @@ func (m *machine) fde(c *cie, body []byte, bodyAddr uint64, sec Section, segs []
 	}
 	// Rows were emitted at each location change with the state before
 	// it, and at the end; convert them to file offsets.
-	rows := make([]Row, len(m.rows))
+	n := len(m.rows)
+	if cap(m.arena)-len(m.arena) < n {
+		m.arena = make([]Row, 0, max(rowChunk, n))
+	}
+	rows := m.arena[len(m.arena) : len(m.arena)+n : len(m.arena)+n]
+	m.arena = m.arena[:len(m.arena)+n]
 	for i, row := range m.rows {
 		rows[i] = Row{Off: row.Off - start + off, Rule: row.Rule}
 	}
