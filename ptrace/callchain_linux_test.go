@@ -217,20 +217,7 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 	})
 	t.Run("frameless leaf", func(t *testing.T) {
 		bin, name := buildLeaf(t, "-O1", "-fno-omit-frame-pointer")
-		p := testprog.Start(t, bin)
-		tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: 2 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tg.Close()
-		if _, err := tg.Images(); err != nil {
-			t.Fatal(err)
-		}
-		tid := target.ThreadID(p.PID)
-		c := target.NewCapture(64, 64<<10)
-		if err := captureStop(t, tg, tid, c); err != nil {
-			t.Fatal(err)
-		}
+		_, tg, tid, _ := startSampled(t, bin, 2*time.Millisecond)
 		caps := drainCaps(8)
 		th := tg.threads[int(tid)]
 		// Its walks never are exact (spin keeps no frame record; the

@@ -63,6 +63,47 @@ func buildFixture(t *testing.T, src string, flags ...string) (string, func(uint6
 	}
 }
 
+// startSampled starts bin (which prints "ready"), attaches to it with
+// kernel samples every period, reads its images and captures its main
+// thread once by stopping it, which opens the thread's ring.
+func startSampled(t *testing.T, bin string, period time.Duration) (*testprog.Proc, *Target, target.ThreadID, *target.Capture) {
+	t.Helper()
+	p := testprog.Start(t, bin)
+	tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: period})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	if _, err := tg.Images(); err != nil {
+		t.Fatal(err)
+	}
+	tid := target.ThreadID(p.PID)
+	c := target.NewCapture(64, 64<<10)
+	if err := captureStop(t, tg, tid, c); err != nil {
+		t.Fatal(err)
+	}
+	return p, tg, tid, c
+}
+
+// nextSample captures tid from a kernel sample newer than the last, waiting
+// for one until deadline.
+func nextSample(t *testing.T, tg *Target, tid target.ThreadID, c *target.Capture, deadline time.Time) {
+	t.Helper()
+	for {
+		err := tg.Capture(tid, c)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, ErrNoSample) {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no kernel sample in time")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // names symbolizes a walk: the PC, then each return address minus one.
 func names(pcs []uint64, name func(uint64) string) []string {
 	var out []string
@@ -87,34 +128,12 @@ func TestCFIWalkKeepsTheLeafsCaller(t *testing.T) {
 	} {
 		t.Run(fl[1], func(t *testing.T) {
 			bin, name := buildLeaf(t, fl...)
-			p := testprog.Start(t, bin)
-			tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: 5 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tg.Close()
-			if _, err := tg.Images(); err != nil {
-				t.Fatal(err)
-			}
-			c := target.NewCapture(64, 64<<10)
 			// The first capture stops the thread (and opens its ring):
 			// its walk may come before the table is built.
-			if err := captureStop(t, tg, target.ThreadID(p.PID), c); err != nil {
-				t.Fatal(err)
-			}
-			kernel := 0
-			for deadline := time.Now().Add(10 * time.Second); kernel < 5; time.Sleep(10 * time.Millisecond) {
-				err := tg.Capture(target.ThreadID(p.PID), c)
-				if errors.Is(err, ErrNoSample) {
-					if time.Now().After(deadline) {
-						t.Fatalf("%d kernel samples in 10 s", kernel)
-					}
-					continue
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				kernel++
+			p, tg, _, c := startSampled(t, bin, 5*time.Millisecond)
+			deadline := time.Now().Add(10 * time.Second)
+			for kernel := 0; kernel < 5; kernel++ {
+				nextSample(t, tg, target.ThreadID(p.PID), c, deadline)
 				got := names(c.PCs, name)
 				if len(got) < 3 || !slices.Equal(got[:3], []string{"spin", "alpha", "main"}) {
 					t.Fatalf("kernel sample walk %v (%v, %d CFI frames); want spin, alpha, main, ...", got, c.Walk.Stop, c.Walk.CFIFrames)
@@ -146,7 +165,7 @@ func TestCFIWalkKeepsTheLeafsCaller(t *testing.T) {
 			// A stop, once the table is built.
 			runtime.LockOSThread() // every ptrace request of a capture from one thread, as Capture does
 			tg.hotMu.Lock()
-			err = tg.captureTransient(p.PID, c)
+			err := tg.captureTransient(p.PID, c)
 			tg.hotMu.Unlock()
 			runtime.UnlockOSThread()
 			if err != nil || c.Stopped == 0 {

@@ -1,13 +1,10 @@
 package ptrace
 
 import (
-	"errors"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/macprof/macprof/internal/testprog"
-	"github.com/macprof/macprof/target"
 )
 
 // TestCFIWalkFindsTheCallerOfARedZoneCFA: a kernel sample in redzone_spin,
@@ -17,33 +14,16 @@ import (
 // reads the red zone, names the same three), and so is a stop's.
 func TestCFIWalkFindsTheCallerOfARedZoneCFA(t *testing.T) {
 	bin, name := buildFixture(t, "redzone.c", "-O2", "-fomit-frame-pointer")
-	p := testprog.Start(t, bin)
-	tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
-	if _, err := tg.Images(); err != nil {
-		t.Fatal(err)
-	}
-	tid := target.ThreadID(p.PID)
-	c := target.NewCapture(64, 64<<10)
-	if err := captureStop(t, tg, tid, c); err != nil { // opens the ring
-		t.Fatal(err)
-	}
+	_, tg, tid, c := startSampled(t, bin, 5*time.Millisecond)
 	want := []string{"redzone_spin", "alpha", "main"}
 	scanned := 0
-	for kernel, deadline := 0, time.Now().Add(10*time.Second); kernel < 20; time.Sleep(10 * time.Millisecond) {
-		err := tg.Capture(tid, c)
-		if errors.Is(err, ErrNoSample) || err == nil && c.Walk.CFIFrames == 0 {
-			// No sample yet, or walked before the table was built.
+	for kernel, deadline := 0, time.Now().Add(10*time.Second); kernel < 20; {
+		nextSample(t, tg, tid, c, deadline)
+		if c.Walk.CFIFrames == 0 { // walked before the table was built
 			if time.Now().After(deadline) {
 				t.Fatalf("%d kernel samples walked with tables in 10 s", kernel)
 			}
 			continue
-		}
-		if err != nil {
-			t.Fatal(err)
 		}
 		kernel++
 		got := names(c.PCs, name)
@@ -57,8 +37,14 @@ func TestCFIWalkFindsTheCallerOfARedZoneCFA(t *testing.T) {
 	if scanned < 10 {
 		t.Errorf("%d of 20 kernel samples found their caller by a scan; want most", scanned)
 	}
-	if err := captureStop(t, tg, tid, c); err != nil {
-		t.Fatal(err)
+	// A stop (the ring left alone), once the table is built.
+	runtime.LockOSThread() // every ptrace request of a capture from one thread, as Capture does
+	tg.hotMu.Lock()
+	err := tg.captureTransient(int(tid), c)
+	tg.hotMu.Unlock()
+	runtime.UnlockOSThread()
+	if err != nil || c.Stopped == 0 {
+		t.Fatalf("stop: %v, stopped %v", err, c.Stopped)
 	}
 	if got := names(c.PCs, name); len(got) < 3 || !slices.Equal(got[:3], want) {
 		t.Errorf("stop walk %v (%v, %d scanned); want %v, ...", got, c.Walk.Stop, c.Walk.ScannedFrames, want)
