@@ -300,10 +300,10 @@ func (t *Target) KernelSampled() (on, everyThread bool) {
 // DrainInterval returns how often the rings must be drained
 // (target.SampleDrainer): a ring with callchains holds a hundred periods'
 // samples, one with stack copies ten or thirty (stackDrainPeriods); but a
-// thread that uses a fraction of
-// a CPU fills its ring that much more slowly, so the interval is the
-// longer one unless some ring with stack copies would fill within twice
-// it at the rate of its last drain (or its rate is not known yet).
+// thread that uses a fraction of a CPU fills its ring that much more
+// slowly, so the interval is the longer one unless some ring with stack
+// copies would fill within twice it at the rate of its last drain (or its
+// rate is not known yet).
 func (t *Target) DrainInterval() time.Duration {
 	short, long := t.drainInterval(false), t.drainInterval(true)
 	k := t.kernel
