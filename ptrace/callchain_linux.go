@@ -233,13 +233,9 @@ func (t *Target) switchRing(th *thread) bool {
 	return true
 }
 
-// drainInterval returns how often t's rings with callchains (chain) or
-// with stack copies must be drained.
-func (t *Target) drainInterval(chain bool) time.Duration {
-	periods := drainPeriods
-	if chain {
-		periods = chainDrainPeriods
-	}
+// drainInterval returns how often t's rings holding periods periods'
+// samples must be drained.
+func (t *Target) drainInterval(periods int) time.Duration {
 	return target.DrainInterval(t.opts.KernelSamplePeriod, t.opts.MaxDrainInterval, periods)
 }
 

@@ -305,7 +305,7 @@ func (t *Target) KernelSampled() (on, everyThread bool) {
 // copies would fill within twice it at the rate of its last drain (or its
 // rate is not known yet).
 func (t *Target) DrainInterval() time.Duration {
-	short, long := t.drainInterval(false), t.drainInterval(true)
+	short, long := t.drainInterval(drainPeriods), t.drainInterval(chainDrainPeriods)
 	k := t.kernel
 	if k == nil {
 		return short

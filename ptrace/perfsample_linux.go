@@ -74,11 +74,11 @@ type ringSpec struct {
 // ringSpec returns the spec of a ring of t's with stack copies of stack
 // bytes (holding stackDrainPeriods' samples), or with callchains (0).
 func (t *Target) ringSpec(stack int) ringSpec {
-	if stack == 0 {
-		return ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(true), stack: stack}
+	periods := chainDrainPeriods
+	if stack != 0 {
+		periods = t.stackDrainPeriods(stack)
 	}
-	periods := t.stackDrainPeriods(stack)
-	return ringSpec{period: t.opts.KernelSamplePeriod, interval: target.DrainInterval(t.opts.KernelSamplePeriod, t.opts.MaxDrainInterval, periods), stack: stack}
+	return ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(periods), stack: stack}
 }
 
 // stackDrainPeriods returns how many periods' samples a new ring with

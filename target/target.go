@@ -43,7 +43,9 @@ type Capture struct {
 	// (the sampler then hashes PCs itself).
 	Walk unwind.Result
 	// Stack receives the bulk copy of the stack; its capacity bounds the
-	// copy. StackBase is the address of Stack[0].
+	// copy. StackBase is the address of Stack[0]. A backend that walked
+	// the stack where it lay (ptrace's DrainSamples, in the kernel's
+	// ring) leaves Stack empty.
 	Stack     []byte
 	StackBase uint64
 	// Stopped is how long the thread was stopped for this capture.

@@ -207,10 +207,10 @@ func (w *Walker) walkFrom(stack *Stack, tables Tables, dst []uint64, full StopRe
 // object covers and the walk from there goes on to the frame the table
 // marks outermost, to the frame limit, or through two more frames to a
 // zero return address (a stale return address followed by a zero word
-// would otherwise end a walk cleanly). At most scanWords words are read and scanTries
-// candidates walked, so the cost is bounded; without a candidate the walk
-// ends with StopBelowSP (not StopReadFailed: a larger copy would not
-// help).
+// would otherwise end a walk cleanly). At most scanWords words are read
+// and scanTries candidates walked, so the cost is bounded; without a
+// candidate the walk ends with StopBelowSP (not StopReadFailed: a larger
+// copy would not help).
 func (w *Walker) scanReturn(stack *Stack, tables Tables, dst []uint64, full StopReason, n int, sp, fp uint64, rule *cfi.Rule, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
 	if n >= len(dst) {
 		res.Stop = full

@@ -3,7 +3,6 @@
  * frame record (gcc omits it in leaves), so a frame-pointer walk goes from
  * spin straight to main; with -fomit-frame-pointer no function has one. It
  * prints "ready" and spins. */
-#include <stdio.h>
 
 volatile unsigned long sink;
 volatile int stop;
@@ -12,14 +11,5 @@ __attribute__((noinline)) void spin(void) {
   while (!stop) sink++;
 }
 
-__attribute__((noinline)) void alpha(void) {
-  spin();
-  sink += 2; /* not a tail call */
-}
-
-int main(void) {
-  printf("ready\n");
-  fflush(stdout);
-  alpha();
-  return (int)sink;
-}
+#define LEAF spin
+#include "calls_leaf.h"

@@ -6,7 +6,6 @@
  * DW_OP_plus_uconst 8). A kernel stack copy starts at SP, so the copy is
  * out of it. Called from alpha, called from main; prints "ready" and
  * spins. x86-64 only. */
-#include <stdio.h>
 
 volatile unsigned long sink;
 volatile int stop;
@@ -45,14 +44,5 @@ __asm__(
     ".cfi_endproc\n"
     ".size redzone_spin, .-redzone_spin\n");
 
-__attribute__((noinline)) void alpha(void) {
-  redzone_spin();
-  sink += 2; /* not a tail call */
-}
-
-int main(void) {
-  printf("ready\n");
-  fflush(stdout);
-  alpha();
-  return (int)sink;
-}
+#define LEAF redzone_spin
+#include "calls_leaf.h"
