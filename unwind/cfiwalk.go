@@ -78,19 +78,21 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	}
 	pc := regs.PC & w.mask
 	dst[0] = pc
-	return w.walkFrom(stack, tables, dst, full, 1, pc, regs.SP, regs.FP, regs.LR&w.mask, true, res, s, pc)
+	c := newCopyReader(stack)
+	return w.walkFrom(&c, tables, dst, full, 1, pc, regs.SP, regs.FP, regs.LR&w.mask, true, res, s, pc)
 }
 
 // walkFrom goes on with walkCFI's walk from the frame at pc (sp, fp, lr),
 // dst[:n] filled, dst as long as the walk may go.
-func (w *Walker) walkFrom(stack *Stack, tables Tables, dst []uint64, full StopReason, n int, pc, sp, fp, lr uint64, first bool, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
+func (w *Walker) walkFrom(c *copyReader, tables Tables, dst []uint64, full StopReason, n int, pc, sp, fp, lr uint64, first bool, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
 	mask := w.mask
 	arm := w.arch == ArchARM64
 	limit := len(dst)
+walk:
 	for ; ; first = false {
 		if n >= limit {
 			res.Stop = full
-			return dst[:n], res, s, half
+			break walk
 		}
 		// A return address points after its call, which may be the
 		// last instruction of the function: look up the call's.
@@ -105,19 +107,19 @@ func (w *Walker) walkFrom(stack *Stack, tables Tables, dst []uint64, full StopRe
 		switch {
 		case !ok && w.tablesOnly && !fpObj:
 			res.Stop = StopUnsupported
-			return dst[:n], res, s, half
+			break walk
 		case !ok:
 			// No table: the frame record at FP.
-			if ret, cfa, fp, stop = w.recordStep(stack, sp, fp, &res); stop != StopEnd || ret == 0 {
+			if ret, cfa, fp, stop = w.recordStep(c, sp, fp, &res); stop != StopEnd || ret == 0 {
 				res.Stop = stop
-				return dst[:n], res, s, half
+				break walk
 			}
 		case rule.CFA == cfi.CFAUnsupported && first && !arm:
 			// A PLT stub: the return address is at SP.
 			cfa = sp + 8
-			if ret, stop = w.readWord(stack, sp, &res); stop != StopEnd {
+			if ret, stop = w.readWord(c, sp, &res); stop != StopEnd {
 				res.Stop = stop
-				return dst[:n], res, s, half
+				break walk
 			}
 		default:
 			switch rule.CFA {
@@ -130,52 +132,58 @@ func (w *Walker) walkFrom(stack *Stack, tables Tables, dst []uint64, full StopRe
 				if rule.CFA == cfi.CFADerefFP {
 					base = fp
 				}
-				if cfa, stop = w.readWord(stack, base+uint64(int64(rule.CFAOff)), &res); stop != StopEnd {
-					if first && rule.CFA == cfi.CFADerefSP && rule.CFAOff < 0 && rule.RA == cfi.RegSaved && stack.Base == sp {
-						return w.scanReturn(stack, tables, dst, full, n, sp, fp, rule, res, s, half)
+				if cfa, stop = w.readWord(c, base+uint64(int64(rule.CFAOff)), &res); stop != StopEnd {
+					if first && rule.CFA == cfi.CFADerefSP && rule.CFAOff < 0 && rule.RA == cfi.RegSaved && c.stack.Base == sp {
+						return w.scanReturn(c, tables, dst, full, n, sp, fp, rule, res, s, half)
 					}
 					res.Stop = stop
-					return dst[:n], res, s, half
+					break walk
 				}
 				cfa += uint64(int64(rule.CFAPlus))
 			default:
 				res.Stop = StopUnsupported
-				return dst[:n], res, s, half
+				break walk
 			}
 			if cfa < sp || (cfa == sp && !(arm && first && rule.RA == cfi.RegSame)) {
 				res.Stop = StopNotIncreasing
-				return dst[:n], res, s, half
+				break walk
 			}
-			if cfa > stack.Hi || cfa < stack.Lo {
+			if cfa > c.stack.Hi || cfa < c.stack.Lo {
 				res.Stop = StopOutOfStack
-				return dst[:n], res, s, half
+				break walk
 			}
 			switch rule.RA {
 			case cfi.RegSaved:
-				if ret, stop = w.readWord(stack, cfa+uint64(int64(rule.RAOff)), &res); stop != StopEnd {
-					res.Stop = stop
-					return dst[:n], res, s, half
+				var ok bool
+				if ret, ok = c.word(cfa + uint64(int64(rule.RAOff))); !ok {
+					if ret, stop = w.readSlow(c.stack, cfa+uint64(int64(rule.RAOff)), &res); stop != StopEnd {
+						res.Stop = stop
+						break walk
+					}
 				}
 			case cfi.RegSame:
 				if !arm || !first {
 					// arm64: only the interrupted function may
 					// still hold its return address in LR.
 					res.Stop = StopUnsupported
-					return dst[:n], res, s, half
+					break walk
 				}
 				ret = lr
 			case cfi.RegUndefined:
 				res.Stop, res.outermost = StopEnd, true // the outermost frame
-				return dst[:n], res, s, half
+				break walk
 			default:
 				res.Stop = StopUnsupported
-				return dst[:n], res, s, half
+				break walk
 			}
 			switch rule.FP {
 			case cfi.RegSaved:
-				if fp, stop = w.readWord(stack, cfa+uint64(int64(rule.FPOff)), &res); stop != StopEnd {
-					res.Stop = stop
-					return dst[:n], res, s, half
+				var ok bool
+				if fp, ok = c.word(cfa + uint64(int64(rule.FPOff))); !ok {
+					if fp, stop = w.readSlow(c.stack, cfa+uint64(int64(rule.FPOff)), &res); stop != StopEnd {
+						res.Stop = stop
+						break walk
+					}
 				}
 			case cfi.RegSame:
 			default:
@@ -186,13 +194,14 @@ func (w *Walker) walkFrom(stack *Stack, tables Tables, dst []uint64, full StopRe
 		ret &= mask
 		if ret == 0 {
 			res.Stop = StopEnd
-			return dst[:n], res, s, half
+			break walk
 		}
 		dst[n] = ret
 		n++
 		s, half = w.key.push(s, half, ret, n)
 		pc, sp, lr = ret, cfa, ret
 	}
+	return dst[:n], res, s, half
 }
 
 // scanReturn unwinds the interrupted frame when its CFA is kept below the
@@ -211,7 +220,7 @@ func (w *Walker) walkFrom(stack *Stack, tables Tables, dst []uint64, full StopRe
 // and scanTries candidates walked, so the cost is bounded; without a
 // candidate the walk ends with StopBelowSP (not StopReadFailed: a larger
 // copy would not help).
-func (w *Walker) scanReturn(stack *Stack, tables Tables, dst []uint64, full StopReason, n int, sp, fp uint64, rule *cfi.Rule, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
+func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full StopReason, n int, sp, fp uint64, rule *cfi.Rule, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
 	if n >= len(dst) {
 		res.Stop = full
 		return dst[:n], res, s, half
@@ -219,7 +228,7 @@ func (w *Walker) scanReturn(stack *Stack, tables Tables, dst []uint64, full Stop
 	end := sp + 8*scanWords
 	for i, tries := uint64(0), 0; i < scanWords && tries < scanTries; i++ {
 		p := sp + 8*i
-		v, st := w.readWord(stack, p, &res)
+		v, st := w.readWord(c, p, &res)
 		if st != StopEnd {
 			break
 		}
@@ -228,10 +237,10 @@ func (w *Walker) scanReturn(stack *Stack, tables Tables, dst []uint64, full Stop
 		}
 		cfa := v + uint64(int64(rule.CFAPlus))
 		a := cfa + uint64(int64(rule.RAOff)) // the return address's slot
-		if cfa <= sp || cfa > stack.Hi || a <= p || a >= end {
+		if cfa <= sp || cfa > c.stack.Hi || a <= p || a >= end {
 			continue
 		}
-		ret, st := w.readWord(stack, a, &res)
+		ret, st := w.readWord(c, a, &res)
 		if ret &= w.mask; st != StopEnd || ret == 0 {
 			continue
 		}
@@ -240,7 +249,7 @@ func (w *Walker) scanReturn(stack *Stack, tables Tables, dst []uint64, full Stop
 		}
 		nfp := fp
 		if rule.FP == cfi.RegSaved {
-			if nfp, st = w.readWord(stack, cfa+uint64(int64(rule.FPOff)), &res); st != StopEnd {
+			if nfp, st = w.readWord(c, cfa+uint64(int64(rule.FPOff)), &res); st != StopEnd {
 				continue
 			}
 		}
@@ -250,7 +259,7 @@ func (w *Walker) scanReturn(stack *Stack, tables Tables, dst []uint64, full Stop
 		try.ScannedFrames++
 		dst[n] = ret
 		s2, half2 := w.key.push(s, half, ret, n+1)
-		out, got, s3, half3 := w.walkFrom(stack, tables, dst, full, n+1, ret, cfa, nfp, ret, false, try, s2, half2)
+		out, got, s3, half3 := w.walkFrom(c, tables, dst, full, n+1, ret, cfa, nfp, ret, false, try, s2, half2)
 		if got.Stop == full || got.Stop == StopEnd && (got.outermost || len(out) >= n+3) {
 			return out, got, s3, half3
 		}
@@ -269,7 +278,7 @@ const (
 // recordStep unwinds one frame through the frame record at fp: it returns
 // the return address, the caller's SP (just above the record) and FP, or
 // why it cannot. The record must lie at or above sp and inside the stack.
-func (w *Walker) recordStep(stack *Stack, sp, fp uint64, res *Result) (ret, cfa, next uint64, stop StopReason) {
+func (w *Walker) recordStep(c *copyReader, sp, fp uint64, res *Result) (ret, cfa, next uint64, stop StopReason) {
 	if fp&swiftAsyncMask == swiftAsyncFlag {
 		fp &^= swiftAsyncMask
 		res.AsyncFrames++
@@ -281,27 +290,66 @@ func (w *Walker) recordStep(stack *Stack, sp, fp uint64, res *Result) (ret, cfa,
 		return 0, 0, 0, StopMisaligned
 	case fp < sp:
 		return 0, 0, 0, StopNotIncreasing
-	case fp < stack.Lo || stack.Hi < 16 || fp > stack.Hi-16:
+	case fp < c.stack.Lo || c.stack.Hi < 16 || fp > c.stack.Hi-16:
 		return 0, 0, 0, StopOutOfStack
 	}
-	if next, stop = w.readWord(stack, fp, res); stop != StopEnd {
+	if next, stop = w.readWord(c, fp, res); stop != StopEnd {
 		return 0, 0, 0, stop
 	}
-	if ret, stop = w.readWord(stack, fp+8, res); stop != StopEnd {
+	if ret, stop = w.readWord(c, fp+8, res); stop != StopEnd {
 		return 0, 0, 0, stop
 	}
 	return ret, fp + 16, next, StopEnd
 }
 
+// copyReader reads words of one walk's stack copy: those wholly inside
+// both the copy and the stack's bounds, [lo, lo+span], with one comparison,
+// the rest through readSlow. It is built once a walk so that the hot loads
+// inline.
+type copyReader struct {
+	stack          *Stack
+	data           []byte
+	base, lo, span uint64
+	empty          bool // no word of the copy may be read
+}
+
+// newCopyReader returns the reader of stack's copy.
+func newCopyReader(stack *Stack) copyReader {
+	c := copyReader{stack: stack, data: stack.Data, base: stack.Base, empty: true}
+	n := uint64(len(stack.Data))
+	lo := max(stack.Lo, stack.Base)
+	if stack.Base > ^uint64(0)-n {
+		n = ^uint64(0) - stack.Base // a copy reaching the top of the address space
+	}
+	if n < 8 || stack.Hi < 8 {
+		return c
+	}
+	// The last address whose 8 bytes lie inside both.
+	last := min(stack.Base+n-8, stack.Hi-8)
+	if last < lo {
+		return c
+	}
+	c.lo, c.span, c.empty = lo, last-lo, false
+	return c
+}
+
 // readWord reads the 8 bytes at addr from the stack copy, or through the
 // fallback reader when addr lies inside the stack's bounds but outside the
-// copy. StopEnd means success. The copy's case is small enough to inline.
-func (w *Walker) readWord(stack *Stack, addr uint64, res *Result) (uint64, StopReason) {
-	d := stack.Data
-	if off := addr - stack.Base; addr >= stack.Lo && off < uint64(len(d)) && uint64(len(d))-off >= 8 && addr < stack.Hi-7 && stack.Hi >= 8 {
-		return binary.LittleEndian.Uint64(d[off:]), StopEnd
+// copy. StopEnd means success. The copy's case inlines.
+func (w *Walker) readWord(c *copyReader, addr uint64, res *Result) (uint64, StopReason) {
+	if v, ok := c.word(addr); ok {
+		return v, StopEnd
 	}
-	return w.readSlow(stack, addr, res)
+	return w.readSlow(c.stack, addr, res)
+}
+
+// word reads the word at addr when it lies in [lo, lo+span]; walkFrom's
+// hot loads call it directly, readWord being too large to inline.
+func (c *copyReader) word(addr uint64) (uint64, bool) {
+	if off := addr - c.lo; off <= c.span && !c.empty {
+		return binary.LittleEndian.Uint64(c.data[addr-c.base:]), true
+	}
+	return 0, false
 }
 
 // readSlow is readWord outside the copy.

@@ -502,3 +502,42 @@ func TestWalkCFIRedZoneHostile(t *testing.T) {
 	}
 	t.Logf("stop %v, %d CFI frames", res.Stop, res.CFIFrames)
 }
+
+// TestCopyReaderEdges: the walk's inlined loads read a word exactly when
+// its 8 bytes lie inside both the copy and the stack's bounds, also for
+// bounds at the ends of the address space, and read what the copy holds.
+func TestCopyReaderEdges(t *testing.T) {
+	data := make([]byte, 64)
+	for i := range data {
+		data[i] = byte(i + 1)
+	}
+	top := ^uint64(0)
+	for _, st := range []Stack{
+		{Base: 0x1000, Data: data, Lo: 0x1000, Hi: 0x1040},
+		{Base: 0x1000, Data: data, Lo: 0x1010, Hi: 0x1030},
+		{Base: 0x1000, Data: data, Lo: 0x0800, Hi: 0x2000},
+		{Base: 0x1000, Data: data[:7], Lo: 0x1000, Hi: 0x2000},
+		{Base: 0x1000, Data: data, Lo: 0x1000, Hi: 4},
+		{Base: top - 31, Data: data, Lo: top - 31, Hi: top},
+		{Base: top - 63, Data: data, Lo: 0, Hi: top},
+		{Base: 0, Data: data, Lo: 0, Hi: 0x40},
+	} {
+		c := newCopyReader(&st)
+		for _, base := range []uint64{st.Base, st.Lo, st.Hi} {
+			for d := uint64(0); d < 80; d++ {
+				for _, addr := range []uint64{base + d - 40, base - d} {
+					off := addr - st.Base
+					inside := addr >= st.Base && off < uint64(len(st.Data)) && uint64(len(st.Data))-off >= 8 &&
+						addr >= st.Lo && st.Hi >= 8 && addr <= st.Hi-8
+					v, ok := c.word(addr)
+					if ok != inside {
+						t.Fatalf("stack %#x+%d [%#x,%#x): word(%#x) ok=%v, want %v", st.Base, len(st.Data), st.Lo, st.Hi, addr, ok, inside)
+					}
+					if ok && v != binary.LittleEndian.Uint64(st.Data[off:]) {
+						t.Fatalf("word(%#x) = %#x, want the copy's", addr, v)
+					}
+				}
+			}
+		}
+	}
+}

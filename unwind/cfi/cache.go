@@ -197,14 +197,23 @@ func (r *Resolver) Find(pc uint64) (t *Table, lo, hi, bias uint64) {
 // first lookup in an object builds its table (waiting for it as Table
 // does). It allocates nothing once the table is built.
 func (r *Resolver) Rule(pc uint64) (rule *Rule, framePointers bool) {
+	if slot := r.slot(pc); slot.pc == pc+1 {
+		return slot.rule, slot.fp
+	}
 	return r.rule(pc, r.cache.wait)
+}
+
+// slot returns the rule cache's slot for pc. Rule checks it before calling
+// rule, so that a hit costs one call, the walker's, not two.
+func (r *Resolver) slot(pc uint64) *ruleSlot {
+	return &r.rules[(pc*0x9e3779b97f4a7c15)>>(64-11)] // ruleSlots == 1<<11
 }
 
 func (r *Resolver) rule(pc uint64, wait time.Duration) (*Rule, bool) {
 	if r == nil {
 		return nil, false
 	}
-	slot := &r.rules[(pc*0x9e3779b97f4a7c15)>>(64-11)] // ruleSlots == 1<<11
+	slot := r.slot(pc)
 	if slot.pc == pc+1 {
 		return slot.rule, slot.fp
 	}
@@ -246,7 +255,14 @@ func (r *Resolver) NoWait() NoWait { return NoWait{r} }
 
 // Rule is Resolver.Rule, except that a table not built yet is not waited
 // for: the build goes on, and a later lookup finds it.
-func (n NoWait) Rule(pc uint64) (*Rule, bool) { return n.r.rule(pc, 0) }
+func (n NoWait) Rule(pc uint64) (*Rule, bool) {
+	if n.r != nil {
+		if slot := n.r.slot(pc); slot.pc == pc+1 {
+			return slot.rule, slot.fp
+		}
+	}
+	return n.r.rule(pc, 0)
+}
 
 // Covers reports whether pc lies in one of the resolver's objects.
 func (r *Resolver) Covers(pc uint64) bool { return r.object(pc) != nil }
