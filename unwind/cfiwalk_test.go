@@ -64,7 +64,7 @@ type oneObject struct{ t *cfi.Table }
 
 func (o oneObject) Rule(pc uint64) (*cfi.Rule, bool) {
 	if pc >= objBase && pc < objBase+objSize {
-		r, _, _ := o.t.Find(pc - objBase)
+		r := o.t.Find(pc - objBase)
 		return r, o.t.FramePointers()
 	}
 	return nil, false

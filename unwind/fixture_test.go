@@ -56,7 +56,7 @@ func loadFixture(t *testing.T, name string, arch Arch) *fixtureObject {
 func (o *fixtureObject) Rule(pc uint64) (*cfi.Rule, bool) {
 	for _, p := range o.segs {
 		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && pc >= p.Vaddr && pc < p.Vaddr+p.Filesz {
-			r, _, _ := o.t.Find(pc - p.Vaddr + p.Off)
+			r := o.t.Find(pc - p.Vaddr + p.Off)
 			return r, false
 		}
 	}

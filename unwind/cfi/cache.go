@@ -225,7 +225,7 @@ func (r *Resolver) rule(pc uint64, wait time.Duration) (*Rule, bool) {
 		*slot = ruleSlot{pc: pc + 1, fp: true}
 		return nil, true
 	}
-	rule, _, _ := t.Find(pc - bias)
+	rule := t.Find(pc - bias)
 	*slot = ruleSlot{pc: pc + 1, rule: rule}
 	return rule, false
 }

@@ -145,9 +145,9 @@ func TestLoadRefusesOtherObjects(t *testing.T) {
 	}
 }
 
-// BenchmarkLoad builds the tables of the system C library and of python3
+// BenchmarkLoad loads the tables of the system C library and of python3
 // (Debian's links libpython statically), as a walk's first sample in them
-// does.
+// does, and then compiles every FDE, as lookups in all of their code would.
 func BenchmarkLoad(b *testing.B) {
 	libc := "/lib/x86_64-linux-gnu/libc.so.6"
 	if runtime.GOARCH == "arm64" {
@@ -166,8 +166,22 @@ func BenchmarkLoad(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(tab.Rows()), "rows")
 			b.ReportMetric(float64(tab.Bytes()), "table-bytes")
+		})
+		// What a lazily indexed table's lookups add: compiling each FDE
+		// on first use, here all of them.
+		b.Run(filepath.Base(path)+"/compile-each-FDE", func(b *testing.B) {
+			fdes := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				tab, err := Load(path)
+				if err != nil || !tab.Lazy() {
+					b.Fatalf("%v, lazy %v", err, tab != nil && tab.Lazy())
+				}
+				fdes = len(tab.lazy.spans())
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(fdes), "ns/FDE")
+			b.ReportMetric(float64(fdes), "FDEs")
 		})
 	}
 }

@@ -62,17 +62,34 @@ func FromELF(f *elf.File) (*Table, error) {
 	}
 	var secs []Section
 	for _, name := range []string{".eh_frame", ".debug_frame"} {
-		s := f.Section(name)
-		if s == nil || s.Type == elf.SHT_NOBITS || s.Size > maxSectionBytes {
-			continue
+		if data, addr, ok := sectionData(f, name); ok {
+			secs = append(secs, Section{Data: data, Addr: addr, EH: name == ".eh_frame"})
 		}
-		data, err := s.Data()
-		if err != nil {
-			continue
+	}
+	if len(secs) > 0 && secs[0].EH {
+		if hdr, addr, ok := sectionData(f, ".eh_frame_hdr"); ok {
+			if x := newIndex(arch, secs[0], hdr, addr, segs); x != nil {
+				t := Build(arch, secs[1:], segs)
+				t.lazy = x
+				return t, nil
+			}
 		}
-		secs = append(secs, Section{Data: data, Addr: s.Addr, EH: name == ".eh_frame"})
 	}
 	return Build(arch, secs, segs), nil
+}
+
+// sectionData reads the section called name, if it has bytes in the file
+// and within maxSectionBytes.
+func sectionData(f *elf.File, name string) (data []byte, addr uint64, ok bool) {
+	s := f.Section(name)
+	if s == nil || s.Type == elf.SHT_NOBITS || s.Size > maxSectionBytes {
+		return nil, 0, false
+	}
+	data, err := s.Data()
+	if err != nil {
+		return nil, 0, false
+	}
+	return data, s.Addr, true
 }
 
 // Build compiles call-frame sections into a table. Sections come first to

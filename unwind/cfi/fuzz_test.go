@@ -54,3 +54,49 @@ func FuzzBuild(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLazyIndex indexes hostile .eh_frame bytes through a hostile
+// .eh_frame_hdr: the index must be refused or answer lookups anywhere
+// without panicking, compile rows in order inside their FDE, and hold no
+// more rows than the section has bytes.
+func FuzzLazyIndex(f *testing.F) {
+	for _, fx := range fixtures[:2] {
+		ef, err := elf.Open("testdata/" + fx.file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		eh, ehAddr, _ := sectionData(ef, ".eh_frame")
+		hdr, hdrAddr, _ := sectionData(ef, ".eh_frame_hdr")
+		f.Add(eh, ehAddr, hdr, hdrAddr, fx.arch == ArchARM64)
+		ef.Close()
+	}
+	f.Fuzz(func(t *testing.T, eh []byte, ehAddr uint64, hdr []byte, hdrAddr uint64, arm bool) {
+		arch := ArchAMD64
+		if arm {
+			arch = ArchARM64
+		}
+		segs := []Segment{{Vaddr: 0x200000, Size: 1 << 20, Off: 0}}
+		x := newIndex(arch, Section{Data: eh, Addr: ehAddr, EH: true}, hdr, hdrAddr, segs)
+		if x == nil {
+			return
+		}
+		tab := &Table{arch: arch, lazy: x}
+		for i := range x.count {
+			tab.Find(x.loc(i) - 0x200000)
+			tab.Find(x.loc(i) - 0x200000 + 1)
+		}
+		for _, off := range []uint64{0, 0x1000, 1 << 19, 1<<20 - 1, 1 << 20, ^uint64(0)} {
+			tab.Find(off)
+		}
+		for _, s := range x.spans() {
+			for i, r := range s.rows {
+				if r.Off < s.start || r.Off >= s.end || i > 0 && r.Off <= s.rows[i-1].Off {
+					t.Fatalf("row %d at %#x out of order or outside [%#x,%#x)", i, r.Off, s.start, s.end)
+				}
+			}
+		}
+		if n := tab.Rows(); n > len(eh)+2 {
+			t.Fatalf("%d rows from %d bytes", n, len(eh))
+		}
+	})
+}

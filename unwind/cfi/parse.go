@@ -276,116 +276,123 @@ func parseCIE(body []byte) cie {
 	return c
 }
 
+// record is one CIE or FDE of a call-frame section.
+type record struct {
+	id    uint64 // the CIE ID field: a CIE's marker, an FDE's CIE pointer
+	idPos int    // the section offset of the ID field
+	body  []byte // what follows the ID field
+	at    int    // the section offset of body
+	cie   bool
+}
+
+// recordAt frames the record at offset pos of a call-frame section: it
+// returns the record, the offset of the next, and whether there is a record
+// to use (false for an empty or too short one, which next skips); next is
+// -1 where the section ends (its terminator, or a length past its end).
+func recordAt(data []byte, pos int, eh bool) (rec record, next int, ok bool) {
+	if pos < 0 || pos > len(data)-4 {
+		return record{}, -1, false
+	}
+	length := uint64(binary.LittleEndian.Uint32(data[pos:]))
+	pos += 4
+	idSize := 4
+	if length == 0xffffffff {
+		if pos+8 > len(data) {
+			return record{}, -1, false
+		}
+		length = binary.LittleEndian.Uint64(data[pos:])
+		pos += 8
+		idSize = 8
+	}
+	if length == 0 {
+		if eh {
+			return record{}, -1, false // the terminator
+		}
+		return record{}, pos, false
+	}
+	if length > uint64(len(data)-pos) {
+		return record{}, -1, false
+	}
+	end := pos + int(length)
+	if int(length) < idSize {
+		return record{}, end, false
+	}
+	var id uint64
+	if idSize == 8 {
+		id = binary.LittleEndian.Uint64(data[pos:])
+	} else {
+		id = uint64(binary.LittleEndian.Uint32(data[pos:]))
+	}
+	rec = record{id: id, idPos: pos, body: data[pos+idSize : end], at: pos + idSize}
+	rec.cie = (eh && id == 0) || (!eh && (id == 0xffffffff || (idSize == 8 && id == math.MaxUint64)))
+	return rec, end, true
+}
+
+// ciePos returns the section offset of an FDE's CIE.
+func (rec record) ciePos(eh bool) (uint64, bool) {
+	if !eh {
+		return rec.id, true
+	}
+	if rec.id > uint64(rec.idPos) {
+		return 0, false
+	}
+	return uint64(rec.idPos) - rec.id, true
+}
+
 // parseSection walks one call-frame section and appends a span per FDE it
 // can use, converted to file offsets through segs.
 func parseSection(arch Arch, sec Section, segs []Segment, spans []span) []span {
-	data := sec.Data
 	cies := map[uint64]*cie{}
 	var m machine
 	m.arch, m.eh = arch, sec.EH
-	for pos := 0; pos+4 <= len(data); {
-		length := uint64(binary.LittleEndian.Uint32(data[pos:]))
-		pos += 4
-		is64 := false
-		if length == 0xffffffff {
-			if pos+8 > len(data) {
-				break
-			}
-			length = binary.LittleEndian.Uint64(data[pos:])
-			pos += 8
-			is64 = true
+	for pos := 0; pos >= 0; {
+		rec, next, ok := recordAt(sec.Data, pos, sec.EH)
+		pos = next
+		if !ok || rec.cie {
+			continue // a CIE is parsed when an FDE refers to it
 		}
-		if length == 0 {
-			if sec.EH {
-				break // the terminator
-			}
+		c := cieOf(cies, rec, sec)
+		if c == nil {
 			continue
 		}
-		if length > uint64(len(data)-pos) {
-			break
-		}
-		end := pos + int(length)
-		idSize := 4
-		if is64 {
-			idSize = 8
-		}
-		if int(length) < idSize {
-			pos = end
-			continue
-		}
-		var id uint64
-		if is64 {
-			id = binary.LittleEndian.Uint64(data[pos:])
-		} else {
-			id = uint64(binary.LittleEndian.Uint32(data[pos:]))
-		}
-		idPos := pos
-		body := data[pos+idSize : end]
-		bodyAddr := sec.Addr + uint64(pos+idSize)
-		pos = end
-		isCIE := (sec.EH && id == 0) || (!sec.EH && (id == 0xffffffff || (is64 && id == math.MaxUint64)))
-		if isCIE {
-			continue // parsed when an FDE refers to it
-		}
-		// The FDE's CIE.
-		var ciePos uint64
-		if sec.EH {
-			if id > uint64(idPos) {
-				continue
-			}
-			ciePos = uint64(idPos) - id
-		} else {
-			ciePos = id
-		}
-		c, ok := cies[ciePos]
-		if !ok {
-			if len(cies) >= maxCIEs {
-				continue
-			}
-			c = cieAt(data, ciePos, sec)
-			cies[ciePos] = c
-		}
-		if c == nil || c.bad {
-			continue
-		}
-		if s, ok := m.fde(c, body, bodyAddr, sec, segs); ok {
+		if s, ok := m.fde(c, rec.body, sec.Addr+uint64(rec.at), sec, segs); ok {
 			spans = append(spans, s)
 		}
 	}
 	return spans
 }
 
-// cieAt parses the CIE at offset pos of the section, or returns nil.
-func cieAt(data []byte, pos uint64, sec Section) *cie {
-	if pos > uint64(len(data)) || uint64(len(data))-pos < 8 {
+// cieOf returns the parsed CIE of the FDE rec, parsing it into cies on
+// first use; nil if it cannot be used.
+func cieOf(cies map[uint64]*cie, rec record, sec Section) *cie {
+	pos, ok := rec.ciePos(sec.EH)
+	if !ok {
 		return nil
 	}
-	p := int(pos)
-	length := uint64(binary.LittleEndian.Uint32(data[p:]))
-	p += 4
-	idSize := 4
-	if length == 0xffffffff {
-		if len(data)-p < 16 {
+	c, ok := cies[pos]
+	if !ok {
+		if len(cies) >= maxCIEs {
 			return nil
 		}
-		length = binary.LittleEndian.Uint64(data[p:])
-		p += 8
-		idSize = 8
+		c = cieAt(sec.Data, pos, sec)
+		cies[pos] = c
 	}
-	if length > uint64(len(data)-p) || length < uint64(idSize) {
+	if c == nil || c.bad {
 		return nil
 	}
-	var id uint64
-	if idSize == 8 {
-		id = binary.LittleEndian.Uint64(data[p:])
-	} else {
-		id = uint64(binary.LittleEndian.Uint32(data[p:]))
-	}
-	if sec.EH && id != 0 || !sec.EH && id != 0xffffffff && id != math.MaxUint64 {
+	return c
+}
+
+// cieAt parses the CIE at offset pos of the section, or returns nil.
+func cieAt(data []byte, pos uint64, sec Section) *cie {
+	if pos > uint64(len(data)) {
 		return nil
 	}
-	body := data[p+idSize : p+int(length)]
-	c := parseCIE(body)
+	rec, _, ok := recordAt(data, int(pos), sec.EH)
+	if !ok || !rec.cie {
+		return nil
+	}
+	c := parseCIE(rec.body)
 	return &c
 }
 

@@ -126,6 +126,10 @@ type Table struct {
 	// pages[p] is the index of the first row starting at or after base +
 	// p<<pageShift; pages has one more entry than there are pages.
 	pages []uint32
+	// lazy, when set, answers for the addresses its .eh_frame FDEs cover,
+	// compiling each on first use; the rows above then hold only what
+	// other sections (.debug_frame) add.
+	lazy *ehIndex
 }
 
 const pageShift = 12
@@ -137,41 +141,67 @@ func (t *Table) Arch() Arch { return t.arch }
 // everywhere (a Go binary), so that a walker may follow them.
 func (t *Table) FramePointers() bool { return t.framePointers }
 
-// Rows returns the number of rows.
-func (t *Table) Rows() int { return len(t.addrs) }
+// Rows returns the number of rows built so far (a lazily indexed table's
+// grows as lookups compile its FDEs).
+func (t *Table) Rows() int {
+	n := len(t.addrs)
+	if t.lazy != nil {
+		n += int(t.lazy.rows.Load())
+	}
+	return n
+}
+
+// Lazy reports whether the table compiles its .eh_frame FDEs on first use.
+func (t *Table) Lazy() bool { return t.lazy != nil }
 
 // Bytes returns the table's approximate size in memory.
 func (t *Table) Bytes() int {
-	return 4*len(t.addrs) + 2*len(t.rules) + 20*len(t.palette) + 4*len(t.pages) + 96
+	n := 4*len(t.addrs) + 2*len(t.rules) + 20*len(t.palette) + 4*len(t.pages) + 96
+	if t.lazy != nil {
+		n += t.lazy.bytes()
+	}
+	return n
 }
 
 // Lookup returns the rule for the code at file offset off; ok is false
-// where no FDE covers off. It does not allocate.
+// where no FDE covers off. It does not allocate once the FDE is compiled.
 func (t *Table) Lookup(off uint64) (r Rule, ok bool) {
-	if p, _, _ := t.Find(off); p != nil {
+	if p := t.Find(off); p != nil {
 		return *p, true
 	}
 	return Rule{}, false
 }
 
 // Find returns the rule for the code at file offset off, nil where no FDE
-// covers it, and the offsets [lo, hi) its row spans, so that a walker may
-// reuse it for the next address in that range (also when r is nil: no
-// rule anywhere in [lo, hi)). The rule must not be modified. It does not
-// allocate.
-func (t *Table) Find(off uint64) (r *Rule, lo, hi uint64) {
+// covers it. The rule must not be modified. It does not allocate once the
+// FDE is compiled (a lazily indexed table compiles an FDE on the first
+// lookup in it).
+func (t *Table) Find(off uint64) *Rule {
+	if t == nil {
+		return nil
+	}
+	if t.lazy != nil {
+		if r, ok := t.lazy.find(off); ok {
+			return r
+		}
+	}
+	return t.find(off)
+}
+
+// find is Find in the compiled rows.
+func (t *Table) find(off uint64) *Rule {
 	if t == nil || len(t.addrs) == 0 {
-		return nil, 0, 0
+		return nil
 	}
 	if off < t.base {
-		return nil, 0, t.base
+		return nil
 	}
 	rel := off - t.base
 	p := rel >> pageShift
 	addrs := t.addrs
 	if p+1 >= uint64(len(t.pages)) {
 		// Past the last row, which is always a gap.
-		return nil, t.base + uint64(addrs[len(addrs)-1]), ^uint64(0)
+		return nil
 	}
 	r32 := uint32(rel)
 	// The row for rel is the last one starting at or before it: among
@@ -181,7 +211,7 @@ func (t *Table) Find(off uint64) (r *Rule, lo, hi uint64) {
 		i--
 	}
 	if j > len(addrs) || i >= j {
-		return nil, 0, 0 // not reached: compile builds pages so
+		return nil // not reached: compile builds pages so
 	}
 	for i+1 < j {
 		m := int(uint(i+j) >> 1)
@@ -192,18 +222,12 @@ func (t *Table) Find(off uint64) (r *Rule, lo, hi uint64) {
 		}
 	}
 	if addrs[i] > r32 {
-		return nil, 0, t.base + uint64(addrs[i])
+		return nil
 	}
-	lo = t.base + uint64(addrs[i])
-	hi = ^uint64(0)
-	if i+1 < len(addrs) {
-		hi = t.base + uint64(addrs[i+1])
+	if r := &t.palette[t.rules[i]]; r.CFA != CFANone {
+		return r
 	}
-	r = &t.palette[t.rules[i]]
-	if r.CFA == CFANone {
-		return nil, lo, hi
-	}
-	return r, lo, hi
+	return nil
 }
 
 // Row is one row of a table, for tests and tools.
@@ -212,8 +236,19 @@ type Row struct {
 	Rule Rule
 }
 
-// AllRows returns every row, CFANone gaps included, in address order.
+// AllRows returns every row, CFANone gaps included, in address order. A
+// lazily indexed table compiles all its FDEs for it.
 func (t *Table) AllRows() []Row {
+	if t.lazy != nil {
+		spans := t.lazy.spans()
+		rows := (&Table{arch: t.arch, base: t.base, addrs: t.addrs, rules: t.rules, palette: t.palette, pages: t.pages}).AllRows()
+		for i, r := range rows {
+			if r.Rule.CFA != CFANone && i+1 < len(rows) {
+				spans = append(spans, span{start: r.Off, end: rows[i+1].Off, rows: rows[i : i+1]})
+			}
+		}
+		return compile(t.arch, spans).AllRows()
+	}
 	out := make([]Row, len(t.addrs))
 	for i, a := range t.addrs {
 		out[i] = Row{Off: t.base + uint64(a), Rule: t.palette[t.rules[i]]}

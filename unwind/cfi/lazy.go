@@ -1,0 +1,212 @@
+package cfi
+
+import (
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+)
+
+// ehIndex finds an object's FDEs through the binary search table of its
+// .eh_frame_hdr and compiles each FDE into rows on the first lookup that
+// lands in it. A sampled process runs a few hundred of an object's
+// thousands of functions, so this costs a small part of compiling every
+// FDE at load (python3.11 has over ten thousand), the CPU a profiler would
+// otherwise take from the target's first second.
+//
+// The search table is used only when it has the one layout linkers write
+// (entries of two 4-byte values relative to the header, sorted by
+// location); otherwise the object's table is built whole. A lookup of a
+// compiled FDE reads without locking and does not allocate; compiling one
+// takes the index's lock.
+type ehIndex struct {
+	arch Arch
+	sec  Section // .eh_frame
+	segs []Segment
+	// table holds count entries of 8 bytes: the initial location and the
+	// FDE's address, each an int32 relative to hdrAddr.
+	table   []byte
+	count   int
+	hdrAddr uint64
+	fdes    []atomic.Pointer[fdeRows] // compiled FDEs, by entry
+
+	mu   sync.Mutex // held while compiling
+	m    machine
+	cies map[uint64]*cie
+	rows atomic.Int64 // rows compiled
+}
+
+// fdeRows is one compiled FDE, in file offsets: rows[i] applies from
+// rows[i].Off up to the next row or end. No rows: the FDE cannot be used.
+type fdeRows struct {
+	start, end uint64
+	rows       []Row
+}
+
+// The .eh_frame_hdr layout newIndex accepts.
+const (
+	hdrVersion  = 1
+	hdrTableEnc = peDataRel | peS4 // what GNU ld, gold and lld write
+)
+
+// newIndex returns the index of eh through the .eh_frame_hdr hdr loaded at
+// hdrAddr, or nil where hdr is not one it can search: another layout, a
+// table running past its end or pointing outside eh, or out of order.
+func newIndex(arch Arch, eh Section, hdr []byte, hdrAddr uint64, segs []Segment) *ehIndex {
+	if len(hdr) < 4 || hdr[0] != hdrVersion || hdr[3] != hdrTableEnc {
+		return nil
+	}
+	r := &reader{b: hdr, pos: 4}
+	if _, ok := r.pointer(hdr[1], hdrAddr, true); !ok || hdr[1] == peOmit {
+		return nil // the .eh_frame pointer
+	}
+	n, ok := r.pointer(hdr[2], hdrAddr, true)
+	if !ok || hdr[2] == peOmit || r.err != nil {
+		return nil
+	}
+	table := hdr[r.pos:]
+	// Every FDE takes at least 16 bytes of .eh_frame: a table longer than
+	// that allows is not this section's.
+	if n > uint64(len(table)/8) || n > uint64(len(eh.Data)/16) {
+		return nil
+	}
+	x := &ehIndex{arch: arch, sec: eh, segs: segs, table: table[:8*n], count: int(n), hdrAddr: hdrAddr}
+	for i := 1; i < x.count; i++ {
+		if x.loc(i) < x.loc(i-1) {
+			return nil
+		}
+	}
+	x.fdes = make([]atomic.Pointer[fdeRows], x.count)
+	x.m.arch, x.m.eh = arch, true
+	x.cies = map[uint64]*cie{}
+	return x
+}
+
+// loc returns the initial location (a virtual address) of entry i.
+func (x *ehIndex) loc(i int) uint64 {
+	return x.hdrAddr + uint64(int64(int32(binary.LittleEndian.Uint32(x.table[8*i:]))))
+}
+
+// fdeAddr returns the address of entry i's FDE.
+func (x *ehIndex) fdeAddr(i int) uint64 {
+	return x.hdrAddr + uint64(int64(int32(binary.LittleEndian.Uint32(x.table[8*i+4:]))))
+}
+
+// find returns the rule for file offset off and whether an FDE of the
+// index covers off (if not, another section may). The rule must not be
+// modified.
+func (x *ehIndex) find(off uint64) (r *Rule, covered bool) {
+	vaddr, ok := toVaddr(x.segs, off)
+	if !ok || x.count == 0 {
+		return nil, false
+	}
+	// The last entry starting at or before vaddr.
+	i, j := 0, x.count
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if x.loc(m) <= vaddr {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	if i == 0 {
+		return nil, false
+	}
+	f := x.fdes[i-1].Load()
+	if f == nil {
+		f = x.compile(i - 1)
+	}
+	if off < f.start || off >= f.end || len(f.rows) == 0 {
+		return nil, false
+	}
+	// The last row starting at or before off (rows[0] starts at start).
+	rows := f.rows
+	k, l := 0, len(rows)
+	for k < l {
+		m := int(uint(k+l) >> 1)
+		if rows[m].Off <= off {
+			k = m + 1
+		} else {
+			l = m
+		}
+	}
+	if k == 0 {
+		return nil, true
+	}
+	if r = &rows[k-1].Rule; r.CFA == CFANone {
+		return nil, true
+	}
+	return r, true
+}
+
+// compile compiles entry i's FDE, once.
+func (x *ehIndex) compile(i int) *fdeRows {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if f := x.fdes[i].Load(); f != nil {
+		return f
+	}
+	f := x.parse(i)
+	x.fdes[i].Store(f)
+	x.rows.Add(int64(len(f.rows)))
+	return f
+}
+
+// parse runs entry i's FDE and keeps its rows in order inside its range.
+func (x *ehIndex) parse(i int) *fdeRows {
+	none := &fdeRows{}
+	pos := x.fdeAddr(i) - x.sec.Addr
+	if pos >= uint64(len(x.sec.Data)) {
+		return none
+	}
+	rec, _, ok := recordAt(x.sec.Data, int(pos), true)
+	if !ok || rec.cie {
+		return none
+	}
+	c := cieOf(x.cies, rec, x.sec)
+	if c == nil {
+		return none
+	}
+	s, ok := x.m.fde(c, rec.body, x.sec.Addr+uint64(rec.at), x.sec, x.segs)
+	if !ok {
+		return none
+	}
+	rows := s.rows[:0]
+	for _, row := range s.rows {
+		if n := len(rows); (n == 0 || row.Off > rows[n-1].Off) && row.Off >= s.start && row.Off < s.end {
+			rows = append(rows, row)
+		}
+	}
+	return &fdeRows{start: s.start, end: s.end, rows: rows}
+}
+
+// spans compiles every FDE of the index and returns them, in entry order.
+func (x *ehIndex) spans() []span {
+	out := make([]span, 0, x.count)
+	for i := range x.count {
+		f := x.fdes[i].Load()
+		if f == nil {
+			f = x.compile(i)
+		}
+		if len(f.rows) > 0 {
+			out = append(out, span{start: f.start, end: f.end, rows: f.rows})
+		}
+	}
+	return out
+}
+
+// bytes returns the index's approximate size in memory.
+func (x *ehIndex) bytes() int {
+	return len(x.sec.Data) + len(x.table) + 8*len(x.fdes) + 48*int(x.rows.Load())
+}
+
+// toVaddr converts a file offset to the virtual address a segment loads
+// it at.
+func toVaddr(segs []Segment, off uint64) (uint64, bool) {
+	for _, s := range segs {
+		if off >= s.Off && off-s.Off < s.Size {
+			return off - s.Off + s.Vaddr, true
+		}
+	}
+	return 0, false
+}
