@@ -231,8 +231,9 @@ func (r *Resolver) rule(pc uint64, wait time.Duration) (*Rule, bool) {
 }
 
 // Warm builds the tables of every object of r, the builds running at once,
-// and waits for each as Table does; an object whose table cannot be built
-// is left without one.
+// waits for each as Table does, and compiles all their FDEs (CompileAll),
+// so that walks holding threads stopped compile none; an object whose
+// table cannot be built is left without one.
 func (r *Resolver) Warm() {
 	for i := range r.objs {
 		if o := &r.objs[i]; o.Path != "" {
@@ -241,7 +242,7 @@ func (r *Resolver) Warm() {
 	}
 	for i := range r.objs {
 		if o := &r.objs[i]; o.Path != "" {
-			r.cache.table(o.Key, o.Path, r.cache.wait)
+			r.cache.table(o.Key, o.Path, r.cache.wait).CompileAll()
 		}
 	}
 }

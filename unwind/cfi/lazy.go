@@ -42,6 +42,9 @@ type fdeRows struct {
 	rows       []Row
 }
 
+// lazyRowChunk is how many rows an index's machine allocates at once.
+const lazyRowChunk = 256
+
 // The .eh_frame_hdr layout newIndex accepts.
 const (
 	hdrVersion  = 1
@@ -76,7 +79,9 @@ func newIndex(arch Arch, eh Section, hdr []byte, hdrAddr uint64, segs []Segment)
 		}
 	}
 	x.fdes = make([]atomic.Pointer[fdeRows], x.count)
-	x.m.arch, x.m.eh = arch, true
+	// Rows in small chunks: an index compiles few FDEs, a whole build
+	// all of them.
+	x.m.arch, x.m.eh, x.m.chunk = arch, true, lazyRowChunk
 	x.cies = map[uint64]*cie{}
 	return x
 }
@@ -180,15 +185,21 @@ func (x *ehIndex) parse(i int) *fdeRows {
 	return &fdeRows{start: s.start, end: s.end, rows: rows}
 }
 
+// compileAll compiles every FDE not compiled yet.
+func (x *ehIndex) compileAll() {
+	for i := range x.count {
+		if x.fdes[i].Load() == nil {
+			x.compile(i)
+		}
+	}
+}
+
 // spans compiles every FDE of the index and returns them, in entry order.
 func (x *ehIndex) spans() []span {
+	x.compileAll()
 	out := make([]span, 0, x.count)
 	for i := range x.count {
-		f := x.fdes[i].Load()
-		if f == nil {
-			f = x.compile(i)
-		}
-		if len(f.rows) > 0 {
+		if f := x.fdes[i].Load(); len(f.rows) > 0 {
 			out = append(out, span{start: f.start, end: f.end, rows: f.rows})
 		}
 	}

@@ -89,7 +89,8 @@ func TestLazyTableEqualsWholeBuild(t *testing.T) {
 }
 
 // TestLazyTableCompilesWhatIsLookedUp: a lookup compiles the one FDE it
-// lands in, and a lookup in a compiled FDE does not allocate.
+// lands in, a lookup in a compiled FDE does not allocate, and CompileAll
+// leaves nothing for lookups to compile.
 func TestLazyTableCompilesWhatIsLookedUp(t *testing.T) {
 	path := lazyObjects(t)[3] // the C library
 	lazy, err := Load(path)
@@ -119,6 +120,19 @@ func TestLazyTableCompilesWhatIsLookedUp(t *testing.T) {
 	}
 	if lazy.Rows() != one {
 		t.Errorf("repeated lookups compiled more rows: %d, then %d", one, lazy.Rows())
+	}
+	// After CompileAll (what a snapshot's Warm does before it stops
+	// threads) no lookup compiles anything.
+	lazy.CompileAll()
+	all := lazy.Rows()
+	if all <= one {
+		t.Fatalf("CompileAll: %d rows, one FDE had %d", all, one)
+	}
+	for _, r := range rows {
+		lazy.Find(r.Off)
+	}
+	if lazy.Rows() != all {
+		t.Errorf("lookups after CompileAll compiled more rows: %d, then %d", all, lazy.Rows())
 	}
 }
 

@@ -29,9 +29,10 @@ type machine struct {
 	eh    bool // running .eh_frame programs
 	stack []rowState
 	rows  []Row
-	// arena is where FDEs' rows are kept, rowChunk at a time: one
-	// allocation per chunk rather than per FDE.
+	// arena is where FDEs' rows are kept, chunk (else rowChunk) at a
+	// time: one allocation per chunk rather than per FDE.
 	arena []Row
+	chunk int
 }
 
 // rowChunk is how many rows the machine allocates at once for its FDEs.
@@ -86,7 +87,11 @@ func (m *machine) fde(c *cie, body []byte, bodyAddr uint64, sec Section, segs []
 	// it, and at the end; convert them to file offsets.
 	n := len(m.rows)
 	if cap(m.arena)-len(m.arena) < n {
-		m.arena = make([]Row, 0, max(rowChunk, n))
+		chunk := m.chunk
+		if chunk <= 0 {
+			chunk = rowChunk
+		}
+		m.arena = make([]Row, 0, max(chunk, n))
 	}
 	rows := m.arena[len(m.arena) : len(m.arena)+n : len(m.arena)+n]
 	m.arena = m.arena[:len(m.arena)+n]

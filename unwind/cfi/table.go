@@ -154,6 +154,15 @@ func (t *Table) Rows() int {
 // Lazy reports whether the table compiles its .eh_frame FDEs on first use.
 func (t *Table) Lazy() bool { return t.lazy != nil }
 
+// CompileAll compiles every FDE a lazily indexed table has not compiled
+// yet, so that no later lookup compiles one: for walks that hold threads
+// stopped (a snapshot).
+func (t *Table) CompileAll() {
+	if t != nil && t.lazy != nil {
+		t.lazy.compileAll()
+	}
+}
+
 // Bytes returns the table's approximate size in memory.
 func (t *Table) Bytes() int {
 	n := 4*len(t.addrs) + 2*len(t.rules) + 20*len(t.palette) + 4*len(t.pages) + 96
