@@ -34,7 +34,7 @@
 // Where an object has the .eh_frame_hdr linkers write, Load does not compile
 // its .eh_frame at load: it searches the header's sorted table for the FDE
 // of an address and compiles that FDE into rows on the first lookup in it
-// (ehIndex). A profile touches a few hundred of an object's thousands of
+// (ehIndex). A profile touches tens to hundreds of an object's thousands of
 // functions, so this spares most of the build's CPU (figures in
 // bench/RESULTS.md), which a profiler would otherwise take from the target
 // while it starts. The answers equal the whole build's

@@ -8,7 +8,7 @@ import (
 
 // ehIndex finds an object's FDEs through the binary search table of its
 // .eh_frame_hdr and compiles each FDE into rows on the first lookup that
-// lands in it. A sampled process runs a few hundred of an object's
+// lands in it. A sampled process runs tens to hundreds of an object's
 // thousands of functions, so this costs a small part of compiling every
 // FDE at load (python3.11 has over ten thousand), the CPU a profiler would
 // otherwise take from the target's first second.
