@@ -230,10 +230,11 @@ func (r *Resolver) rule(pc uint64, wait time.Duration) (*Rule, bool) {
 	return rule, false
 }
 
-// Warm builds the tables of every object of r, the builds running at once,
-// waits for each as Table does, and compiles all their FDEs (CompileAll),
-// so that walks holding threads stopped compile none; an object whose
-// table cannot be built is left without one.
+// Warm builds the tables of every object of r, up to maxLoads at once,
+// waits for each as Table does, and compiles all the FDEs of those it gets
+// (CompileAll), so that walks holding threads stopped need not; an object
+// whose table cannot be built, or is not built within the wait, is left
+// as it is.
 func (r *Resolver) Warm() {
 	for i := range r.objs {
 		if o := &r.objs[i]; o.Path != "" {

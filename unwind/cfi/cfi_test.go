@@ -185,3 +185,20 @@ func BenchmarkLoad(b *testing.B) {
 		})
 	}
 }
+
+// TestFDEWithoutRowsEndsThePreviousRule: in a whole build, an FDE whose
+// program advances past its end before any row (so it has none) right
+// after another FDE does not inherit that FDE's last rule.
+func TestFDEWithoutRowsEndsThePreviousRule(t *testing.T) {
+	const a, b = 0x1000, 0x2000
+	segs := []Segment{{Vaddr: 0, Size: 1 << 20, Off: 0}}
+	first := ehFrame(a, 0x5000, 0x40, amd64CIEInit, []byte{cfaAdvanceLoc | 1, cfaDefCFAOffset, 16})
+	empty := ehFrame(b, 0x5040, 0x40, amd64CIEInit, []byte{cfaAdvanceLoc1, 0x40, cfaDefCFAOffset, 32})
+	tab := Build(ArchAMD64, []Section{{Data: first, Addr: a, EH: true}, {Data: empty, Addr: b, EH: true}}, segs)
+	if r, ok := tab.Lookup(0x5030); !ok || r.CFAOff != 16 {
+		t.Errorf("inside the first FDE: %v %v", r, ok)
+	}
+	if r, ok := tab.Lookup(0x5050); ok {
+		t.Errorf("inside the FDE without rows: %v, want no rule", r)
+	}
+}

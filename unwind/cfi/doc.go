@@ -37,7 +37,12 @@
 // (ehIndex). A profile touches tens to hundreds of an object's thousands of
 // functions, so this spares most of the build's CPU (figures in
 // bench/RESULTS.md), which a profiler would otherwise take from the target
-// while it starts. The answers equal the whole build's
-// (TestLazyTableEqualsWholeBuild); Build compiles everything at once, for
-// .debug_frame and objects without a usable header.
+// while it starts. Build compiles everything at once, for .debug_frame and
+// objects without a usable header. The two answer alike wherever FDEs do
+// not overlap, as in the objects linkers make (TestLazyTableEqualsWholeBuild:
+// libc, python3, the fixtures); where FDEs overlap, which GNU ld refuses
+// to index, the index answers with the FDE the header's search finds, as
+// libgcc's unwinder does, and a whole build with the FDE that starts first;
+// where .eh_frame and .debug_frame both describe an address, the index's
+// .eh_frame wins.
 package cfi

@@ -11,9 +11,10 @@ import (
 // .eh_frame is about 1 MiB; the largest distribution objects' tens).
 const maxSectionBytes = 256 << 20
 
-// maxFileRead bounds all that is read of one file: headers and the two
-// sections.
-const maxFileRead = 2*maxSectionBytes + 16<<20
+// maxFileRead bounds all that is read of one file: headers, the two
+// call-frame sections and .eh_frame_hdr (read only when no larger than
+// half of .eh_frame, all a header of its FDEs needs).
+const maxFileRead = 3*maxSectionBytes + 16<<20
 
 // Load builds the table of the ELF object at path. Only a regular file is
 // opened, and reads are bounded.
@@ -35,9 +36,10 @@ func Load(path string) (*Table, error) {
 }
 
 // FromELF builds the table of an open 64-bit little-endian ELF object
-// (amd64 or arm64) from its .eh_frame and .debug_frame; where both
-// describe an address, .eh_frame wins. A Go binary, which keeps frame
-// pointers, gets an empty table that says so.
+// (amd64 or arm64) from its .eh_frame and .debug_frame: .eh_frame indexed
+// through .eh_frame_hdr and compiled FDE by FDE as lookups meet them where
+// the header allows, else with the rest (Build). A Go binary, which keeps
+// frame pointers, gets an empty table that says so.
 func FromELF(f *elf.File) (*Table, error) {
 	var arch Arch
 	switch f.Machine {
@@ -67,6 +69,9 @@ func FromELF(f *elf.File) (*Table, error) {
 		}
 	}
 	if len(secs) > 0 && secs[0].EH {
+		if s := f.Section(".eh_frame_hdr"); s == nil || s.Size > uint64(len(secs[0].Data)/2+64) {
+			return Build(arch, secs, segs), nil
+		}
 		if hdr, addr, ok := sectionData(f, ".eh_frame_hdr"); ok {
 			if x := newIndex(arch, secs[0], hdr, addr, segs); x != nil {
 				t := Build(arch, secs[1:], segs)
@@ -92,8 +97,9 @@ func sectionData(f *elf.File, name string) (data []byte, addr uint64, ok bool) {
 	return data, s.Addr, true
 }
 
-// Build compiles call-frame sections into a table. Sections come first to
-// last in priority; segs map their addresses to file offsets (FDEs outside
+// Build compiles every FDE of call-frame sections into a table. Where FDEs
+// overlap, the one that starts first wins, the earlier section's where two
+// start together; segs map their addresses to file offsets (FDEs outside
 // every segment are dropped).
 func Build(arch Arch, secs []Section, segs []Segment) *Table {
 	var spans []span

@@ -1,6 +1,7 @@
 package cfi
 
 import (
+	"bytes"
 	"encoding/binary"
 	"sync"
 	"sync/atomic"
@@ -29,10 +30,11 @@ type ehIndex struct {
 	hdrAddr uint64
 	fdes    []atomic.Pointer[fdeRows] // compiled FDEs, by entry
 
-	mu   sync.Mutex // held while compiling
-	m    machine
-	cies map[uint64]*cie
-	rows atomic.Int64 // rows compiled
+	mu    sync.Mutex // held while compiling
+	m     machine
+	cies  map[uint64]*cie
+	byOff map[uint64]*fdeRows // compiled FDEs by section offset: entries may share one
+	rows  atomic.Int64        // rows compiled
 }
 
 // fdeRows is one compiled FDE, in file offsets: rows[i] applies from
@@ -53,7 +55,8 @@ const (
 
 // newIndex returns the index of eh through the .eh_frame_hdr hdr loaded at
 // hdrAddr, or nil where hdr is not one it can search: another layout, a
-// table running past its end or pointing outside eh, or out of order.
+// table running past its end or longer than eh could need, or out of
+// order. (An entry pointing at no usable FDE is found out when compiled.)
 func newIndex(arch Arch, eh Section, hdr []byte, hdrAddr uint64, segs []Segment) *ehIndex {
 	if len(hdr) < 4 || hdr[0] != hdrVersion || hdr[3] != hdrTableEnc {
 		return nil
@@ -72,7 +75,8 @@ func newIndex(arch Arch, eh Section, hdr []byte, hdrAddr uint64, segs []Segment)
 	if n > uint64(len(table)/8) || n > uint64(len(eh.Data)/16) {
 		return nil
 	}
-	x := &ehIndex{arch: arch, sec: eh, segs: segs, table: table[:8*n], count: int(n), hdrAddr: hdrAddr}
+	// A copy: the header may be much longer than its table.
+	x := &ehIndex{arch: arch, sec: eh, segs: segs, table: bytes.Clone(table[:8*n]), count: int(n), hdrAddr: hdrAddr}
 	for i := 1; i < x.count; i++ {
 		if x.loc(i) < x.loc(i-1) {
 			return nil
@@ -83,6 +87,7 @@ func newIndex(arch Arch, eh Section, hdr []byte, hdrAddr uint64, segs []Segment)
 	// all of them.
 	x.m.arch, x.m.eh, x.m.chunk = arch, true, lazyRowChunk
 	x.cies = map[uint64]*cie{}
+	x.byOff = map[uint64]*fdeRows{}
 	return x
 }
 
@@ -144,23 +149,36 @@ func (x *ehIndex) find(off uint64) (r *Rule, covered bool) {
 	return r, true
 }
 
-// compile compiles entry i's FDE, once.
+// compile compiles entry i's FDE, once: entries naming the same FDE share
+// its rows, and once the rows compiled reach twice the section's bytes (no
+// real section comes near: a row takes at least one byte of program) no
+// more are compiled, so that crafted entries cannot make the rows grow
+// faster than the section.
 func (x *ehIndex) compile(i int) *fdeRows {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if f := x.fdes[i].Load(); f != nil {
 		return f
 	}
-	f := x.parse(i)
+	pos := x.fdeAddr(i) - x.sec.Addr
+	f, ok := x.byOff[pos]
+	if !ok {
+		f = &fdeRows{}
+		if x.rows.Load() < 2*int64(len(x.sec.Data)) {
+			f = x.parse(i, pos)
+		}
+		x.byOff[pos] = f
+		x.rows.Add(int64(len(f.rows)))
+	}
 	x.fdes[i].Store(f)
-	x.rows.Add(int64(len(f.rows)))
 	return f
 }
 
-// parse runs entry i's FDE and keeps its rows in order inside its range.
-func (x *ehIndex) parse(i int) *fdeRows {
+// parse runs entry i's FDE, at section offset pos, and keeps its rows in
+// order inside its range. An FDE that does not start where the entry says
+// is not used: the header is not this section's.
+func (x *ehIndex) parse(i int, pos uint64) *fdeRows {
 	none := &fdeRows{}
-	pos := x.fdeAddr(i) - x.sec.Addr
 	if pos >= uint64(len(x.sec.Data)) {
 		return none
 	}
@@ -174,6 +192,9 @@ func (x *ehIndex) parse(i int) *fdeRows {
 	}
 	s, ok := x.m.fde(c, rec.body, x.sec.Addr+uint64(rec.at), x.sec, x.segs)
 	if !ok {
+		return none
+	}
+	if start, ok := toOffset(x.segs, x.loc(i), 0); !ok || start != s.start {
 		return none
 	}
 	rows := s.rows[:0]
@@ -206,9 +227,11 @@ func (x *ehIndex) spans() []span {
 	return out
 }
 
-// bytes returns the index's approximate size in memory.
+// bytes returns the index's approximate size in memory: the section, the
+// search table, a pointer per entry, and 32 bytes a compiled row (a whole
+// build keeps about 6).
 func (x *ehIndex) bytes() int {
-	return len(x.sec.Data) + len(x.table) + 8*len(x.fdes) + 48*int(x.rows.Load())
+	return len(x.sec.Data) + len(x.table) + 8*len(x.fdes) + 32*int(x.rows.Load())
 }
 
 // toVaddr converts a file offset to the virtual address a segment loads

@@ -52,10 +52,11 @@ func wholeBuild(t testing.TB, path string) *Table {
 }
 
 // TestLazyTableEqualsWholeBuild: Load indexes an object's .eh_frame through
-// its .eh_frame_hdr and compiles FDEs on first use; every lookup at and
-// around every row of the whole build (itself checked against llvm-objdump
-// by TestOracleObjdump and TestOracleLibc) answers the same, and once every
-// FDE is compiled the rows are the same.
+// its .eh_frame_hdr and compiles FDEs on first use; every lookup at, around
+// and in the middle of every row of the whole build (itself checked against
+// llvm-objdump by TestOracleObjdump and TestOracleLibc) answers the same,
+// and once every FDE is compiled the rows are the same. (These objects'
+// FDEs do not overlap; where FDEs do, the two differ, see doc.go.)
 func TestLazyTableEqualsWholeBuild(t *testing.T) {
 	for _, path := range lazyObjects(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -71,8 +72,12 @@ func TestLazyTableEqualsWholeBuild(t *testing.T) {
 			if len(rows) < 2 {
 				t.Fatalf("%d rows in the whole build", len(rows))
 			}
-			for _, r := range rows {
-				for _, off := range []uint64{r.Off - 1, r.Off, r.Off + 1} {
+			for i, r := range rows {
+				mid := r.Off // and the middle of the row, gaps included
+				if i+1 < len(rows) {
+					mid += (rows[i+1].Off - r.Off) / 2
+				}
+				for _, off := range []uint64{r.Off - 1, r.Off, r.Off + 1, mid} {
 					w, wok := whole.Lookup(off)
 					l, lok := lazy.Lookup(off)
 					if wok != lok || w != l {
@@ -83,7 +88,7 @@ func TestLazyTableEqualsWholeBuild(t *testing.T) {
 			if n := len(lazy.AllRows()); n != len(rows) {
 				t.Errorf("%d rows once all is compiled, the whole build has %d", n, len(rows))
 			}
-			t.Logf("%d rows, %d lookups", len(rows), 3*len(rows))
+			t.Logf("%d rows, %d lookups", len(rows), 4*len(rows))
 		})
 	}
 }
@@ -205,5 +210,53 @@ func TestLazyIndexRefusesOtherHeaders(t *testing.T) {
 		if newIndex(ArchAMD64, eh, h, 0x1800, segs) != nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestLazyIndexCraftedEntries: header entries that all name one FDE with a
+// long program compile it once, entries whose location is not their FDE's
+// are not used, and however the entries are crafted the rows compiled stay
+// within twice the section's bytes.
+func TestLazyIndexCraftedEntries(t *testing.T) {
+	var prog []byte
+	for range 1000 {
+		prog = append(prog, cfaDefCFAOffset, 16, cfaAdvanceLoc|1, cfaDefCFAOffset, 8, cfaAdvanceLoc|1)
+	}
+	const ehAddr, hdrAddr, start = 0x20000, 0x1f000, 0x1000
+	eh := Section{Data: ehFrame(ehAddr, start, 0x4000, amd64CIEInit, prog), Addr: ehAddr, EH: true}
+	segs := []Segment{{Vaddr: 0, Size: 0x10000, Off: 0}}
+	fde := int32(ehAddr + 0x18 - hdrAddr)
+	n := len(eh.Data) / 16
+	hdr := []byte{1, pePCRel | peS4, peU4, hdrTableEnc}
+	hdr = binary.LittleEndian.AppendUint32(hdr, 0)
+	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(n))
+	loc := int32(start - hdrAddr)
+	for range n {
+		hdr = binary.LittleEndian.AppendUint32(hdr, uint32(loc))
+		hdr = binary.LittleEndian.AppendUint32(hdr, uint32(fde))
+	}
+	x := newIndex(ArchAMD64, eh, hdr, hdrAddr, segs)
+	if x == nil {
+		t.Fatal("refused")
+	}
+	x.compileAll()
+	one := x.rows.Load()
+	if one < 2000 || one > int64(len(prog)) {
+		t.Fatalf("%d entries naming one FDE of 2000 rows compiled %d rows", n, one)
+	}
+	if r, ok := x.find(start + 1); !ok || r == nil || r.CFAOff != 8 {
+		t.Errorf("inside the FDE: %v %v", r, ok)
+	}
+	// The same entries at other locations: none of them is the FDE's.
+	for i := range n {
+		binary.LittleEndian.PutUint32(hdr[12+8*i:], uint32(loc+int32(0x10*i+0x10)))
+	}
+	x = newIndex(ArchAMD64, eh, hdr, hdrAddr, segs)
+	x.compileAll()
+	if got := x.rows.Load(); got != 0 {
+		t.Errorf("entries whose location is not their FDE's compiled %d rows", got)
+	}
+	if x.bytes() > 2*len(eh.Data)+len(x.table)+8*n+64 {
+		t.Errorf("%d bytes for a %d-byte section", x.bytes(), len(eh.Data))
 	}
 }

@@ -112,8 +112,9 @@ func (r Rule) String() string {
 	return s + reg("FP", r.FP, r.FPOff) + reg("RA", r.RA, r.RAOff)
 }
 
-// Table maps file offsets of an object's code to unwind rules. It is
-// read-only once built and safe for concurrent use.
+// Table maps file offsets of an object's code to unwind rules. It is safe
+// for concurrent use: read-only once built, except that a lazily indexed
+// table compiles FDEs as lookups meet them (under its own lock).
 type Table struct {
 	arch Arch
 	// FramePointers: the object keeps frame pointers in all its code (a Go
@@ -246,7 +247,9 @@ type Row struct {
 }
 
 // AllRows returns every row, CFANone gaps included, in address order. A
-// lazily indexed table compiles all its FDEs for it.
+// lazily indexed table compiles all its FDEs for it and merges them as a
+// whole build would, so that where FDEs overlap (see the package's doc)
+// its rows and its lookups may differ.
 func (t *Table) AllRows() []Row {
 	if t.lazy != nil {
 		spans := t.lazy.spans()
@@ -318,17 +321,13 @@ func compile(arch Arch, spans []span) *Table {
 		if i, ok := index[r]; ok {
 			return i
 		}
-		if len(t.palette) >= maxPalette {
+		if len(t.palette) >= maxPalette-1 {
+			// The last slot is kept for the unsupported rule, which
+			// every rule beyond the palette becomes.
 			r = Rule{CFA: CFAUnsupported, RA: RegUnsupported, FP: RegUnsupported}
 			if i, ok := index[r]; ok {
 				return i
 			}
-			// The palette is full without the unsupported rule: reuse
-			// the last slot's index for it.
-			i := uint16(len(t.palette) - 1)
-			t.palette[i] = r
-			index[r] = i
-			return i
 		}
 		i := uint16(len(t.palette))
 		t.palette = append(t.palette, r)
@@ -358,7 +357,9 @@ func compile(arch Arch, spans []span) *Table {
 		if s.start < end || s.end <= s.start || s.end-t.base > maxSpan-1 {
 			continue // overlaps an earlier FDE, empty, or too far away
 		}
-		if s.start > end {
+		if s.start > end || len(s.rows) == 0 {
+			// A gap, or an FDE without rows: the previous rule
+			// must not run on over it.
 			add(end, none)
 		}
 		for _, r := range s.rows {
