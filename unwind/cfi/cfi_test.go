@@ -149,17 +149,11 @@ func TestLoadRefusesOtherObjects(t *testing.T) {
 // (Debian's links libpython statically), as a walk's first sample in them
 // does, and then compiles every FDE, as lookups in all of their code would.
 func BenchmarkLoad(b *testing.B) {
-	libc := "/lib/x86_64-linux-gnu/libc.so.6"
-	if runtime.GOARCH == "arm64" {
-		libc = "/lib/aarch64-linux-gnu/libc.so.6"
-	}
-	python, err := filepath.EvalSymlinks("/usr/bin/python3")
-	if err != nil {
-		b.Fatalf("python3 is needed (apt-get install python3): %v", err)
-	}
+	libc, python := systemObjects(b)
 	for _, path := range []string{libc, python} {
 		b.Run(filepath.Base(path), func(b *testing.B) {
 			var tab *Table
+			var err error
 			b.ReportAllocs()
 			for b.Loop() {
 				if tab, err = Load(path); err != nil {
@@ -201,4 +195,19 @@ func TestFDEWithoutRowsEndsThePreviousRule(t *testing.T) {
 	if r, ok := tab.Lookup(0x5050); ok {
 		t.Errorf("inside the FDE without rows: %v, want no rule", r)
 	}
+}
+
+// systemObjects returns the paths of the system C library and of Debian's
+// python3 (which links libpython statically): gcc-built objects with
+// thousands of FDEs.
+func systemObjects(t testing.TB) (libc, python string) {
+	libc = "/lib/x86_64-linux-gnu/libc.so.6"
+	if runtime.GOARCH == "arm64" {
+		libc = "/lib/aarch64-linux-gnu/libc.so.6"
+	}
+	python, err := filepath.EvalSymlinks("/usr/bin/python3")
+	if err != nil {
+		t.Fatalf("python3 is needed (apt-get install python3): %v", err)
+	}
+	return libc, python
 }

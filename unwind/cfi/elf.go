@@ -40,7 +40,11 @@ func Load(path string) (*Table, error) {
 // through .eh_frame_hdr and compiled FDE by FDE as lookups meet them where
 // the header allows, else with the rest (Build). A Go binary, which keeps
 // frame pointers, gets an empty table that says so.
-func FromELF(f *elf.File) (*Table, error) {
+func FromELF(f *elf.File) (*Table, error) { return fromELF(f, true) }
+
+// fromELF is FromELF, with index false compiling every FDE at once (Build),
+// as the tests that compare the two do.
+func fromELF(f *elf.File, index bool) (*Table, error) {
 	var arch Arch
 	switch f.Machine {
 	case elf.EM_X86_64:
@@ -68,7 +72,7 @@ func FromELF(f *elf.File) (*Table, error) {
 			secs = append(secs, Section{Data: data, Addr: addr, EH: name == ".eh_frame"})
 		}
 	}
-	if len(secs) > 0 && secs[0].EH {
+	if index && len(secs) > 0 && secs[0].EH {
 		if s := f.Section(".eh_frame_hdr"); s == nil || s.Size > uint64(len(secs[0].Data)/2+64) {
 			return Build(arch, secs, segs), nil
 		}

@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 )
@@ -14,14 +13,7 @@ import (
 // with .debug_frame too), the C library and python3 (gcc-built, thousands
 // of FDEs).
 func lazyObjects(t testing.TB) []string {
-	libc := "/lib/x86_64-linux-gnu/libc.so.6"
-	if runtime.GOARCH == "arm64" {
-		libc = "/lib/aarch64-linux-gnu/libc.so.6"
-	}
-	python, err := filepath.EvalSymlinks("/usr/bin/python3")
-	if err != nil {
-		t.Fatalf("python3 is needed (apt-get install python3): %v", err)
-	}
+	libc, python := systemObjects(t)
 	return []string{"testdata/eh_amd64", "testdata/eh_arm64", "testdata/debug_amd64", libc, python}
 }
 
@@ -32,23 +24,14 @@ func wholeBuild(t testing.TB, path string) *Table {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	arch := ArchAMD64
-	if f.Machine == elf.EM_AARCH64 {
-		arch = ArchARM64
+	tab, err := fromELF(f, false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var segs []Segment
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
-			segs = append(segs, Segment{Vaddr: p.Vaddr, Size: p.Filesz, Off: p.Off})
-		}
+	if tab.Lazy() {
+		t.Fatal("a whole build indexed lazily")
 	}
-	var secs []Section
-	for _, name := range []string{".eh_frame", ".debug_frame"} {
-		if data, addr, ok := sectionData(f, name); ok {
-			secs = append(secs, Section{Data: data, Addr: addr, EH: name == ".eh_frame"})
-		}
-	}
-	return Build(arch, secs, segs)
+	return tab
 }
 
 // TestLazyTableEqualsWholeBuild: Load indexes an object's .eh_frame through
