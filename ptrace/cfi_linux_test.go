@@ -10,12 +10,15 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
+	"github.com/macprof/macprof/unwind/cfi"
 )
 
 // buildLeaf compiles testdata/leaf.c with gcc and flags (no PIE, so that
@@ -181,4 +184,47 @@ func TestCFIWalkKeepsTheLeafsCaller(t *testing.T) {
 			t.Logf("frame pointers alone: %v", names(pcs, name))
 		})
 	}
+}
+
+// TestKernelSamplesCompileOnlyTheFDEsTheyMeet: a sampled process's unwind
+// tables are compiled FDE by FDE as its walks meet them, not whole at
+// load: after kernel samples of the leaf fixture, whose walks go through
+// libc's __libc_start_call_main, libc's table holds rows, but under a tenth
+// of those of all its FDEs.
+func TestKernelSamplesCompileOnlyTheFDEsTheyMeet(t *testing.T) {
+	bin, name := buildLeaf(t, "-O2", "-fomit-frame-pointer")
+	p, tg, _, c := startSampled(t, bin, 5*time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	for range 10 {
+		nextSample(t, tg, target.ThreadID(p.PID), c, deadline)
+		if got := names(c.PCs, name); len(got) < 4 || c.Walk.CFIFrames < 3 {
+			t.Fatalf("kernel sample walk %v (%v, %d CFI frames): not through main into libc", got, c.Walk.Stop, c.Walk.CFIFrames)
+		}
+	}
+	imgs, err := tg.Images()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var libc *images.Image
+	for _, im := range imgs.Images() {
+		if strings.HasPrefix(im.Name(), "libc.so") {
+			libc = im
+		}
+	}
+	if libc == nil {
+		t.Fatalf("no libc among %v", imgs.Images())
+	}
+	tab := cfiTables.Table(libc.Key(), libc.File())
+	if tab == nil || !tab.Lazy() {
+		t.Fatalf("libc's table %v: not indexed lazily", tab)
+	}
+	all, err := cfi.Load(libc.File())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all.CompileAll()
+	if tab.Rows() == 0 || 10*tab.Rows() > all.Rows() {
+		t.Errorf("libc: %d rows compiled by the walks, %d in all its FDEs", tab.Rows(), all.Rows())
+	}
+	t.Logf("libc: %d of %d rows compiled", tab.Rows(), all.Rows())
 }
