@@ -106,3 +106,42 @@ func TestCacheBounded(t *testing.T) {
 		t.Errorf("%d tables cached, want at most 2", n)
 	}
 }
+
+// TestResolverRulesEqualTheTables: a resolver over python3's lazily
+// indexed text (mapped twice, the second mapping starting inside the
+// first, where it wins) answers every address as the table does, through
+// its rule cache, for addresses in order and scattered.
+func TestResolverRulesEqualTheTables(t *testing.T) {
+	_, python := systemObjects(t)
+	tab, err := Load(python)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := wholeBuild(t, python).AllRows()
+	first, span := rows[0].Off, rows[len(rows)-1].Off-rows[0].Off
+	const a, b = 0x10_0000_0000, 0x20_0000_0000
+	r := NewResolver(NewCache(CacheOptions{Load: func(string) (*Table, error) { return tab, nil }}), []Object{
+		{Start: a, Limit: a + span, Offset: first, Key: "py", Path: "python3"},
+		{Start: a + span/2, Limit: b, Offset: first + span/4, Key: "py", Path: "python3"},
+	})
+	want := func(pc uint64) *Rule {
+		if pc < a+span/2 {
+			return tab.Find(pc - a + first)
+		}
+		return tab.Find(pc - (a + span/2) + first + span/4)
+	}
+	check := func(pc uint64) {
+		got, fp := r.Rule(pc)
+		if w := want(pc); fp || got != w {
+			t.Fatalf("%#x: %v (frame pointers %v), the table says %v", pc, got, fp, w)
+		}
+	}
+	for pc := uint64(a); pc < a+span; pc += 3 {
+		check(pc)
+	}
+	x := uint64(1)
+	for range 200000 {
+		x = x*6364136223846793005 + 1442695040888963407
+		check(a + x>>20%span)
+	}
+}
