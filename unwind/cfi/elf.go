@@ -68,15 +68,13 @@ func fromELF(f *elf.File, index bool) (*Table, error) {
 	}
 	var secs []Section
 	for _, name := range []string{".eh_frame", ".debug_frame"} {
-		if data, addr, ok := sectionData(f, name); ok {
+		if data, addr, ok := sectionData(f, name, maxSectionBytes); ok {
 			secs = append(secs, Section{Data: data, Addr: addr, EH: name == ".eh_frame"})
 		}
 	}
 	if index && len(secs) > 0 && secs[0].EH {
-		if s := f.Section(".eh_frame_hdr"); s == nil || s.Size > uint64(len(secs[0].Data)/2+64) {
-			return Build(arch, secs, segs), nil
-		}
-		if hdr, addr, ok := sectionData(f, ".eh_frame_hdr"); ok {
+		// A header of .eh_frame's FDEs takes at most half its size.
+		if hdr, addr, ok := sectionData(f, ".eh_frame_hdr", uint64(len(secs[0].Data)/2+64)); ok {
 			if x := newIndex(arch, secs[0], hdr, addr, segs); x != nil {
 				t := Build(arch, secs[1:], segs)
 				t.lazy = x
@@ -88,10 +86,10 @@ func fromELF(f *elf.File, index bool) (*Table, error) {
 }
 
 // sectionData reads the section called name, if it has bytes in the file
-// and within maxSectionBytes.
-func sectionData(f *elf.File, name string) (data []byte, addr uint64, ok bool) {
+// and no more than limit.
+func sectionData(f *elf.File, name string, limit uint64) (data []byte, addr uint64, ok bool) {
 	s := f.Section(name)
-	if s == nil || s.Type == elf.SHT_NOBITS || s.Size > maxSectionBytes {
+	if s == nil || s.Type == elf.SHT_NOBITS || s.Size > limit {
 		return nil, 0, false
 	}
 	data, err := s.Data()

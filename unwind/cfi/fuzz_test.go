@@ -65,8 +65,8 @@ func FuzzLazyIndex(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		eh, ehAddr, _ := sectionData(ef, ".eh_frame")
-		hdr, hdrAddr, _ := sectionData(ef, ".eh_frame_hdr")
+		eh, ehAddr, _ := sectionData(ef, ".eh_frame", maxSectionBytes)
+		hdr, hdrAddr, _ := sectionData(ef, ".eh_frame_hdr", maxSectionBytes)
 		f.Add(eh, ehAddr, hdr, hdrAddr, fx.arch == ArchARM64)
 		ef.Close()
 	}

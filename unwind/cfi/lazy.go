@@ -20,7 +20,6 @@ import (
 // compiled FDE reads without locking and does not allocate; compiling one
 // takes the index's lock.
 type ehIndex struct {
-	arch Arch
 	sec  Section // .eh_frame
 	segs []Segment
 	// table holds count entries of 8 bytes: the initial location and the
@@ -76,7 +75,7 @@ func newIndex(arch Arch, eh Section, hdr []byte, hdrAddr uint64, segs []Segment)
 		return nil
 	}
 	// A copy: the header may be much longer than its table.
-	x := &ehIndex{arch: arch, sec: eh, segs: segs, table: bytes.Clone(table[:8*n]), count: int(n), hdrAddr: hdrAddr}
+	x := &ehIndex{sec: eh, segs: segs, table: bytes.Clone(table[:8*n]), count: int(n), hdrAddr: hdrAddr}
 	for i := 1; i < x.count; i++ {
 		if x.loc(i) < x.loc(i-1) {
 			return nil
