@@ -40,9 +40,10 @@ const (
 	chainAfterMax = 4096
 )
 
-// chainDrainPeriods is how many periods' samples a ring with callchains
-// holds (the drain interval's length in periods, target.DrainInterval).
-const chainDrainPeriods = 100
+// chainRingPeriods is how many periods' samples a ring with callchains
+// holds at least (the drain interval's length in periods,
+// target.DrainInterval); chainDrainPeriods may choose more.
+const chainRingPeriods = 100
 
 // perfMaxStack returns the deepest callchain asked of the kernel: its
 // limit (kernel.perf_event_max_stack, 127 unless changed), which a larger

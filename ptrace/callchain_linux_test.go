@@ -349,7 +349,7 @@ func TestDrainIntervalFollowsTheBusyRings(t *testing.T) {
 	if r == nil || r.chain {
 		t.Fatal("the spinning thread has no ring with stack copies")
 	}
-	short, long := r.interval, tg.drainInterval(chainDrainPeriods)
+	short, long := r.interval, tg.drainInterval(chainRingPeriods)
 	want := 10 * period
 	if tg.kernel.ringsMayGrow {
 		want = bigStackPeriods * period

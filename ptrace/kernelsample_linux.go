@@ -299,28 +299,33 @@ func (t *Target) KernelSampled() (on, everyThread bool) {
 
 // DrainInterval returns how often the rings must be drained
 // (target.SampleDrainer): a ring with callchains holds a hundred periods'
-// samples, one with stack copies ten or thirty (stackDrainPeriods); but a
-// thread that uses a fraction of a CPU fills its ring that much more
-// slowly, so the interval is the longer one unless some ring with stack
-// copies would fill within twice it at the rate of its last drain (or its
-// rate is not known yet).
+// samples or more (chainDrainPeriods), one with stack copies ten or thirty
+// (stackDrainPeriods); but a thread that uses a fraction of a CPU fills its
+// ring that much more slowly, so the interval is what the rings with
+// callchains hold unless some ring with stack copies would fill within
+// twice it at the rate of its last drain (or its rate is not known yet). A
+// target without rings (its threads idle: a shell waiting for its
+// children) holds no other target's drains to a shorter interval; a thread
+// that gets busy is found when the sampler next lists the threads.
 func (t *Target) DrainInterval() time.Duration {
-	short, long := t.drainInterval(drainPeriods), t.drainInterval(chainDrainPeriods)
+	short := t.drainInterval(drainPeriods)
 	k := t.kernel
 	if k == nil {
 		return short
-	}
-	if k.stackRings.Load() == 0 {
-		// Callchains only, or no ring at all: a target whose threads
-		// idle (a shell waiting for its children) holds no other
-		// target's drains to its stack copies' interval. A thread that
-		// gets busy is found when the sampler next lists the threads.
-		return long
 	}
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
+	long := t.drainInterval(maxChainPeriods)
+	for _, th := range t.threads {
+		if r := th.kernel.ring; r != nil && r.chain && r.interval > 0 {
+			long = min(long, r.interval)
+		}
+	}
+	if k.stackRings.Load() == 0 {
+		return long
+	}
 	// Each ring with stack copies as often as it was sized for, or as
 	// its last drain's rate would fill half of it if that is longer.
 	d := long

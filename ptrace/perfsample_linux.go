@@ -74,7 +74,7 @@ type ringSpec struct {
 // ringSpec returns the spec of a ring of t's with stack copies of stack
 // bytes (holding stackDrainPeriods' samples), or with callchains (0).
 func (t *Target) ringSpec(stack int) ringSpec {
-	periods := chainDrainPeriods
+	periods := t.chainDrainPeriods()
 	if stack != 0 {
 		periods = t.stackDrainPeriods(stack)
 	}
@@ -100,6 +100,33 @@ func (t *Target) stackDrainPeriods(stack int) int {
 	}
 	return bigStackPeriods
 }
+
+// chainDrainPeriods returns how many periods' samples a new ring with
+// callchains holds: chainRingPeriods, or as many as the target's longest
+// drain interval (Options.MaxDrainInterval: a second for record) takes, up
+// to maxChainPeriods, where locked memory is not budgeted (CAP_IPC_LOCK)
+// and the target's rings stay within bigRingBudget. At 999 Hz a hundred
+// periods mean a drain every 100 ms; perf record -g drains its 516 KiB
+// per-CPU rings half full.
+func (t *Target) chainDrainPeriods() int {
+	k, p := t.kernel, t.opts.KernelSamplePeriod
+	if k == nil || !k.ringsMayGrow || p <= 0 {
+		return chainRingPeriods
+	}
+	n := min(int(t.opts.MaxDrainInterval/p), maxChainPeriods)
+	if n <= chainRingPeriods {
+		return chainRingPeriods
+	}
+	big := perfRingBytes(ringSpec{period: p, interval: time.Duration(n) * p})
+	if k.ringBytes.Load()+int64(big) > bigRingBudget {
+		return chainRingPeriods
+	}
+	return n
+}
+
+// maxChainPeriods bounds the periods a ring with callchains holds
+// (chainDrainPeriods): 2 MiB of the largest samples.
+const maxChainPeriods = 1000
 
 // bigStackPeriods is the periods a ring with stack copies holds where
 // memory allows (stackDrainPeriods); bigRingBudget bounds the data areas

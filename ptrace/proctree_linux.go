@@ -82,12 +82,16 @@ var loadavgPath = []byte("/proc/loadavg\x00")
 
 // lastAllocatedPID returns the last PID the kernel allocated, or 0 when it
 // cannot be read.
-func (pt *ProcessTree) lastAllocatedPID() int {
-	n, err := readFileRaw(loadavgPath, pt.buf[:])
-	if err != nil || n <= 0 || n >= len(pt.buf) {
+func (pt *ProcessTree) lastAllocatedPID() int { return readLastPID(pt.buf[:]) }
+
+// readLastPID reads the last PID the kernel allocated from /proc/loadavg
+// into buf, and returns it, or 0 when it cannot be read.
+func readLastPID(buf []byte) int {
+	n, err := readFileRaw(loadavgPath, buf)
+	if err != nil || n <= 0 || n >= len(buf) {
 		return 0
 	}
-	b := bytes.TrimRight(pt.buf[:n], "\n ")
+	b := bytes.TrimRight(buf[:n], "\n ")
 	if i := bytes.LastIndexByte(b, ' '); i >= 0 {
 		b = b[i+1:]
 	}

@@ -154,6 +154,18 @@ func Run(ctx context.Context, cfg Config) int {
 	}
 }
 
+// quietDrainInterval is the longest record waits between two drains of
+// kernel samples, while no process or thread was created on the system
+// (sampler.Config.Settled) and the rings hold that long: each wake-up
+// costs the profiled threads a CPU for a while, and a second apart they
+// cost next to nothing. Otherwise drains come at least every 100 ms.
+const quietDrainInterval = time.Second
+
+// spoolBytes bounds the samples a recording keeps before it interns their
+// stacks (sampler.Config.SpoolBytes): about two minutes of two threads'
+// samples at 999 Hz.
+const spoolBytes = 64 << 20
+
 // run is Run's recording, on a goroutine of its own so that a second
 // signal need not wait for it.
 func (rec *recording) run(ctx context.Context, cfg Config) int {
@@ -163,6 +175,7 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	opts := target.Options{MaxFrames: cfg.MaxFrames, Continuous: true, Unwind: cfg.Unwind}
 	if cfg.Mode == profile.ModeCPU && !cfg.StopThreads {
 		opts.KernelSamplePeriod = time.Second / time.Duration(cfg.Hz)
+		opts.MaxDrainInterval = quietDrainInterval
 	}
 	rec.opts = opts
 	s, err := sampler.New(sampler.Config{
@@ -170,6 +183,10 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		Mode:      cfg.Mode,
 		MaxFrames: cfg.MaxFrames,
 		OnWindow:  func(w *profile.Window) { windows = append(windows, w) },
+		Settled:   settledWatch(),
+		// Interning and counting wait until the command ran, as long as
+		// the samples fit.
+		SpoolBytes: spoolBytes,
 		// Children are looked for between ticks, on the sampler's own
 		// goroutine: a goroutine of their own would wake the process ten
 		// more times a second.
@@ -201,6 +218,17 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	} else if err := rec.attach(cfg.PID, false); err != nil {
 		fmt.Fprintf(stderr, "macprof record: %v\n", err)
 		return 1
+	}
+	// The drains may be a second apart: the end of the command (or the
+	// process) is not waited for that long.
+	pid := cfg.PID
+	if rec.root != nil {
+		pid = rec.root.PID()
+	}
+	if pid > 0 {
+		if stop, err := watchExit(pid, s.Wake); err == nil {
+			defer stop()
+		}
 	}
 	restore := func() {}
 	if cfg.Tune != nil {

@@ -93,6 +93,10 @@ func (s *Sampler) Run(ctx context.Context) error {
 			s.closeWindow(time.Now())
 			return nil
 		case <-timer.C:
+		case <-s.wake:
+			// Early: the deadlines start again from now.
+			timer.Stop()
+			next = time.Now()
 		}
 		tick++
 		s.tick(tick)
@@ -152,6 +156,10 @@ func (s *Sampler) interval() time.Duration {
 	}
 	if every <= 0 {
 		return s.period
+	}
+	if s.cfg.Settled != nil && every > listEvery && !s.cfg.Settled() {
+		// Something new may have started: look again soon.
+		every = listEvery
 	}
 	if s.cfg.Window > 0 {
 		// A window closes at the first tick after its end: a drain

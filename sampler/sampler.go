@@ -49,6 +49,18 @@ type Config struct {
 	// window holding its last samples was handed over; the sampler then
 	// forgets the target. Closing it is the callee's business.
 	OnExit func(target.Target)
+	// Settled, when set, reports whether no process or thread was created
+	// on the system since its last call, which Run makes once per tick.
+	// While it does, kernel samples are drained as seldom as the targets
+	// allow (their Options.MaxDrainInterval); otherwise at least every
+	// listEvery, so that a new thread or process is found within that.
+	// Nil: as seldom as the targets allow, always.
+	Settled func() bool
+	// SpoolBytes, when positive, defers interning: samples are kept as
+	// they come, up to about this many bytes, and their stacks interned
+	// and counted when the window closes or the bound is reached (spool).
+	// A recording sets it, so that this work falls after the command ran.
+	SpoolBytes int
 	// KeepRunning keeps Run going when every target has exited (or before
 	// any was added), until its context ends: for an agent that adds
 	// targets as they appear.
@@ -96,6 +108,12 @@ type Sampler struct {
 	// counted on (unseenThread).
 	unseenState threadState
 
+	// spool keeps samples to intern later (Config.SpoolBytes); nil
+	// interns them at once.
+	spool *spool
+	// wake makes Run tick at once (Wake).
+	wake chan struct{}
+
 	win        *windowState
 	hadTargets bool
 	total      int64
@@ -138,9 +156,12 @@ type targetState struct {
 // threadState is what the sampler keeps of one thread between ticks.
 type threadState struct {
 	lastCPU   time.Duration
-	pending   time.Duration // CPU time used but not yet counted as samples
-	lastStack intern.StackID
+	pending   time.Duration  // CPU time used but not yet counted as samples
+	lastStack intern.StackID // spooledStack: the last in the spool
 	hasStack  bool
+	// spooledID is the StackID its spooled samples were last counted on,
+	// while the spool is flushed.
+	spooledID intern.StackID
 	name      string
 	seenTick  int64
 	// drained: its kernel samples were drained at the last listing, so
@@ -171,9 +192,23 @@ func New(cfg Config) (*Sampler, error) {
 		interns: in,
 
 		cfiStacks: map[intern.StackID]struct{}{},
+		wake:      make(chan struct{}, 1),
+	}
+	if cfg.SpoolBytes > 0 {
+		s.spool = &spool{limit: cfg.SpoolBytes}
 	}
 	in.OnEvict(s.keepEvicted)
 	return s, nil
+}
+
+// Wake makes Run tick at once rather than at its next deadline; it may be
+// called from any goroutine. A caller that learns of a target's exit calls
+// it, so that the run ends without waiting for a drain up to a second away.
+func (s *Sampler) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Period returns the sampling interval.

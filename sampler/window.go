@@ -76,6 +76,10 @@ func (s *Sampler) internAndCount(pid int, tid target.ThreadID, th *threadState, 
 		w.missed[profile.MissEmptyStack]++
 		return
 	}
+	if s.spool != nil {
+		s.spoolStack(pid, tid, th, c.PCs, c.Walk.Hash, c.Walk.Stop.Truncated(), c.Walk.CFIFrames > 0, n)
+		return
+	}
 	// The walk hashed the addresses as it read them; a capture that was
 	// not walked here has Hash 0 and is hashed now.
 	id := s.interns.InternHashed(c.PCs, c.Walk.Hash, c.Walk.Stop.Truncated())
@@ -88,17 +92,28 @@ func (s *Sampler) internAndCount(pid int, tid target.ThreadID, th *threadState, 
 	s.count(pid, tid, th, id, n)
 }
 
-// count adds n samples of a thread on an interned stack to the window.
+// count adds n samples of a thread on an interned stack to the window, or
+// to the spool when that stack waits there.
 func (s *Sampler) count(pid int, tid target.ThreadID, th *threadState, id intern.StackID, n int64) {
+	if id == spooledStack {
+		s.spoolRepeat(pid, tid, th, n)
+		return
+	}
+	s.total += n
+	s.countAs(pid, tid, th.name, id, n)
+}
+
+// countAs adds n samples of a thread, named name, on an interned stack to
+// the window.
+func (s *Sampler) countAs(pid int, tid target.ThreadID, name string, id intern.StackID, n int64) {
 	k := sampleKey{pid: pid, tid: tid, stack: id}
 	w := s.win
-	s.total += n
 	if i, ok := w.index[k]; ok {
 		w.counts[i].n += n
 		return
 	}
 	w.index[k] = int32(len(w.counts))
-	w.counts = append(w.counts, sampleCount{key: k, n: n, name: th.name})
+	w.counts = append(w.counts, sampleCount{key: k, n: n, name: name})
 	w.used[id] = struct{}{}
 }
 
@@ -110,6 +125,7 @@ func (s *Sampler) closeWindow(end time.Time) {
 			s.forgetGone(ts)
 		}
 	}
+	s.flushSpool()
 	ws := s.win
 	w := &profile.Window{
 		Start:  ws.start,

@@ -1,0 +1,124 @@
+package sampler
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+)
+
+// spoolOps feeds s one seeded sequence of what a run does to a window:
+// captures of several threads on stacks drawn from a few dozen (some
+// truncated, some walked with tables), samples counted again on a
+// thread's last stack (a drain's CPU time without a sample, a capture
+// with none newer), CPU time counted as unsampled, and threads settled.
+func spoolOps(s *Sampler, seed uint64, ops int) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	type thr struct {
+		pid int
+		tid target.ThreadID
+		st  *threadState
+	}
+	var ths []thr
+	for i := range 6 {
+		ths = append(ths, thr{pid: 100 + i%2, tid: target.ThreadID(1000 + i), st: &threadState{name: "t" + string(rune('a'+i))}})
+	}
+	c := target.NewCapture(64, 0)
+	for range ops {
+		th := ths[r.IntN(len(ths))]
+		switch op := r.IntN(10); {
+		case op < 6:
+			stack := r.IntN(40)
+			c.PCs = c.PCs[:0]
+			for f := range 3 + stack%7 {
+				c.PCs = append(c.PCs, uint64(0x1000*(stack+1)+f))
+			}
+			c.Walk = unwind.Result{Stop: unwind.StopEnd}
+			if stack%5 == 0 {
+				c.Walk.Stop = unwind.StopMaxFrames
+			}
+			if stack%3 == 0 {
+				c.Walk.CFIFrames = 1
+			}
+			s.internAndCount(th.pid, th.tid, th.st, c, 1+int64(r.IntN(3)))
+		case op < 8 && th.st.hasStack:
+			s.count(th.pid, th.tid, th.st, th.st.lastStack, 1+int64(r.IntN(4)))
+		case op < 9:
+			s.count(th.pid, unseenThread, &s.unseenState, unsampledStack, 1)
+		default:
+			if th.st.hasStack {
+				s.count(th.pid, th.tid, th.st, th.st.lastStack, 1)
+			}
+			th.st.hasStack = false // settled and gone; its tid comes back as a new thread
+			th.st.lastStack = 0
+		}
+	}
+}
+
+// TestSpoolCountsAsInterningAtOnce: a window whose samples waited in the
+// spool, flushed at its close or many times over when it is small, equals
+// the window of the same samples interned at once, stacks, counts, thread
+// names, the marks of truncated and table-walked stacks and the stacks the
+// interner evicted included.
+func TestSpoolCountsAsInterningAtOnce(t *testing.T) {
+	for _, maxStacks := range []int{1 << 10, 8} {
+		for _, limit := range []int{0, 1 << 20, 300} {
+			for seed := range uint64(5) {
+				window := func(spoolBytes int) *profile.Window {
+					s, err := New(Config{Hz: 100, MaxStacks: maxStacks, SpoolBytes: spoolBytes})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var w *profile.Window
+					s.cfg.OnWindow = func(x *profile.Window) { w = x }
+					start := time.Unix(1, 0)
+					s.win = s.newWindow(start)
+					spoolOps(s, seed, 2000)
+					if spoolBytes > 0 && s.total == 0 {
+						t.Fatal("nothing counted")
+					}
+					s.closeWindow(start.Add(time.Second))
+					w.Stats = profile.Stats{}
+					return w
+				}
+				want, got := window(0), window(limit)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("stacks %d, spool %d bytes, seed %d: the spooled window differs:\n got %d stacks, %d samples, missed %v\nwant %d stacks, %d samples, missed %v",
+						maxStacks, limit, seed, len(got.Stacks), len(got.Samples), got.Missed, len(want.Stacks), len(want.Samples), want.Missed)
+				}
+			}
+		}
+	}
+}
+
+// TestSpoolKeepsItsMemory: once the spool has grown, spooling and
+// flushing allocate nothing.
+func TestSpoolKeepsItsMemory(t *testing.T) {
+	s, err := New(Config{Hz: 100, SpoolBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.win = s.newWindow(time.Now())
+	th := &threadState{name: "w"}
+	c := target.NewCapture(64, 0)
+	c.PCs = append(c.PCs, 1, 2, 3, 4)
+	c.Walk.Hash = unwind.HashPCs(c.PCs)
+	run := func() {
+		for range 100 {
+			s.internAndCount(1, 2, th, c, 1)
+			s.count(1, 2, th, th.lastStack, 1)
+		}
+		s.flushSpool()
+	}
+	run()
+	if n := testing.AllocsPerRun(50, run); n != 0 {
+		t.Errorf("%v allocations per 100 spooled samples and a flush, want 0", n)
+	}
+	if th.lastStack == spooledStack || !th.hasStack {
+		t.Errorf("after the flush the thread's last stack is %v", th.lastStack)
+	}
+}
