@@ -160,8 +160,10 @@ type threadState struct {
 	lastStack intern.StackID // spooledStack: the last in the spool
 	hasStack  bool
 	// spooledID is the StackID its spooled samples were last counted on,
-	// while the spool is flushed.
+	// while the spool is flushed; spoolIdx is one more than its entry in
+	// the spool's threads (0: none).
 	spooledID intern.StackID
+	spoolIdx  int32
 	name      string
 	seenTick  int64
 	// drained: its kernel samples were drained at the last listing, so

@@ -13,47 +13,97 @@ import (
 // costs, and a recording can do it once the command has run, as perf
 // record leaves it to perf report. Samples are interned and counted, in
 // the order they came, when the window closes or the spool is full.
+//
+// Entries and addresses are kept in fixed-size chunks without pointers:
+// appending never copies what is there, and the garbage collector does
+// not scan them. A flush keeps the first chunk of each for the next
+// samples.
 type spool struct {
-	limit   int // bytes
-	entries []spooled
-	pcs     []uint64 // the stacks of entries, one after another
+	limit, bytes int
+	entries      [][]spooled // chunks of spoolEntryChunk, all full but the last
+	pcs          [][]uint64  // chunks of the addresses of entries
+	threads      []spoolThread
 }
 
-// spooled is one sample in the spool: n samples of a thread on the stack
-// pcs[off:end] (hashed by the walk), or, with repeat, on the last stack
-// spooled or counted for the thread before it.
-type spooled struct {
-	th             *threadState
-	pid            int
-	tid            target.ThreadID
-	name           string
-	n              int64
-	hash           uint64
-	off, end       int
-	truncated, cfi bool
-	repeat         bool
+// spoolThread is a thread that samples in the spool belong to, under the
+// name it had then.
+type spoolThread struct {
+	th   *threadState
+	pid  int
+	tid  target.ThreadID
+	name string
 }
+
+// spooled is one sample in the spool: n samples of threads[thread] on the
+// stack pcs[chunk][off:off+len] (hashed by the walk), or, with len -1, on
+// the last stack spooled or counted for the thread before it.
+type spooled struct {
+	hash           uint64
+	n              int64
+	thread         int32
+	chunk, off     int32
+	len            int32
+	truncated, cfi bool
+}
+
+// The chunk sizes: 512 KiB of addresses, 64 Ki entries.
+const (
+	spoolPCChunk    = 1 << 16
+	spoolEntryChunk = 1 << 16
+)
 
 // spooledStack is the StackID a thread's last stack has while it waits in
 // the spool; the interner never issues it (it counts up from 1, and
 // unsampledStack is the one above).
 const spooledStack = intern.StackID(math.MaxUint64 - 1)
 
-// full reports whether the spool holds its limit's worth.
-func (sp *spool) full() bool {
-	return len(sp.entries)*int(unsafe.Sizeof(spooled{}))+8*len(sp.pcs) >= sp.limit
+// thread returns the index of the spool's entry for th under its current
+// name, adding one if needed.
+func (sp *spool) thread(pid int, tid target.ThreadID, th *threadState) int32 {
+	if i := th.spoolIdx - 1; i >= 0 && int(i) < len(sp.threads) {
+		if e := &sp.threads[i]; e.th == th && e.name == th.name {
+			return i
+		}
+	}
+	sp.threads = append(sp.threads, spoolThread{th: th, pid: pid, tid: tid, name: th.name})
+	th.spoolIdx = int32(len(sp.threads))
+	return th.spoolIdx - 1
+}
+
+// add appends an entry, in the last chunk or a new one.
+func (sp *spool) add(e spooled) {
+	if k := len(sp.entries); k == 0 || len(sp.entries[k-1]) == cap(sp.entries[k-1]) {
+		sp.entries = append(sp.entries, make([]spooled, 0, spoolEntryChunk))
+	}
+	last := &sp.entries[len(sp.entries)-1]
+	*last = append(*last, e)
+	sp.bytes += int(unsafe.Sizeof(e))
+}
+
+// addPCs copies pcs into the last chunk of addresses, or a new one, and
+// returns where.
+func (sp *spool) addPCs(pcs []uint64) (chunk, off int32) {
+	k := len(sp.pcs)
+	if k == 0 || cap(sp.pcs[k-1])-len(sp.pcs[k-1]) < len(pcs) {
+		sp.pcs = append(sp.pcs, make([]uint64, 0, max(spoolPCChunk, len(pcs))))
+		k++
+	}
+	last := &sp.pcs[k-1]
+	off = int32(len(*last))
+	*last = append(*last, pcs...)
+	sp.bytes += 8 * len(pcs)
+	return int32(k - 1), off
 }
 
 // spoolStack keeps n samples of a thread on the stack pcs, to be interned
 // at the next flush, and makes it the thread's last stack.
 func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs []uint64, hash uint64, truncated, cfi bool, n int64) {
 	sp := s.spool
-	off := len(sp.pcs)
-	sp.pcs = append(sp.pcs, pcs...)
-	sp.entries = append(sp.entries, spooled{th: th, pid: pid, tid: tid, name: th.name, n: n, hash: hash, off: off, end: len(sp.pcs), truncated: truncated, cfi: cfi})
+	chunk, off := sp.addPCs(pcs)
+	sp.add(spooled{hash: hash, n: n, thread: sp.thread(pid, tid, th), chunk: chunk, off: off, len: int32(len(pcs)), truncated: truncated, cfi: cfi})
 	th.lastStack, th.hasStack = spooledStack, true
 	s.total += n
-	if sp.full() {
+	if sp.bytes >= sp.limit {
 		s.flushSpool()
 	}
 }
@@ -62,39 +112,53 @@ func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs 
 // the spool.
 func (s *Sampler) spoolRepeat(pid int, tid target.ThreadID, th *threadState, n int64) {
 	sp := s.spool
-	sp.entries = append(sp.entries, spooled{th: th, pid: pid, tid: tid, name: th.name, n: n, repeat: true})
+	sp.add(spooled{n: n, thread: sp.thread(pid, tid, th), len: -1})
 	s.total += n
-	if sp.full() {
+	if sp.bytes >= sp.limit {
 		s.flushSpool()
 	}
 }
 
 // flushSpool interns and counts the spooled samples in the order they came
 // into the open window, and gives their threads the StackIDs of their last
-// stacks. The spool keeps its memory for the next samples.
+// stacks. The spool keeps its first chunks for the next samples.
 func (s *Sampler) flushSpool() {
 	sp := s.spool
 	if sp == nil || len(sp.entries) == 0 {
 		return
 	}
-	for i := range sp.entries {
-		e := &sp.entries[i]
-		if !e.repeat {
-			id := s.interns.InternHashed(sp.pcs[e.off:e.end], e.hash, e.truncated)
-			if e.cfi {
-				if _, ok := s.cfiStacks[id]; !ok {
-					s.cfiStacks[id] = struct{}{}
+	for _, chunk := range sp.entries {
+		for i := range chunk {
+			e := &chunk[i]
+			t := &sp.threads[e.thread]
+			if e.len >= 0 {
+				pcs := sp.pcs[e.chunk][e.off : e.off+e.len]
+				id := s.interns.InternHashed(pcs, e.hash, e.truncated)
+				if e.cfi {
+					if _, ok := s.cfiStacks[id]; !ok {
+						s.cfiStacks[id] = struct{}{}
+					}
 				}
+				t.th.spooledID = id
 			}
-			e.th.spooledID = id
+			s.countAs(t.pid, t.tid, t.name, t.th.spooledID, e.n)
 		}
-		s.countAs(e.pid, e.tid, e.name, e.th.spooledID, e.n)
 	}
+	for _, t := range sp.threads {
+		if t.th.lastStack == spooledStack {
+			t.th.lastStack = t.th.spooledID
+		}
+		t.th.spoolIdx = 0
+	}
+	clear(sp.threads) // drop the pointers and names
+	sp.threads = sp.threads[:0]
 	for i := range sp.entries {
-		if th := sp.entries[i].th; th.lastStack == spooledStack {
-			th.lastStack = th.spooledID
-		}
+		sp.entries[i] = sp.entries[i][:0]
 	}
-	clear(sp.entries) // drop the thread pointers and names
-	sp.entries, sp.pcs = sp.entries[:0], sp.pcs[:0]
+	for i := range sp.pcs {
+		sp.pcs[i] = sp.pcs[i][:0]
+	}
+	// add and addPCs fill the last chunk: the rest go to the collector.
+	sp.entries, sp.pcs = sp.entries[:1], sp.pcs[:min(1, len(sp.pcs))]
+	sp.bytes = 0
 }
