@@ -194,6 +194,22 @@ func (t *Target) noteWalk(th *thread, c *target.Capture) {
 	}
 }
 
+// framePointersOnly reports whether every address of pcs lies in an object
+// known to keep frame pointers in all its code (a Go binary), waiting for
+// those objects' tables as a kernel sample's walk does (the thread runs).
+func (t *Target) framePointersOnly(pcs []uint64) bool {
+	r := t.tables.res.Load()
+	if r == nil || len(pcs) == 0 {
+		return false
+	}
+	for _, pc := range pcs {
+		if _, fp := r.Rule(pc); !fp {
+			return false
+		}
+	}
+	return true
+}
+
 // chainRings reports whether t's rings start with callchains: with
 // --unwind fp, which walks frame records whatever the tables say.
 func (t *Target) chainRings() bool { return t.opts.Unwind == unwind.MethodFP }

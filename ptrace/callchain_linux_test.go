@@ -159,10 +159,12 @@ func TestKernelCallchainWithUnwindFP(t *testing.T) {
 }
 
 // TestCallchainRingFollowsTheTables: with --unwind auto, a thread whose
-// walks are exact by frame records (Go code) moves to callchains after
-// chainAfter samples; a callchain that meets a frame without a frame record
-// (gcc's frameless leaf) is cut there, marked, and moves the thread back
-// to stack copies, whose walks keep the leaf's caller.
+// first capture lies all in code known to keep frame pointers (Go) starts
+// with callchains; one sent back to stack copies moves to callchains again
+// after chainAfter walks exact by frame records; a callchain that meets a
+// frame without a frame record (gcc's frameless leaf) is cut there, marked,
+// and moves the thread back to stack copies, whose walks keep the leaf's
+// caller.
 func TestCallchainRingFollowsTheTables(t *testing.T) {
 	t.Run("go", func(t *testing.T) {
 		p := testprog.Start(t, testprog.BuildGo(t, "godeep"), "1", "8")
@@ -180,10 +182,24 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 		if err := captureStop(t, tg, tid, c); err != nil {
 			t.Fatal(err)
 		}
+		th := tg.threads[int(tid)]
+		if th.kernel.ring == nil || !th.kernel.ring.chain {
+			t.Fatalf("a Go thread's first ring takes stack copies (first capture %x)", c.PCs)
+		}
+		// Sent back to stack copies (as a callchain through a frame
+		// without a record would), it returns to callchains after
+		// chainAfter exact walks.
+		tg.hotMu.Lock()
+		th.kernel.needStack = true
+		switched := tg.switchRing(th)
+		tg.hotMu.Unlock()
+		if !switched || th.kernel.ring.chain {
+			t.Fatal("the ring did not go back to stack copies")
+		}
 		caps := drainCaps(8)
 		var stackWalk []uint64
-		for deadline := time.Now().Add(20 * time.Second); !tg.threads[int(tid)].kernel.ring.chain; time.Sleep(20 * time.Millisecond) {
-			stacks := !tg.threads[int(tid)].kernel.ring.chain // the ring switches after its last sample is drained
+		for deadline := time.Now().Add(20 * time.Second); !th.kernel.ring.chain; time.Sleep(20 * time.Millisecond) {
+			stacks := !th.kernel.ring.chain // the ring switches after its last sample is drained
 			n := drainRing(t, tg, tid, caps)
 			for _, c := range caps[:n] {
 				if stacks && c.Walk.Stop == unwind.StopEnd {
@@ -191,8 +207,11 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 				}
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("no callchains after 20 s (%d exact walks in a row)", tg.threads[int(tid)].kernel.exact)
+				t.Fatalf("no callchains after 20 s (%d exact walks in a row)", th.kernel.exact)
 			}
+		}
+		if th.kernel.exactNeed != 2*chainAfter {
+			t.Errorf("exact walks needed next time: %d, want %d", th.kernel.exactNeed, 2*chainAfter)
 		}
 		if d := tg.DrainInterval(); d != 100*time.Millisecond {
 			t.Errorf("drain interval %v with callchains only, want 100 ms", d)

@@ -65,8 +65,9 @@ func (s *Sampler) drain(ts *targetState, tid target.ThreadID, th *threadState, l
 	}
 	// The kernel's samples run ahead of the CPU time read (the two are
 	// read at different moments, and schedstat lags a running thread by
-	// up to a scheduler tick): the next reads make it up. Up to a second's
-	// worth is carried.
-	th.pending = max(th.pending, -time.Duration(s.cfg.Hz)*s.period)
+	// up to a scheduler tick, and drains up to a second apart take
+	// samples from a whole interval after the read): the next reads make
+	// it up. Up to two seconds' worth is carried.
+	th.pending = max(th.pending, -2*time.Duration(s.cfg.Hz)*s.period)
 	return true
 }

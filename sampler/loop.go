@@ -94,9 +94,12 @@ func (s *Sampler) Run(ctx context.Context) error {
 			return nil
 		case <-timer.C:
 		case <-s.wake:
-			// Early: the deadlines start again from now.
+			// Early: the deadlines start again from now, and the next
+			// ticks come soon, as what woke the loop (an exit) may
+			// take a few to show.
 			timer.Stop()
 			next = time.Now()
+			s.soon = wakeTicks
 		}
 		tick++
 		s.tick(tick)
@@ -157,7 +160,12 @@ func (s *Sampler) interval() time.Duration {
 	if every <= 0 {
 		return s.period
 	}
-	if s.cfg.Settled != nil && every > listEvery && !s.cfg.Settled() {
+	switch {
+	case every <= listEvery:
+	case s.soon > 0:
+		s.soon--
+		every = listEvery
+	case s.cfg.Settled != nil && !s.cfg.Settled():
 		// Something new may have started: look again soon.
 		every = listEvery
 	}
@@ -171,6 +179,10 @@ func (s *Sampler) interval() time.Duration {
 	}
 	return every
 }
+
+// wakeTicks is how many ticks after a Wake come at most listEvery apart:
+// a process whose exit woke the sampler may still show a thread or two.
+const wakeTicks = 10
 
 // windowSlop is added to the time left in a window when a drain is brought
 // forward to its end, so that the tick lands after it.

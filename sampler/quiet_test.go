@@ -84,3 +84,47 @@ func TestWakeTicksAtOnce(t *testing.T) {
 		t.Fatal("no tick within 20 s of Wake")
 	}
 }
+
+// exitingDrain is a drainingTarget that drains every 300 ms, whose threads'
+// CPU time stops at its exit, and that reports its process's CPU time.
+type exitingDrain struct{ *drainingTarget }
+
+func (exitingDrain) DrainInterval() time.Duration { return 300 * time.Millisecond }
+func (e exitingDrain) Info(t target.ThreadID) (target.ThreadInfo, error) {
+	info, err := e.drainingTarget.Info(t)
+	info.CPUTime = e.cpu(t)
+	return info, err
+}
+func (e exitingDrain) ProcessCPU() (time.Duration, error) {
+	var sum time.Duration
+	for t := range e.threads {
+		sum += e.cpu(t)
+	}
+	return sum, nil
+}
+
+// TestExitAfterALongDrainIntervalCountsOnce: a target that exits most of a
+// drain interval after its threads were last listed has the samples the
+// kernel took since drained and counted; the same CPU time, which the
+// process's clock holds too, is not counted again as [unsampled].
+func TestExitAfterALongDrainIntervalCountsOnce(t *testing.T) {
+	const hz = 100
+	d := exitingDrain{newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})}
+	// Ticks at about 10, 20, 30 ms, then every 300 ms: the exit comes
+	// about 250 ms after the last listing before it.
+	d.exitAt = time.Now().Add(580 * time.Millisecond)
+	ws := run(t, Config{Hz: hz}, 5*time.Second, d)
+	w := ws[0]
+	taken := int64((d.cpu(1) - d.started[1]) / d.period)
+	if d.drained[1] != taken || taken < 40 {
+		t.Fatalf("%d samples drained of %d taken up to the exit", d.drained[1], taken)
+	}
+	// All the CPU time was the one thread's: a few periods of it went
+	// before its first capture and around the stop, none twice.
+	if u := w.UnsampledCount(); u > 5 {
+		t.Errorf("%d samples counted as [unsampled] of %d in all: the samples drained at the exit were counted twice", u, w.SampleCount())
+	}
+	if got, want := w.SampleCount(), int64(d.cpu(1)/d.period); got > want+2 {
+		t.Errorf("%d samples for %d periods of CPU time", got, want)
+	}
+}

@@ -111,8 +111,10 @@ type Sampler struct {
 	// spool keeps samples to intern later (Config.SpoolBytes); nil
 	// interns them at once.
 	spool *spool
-	// wake makes Run tick at once (Wake).
+	// wake makes Run tick at once (Wake); soon counts the ticks after it
+	// that come at most listEvery apart.
 	wake chan struct{}
+	soon int
 
 	win        *windowState
 	hadTargets bool

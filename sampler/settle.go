@@ -44,13 +44,18 @@ func (s *Sampler) settle(ts *targetState, tid target.ThreadID, th *threadState) 
 }
 
 // settleAll settles every thread of a target whose profile ends (it
-// exited, or the run is over), in thread order, then counts what is left
-// of its carry, rounded, as [unsampled]. Only CPU mode counts CPU time.
+// exited, or the run is over), in thread order, then counts the CPU time
+// no listed thread used and what is left of its carry, rounded, as
+// [unsampled]. Only CPU mode counts CPU time.
+//
+// The threads come first: a target found exited had its threads' kernel
+// samples since their last listing drained and counted, which took their
+// periods off their pending CPU time (below zero), while the process's CPU
+// time holds that time too; counted before, it would be counted twice.
 func (s *Sampler) settleAll(ts *targetState) {
 	if s.cfg.Mode != profile.ModeCPU {
 		return
 	}
-	s.countUnseen(ts)
 	tids := make([]target.ThreadID, 0, len(ts.threads))
 	for tid := range ts.threads {
 		tids = append(tids, tid)
@@ -59,6 +64,7 @@ func (s *Sampler) settleAll(ts *targetState) {
 	for _, tid := range tids {
 		s.settle(ts, tid, ts.threads[tid])
 	}
+	s.countUnseen(ts)
 	if n := s.takeRounded(ts); n > 0 {
 		s.count(ts.t.PID(), unseenThread, &s.unseenState, unsampledStack, n)
 	}
