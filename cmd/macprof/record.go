@@ -41,10 +41,15 @@ Rate: 99 Hz by default; 999 Hz gives ten times the detail.
 Capture (Linux): in cpu mode the kernel samples each thread (perf_event:
 every period of its CPU time it copies the thread's registers and the top
 of its stack, in the thread's own timer interrupt, into a buffer), so no
-thread is stopped; macprof collects the samples ten times a second (every
-ten periods at rates above 100 Hz) rather than waking at the sampling rate.
-Each sample copies 8 KiB of stack, then 16 and 32 KiB for a thread whose
-stacks go deeper (where locked memory is not budgeted: root); deeper stacks
+thread is stopped; macprof collects the samples up to once a second while
+no process or thread starts on the machine (above 100 Hz only as root,
+whose buffers may be larger), ten times a second otherwise, more often for
+stack copies at high rates, rather than waking at the sampling rate; it
+keeps them (up to 64 MiB) to intern their stacks once the command has run.
+Code that keeps frame pointers (Go, or where the unwind tables say so) is
+sampled as the kernel's own callchain, as perf record -g takes it;
+elsewhere a sample copies 8 KiB of stack, then 16 and 32 KiB for a thread
+whose stacks go deeper (where locked memory is not budgeted: root); deeper stacks
 end there, marked truncated. Where the kernel does not allow kernel
 samples (perf_event_paranoid, the locked-memory budget for its buffers),
 or with --capture stop, and in wall mode, each sample stops the thread for
