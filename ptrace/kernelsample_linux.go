@@ -163,24 +163,15 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 		if th.kernel.chain || t.chainRings() {
 			stack = 0
 		}
-		// The ring has no sample yet: this once, the thread is stopped.
-		// A thread's first ring (--unwind auto) is captured first, so
-		// that a thread whose stack lies all in code that keeps frame
-		// pointers (Go) starts with callchains rather than after
-		// chainAfter stack copies; a callchain that meets other code
-		// sends its ring back to stack copies, as any.
-		first := th.kernel.ringStack == 0 && !th.kernel.chain && t.opts.Unwind == unwind.MethodAuto
-		var capErr error
-		if first {
-			if capErr = t.stopAndCapture(th, c); capErr == nil && t.framePointersOnly(c.PCs) {
-				stack = 0
-			}
-		}
-		capture := func() error {
-			if first {
-				return capErr
-			}
-			return t.stopAndCapture(th, c)
+		// The ring has no sample yet: this once, the thread is stopped,
+		// before the ring opens, so that a thread's first ring (--unwind
+		// auto) whose capture lies all in code that keeps frame pointers
+		// (Go) starts with callchains rather than after chainAfter stack
+		// copies; a callchain that meets other code sends its ring back
+		// to stack copies, as any.
+		capErr := t.stopAndCapture(th, c)
+		if capErr == nil && th.kernel.ringStack == 0 && !th.kernel.chain && t.opts.Unwind == unwind.MethodAuto && t.framePointersOnly(c.PCs) {
+			stack = 0
 		}
 		r, small, err := k.openRing(tid, t.ringSpec(stack))
 		if err != nil && stack > perfStackBytes {
@@ -198,14 +189,14 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 			if k.openErr == nil {
 				k.openErr = err
 			}
-			return capture()
+			return capErr
 		}
 		th.kernel.setRing(r, k)
 		if stack != 0 {
 			th.kernel.ringStack = stack
 		}
 		th.kernel.windowStart, th.kernel.windowSamples, th.kernel.light = time.Now(), 0, false
-		return capture()
+		return capErr
 	}
 	return t.captureSampled(th, c)
 }
