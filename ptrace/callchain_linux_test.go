@@ -448,3 +448,46 @@ func TestStackRingsHoldMorePeriodsWhereMemoryAllows(t *testing.T) {
 		t.Errorf("999 Hz under a locked-memory budget: %d periods, want %d", got, drainPeriods)
 	}
 }
+
+// TestSmallChainRingsFollowTheirRate: a ring with callchains that holds a
+// hundred periods (the budget for big rings spent) holds drains to its
+// interval only until a drain shows its rate: a thread that idles then
+// lets them come as seldom as the big rings allow, one that keeps a CPU
+// busy brings them to half the time its ring takes to fill.
+func TestSmallChainRingsFollowTheirRate(t *testing.T) {
+	tg := &Target{kernel: &kernelSampler{ringsMayGrow: true}, threads: map[int]*thread{}}
+	tg.opts.KernelSamplePeriod = time.Second / 999
+	tg.opts.MaxDrainInterval = time.Second
+	long := tg.drainInterval(maxChainPeriods)
+	small := &perfRing{chain: true, interval: tg.drainInterval(chainRingPeriods)}
+	small.data = make([]byte, perfRingBytes(ringSpec{period: tg.opts.KernelSamplePeriod, interval: small.interval}))
+	big := &perfRing{chain: true, data: make([]byte, 2<<20), interval: long}
+	tg.threads[1], tg.threads[2] = &thread{tid: 1}, &thread{tid: 2}
+	tg.threads[1].kernel.ring, tg.threads[2].kernel.ring = big, small
+	if long != time.Second || small.interval != 100*tg.opts.KernelSamplePeriod {
+		t.Fatalf("intervals %v and %v, want 1 s and 100 periods", long, small.interval)
+	}
+	if d := tg.DrainInterval(); d != small.interval {
+		t.Errorf("before the small ring's first drain: %v, want %v", d, small.interval)
+	}
+	tk := &tg.threads[2].kernel
+	t0 := time.Unix(100, 0)
+	tk.noteDrain(t0)
+	tk.drainedBytes = 2 * 200 // two samples in a second
+	tk.noteDrain(t0.Add(time.Second))
+	if d := tg.DrainInterval(); d != long {
+		t.Errorf("its thread idle: %v, want %v", d, long)
+	}
+	tk.drainedBytes = 999 * 200 // a sample of 200 bytes every period
+	tk.noteDrain(t0.Add(2 * time.Second))
+	holds := len(small.data) - perfRingSlack*perfSampleMaxBytes(0)
+	want := time.Duration(float64(time.Second) * float64(holds) / (999 * 200) / 2)
+	if d := tg.DrainInterval(); d != want || d <= small.interval || d >= long {
+		t.Errorf("its thread busy: %v, want %v (half of what its %d bytes hold at 200 KB/s)", d, want, len(small.data))
+	}
+	tk.drainedBytes = 0 // idle again
+	tk.noteDrain(t0.Add(time.Hour * 1000))
+	if d := tg.DrainInterval(); d != long || tk.fill != time.Hour {
+		t.Errorf("idle for a long while: %v (fill %v), want %v (an hour)", d, tk.fill, long)
+	}
+}

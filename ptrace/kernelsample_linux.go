@@ -92,12 +92,12 @@ type threadKernel struct {
 	chain            bool
 	needStack        bool
 	exact, exactNeed int
-	// For its ring with stack copies: the samples of the drain under
-	// way, when the last one ended, and how long the ring took to fill at
-	// the rate seen then (0: not known yet), which DrainInterval heeds.
-	drained   int
-	lastDrain time.Time
-	fill      time.Duration
+	// For its ring: the samples and bytes of the drain under way, when
+	// the last one ended, and how long the ring took to fill at the rate
+	// seen then (0: not known yet), which DrainInterval heeds.
+	drained, drainedBytes int
+	lastDrain             time.Time
+	fill                  time.Duration
 	// light: its ring was closed as it had too few samples to need one;
 	// it is stopped for its captures until two come within ringBusy.
 	light    bool
@@ -124,7 +124,7 @@ func (tk *threadKernel) setRing(r *perfRing, k *kernelSampler) {
 		tk.closeRing()
 	}
 	tk.ring, tk.rings, tk.stackRings, tk.ringBytes, tk.chain, tk.ranOff = r, &k.rings, &k.stackRings, &k.ringBytes, r.chain, false
-	tk.drained, tk.lastDrain, tk.fill = 0, time.Time{}, 0
+	tk.drained, tk.drainedBytes, tk.lastDrain, tk.fill = 0, 0, time.Time{}, 0
 	k.rings.Add(1)
 	k.ringBytes.Add(int64(len(r.data)))
 	if !r.chain {
@@ -310,9 +310,13 @@ func (t *Target) KernelSampled() (on, everyThread bool) {
 // (target.SampleDrainer): a ring with callchains holds a hundred periods'
 // samples or more (chainDrainPeriods), one with stack copies ten or thirty
 // (stackDrainPeriods); but a thread that uses a fraction of a CPU fills its
-// ring that much more slowly, so the interval is what the rings with
-// callchains hold unless some ring with stack copies would fill within
-// twice it at the rate of its last drain (or its rate is not known yet). A
+// ring that much more slowly, so each ring is drained as often as it was
+// sized for or, if that is longer, as half the time it took to fill at the
+// rate of its last drain: the interval is the longest the rings with
+// callchains allow unless some ring with stack copies would fill within
+// twice it at that rate (or its rate is not known yet). A small ring with
+// callchains (the budget for big ones spent) of a thread that idles thus
+// does not hold every drain to a hundred periods. A
 // target without rings (its threads idle: a shell waiting for its
 // children) holds no other target's drains to a shorter interval; a thread
 // that gets busy is found when the sampler next lists the threads.
@@ -329,7 +333,7 @@ func (t *Target) DrainInterval() time.Duration {
 	long := t.drainInterval(maxChainPeriods)
 	for _, th := range t.threads {
 		if r := th.kernel.ring; r != nil && r.chain && r.interval > 0 {
-			long = min(long, r.interval)
+			long = min(long, max(r.interval, th.kernel.fill/2))
 		}
 	}
 	if k.stackRings.Load() == 0 {
@@ -353,18 +357,25 @@ func (t *Target) DrainInterval() time.Duration {
 	return max(d, t.opts.KernelSamplePeriod)
 }
 
-// noteDrain records, at the end of a drain of a ring with stack copies,
-// how long the ring would take to fill at the rate of its samples since
-// the last drain.
+// noteDrain records, at the end of a drain of a ring, how long the ring
+// would take to fill at the rate of its samples since the last drain: in
+// samples for stack copies (all one size), in bytes for callchains (as long
+// as the stack they were taken on).
 func (tk *threadKernel) noteDrain(now time.Time) {
-	if tk.ring == nil || tk.ring.chain {
+	if tk.ring == nil {
 		return
 	}
 	if !tk.lastDrain.IsZero() {
-		holds := len(tk.ring.data)/perfSampleMaxBytes(tk.ringStack) - perfRingSlack
-		tk.fill = now.Sub(tk.lastDrain) * time.Duration(max(holds, 1)) / time.Duration(max(tk.drained, 1))
+		var holds, used int
+		if tk.ring.chain {
+			holds, used = len(tk.ring.data)-perfRingSlack*perfSampleMaxBytes(0), tk.drainedBytes
+		} else {
+			holds, used = len(tk.ring.data)/perfSampleMaxBytes(tk.ringStack)-perfRingSlack, tk.drained
+		}
+		fill := float64(now.Sub(tk.lastDrain)) * float64(max(holds, 1)) / float64(max(used, 1))
+		tk.fill = time.Duration(min(fill, float64(time.Hour)))
 	}
-	tk.drained, tk.lastDrain = 0, now
+	tk.drained, tk.drainedBytes, tk.lastDrain = 0, 0, now
 }
 
 // DrainSamples captures the kernel samples of a thread taken since the
@@ -405,6 +416,7 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		}
 		// A sample that cannot be read or walked is skipped: the
 		// sampler counts its CPU time on the thread's last stack.
+		th.kernel.drainedBytes += int(size)
 		if t.fillFromSample(th, at, size, caps[n], true) == nil {
 			th.kernel.ranOff = th.kernel.ranOff || caps[n].Walk.Stop == unwind.StopReadFailed
 			n++
