@@ -2,7 +2,6 @@ package sampler
 
 import (
 	"math"
-	"slices"
 	"unsafe"
 
 	"github.com/macprof/macprof/intern"
@@ -24,23 +23,7 @@ type spool struct {
 	entries      [][]spooled // chunks of spoolEntryChunk, all full but the last
 	pcs          [][]uint64  // chunks of the addresses of entries
 	threads      []spoolThread
-	// recent holds, by walk hash, where a stack's addresses were last
-	// kept, so that a stack seen again shares them rather than being
-	// copied: most samples repeat a stack, and the copy and the memory it
-	// touches were a fifth of a drain's cost.
-	recent [spoolRecent]spooledPCs
 }
-
-// spooledPCs is where in the spool's chunks the addresses of a stack with
-// a walk hash are kept (len 0: nowhere).
-type spooledPCs struct {
-	hash       uint64
-	chunk, off int32
-	len        int32
-}
-
-// spoolRecent is the size of spool.recent (96 KiB): a power of two.
-const spoolRecent = 1 << 12
 
 // spoolThread is a thread that samples in the spool belong to, under the
 // name it had then.
@@ -112,27 +95,11 @@ func (sp *spool) addPCs(pcs []uint64) (chunk, off int32) {
 	return int32(k - 1), off
 }
 
-// keepPCs returns where the spool keeps the addresses pcs, whose walk hash
-// is hash: where it kept the same addresses last under that hash, or a new
-// copy. A hash of 0 (not hashed by a walk) is always copied.
-func (sp *spool) keepPCs(pcs []uint64, hash uint64) (chunk, off int32) {
-	if hash == 0 {
-		return sp.addPCs(pcs)
-	}
-	r := &sp.recent[hash&(spoolRecent-1)]
-	if r.hash == hash && int(r.len) == len(pcs) && r.len > 0 && slices.Equal(sp.pcs[r.chunk][r.off:r.off+r.len], pcs) {
-		return r.chunk, r.off
-	}
-	chunk, off = sp.addPCs(pcs)
-	*r = spooledPCs{hash: hash, chunk: chunk, off: off, len: int32(len(pcs))}
-	return chunk, off
-}
-
 // spoolStack keeps n samples of a thread on the stack pcs, to be interned
 // at the next flush, and makes it the thread's last stack.
 func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs []uint64, hash uint64, truncated, cfi bool, n int64) {
 	sp := s.spool
-	chunk, off := sp.keepPCs(pcs, hash)
+	chunk, off := sp.addPCs(pcs)
 	sp.add(spooled{hash: hash, n: n, thread: sp.thread(pid, tid, th), chunk: chunk, off: off, len: int32(len(pcs)), truncated: truncated, cfi: cfi})
 	th.lastStack, th.hasStack = spooledStack, true
 	s.total += n
@@ -194,5 +161,4 @@ func (s *Sampler) flushSpool() {
 	// add and addPCs fill the last chunk: the rest go to the collector.
 	sp.entries, sp.pcs = sp.entries[:1], sp.pcs[:min(1, len(sp.pcs))]
 	sp.bytes = 0
-	clear(sp.recent[:])
 }

@@ -38,14 +38,6 @@ func spoolOps(s *Sampler, seed uint64, ops int) {
 				c.PCs = append(c.PCs, uint64(0x1000*(stack+1)+f))
 			}
 			c.Walk = unwind.Result{Stop: unwind.StopEnd}
-			switch stack % 4 {
-			case 1:
-				c.Walk.Hash = unwind.HashPCs(c.PCs)
-			case 2:
-				// Stacks that share a hash: the spool keeps each
-				// one's own addresses.
-				c.Walk.Hash = 0x5eed
-			}
 			if stack%5 == 0 {
 				c.Walk.Stop = unwind.StopMaxFrames
 			}
@@ -68,9 +60,7 @@ func spoolOps(s *Sampler, seed uint64, ops int) {
 }
 
 // TestSpoolCountsAsInterningAtOnce: a window whose samples waited in the
-// spool, flushed at its close or many times over when it is small, their
-// repeated stacks kept once (stacks of one hash with different addresses
-// among them), equals
+// spool, flushed at its close or many times over when it is small, equals
 // the window of the same samples interned at once, stacks, counts, thread
 // names, the marks of truncated and table-walked stacks and the stacks the
 // interner evicted included.
@@ -130,40 +120,5 @@ func TestSpoolKeepsItsMemory(t *testing.T) {
 	}
 	if th.lastStack == spooledStack || !th.hasStack {
 		t.Errorf("after the flush the thread's last stack is %v", th.lastStack)
-	}
-}
-
-// BenchmarkSpoolStack spools samples of 15-frame stacks drawn from 400, as
-// a busy thread's drain does, and flushes every 64 Ki samples.
-func BenchmarkSpoolStack(b *testing.B) {
-	s, err := New(Config{Hz: 999, SpoolBytes: 64 << 20})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s.win = s.newWindow(time.Now())
-	th := &threadState{name: "w"}
-	caps := make([]*target.Capture, 400)
-	for i := range caps {
-		c := target.NewCapture(64, 0)
-		for f := range 15 {
-			c.PCs = append(c.PCs, uint64(0x400000+0x100*f+i))
-		}
-		c.Walk.Hash = unwind.HashPCs(c.PCs)
-		caps[i] = c
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	order := make([]int, 1<<16)
-	for i := range order {
-		order[i] = int(r.ExpFloat64()*40) % len(caps)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		s.internAndCount(1, 2, th, caps[order[i&(len(order)-1)]], 1)
-		if i&(len(order)-1) == len(order)-1 {
-			b.StopTimer()
-			s.flushSpool()
-			b.StartTimer()
-		}
 	}
 }
