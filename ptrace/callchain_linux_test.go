@@ -156,6 +156,12 @@ func TestKernelCallchainWithUnwindFP(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("capture from a callchain: %.1f allocations, want 0", allocs)
 	}
+	// Drains note the largest sample, by which DrainInterval judges what
+	// a small ring holds.
+	waitSamples(t, tg, target.ThreadID(tid), drainCaps(8), 1)
+	if got := tg.kernel.chainRecord; got < 8*len(k.PCs) || got > perfSampleMaxBytes(0) {
+		t.Errorf("largest callchain sample %d bytes, want from %d (%d frames) to %d", got, 8*len(k.PCs), len(k.PCs), perfSampleMaxBytes(0))
+	}
 }
 
 // TestCallchainRingFollowsTheTables: with --unwind auto, a thread whose
@@ -452,8 +458,10 @@ func TestStackRingsHoldMorePeriodsWhereMemoryAllows(t *testing.T) {
 // TestSmallChainRingsFollowTheirRate: a ring with callchains that holds a
 // hundred periods (the budget for big rings spent) holds drains to its
 // interval only until a drain shows its rate: a thread that idles then
-// lets them come as seldom as the big rings allow, one that keeps a CPU
-// busy brings them to half the time its ring takes to fill.
+// lets them come as seldom as what its ring holds should it turn busy with
+// samples as large as the largest drained allows (the big rings' interval,
+// for samples small enough), one that keeps a CPU busy brings them to half
+// the time its ring takes to fill.
 func TestSmallChainRingsFollowTheirRate(t *testing.T) {
 	tg := &Target{kernel: &kernelSampler{ringsMayGrow: true}, threads: map[int]*thread{}}
 	tg.opts.KernelSamplePeriod = time.Second / 999
@@ -475,9 +483,20 @@ func TestSmallChainRingsFollowTheirRate(t *testing.T) {
 	tk.noteDrain(t0)
 	tk.drainedBytes = 2 * 200 // two samples in a second
 	tk.noteDrain(t0.Add(time.Second))
-	if d := tg.DrainInterval(); d != long {
-		t.Errorf("its thread idle: %v, want %v", d, long)
+	worst := time.Duration(len(small.data)/perfSampleMaxBytes(0)-perfRingSlack) * tg.opts.KernelSamplePeriod
+	if d := tg.DrainInterval(); d != worst || d > 2*small.interval {
+		t.Errorf("its thread idle, no sample's size known: %v, want %v (what its ring holds of the largest samples)", d, worst)
 	}
+	tg.kernel.chainRecord = 400 // the largest sample drained
+	turnsBusy := time.Duration(len(small.data)/400-perfRingSlack) * tg.opts.KernelSamplePeriod
+	if d := tg.DrainInterval(); d != turnsBusy || d <= small.interval || d >= long {
+		t.Errorf("its thread idle, samples up to 400 bytes: %v, want %v (what its ring holds of them)", d, turnsBusy)
+	}
+	tg.kernel.chainRecord = 100
+	if d := tg.DrainInterval(); d != long {
+		t.Errorf("its thread idle, samples up to 100 bytes: %v, want %v", d, long)
+	}
+	tg.kernel.chainRecord = 200
 	tk.drainedBytes = 999 * 200 // a sample of 200 bytes every period
 	tk.noteDrain(t0.Add(2 * time.Second))
 	holds := len(small.data) - perfRingSlack*perfSampleMaxBytes(0)
@@ -487,7 +506,7 @@ func TestSmallChainRingsFollowTheirRate(t *testing.T) {
 	}
 	tk.drainedBytes = 0 // idle again
 	tk.noteDrain(t0.Add(time.Hour * 1000))
-	if d := tg.DrainInterval(); d != long || tk.fill != time.Hour {
-		t.Errorf("idle for a long while: %v (fill %v), want %v (an hour)", d, tk.fill, long)
+	if d, want := tg.DrainInterval(), tg.chainFill(small); d != want || tk.fill != time.Hour {
+		t.Errorf("idle for a long while: %v (fill %v), want %v (fill an hour)", d, tk.fill, want)
 	}
 }

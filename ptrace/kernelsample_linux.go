@@ -34,6 +34,9 @@ type kernelSampler struct {
 	sample perfSample
 	rec    []byte
 	chain  perfChainSample
+	// chainRecord is the largest sample with a callchain drained yet (0:
+	// none), by which DrainInterval judges what a small ring holds.
+	chainRecord int
 	// openErr is the first error opening a ring (that thread is stopped
 	// instead), small the first ring made small for want of locked
 	// memory.
@@ -316,7 +319,9 @@ func (t *Target) KernelSampled() (on, everyThread bool) {
 // callchains allow unless some ring with stack copies would fill within
 // twice it at that rate (or its rate is not known yet). A small ring with
 // callchains (the budget for big ones spent) of a thread that idles thus
-// does not hold every drain to a hundred periods. A
+// does not hold every drain to a hundred periods, but is drained within
+// the time it holds should its thread turn busy with samples as large as
+// the largest drained yet (chainFill). A
 // target without rings (its threads idle: a shell waiting for its
 // children) holds no other target's drains to a shorter interval; a thread
 // that gets busy is found when the sampler next lists the threads.
@@ -333,7 +338,7 @@ func (t *Target) DrainInterval() time.Duration {
 	long := t.drainInterval(maxChainPeriods)
 	for _, th := range t.threads {
 		if r := th.kernel.ring; r != nil && r.chain && r.interval > 0 {
-			long = min(long, max(r.interval, th.kernel.fill/2))
+			long = min(long, max(r.interval, min(th.kernel.fill/2, t.chainFill(r))))
 		}
 	}
 	if k.stackRings.Load() == 0 {
@@ -355,6 +360,19 @@ func (t *Target) DrainInterval() time.Duration {
 		}
 	}
 	return max(d, t.opts.KernelSamplePeriod)
+}
+
+// chainFill returns how long the ring with callchains r would take to fill
+// if its thread kept a CPU busy, with samples as large as the largest
+// drained yet (any size the kernel may write, before the first). The
+// caller holds hotMu.
+func (t *Target) chainFill(r *perfRing) time.Duration {
+	size := t.kernel.chainRecord
+	if size == 0 {
+		size = perfSampleMaxBytes(0)
+	}
+	holds := len(r.data)/size - perfRingSlack
+	return time.Duration(max(holds, 1)) * t.opts.KernelSamplePeriod
 }
 
 // noteDrain records, at the end of a drain of a ring, how long the ring
@@ -417,6 +435,9 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		// A sample that cannot be read or walked is skipped: the
 		// sampler counts its CPU time on the thread's last stack.
 		th.kernel.drainedBytes += int(size)
+		if r.chain {
+			k.chainRecord = max(k.chainRecord, int(size))
+		}
 		if t.fillFromSample(th, at, size, caps[n], true) == nil {
 			th.kernel.ranOff = th.kernel.ranOff || caps[n].Walk.Stop == unwind.StopReadFailed
 			n++
