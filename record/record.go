@@ -90,6 +90,10 @@ type Config struct {
 	// living descendants to dst[:0], so that a launched command's
 	// descendants are recorded too; nil means the OS's process tree.
 	Descendants func() func(root int, dst []int) []int
+	// Prepare, when set, prepares macprof's own process for sampling
+	// before the target starts or is attached to, and returns what undoes
+	// it once sampling ends.
+	Prepare func() (restore func())
 	// Tune, when set, prepares macprof's own process for sampling once the
 	// target runs, and returns what undoes it.
 	Tune func() (restore func())
@@ -200,6 +204,11 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		return 2
 	}
 	rec.s = s
+	unprepare := func() {}
+	if cfg.Prepare != nil {
+		unprepare = cfg.Prepare()
+	}
+	defer func() { unprepare() }()
 	var waitChild func() int
 	if len(cfg.Command) > 0 {
 		t, err := cfg.Launch(cfg.Command, opts)
@@ -236,6 +245,8 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	}
 	runErr := s.Run(ctx)
 	restore()
+	unprepare()
+	unprepare = func() {}
 	status.done()
 	sampleErr, sampleWarn := rec.kernelSampleNotes()
 	rec.closeAll()

@@ -160,7 +160,9 @@ func TestFollowChildren(t *testing.T) {
 
 // TestRunLaunched records a launched command that starts a child and exits
 // with status 7: both are recorded and closed, the summary and outputs are
-// written, and the status is forwarded.
+// written, and the status is forwarded; Prepare comes before the launch,
+// Tune after it, and both are undone once sampling ended, before the
+// outputs are written.
 func TestRunLaunched(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "p.folded")
 	outputs, err := ParseOutputs([]string{out}, "")
@@ -171,11 +173,21 @@ func TestRunLaunched(t *testing.T) {
 	root := &fakeTarget{pid: 10, pc: 0x1111, exitAt: exit, status: 7}
 	child := &fakeTarget{pid: 11, pc: 0x2222, exitAt: exit}
 	var launched []string
+	var steps []string
 	var stderr bytes.Buffer
 	code := Run(context.Background(), Config{
 		Command: []string{"sh", "-c", "x"}, Hz: 100, Mode: profile.ModeWall, MaxFrames: 64,
 		Outputs: outputs, Stderr: &stderr,
+		Prepare: func() func() {
+			steps = append(steps, "prepare")
+			return func() { steps = append(steps, "unprepare") }
+		},
+		Tune: func() func() {
+			steps = append(steps, "tune")
+			return func() { steps = append(steps, "untune") }
+		},
 		Launch: func(args []string, o target.Options) (target.Launched, error) {
+			steps = append(steps, "launch")
 			launched = args
 			if !o.Continuous || o.KernelSamplePeriod != 0 || o.MaxFrames != 64 {
 				t.Errorf("launch options %+v", o)
@@ -197,6 +209,9 @@ func TestRunLaunched(t *testing.T) {
 	}
 	if len(launched) != 3 || !root.isClosed() || !child.isClosed() {
 		t.Errorf("launched %q; closed: command %v, child %v", launched, root.isClosed(), child.isClosed())
+	}
+	if want := []string{"prepare", "launch", "tune", "untune", "unprepare"}; !slices.Equal(steps, want) {
+		t.Errorf("steps %q, want %q", steps, want)
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {

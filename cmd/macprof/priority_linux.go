@@ -27,21 +27,25 @@ func raisePriority() {
 	}
 }
 
-// tuneForSampling prepares macprof's own process for continuous sampling
-// through ptrace, and returns the function that restores what it changed
-// (the priority stays raised). Call it after a launched command has
-// started, so that the command does not inherit the raised priority.
-//
-//   - nice -10 for every macprof thread (raisePriority), where allowed: a
-//     thread stopped for a sample waits for macprof, so macprof should win
-//     the CPU against the target's busy threads.
-//   - GOMAXPROCS 1 while sampling: the sampler is the only busy goroutine,
-//     and with a second P idle the Go runtime wakes another thread to look
-//     for work every time the sampler's timer readies it, a context switch
-//     taken from the target on a busy machine (bench/RESULTS.md has the
-//     measurement).
-func tuneForSampling() (restore func()) {
-	raisePriority()
+// prepareForSampling sets GOMAXPROCS 1 for the recording, before its target
+// starts, and returns what restores it: the sampler is the only busy
+// goroutine, and with a second P idle the Go runtime wakes another thread
+// to look for work every time the sampler's timer readies it, a context
+// switch taken from the target on a busy machine (bench/RESULTS.md has the
+// measurement). Before the target starts, as the change stops the world
+// (half a millisecond of macprof's CPU in the command's first 50 ms, when
+// it came after the launch); a launched command does not inherit it.
+func prepareForSampling() (restore func()) {
 	prev := runtime.GOMAXPROCS(1)
 	return func() { runtime.GOMAXPROCS(prev) }
+}
+
+// tuneForSampling raises macprof's priority (nice -10 for every thread,
+// raisePriority) where allowed, once a launched command has started, so
+// that the command does not inherit it: a thread stopped for a sample waits
+// for macprof, so macprof should win the CPU against the target's busy
+// threads. The priority stays raised.
+func tuneForSampling() (restore func()) {
+	raisePriority()
+	return func() {}
 }

@@ -116,7 +116,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return fail("--unwind: %v", err)
 	}
 	cfg := record.Config{PID: pid.pid(), Command: fs.Args(), Hz: *hz, Duration: *dur, Mode: m, StopThreads: *capture == "stop",
-		MaxFrames: *maxFrames, Unwind: method, Quiet: *quiet, Stderr: stderr, Attach: attach, Launch: launch, Tune: tuneForSampling, AppOnly: app}
+		MaxFrames: *maxFrames, Unwind: method, Quiet: *quiet, Stderr: stderr, Attach: attach, Launch: launch, Prepare: prepareForSampling, Tune: tuneForSampling, AppOnly: app}
 	if err := cfg.Validate(); err != nil {
 		return fail("%v", err)
 	}
