@@ -58,6 +58,9 @@ type kernelSampler struct {
 	// ringBytes sums the data areas of the open rings.
 	ringBytes atomic.Int64
 	full      error
+	// waiting, when set, is called when a ring is half full
+	// (Options.SamplesWaiting; watchRing).
+	waiting func()
 	// ringsMayGrow: rings may grow their stack copies (growRing) only
 	// where locked memory is not budgeted (CAP_IPC_LOCK): under a
 	// user's budget, a few grown rings would leave none for new threads.
@@ -69,7 +72,7 @@ func newKernelSampler(opts target.Options) (*kernelSampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringBusy: ringIdleTimeout / 2, maxRings: maxRings, ringsMayGrow: canLockMemory(),
+	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringBusy: ringIdleTimeout / 2, maxRings: maxRings, ringsMayGrow: canLockMemory(), waiting: opts.SamplesWaiting,
 		rec: make([]byte, perfChainSampleMaxBytes())}, nil
 }
 
@@ -132,6 +135,13 @@ func (tk *threadKernel) setRing(r *perfRing, k *kernelSampler) {
 	k.ringBytes.Add(int64(len(r.data)))
 	if !r.chain {
 		k.stackRings.Add(1)
+	}
+	if k.waiting != nil && r.chain {
+		// Without the watch, the ring is drained as often as what
+		// it holds needs (DrainInterval).
+		if stop, err := watchRing(r, k.waiting); err == nil {
+			r.stopWatch = stop
+		}
 	}
 }
 
@@ -337,7 +347,7 @@ func (t *Target) DrainInterval() time.Duration {
 	defer t.stateMu.Unlock()
 	long := t.drainInterval(maxChainPeriods)
 	for _, th := range t.threads {
-		if r := th.kernel.ring; r != nil && r.chain && r.interval > 0 {
+		if r := th.kernel.ring; r != nil && r.chain && r.interval > 0 && r.stopWatch == nil {
 			long = min(long, max(r.interval, min(th.kernel.fill/2, t.chainFill(r))))
 		}
 	}
@@ -461,6 +471,8 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		t.switchRing(th)
 	case th.kernel.ranOff && !r.chain && !th.kernel.ringFull && k.ringsMayGrow && k.small == nil && k.openErr == nil:
 		t.growRing(th)
+	case r.chain && r.stopWatch != nil && th.kernel.fill > 0 && th.kernel.fill < 2*t.drainInterval(maxChainPeriods) && k.ringsMayGrow:
+		t.growChainRing(th)
 	case now.Sub(th.kernel.windowStart) > k.ringIdle && th.kernel.windowSamples == 0:
 		// Idle: its locked memory and file go back, and its captures
 		// stop it until it is busy again.
@@ -493,6 +505,33 @@ const maxRings = 256
 // rings it maps from the locked-memory budget (perf_event_mlock_kb and
 // RLIMIT_MEMLOCK).
 func canLockMemory() bool { return haveCapability(unix.CAP_IPC_LOCK) }
+
+// growChainRing reopens the kernel sample event of th, whose ring with
+// callchains would fill within twice the longest drain interval at its last
+// drain's rate, with a ring four times as large, up to what that interval's
+// largest samples need (2 MiB at 999 Hz and a second), while the target's
+// rings stay within bigRingBudget. A thread's first ring is small when the
+// sampler is woken at half full (chainDrainPeriods), so that only the
+// threads that keep a CPU busy take memory, and the kernel's clearing of
+// it, in the command's first milliseconds; the new event starts its first
+// period afresh, counted on the last stack as in growRing.
+func (t *Target) growChainRing(th *thread) {
+	k, r := t.kernel, th.kernel.ring
+	most := perfRingBytes(ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(maxChainPeriods)})
+	size := min(4*len(r.data), most)
+	if size <= len(r.data) || k.ringBytes.Load()+int64(size-len(r.data)) > bigRingBudget {
+		return
+	}
+	holds := size/perfSampleMaxBytes(0) - perfRingSlack
+	nr, small, err := k.openRing(th.tid, ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(holds), bytes: size})
+	if err != nil || small {
+		if nr != nil {
+			nr.close()
+		}
+		return
+	}
+	th.kernel.setRing(nr, k)
+}
 
 // growRing reopens the kernel sample event of th, whose samples' walks ran
 // past their stack copies, with twice the copy (and a ring to match), once

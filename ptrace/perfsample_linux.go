@@ -69,6 +69,9 @@ type ringSpec struct {
 	// stack is the bytes of user stack copied with each sample; 0 asks
 	// for the kernel's user callchain (a frame-pointer walk) instead.
 	stack int
+	// bytes, when set, is the size of the data area, rather than what
+	// interval's samples need (a ring grown by what its thread uses).
+	bytes int
 }
 
 // ringSpec returns the spec of a ring of t's with stack copies of stack
@@ -104,13 +107,16 @@ func (t *Target) stackDrainPeriods(stack int) int {
 // chainDrainPeriods returns how many periods' samples a new ring with
 // callchains holds: chainRingPeriods, or as many as the target's longest
 // drain interval (Options.MaxDrainInterval: a second for record) takes, up
-// to maxChainPeriods, where locked memory is not budgeted (CAP_IPC_LOCK)
-// and the target's rings stay within bigRingBudget. At 999 Hz a hundred
+// to maxChainPeriods, where locked memory is not budgeted (CAP_IPC_LOCK),
+// the target's rings stay within bigRingBudget and the sampler is not woken
+// when a ring is half full (Options.SamplesWaiting). At 999 Hz a hundred
 // periods mean a drain every 100 ms; perf record -g drains its 516 KiB
 // per-CPU rings half full.
 func (t *Target) chainDrainPeriods() int {
 	k, p := t.kernel, t.opts.KernelSamplePeriod
-	if k == nil || !k.ringsMayGrow || p <= 0 {
+	if k == nil || !k.ringsMayGrow || p <= 0 || k.waiting != nil {
+		// (With wake-ups at half full, a ring grows once its thread
+		// shows it busy: growChainRing.)
 		return chainRingPeriods
 	}
 	n := min(int(t.opts.MaxDrainInterval/p), maxChainPeriods)
@@ -142,6 +148,9 @@ const (
 // perfRingSlack more, 128 KiB at 99 Hz and 999 Hz with 8 KiB copies and
 // 100 ms drains. Each busy thread has a ring, in locked memory.
 func perfRingBytes(spec ringSpec) int {
+	if spec.bytes > 0 {
+		return spec.bytes
+	}
 	samples := int(spec.interval/spec.period) + perfRingSlack
 	n := perfMinRingBytes
 	for n < samples*perfSampleMaxBytes(spec.stack) {
@@ -162,6 +171,9 @@ type perfRing struct {
 	chain bool
 	// interval is the drain interval it was sized for (0: not known).
 	interval time.Duration
+	// stopWatch, when set, ends the goroutine that wakes the sampler
+	// when the ring is half full (watchRing).
+	stopWatch func()
 }
 
 // mmapRing maps size bytes of a perf_event file's ring; tests replace it
@@ -235,6 +247,9 @@ func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
 
 // close unmaps the ring and closes the event.
 func (r *perfRing) close() {
+	if r.stopWatch != nil {
+		r.stopWatch()
+	}
 	munmap(r.mem)
 	closeFD(r.fd)
 }

@@ -204,6 +204,12 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		return 2
 	}
 	rec.s = s
+	if opts.KernelSamplePeriod > 0 {
+		// A kernel sample buffer half full is drained at once, so that
+		// buffers can be sized by what their threads use.
+		opts.SamplesWaiting = s.DrainSoon
+		rec.opts = opts
+	}
 	unprepare := func() {}
 	if cfg.Prepare != nil {
 		unprepare = cfg.Prepare()

@@ -100,6 +100,11 @@ func (s *Sampler) Run(ctx context.Context) error {
 			timer.Stop()
 			next = time.Now()
 			s.soon = wakeTicks
+		case <-s.drainSoon:
+			// A kernel buffer is half full: drain it now; the
+			// deadlines start again from now.
+			timer.Stop()
+			next = time.Now()
 		}
 		tick++
 		s.tick(tick)

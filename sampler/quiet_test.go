@@ -85,6 +85,43 @@ func TestWakeTicksAtOnce(t *testing.T) {
 	}
 }
 
+// TestDrainSoonTicksOnce: DrainSoon brings the next drain forward to now,
+// and only that one: the next is as far away as the interval says.
+func TestDrainSoonTicksOnce(t *testing.T) {
+	d := slowDrain{newDraining(1, 10*time.Millisecond, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})}
+	var ticks atomic.Int64
+	s, err := New(Config{Hz: 100, OnTick: func(Progress) { ticks.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Add(d)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	wait := func(n int64) bool {
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if ticks.Load() >= n {
+				return true
+			}
+		}
+		return false
+	}
+	if !wait(3) {
+		t.Fatalf("%d ticks in 20 s at 100 Hz", ticks.Load())
+	}
+	time.Sleep(50 * time.Millisecond)
+	before := ticks.Load()
+	s.DrainSoon()
+	if !wait(before + 1) {
+		t.Fatal("no tick within 20 s of DrainSoon")
+	}
+	time.Sleep(300 * time.Millisecond) // a Wake's quick ticks would come every 100 ms
+	if n := ticks.Load(); n != before+1 {
+		t.Errorf("%d ticks after DrainSoon, want 1 (the drain is an hour away)", n-before)
+	}
+}
+
 // exitingDrain is a drainingTarget that drains every 300 ms, whose threads'
 // CPU time stops at its exit, and that reports its process's CPU time.
 type exitingDrain struct{ *drainingTarget }

@@ -115,6 +115,8 @@ type Sampler struct {
 	// that come at most listEvery apart.
 	wake chan struct{}
 	soon int
+	// drainSoon makes Run tick at once, and only that (DrainSoon).
+	drainSoon chan struct{}
 
 	win        *windowState
 	hadTargets bool
@@ -197,12 +199,24 @@ func New(cfg Config) (*Sampler, error) {
 
 		cfiStacks: map[intern.StackID]struct{}{},
 		wake:      make(chan struct{}, 1),
+		drainSoon: make(chan struct{}, 1),
 	}
 	if cfg.SpoolBytes > 0 {
 		s.spool = &spool{limit: cfg.SpoolBytes}
 	}
 	in.OnEvict(s.keepEvicted)
 	return s, nil
+}
+
+// DrainSoon makes Run drain at once rather than at its next deadline, once,
+// without the quick ticks that follow a Wake; it may be called from any
+// goroutine. A backend calls it when a kernel sample buffer is half full
+// (target.Options.SamplesWaiting).
+func (s *Sampler) DrainSoon() {
+	select {
+	case s.drainSoon <- struct{}{}:
+	default:
+	}
 }
 
 // Wake makes Run tick at once rather than at its next deadline; it may be

@@ -36,6 +36,12 @@ type Options struct {
 	// are found at drains, and each drain wakes the profiler. The agent,
 	// whose windows last seconds, sets a longer one than record.
 	MaxDrainInterval time.Duration
+	// SamplesWaiting, when set, is called from another goroutine when a
+	// thread's kernel sample buffer is half full, so that it is drained
+	// before it overflows (see sampler.Sampler.DrainSoon): a backend that
+	// calls it may size a buffer by what its thread uses rather than by
+	// the drain interval.
+	SamplesWaiting func()
 	// Unwind selects how stacks are walked (default unwind.MethodAuto:
 	// unwind tables where objects have them, frame pointers elsewhere).
 	// Backends without unwind tables walk frame pointers whatever it says.

@@ -1,0 +1,84 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+)
+
+// TestRingWakesWhenHalfFull: with Options.SamplesWaiting, a thread's first
+// ring with callchains is small and its watch calls SamplesWaiting once the
+// kernel has written half of it, not before; drains meanwhile leave the
+// interval to the long one; a drain that shows the ring filling within
+// twice that interval grows it four times (where rings may grow), and
+// closing the target ends the watches.
+func TestRingWakesWhenHalfFull(t *testing.T) {
+	const period = time.Millisecond
+	var wakes atomic.Int64
+	var halfAtWake atomic.Bool
+	var tg *Target
+	opts := target.Options{Continuous: true, KernelSamplePeriod: period, MaxDrainInterval: time.Second, Unwind: unwind.MethodFP}
+	var ring atomic.Pointer[perfRing]
+	opts.SamplesWaiting = func() {
+		if r := ring.Load(); r != nil && r.halfFull() {
+			halfAtWake.Store(true)
+		}
+		wakes.Add(1)
+	}
+	_, tg = startDeep(t, opts, "1", "12")
+	goroutines := runtime.NumGoroutine()
+	tids, err := tg.Threads(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := int(tids[len(tids)-1]) // the spinning thread
+	kernelCapture(t, tg, tid, target.NewCapture(512, 64<<10))
+	r := tg.threads[tid].kernel.ring
+	ring.Store(r)
+	small := perfRingBytes(ringSpec{period: period, interval: tg.drainInterval(chainRingPeriods)})
+	if r == nil || !r.chain || len(r.data) != small || r.stopWatch == nil {
+		t.Fatalf("first ring: %+v, want a watched ring with callchains of %d bytes", r, small)
+	}
+	if d, long := tg.DrainInterval(), tg.drainInterval(maxChainPeriods); d != long || long != time.Second {
+		t.Errorf("drain interval %v with a watched small ring, want %v (1 s)", d, long)
+	}
+	// Nothing drains: the kernel fills the ring, and wakes the watch at
+	// half of it (a second of CPU at the least with 64 KiB of samples of
+	// up to ~130 bytes; a loaded machine gives the thread less).
+	for deadline := time.Now().Add(30 * time.Second); wakes.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no wake-up in 30 s; %d bytes in the ring of %d", r.meta.Data_head-r.meta.Data_tail, len(r.data))
+		}
+	}
+	if !halfAtWake.Load() {
+		t.Errorf("woken with the ring less than half full")
+	}
+	// Two drains a while apart: the second finds the rate, at which the
+	// small ring fills well within two seconds, and grows it.
+	caps := drainCaps(8)
+	drainRing(t, tg, target.ThreadID(tid), caps)
+	time.Sleep(200 * time.Millisecond)
+	drainRing(t, tg, target.ThreadID(tid), caps)
+	grown := tg.threads[tid].kernel.ring
+	switch {
+	case tg.kernel.ringsMayGrow && (grown == r || len(grown.data) != 4*small || grown.stopWatch == nil):
+		t.Errorf("after a drain at a busy thread's rate: ring of %d bytes, want a watched ring of %d", len(grown.data), 4*small)
+	case !tg.kernel.ringsMayGrow && grown != r:
+		t.Errorf("the ring grew where locked memory is budgeted")
+	}
+	tg.Close()
+	after := wakes.Load()
+	time.Sleep(100 * time.Millisecond)
+	if wakes.Load() != after {
+		t.Error("a wake-up after Close")
+	}
+	if n := runtime.NumGoroutine(); n > goroutines {
+		t.Errorf("%d goroutines after Close, %d before: a watch outlived its ring", n, goroutines)
+	}
+}
