@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,6 +31,12 @@ func watchRing(r *perfRing, wake func()) (stop func(), err error) {
 		return nil, fmt.Errorf("watch a sample ring: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "perf_event ring")
+	// A file the poller does not hold has no deadlines: then the ring
+	// is drained as often as what it holds needs.
+	if err := f.SetReadDeadline(time.Time{}); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("watch a sample ring: %w", err)
+	}
 	rc, err := f.SyscallConn()
 	if err != nil {
 		f.Close()

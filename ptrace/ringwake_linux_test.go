@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"os"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -80,5 +81,21 @@ func TestRingWakesWhenHalfFull(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > goroutines {
 		t.Errorf("%d goroutines after Close, %d before: a watch outlived its ring", n, goroutines)
+	}
+}
+
+// TestWatchRingNeedsThePoller: a file the Go runtime's poller cannot wait
+// on (a regular file) is refused, so that its ring is not taken for
+// watched and is drained as often as what it holds needs.
+func TestWatchRingNeedsThePoller(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	stop, err := watchRing(&perfRing{fd: int(f.Fd())}, func() { t.Error("woken") })
+	if err == nil {
+		stop()
+		t.Fatal("watching a regular file: no error")
 	}
 }

@@ -188,6 +188,7 @@ func main() {
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	var times workerTimes
+	parent0, parentKnown := parentCPU()
 	start := time.Now()
 	for i := 0; i < *threads; i++ {
 		wg.Add(1)
@@ -198,6 +199,7 @@ func main() {
 		time.Sleep(*duration)
 		stop.Store(true)
 		wg.Wait()
+		parent1, _ := parentCPU()
 		el := time.Since(start).Seconds()
 		fmt.Fprintf(os.Stdout, "throughput %.1f units/s over %.2fs with %d threads\n", float64(units.Load())/el, el, *threads)
 		if times.known && times.wall > 0 {
@@ -208,6 +210,11 @@ func main() {
 			fmt.Fprintf(os.Stdout, "workers ran %.3f%% of their time (user %.3f%%, system %.3f%%)\n",
 				100*(times.user+times.sys).Seconds()/times.wall.Seconds(),
 				100*times.user.Seconds()/times.wall.Seconds(), 100*times.sys.Seconds()/times.wall.Seconds())
+		}
+		if parentKnown {
+			// What the parent (a profiler that launched the demo) used
+			// while the workers ran: all that it can take from them.
+			fmt.Fprintf(os.Stdout, "parent CPU while the workers ran %.3fms\n", (parent1-parent0).Seconds()*1000)
 		}
 		if cpu, ok := processCPU(); ok {
 			// What the process used in all: a harness takes it from the

@@ -20,7 +20,9 @@
 //	    losses are taken against the same round's run alone. Beside the
 //	    throughput, it reports the share of their time the workload's
 //	    threads spent on a CPU, which shows what a profiler takes without
-//	    the run-to-run noise of the work's speed. With -idle, macprof also
+//	    the run-to-run noise of the work's speed, and the CPU each profiler
+//	    used while the workload's threads ran (the demo reads its parent's
+//	    from /proc). With -idle, macprof also
 //	    runs beside the workload on a process that sleeps, which shows
 //	    what the sampler costs before it captures anything.
 //
@@ -196,6 +198,7 @@ var (
 	samplesOverRE = regexp.MustCompile(`macprof: ([0-9]+) samples over ([0-9.]+m?s)`)
 	workersRanRE  = regexp.MustCompile(`workers ran ([0-9.]+)% of their time \(user ([0-9.]+)%`)
 	processCPURE  = regexp.MustCompile(`process CPU ([0-9.]+)s`)
+	parentCPURE   = regexp.MustCompile(`parent CPU while the workers ran ([0-9.]+)ms`)
 )
 
 // demoRun is one run of the demo workload, alone or under a profiler.
@@ -213,6 +216,9 @@ type demoRun struct {
 	// writing included, measured the same way for macprof and perf; -1
 	// when the demo did not report its own.
 	wholeCPU time.Duration
+	// runCPU is the profiler's CPU time while the demo's workers ran, as
+	// the demo reads its parent's; -1 when not reported.
+	runCPU time.Duration
 }
 
 // stealTicks returns the steal time of all CPUs from /proc/stat, in
@@ -248,7 +254,11 @@ func runDemo(prefix []string, demo string, dur time.Duration) (demoRun, error) {
 	if m == nil {
 		return demoRun{}, fmt.Errorf("%s printed no throughput:\n%.1000s", strings.Join(args, " "), out)
 	}
-	r := demoRun{steal: stealShare, wholeCPU: -1}
+	r := demoRun{steal: stealShare, wholeCPU: -1, runCPU: -1}
+	if m := parentCPURE.FindSubmatch(out); m != nil {
+		ms, _ := strconv.ParseFloat(string(m[1]), 64)
+		r.runCPU = time.Duration(ms * float64(time.Millisecond))
+	}
 	if m := processCPURE.FindSubmatch(out); m != nil && cmd.ProcessState != nil {
 		demoCPU, _ := strconv.ParseFloat(string(m[1]), 64)
 		total := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
@@ -430,6 +440,25 @@ func overhead(args []string) error {
 			}
 			q1, med, q3 := quartiles(v)
 			fmt.Printf("  %-20s profiler CPU %5.2f%% [%.2f, %.2f] of a core (%.0f ms a run)\n", configs[c].name, med, q1, q3, med*dur.Seconds()*10)
+		}
+	}
+	// What each profiler used while the workers ran: all it can take
+	// from them (its start before the command and its work after are
+	// not).
+	if runs[0][0].runCPU >= 0 {
+		fmt.Printf("  profiler CPU while the workers ran (the demo reads its parent's); median [IQR] over %v\n", *dur)
+		for c := 0; c < len(configs); c++ {
+			var v []float64
+			for _, r := range runs[c] {
+				if r.runCPU >= 0 {
+					v = append(v, float64(r.runCPU)/float64(time.Millisecond))
+				}
+			}
+			if len(v) == 0 || configs[c].beside != nil {
+				continue
+			}
+			q1, med, q3 := quartiles(v)
+			fmt.Printf("  %-20s %6.2f ms [%.2f, %.2f]\n", configs[c].name, med, q1, q3)
 		}
 	}
 	if runs[0][0].ran == 0 {
