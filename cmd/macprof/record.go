@@ -42,9 +42,10 @@ Capture (Linux): in cpu mode the kernel samples each thread (perf_event:
 every period of its CPU time it copies the thread's registers and the top
 of its stack, in the thread's own timer interrupt, into a buffer), so no
 thread is stopped; macprof collects the samples up to once a second while
-no process or thread starts on the machine (above 100 Hz only as root,
-whose buffers may be larger), ten times a second otherwise, more often for
-stack copies at high rates, rather than waking at the sampling rate; it
+no process or thread starts on the machine, ten times a second otherwise,
+more often for stack copies at high rates, and at once when a buffer of
+callchains is half full, rather than waking at the sampling rate (a busy
+thread's buffer grows from 128 KiB, as root); it
 keeps them (up to 64 MiB) to intern their stacks once the command has run.
 Code that keeps frame pointers (Go, or where the unwind tables say so) is
 sampled as the kernel's own callchain, as perf record -g takes it;
