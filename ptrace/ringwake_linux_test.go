@@ -60,12 +60,15 @@ func TestRingWakesWhenHalfFull(t *testing.T) {
 	if !halfAtWake.Load() {
 		t.Errorf("woken with the ring less than half full")
 	}
-	// Two drains a while apart: the second finds the rate, at which the
-	// small ring fills well within two seconds, and grows it.
+	// Drains 200 ms apart: each finds the rate since the last, at which
+	// the small ring fills within two seconds while the thread gets more
+	// than about 45% of a CPU, and then grows it.
 	caps := drainCaps(8)
 	drainRing(t, tg, target.ThreadID(tid), caps)
-	time.Sleep(200 * time.Millisecond)
-	drainRing(t, tg, target.ThreadID(tid), caps)
+	for deadline := time.Now().Add(20 * time.Second); tg.kernel.ringsMayGrow && tg.threads[tid].kernel.ring == r && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		drainRing(t, tg, target.ThreadID(tid), caps)
+	}
 	grown := tg.threads[tid].kernel.ring
 	switch {
 	case tg.kernel.ringsMayGrow && (grown == r || len(grown.data) != 4*small || grown.stopWatch == nil):
