@@ -50,11 +50,14 @@ func TestSettledCapsTheDrainInterval(t *testing.T) {
 	}
 }
 
-// TestWakeTicksAtOnce: a sampler waiting an hour for its next drain ticks
-// at once when woken.
-func TestWakeTicksAtOnce(t *testing.T) {
+// runSlowDrain runs a sampler over a slowDrain target until the test ends
+// and returns it, with a function that waits (up to 20 s) until it has
+// ticked n times and the count of its ticks, once its first three ticks,
+// a period apart, have come: its next drain is then an hour away.
+func runSlowDrain(t *testing.T) (s *Sampler, wait func(n int64) bool, ticks *atomic.Int64) {
+	t.Helper()
 	d := slowDrain{newDraining(1, 10*time.Millisecond, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})}
-	var ticks atomic.Int64
+	ticks = new(atomic.Int64)
 	s, err := New(Config{Hz: 100, OnTick: func(Progress) { ticks.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
@@ -63,8 +66,8 @@ func TestWakeTicksAtOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- s.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	wait := func(n int64) bool {
+	t.Cleanup(func() { cancel(); <-done })
+	wait = func(n int64) bool {
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 			if ticks.Load() >= n {
 				return true
@@ -72,53 +75,35 @@ func TestWakeTicksAtOnce(t *testing.T) {
 		}
 		return false
 	}
-	// The first three ticks come a period apart, then the drain is an
-	// hour away.
 	if !wait(3) {
 		t.Fatalf("%d ticks in 20 s at 100 Hz", ticks.Load())
 	}
 	time.Sleep(50 * time.Millisecond)
-	before := ticks.Load()
-	s.Wake()
-	if !wait(before + 1) {
-		t.Fatal("no tick within 20 s of Wake")
-	}
+	return s, wait, ticks
 }
 
-// TestDrainSoonTicksOnce: DrainSoon brings the next drain forward to now,
-// and only that one: the next is as far away as the interval says.
-func TestDrainSoonTicksOnce(t *testing.T) {
-	d := slowDrain{newDraining(1, 10*time.Millisecond, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})}
-	var ticks atomic.Int64
-	s, err := New(Config{Hz: 100, OnTick: func(Progress) { ticks.Add(1) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Add(d)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- s.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	wait := func(n int64) bool {
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			if ticks.Load() >= n {
-				return true
+// TestWakeAndDrainSoonTickAtOnce: a sampler waiting an hour for its next
+// drain ticks at once when woken or asked to drain; after a Wake the ticks
+// come at most 100 ms apart for a while (an exit may take a few to show),
+// after DrainSoon the next drain is an hour away again.
+func TestWakeAndDrainSoonTickAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		call func(*Sampler)
+		more bool // ticks follow the first
+	}{{"Wake", (*Sampler).Wake, true}, {"DrainSoon", (*Sampler).DrainSoon, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, wait, ticks := runSlowDrain(t)
+			before := ticks.Load()
+			tc.call(s)
+			if !wait(before + 1) {
+				t.Fatalf("no tick within 20 s of %s", tc.name)
 			}
-		}
-		return false
-	}
-	if !wait(3) {
-		t.Fatalf("%d ticks in 20 s at 100 Hz", ticks.Load())
-	}
-	time.Sleep(50 * time.Millisecond)
-	before := ticks.Load()
-	s.DrainSoon()
-	if !wait(before + 1) {
-		t.Fatal("no tick within 20 s of DrainSoon")
-	}
-	time.Sleep(300 * time.Millisecond) // a Wake's quick ticks would come every 100 ms
-	if n := ticks.Load(); n != before+1 {
-		t.Errorf("%d ticks after DrainSoon, want 1 (the drain is an hour away)", n-before)
+			time.Sleep(500 * time.Millisecond)
+			if n := ticks.Load() - before; (n > 1) != tc.more {
+				t.Errorf("%d ticks in the 500 ms after %s; more than one: want %v", n, tc.name, tc.more)
+			}
+		})
 	}
 }
 

@@ -428,38 +428,20 @@ func overhead(args []string) error {
 	// accounting of the processes rather than the profiler's own report.
 	if runs[0][0].wholeCPU >= 0 {
 		fmt.Printf("  profiler CPU, whole run = CPU time of the command (profiler and the processes it waited for) - the demo's own; median [IQR], %% of one core over %v\n", *dur)
-		for c := 0; c < len(configs); c++ {
-			var v []float64
-			for _, r := range runs[c] {
-				if r.wholeCPU >= 0 {
-					v = append(v, 100*r.wholeCPU.Seconds()/dur.Seconds())
-				}
-			}
-			if len(v) == 0 || configs[c].beside != nil {
-				continue
-			}
-			q1, med, q3 := quartiles(v)
-			fmt.Printf("  %-20s profiler CPU %5.2f%% [%.2f, %.2f] of a core (%.0f ms a run)\n", configs[c].name, med, q1, q3, med*dur.Seconds()*10)
-		}
+		eachConfig(configs, runs, func(r demoRun) time.Duration { return r.wholeCPU }, func(name string, q1, med, q3 time.Duration) {
+			share := func(d time.Duration) float64 { return 100 * d.Seconds() / dur.Seconds() }
+			fmt.Printf("  %-20s profiler CPU %5.2f%% [%.2f, %.2f] of a core (%.0f ms a run)\n", name, share(med), share(q1), share(q3), float64(med)/float64(time.Millisecond))
+		})
 	}
 	// What each profiler used while the workers ran: all it can take
 	// from them (its start before the command and its work after are
 	// not).
 	if runs[0][0].runCPU >= 0 {
 		fmt.Printf("  profiler CPU while the workers ran (the demo reads its parent's); median [IQR] over %v\n", *dur)
-		for c := 0; c < len(configs); c++ {
-			var v []float64
-			for _, r := range runs[c] {
-				if r.runCPU >= 0 {
-					v = append(v, float64(r.runCPU)/float64(time.Millisecond))
-				}
-			}
-			if len(v) == 0 || configs[c].beside != nil {
-				continue
-			}
-			q1, med, q3 := quartiles(v)
-			fmt.Printf("  %-20s %6.2f ms [%.2f, %.2f]\n", configs[c].name, med, q1, q3)
-		}
+		eachConfig(configs, runs, func(r demoRun) time.Duration { return r.runCPU }, func(name string, q1, med, q3 time.Duration) {
+			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+			fmt.Printf("  %-20s %6.2f ms [%.2f, %.2f]\n", name, ms(med), ms(q1), ms(q3))
+		})
 	}
 	if runs[0][0].ran == 0 {
 		return nil
@@ -485,6 +467,25 @@ func overhead(args []string) error {
 			configs[c].name, med, q1, q3, mean, ci, umed, uq1, uq3)
 	}
 	return nil
+}
+
+// eachConfig calls show with the quartiles of a CPU time of each
+// configuration's runs (those that report it: value at or above 0), but for
+// configurations that run beside the workload.
+func eachConfig(configs []overheadConfig, runs [][]demoRun, value func(demoRun) time.Duration, show func(name string, q1, med, q3 time.Duration)) {
+	for c := range configs {
+		var v []float64
+		for _, r := range runs[c] {
+			if d := value(r); d >= 0 {
+				v = append(v, float64(d))
+			}
+		}
+		if len(v) == 0 || configs[c].beside != nil {
+			continue
+		}
+		q1, med, q3 := quartiles(v)
+		show(configs[c].name, time.Duration(q1), time.Duration(med), time.Duration(q3))
+	}
 }
 
 func throughputs(rs []demoRun) []float64 {
