@@ -113,7 +113,7 @@ func TestKernelCallchainWithUnwindFP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tid := int(tids[len(tids)-1]) // the spinning thread
+	tid := int(worker(t, tg, tids)) // the spinning thread
 	if d := tg.DrainInterval(); d != 100*time.Millisecond {
 		t.Errorf("drain interval %v before any ring, want 100 ms (callchain rings)", d)
 	}

@@ -125,7 +125,7 @@ func TestKernelSampleCaptureMatchesAStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tid := int(tids[len(tids)-1]) // the spinning thread
+	tid := int(worker(t, tg, tids)) // the spinning thread
 	k := target.NewCapture(512, 64<<10)
 	kernelCapture(t, tg, tid, k)
 	if k.Stopped != 0 {
@@ -161,7 +161,7 @@ func TestKernelSampleCaptureDoesNotAllocate(t *testing.T) {
 	opts := target.Options{Continuous: true, KernelSamplePeriod: time.Millisecond}
 	_, tg := startDeep(t, opts, "1", "5")
 	tids, _ := tg.Threads(nil)
-	tid := int(tids[len(tids)-1])
+	tid := int(worker(t, tg, tids))
 	c := target.NewCapture(512, 64<<10)
 	kernelCapture(t, tg, tid, c)
 	ids := []target.ThreadID{target.ThreadID(tid)}
@@ -192,7 +192,7 @@ func TestKernelSampleRefusedFallsBackToStops(t *testing.T) {
 	refused := errors.New("perf_event_open: permission denied (test)")
 	tg.kernel.openRing = func(int, ringSpec) (*perfRing, bool, error) { return nil, false, refused }
 	tids, _ := tg.Threads(nil)
-	tid := target.ThreadID(tids[len(tids)-1])
+	tid := worker(t, tg, tids)
 	c := target.NewCapture(512, 64<<10)
 	for i := 0; i < 2; i++ {
 		if err := captureStop(t, tg, tid, c); err != nil {
@@ -258,7 +258,7 @@ func TestDrainSamplesTakesEveryKernelSample(t *testing.T) {
 		t.Fatalf("KernelSampled() = %v, %v; want kernel samples on", on, all)
 	}
 	tids, _ := tg.Threads(nil)
-	tid := target.ThreadID(tids[len(tids)-1]) // the spinning thread
+	tid := worker(t, tg, tids) // the spinning thread
 	cpu := func() time.Duration {
 		t.Helper()
 		info, err := tg.Info(tid)
@@ -305,7 +305,7 @@ func TestDrainSamplesDoesNotAllocate(t *testing.T) {
 	opts := target.Options{Continuous: true, KernelSamplePeriod: time.Millisecond}
 	_, tg := startDeep(t, opts, "1", "5")
 	tids, _ := tg.Threads(nil)
-	tid := target.ThreadID(tids[len(tids)-1])
+	tid := worker(t, tg, tids)
 	caps := []*target.Capture{target.NewCapture(512, 64<<10), target.NewCapture(512, 64<<10)}
 	if err := captureStop(t, tg, tid, caps[0]); err != nil {
 		t.Fatal(err)
@@ -352,7 +352,7 @@ func startSpinExit(t *testing.T, period time.Duration, args ...string) (*testpro
 	if len(tids) != 2 {
 		t.Fatalf("threads %v, want the main thread and the spinning one", tids)
 	}
-	tid := tids[1]
+	tid := worker(t, tg, tids)
 	c := target.NewCapture(512, 64<<10)
 	if err := captureStop(t, tg, tid, c); err != nil {
 		t.Fatalf("first capture: %v", err)
@@ -426,7 +426,7 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 	// 8 KiB copy, within the largest.
 	_, tg := startDeep(t, opts, "1", "12", "1536")
 	tids, _ := tg.Threads(nil)
-	tid := int(tids[len(tids)-1])
+	tid := int(worker(t, tg, tids))
 	stop := target.NewCapture(512, 64<<10)
 	if err := captureStop(t, tg, target.ThreadID(tid), stop); err != nil || stop.Walk.Stop.Truncated() {
 		t.Fatalf("first capture: %v, walk ended %v; want a whole stack", err, stop.Walk.Stop)
@@ -485,7 +485,7 @@ func TestKernelSampleRingShrinksToTheLockedMemoryBudget(t *testing.T) {
 	}
 	t.Cleanup(func() { mmapRing = real })
 	tids, _ := tg.Threads(nil)
-	tid := int(tids[len(tids)-1])
+	tid := int(worker(t, tg, tids))
 	c := target.NewCapture(512, 64<<10)
 	if err := captureStop(t, tg, target.ThreadID(tid), c); err != nil {
 		t.Fatalf("first capture: %v", err)
@@ -560,7 +560,7 @@ func TestDrainSamplesKeepTheStackCopyUnderALockedMemoryBudget(t *testing.T) {
 	}
 	tg.kernel.ringsMayGrow = false // as for a user whose rings count against a budget
 	tids, _ := tg.Threads(nil)
-	tid := target.ThreadID(tids[len(tids)-1])
+	tid := worker(t, tg, tids)
 	caps := []*target.Capture{target.NewCapture(512, 64<<10)}
 	if err := captureStop(t, tg, tid, caps[0]); err != nil {
 		t.Fatal(err)

@@ -56,8 +56,9 @@ func TestKernelSampleRingsHaveACeiling(t *testing.T) {
 	if len(tids) != 5 {
 		t.Fatalf("threads %v, want the main thread and 4 spinning", tids)
 	}
+	spinning := workers(tg, tids)
 	c := target.NewCapture(512, 64<<10)
-	for _, tid := range tids[1:] {
+	for _, tid := range spinning {
 		if err := captureStop(t, tg, tid, c); err != nil {
 			t.Fatalf("capture of thread %d: %v", tid, err)
 		}
@@ -80,13 +81,13 @@ func TestKernelSampleRingsHaveACeiling(t *testing.T) {
 	// captures come within ringBusy: these spin, so they do.
 	tg.hotMu.Lock()
 	tg.stateMu.Lock()
-	tg.threads[int(tids[1])].kernel.closeRing()
+	tg.threads[int(spinning[0])].kernel.closeRing()
 	tg.stateMu.Unlock()
 	tg.hotMu.Unlock()
-	if err := tg.Capture(tids[4], c); err != nil {
+	if err := tg.Capture(spinning[3], c); err != nil {
 		t.Fatal(err)
 	}
-	if tg.threads[int(tids[4])].kernel.ring == nil || ringsOpen(tg) != 2 {
+	if tg.threads[int(spinning[3])].kernel.ring == nil || ringsOpen(tg) != 2 {
 		t.Errorf("a busy thread without a ring got none once there was room (%d rings)", ringsOpen(tg))
 	}
 }

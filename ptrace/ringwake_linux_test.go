@@ -38,7 +38,7 @@ func TestRingWakesWhenHalfFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tid := int(tids[len(tids)-1]) // the spinning thread
+	tid := int(worker(t, tg, tids)) // the spinning thread
 	kernelCapture(t, tg, tid, target.NewCapture(512, 64<<10))
 	r := tg.threads[tid].kernel.ring
 	ring.Store(r)

@@ -33,7 +33,7 @@ func captureN(t *testing.T, tg *Target, n int) {
 	}
 	c := target.NewCapture(512, 64<<10)
 	for i := 0; i < n; i++ {
-		if err := captureStop(t, tg, tids[len(tids)-1], c); err != nil {
+		if err := captureStop(t, tg, worker(t, tg, tids), c); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -184,6 +184,31 @@ func startDeep(t *testing.T, opts target.Options, args ...string) (*testprog.Pro
 	return p, tg
 }
 
+// workers returns the threads of tids other than tg's main thread, in the
+// order listed: a test program's spinning threads. The main thread is not
+// always listed first: thread IDs wrap around at pid_max (32768 on the CI
+// machine, reached in a run of the tests).
+func workers(tg *Target, tids []target.ThreadID) []target.ThreadID {
+	var w []target.ThreadID
+	for _, tid := range tids {
+		if int(tid) != tg.PID() {
+			w = append(w, tid)
+		}
+	}
+	return w
+}
+
+// worker returns the last of tids' workers: a test program's one spinning
+// thread.
+func worker(t *testing.T, tg *Target, tids []target.ThreadID) target.ThreadID {
+	t.Helper()
+	w := workers(tg, tids)
+	if len(w) == 0 {
+		t.Fatalf("threads %v: none but the main thread %d", tids, tg.PID())
+	}
+	return w[len(w)-1]
+}
+
 func cpuTicks(t *testing.T, pid int) (state byte, ticks uint64) {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -293,7 +318,7 @@ func testCaptureDoesNotAllocate(t *testing.T, opts target.Options) {
 	_, tg := startDeep(t, opts, "1", "20")
 	tids, _ := tg.Threads(nil)
 	c := target.NewCapture(512, 64<<10)
-	id := tids[len(tids)-1]
+	id := worker(t, tg, tids)
 	tg.Capture(id, c) // warm up: reads the memory map once
 	allocs := testing.AllocsPerRun(200, func() {
 		// (A stop timeout, a missed sample on a loaded machine,
@@ -540,7 +565,7 @@ func TestContinuousStackCopyGrowsForDeepStacks(t *testing.T) {
 	// first copy, less than the 64 KiB bound.
 	_, tg := startDeep(t, target.Options{Continuous: true, MaxFrames: 2048}, "1", "1000")
 	tids, _ := tg.Threads(nil)
-	id := tids[len(tids)-1]
+	id := worker(t, tg, tids)
 	c := target.NewCapture(2048, 64<<10)
 	if err := captureStop(t, tg, id, c); err != nil {
 		t.Fatal(err)
@@ -568,7 +593,7 @@ func TestContinuousStackCopyGrowsForDeepStacks(t *testing.T) {
 func TestContinuousReleaseReapsThreadKilledWhileHeld(t *testing.T) {
 	p, tg := startDeep(t, target.Options{Continuous: true}, "1", "5")
 	tids, _ := tg.Threads(nil)
-	tid := int(tids[len(tids)-1])
+	tid := int(worker(t, tg, tids))
 	tg.stateMu.Lock()
 	th := tg.threads[tid]
 	tg.stateMu.Unlock()
@@ -840,7 +865,7 @@ func TestContinuousTargetEndsWhenEveryThreadIsAZombie(t *testing.T) {
 	if err != nil || len(tids) != 2 {
 		t.Fatalf("threads %v, %v; want the main thread and the spinning one", tids, err)
 	}
-	worker := int(tids[1])
+	worker := int(worker(t, tg, tids))
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := seize(worker, 0); err != nil {
