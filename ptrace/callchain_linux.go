@@ -231,19 +231,12 @@ func (t *Target) switchRing(th *thread) bool {
 	default:
 		return false
 	}
-	r, small, err := t.kernel.openRing(th.tid, t.ringSpec(stack))
-	if err != nil || small {
-		if r != nil {
-			r.close()
-		}
+	if !t.reopenRing(th, t.ringSpec(stack)) {
 		tk.needStack, tk.exact = false, 0
 		return false
 	}
 	if stack != 0 {
 		tk.exactNeed = min(2*max(tk.exactNeed, chainAfter), chainAfterMax)
-	}
-	tk.setRing(r, t.kernel)
-	if stack != 0 {
 		tk.ringStack = stack
 	}
 	tk.needStack, tk.exact = false, 0

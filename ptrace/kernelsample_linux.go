@@ -523,14 +523,22 @@ func (t *Target) growChainRing(th *thread) {
 		return
 	}
 	holds := size/perfSampleMaxBytes(0) - perfRingSlack
-	nr, small, err := k.openRing(th.tid, ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(holds), bytes: size})
+	t.reopenRing(th, ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(holds), bytes: size})
+}
+
+// reopenRing opens a new event and ring for th with spec in place of the
+// ones it has, and reports whether it did: a ring the kernel refuses, or
+// makes smaller for want of locked memory, is closed and th keeps its own.
+func (t *Target) reopenRing(th *thread, spec ringSpec) bool {
+	r, small, err := t.kernel.openRing(th.tid, spec)
 	if err != nil || small {
-		if nr != nil {
-			nr.close()
+		if r != nil {
+			r.close()
 		}
-		return
+		return false
 	}
-	th.kernel.setRing(nr, k)
+	th.kernel.setRing(r, t.kernel)
+	return true
 }
 
 // growRing reopens the kernel sample event of th, whose samples' walks ran
@@ -540,15 +548,10 @@ func (t *Target) growChainRing(th *thread) {
 // the kernel refuses the larger ring, the thread keeps the one it has.
 func (t *Target) growRing(th *thread) {
 	size := min(2*th.kernel.ringStack, perfMaxStackBytes)
-	r, small, err := t.kernel.openRing(th.tid, t.ringSpec(size))
-	if err != nil || small {
-		if r != nil {
-			r.close()
-		}
+	if !t.reopenRing(th, t.ringSpec(size)) {
 		th.kernel.ringFull = true
 		return
 	}
-	th.kernel.setRing(r, t.kernel)
 	th.kernel.ringStack, th.kernel.ranOff = size, false
 	th.kernel.ringFull = size >= perfMaxStackBytes
 }
