@@ -65,6 +65,13 @@ type kernelSampler struct {
 	// where locked memory is not budgeted (CAP_IPC_LOCK): under a
 	// user's budget, a few grown rings would leave none for new threads.
 	ringsMayGrow bool
+	// proc, when set, samples the whole process (process rings): no
+	// thread has a ring of its own. procWatched: each of its rings
+	// wakes the sampler when half full.
+	proc        *processRings
+	procWatched bool
+	procThreads []threadSamples // listSampledThreads's buffer
+	exact       *exactChains    // process rings' chains known exact
 }
 
 func newKernelSampler(opts target.Options) (*kernelSampler, error) {
@@ -346,6 +353,16 @@ func (t *Target) DrainInterval() time.Duration {
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
 	long := t.drainInterval(maxChainPeriods)
+	if p := k.proc; p != nil {
+		if !k.procWatched {
+			// A CPU's ring fills as fast as one busy thread
+			// fills a ring of its own.
+			for _, r := range p.rings {
+				long = min(long, t.chainFill(r)/2)
+			}
+		}
+		return max(long, t.opts.KernelSamplePeriod)
+	}
 	for _, th := range t.threads {
 		if r := th.kernel.ring; r != nil && r.chain && r.interval > 0 && r.stopWatch == nil {
 			long = min(long, max(r.interval, min(th.kernel.fill/2, t.chainFill(r))))
@@ -431,6 +448,8 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		return 0, target.ErrClosed
 	case !live && !departed:
 		return 0, threadErr(tid, target.ErrNoThread)
+	case t.kernel != nil && t.kernel.proc != nil:
+		return t.drainProcess(tid, caps), nil
 	case t.kernel == nil || th.kernel.ring == nil:
 		return 0, target.ErrNotKernelSampled
 	}

@@ -46,46 +46,135 @@ func Launch(args []string, opts target.Options) (*Launched, error) {
 		cmd.SysProcAttr.Credential = su.cred
 		cmd.Env = su.env(os.Environ())
 	}
-	release, err := startOnHeldThread(cmd)
+	withRings := cmd.Err == nil && processRingsFit(cmd.Path, opts)
+	if withRings {
+		// Stopped at its exec, so that its events are open, and macprof
+		// ready, before it runs (processrings_linux.go).
+		cmd.SysProcAttr.Ptrace = true
+	}
+	held, err := startOnHeldThread(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", args[0], err)
 	}
-	t, err := Attach(cmd.Process.Pid, opts)
-	if err != nil && exitedChild(cmd.Process.Pid) {
-		// It ended before it could be attached (`true`): its status is
-		// still ours to wait for, and its profile is empty.
-		t, err = exitedTarget(cmd.Process.Pid, opts)
-	}
-	if err != nil {
+	pid := cmd.Process.Pid
+	fail := func(err error) (*Launched, error) {
 		cmd.Process.Kill()
 		cmd.Wait()
-		release()
+		held.release()
 		return nil, err
 	}
-	return &Launched{Target: t, cmd: cmd, release: release}, nil
+	var rings *processRings
+	if withRings {
+		if err := held.do(func() (err error) { rings, err = openAtExec(pid, opts); return err }); err != nil {
+			return fail(fmt.Errorf("start %s: %w", args[0], err))
+		}
+	}
+	t, err := attach(pid, opts, rings != nil)
+	if err != nil && exitedChild(pid) {
+		// It ended before it could be attached (`true`): its status is
+		// still ours to wait for, and its profile is empty.
+		t, err = exitedTarget(pid, opts)
+	}
+	if err != nil {
+		if rings != nil {
+			rings.close()
+		}
+		return fail(err)
+	}
+	if rings != nil {
+		// Its images and unwind tables are read before it runs, not
+		// while it does.
+		t.useProcessRings(rings)
+		t.Images()
+		t.PrepareUnwind()
+		if err := held.do(func() error { return unix.PtraceDetach(pid) }); err != nil {
+			t.Close()
+			return fail(fmt.Errorf("start %s: let it run after its exec: %w", args[0], err))
+		}
+	}
+	return &Launched{Target: t, cmd: cmd, release: held.release}, nil
 }
 
-// startOnHeldThread starts cmd from an OS thread that lives until release
-// is called. PR_SET_PDEATHSIG fires when the creating thread exits, not the
-// process (prctl(2)), and Go may end or reuse any unlocked thread: a
-// thread locked for the command's life ties the signal to macprof's death.
-func startOnHeldThread(cmd *exec.Cmd) (release func(), err error) {
-	started, done := make(chan error), make(chan struct{})
+// openAtExec waits for pid, a child started with PTRACE_TRACEME by the
+// calling thread, to stop at its exec, and opens its process rings there.
+// It leaves the child stopped, unless the kernel refuses the rings: then
+// it lets it go and returns nil rings, and the command is sampled thread by
+// thread. An error is a child that could not be stopped or let go.
+func openAtExec(pid int, opts target.Options) (*processRings, error) {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EINTR) {
+			return nil, fmt.Errorf("wait for its exec: %w", err)
+		}
+	}
+	if !ws.Stopped() {
+		return nil, fmt.Errorf("it ended at its exec (status %#x)", uint32(ws))
+	}
+	opts = opts.WithDefaults()
+	rings, err := openProcessRings(pid, opts.KernelSamplePeriod.Nanoseconds(), int64(opts.MaxFrames))
+	if err == nil {
+		return rings, nil
+	}
+	// The stop is its exec's SIGTRAP, which is not passed on.
+	if err := unix.PtraceDetach(pid); err != nil {
+		return nil, fmt.Errorf("let it run after its exec: %w", err)
+	}
+	return nil, nil
+}
+
+// heldThread is the OS thread a command was started from, which lives
+// until release. PR_SET_PDEATHSIG fires when the creating thread exits,
+// not the process (prctl(2)), and Go may end or reuse any unlocked thread:
+// a thread locked for the command's life ties the signal to macprof's
+// death. It is also the only thread that may trace a command started with
+// Ptrace set, so do runs calls on it.
+type heldThread struct {
+	calls   chan func() error
+	results chan error
+	done    chan struct{}
+	once    sync.Once
+}
+
+// startOnHeldThread starts cmd from a new held thread.
+func startOnHeldThread(cmd *exec.Cmd) (*heldThread, error) {
+	h := &heldThread{calls: make(chan func() error), results: make(chan error), done: make(chan struct{})}
+	started := make(chan error)
 	go func() {
 		// Never unlocked: the thread exits with this goroutine, after
 		// release, when the command is gone.
 		runtime.LockOSThread()
 		err := cmd.Start()
 		started <- err
-		if err == nil {
-			<-done
+		if err != nil {
+			return
+		}
+		for {
+			select {
+			case f := <-h.calls:
+				h.results <- f()
+			case <-h.done:
+				return
+			}
 		}
 	}()
 	if err := <-started; err != nil {
 		return nil, err
 	}
-	return func() { close(done) }, nil
+	return h, nil
 }
+
+// do runs f on the held thread and returns its error.
+func (h *heldThread) do(f func() error) error {
+	h.calls <- f
+	return <-h.results
+}
+
+// release lets the held thread exit.
+func (h *heldThread) release() { h.once.Do(func() { close(h.done) }) }
 
 // exitedChild reports whether the child pid has exited, without reaping it.
 func exitedChild(pid int) bool {

@@ -267,26 +267,34 @@ func (r *perfRing) begin() {
 }
 
 // next returns the position and size of the next sample record, skipping
-// records of other types; the caller reads it with readAt. Records are
-// framed by sizes the kernel writes; a size that does not fit drops the
-// rest.
+// records of other types; the caller reads it with readAt.
 func (r *perfRing) next() (at, size uint64, ok bool) {
-	mask := uint64(len(r.data) - 1)
-	for r.pos+8 <= r.head {
-		i := r.pos & mask // headers are 8-byte aligned: never split
-		typ := binary.LittleEndian.Uint32(r.data[i:])
-		n := uint64(binary.LittleEndian.Uint16(r.data[i+6:]))
-		if n < 8 || n%8 != 0 || n > r.head-r.pos {
-			r.pos = r.head
-			return 0, 0, false
-		}
-		at = r.pos
-		r.pos += n
-		if typ == unix.PERF_RECORD_SAMPLE {
-			return at, n, true
+	for {
+		at, size, typ, ok := r.nextRecord()
+		if !ok || typ == unix.PERF_RECORD_SAMPLE {
+			return at, size, ok
 		}
 	}
-	return 0, 0, false
+}
+
+// nextRecord returns the position, size and type of the next record.
+// Records are framed by sizes the kernel writes; a size that does not fit
+// drops the rest.
+func (r *perfRing) nextRecord() (at, size uint64, typ uint32, ok bool) {
+	mask := uint64(len(r.data) - 1)
+	if r.pos+8 > r.head {
+		return 0, 0, 0, false
+	}
+	i := r.pos & mask // headers are 8-byte aligned: never split
+	typ = binary.LittleEndian.Uint32(r.data[i:])
+	n := uint64(binary.LittleEndian.Uint16(r.data[i+6:]))
+	if n < 8 || n%8 != 0 || n > r.head-r.pos {
+		r.pos = r.head
+		return 0, 0, 0, false
+	}
+	at = r.pos
+	r.pos += n
+	return at, n, typ, true
 }
 
 // newest finds the newest sample among the records in the ring and returns

@@ -287,3 +287,9 @@ func processCPUClock(pid int) (time.Duration, error) {
 	}
 	return time.Duration(ts.Nano()), nil
 }
+
+// perfEventOpenCPU opens a perf event on process pid (and, with inherit,
+// the threads it creates) counted on one CPU.
+func perfEventOpenCPU(attr *unix.PerfEventAttr, pid, cpu int) (int, error) {
+	return unix.PerfEventOpen(attr, pid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+}

@@ -90,7 +90,7 @@ func (t *Target) captureContinuous(tid int, c *target.Capture) error {
 	if err != nil {
 		return err
 	}
-	if t.kernel == nil || th.kernel.noRing {
+	if t.kernel == nil || th.kernel.noRing || t.kernel.proc != nil {
 		return t.stopAndCapture(th, c)
 	}
 	return t.captureKernel(th, c)
@@ -134,6 +134,14 @@ func (t *Target) checkAccess() error {
 		}
 	}
 	return nil
+}
+
+// listThreads lists the threads of a continuous target that needs no check
+// (heldAtExec).
+func (t *Target) listThreads() error {
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	return t.refreshThreads()
 }
 
 // letGoCheckStuck lets go of the thread checkAccess attached if it has

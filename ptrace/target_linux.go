@@ -76,13 +76,22 @@ type Target struct {
 	stop    *stopCapture   // continuous mode only
 	tasks   *taskList      // continuous mode only (under stateMu)
 	kernel  *kernelSampler // continuous mode with KernelSamplePeriod only
+
+	// heldAtExec: launched with process rings, held at its exec while
+	// attached (see attach).
+	heldAtExec bool
 }
 
 // Attach seizes every thread of process pid, including threads created
 // while it attaches, and returns the Target. The process keeps running.
 // With opts.Continuous it only checks that the process may be traced, and
 // each capture attaches its thread for its own time.
-func Attach(pid int, opts target.Options) (*Target, error) {
+func Attach(pid int, opts target.Options) (*Target, error) { return attach(pid, opts, false) }
+
+// attach is Attach; heldAtExec says that pid is a command the caller
+// launched and holds stopped at its exec (process rings), which may be
+// traced, and is not to be stopped again to check it.
+func attach(pid int, opts target.Options, heldAtExec bool) (*Target, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("invalid PID %d", pid)
 	}
@@ -93,6 +102,7 @@ func Attach(pid int, opts target.Options) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.heldAtExec = heldAtExec
 	ready := make(chan error, 1)
 	go t.loop(ready)
 	if err := <-ready; err != nil {
@@ -197,6 +207,13 @@ func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	}
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
+	p := t.processRings()
+	if p != nil && !t.closed {
+		// Before the listing, so that a thread gone by then is listed
+		// as departed with the samples it left; and on an exited
+		// target too, whose known threads are drained once more.
+		p.collect()
+	}
 	switch {
 	case t.closed:
 		return dst, target.ErrClosed
@@ -204,7 +221,11 @@ func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 		return dst, target.ErrExited
 	}
 	if t.continuous() {
-		if err := t.refreshThreads(); err != nil {
+		err := t.refreshThreads()
+		if p != nil {
+			t.listSampledThreads(p)
+		}
+		if err != nil {
 			return dst, err
 		}
 	}
@@ -293,6 +314,11 @@ func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 func (t *Target) Images() (*images.Set, error) {
 	t.imgMu.Lock()
 	defer t.imgMu.Unlock()
+	if p := t.processRings(); p != nil && t.imgSet != nil && !p.mappedSince() {
+		// The kernel writes a record of each executable mapping
+		// into process rings: none since the last read.
+		return t.imgSet, nil
+	}
 	return t.images()
 }
 
@@ -328,6 +354,9 @@ func (t *Target) Close() error {
 			t.hotMu.Lock()
 			defer t.hotMu.Unlock()
 			t.letGoStuck()
+			if t.kernel != nil && t.kernel.proc != nil {
+				t.kernel.proc.close()
+			}
 		}
 		r := t.call(&request{op: opClose})
 		if !errors.Is(r.err, target.ErrClosed) {

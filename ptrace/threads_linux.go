@@ -203,7 +203,9 @@ func (t *Target) refreshThreads() error {
 	for tid, th := range t.threads {
 		if th.gen != l.gen {
 			delete(t.threads, tid)
-			if th.kernel.ring != nil && th.kernel.ring.unread() {
+			if th.kernel.ring != nil && th.kernel.ring.unread() || t.processRings() != nil {
+				// (With process rings, samples it took since the
+				// last collect may still be in them.)
 				th.files.close()
 				th.gen = l.gen
 				t.departed[tid] = th

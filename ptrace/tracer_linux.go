@@ -75,6 +75,9 @@ func (t *Target) loop(ready chan<- error) {
 	setThreadNice(t.tracerTID, tracerNice)
 	defer holdStopSignals(t.continuous())()
 	attach := t.checkAccess
+	if t.heldAtExec {
+		attach = t.listThreads
+	}
 	var sigch <-chan os.Signal // stays nil, never ready, in continuous mode
 	if p := t.persist; p != nil {
 		// Persistent mode services unsolicited stops when SIGCHLD says

@@ -180,6 +180,10 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	if cfg.Mode == profile.ModeCPU && !cfg.StopThreads {
 		opts.KernelSamplePeriod = time.Second / time.Duration(cfg.Hz)
 		opts.MaxDrainInterval = quietDrainInterval
+		// A launched command whose code keeps frame pointers is
+		// sampled as perf record -g samples it: events it inherits,
+		// opened before it runs.
+		opts.ProcessRings = true
 	}
 	rec.opts = opts
 	s, err := sampler.New(sampler.Config{

@@ -46,6 +46,13 @@ type Options struct {
 	// unwind tables where objects have them, frame pointers elsewhere).
 	// Backends without unwind tables walk frame pointers whatever it says.
 	Unwind unwind.Method
+	// ProcessRings asks a backend that launches a command with kernel
+	// samples to sample the whole process from its first instruction
+	// through events it inherits (on Linux, one per CPU, as perf record
+	// does), where one kind of sample serves all its code (frame
+	// pointers throughout): no thread is then stopped or given a buffer
+	// of its own. Backends that cannot ignore it.
+	ProcessRings bool
 }
 
 // DefaultStackBytes is the default size of a bulk stack copy: enough for the

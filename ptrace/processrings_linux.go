@@ -1,0 +1,534 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+	"github.com/macprof/macprof/unwind/cfi"
+	"golang.org/x/sys/unix"
+)
+
+// Process rings (target.Options.ProcessRings): the kernel samples of a
+// launched command through one sampling event per CPU, inherited by every
+// thread it creates, opened while it is stopped at its exec, before it runs
+// an instruction of its own. This is what perf record -g does for a
+// command: no thread is stopped or gets an event of its own, a new thread
+// is sampled from its first period, and while the command runs macprof
+// only wakes to move what the rings hold into its own memory. The price is
+// one kind of sample for every thread, the kernel's walk of frame records
+// (callchains), so they are used only for a command whose code keeps frame
+// pointers throughout (a static Go binary, or any with --unwind fp).
+//
+// Each listing of the threads (Threads) first moves every sample in the
+// rings into samples, sorted by thread and time, and frees the rings;
+// DrainSamples then hands out a thread's. The samples of a thread that
+// exited before the listing make it a departed thread, listed once, whose
+// CPU time is as many periods as it has samples if it was never listed
+// alive. Samples of other processes (a child the command forked inherits
+// the events) are dropped: record follows children as targets of their
+// own.
+
+// processRings is a launched command's per-CPU inherited events and the
+// samples last read from them.
+type processRings struct {
+	mu    sync.Mutex
+	pid   int
+	rings []*perfRing
+	// samples are those read at the last collect, in the order read (each
+	// CPU's oldest first); heads holds each thread's first and last
+	// sample, whose next links the rest. pcs holds their addresses, at
+	// most maxFrames each.
+	samples   []ringSample
+	heads     map[uint32]sampleList
+	pcs       []uint64
+	maxFrames int
+	rec       []byte // a record that wraps around its ring's end
+	// mapped: a record of a new executable mapping of the process was
+	// read since the last mappedSince.
+	mapped atomic.Bool
+}
+
+// ringSample is one sample moved out of a process ring.
+type ringSample struct {
+	tid    uint32
+	next   int32  // the thread's next sample in samples, or -1
+	off, n uint32 // its addresses: pcs[off : off+n]
+	deep   bool   // the kernel's chain had more frames than kept
+}
+
+// sampleList is a thread's samples not yet taken: first and last indexes
+// in samples.
+type sampleList struct{ first, last int32 }
+
+// processRecordMin is the smallest sample record a process ring holds:
+// header, pid and tid, time, the chain's length.
+const processRecordMin = 8 + 8 + 8 + 8
+
+// processRingBytes is each CPU's ring at first: half of it holds the
+// largest samples of a busy thread for 250 ms at 999 Hz, and a ring is
+// drained when half full (watchRing). Together they stay within
+// bigRingBudget; a machine with many CPUs gets smaller rings, down to
+// processRingMin.
+const (
+	processRingBytes = 512 << 10
+	processRingMin   = 64 << 10
+)
+
+// processRingsFit reports whether a command at path, run with opts, is
+// sampled through process rings: opts asks for them, with kernel samples,
+// and every frame of it keeps a frame record (--unwind fp, or a statically
+// linked Go binary: Go keeps frame pointers, and a binary without an
+// interpreter loads no other code).
+func processRingsFit(path string, opts target.Options) bool {
+	if !opts.ProcessRings || !opts.Continuous || opts.KernelSamplePeriod <= 0 {
+		return false
+	}
+	switch opts.Unwind {
+	case unwind.MethodFP:
+		return true
+	case unwind.MethodAuto:
+		return staticGo(path)
+	}
+	return false
+}
+
+// staticGo reports whether path is an ELF Go binary without an
+// interpreter (no cgo, no shared libraries).
+func staticGo(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return f.Section(".gopclntab") != nil || f.Section(".go.buildinfo") != nil
+}
+
+// onlineCPUs returns the CPUs the kernel has online, from
+// /sys/devices/system/cpu/online ("0-3,6"), bounded by maxCPUs.
+func onlineCPUs() ([]int, error) {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return nil, err
+	}
+	return parseCPUList(strings.TrimSpace(string(b)))
+}
+
+// maxCPUs bounds the CPUs parseCPUList accepts, so that a list cannot ask
+// for unbounded events.
+const maxCPUs = 4096
+
+// parseCPUList parses a kernel CPU list ("0-3,6").
+func parseCPUList(s string) ([]int, error) {
+	var cpus []int
+	for part := range strings.SplitSeq(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("CPU list %q: %w", s, err)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				return nil, fmt.Errorf("CPU list %q: %w", s, err)
+			}
+		}
+		if a < 0 || b < a || b >= maxCPUs || len(cpus)+b-a+1 > maxCPUs {
+			return nil, fmt.Errorf("CPU list %q: bad range %q", s, part)
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	if len(cpus) == 0 {
+		return nil, fmt.Errorf("CPU list %q: no CPU", s)
+	}
+	return cpus, nil
+}
+
+// openProcessRings opens, for process pid (stopped at its exec), one
+// inherited task-clock sampling event per online CPU with a callchain per
+// sample, and maps their rings: processRingBytes each, within
+// bigRingBudget, halved while the kernel refuses them for want of locked
+// memory, down to processRingMin.
+func openProcessRings(pid int, period, maxFrames int64) (*processRings, error) {
+	cpus, err := onlineCPUs()
+	if err != nil {
+		return nil, fmt.Errorf("process rings: %w", err)
+	}
+	size := processRingBytes
+	for size > processRingMin && len(cpus)*size > bigRingBudget {
+		size /= 2
+	}
+	for {
+		p, err := openProcessRingsSized(pid, cpus, period, size)
+		if err == nil {
+			p.maxFrames = int(maxFrames)
+			return p, nil
+		}
+		if size <= processRingMin || !(errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM)) {
+			return nil, err
+		}
+		size /= 2
+	}
+}
+
+func openProcessRingsSized(pid int, cpus []int, period int64, size int) (*processRings, error) {
+	attr := unix.PerfEventAttr{
+		Type:             unix.PERF_TYPE_SOFTWARE,
+		Config:           unix.PERF_COUNT_SW_TASK_CLOCK,
+		Sample:           uint64(period),
+		Sample_type:      unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_CALLCHAIN,
+		Bits:             unix.PerfBitExcludeHv | unix.PerfBitExcludeCallchainKernel | unix.PerfBitInherit | unix.PerfBitMmap,
+		Sample_max_stack: uint16(perfMaxStack()),
+	}
+	attr.Size = uint32(unsafe.Sizeof(attr))
+	p := &processRings{pid: pid, rec: make([]byte, processRecordMax())}
+	page := os.Getpagesize()
+	for _, cpu := range cpus {
+		fd, err := perfEventOpenCPU(&attr, pid, cpu)
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+			// User-space samples only, as openPerfRing.
+			attr.Bits |= unix.PerfBitExcludeKernel
+			fd, err = perfEventOpenCPU(&attr, pid, cpu)
+		}
+		if errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ENXIO) {
+			continue // offline since the list was read
+		}
+		if err != nil {
+			p.close()
+			return nil, fmt.Errorf("perf_event_open on process %d, CPU %d: %w", pid, cpu, err)
+		}
+		dataPages := max(1, size/page)
+		mem, err := mmapRing(fd, (1+dataPages)*page)
+		if err != nil {
+			closeFD(fd)
+			p.close()
+			return nil, fmt.Errorf("map the sample ring of process %d, CPU %d: %w", pid, cpu, err)
+		}
+		r := &perfRing{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0])), chain: true}
+		off, n := r.meta.Data_offset, r.meta.Data_size
+		if off == 0 && n == 0 {
+			off, n = uint64(page), uint64(dataPages*page)
+		}
+		if n == 0 || n&(n-1) != 0 || off+n > uint64(len(mem)) {
+			r.close()
+			p.close()
+			return nil, fmt.Errorf("sample ring of process %d, CPU %d: data area %d bytes at %d in a %d-byte mapping", pid, cpu, n, off, len(mem))
+		}
+		r.data = mem[off : off+n]
+		p.rings = append(p.rings, r)
+	}
+	if len(p.rings) == 0 {
+		return nil, fmt.Errorf("process rings of process %d: no CPU online", pid)
+	}
+	// Every record is at least processRecordMin bytes, and the rings are
+	// freed at each collect: these never grow.
+	total := 0
+	for _, r := range p.rings {
+		total += len(r.data)
+	}
+	p.samples = make([]ringSample, 0, total/processRecordMin)
+	p.pcs = make([]uint64, 0, total/8)
+	p.heads = make(map[uint32]sampleList)
+	return p, nil
+}
+
+// processRecordMax bounds a process ring's sample record.
+func processRecordMax() int {
+	return processRecordMin + 8*(perfMaxStack()+perfMaxContexts)
+}
+
+// watch wakes wake when any ring is half full, and reports whether every
+// ring is watched.
+func (p *processRings) watch(wake func()) bool {
+	all := true
+	for _, r := range p.rings {
+		stop, err := watchRing(r, wake)
+		if err != nil {
+			all = false
+			continue
+		}
+		r.stopWatch = stop
+	}
+	return all
+}
+
+// close closes every ring.
+func (p *processRings) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.rings {
+		r.close()
+	}
+	p.rings = nil
+}
+
+// collect moves every sample of the process in the rings into samples,
+// replacing those of the last collect (taken or not), notes a new
+// executable mapping of the process (mapped), and frees the rings. It
+// allocates nothing once heads has met the threads.
+func (p *processRings) collect() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.samples, p.pcs = p.samples[:0], p.pcs[:0]
+	clear(p.heads)
+	for _, r := range p.rings {
+		r.begin()
+		for {
+			at, size, typ, ok := r.nextRecord()
+			if !ok {
+				break
+			}
+			if typ != unix.PERF_RECORD_SAMPLE && typ != unix.PERF_RECORD_MMAP {
+				continue
+			}
+			rec := r.slice(at, int(size))
+			if rec == nil {
+				if size > uint64(len(p.rec)) {
+					continue
+				}
+				rec = p.rec[:size]
+				r.readAt(rec, at)
+			}
+			if typ == unix.PERF_RECORD_MMAP {
+				if len(rec) >= 16 && int(binary.LittleEndian.Uint32(rec[8:])) == p.pid {
+					p.mapped.Store(true)
+				}
+				continue
+			}
+			p.add(rec)
+		}
+		r.consume()
+	}
+}
+
+// add appends the sample record rec (TID, TIME, CALLCHAIN) if it is the
+// process's and well formed: its user addresses, at most maxFrames.
+func (p *processRings) add(rec []byte) {
+	le := binary.LittleEndian
+	if len(rec) < processRecordMin || len(p.samples) == cap(p.samples) {
+		return
+	}
+	if int(le.Uint32(rec[8:])) != p.pid {
+		return
+	}
+	n := le.Uint64(rec[24:])
+	if n > uint64(len(rec)-processRecordMin)/8 {
+		return
+	}
+	s := ringSample{tid: le.Uint32(rec[12:]), next: -1, off: uint32(len(p.pcs))}
+	users := 0
+	for i := 0; i < int(n); i++ {
+		v := le.Uint64(rec[processRecordMin+8*i:])
+		if v >= perfContextMax {
+			continue // a context marker
+		}
+		users++
+		if users <= p.maxFrames && len(p.pcs) < cap(p.pcs) {
+			p.pcs = append(p.pcs, v)
+		}
+	}
+	s.n = uint32(len(p.pcs)) - s.off
+	s.deep = users > int(s.n) || users >= perfMaxStack()
+	i := int32(len(p.samples))
+	p.samples = append(p.samples, s)
+	if l, ok := p.heads[s.tid]; ok {
+		p.samples[l.last].next = i
+		p.heads[s.tid] = sampleList{first: l.first, last: i}
+	} else if len(p.heads) < maxDeparted {
+		p.heads[s.tid] = sampleList{first: i, last: i}
+	}
+}
+
+// mappedSince reports whether the process mapped executable code since the
+// last call.
+func (p *processRings) mappedSince() bool { return p.mapped.Swap(false) }
+
+// has reports whether the last collect found samples of tid not yet taken.
+func (p *processRings) has(tid int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.heads[uint32(tid)]
+	return ok
+}
+
+// threadsWithSamples appends to dst each thread with samples not yet taken,
+// once, with how many.
+func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	dst = dst[:0]
+	for tid, l := range p.heads {
+		n := 0
+		for i := l.first; i >= 0; i = p.samples[i].next {
+			n++
+		}
+		dst = append(dst, threadSamples{tid: int(tid), n: n})
+	}
+	return dst
+}
+
+// threadSamples is a thread and how many samples of it were collected.
+type threadSamples struct{ tid, n int }
+
+// take puts into caps tid's samples not yet taken, oldest first on each
+// CPU, and returns how many: each one's addresses (up to the capacity of
+// its PCs) in PCs, and Walk.Stop StopMaxFrames where the chain was cut,
+// else StopEnd.
+func (p *processRings) take(tid int, caps []*target.Capture) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l, ok := p.heads[uint32(tid)]
+	if !ok {
+		return 0
+	}
+	i, n := l.first, 0
+	for ; n < len(caps) && i >= 0; i = p.samples[i].next {
+		s := &p.samples[i]
+		c := caps[n]
+		pcs := p.pcs[s.off : s.off+s.n]
+		c.PCs = append(c.PCs[:0], pcs[:min(len(pcs), cap(c.PCs))]...)
+		c.Walk = unwind.Result{Stop: unwind.StopEnd}
+		if s.deep || len(c.PCs) < len(pcs) {
+			c.Walk.Stop = unwind.StopMaxFrames
+		}
+		n++
+	}
+	if i < 0 {
+		delete(p.heads, uint32(tid))
+	} else {
+		p.heads[uint32(tid)] = sampleList{first: i, last: l.last}
+	}
+	return n
+}
+
+// processRings returns t's process rings, or nil.
+func (t *Target) processRings() *processRings {
+	if t.kernel == nil {
+		return nil
+	}
+	return t.kernel.proc
+}
+
+// useProcessRings makes p, opened for t's process at its exec, t's source of
+// kernel samples, woken at half full where t's options ask (it closes p if
+// t takes no kernel samples). Nil p does nothing.
+func (t *Target) useProcessRings(p *processRings) {
+	if p == nil {
+		return
+	}
+	if t.kernel == nil {
+		p.close()
+		return
+	}
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	t.kernel.proc, t.kernel.exact = p, new(exactChains)
+	if t.kernel.waiting != nil {
+		t.kernel.procWatched = p.watch(t.kernel.waiting)
+	}
+}
+
+// listSampledThreads adds, as departed threads, those the last collect found
+// samples of that t knows neither alive nor departed: threads that started
+// and ended since the last listing. Their CPU time is as many periods as
+// they have samples, as is that of a departed thread whose CPU time was
+// never read. The caller holds stateMu.
+func (t *Target) listSampledThreads(p *processRings) {
+	k := t.kernel
+	k.procThreads = p.threadsWithSamples(k.procThreads)
+	for _, ts := range k.procThreads {
+		if _, ok := t.threads[ts.tid]; ok {
+			continue
+		}
+		if th, ok := t.departed[ts.tid]; ok {
+			if th.lastCPU == 0 {
+				// Listed, but gone before its CPU time was read.
+				th.lastCPU = time.Duration(ts.n) * t.opts.KernelSamplePeriod
+			}
+			continue
+		}
+		if len(t.departed) >= maxDeparted {
+			return
+		}
+		th := &thread{tid: ts.tid, files: threadFiles{schedstat: -1, stat: -1}, gen: t.tasks.gen}
+		th.lastCPU = time.Duration(ts.n) * t.opts.KernelSamplePeriod
+		t.departed[ts.tid] = th
+	}
+}
+
+// maxDeparted bounds the threads listed as departed from process rings'
+// samples (each costs the sampler a thread's state).
+const maxDeparted = 4096
+
+// drainProcess puts into caps the samples of thread tid from the last
+// collect not drained yet, and returns how many. A callchain the unwind
+// tables find a frame without a frame record in is cut there (marked
+// truncated), as fillFromChain does; chains the tables vouch for whole are
+// remembered (exact), as most samples repeat a stack. The caller holds
+// hotMu.
+func (t *Target) drainProcess(tid int, caps []*target.Capture) int {
+	k := t.kernel
+	n := k.proc.take(tid, caps)
+	var r *cfi.Resolver
+	if t.opts.Unwind != unwind.MethodFP {
+		r = t.tables.res.Load()
+	}
+	for _, c := range caps[:n] {
+		c.Thread, c.Regs, c.Stopped, c.Err = target.ThreadID(tid), unwind.Regs{}, 0, nil
+		c.Stack, c.StackBase = c.Stack[:0], 0
+		c.Walk.Hash = unwind.HashPCs(c.PCs)
+		if r == nil || len(c.PCs) == 0 || k.exact.has(c.Walk.Hash, c.PCs) {
+			continue
+		}
+		check := unwind.CheckChain(c.PCs, r.NoWait())
+		switch {
+		case check.Exact(len(c.PCs)):
+			k.exact.add(c.Walk.Hash, c.PCs)
+		case check.Trusted < len(c.PCs) || !check.Whole:
+			c.PCs, c.Walk.Stop = c.PCs[:check.Trusted], unwind.StopNoFrameRecord
+			c.Walk.Hash = unwind.HashPCs(c.PCs)
+		}
+	}
+	return n
+}
+
+// exactChains remembers callchains the unwind tables found exact, by hash,
+// leaf and length, in a table of fixed size (a newer chain takes an older
+// one's slot): a chain found there needs no check.
+type exactChains [4096]struct {
+	hash, leaf uint64
+	n          int
+}
+
+func (e *exactChains) slot(hash uint64) int { return int(hash % uint64(len(e))) }
+
+func (e *exactChains) has(hash uint64, pcs []uint64) bool {
+	s := &e[e.slot(hash)]
+	return s.hash == hash && s.n == len(pcs) && s.leaf == pcs[0]
+}
+
+func (e *exactChains) add(hash uint64, pcs []uint64) {
+	e[e.slot(hash)] = struct {
+		hash, leaf uint64
+		n          int
+	}{hash, pcs[0], len(pcs)}
+}

@@ -1,0 +1,400 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"slices"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/macprof/macprof/internal/testprog"
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+	"golang.org/x/sys/unix"
+)
+
+func TestParseCPUList(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+	}{
+		{"0", []int{0}},
+		{"0-3", []int{0, 1, 2, 3}},
+		{"0-1,4,6-7", []int{0, 1, 4, 6, 7}},
+	} {
+		got, err := parseCPUList(tc.in)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("parseCPUList(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "x", "3-1", "-1", "0-999999", "1,"} {
+		if got, err := parseCPUList(bad); err == nil {
+			t.Errorf("parseCPUList(%q) = %v, want an error", bad, got)
+		}
+	}
+}
+
+// TestProcessRingsFit: process rings serve a launched command only where
+// callchains are right for all its code: a static Go binary, or any with
+// --unwind fp; and only when asked for, with kernel samples.
+func TestProcessRingsFit(t *testing.T) {
+	goBin := testprog.BuildGo(t, "godeep")
+	cBin := testprog.BuildC(t, "churn.c")
+	on := target.Options{Continuous: true, KernelSamplePeriod: time.Millisecond, ProcessRings: true}
+	with := func(f func(*target.Options)) target.Options { o := on; f(&o); return o }
+	for _, tc := range []struct {
+		name string
+		path string
+		opts target.Options
+		want bool
+	}{
+		{"static Go, auto", goBin, on, true},
+		{"C with libc, auto", cBin, on, false},
+		{"C with libc, --unwind fp", cBin, with(func(o *target.Options) { o.Unwind = unwind.MethodFP }), true},
+		{"static Go, --unwind cfi", goBin, with(func(o *target.Options) { o.Unwind = unwind.MethodCFI }), false},
+		{"not asked for", goBin, with(func(o *target.Options) { o.ProcessRings = false }), false},
+		{"no kernel samples", goBin, with(func(o *target.Options) { o.KernelSamplePeriod = 0 }), false},
+		{"not a file", "/nonexistent", on, false},
+	} {
+		if got := processRingsFit(tc.path, tc.opts); got != tc.want {
+			t.Errorf("%s: processRingsFit = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// fakeRing is a ring in ordinary memory that a test writes records into as
+// the kernel would (never closed: close would unmap it).
+func fakeRing(size int) *perfRing {
+	page := os.Getpagesize()
+	mem := make([]byte, page+size)
+	return &perfRing{mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0])), data: mem[page:], chain: true}
+}
+
+// write appends rec at the ring's head, wrapping around its end.
+func (r *perfRing) write(rec []byte) {
+	head := r.meta.Data_head
+	for i, b := range rec {
+		r.data[(head+uint64(i))&uint64(len(r.data)-1)] = b
+	}
+	r.meta.Data_head = head + uint64(len(rec))
+}
+
+// processRecord is a PERF_RECORD_SAMPLE of process rings' type (TID, TIME,
+// CALLCHAIN) with a user-context marker before the addresses.
+func processRecord(pid, tid uint32, time uint64, pcs ...uint64) []byte {
+	le := binary.LittleEndian
+	n := 1 + len(pcs)
+	rec := make([]byte, processRecordMin+8*n)
+	le.PutUint32(rec[0:], unix.PERF_RECORD_SAMPLE)
+	le.PutUint16(rec[6:], uint16(len(rec)))
+	le.PutUint32(rec[8:], pid)
+	le.PutUint32(rec[12:], tid)
+	le.PutUint64(rec[16:], time)
+	le.PutUint64(rec[24:], uint64(n))
+	le.PutUint64(rec[32:], uint64(1<<64+unix.PERF_CONTEXT_USER))
+	for i, pc := range pcs {
+		le.PutUint64(rec[40+8*i:], pc)
+	}
+	return rec
+}
+
+func newFakeProcessRings(pid int, rings ...*perfRing) *processRings {
+	p := &processRings{pid: pid, rings: rings, maxFrames: 4, rec: make([]byte, processRecordMax()), heads: map[uint32]sampleList{}}
+	p.samples = make([]ringSample, 0, 64)
+	p.pcs = make([]uint64, 0, 256)
+	return p
+}
+
+func takeAll(p *processRings, tid int) [][]uint64 {
+	caps := []*target.Capture{target.NewCapture(8, 0), target.NewCapture(8, 0)}
+	var got [][]uint64
+	for {
+		n := p.take(tid, caps)
+		for _, c := range caps[:n] {
+			got = append(got, slices.Clone(c.PCs))
+		}
+		if n < len(caps) {
+			return got
+		}
+	}
+}
+
+// TestProcessRingsCollect: samples of both CPUs' rings reach their thread,
+// each CPU's oldest first, once; other processes' samples and malformed
+// records are dropped; a chain longer than maxFrames is cut and marked; an
+// executable mapping of the process is noted.
+func TestProcessRingsCollect(t *testing.T) {
+	r0, r1 := fakeRing(512), fakeRing(512)
+	p := newFakeProcessRings(100, r0, r1)
+	r0.write(processRecord(100, 101, 1, 0x10, 0x11))
+	r0.write(processRecord(200, 201, 2, 0x99)) // a child process
+	r1.write(processRecord(100, 102, 3, 0x20))
+	r0.write(processRecord(100, 101, 4, 0x12, 0x13))
+	bad := processRecord(100, 101, 5, 0x14)
+	binary.LittleEndian.PutUint64(bad[24:], 1000) // more entries than the record holds
+	r1.write(bad)
+	r1.write(processRecord(100, 102, 6, 1, 2, 3, 4, 5, 6))
+	for range 3 { // wraps r1 around its end (512 bytes)
+		r1.write(processRecord(100, 103, 7, 0x30, 0x31, 0x32))
+	}
+	mmap := make([]byte, 48)
+	binary.LittleEndian.PutUint32(mmap[0:], unix.PERF_RECORD_MMAP)
+	binary.LittleEndian.PutUint16(mmap[6:], 48)
+	binary.LittleEndian.PutUint32(mmap[8:], 100)
+	r0.write(mmap)
+
+	p.collect()
+	if !p.mappedSince() || p.mappedSince() {
+		t.Errorf("mappedSince: want true once after an executable mapping of the process")
+	}
+	if r0.meta.Data_tail != r0.meta.Data_head || r1.meta.Data_tail != r1.meta.Data_head {
+		t.Errorf("rings not freed after collect")
+	}
+	if got := takeAll(p, 101); !slices.EqualFunc(got, [][]uint64{{0x10, 0x11}, {0x12, 0x13}}, slices.Equal) {
+		t.Errorf("thread 101: %x", got)
+	}
+	if got := takeAll(p, 101); len(got) != 0 {
+		t.Errorf("thread 101 taken twice: %x", got)
+	}
+	caps := []*target.Capture{target.NewCapture(8, 0), target.NewCapture(8, 0), target.NewCapture(8, 0)}
+	if n := p.take(102, caps); n != 2 || !slices.Equal(caps[0].PCs, []uint64{0x20}) || caps[0].Walk.Stop != unwind.StopEnd ||
+		!slices.Equal(caps[1].PCs, []uint64{1, 2, 3, 4}) || caps[1].Walk.Stop != unwind.StopMaxFrames {
+		t.Errorf("thread 102: %d samples, %x (%v), %x (%v); want [20] whole and [1 2 3 4] cut at 4 frames", n, caps[0].PCs, caps[0].Walk.Stop, caps[1].PCs, caps[1].Walk.Stop)
+	}
+	if got := takeAll(p, 103); len(got) != 3 {
+		t.Errorf("thread 103 (records wrapping the ring): %x, want 3 samples", got)
+	}
+	if got := takeAll(p, 201); len(got) != 0 {
+		t.Errorf("another process's samples kept: %x", got)
+	}
+	// The next collect replaces what was left.
+	r0.write(processRecord(100, 104, 8, 0x40))
+	p.collect()
+	if p.has(101) || !p.has(104) {
+		t.Errorf("after a second collect: has(101) %v, has(104) %v", p.has(101), p.has(104))
+	}
+}
+
+// TestProcessRingsCollectDoesNotAllocate: moving a drain's samples out of
+// the rings and handing them out allocates nothing in steady state.
+func TestProcessRingsCollectDoesNotAllocate(t *testing.T) {
+	r := fakeRing(4096)
+	p := newFakeProcessRings(100, r)
+	caps := []*target.Capture{target.NewCapture(8, 0), target.NewCapture(8, 0)}
+	recs := [][]byte{processRecord(100, 101, 1, 1, 2, 3), processRecord(100, 102, 2, 4, 5), processRecord(100, 101, 3, 6)}
+	allocs := testing.AllocsPerRun(100, func() {
+		for _, rec := range recs {
+			r.write(rec)
+		}
+		p.collect()
+		for p.take(101, caps) == len(caps) {
+		}
+		for p.take(102, caps) == len(caps) {
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("collect and take: %v allocations a drain, want 0", allocs)
+	}
+}
+
+// FuzzProcessRingCollect: whatever bytes a ring holds (the kernel writes
+// them, but the command's threads decide their callchains), collect and
+// take neither panic nor keep more than the ring held.
+func FuzzProcessRingCollect(f *testing.F) {
+	f.Add(processRecord(7, 8, 1, 0x10, 0x20))
+	f.Add(append(processRecord(7, 9, 1, 1, 2, 3, 4, 5), processRecord(7, 9, 2)...))
+	f.Add([]byte{9, 0, 0, 0, 0, 0, 8, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := fakeRing(1024)
+		p := newFakeProcessRings(7, r)
+		r.write(data[:min(len(data), 1024)])
+		p.collect()
+		caps := []*target.Capture{target.NewCapture(8, 0)}
+		total := 0
+		for _, ts := range p.threadsWithSamples(nil) {
+			for p.take(ts.tid, caps) == 1 {
+				total++
+				if len(caps[0].PCs) > p.maxFrames {
+					t.Fatalf("%d addresses, more than maxFrames %d", len(caps[0].PCs), p.maxFrames)
+				}
+			}
+		}
+		if total > len(data)/processRecordMin {
+			t.Fatalf("%d samples from %d bytes", total, len(data))
+		}
+	})
+}
+
+// funcRange returns the address range of the symbol name in the ELF file
+// path.
+func funcRange(t *testing.T, path, name string) (lo, hi uint64) {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value, s.Value + s.Size
+		}
+	}
+	t.Fatalf("%s has no symbol %s", path, name)
+	return 0, 0
+}
+
+// launchWithProcessRings launches bin with process rings at the period,
+// and stops it at the test's end.
+func launchWithProcessRings(t *testing.T, args []string, opts target.Options) *Launched {
+	t.Helper()
+	opts.Continuous, opts.KernelSamplePeriod, opts.ProcessRings = true, time.Millisecond, true
+	l, err := Launch(args, opts)
+	if err != nil {
+		t.Fatalf("launch %s: %v", args[0], err)
+	}
+	t.Cleanup(func() {
+		l.cmd.Process.Kill()
+		l.Wait()
+		l.Close()
+	})
+	if l.processRings() == nil {
+		t.Fatalf("launch %s: no process rings", args[0])
+	}
+	return l
+}
+
+// TestLaunchWithProcessRings: a static Go program launched with process
+// rings is sampled from its start, every thread with whole callchains
+// (spin, then recurse as deep as asked), without a thread ever stopped or
+// given a ring of its own; the samples add up to the CPU time its threads
+// used.
+func TestLaunchWithProcessRings(t *testing.T) {
+	bin := testprog.BuildGo(t, "godeep")
+	l := launchWithProcessRings(t, []string{bin, "2", "8"}, target.Options{})
+	spinLo, spinHi := funcRange(t, bin, "main.spin")
+	recLo, recHi := funcRange(t, bin, "main.recurse")
+	caps := make([]*target.Capture, 8)
+	for i := range caps {
+		caps[i] = target.NewCapture(128, 0)
+	}
+	var samples, inSpin, whole int
+	cpu := map[target.ThreadID]time.Duration{}
+	for deadline := time.Now().Add(20 * time.Second); inSpin < 500 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		tids, err := l.Threads(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tid := range tids {
+			if info, err := l.Info(tid); err == nil {
+				cpu[tid] = info.CPUTime
+			}
+			for {
+				n, err := l.DrainSamples(tid, caps)
+				if err != nil {
+					t.Fatalf("drain thread %d: %v", tid, err)
+				}
+				for _, c := range caps[:n] {
+					samples++
+					if c.Stopped != 0 || c.Thread != tid {
+						t.Fatalf("sample of thread %d: stopped %v, thread %d", tid, c.Stopped, c.Thread)
+					}
+					if len(c.PCs) == 0 || c.PCs[0] < spinLo || c.PCs[0] >= spinHi {
+						continue
+					}
+					inSpin++
+					deep := 0
+					for _, pc := range c.PCs[1:] {
+						if pc-1 >= recLo && pc-1 < recHi {
+							deep++
+						}
+					}
+					// Threads recurse 8 and 13 deep, plus the first call.
+					if deep >= 9 && c.Walk.Stop == unwind.StopEnd {
+						whole++
+					}
+				}
+				if n < len(caps) {
+					break
+				}
+			}
+		}
+	}
+	if inSpin < 500 {
+		t.Fatalf("%d samples in main.spin (of %d) in 20 s, want 500", inSpin, samples)
+	}
+	if whole < inSpin*95/100 {
+		t.Errorf("%d of %d samples in main.spin have its callers, 9 or more main.recurse, whole; want 95%%", whole, inSpin)
+	}
+	if n := l.kernel.rings.Load(); n != 0 {
+		t.Errorf("%d threads got rings of their own", n)
+	}
+	var used time.Duration
+	for _, c := range cpu {
+		used += c
+	}
+	// The last listing's CPU time lags the samples drained after it by up
+	// to a listing's 100 ms on two threads.
+	if periods := int(used / time.Millisecond); samples < periods*8/10 || samples > periods+300 {
+		t.Errorf("%d samples for %v of CPU time at 1 ms", samples, used)
+	}
+}
+
+// TestProcessRingsKeepShortLivedThreads: threads that start and end between
+// two listings are still sampled: their samples come with them listed as
+// departed, and their CPU time is as many periods.
+func TestProcessRingsKeepShortLivedThreads(t *testing.T) {
+	bin := testprog.BuildC(t, "churn.c")
+	l := launchWithProcessRings(t, []string{bin, "2"}, target.Options{Unwind: unwind.MethodFP})
+	caps := []*target.Capture{target.NewCapture(128, 0)}
+	seenAlive := map[target.ThreadID]bool{}
+	var departedSamples int
+	for deadline := time.Now().Add(20 * time.Second); departedSamples < 50 && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		tids, err := l.Threads(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tid := range tids {
+			l.stateMu.Lock()
+			_, live := l.threads[int(tid)]
+			l.stateMu.Unlock()
+			info, err := l.Info(tid)
+			if err != nil {
+				t.Fatalf("info of thread %d: %v", tid, err)
+			}
+			n := 0
+			for {
+				k, err := l.DrainSamples(tid, caps)
+				if err != nil {
+					t.Fatalf("drain thread %d: %v", tid, err)
+				}
+				n += k
+				if k < len(caps) {
+					break
+				}
+			}
+			if live {
+				seenAlive[tid] = true
+				continue
+			}
+			if !seenAlive[tid] && n > 0 {
+				departedSamples += n
+				if want := time.Duration(n) * time.Millisecond; info.CPUTime != want {
+					t.Errorf("thread %d, never listed alive, with %d samples: CPU time %v, want %v", tid, n, info.CPUTime, want)
+				}
+			}
+		}
+	}
+	if departedSamples < 50 {
+		t.Errorf("%d samples of threads never listed alive in 20 s, want 50", departedSamples)
+	}
+}
