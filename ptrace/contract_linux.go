@@ -15,4 +15,5 @@ var (
 	_ target.Executabler          = (*Target)(nil)
 	_ target.ExitReporter         = (*Target)(nil)
 	_ target.ProcessCPUReporter   = (*Target)(nil)
+	_ target.SampleKeeper         = (*Target)(nil)
 )

@@ -285,7 +285,11 @@ func (r *perfRing) nextRecord() (at, size uint64, typ uint32, ok bool) {
 	if r.pos+8 > r.head {
 		return 0, 0, 0, false
 	}
-	i := r.pos & mask // headers are 8-byte aligned: never split
+	i := r.pos & mask // the kernel's headers are 8-byte aligned: never split
+	if i+8 > uint64(len(r.data)) {
+		r.pos = r.head
+		return 0, 0, 0, false
+	}
 	typ = binary.LittleEndian.Uint32(r.data[i:])
 	n := uint64(binary.LittleEndian.Uint16(r.data[i+6:]))
 	if n < 8 || n%8 != 0 || n > r.head-r.pos {

@@ -56,6 +56,11 @@ type processRings struct {
 	pcs       []uint64
 	maxFrames int
 	rec       []byte // a record that wraps around its ring's end
+	// kept holds the process's sample records moved out of the rings by
+	// keep, as the kernel wrote them, in chunks of keptChunk bytes;
+	// keptBytes sums them.
+	kept      [][]byte
+	keptBytes int
 	// mapped: a record of a new executable mapping of the process was
 	// read since the last mappedSince.
 	mapped atomic.Bool
@@ -72,6 +77,18 @@ type ringSample struct {
 // sampleList is a thread's samples not yet taken: first and last indexes
 // in samples.
 type sampleList struct{ first, last int32 }
+
+// keptChunk is the size of the chunks kept records are held in, and
+// keptMost how many bytes of records keep holds: a minute or more of two
+// busy threads' samples at 999 Hz, a few seconds' parsing.
+const (
+	keptChunk = 1 << 20
+	keptMost  = 64 << 20
+)
+
+// keptFirst is the first chunk of kept, faulted in before the command runs:
+// twelve seconds of two busy threads' samples at 999 Hz.
+const keptFirst = 8 << 20
 
 // processRecordMin is the smallest sample record a process ring holds:
 // header, pid and tid, time, the chain's length.
@@ -239,8 +256,8 @@ func openProcessRingsSized(pid int, cpus []int, period int64, size int) (*proces
 	if len(p.rings) == 0 {
 		return nil, fmt.Errorf("process rings of process %d: no CPU online", pid)
 	}
-	// Every record is at least processRecordMin bytes, and the rings are
-	// freed at each collect: these never grow.
+	// Every record is at least processRecordMin bytes: these hold what
+	// the rings hold, and grow with what keep keeps.
 	total := 0
 	for _, r := range p.rings {
 		total += len(r.data)
@@ -248,6 +265,14 @@ func openProcessRingsSized(pid int, cpus []int, period int64, size int) (*proces
 	p.samples = make([]ringSample, 0, total/processRecordMin)
 	p.pcs = make([]uint64, 0, total/8)
 	p.heads = make(map[uint32]sampleList)
+	// The first chunk is faulted in now, before the command runs: a page
+	// first touched while it runs costs a fault, which was most of what
+	// keeping its samples cost.
+	first := make([]byte, keptFirst)
+	for i := 0; i < len(first); i += page {
+		first[i] = 1
+	}
+	p.kept = append(p.kept, first[:0])
 	return p, nil
 }
 
@@ -281,24 +306,39 @@ func (p *processRings) close() {
 	p.rings = nil
 }
 
-// collect moves every sample of the process in the rings into samples,
-// replacing those of the last collect (taken or not), notes a new
-// executable mapping of the process (mapped), and frees the rings. It
-// allocates nothing once heads has met the threads.
+// collect moves every sample of the process in the rings, and those keep
+// kept, into samples, replacing those of the last collect (taken or not),
+// notes a new executable mapping of the process (mapped), and frees the
+// rings. It allocates nothing once samples, pcs and heads have grown to a
+// drain's needs.
 func (p *processRings) collect() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.samples, p.pcs = p.samples[:0], p.pcs[:0]
 	clear(p.heads)
+	for _, chunk := range p.kept {
+		for len(chunk) >= 8 {
+			n := int(binary.LittleEndian.Uint16(chunk[6:]))
+			if n < 8 || n > len(chunk) {
+				break
+			}
+			if p.ours(chunk[:n]) == unix.PERF_RECORD_SAMPLE {
+				p.add(chunk[:n])
+			}
+			chunk = chunk[n:]
+		}
+	}
+	if len(p.kept) > 0 {
+		// The first chunk is kept for reuse, faulted in already.
+		p.kept = append(p.kept[:0], p.kept[0][:0])
+	}
+	p.keptBytes = 0
 	for _, r := range p.rings {
 		r.begin()
 		for {
-			at, size, typ, ok := r.nextRecord()
+			at, size, _, ok := r.nextRecord()
 			if !ok {
 				break
-			}
-			if typ != unix.PERF_RECORD_SAMPLE && typ != unix.PERF_RECORD_MMAP {
-				continue
 			}
 			rec := r.slice(at, int(size))
 			if rec == nil {
@@ -308,26 +348,75 @@ func (p *processRings) collect() {
 				rec = p.rec[:size]
 				r.readAt(rec, at)
 			}
-			if typ == unix.PERF_RECORD_MMAP {
-				if len(rec) >= 16 && int(binary.LittleEndian.Uint32(rec[8:])) == p.pid {
-					p.mapped.Store(true)
-				}
-				continue
+			switch p.ours(rec) {
+			case unix.PERF_RECORD_SAMPLE:
+				p.add(rec)
+			case unix.PERF_RECORD_MMAP:
+				p.mapped.Store(true)
 			}
-			p.add(rec)
 		}
 		r.consume()
 	}
 }
 
-// add appends the sample record rec (TID, TIME, CALLCHAIN) if it is the
-// process's and well formed: its user addresses, at most maxFrames.
+// ours returns the type of the record rec if it is the process's (a child
+// inherits the events too), else 0.
+func (p *processRings) ours(rec []byte) uint32 {
+	if len(rec) < 16 || int(binary.LittleEndian.Uint32(rec[8:])) != p.pid {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(rec)
+}
+
+// keep copies what the rings hold into kept, as the kernel wrote it (collect
+// reads it later), notes executable mappings of the process, frees the
+// rings, and reports whether kept holds less than keptMost.
+func (p *processRings) keep() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.rings {
+		r.begin()
+		from := r.pos
+		for {
+			at, size, typ, ok := r.nextRecord()
+			if !ok {
+				break
+			}
+			if typ == unix.PERF_RECORD_MMAP && size >= 16 {
+				var head [16]byte
+				r.readAt(head[:], at)
+				if p.ours(head[:]) == unix.PERF_RECORD_MMAP {
+					p.mapped.Store(true)
+				}
+			}
+		}
+		// Whole records only: nextRecord stops short of a torn one.
+		if n := int(r.pos - from); n > 0 {
+			p.keepBytes(r, from, n)
+		}
+		r.consume()
+	}
+	return p.keptBytes < keptMost
+}
+
+// keepBytes appends the n bytes of r at position at to kept, in a chunk of
+// their own if the last has no room for them.
+func (p *processRings) keepBytes(r *perfRing, at uint64, n int) {
+	if k := len(p.kept); k == 0 || len(p.kept[k-1])+n > cap(p.kept[k-1]) {
+		p.kept = append(p.kept, make([]byte, 0, max(keptChunk, n)))
+	}
+	last := &p.kept[len(p.kept)-1]
+	m := len(*last)
+	*last = (*last)[:m+n]
+	r.readAt((*last)[m:], at)
+	p.keptBytes += n
+}
+
+// add appends the sample record rec (TID, TIME, CALLCHAIN) of the process
+// if it is well formed: its user addresses, at most maxFrames.
 func (p *processRings) add(rec []byte) {
 	le := binary.LittleEndian
-	if len(rec) < processRecordMin || len(p.samples) == cap(p.samples) {
-		return
-	}
-	if int(le.Uint32(rec[8:])) != p.pid {
+	if len(rec) < processRecordMin || len(rec) > len(p.rec) {
 		return
 	}
 	n := le.Uint64(rec[24:])
@@ -342,7 +431,7 @@ func (p *processRings) add(rec []byte) {
 			continue // a context marker
 		}
 		users++
-		if users <= p.maxFrames && len(p.pcs) < cap(p.pcs) {
+		if users <= p.maxFrames {
 			p.pcs = append(p.pcs, v)
 		}
 	}
@@ -531,4 +620,35 @@ func (e *exactChains) add(hash uint64, pcs []uint64) {
 		hash, leaf uint64
 		n          int
 	}{hash, pcs[0], len(pcs)}
+}
+
+// Keep moves the samples in the process rings into the target's own memory
+// (target.SampleKeeper) and reports whether the sampler may leave the
+// threads unlisted this tick: not once the process has exited or kept
+// keptMost bytes, nor without process rings.
+// It is called from the sampler's goroutine only.
+func (t *Target) Keep() bool {
+	p := t.processRings()
+	if p == nil {
+		return false
+	}
+	t.stateMu.Lock()
+	gone := t.exited || t.closed
+	t.stateMu.Unlock()
+	// The command is macprof's child: waitid tells its exit (all its
+	// threads gone) without reading /proc.
+	return !gone && !exitedChild(t.pid) && p.keep()
+}
+
+// departAll makes every listed thread of an exited target departed, so
+// that the sampler drains what they left at the one listing Threads still
+// gives (their CPU time is what was last read, or as many periods as they
+// have samples if it never was). The caller holds stateMu.
+func (t *Target) departAll() {
+	for tid, th := range t.threads {
+		delete(t.threads, tid)
+		th.files.close()
+		th.gen = t.tasks.gen
+		t.departed[tid] = th
+	}
 }

@@ -5,6 +5,7 @@ package ptrace
 import (
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"os"
 	"slices"
 	"testing"
@@ -211,6 +212,10 @@ func FuzzProcessRingCollect(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := fakeRing(1024)
 		p := newFakeProcessRings(7, r)
+		// Kept while the command runs, then read with what the ring
+		// holds at the end.
+		r.write(data[:min(len(data), 1024)])
+		p.keep()
 		r.write(data[:min(len(data), 1024)])
 		p.collect()
 		caps := []*target.Capture{target.NewCapture(8, 0)}
@@ -223,7 +228,7 @@ func FuzzProcessRingCollect(f *testing.F) {
 				}
 			}
 		}
-		if total > len(data)/processRecordMin {
+		if total > 2*len(data)/processRecordMin {
 			t.Fatalf("%d samples from %d bytes", total, len(data))
 		}
 	})
@@ -396,5 +401,66 @@ func TestProcessRingsKeepShortLivedThreads(t *testing.T) {
 	}
 	if departedSamples < 50 {
 		t.Errorf("%d samples of threads never listed alive in 20 s, want 50", departedSamples)
+	}
+}
+
+// TestProcessRingsKeepUntilExit: while the command runs, Keep moves its
+// samples into macprof's memory without a listing; once it exited, Keep
+// says so, one listing gives every thread that left samples (none of them
+// ever listed alive) as departed, the next says the process exited, and the
+// samples add up to the CPU time the process used.
+func TestProcessRingsKeepUntilExit(t *testing.T) {
+	bin := testprog.BuildPkg(t, "github.com/macprof/macprof/bench/demo")
+	l := launchWithProcessRings(t, []string{bin, "-threads", "2", "-duration", "1s"}, target.Options{})
+	p := l.processRings()
+	keeps, kept := 0, 0
+	for deadline := time.Now().Add(20 * time.Second); l.Keep(); keeps++ {
+		if time.Now().After(deadline) {
+			t.Fatal("Keep still keeping 20 s after the start of a 1 s command")
+		}
+		p.mu.Lock()
+		kept = max(kept, p.keptBytes)
+		p.mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+	}
+	if keeps < 5 || kept == 0 {
+		t.Errorf("Keep kept %d times, at most %d bytes, during a 1 s command; want 5 times and some bytes", keeps, kept)
+	}
+	cpu, err := l.ProcessCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tids, err := l.Threads(nil)
+	if err != nil || len(tids) < 2 {
+		t.Fatalf("the listing after the exit: %v, %v; want the threads that left samples", tids, err)
+	}
+	caps := []*target.Capture{target.NewCapture(128, 0), target.NewCapture(128, 0)}
+	var samples int
+	var infoCPU time.Duration
+	for _, tid := range tids {
+		info, err := l.Info(tid)
+		if err != nil {
+			t.Fatalf("info of thread %d: %v", tid, err)
+		}
+		infoCPU += info.CPUTime
+		for {
+			n, err := l.DrainSamples(tid, caps)
+			if err != nil {
+				t.Fatalf("drain thread %d: %v", tid, err)
+			}
+			samples += n
+			if n < len(caps) {
+				break
+			}
+		}
+	}
+	if _, err := l.Threads(nil); !errors.Is(err, target.ErrExited) {
+		t.Errorf("second listing after the exit: %v, want ErrExited", err)
+	}
+	if periods := int(cpu / time.Millisecond); samples < periods*9/10 || samples > periods+5 {
+		t.Errorf("%d samples for %v of process CPU time at 1 ms", samples, cpu)
+	}
+	if infoCPU != time.Duration(samples)*time.Millisecond {
+		t.Errorf("threads never listed alive: CPU time %v, want their %d samples' worth", infoCPU, samples)
 	}
 }

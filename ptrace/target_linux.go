@@ -222,6 +222,14 @@ func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	}
 	if t.continuous() {
 		err := t.refreshThreads()
+		if p != nil && errors.Is(err, target.ErrExited) {
+			// The threads are listed once more, departed, with
+			// what they left (kept since the last listing, if
+			// the samples were kept); the next call says the
+			// process exited.
+			t.departAll()
+			err = nil
+		}
 		if p != nil {
 			t.listSampledThreads(p)
 		}

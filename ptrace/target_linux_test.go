@@ -461,6 +461,12 @@ func TestTargetExecsMidCapture(t *testing.T) {
 			}
 		}
 		set, err := tg.Images()
+		if errors.Is(err, target.ErrExited) {
+			// Its memory map is empty for a moment while it execs
+			// (seen in a loaded run): look again.
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

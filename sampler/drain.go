@@ -12,10 +12,13 @@ import (
 // drainBatch is how many kernel samples are drained per DrainSamples call.
 // maxDrained bounds the samples drained from one thread in one tick, far
 // above what a kernel buffer holds, so that a backend that never runs dry
-// cannot hold the sampler.
+// cannot hold the sampler; maxKeptDrained is the bound for a SampleKeeper,
+// which hands out at once what it kept since the process started (up to
+// its memory's worth).
 const (
-	drainBatch = 8
-	maxDrained = 4096
+	drainBatch     = 8
+	maxDrained     = 4096
+	maxKeptDrained = 1 << 22
 )
 
 // drain counts the kernel samples of a thread taken since the previous
@@ -34,7 +37,11 @@ func (s *Sampler) drain(ts *targetState, tid target.ThreadID, th *threadState, l
 	for len(s.drainCaps) < drainBatch {
 		s.drainCaps = append(s.drainCaps, target.NewCapture(s.cfg.MaxFrames, s.cfg.StackBytes))
 	}
-	for drained := 0; drained < maxDrained; {
+	most := maxDrained
+	if ts.keeper != nil {
+		most = maxKeptDrained
+	}
+	for drained := 0; drained < most; {
 		for _, c := range s.drainCaps {
 			c.Walk = unwind.Result{}
 		}

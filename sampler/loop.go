@@ -142,7 +142,8 @@ func timerDelay(d time.Duration) time.Duration {
 // interval returns the time to the next tick: the sampling period, or the
 // longer drain interval (the shortest the targets ask for) while every
 // live target's threads are all sampled by the kernel, whose samples wait in its buffers until drained. A new
-// target's first three ticks are a period apart, so that its busy threads
+// target's first three ticks are a period apart (unless it keeps its
+// samples: its threads are sampled from their start), so that its busy threads
 // (seen first at the first, which does not count their CPU time before)
 // start their kernel samples after a period of CPU rather than a drain
 // interval; it takes two ticks as a tick may come early (timerDelay).
@@ -152,7 +153,7 @@ func (s *Sampler) interval() time.Duration {
 		if ts.exited {
 			continue
 		}
-		if ts.drainer == nil || ts.ticks < 3 {
+		if ts.drainer == nil || ts.ticks < 3 && ts.keeper == nil {
 			return s.period
 		}
 		if _, all := ts.drainer.KernelSampled(); !all {
@@ -227,6 +228,12 @@ func (s *Sampler) adopt() {
 		if d, ok := t.(target.SampleDrainer); ok && s.cfg.Mode == profile.ModeCPU {
 			if on, _ := d.KernelSampled(); on {
 				ts.drainer = d
+				// One that does not keep its samples when
+				// added never will (it has no buffer of its
+				// own to keep them from).
+				if k, ok := t.(target.SampleKeeper); ok && k.Keep() {
+					ts.keeper = k
+				}
 			}
 		}
 		ts.proc, _ = t.(target.ProcessCPUReporter)
@@ -281,6 +288,11 @@ func (s *Sampler) tick(n int64) {
 			ts.imgAt = now
 			ts.imgEvery = min(2*max(ts.imgEvery, firstImageRefresh), imageRefresh)
 			ts.refreshImages()
+		}
+		if ts.keeper != nil && !s.ending && ts.keeper.Keep() {
+			// The target keeps its samples until it exits or the
+			// recording ends (or its memory for them is full).
+			continue
 		}
 		if s.drainOnly(ts) {
 			for tid, th := range ts.threads {

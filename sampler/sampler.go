@@ -141,6 +141,9 @@ type targetState struct {
 	// drainer is the target as a SampleDrainer, when its kernel samples
 	// are on (cpu mode).
 	drainer target.SampleDrainer
+	// keeper is the drainer as a SampleKeeper, when it is one: while it
+	// keeps the samples, ticks neither list nor drain the target.
+	keeper target.SampleKeeper
 	// fresh: the process started since sampling began (AddStarted).
 	fresh bool
 	// carry is CPU time used and not yet counted as a whole sample: what

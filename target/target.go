@@ -140,6 +140,20 @@ type SampleDrainer interface {
 	DrainSamples(id ThreadID, caps []*Capture) (int, error)
 }
 
+// SampleKeeper is implemented by SampleDrainers that can keep the kernel's
+// samples in their own memory while the process runs (ptrace's process
+// rings): Keep moves what the kernel's buffers hold there and reports
+// whether the sampler may leave the target's threads unlisted and
+// undrained this tick, as perf record leaves its parsing to perf report.
+// It reports false once the process has exited, or when what it keeps is
+// as much as it may keep: the sampler then lists and drains the threads as
+// usual, which hands every kept sample out. The sampler asks once when it
+// adds the target: a target that does not keep its samples then is never
+// asked again.
+type SampleKeeper interface {
+	Keep() bool
+}
+
 // KernelSampleReporter is implemented by backends with kernel samples: it
 // tells why they were refused (a thread was stopped instead) or reduced (a
 // smaller ring than asked for), so that the user is told.

@@ -1,0 +1,59 @@
+package sampler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/target"
+)
+
+// keepingTarget is a drainingTarget that keeps its samples itself
+// (target.SampleKeeper) until a moment, as process rings do while the
+// command runs; its threads are sampled from the start.
+type keepingTarget struct {
+	*drainingTarget
+	until time.Time
+	keeps int
+	// listedWhileKept counts the listings made before Keep first said no.
+	listedWhileKept int
+}
+
+func (k *keepingTarget) Keep() bool {
+	if time.Now().Before(k.until) {
+		k.keeps++
+		k.listedWhileKept = k.listings
+		return true
+	}
+	return false
+}
+
+// TestKeeperIsLeftAloneWhileItKeeps: while a target keeps its samples, ticks
+// neither list nor drain it (nor take a capture to start its samples); once
+// it stops keeping, one listing hands out everything, and every sample the
+// kernel took is counted once, on its own stack.
+func TestKeeperIsLeftAloneWhileItKeeps(t *testing.T) {
+	const hz = 100
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{
+		1: {share: 1, stack: []uint64{1, 2, 3}},
+		2: {share: 0.5, stack: []uint64{4, 5}},
+	})
+	d.started[1], d.started[2] = 0, 0
+	k := &keepingTarget{drainingTarget: d, until: time.Now().Add(400 * time.Millisecond)}
+	ws := run(t, Config{Hz: hz}, 700*time.Millisecond, k)
+	if k.keeps < 2 || k.listedWhileKept != 0 {
+		t.Errorf("Keep said yes %d times, with %d listings meanwhile; want 2 or more, and none", k.keeps, k.listedWhileKept)
+	}
+	if d.captures[1]+d.captures[2] != 0 {
+		t.Errorf("%d captures of a keeping target, want none", d.captures[1]+d.captures[2])
+	}
+	for _, tid := range []target.ThreadID{1, 2} {
+		stopped, sampled, _ := drainedCounts(ws[0], tid, d.threads[tid].stack)
+		if stopped != 0 || sampled != d.drained[tid] || d.drained[tid] == 0 {
+			t.Errorf("thread %d: %d samples counted from drains and %d on other stacks, of %d drained; want all drained, and on their own stacks",
+				tid, sampled, stopped, d.drained[tid])
+		}
+	}
+	if first := d.drained[1]; first < 40 {
+		t.Errorf("thread 1 (a whole CPU for 700 ms at 100 Hz): %d samples drained", first)
+	}
+}
