@@ -101,18 +101,27 @@ func Launch(args []string, opts target.Options) (*Launched, error) {
 // it lets it go and returns nil rings, and the command is sampled thread by
 // thread. An error is a child that could not be stopped or let go.
 func openAtExec(pid int, opts target.Options) (*processRings, error) {
-	var ws unix.WaitStatus
-	for {
-		_, err := unix.Wait4(pid, &ws, 0, nil)
-		if err == nil {
-			break
+	for stops := 0; ; stops++ {
+		if stops > 16 {
+			return nil, errors.New("it stopped 16 times for signals before its exec")
 		}
-		if !errors.Is(err, unix.EINTR) {
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(pid, &ws, 0, nil); errors.Is(err, unix.EINTR) {
+			continue
+		} else if err != nil {
 			return nil, fmt.Errorf("wait for its exec: %w", err)
 		}
-	}
-	if !ws.Stopped() {
-		return nil, fmt.Errorf("it ended at its exec (status %#x)", uint32(ws))
+		if !ws.Stopped() {
+			return nil, fmt.Errorf("it ended at its exec (status %#x)", uint32(ws))
+		}
+		if ws.StopSignal() == unix.SIGTRAP {
+			break
+		}
+		// A signal that came between PTRACE_TRACEME and the exec
+		// stops it first: it is passed on, and the exec awaited.
+		if err := unix.PtraceCont(pid, int(ws.StopSignal())); err != nil {
+			return nil, fmt.Errorf("pass on signal %v before its exec: %w", ws.StopSignal(), err)
+		}
 	}
 	opts = opts.WithDefaults()
 	rings, err := openProcessRings(pid, opts.KernelSamplePeriod.Nanoseconds(), int64(opts.MaxFrames))
