@@ -3,7 +3,6 @@
 package ptrace
 
 import (
-	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -238,16 +237,7 @@ func FuzzProcessRingCollect(f *testing.F) {
 // path.
 func funcRange(t *testing.T, path, name string) (lo, hi uint64) {
 	t.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
+	for _, s := range elfSymbols(t, path) {
 		if s.Name == name {
 			return s.Value, s.Value + s.Size
 		}
@@ -359,7 +349,6 @@ func TestLaunchWithProcessRings(t *testing.T) {
 func TestProcessRingsKeepShortLivedThreads(t *testing.T) {
 	bin := testprog.BuildC(t, "churn.c")
 	l := launchWithProcessRings(t, []string{bin, "2"}, target.Options{Unwind: unwind.MethodFP})
-	caps := []*target.Capture{target.NewCapture(128, 0)}
 	seenAlive := map[target.ThreadID]bool{}
 	var departedSamples int
 	for deadline := time.Now().Add(20 * time.Second); departedSamples < 50 && time.Now().Before(deadline); {
@@ -376,17 +365,7 @@ func TestProcessRingsKeepShortLivedThreads(t *testing.T) {
 			if err != nil {
 				t.Fatalf("info of thread %d: %v", tid, err)
 			}
-			n := 0
-			for {
-				k, err := l.DrainSamples(tid, caps)
-				if err != nil {
-					t.Fatalf("drain thread %d: %v", tid, err)
-				}
-				n += k
-				if k < len(caps) {
-					break
-				}
-			}
+			n := len(drainAll(t, l.Target, int(tid), 1))
 			if live {
 				seenAlive[tid] = true
 				continue
@@ -434,7 +413,6 @@ func TestProcessRingsKeepUntilExit(t *testing.T) {
 	if err != nil || len(tids) < 2 {
 		t.Fatalf("the listing after the exit: %v, %v; want the threads that left samples", tids, err)
 	}
-	caps := []*target.Capture{target.NewCapture(128, 0), target.NewCapture(128, 0)}
 	var samples int
 	var infoCPU time.Duration
 	for _, tid := range tids {
@@ -443,16 +421,7 @@ func TestProcessRingsKeepUntilExit(t *testing.T) {
 			t.Fatalf("info of thread %d: %v", tid, err)
 		}
 		infoCPU += info.CPUTime
-		for {
-			n, err := l.DrainSamples(tid, caps)
-			if err != nil {
-				t.Fatalf("drain thread %d: %v", tid, err)
-			}
-			samples += n
-			if n < len(caps) {
-				break
-			}
-		}
+		samples += len(drainAll(t, l.Target, int(tid), 2))
 	}
 	if _, err := l.Threads(nil); !errors.Is(err, target.ErrExited) {
 		t.Errorf("second listing after the exit: %v, want ErrExited", err)
