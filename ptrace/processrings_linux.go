@@ -636,8 +636,17 @@ func (t *Target) Keep() bool {
 	gone := t.exited || t.closed
 	t.stateMu.Unlock()
 	// The command is macprof's child: waitid tells its exit (all its
-	// threads gone) without reading /proc.
-	return !gone && !exitedChild(t.pid) && p.keep()
+	// threads gone) without reading /proc; a child no longer there
+	// (reaped already) has exited too.
+	return !gone && !childExited(t.pid) && p.keep()
+}
+
+// childExited reports whether the child pid has exited or is no longer
+// macprof's child to wait for, without reaping it.
+func childExited(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return errors.Is(err, unix.ECHILD) || err == nil && siginfoPID(&info) == pid
 }
 
 // departAll makes every listed thread of an exited target departed, so

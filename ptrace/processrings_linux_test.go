@@ -385,9 +385,9 @@ func TestProcessRingsKeepShortLivedThreads(t *testing.T) {
 
 // TestProcessRingsKeepUntilExit: while the command runs, Keep moves its
 // samples into macprof's memory without a listing; once it exited, Keep
-// says so, one listing gives every thread that left samples (none of them
-// ever listed alive) as departed, the next says the process exited, and the
-// samples add up to the CPU time the process used.
+// says so, the listing that finds the exit still gives every thread that
+// left samples (none of them ever listed alive) as departed, the next gives
+// none, and the samples add up to the CPU time the process used.
 func TestProcessRingsKeepUntilExit(t *testing.T) {
 	bin := testprog.BuildPkg(t, "github.com/macprof/macprof/bench/demo")
 	l := launchWithProcessRings(t, []string{bin, "-threads", "2", "-duration", "1s"}, target.Options{})
@@ -410,8 +410,8 @@ func TestProcessRingsKeepUntilExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	tids, err := l.Threads(nil)
-	if err != nil || len(tids) < 2 {
-		t.Fatalf("the listing after the exit: %v, %v; want the threads that left samples", tids, err)
+	if !errors.Is(err, target.ErrExited) || len(tids) < 2 {
+		t.Fatalf("the listing after the exit: %v, %v; want ErrExited with the threads that left samples", tids, err)
 	}
 	var samples int
 	var infoCPU time.Duration
@@ -423,8 +423,8 @@ func TestProcessRingsKeepUntilExit(t *testing.T) {
 		infoCPU += info.CPUTime
 		samples += len(drainAll(t, l.Target, int(tid), 2))
 	}
-	if _, err := l.Threads(nil); !errors.Is(err, target.ErrExited) {
-		t.Errorf("second listing after the exit: %v, want ErrExited", err)
+	if again, err := l.Threads(nil); !errors.Is(err, target.ErrExited) || len(again) != 0 {
+		t.Errorf("second listing after the exit: %v, %v; want ErrExited alone", again, err)
 	}
 	if periods := int(cpu / time.Millisecond); samples < periods*9/10 || samples > periods+5 {
 		t.Errorf("%d samples for %v of process CPU time at 1 ms", samples, cpu)

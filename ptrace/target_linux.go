@@ -199,7 +199,9 @@ func (t *Target) Exited() bool {
 }
 
 // Threads appends the ids of the target's threads, in ascending order. It
-// does not wait for the tracer thread.
+// does not wait for the tracer thread. With process rings, the listing
+// that finds the process exited (ErrExited) still gives the threads that
+// left samples to drain.
 func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	dst = dst[:0]
 	if t.continuous() {
@@ -222,18 +224,22 @@ func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	}
 	if t.continuous() {
 		err := t.refreshThreads()
-		if p != nil && errors.Is(err, target.ErrExited) {
-			// The threads are listed once more, departed, with
-			// what they left (kept since the last listing, if
-			// the samples were kept); the next call says the
-			// process exited.
-			t.departAll()
-			err = nil
-		}
 		if p != nil {
+			if errors.Is(err, target.ErrExited) {
+				// Its threads are listed with the exit,
+				// departed, with what they left (all since
+				// it started, if it kept its samples).
+				t.departAll()
+			}
 			t.listSampledThreads(p)
 		}
 		if err != nil {
+			if p != nil {
+				for tid := range t.departed {
+					dst = append(dst, target.ThreadID(tid))
+				}
+				slices.Sort(dst)
+			}
 			return dst, err
 		}
 	}

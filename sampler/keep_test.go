@@ -16,6 +16,24 @@ type keepingTarget struct {
 	keeps int
 	// listedWhileKept counts the listings made before Keep first said no.
 	listedWhileKept int
+	gone            bool // its exit's listing was made
+}
+
+// Threads, once it exited, still gives its threads with the exit, as
+// process rings do: what they left is to be drained.
+func (k *keepingTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
+	if !k.exitAt.IsZero() && time.Now().After(k.exitAt) {
+		k.listings++
+		dst = dst[:0]
+		if !k.gone {
+			k.gone = true
+			for id := range k.threads {
+				dst = append(dst, id)
+			}
+		}
+		return dst, target.ErrExited
+	}
+	return k.drainingTarget.Threads(dst)
 }
 
 func (k *keepingTarget) Keep() bool {
@@ -55,5 +73,34 @@ func TestKeeperIsLeftAloneWhileItKeeps(t *testing.T) {
 	}
 	if first := d.drained[1]; first < 40 {
 		t.Errorf("thread 1 (a whole CPU for 700 ms at 100 Hz): %d samples drained", first)
+	}
+}
+
+// TestKeeperThatExitedIsDrainedOnce: a keeping target that exited gives its
+// threads with the exit; the sampler drains what they kept then (every
+// sample counted once) and stops, without another tick.
+func TestKeeperThatExitedIsDrainedOnce(t *testing.T) {
+	const hz = 100
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{
+		1: {share: 1, stack: []uint64{1, 2, 3}},
+		2: {share: 0.5, stack: []uint64{4, 5}},
+	})
+	d.started[1], d.started[2] = 0, 0
+	until := time.Now().Add(300 * time.Millisecond)
+	d.exitAt = until
+	k := &keepingTarget{drainingTarget: d, until: until}
+	start := time.Now()
+	ws := run(t, Config{Hz: hz}, 5*time.Second, k)
+	if took := time.Since(start); took > 2500*time.Millisecond {
+		t.Errorf("the sampler ran %v after its only target exited at 300 ms", took)
+	}
+	if k.listings != 1 || k.listedWhileKept != 0 {
+		t.Errorf("%d listings (%d while it kept); want the exit's alone", k.listings, k.listedWhileKept)
+	}
+	for _, tid := range []target.ThreadID{1, 2} {
+		_, sampled, _ := drainedCounts(ws[0], tid, d.threads[tid].stack)
+		if sampled != d.drained[tid] || d.drained[tid] == 0 {
+			t.Errorf("thread %d: %d samples counted of %d drained at the exit", tid, sampled, d.drained[tid])
+		}
 	}
 }

@@ -309,7 +309,12 @@ func (s *Sampler) tick(n int64) {
 		if err != nil {
 			if ts.drainer != nil {
 				// The samples the kernel took since the last drain
-				// are still to be had.
+				// are still to be had: of the threads the exit's
+				// listing still gives (a SampleKeeper's, all it
+				// kept), and of those listed before.
+				for _, tid := range s.tids {
+					s.sampleThread(ts, tid, n)
+				}
 				for tid, th := range ts.threads {
 					s.drain(ts, tid, th, true)
 				}

@@ -68,7 +68,8 @@ type Target interface {
 	// PID returns the process id.
 	PID() int
 	// Threads appends the target's current thread ids to dst[:0] (no
-	// allocation when dst has room).
+	// allocation when dst has room). With ErrExited it may still give
+	// threads that left kernel samples to drain (SampleDrainer).
 	Threads(dst []ThreadID) ([]ThreadID, error)
 	// Info returns a thread's name, CPU time and state.
 	Info(t ThreadID) (ThreadInfo, error)
