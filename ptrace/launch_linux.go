@@ -185,11 +185,12 @@ func (h *heldThread) do(f func() error) error {
 // release lets the held thread exit.
 func (h *heldThread) release() { h.once.Do(func() { close(h.done) }) }
 
-// exitedChild reports whether the child pid has exited, without reaping it.
+// exitedChild reports whether the child pid has exited, without reaping it:
+// a child no longer there to wait for (reaped already) has too.
 func exitedChild(pid int) bool {
 	var info unix.Siginfo
 	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	return err == nil && siginfoPID(&info) == pid
+	return errors.Is(err, unix.ECHILD) || err == nil && siginfoPID(&info) == pid
 }
 
 // Wait waits for the command to exit and returns the status to forward.

@@ -232,17 +232,30 @@ func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
 		closeFD(fd)
 		return nil, false, fmt.Errorf("map the sample ring of thread %d: %w", tid, err)
 	}
-	r = &perfRing{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0])), chain: stackBytes == 0, interval: spec.interval}
+	r, err = newRing(fd, mem, dataPages)
+	if err != nil {
+		return nil, false, fmt.Errorf("sample ring of thread %d: %w", tid, err)
+	}
+	r.chain, r.interval = stackBytes == 0, spec.interval
+	return r, small, nil
+}
+
+// newRing returns the ring of the event fd mapped at mem, a metadata page
+// and dataPages pages of data, or closes both if the kernel's metadata
+// does not describe such a data area.
+func newRing(fd int, mem []byte, dataPages int) (*perfRing, error) {
+	page := os.Getpagesize()
+	r := &perfRing{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
 	off, size := r.meta.Data_offset, r.meta.Data_size
 	if off == 0 && size == 0 { // kernels before 4.1 leave them zero
 		off, size = uint64(page), uint64(dataPages*page)
 	}
 	if size == 0 || size&(size-1) != 0 || off+size > uint64(len(mem)) {
 		r.close()
-		return nil, false, fmt.Errorf("sample ring of thread %d: data area %d bytes at %d in a %d-byte mapping", tid, size, off, len(mem))
+		return nil, fmt.Errorf("data area %d bytes at %d in a %d-byte mapping", size, off, len(mem))
 	}
 	r.data = mem[off : off+size]
-	return r, small, nil
+	return r, nil
 }
 
 // close unmaps the ring and closes the event.

@@ -83,9 +83,9 @@ func (r *perfRing) write(rec []byte) {
 	r.meta.Data_head = head + uint64(len(rec))
 }
 
-// processRecord is a PERF_RECORD_SAMPLE of process rings' type (TID, TIME,
+// processRecord is a PERF_RECORD_SAMPLE of process rings' type (TID,
 // CALLCHAIN) with a user-context marker before the addresses.
-func processRecord(pid, tid uint32, time uint64, pcs ...uint64) []byte {
+func processRecord(pid, tid uint32, pcs ...uint64) []byte {
 	le := binary.LittleEndian
 	n := 1 + len(pcs)
 	rec := make([]byte, processRecordMin+8*n)
@@ -93,11 +93,10 @@ func processRecord(pid, tid uint32, time uint64, pcs ...uint64) []byte {
 	le.PutUint16(rec[6:], uint16(len(rec)))
 	le.PutUint32(rec[8:], pid)
 	le.PutUint32(rec[12:], tid)
-	le.PutUint64(rec[16:], time)
-	le.PutUint64(rec[24:], uint64(n))
-	le.PutUint64(rec[32:], uint64(1<<64+unix.PERF_CONTEXT_USER))
+	le.PutUint64(rec[16:], uint64(n))
+	le.PutUint64(rec[24:], uint64(1<<64+unix.PERF_CONTEXT_USER))
 	for i, pc := range pcs {
-		le.PutUint64(rec[40+8*i:], pc)
+		le.PutUint64(rec[32+8*i:], pc)
 	}
 	return rec
 }
@@ -129,17 +128,19 @@ func takeAll(p *processRings, tid int) [][]uint64 {
 // executable mapping of the process is noted.
 func TestProcessRingsCollect(t *testing.T) {
 	r0, r1 := fakeRing(512), fakeRing(512)
+	// r1's records start near its end, so that they wrap around it.
+	r1.meta.Data_head, r1.meta.Data_tail = 480, 480
 	p := newFakeProcessRings(100, r0, r1)
-	r0.write(processRecord(100, 101, 1, 0x10, 0x11))
-	r0.write(processRecord(200, 201, 2, 0x99)) // a child process
-	r1.write(processRecord(100, 102, 3, 0x20))
-	r0.write(processRecord(100, 101, 4, 0x12, 0x13))
-	bad := processRecord(100, 101, 5, 0x14)
-	binary.LittleEndian.PutUint64(bad[24:], 1000) // more entries than the record holds
+	r0.write(processRecord(100, 101, 0x10, 0x11))
+	r0.write(processRecord(200, 201, 0x99)) // a child process
+	r1.write(processRecord(100, 102, 0x20))
+	r0.write(processRecord(100, 101, 0x12, 0x13))
+	bad := processRecord(100, 101, 0x14)
+	binary.LittleEndian.PutUint64(bad[16:], 1000) // more entries than the record holds
 	r1.write(bad)
-	r1.write(processRecord(100, 102, 6, 1, 2, 3, 4, 5, 6))
-	for range 3 { // wraps r1 around its end (512 bytes)
-		r1.write(processRecord(100, 103, 7, 0x30, 0x31, 0x32))
+	r1.write(processRecord(100, 102, 1, 2, 3, 4, 5, 6))
+	for range 3 {
+		r1.write(processRecord(100, 103, 0x30, 0x31, 0x32))
 	}
 	mmap := make([]byte, 48)
 	binary.LittleEndian.PutUint32(mmap[0:], unix.PERF_RECORD_MMAP)
@@ -172,10 +173,10 @@ func TestProcessRingsCollect(t *testing.T) {
 		t.Errorf("another process's samples kept: %x", got)
 	}
 	// The next collect replaces what was left.
-	r0.write(processRecord(100, 104, 8, 0x40))
+	r0.write(processRecord(100, 104, 0x40))
 	p.collect()
-	if p.has(101) || !p.has(104) {
-		t.Errorf("after a second collect: has(101) %v, has(104) %v", p.has(101), p.has(104))
+	if old, now := takeAll(p, 102), takeAll(p, 104); len(old) != 0 || len(now) != 1 {
+		t.Errorf("after a second collect: thread 102 %x (left from the first), thread 104 %x", old, now)
 	}
 }
 
@@ -185,7 +186,7 @@ func TestProcessRingsCollectDoesNotAllocate(t *testing.T) {
 	r := fakeRing(4096)
 	p := newFakeProcessRings(100, r)
 	caps := []*target.Capture{target.NewCapture(8, 0), target.NewCapture(8, 0)}
-	recs := [][]byte{processRecord(100, 101, 1, 1, 2, 3), processRecord(100, 102, 2, 4, 5), processRecord(100, 101, 3, 6)}
+	recs := [][]byte{processRecord(100, 101, 1, 2, 3), processRecord(100, 102, 4, 5), processRecord(100, 101, 6)}
 	allocs := testing.AllocsPerRun(100, func() {
 		for _, rec := range recs {
 			r.write(rec)
@@ -205,8 +206,8 @@ func TestProcessRingsCollectDoesNotAllocate(t *testing.T) {
 // them, but the command's threads decide their callchains), collect and
 // take neither panic nor keep more than the ring held.
 func FuzzProcessRingCollect(f *testing.F) {
-	f.Add(processRecord(7, 8, 1, 0x10, 0x20))
-	f.Add(append(processRecord(7, 9, 1, 1, 2, 3, 4, 5), processRecord(7, 9, 2)...))
+	f.Add(processRecord(7, 8, 0x10, 0x20))
+	f.Add(append(processRecord(7, 9, 1, 2, 3, 4, 5), processRecord(7, 9)...))
 	f.Add([]byte{9, 0, 0, 0, 0, 0, 8, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := fakeRing(1024)

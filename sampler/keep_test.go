@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
 )
 
@@ -51,11 +52,7 @@ func (k *keepingTarget) Keep() bool {
 // kernel took is counted once, on its own stack.
 func TestKeeperIsLeftAloneWhileItKeeps(t *testing.T) {
 	const hz = 100
-	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{
-		1: {share: 1, stack: []uint64{1, 2, 3}},
-		2: {share: 0.5, stack: []uint64{4, 5}},
-	})
-	d.started[1], d.started[2] = 0, 0
+	d := newKeptDraining(hz)
 	k := &keepingTarget{drainingTarget: d, until: time.Now().Add(400 * time.Millisecond)}
 	ws := run(t, Config{Hz: hz}, 700*time.Millisecond, k)
 	if k.keeps < 2 || k.listedWhileKept != 0 {
@@ -64,13 +61,7 @@ func TestKeeperIsLeftAloneWhileItKeeps(t *testing.T) {
 	if d.captures[1]+d.captures[2] != 0 {
 		t.Errorf("%d captures of a keeping target, want none", d.captures[1]+d.captures[2])
 	}
-	for _, tid := range []target.ThreadID{1, 2} {
-		stopped, sampled, _ := drainedCounts(ws[0], tid, d.threads[tid].stack)
-		if stopped != 0 || sampled != d.drained[tid] || d.drained[tid] == 0 {
-			t.Errorf("thread %d: %d samples counted from drains and %d on other stacks, of %d drained; want all drained, and on their own stacks",
-				tid, sampled, stopped, d.drained[tid])
-		}
-	}
+	checkEveryDrainedCounted(t, ws, d)
 	if first := d.drained[1]; first < 40 {
 		t.Errorf("thread 1 (a whole CPU for 700 ms at 100 Hz): %d samples drained", first)
 	}
@@ -81,11 +72,7 @@ func TestKeeperIsLeftAloneWhileItKeeps(t *testing.T) {
 // sample counted once) and stops, without another tick.
 func TestKeeperThatExitedIsDrainedOnce(t *testing.T) {
 	const hz = 100
-	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{
-		1: {share: 1, stack: []uint64{1, 2, 3}},
-		2: {share: 0.5, stack: []uint64{4, 5}},
-	})
-	d.started[1], d.started[2] = 0, 0
+	d := newKeptDraining(hz)
 	until := time.Now().Add(300 * time.Millisecond)
 	d.exitAt = until
 	k := &keepingTarget{drainingTarget: d, until: until}
@@ -97,10 +84,29 @@ func TestKeeperThatExitedIsDrainedOnce(t *testing.T) {
 	if k.listings != 1 || k.listedWhileKept != 0 {
 		t.Errorf("%d listings (%d while it kept); want the exit's alone", k.listings, k.listedWhileKept)
 	}
+	checkEveryDrainedCounted(t, ws, d)
+}
+
+// newKeptDraining returns a drainingTarget of two threads, one using a CPU
+// and one half a CPU, sampled from the start, as process rings sample them.
+func newKeptDraining(hz int) *drainingTarget {
+	d := newDraining(10, time.Second/time.Duration(hz), map[target.ThreadID]*fakeThread{
+		1: {share: 1, stack: []uint64{1, 2, 3}},
+		2: {share: 0.5, stack: []uint64{4, 5}},
+	})
+	d.started[1], d.started[2] = 0, 0
+	return d
+}
+
+// checkEveryDrainedCounted checks that every sample d's two threads handed
+// out was counted once, on its own stack.
+func checkEveryDrainedCounted(t *testing.T, ws []*profile.Window, d *drainingTarget) {
+	t.Helper()
 	for _, tid := range []target.ThreadID{1, 2} {
-		_, sampled, _ := drainedCounts(ws[0], tid, d.threads[tid].stack)
-		if sampled != d.drained[tid] || d.drained[tid] == 0 {
-			t.Errorf("thread %d: %d samples counted of %d drained at the exit", tid, sampled, d.drained[tid])
+		stopped, sampled, _ := drainedCounts(ws[0], tid, d.threads[tid].stack)
+		if stopped != 0 || sampled != d.drained[tid] || d.drained[tid] == 0 {
+			t.Errorf("thread %d: %d samples counted from drains and %d on other stacks, of %d drained; want all drained, and on their own stacks",
+				tid, sampled, stopped, d.drained[tid])
 		}
 	}
 }

@@ -1,0 +1,289 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"encoding/binary"
+
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+	"github.com/macprof/macprof/unwind/cfi"
+	"golang.org/x/sys/unix"
+)
+
+// The samples of process rings (processrings_linux.go): kept as the kernel
+// wrote them while the command runs, then read into a list per thread and
+// handed out.
+
+// ringSample is one sample moved out of a process ring.
+type ringSample struct {
+	tid    uint32
+	next   int32  // the thread's next sample in samples, or -1
+	off, n uint32 // its addresses: pcs[off : off+n]
+	deep   bool   // the kernel's chain had more frames than kept
+}
+
+// sampleList is a thread's samples not yet taken: first and last indexes
+// in samples.
+type sampleList struct{ first, last int32 }
+
+// keptChunk is the size of the chunks kept records are held in, and
+// keptMost how many bytes of records keep holds: a minute or more of two
+// busy threads' samples at 999 Hz, a few seconds' parsing.
+const (
+	keptChunk = 1 << 20
+	keptMost  = 64 << 20
+)
+
+// keptFirst is the first chunk of kept, faulted in before the command runs:
+// twelve seconds of two busy threads' samples at 999 Hz.
+const keptFirst = 8 << 20
+
+// collect moves every sample of the process in the rings, and those keep
+// kept, into samples, replacing those of the last collect (taken or not),
+// notes a new executable mapping of the process (mapped), and frees the
+// rings. It allocates nothing once samples, pcs and heads have grown to a
+// drain's needs.
+func (p *processRings) collect() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.samples, p.pcs = p.samples[:0], p.pcs[:0]
+	clear(p.heads)
+	for _, chunk := range p.kept {
+		for len(chunk) >= 8 {
+			n := int(binary.LittleEndian.Uint16(chunk[6:]))
+			if n < 8 || n > len(chunk) {
+				break
+			}
+			if p.ours(chunk[:n]) == unix.PERF_RECORD_SAMPLE {
+				p.add(chunk[:n])
+			}
+			chunk = chunk[n:]
+		}
+	}
+	if len(p.kept) > 0 {
+		// The first chunk is kept for reuse, faulted in already.
+		p.kept = append(p.kept[:0], p.kept[0][:0])
+	}
+	p.keptBytes = 0
+	for _, r := range p.rings {
+		r.begin()
+		for {
+			at, size, _, ok := r.nextRecord()
+			if !ok {
+				break
+			}
+			rec := r.slice(at, int(size))
+			if rec == nil {
+				if size > uint64(len(p.rec)) {
+					continue
+				}
+				rec = p.rec[:size]
+				r.readAt(rec, at)
+			}
+			switch p.ours(rec) {
+			case unix.PERF_RECORD_SAMPLE:
+				p.add(rec)
+			case unix.PERF_RECORD_MMAP:
+				p.mapped.Store(true)
+			}
+		}
+		r.consume()
+	}
+}
+
+// ours returns the type of the record rec if it is the process's (a child
+// inherits the events too), else 0.
+func (p *processRings) ours(rec []byte) uint32 {
+	if len(rec) < 16 || int(binary.LittleEndian.Uint32(rec[8:])) != p.pid {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(rec)
+}
+
+// keep copies what the rings hold into kept, as the kernel wrote it (collect
+// reads it later), notes executable mappings of the process, frees the
+// rings, and reports whether kept holds less than keptMost.
+func (p *processRings) keep() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.rings {
+		r.begin()
+		from := r.pos
+		for {
+			at, size, typ, ok := r.nextRecord()
+			if !ok {
+				break
+			}
+			if typ == unix.PERF_RECORD_MMAP && size >= 16 {
+				var head [16]byte
+				r.readAt(head[:], at)
+				if p.ours(head[:]) == unix.PERF_RECORD_MMAP {
+					p.mapped.Store(true)
+				}
+			}
+		}
+		// Whole records only: nextRecord stops short of a torn one.
+		if n := int(r.pos - from); n > 0 {
+			p.keepBytes(r, from, n)
+		}
+		r.consume()
+	}
+	return p.keptBytes < keptMost
+}
+
+// keepBytes appends the n bytes of r at position at to kept, in a chunk of
+// their own if the last has no room for them.
+func (p *processRings) keepBytes(r *perfRing, at uint64, n int) {
+	if k := len(p.kept); k == 0 || len(p.kept[k-1])+n > cap(p.kept[k-1]) {
+		p.kept = append(p.kept, make([]byte, 0, max(keptChunk, n)))
+	}
+	last := &p.kept[len(p.kept)-1]
+	m := len(*last)
+	*last = (*last)[:m+n]
+	r.readAt((*last)[m:], at)
+	p.keptBytes += n
+}
+
+// add appends the sample record rec (TID, CALLCHAIN) of the process
+// if it is well formed: its user addresses, at most maxFrames.
+func (p *processRings) add(rec []byte) {
+	le := binary.LittleEndian
+	if len(rec) < processRecordMin || len(rec) > len(p.rec) {
+		return
+	}
+	n := le.Uint64(rec[16:])
+	if n > uint64(len(rec)-processRecordMin)/8 {
+		return
+	}
+	s := ringSample{tid: le.Uint32(rec[12:]), next: -1, off: uint32(len(p.pcs))}
+	users := 0
+	for i := 0; i < int(n); i++ {
+		v := le.Uint64(rec[processRecordMin+8*i:])
+		if v >= perfContextMax {
+			continue // a context marker
+		}
+		users++
+		if users <= p.maxFrames {
+			p.pcs = append(p.pcs, v)
+		}
+	}
+	s.n = uint32(len(p.pcs)) - s.off
+	s.deep = users > int(s.n) || users >= perfMaxStack()
+	i := int32(len(p.samples))
+	p.samples = append(p.samples, s)
+	if l, ok := p.heads[s.tid]; ok {
+		p.samples[l.last].next = i
+		p.heads[s.tid] = sampleList{first: l.first, last: i}
+	} else if len(p.heads) < maxDeparted {
+		p.heads[s.tid] = sampleList{first: i, last: i}
+	}
+}
+
+// mappedSince reports whether the process mapped executable code since the
+// last call.
+func (p *processRings) mappedSince() bool { return p.mapped.Swap(false) }
+
+// threadsWithSamples appends to dst each thread with samples not yet taken,
+// once, with how many.
+func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	dst = dst[:0]
+	for tid, l := range p.heads {
+		n := 0
+		for i := l.first; i >= 0; i = p.samples[i].next {
+			n++
+		}
+		dst = append(dst, threadSamples{tid: int(tid), n: n})
+	}
+	return dst
+}
+
+// threadSamples is a thread and how many samples of it were collected.
+type threadSamples struct{ tid, n int }
+
+// take puts into caps tid's samples not yet taken, oldest first on each
+// CPU, and returns how many: each one's addresses (up to the capacity of
+// its PCs) in PCs, and Walk.Stop StopMaxFrames where the chain was cut,
+// else StopEnd.
+func (p *processRings) take(tid int, caps []*target.Capture) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l, ok := p.heads[uint32(tid)]
+	if !ok {
+		return 0
+	}
+	i, n := l.first, 0
+	for ; n < len(caps) && i >= 0; i = p.samples[i].next {
+		s := &p.samples[i]
+		c := caps[n]
+		pcs := p.pcs[s.off : s.off+s.n]
+		c.PCs = append(c.PCs[:0], pcs[:min(len(pcs), cap(c.PCs))]...)
+		c.Walk = unwind.Result{Stop: unwind.StopEnd}
+		if s.deep || len(c.PCs) < len(pcs) {
+			c.Walk.Stop = unwind.StopMaxFrames
+		}
+		n++
+	}
+	if i < 0 {
+		delete(p.heads, uint32(tid))
+	} else {
+		p.heads[uint32(tid)] = sampleList{first: i, last: l.last}
+	}
+	return n
+}
+
+// drainProcess puts into caps the samples of thread tid from the last
+// collect not drained yet, and returns how many. A callchain the unwind
+// tables find a frame without a frame record in is cut there (marked
+// truncated), as fillFromChain does; chains the tables vouch for whole are
+// remembered (exact), as most samples repeat a stack. The caller holds
+// hotMu.
+func (t *Target) drainProcess(tid int, caps []*target.Capture) int {
+	k := t.kernel
+	n := k.proc.take(tid, caps)
+	var r *cfi.Resolver
+	if t.opts.Unwind != unwind.MethodFP {
+		r = t.tables.res.Load()
+	}
+	for _, c := range caps[:n] {
+		c.Thread, c.Regs, c.Stopped, c.Err = target.ThreadID(tid), unwind.Regs{}, 0, nil
+		c.Stack, c.StackBase = c.Stack[:0], 0
+		c.Walk.Hash = unwind.HashPCs(c.PCs)
+		if r == nil || len(c.PCs) == 0 || k.exact.has(c.Walk.Hash, c.PCs) {
+			continue
+		}
+		check := unwind.CheckChain(c.PCs, r.NoWait())
+		switch {
+		case check.Exact(len(c.PCs)):
+			k.exact.add(c.Walk.Hash, c.PCs)
+		case check.Trusted < len(c.PCs) || !check.Whole:
+			c.PCs, c.Walk.Stop = c.PCs[:check.Trusted], unwind.StopNoFrameRecord
+			c.Walk.Hash = unwind.HashPCs(c.PCs)
+		}
+	}
+	return n
+}
+
+// exactChains remembers callchains the unwind tables found exact, by hash,
+// leaf and length, in a table of fixed size (a newer chain takes an older
+// one's slot): a chain found there needs no check.
+type exactChains [4096]struct {
+	hash, leaf uint64
+	n          int
+}
+
+func (e *exactChains) slot(hash uint64) int { return int(hash % uint64(len(e))) }
+
+func (e *exactChains) has(hash uint64, pcs []uint64) bool {
+	s := &e[e.slot(hash)]
+	return s.hash == hash && s.n == len(pcs) && s.leaf == pcs[0]
+}
+
+func (e *exactChains) add(hash uint64, pcs []uint64) {
+	e[e.slot(hash)] = struct {
+		hash, leaf uint64
+		n          int
+	}{hash, pcs[0], len(pcs)}
+}
