@@ -102,6 +102,10 @@ func (t *Target) info(tid int) (target.ThreadInfo, error) {
 	}
 	cpu, err := th.files.cpuTime(t.infoBuf[:])
 	if err != nil {
+		if errors.Is(err, unix.ESRCH) || errors.Is(err, unix.ENOENT) {
+			// Listed, then ended before this read: gone, not a failure.
+			return target.ThreadInfo{ID: target.ThreadID(tid)}, fmt.Errorf("thread %d: %w (%w)", tid, target.ErrNoThread, err)
+		}
 		return target.ThreadInfo{ID: target.ThreadID(tid)}, fmt.Errorf("thread %d: CPU time: %w", tid, err)
 	}
 	// The state letter would cost a read of /proc/.../stat, the most
