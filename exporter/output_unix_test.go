@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -94,4 +95,48 @@ func TestWriteFileHostileOutput(t *testing.T) {
 	if st, err := os.Stat(keep); err != nil || st.Mode().Perm() != 0o600 || st.Size() == 0 {
 		t.Errorf("rewritten file: %v, %v", st, err)
 	}
+}
+
+// TestWriteFileFreshOwner: an output that another user created beforehand,
+// mode 0666, is replaced by a file of macprof's user with the default mode,
+// so that its creator can neither rewrite nor keep the profile (issue 27,
+// defect 8).
+func TestWriteFileFreshOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test gives a file to another user: run it as root")
+	}
+	tw := newTestWindow(t, profile.ModeCPU)
+	out := filepath.Join(t.TempDir(), "cpu.folded")
+	if err := os.WriteFile(out, []byte("planted"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(out, 0o666); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	if err := os.Chown(out, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckWritable(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(out, FormatFolded, tw.w, newCache(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Lstat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := st.Sys().(*syscall.Stat_t)
+	if sys.Uid != 0 || sys.Gid != 0 || st.Mode().Perm() != 0o644 || st.Size() == 0 || string(mustRead(t, out)) == "planted" {
+		t.Errorf("rewritten output: owner %d:%d, mode %#o, %d bytes; want a new file of 0:0, mode 0644", sys.Uid, sys.Gid, st.Mode().Perm(), st.Size())
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

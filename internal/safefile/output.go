@@ -44,8 +44,10 @@ func CheckOutput(path string) error {
 
 // Replace writes data to a new file in path's directory and renames it over
 // path: the rename replaces whatever is at path (a link is not followed).
-// A regular file there keeps its permission bits and, for root, its owner;
-// a new file gets perm.
+// The new file is owned by macprof's user and gets perm, or the permission
+// bits of a regular file of that user's already there; a file of another
+// user keeps neither its owner nor its mode (a 0666 file planted by
+// someone else would otherwise make root's profile theirs to rewrite).
 func Replace(path string, data []byte, perm fs.FileMode) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -57,9 +59,8 @@ func Replace(path string, data []byte, perm fs.FileMode) error {
 	}
 	tmp := f.Name()
 	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
-		perm = st.Mode().Perm()
-		if uid, gid, ok := ownerOf(st); ok && os.Geteuid() == 0 {
-			f.Chown(uid, gid)
+		if uid, _, ok := ownerOf(st); ok && uid == os.Geteuid() {
+			perm = st.Mode().Perm()
 		}
 	}
 	_, werr := f.Write(data)
