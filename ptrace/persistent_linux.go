@@ -337,7 +337,7 @@ func (t *Target) captureAll(dst []target.Capture) ([]target.Capture, error) {
 		c.Err = nil
 		th := t.threads[tid]
 		if th == nil {
-			c.Err = fmt.Errorf("thread %d exited during the capture", tid)
+			c.Err = threadErr(tid, target.ErrNoThread) // it ended meanwhile
 			continue
 		}
 		if err := t.awaitHeld(th, deadline); err != nil {

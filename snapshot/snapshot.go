@@ -22,6 +22,9 @@ type Snapshot struct {
 	Executable string   `json:"executable,omitempty"`
 	StoppedNS  int64    `json:"stopped_ns"`
 	Threads    []Thread `json:"threads"`
+	// Ended lists the threads that ended between the listing and the
+	// capture: gone from the process, so not missing from its snapshot.
+	Ended []uint64 `json:"ended,omitempty"`
 	// Missing lists what the snapshot could not capture.
 	Missing []string `json:"missing,omitempty"`
 }
@@ -71,8 +74,9 @@ func (c Config) Validate() error {
 }
 
 // Take attaches, captures every thread at once, detaches, then symbolizes.
-// What it could not capture is listed in Snapshot.Missing; an error means
-// there is no snapshot at all.
+// What it could not capture is listed in Snapshot.Missing, and threads that
+// ended before their capture in Snapshot.Ended; an error means there is no
+// snapshot at all.
 func Take(cfg Config) (*Snapshot, error) {
 	t, err := cfg.Attach(cfg.PID, cfg.Options)
 	if err != nil {
@@ -124,6 +128,12 @@ func Take(cfg Config) (*Snapshot, error) {
 	var stopped time.Duration
 	for i := range caps {
 		c := &caps[i]
+		if errors.Is(c.Err, target.ErrNoThread) {
+			// A process that creates and ends threads all the time
+			// has some end between the listing and the stop.
+			snap.Ended = append(snap.Ended, uint64(c.Thread))
+			continue
+		}
 		stopped = max(stopped, c.Stopped)
 		th := Thread{TID: uint64(c.Thread), Name: names[c.Thread]}
 		if c.Err != nil {
@@ -135,6 +145,16 @@ func Take(cfg Config) (*Snapshot, error) {
 		}
 		th.Frames = symbolizeStack(cache, imgs, c.PCs)
 		snap.Threads = append(snap.Threads, th)
+	}
+	if len(snap.Threads) == 0 {
+		if why := exited(cfg.PID); why != nil {
+			return nil, why
+		}
+		err := fmt.Errorf("capture: every thread of PID %d ended before it was captured", cfg.PID)
+		if capErr != nil {
+			err = fmt.Errorf("%w: %w", err, capErr)
+		}
+		return nil, err
 	}
 	if capErr != nil {
 		snap.Missing = append(snap.Missing, capErr.Error())

@@ -199,3 +199,29 @@ func TestSnapshotWalksCodeWithoutFramePointers(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotOfThreadStorm snapshots a process that creates thousands of
+// short-lived threads a second, 20 times: threads that end between the
+// listing and the capture are Ended, never missing, so every snapshot is
+// complete (a thread that did not stop in time on a loaded machine is the
+// one thing forgiven).
+func TestSnapshotOfThreadStorm(t *testing.T) {
+	p := testprog.Start(t, testprog.BuildC(t, "threadstorm.c"), "5000")
+	ended := 0
+	for i := 0; i < 20; i++ {
+		snap, err := Take(Config{PID: p.PID, Attach: attach, Options: target.Options{MaxFrames: 64}})
+		if err != nil {
+			t.Fatalf("snapshot %d: %v", i, err)
+		}
+		for _, m := range snap.Missing {
+			if !strings.HasSuffix(m, ": "+target.ErrStopTimeout.Error()) {
+				t.Fatalf("snapshot %d misses %q (all missing: %q)", i, m, snap.Missing)
+			}
+		}
+		if len(snap.Threads) == 0 || snap.Threads[0].TID != uint64(p.PID) {
+			t.Fatalf("snapshot %d has no main thread first: %+v", i, snap.Threads)
+		}
+		ended += len(snap.Ended)
+	}
+	t.Logf("%d threads ended between listing and capture in 20 snapshots", ended)
+}

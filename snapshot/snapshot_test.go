@@ -3,6 +3,8 @@ package snapshot
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +128,34 @@ TID 8:
 `
 	if b.String() != want {
 		t.Errorf("text:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// TestTakeEndedThreads: a thread that ended between the listing and the
+// capture (ErrNoThread) is listed in Ended, not in Threads or Missing, so
+// that a snapshot of a process that creates and ends threads all the time
+// is complete; a snapshot whose every thread ended is an error.
+func TestTakeEndedThreads(t *testing.T) {
+	f := newFake()
+	f.caps = []target.Capture{
+		{Thread: 1, PCs: []uint64{0x1010}, Stopped: 30 * time.Microsecond},
+		{Thread: 5, Err: fmt.Errorf("thread 5: %w", target.ErrNoThread)},
+		{Thread: 6, Err: fmt.Errorf("thread 6: %w", target.ErrNoThread), Stopped: time.Second},
+	}
+	attach := func(int, target.Options) (target.Target, error) { return f, nil }
+	snap, err := Take(Config{PID: 42, Attach: attach})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Missing) != 0 || len(snap.Threads) != 1 || snap.Threads[0].TID != 1 || !slices.Equal(snap.Ended, []uint64{5, 6}) {
+		t.Errorf("threads %+v, ended %v, missing %q; want thread 1, ended [5 6], nothing missing", snap.Threads, snap.Ended, snap.Missing)
+	}
+	if snap.StoppedNS != 30000 {
+		t.Errorf("stopped %dns, want 30000: an ended thread was not stopped", snap.StoppedNS)
+	}
+	f.caps = f.caps[1:]
+	f.capErr = target.ErrExited
+	if _, err := Take(Config{PID: 42, Attach: attach}); err == nil || !errors.Is(err, target.ErrExited) || !strings.Contains(err.Error(), "every thread of PID 42 ended") {
+		t.Errorf("every thread ended: err %v, want one saying so and wrapping ErrExited", err)
 	}
 }

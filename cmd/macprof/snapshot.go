@@ -37,7 +37,7 @@ func runSnapshot(args []string, stdout, stderr io.Writer) int {
 	if st, ok := fs.parse(args); !ok {
 		return st
 	}
-	cfg := snapshot.Config{PID: pid.pid(), Options: target.Options{MaxFrames: *maxFrames}, Attach: attach}
+	cfg := snapshot.Config{PID: pid.pid(), Options: target.Options{MaxFrames: *maxFrames}, Attach: osBackend.attach}
 	if err := cfg.Validate(); err != nil || fs.NArg() > 0 {
 		if err == nil {
 			err = fmt.Errorf("unexpected argument %q: give the process as -p PID", fs.Arg(0))
@@ -57,6 +57,9 @@ func runSnapshot(args []string, stdout, stderr io.Writer) int {
 		}
 	} else {
 		snap.WriteText(stdout)
+	}
+	if n := len(snap.Ended); n > 0 {
+		fmt.Fprintf(stderr, "macprof snapshot: %d thread(s) ended before the capture, so have no stack: %v\n", n, snap.Ended)
 	}
 	if len(snap.Missing) > 0 {
 		for _, m := range snap.Missing {
