@@ -29,7 +29,10 @@ type Tables interface {
 // PLT stub, the usual case of such rules). Each frame's CFA must lie above
 // the previous frame's (on arm64 a leaf's may equal it once, the return
 // address being in LR), inside [stack.Lo, stack.Hi), so that the walk
-// always ends. Result.CFIFrames counts frames unwound with a table.
+// always ends. A register the table says is saved at a slot below the
+// frame's stack pointer is taken as restored: an epilogue popped it (GCC
+// keeps the save's rule to the function's end). Result.CFIFrames counts
+// frames unwound with a table.
 func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) ([]uint64, Result) {
 	if tables == nil {
 		return w.Walk(regs, stack, dst)
@@ -155,8 +158,12 @@ walk:
 			switch rule.RA {
 			case cfi.RegSaved:
 				var ok bool
-				if ret, ok = c.word(cfa + uint64(int64(rule.RAOff))); !ok {
-					if ret, stop = w.readSlow(c.stack, cfa+uint64(int64(rule.RAOff)), &res); stop != StopEnd {
+				if slot := cfa + uint64(int64(rule.RAOff)); slot < sp && arm && first {
+					// Below the stack pointer: the epilogue loaded
+					// LR from it already (as FP's below).
+					ret = lr
+				} else if ret, ok = c.word(slot); !ok {
+					if ret, stop = w.readSlow(c.stack, slot, &res); stop != StopEnd {
 						res.Stop = stop
 						break walk
 					}
@@ -179,8 +186,14 @@ walk:
 			switch rule.FP {
 			case cfi.RegSaved:
 				var ok bool
-				if fp, ok = c.word(cfa + uint64(int64(rule.FPOff))); !ok {
-					if fp, stop = w.readSlow(c.stack, cfa+uint64(int64(rule.FPOff)), &res); stop != StopEnd {
+				if slot := cfa + uint64(int64(rule.FPOff)); slot < sp {
+					// Below the stack pointer, outside the frame: an
+					// epilogue popped it already (GCC's tables keep
+					// the save's rule to the function's end), so FP
+					// holds the caller's value; a copy taken from SP
+					// does not hold the slot.
+				} else if fp, ok = c.word(slot); !ok {
+					if fp, stop = w.readSlow(c.stack, slot, &res); stop != StopEnd {
 						res.Stop = stop
 						break walk
 					}

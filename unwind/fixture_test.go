@@ -23,7 +23,12 @@ type fixtureObject struct {
 
 func loadFixture(t *testing.T, name string, arch Arch) *fixtureObject {
 	t.Helper()
-	path := "cfi/testdata/" + name
+	return loadObject(t, "cfi/testdata/"+name, arch)
+}
+
+// loadObject loads the ELF executable at path as a fixtureObject.
+func loadObject(t *testing.T, path string, arch Arch) *fixtureObject {
+	t.Helper()
 	tab, err := cfi.Load(path)
 	if err != nil {
 		t.Fatal(err)
