@@ -181,31 +181,6 @@ func (s *spool) remove(it *Item) {
 	}
 }
 
-// openSpoolDir creates dir (mode 0700) if needed, opens it and checks that
-// it is a directory of the agent's user that no one else can reach: items
-// from another user's directory would be sent with the agent's
-// credentials, and its links would turn the agent's writes and removals
-// on someone else's files.
-func openSpoolDir(dir string) (*os.Root, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("upload: spool directory: %w", err)
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("upload: spool directory: %w", err)
-	}
-	st, err := root.Stat(".")
-	if err != nil {
-		root.Close()
-		return nil, fmt.Errorf("upload: spool directory: %w", err)
-	}
-	if err := checkPrivateDir(dir, st); err != nil {
-		root.Close()
-		return nil, err
-	}
-	return root, nil
-}
-
 // openSpool creates dir if needed and loads the items a previous run left,
 // oldest first: the newest ones within maxItems and maxBytes are kept, older
 // ones removed and counted in skipped, as are unreadable files (logged).

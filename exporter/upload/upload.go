@@ -53,7 +53,10 @@ type Config struct {
 	// An item larger than this on its own is dropped at once.
 	MaxBytes int64
 	// SpoolDir, when set, keeps every queued item in a file there as well,
-	// so that a restarted agent sends what the previous one could not.
+	// so that a restarted agent sends what the previous one could not. It
+	// and the directory holding it (the agent's --spool-dir) must be the
+	// user's own, mode 0700, reached through no symbolic link; New creates
+	// them where no one else can write.
 	SpoolDir string
 	// InitialBackoff is the first retry delay (default 1 s); it doubles up
 	// to MaxBackoff (default 1 min). Jitter (default 0.2) spreads each delay

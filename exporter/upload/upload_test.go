@@ -95,6 +95,17 @@ func fastConfig() Config {
 	return Config{Name: "test", MaxItems: 10, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Logger: quietLogger(nil)}
 }
 
+// privateDir returns a new directory of the test's user with mode 0700,
+// as a spool directory's parent (the agent's --spool-dir) must be.
+func privateDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func items(n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -338,7 +349,7 @@ func TestShutdownDeadlineWithHungSend(t *testing.T) {
 // Items survive a restart through the spool directory, and corrupt files
 // are skipped with a log.
 func TestSpoolSurvivesRestart(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "spool") // created 0700 by New
+	dir := filepath.Join(privateDir(t), "spool") // created 0700 by New
 	sink := &fakeSink{down: true}
 	cfg := fastConfig()
 	cfg.SpoolDir = dir
@@ -413,7 +424,7 @@ func TestSpoolSurvivesRestart(t *testing.T) {
 
 // A spool left by a run with larger bounds is trimmed to the newest items.
 func TestSpoolBoundOnLoad(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "spool")
+	dir := filepath.Join(privateDir(t), "spool")
 	cfg := fastConfig()
 	cfg.SpoolDir = dir
 	cfg.MaxItems = 20
@@ -482,7 +493,7 @@ func TestConcurrentEnqueue(t *testing.T) {
 	sink := &fakeSink{}
 	cfg := fastConfig()
 	cfg.MaxItems = 1000
-	cfg.SpoolDir = filepath.Join(t.TempDir(), "spool")
+	cfg.SpoolDir = filepath.Join(privateDir(t), "spool")
 	u, _ := New(sink, cfg)
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
