@@ -76,7 +76,7 @@ func TestStrippedFunctionOneFrame(t *testing.T) {
 	w := strippedWindow(t, start, end, mainStart+8)
 	// A cache of its own: the stripped file has the UUID of the full one.
 	cache = symcache.New(symcache.Options{})
-	const name = "prog_arm64_stripped+0x388"
+	const name = "prog_arm64_stripped+0x100000388"
 
 	p, err := Profile(w, cache, Options{})
 	if err != nil {

@@ -264,9 +264,9 @@ func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
 	off := s.img.FileOffset(addr)
 	b := w.AvailableBuffer() // append in place: Write then copies nothing
 	i := -1
-	var va uint64
-	if v, in := s.table.Address(off); in {
-		va, i = v, s.table.LookupIndex(v)
+	va, mapped := s.table.Address(off)
+	if mapped {
+		i = s.table.LookupIndex(va)
 	}
 	name, start := "", uint64(0)
 	if i >= 0 {
@@ -274,10 +274,9 @@ func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
 			raw, st := s.table.Symbol(i)
 			s.names[i] = demangle.Name(raw, demangle.Simplified)
 			if raw == "" {
-				// An unnamed function: named by its start.
-				if so, ok := s.table.FileOffset(st); ok {
-					s.names[i] = s.image + "+0x" + strconv.FormatUint(so, 16)
-				}
+				// An unnamed function: named by its link-time
+				// start, as profiles name it.
+				s.names[i] = s.image + "+0x" + strconv.FormatUint(st, 16)
 			}
 		}
 		name = s.names[i]
@@ -290,6 +289,9 @@ func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
 		b = append(b, ") + "...)
 		b = strconv.AppendUint(b, va-start, 10)
 	} else {
+		if mapped {
+			off = va // in no function: its link-time address
+		}
 		b = append(b, s.image...)
 		b = append(b, "+0x"...)
 		b = strconv.AppendUint(b, off, 16)

@@ -62,9 +62,9 @@ func TestSymbolizeStrippedByStart(t *testing.T) {
 	if err := Run(cfg, []string{"0x100000388", "0x100000390", "0x1000003b8"}, nil, &out); err != nil {
 		t.Fatal(err)
 	}
-	want := "prog_arm64_stripped+0x388 (in prog_arm64_stripped) + 0\n" +
-		"prog_arm64_stripped+0x388 (in prog_arm64_stripped) + 8\n" +
-		"prog_arm64_stripped+0x388 (in prog_arm64_stripped) + 48\n"
+	want := "prog_arm64_stripped+0x100000388 (in prog_arm64_stripped) + 0\n" +
+		"prog_arm64_stripped+0x100000388 (in prog_arm64_stripped) + 8\n" +
+		"prog_arm64_stripped+0x100000388 (in prog_arm64_stripped) + 48\n"
 	if out.String() != want {
 		t.Errorf("got %q, want %q", out.String(), want)
 	}

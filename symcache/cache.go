@@ -166,8 +166,9 @@ func (c *Cache) loadWithin(load Loader, img *images.Image) (*Table, error) {
 // Symbolize returns the frames for addr inside img, innermost first (more
 // than one when debug info records inlined calls). caller tells that addr is
 // a return address, so the call instruction before it is looked up. When
-// symbols are missing the single frame has an empty Function and an Offset
-// from the image's start, which Frame.Name prints as image+0xOFFSET.
+// symbols are missing the single frame has an empty Function and, as
+// Frame.Name prints it, the link-time address (or, without the object's
+// table, the offset in the image).
 func (c *Cache) Symbolize(img *images.Image, addr uint64, caller bool) []Frame {
 	if caller && addr > 0 {
 		addr--
@@ -211,18 +212,15 @@ func (c *Cache) resolve(img *images.Image, off uint64) []Frame {
 	}
 	name, start, ok := t.Lookup(vaddr)
 	if !ok {
-		// No function: the frame is named by its image offset.
-		return unknown
+		// No function: the frame is named by its link-time address.
+		return []Frame{{Image: img.Name(), Offset: vaddr, Linked: true}}
 	}
 	if name == "" {
-		// An anonymous function start (LC_FUNCTION_STARTS): the frame
-		// is named by the function's start, so that every address of
-		// the function shares one name.
-		soff, ok := t.FileOffset(start)
-		if !ok {
-			return unknown
-		}
-		return []Frame{{Image: img.Name(), Anonymous: true, Start: soff, Offset: vaddr - start}}
+		// An anonymous function start (LC_FUNCTION_STARTS, .eh_frame):
+		// the frame is named by the function's link-time start, so
+		// that every address of the function shares one name, the
+		// one addr2line and atos take.
+		return []Frame{{Image: img.Name(), Anonymous: true, Start: start, Offset: vaddr - start}}
 	}
 	// Tables keep names mangled, so that building a table costs no
 	// demangling: demangle each frame once, here.

@@ -40,7 +40,7 @@ func TestELFStrippedStarts(t *testing.T) {
 			g := fr[len(fr)-1]
 			switch {
 			case g.Anonymous:
-				if g.Start != img.FileOffset(s.Value) || g.Offset != a-s.Value {
+				if g.Start != s.Value || g.Offset != a-s.Value {
 					t.Fatalf("%s+%d: frame %+v named %s, want start %#x", s.Name, a-s.Value, g, g.Name(), s.Value)
 				}
 				if a == s.Value {

@@ -61,9 +61,9 @@ func TestGopclntabInlineTiny(t *testing.T) {
 	}
 	p.SetGoFunc(gofunc)
 	want := map[uint64]string{
-		0x401003: "[{main.b 0 0 false a.go 30  true} {main.a 0 0 false a.go 10  false}]",
-		0x401009: "[{main.a 0 0 false a.go 10  false}]",
-		0x401011: "[{main.b 0 0 false a.go 10  false}]",
+		0x401003: "[{main.b 0 0 false false a.go 30  true} {main.a 0 0 false false a.go 10  false}]",
+		0x401009: "[{main.a 0 0 false false a.go 10  false}]",
+		0x401011: "[{main.b 0 0 false false a.go 10  false}]",
 	}
 	for pc, w := range want {
 		if got := fmt.Sprint(p.Lines(pc)); got != w {

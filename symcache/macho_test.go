@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,7 +69,7 @@ func llvmName(n string) string {
 }
 
 // TestMachOStripped checks that a stripped image names its functions
-// image+0xOFFSET from LC_FUNCTION_STARTS, with the same function bounds as
+// image+0xSTART (its link-time address) from LC_FUNCTION_STARTS, with the same function bounds as
 // the unstripped image, and never after __mh_execute_header.
 func TestMachOStripped(t *testing.T) {
 	for _, arch := range []string{"arm64", "x86_64"} {
@@ -82,7 +83,8 @@ func TestMachOStripped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ft, err := cache.Table(full)
+		// A cache of its own: the stripped file has the full one's UUID.
+		ft, err := New(Options{}).Table(full)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,9 +99,10 @@ func TestMachOStripped(t *testing.T) {
 			if !ok1 || !ok2 || s1 != s2 {
 				t.Fatalf("%s %#x: stripped start %#x (%v), unstripped %#x (%v)", arch, a, s1, ok1, s2, ok2)
 			}
-			// Named by the function's start, the offset inside it.
-			want := "prog_" + arch + "_stripped+0x" + strconv.FormatUint(s1-img.Start, 16)
-			if fr[0].Start != s1-img.Start || fr[0].Offset != a-s1 || fr[0].Name() != want {
+			// Named by the function's link-time start (what atos -o
+			// takes), the offset inside it.
+			want := "prog_" + arch + "_stripped+0x" + strconv.FormatUint(s1, 16)
+			if fr[0].Start != s1 || fr[0].Offset != a-s1 || fr[0].Name() != want {
 				t.Fatalf("%s %#x: frame %+v named %q, want %q + %d", arch, a, fr[0], fr[0].Name(), want, a-s1)
 			}
 			if s, dup := names[want]; dup && s != s1 {
@@ -109,6 +112,19 @@ func TestMachOStripped(t *testing.T) {
 		}
 		if len(names) < 5 {
 			t.Errorf("%s: only %d functions", arch, len(names))
+		}
+		// atos's address: llvm-symbolizer on the unstripped file, given
+		// the address each name prints, finds the function there.
+		var starts []uint64
+		for _, s := range names {
+			starts = append(starts, s)
+		}
+		slices.Sort(starts)
+		for i, fr := range llvmSymbolize(t, fixture("prog_"+arch), arch, starts, false) {
+			name, _, _ := ft.Lookup(starts[i])
+			if len(fr) == 0 || llvmName(fr[0].FunctionName) != demangle.Name(name, demangle.Simplified) {
+				t.Errorf("%s: llvm-symbolizer at %#x: %+v, want %q", arch, starts[i], fr, name)
+			}
 		}
 		// The header itself is no function.
 		if fr := cache.Symbolize(img, img.Start, false); fr[0].Function != "" {

@@ -44,7 +44,7 @@ func cacheImages(t *testing.T, c *dyldcachetest.Cache, mem images.MemoryReader) 
 
 // checkCacheNames symbolizes every export and every local function of
 // c's dylibs: exports must have their names; locals their real names
-// when named is true, else image+0xOFFSET, never "<redacted>".
+// when named is true, else image+0xADDR (unslid), never "<redacted>".
 func checkCacheNames(t *testing.T, c *dyldcachetest.Cache, cache *symcache.Cache, imgs []*images.Image, named bool) {
 	t.Helper()
 	for i, d := range c.Dylibs {
@@ -61,7 +61,7 @@ func checkCacheNames(t *testing.T, c *dyldcachetest.Cache, cache *symcache.Cache
 		for _, l := range d.Locals {
 			pc := l.Addr + dyldcachetest.Slide
 			fr := cache.Symbolize(img, pc, false)
-			want := fmt.Sprintf("%s+0x%x", img.Name(), pc-img.Start)
+			want := fmt.Sprintf("%s+0x%x", img.Name(), l.Addr) // its unslid address
 			if named {
 				want = l.Name
 			}

@@ -259,16 +259,20 @@ type Frame struct {
 	// Function is the (demangled) function name, or "" when unknown.
 	Function string
 	// Offset is the address's distance from the function's start (named
-	// or Anonymous), or from the image's start when neither is known.
+	// or Anonymous); in a frame with neither, the address's link-time
+	// address when Linked, else its offset from the image's start (the
+	// object's table could not be read).
 	Offset uint64
-	// Start is, for an Anonymous frame, the offset of its function's
-	// start in the image (in the image's offset space, as Offset is when
-	// no start is known).
+	// Start is, for an Anonymous frame, the link-time address of its
+	// function's start: the address addr2line -e and atos -o take.
 	Start uint64
 	// Anonymous marks a frame in a function that has no name but a known
 	// start (LC_FUNCTION_STARTS, say): Name is image+0xSTART, so that
 	// every address of the function gets one name.
 	Anonymous bool
+	// Linked marks a frame with no function whose Offset is a link-time
+	// address.
+	Linked bool
 	// File and Line locate the address in source, when debug info has it.
 	File string
 	Line int
@@ -279,8 +283,10 @@ type Frame struct {
 }
 
 // Name returns the function name; for a function without one,
-// image+0xSTART when its start is known (Anonymous), else image+0xOFFSET
-// (the address's own offset in the image).
+// image+0xSTART when its start is known (Anonymous), else image+0xADDR
+// (the address itself, see Offset). Both are link-time addresses, as
+// addr2line -e image and atos -o image take them, whenever the object's
+// table was read.
 func (f Frame) Name() string {
 	if f.Function != "" {
 		return f.Function

@@ -37,9 +37,9 @@ addresses of a process that loaded the binary at LOADADDR (for Mach-O the
 address of its header, that is of __TEXT: "Binary Images" in a crash log;
 for ELF the load bias, 0 for a non-PIE executable).
 
-A function without a symbol (a stripped image) prints as image+0xOFFSET,
-its offset from the start of __TEXT, never as the nearest exported symbol
-or __mh_execute_header. An address outside the binary prints as
+A function without a symbol (a stripped image) prints as image+0xSTART,
+the link-time address of its start (what atos -o and addr2line -e take),
+never as the nearest exported symbol or __mh_execute_header. An address outside the binary prints as
 "0xADDR (not in image)"; a word that is not an address prints as
 "?? (not an address: WORD)" and makes the exit status 1.
 

@@ -45,7 +45,7 @@ func TestSymbolizeMachO(t *testing.T) {
 		{"load address", "", []string{"-o", uni, "--arch", "arm64", "-l", "0x104a2c000", "0x104a2c3b8"}, "func_10 (in prog_universal) + 48\n", 0},
 		{"stdin", " 0x100000388\n\t0x1000003b8  \n", []string{"-o", uni, "--arch=arm64"},
 			"func_10 (in prog_universal) + 0\nfunc_10 (in prog_universal) + 48\n", 0},
-		{"stripped", "", []string{"-o", stripped, "-l", "0x104000000", "0x104000400"}, "prog_arm64_stripped+0x3f8 (in prog_arm64_stripped) + 8\n", 0}, // named by the start of the unnamed function
+		{"stripped", "", []string{"-o", stripped, "-l", "0x104000000", "0x104000400"}, "prog_arm64_stripped+0x1000003f8 (in prog_arm64_stripped) + 8\n", 0}, // named by the start of the unnamed function
 		{"outside and bad", "", []string{"-o", uni, "--arch", "arm64", "0x10", "zz"},
 			"0x10 (not in prog_universal)\n?? (not an address: zz)\n", 1},
 		{"inlined", "", []string{"-o", prog, "-i", "0x100002e98"},
