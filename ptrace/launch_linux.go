@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/user"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -261,6 +262,12 @@ func sudoUser(euid int, getenv func(string) string, lookup func(uid string) (*us
 			return nil, fmt.Errorf("launch under sudo: user %d has group %q, not a group id", uid, g)
 		}
 		id.cred.Groups = append(id.cred.Groups, uint32(n))
+	}
+	// sudo sets SUDO_GID to the user's own group; another (SUDO_GID=0 in
+	// an environment the user wrote) would run the command with a group
+	// the user does not have.
+	if strconv.FormatUint(gid, 10) != u.Gid && !slices.Contains(id.cred.Groups, uint32(gid)) {
+		return nil, fmt.Errorf("launch under sudo: SUDO_GID %d is not a group of user %d (SUDO_UID); unset SUDO_UID and SUDO_GID to run the command as root", gid, uid)
 	}
 	return id, nil
 }

@@ -40,6 +40,9 @@ func TestSudoUser(t *testing.T) {
 		{"missing SUDO_UID", 0, env("SUDO_GID", "1000"), "SUDO_UID", false},
 		{"unknown user", 0, env("SUDO_UID", "1001", "SUDO_GID", "1001"), "look up user 1001", false},
 		{"user", 0, env("SUDO_UID", "1000", "SUDO_GID", "1000"), "", false},
+		{"a supplementary group", 0, env("SUDO_UID", "1000", "SUDO_GID", "27"), "", false},
+		{"root's group", 0, env("SUDO_UID", "1000", "SUDO_GID", "0"), "SUDO_GID 0 is not a group of user 1000", false},
+		{"another group", 0, env("SUDO_UID", "1000", "SUDO_GID", "4"), "SUDO_GID 4 is not a group of user 1000", false},
 	} {
 		id, err := sudoUser(tc.euid, tc.env, lookup)
 		switch {
