@@ -60,7 +60,8 @@ type stackKey struct {
 type resolver struct {
 	w      *profile.Window
 	cache  *symcache.Cache
-	procs  map[int]int // PID -> index into w.Processes
+	procs  map[int]int    // PID -> index into w.Processes (Gen 0)
+	gens   map[[2]int]int // (PID, Gen) -> index into w.Processes
 	locs   []location
 	byKey  map[locKey]int
 	stacks map[stackKey][]int
@@ -91,6 +92,13 @@ func newResolver(w *profile.Window, c *symcache.Cache, app *AppFilter) (*resolve
 		system: -1,
 	}
 	for i, p := range w.Processes {
+		if p.Gen != 0 {
+			if r.gens == nil {
+				r.gens = map[[2]int]int{}
+			}
+			r.gens[[2]int{p.PID, p.Gen}] = i
+			continue
+		}
 		if _, dup := r.procs[p.PID]; !dup {
 			r.procs[p.PID] = i
 		}
@@ -106,12 +114,31 @@ func (r *resolver) proc(pid int) int {
 	return -1
 }
 
+// procOf returns the index of the process whose images s was taken under:
+// its PID's with its Gen, else its PID's; -1 when there is none.
+func (r *resolver) procOf(s profile.Sample) int {
+	if s.Gen != 0 {
+		if i, ok := r.gens[[2]int{s.PID, s.Gen}]; ok {
+			return i
+		}
+	}
+	if i := r.proc(s.PID); i >= 0 {
+		return i
+	}
+	for i, p := range r.w.Processes {
+		if p.PID == s.PID {
+			return i
+		}
+	}
+	return -1
+}
+
 // stack returns the location indices of a sample's stack, innermost first.
 // The returned slice is shared and must not be modified. The error is
 // always nil (newResolver checked the window); the result stays because
 // TestResolverOncePerAddress calls stack with two results.
 func (r *resolver) stack(s profile.Sample) ([]int, error) {
-	proc := r.proc(s.PID)
+	proc := r.procOf(s)
 	key := stackKey{s.Stack, proc}
 	if ids, ok := r.stacks[key]; ok {
 		return ids, nil

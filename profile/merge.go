@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/macprof/macprof/images"
 )
 
 // CheckValid reports the first thing in w that exporters cannot take: a
@@ -28,7 +30,8 @@ func (w *Window) CheckValid() error {
 // field is kept: samples and stacks are concatenated, missed counts and
 // stats added, the stop-time distribution merged (its percentiles recomputed
 // from the merged buckets), and each process listed once with the images it
-// had last. A single window is returned as it is.
+// had last, and once more per image set its samples were taken under (Gen).
+// A single window is returned as it is.
 func Merge(ws []*Window) *Window {
 	if len(ws) == 1 {
 		return ws[0]
@@ -39,9 +42,30 @@ func Merge(ws []*Window) *Window {
 	}
 	out.Start, out.End, out.Period, out.Mode = ws[0].Start, ws[len(ws)-1].End, ws[0].Period, ws[0].Mode
 	procAt := map[int]int{}
+	// A window numbers the image sets of its processes (Gen) on its own:
+	// the merge numbers them again, one number per PID and set.
+	type pidSet struct {
+		pid int
+		set *images.Set
+	}
+	gens := map[pidSet]int{}
 	buckets := map[time.Duration]int64{}
 	for _, w := range ws {
+		renum := map[[2]int]int{}
 		for _, p := range w.Processes {
+			if p.Gen != 0 {
+				k := pidSet{p.PID, p.Images}
+				g, ok := gens[k]
+				if !ok {
+					g = len(gens) + 1
+					gens[k] = g
+					q := p
+					q.Gen = g
+					out.Processes = append(out.Processes, q)
+				}
+				renum[[2]int{p.PID, p.Gen}] = g
+				continue
+			}
 			if i, ok := procAt[p.PID]; ok {
 				out.Processes[i] = p
 				continue
@@ -53,6 +77,9 @@ func Merge(ws []*Window) *Window {
 		out.Stacks = append(out.Stacks, w.Stacks...)
 		for _, s := range w.Samples {
 			s.Stack += base
+			if s.Gen != 0 {
+				s.Gen = renum[[2]int{s.PID, s.Gen}] // 0 if the window has no such process
+			}
 			out.Samples = append(out.Samples, s)
 		}
 		for k, v := range w.Missed {

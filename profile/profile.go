@@ -58,6 +58,11 @@ type Process struct {
 	Executable string
 	// Images are the images loaded when the window closed.
 	Images *images.Set
+	// Gen tells apart the image sets one process had in turn (before and
+	// after an exec, a library mapped since): the samples of the same PID
+	// and Gen are symbolized with these Images. 0 is the images the
+	// process had when the window closed.
+	Gen int
 }
 
 // Stack is an interned call stack: PCs[0] is the PC of the innermost frame,
@@ -132,3 +137,4 @@ func (w *Window) SampleCount() int64 {
 	}
 	return n
 }
+	Gen        int // the Process of this PID and Gen holds its images

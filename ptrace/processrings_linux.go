@@ -14,8 +14,10 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
+	"github.com/macprof/macprof/unwind/cfi"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,9 +39,11 @@ import (
 // out a thread's. The samples of a thread that
 // exited before the listing make it a departed thread, listed once, whose
 // CPU time is as many periods as it has samples if it was never listed
-// alive. Samples of other processes (a child the command forked inherits
-// the events) are dropped: record follows children as targets of their
-// own.
+// alive. Every process the command starts inherits the events: their
+// samples are kept too, each with its process (target.Capture.PID), so
+// that a child that lives for a few milliseconds is profiled as fully as
+// the command (target.DescendantSampler). Each sample is looked up in the
+// images its process had when it was taken (imageversions_linux.go).
 
 // processRings is a launched command's per-CPU inherited events and the
 // samples last read from them.
@@ -56,6 +60,12 @@ type processRings struct {
 	pcs       []uint64
 	maxFrames int
 	rec       []byte // a record that wraps around its ring's end
+	// hist holds the versions of the images of the command's processes;
+	// takenRes the unwind-table resolvers of the samples take last gave
+	// out; vdso reads the command's [vdso].
+	hist     imageHistory
+	takenRes []*cfi.Resolver
+	vdso     images.MemoryReader
 	// kept holds the process's sample records moved out of the rings by
 	// keep, as the kernel wrote them, in chunks of keptChunk bytes;
 	// keptBytes sums them.
@@ -67,8 +77,8 @@ type processRings struct {
 }
 
 // processRecordMin is the smallest sample record a process ring holds:
-// header, pid and tid, the chain's length.
-const processRecordMin = 8 + 8 + 8
+// header, pid and tid, time, the chain's length.
+const processRecordMin = 8 + 8 + 8 + 8
 
 // processRingBytes is each CPU's ring at first: half of it holds the
 // largest samples of a busy thread for 250 ms at 999 Hz, and a ring is
@@ -157,8 +167,9 @@ func parseCPUList(s string) ([]int, error) {
 }
 
 // openProcessRings opens, for process pid (stopped at its exec), one
-// inherited task-clock sampling event per online CPU with a callchain per
-// sample, and maps their rings: processRingBytes each, within
+// inherited task-clock sampling event per online CPU with a callchain and
+// the time per sample and records of forks, execs and executable mappings
+// (with build IDs where the kernel gives them), and maps their rings: processRingBytes each, within
 // bigRingBudget, halved while the kernel refuses them for want of locked
 // memory, down to processRingMin.
 func openProcessRings(pid int, period, maxFrames int64) (*processRings, error) {
@@ -185,11 +196,12 @@ func openProcessRings(pid int, period, maxFrames int64) (*processRings, error) {
 
 func openProcessRingsSized(pid int, cpus []int, period int64, size int) (*processRings, error) {
 	attr := unix.PerfEventAttr{
-		Type:             unix.PERF_TYPE_SOFTWARE,
-		Config:           unix.PERF_COUNT_SW_TASK_CLOCK,
-		Sample:           uint64(period),
-		Sample_type:      unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_CALLCHAIN,
-		Bits:             unix.PerfBitExcludeHv | unix.PerfBitExcludeCallchainKernel | unix.PerfBitInherit | unix.PerfBitMmap,
+		Type:        unix.PERF_TYPE_SOFTWARE,
+		Config:      unix.PERF_COUNT_SW_TASK_CLOCK,
+		Sample:      uint64(period),
+		Sample_type: unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_CALLCHAIN,
+		Bits: unix.PerfBitExcludeHv | unix.PerfBitExcludeCallchainKernel | unix.PerfBitInherit |
+			unix.PerfBitMmap2 | unix.PerfBitComm | unix.PerfBitCommExec | unix.PerfBitTask | unix.PerfBitSampleIDAll | perfBitBuildID,
 		Sample_max_stack: uint16(perfMaxStack()),
 	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
@@ -197,6 +209,11 @@ func openProcessRingsSized(pid int, cpus []int, period int64, size int) (*proces
 	page := os.Getpagesize()
 	for _, cpu := range cpus {
 		fd, err := perfEventOpenCPU(&attr, pid, cpu)
+		if errors.Is(err, unix.EINVAL) && attr.Bits&perfBitBuildID != 0 {
+			// A kernel before 5.12: mappings without build IDs.
+			attr.Bits &^= perfBitBuildID
+			fd, err = perfEventOpenCPU(&attr, pid, cpu)
+		}
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
 			// User-space samples only, as openPerfRing.
 			attr.Bits |= unix.PerfBitExcludeKernel
@@ -246,6 +263,10 @@ func openProcessRingsSized(pid int, cpus []int, period int64, size int) (*proces
 	p.kept = append(p.kept, first[:0])
 	return p, nil
 }
+
+// perfBitBuildID is perf_event_attr's build_id bit: MMAP2 records carry
+// the mapped file's build ID rather than its device and inode.
+const perfBitBuildID = 1 << 34
 
 // processRecordMax bounds a process ring's sample record.
 func processRecordMax() int {
@@ -298,6 +319,7 @@ func (t *Target) useProcessRings(p *processRings) {
 	}
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
+	p.vdso = &lockedReader{t: t}
 	t.kernel.proc, t.kernel.exact = p, new(exactChains)
 	if t.kernel.waiting != nil {
 		t.kernel.procWatched = p.watch(t.kernel.waiting)
@@ -316,7 +338,12 @@ func (t *Target) listSampledThreads(p *processRings) {
 		if _, ok := t.threads[ts.tid]; ok {
 			continue
 		}
+		proc := 0
+		if ts.pid != t.pid {
+			proc = ts.pid // a descendant's thread
+		}
 		if th, ok := t.departed[ts.tid]; ok {
+			th.proc = proc
 			if th.lastCPU == 0 {
 				// Listed, but gone before its CPU time was read.
 				th.lastCPU = time.Duration(ts.n) * t.opts.KernelSamplePeriod
@@ -326,15 +353,21 @@ func (t *Target) listSampledThreads(p *processRings) {
 		if len(t.departed) >= maxDeparted {
 			return
 		}
-		th := &thread{tid: ts.tid, files: threadFiles{schedstat: -1, stat: -1}, gen: t.tasks.gen}
+		th := &thread{tid: ts.tid, proc: proc, files: threadFiles{schedstat: -1, stat: -1}, gen: t.tasks.gen}
 		th.lastCPU = time.Duration(ts.n) * t.opts.KernelSamplePeriod
 		t.departed[ts.tid] = th
 	}
 }
 
 // maxDeparted bounds the threads listed as departed from process rings'
-// samples (each costs the sampler a thread's state).
-const maxDeparted = 4096
+// samples (each costs the sampler a thread's state): a few thousand
+// short-lived children between two listings.
+const maxDeparted = 1 << 14
+
+// SamplesDescendants reports whether t's samples include those of the
+// processes its command started (target.DescendantSampler): with process
+// rings, which they inherit.
+func (t *Target) SamplesDescendants() bool { return t.processRings() != nil }
 
 // Keep moves the samples in the process rings into the target's own memory
 // (target.SampleKeeper) and reports whether the sampler may leave the

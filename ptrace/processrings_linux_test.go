@@ -84,8 +84,14 @@ func (r *perfRing) write(rec []byte) {
 }
 
 // processRecord is a PERF_RECORD_SAMPLE of process rings' type (TID,
-// CALLCHAIN) with a user-context marker before the addresses.
+// TIME, CALLCHAIN) at time 0 with a user-context marker before the
+// addresses.
 func processRecord(pid, tid uint32, pcs ...uint64) []byte {
+	return processRecordAt(0, pid, tid, pcs...)
+}
+
+// processRecordAt is processRecord at a time.
+func processRecordAt(time uint64, pid, tid uint32, pcs ...uint64) []byte {
 	le := binary.LittleEndian
 	n := 1 + len(pcs)
 	rec := make([]byte, processRecordMin+8*n)
@@ -93,10 +99,11 @@ func processRecord(pid, tid uint32, pcs ...uint64) []byte {
 	le.PutUint16(rec[6:], uint16(len(rec)))
 	le.PutUint32(rec[8:], pid)
 	le.PutUint32(rec[12:], tid)
-	le.PutUint64(rec[16:], uint64(n))
-	le.PutUint64(rec[24:], uint64(1<<64+unix.PERF_CONTEXT_USER))
+	le.PutUint64(rec[16:], time)
+	le.PutUint64(rec[24:], uint64(n))
+	le.PutUint64(rec[32:], uint64(1<<64+unix.PERF_CONTEXT_USER))
 	for i, pc := range pcs {
-		le.PutUint64(rec[32+8*i:], pc)
+		le.PutUint64(rec[40+8*i:], pc)
 	}
 	return rec
 }
@@ -123,8 +130,8 @@ func takeAll(p *processRings, tid int) [][]uint64 {
 }
 
 // TestProcessRingsCollect: samples of both CPUs' rings reach their thread,
-// each CPU's oldest first, once; other processes' samples and malformed
-// records are dropped; a chain longer than maxFrames is cut and marked; an
+// each CPU's oldest first, once; a child process's samples are kept and
+// malformed records dropped; a chain longer than maxFrames is cut and marked; an
 // executable mapping of the process is noted.
 func TestProcessRingsCollect(t *testing.T) {
 	r0, r1 := fakeRing(512), fakeRing(512)
@@ -136,17 +143,13 @@ func TestProcessRingsCollect(t *testing.T) {
 	r1.write(processRecord(100, 102, 0x20))
 	r0.write(processRecord(100, 101, 0x12, 0x13))
 	bad := processRecord(100, 101, 0x14)
-	binary.LittleEndian.PutUint64(bad[16:], 1000) // more entries than the record holds
+	binary.LittleEndian.PutUint64(bad[24:], 1000) // more entries than the record holds
 	r1.write(bad)
 	r1.write(processRecord(100, 102, 1, 2, 3, 4, 5, 6))
 	for range 3 {
 		r1.write(processRecord(100, 103, 0x30, 0x31, 0x32))
 	}
-	mmap := make([]byte, 48)
-	binary.LittleEndian.PutUint32(mmap[0:], unix.PERF_RECORD_MMAP)
-	binary.LittleEndian.PutUint16(mmap[6:], 48)
-	binary.LittleEndian.PutUint32(mmap[8:], 100)
-	r0.write(mmap)
+	r0.write(mmap2Record(1, 100, 0x7000, 0x1000, "/lib/x.so"))
 
 	p.collect()
 	if !p.mappedSince() || p.mappedSince() {
@@ -169,8 +172,8 @@ func TestProcessRingsCollect(t *testing.T) {
 	if got := takeAll(p, 103); len(got) != 3 {
 		t.Errorf("thread 103 (records wrapping the ring): %x, want 3 samples", got)
 	}
-	if got := takeAll(p, 201); len(got) != 0 {
-		t.Errorf("another process's samples kept: %x", got)
+	if got := takeAll(p, 201); !slices.EqualFunc(got, [][]uint64{{0x99}}, slices.Equal) {
+		t.Errorf("a child process's samples: %x, want [99]", got)
 	}
 	// The next collect replaces what was left.
 	r0.write(processRecord(100, 104, 0x40))

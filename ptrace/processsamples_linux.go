@@ -17,10 +17,12 @@ import (
 
 // ringSample is one sample moved out of a process ring.
 type ringSample struct {
-	tid    uint32
-	next   int32  // the thread's next sample in samples, or -1
-	off, n uint32 // its addresses: pcs[off : off+n]
-	deep   bool   // the kernel's chain had more frames than kept
+	time     uint64
+	pid, tid uint32
+	next     int32  // the thread's next sample in samples, or -1
+	off, n   uint32 // its addresses: pcs[off : off+n]
+	ver      int32  // the version of its process's images (imageHistory), or -1
+	deep     bool   // the kernel's chain had more frames than kept
 }
 
 // sampleList is a thread's samples not yet taken: first and last indexes
@@ -39,11 +41,12 @@ const (
 // twelve seconds of two busy threads' samples at 999 Hz.
 const keptFirst = 8 << 20
 
-// collect moves every sample of the process in the rings, and those keep
-// kept, into samples, replacing those of the last collect (taken or not),
-// notes a new executable mapping of the process (mapped), and frees the
+// collect moves every sample of the command's processes in the rings, and
+// those keep kept, into samples, replacing those of the last collect (taken
+// or not), gives each the version of its process's images at its time,
+// notes a new executable mapping of the command (mapped), and frees the
 // rings. It allocates nothing once samples, pcs and heads have grown to a
-// drain's needs.
+// drain's needs and no process forked, exec'd or mapped code.
 func (p *processRings) collect() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -55,9 +58,7 @@ func (p *processRings) collect() {
 			if n < 8 || n > len(chunk) {
 				break
 			}
-			if p.ours(chunk[:n]) == unix.PERF_RECORD_SAMPLE {
-				p.add(chunk[:n])
-			}
+			p.record(chunk[:n])
 			chunk = chunk[n:]
 		}
 	}
@@ -81,24 +82,34 @@ func (p *processRings) collect() {
 				rec = p.rec[:size]
 				r.readAt(rec, at)
 			}
-			switch p.ours(rec) {
-			case unix.PERF_RECORD_SAMPLE:
-				p.add(rec)
-			case unix.PERF_RECORD_MMAP:
-				p.mapped.Store(true)
-			}
+			p.record(rec)
 		}
 		r.consume()
 	}
+	p.hist.apply(p.pid, p.vdso)
+	for i := range p.samples {
+		s := &p.samples[i]
+		s.ver = p.hist.at(int(s.pid), s.time)
+	}
 }
 
-// ours returns the type of the record rec if it is the process's (a child
-// inherits the events too), else 0.
-func (p *processRings) ours(rec []byte) uint32 {
-	if len(rec) < 16 || int(binary.LittleEndian.Uint32(rec[8:])) != p.pid {
-		return 0
+// record reads one record: a sample, or an event that changes a process's
+// images.
+func (p *processRings) record(rec []byte) {
+	if len(rec) < 16 {
+		return
 	}
-	return binary.LittleEndian.Uint32(rec)
+	switch binary.LittleEndian.Uint32(rec) {
+	case unix.PERF_RECORD_SAMPLE:
+		p.add(rec)
+	case unix.PERF_RECORD_MMAP2:
+		if int(binary.LittleEndian.Uint32(rec[8:])) == p.pid {
+			p.mapped.Store(true)
+		}
+		p.hist.note(rec)
+	case unix.PERF_RECORD_FORK, unix.PERF_RECORD_COMM:
+		p.hist.note(rec)
+	}
 }
 
 // keep copies what the rings hold into kept, as the kernel wrote it (collect
@@ -115,10 +126,10 @@ func (p *processRings) keep() bool {
 			if !ok {
 				break
 			}
-			if typ == unix.PERF_RECORD_MMAP && size >= 16 {
+			if typ == unix.PERF_RECORD_MMAP2 && size >= 16 {
 				var head [16]byte
 				r.readAt(head[:], at)
-				if p.ours(head[:]) == unix.PERF_RECORD_MMAP {
+				if int(binary.LittleEndian.Uint32(head[8:])) == p.pid {
 					p.mapped.Store(true)
 				}
 			}
@@ -145,18 +156,18 @@ func (p *processRings) keepBytes(r *perfRing, at uint64, n int) {
 	p.keptBytes += n
 }
 
-// add appends the sample record rec (TID, CALLCHAIN) of the process
-// if it is well formed: its user addresses, at most maxFrames.
+// add appends the sample record rec (TID, TIME, CALLCHAIN) if it is well
+// formed: its user addresses, at most maxFrames.
 func (p *processRings) add(rec []byte) {
 	le := binary.LittleEndian
 	if len(rec) < processRecordMin || len(rec) > len(p.rec) {
 		return
 	}
-	n := le.Uint64(rec[16:])
+	n := le.Uint64(rec[24:])
 	if n > uint64(len(rec)-processRecordMin)/8 {
 		return
 	}
-	s := ringSample{tid: le.Uint32(rec[12:]), next: -1, off: uint32(len(p.pcs))}
+	s := ringSample{pid: le.Uint32(rec[8:]), tid: le.Uint32(rec[12:]), time: le.Uint64(rec[16:]), next: -1, off: uint32(len(p.pcs)), ver: -1}
 	users := 0
 	for i := 0; i < int(n); i++ {
 		v := le.Uint64(rec[processRecordMin+8*i:])
@@ -185,7 +196,7 @@ func (p *processRings) add(rec []byte) {
 func (p *processRings) mappedSince() bool { return p.mapped.Swap(false) }
 
 // threadsWithSamples appends to dst each thread with samples not yet taken,
-// once, with how many.
+// once, with how many and its process.
 func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -195,24 +206,30 @@ func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
 		for i := l.first; i >= 0; i = p.samples[i].next {
 			n++
 		}
-		dst = append(dst, threadSamples{tid: int(tid), n: n})
+		dst = append(dst, threadSamples{tid: int(tid), pid: int(p.samples[l.first].pid), n: n})
 	}
 	return dst
 }
 
-// threadSamples is a thread and how many samples of it were collected.
-type threadSamples struct{ tid, n int }
+// threadSamples is a thread, its process and how many samples of it were
+// collected.
+type threadSamples struct{ tid, pid, n int }
 
 // take puts into caps tid's samples not yet taken, oldest first on each
 // CPU, and returns how many: each one's addresses (up to the capacity of
-// its PCs) in PCs, and Walk.Stop StopMaxFrames where the chain was cut,
-// else StopEnd.
+// its PCs) in PCs, Walk.Stop StopMaxFrames where the chain was cut, else
+// StopEnd, and its process and the images it had then (PID, Images,
+// Executable); res[i] is the resolver of caps[i]'s images' unwind tables
+// (nil where they are not known).
 func (p *processRings) take(tid int, caps []*target.Capture) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l, ok := p.heads[uint32(tid)]
 	if !ok {
 		return 0
+	}
+	if len(p.takenRes) < len(caps) {
+		p.takenRes = make([]*cfi.Resolver, len(caps))
 	}
 	i, n := l.first, 0
 	for ; n < len(caps) && i >= 0; i = p.samples[i].next {
@@ -223,6 +240,12 @@ func (p *processRings) take(tid int, caps []*target.Capture) int {
 		c.Walk = unwind.Result{Stop: unwind.StopEnd}
 		if s.deep || len(c.PCs) < len(pcs) {
 			c.Walk.Stop = unwind.StopMaxFrames
+		}
+		c.PID, c.Images, c.Executable = int(s.pid), nil, ""
+		p.takenRes[n] = nil
+		if s.ver >= 0 {
+			c.Images, p.takenRes[n] = p.hist.images(s.ver)
+			c.Executable = p.hist.versions[s.ver].exe
 		}
 		n++
 	}
@@ -243,14 +266,16 @@ func (p *processRings) take(tid int, caps []*target.Capture) int {
 func (t *Target) drainProcess(tid int, caps []*target.Capture) int {
 	k := t.kernel
 	n := k.proc.take(tid, caps)
-	var r *cfi.Resolver
-	if t.opts.Unwind != unwind.MethodFP {
-		r = t.tables.res.Load()
-	}
-	for _, c := range caps[:n] {
+	for i, c := range caps[:n] {
 		c.Thread, c.Regs, c.Stopped, c.Err = target.ThreadID(tid), unwind.Regs{}, 0, nil
 		c.Stack, c.StackBase = c.Stack[:0], 0
 		c.Walk.Hash = unwind.HashPCs(c.PCs)
+		// Checked against the tables of the images its process had when
+		// it was taken.
+		r := k.proc.takenRes[i]
+		if t.opts.Unwind == unwind.MethodFP {
+			r = nil
+		}
 		if r == nil || len(c.PCs) == 0 || k.exact.has(c.Walk.Hash, c.PCs) {
 			continue
 		}

@@ -37,7 +37,11 @@ type targetTables struct {
 const missGap = 200 * time.Millisecond
 
 // update rebuilds the resolver from a new image set.
-func (tt *targetTables) update(set *images.Set) {
+func (tt *targetTables) update(set *images.Set) { tt.res.Store(tablesResolver(set)) }
+
+// tablesResolver returns a resolver of set's objects to their unwind
+// tables.
+func tablesResolver(set *images.Set) *cfi.Resolver {
 	var objs []cfi.Object
 	for _, im := range set.Images() {
 		o := cfi.Object{Start: im.Start, Limit: im.Limit, Offset: im.Offset}
@@ -49,7 +53,7 @@ func (tt *targetTables) update(set *images.Set) {
 		// its PCs do not make walks re-read the memory map.
 		objs = append(objs, o)
 	}
-	tt.res.Store(cfi.NewResolver(cfiTables, objs))
+	return cfi.NewResolver(cfiTables, objs)
 }
 
 // walk walks a captured stack by the target's unwind method. stopped

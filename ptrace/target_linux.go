@@ -328,12 +328,19 @@ func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 func (t *Target) Images() (*images.Set, error) {
 	t.imgMu.Lock()
 	defer t.imgMu.Unlock()
-	if p := t.processRings(); p != nil && t.imgSet != nil && !p.mappedSince() {
+	p := t.processRings()
+	if p != nil && t.imgSet != nil && !p.mappedSince() {
 		// The kernel writes a record of each executable mapping
 		// into process rings: none since the last read.
 		return t.imgSet, nil
 	}
-	return t.images()
+	set, err := t.images()
+	if p != nil && err == nil {
+		// The first read, before the command ran, is its first
+		// version (imageHistory).
+		p.setBase(set, t.Executable)
+	}
+	return set, err
 }
 
 // ReadMemory reads the target's memory. It may be called from any

@@ -21,6 +21,7 @@ import (
 // thread is one thread of the target, in the thread table.
 type thread struct {
 	tid   int
+	proc  int // the process of a descendant's thread process rings sampled; 0: the target's
 	files threadFiles
 	// For Info.
 	name    string
@@ -96,7 +97,7 @@ func (t *Target) info(tid int) (target.ThreadInfo, error) {
 	if !ok {
 		if th, ok := t.departed[tid]; ok {
 			// Gone, with samples still to drain: as it last was.
-			return target.ThreadInfo{ID: target.ThreadID(tid), Name: th.name, CPUTime: th.lastCPU}, nil
+			return target.ThreadInfo{ID: target.ThreadID(tid), Name: th.name, CPUTime: th.lastCPU, PID: th.proc}, nil
 		}
 		return target.ThreadInfo{}, threadErr(tid, target.ErrNoThread)
 	}

@@ -84,6 +84,10 @@ func (r *recording) followChildren(elapsed time.Duration) {
 		r.root = nil
 		return
 	}
+	if d, ok := r.root.(target.DescendantSampler); ok && d.SamplesDescendants() {
+		// Its samples hold its descendants' already.
+		return
+	}
 	r.kids = r.descendants(r.root.PID(), r.kids)
 	for _, pid := range r.kids {
 		if r.attached(pid) || r.failed[pid] {

@@ -43,7 +43,10 @@ func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64)
 	}
 	used := info.CPUTime - th.lastCPU
 	th.lastCPU = info.CPUTime
-	ts.seenCPU += used
+	if info.PID == 0 || info.PID == pid {
+		// A descendant's thread is no part of the process's CPU time.
+		ts.seenCPU += used
+	}
 	var n int64 = 1
 	if s.cfg.Mode == profile.ModeCPU {
 		// One sample per period of CPU time the thread used, the remainder

@@ -175,6 +175,12 @@ type threadState struct {
 	seenTick  int64
 	// drained: its kernel samples were drained at the last listing, so
 	// ticks that only drain (drainOnly) drain it too.
+	// pid is the process of its last sample when not its target's (a
+	// descendant's thread sampled through the target's events: 0 else),
+	// gen the window's number of that sample's image set (0: the
+	// target's current images).
+	pid int
+	gen uint32
 	drained bool
 }
 

@@ -30,6 +30,7 @@ type spool struct {
 type spoolThread struct {
 	th   *threadState
 	pid  int
+	gen  uint32
 	tid  target.ThreadID
 	name string
 }
@@ -58,14 +59,14 @@ const (
 const spooledStack = intern.StackID(math.MaxUint64 - 1)
 
 // thread returns the index of the spool's entry for th under its current
-// name, adding one if needed.
+// name, process and images, adding one if needed.
 func (sp *spool) thread(pid int, tid target.ThreadID, th *threadState) int32 {
 	if i := th.spoolIdx - 1; i >= 0 && int(i) < len(sp.threads) {
-		if e := &sp.threads[i]; e.th == th && e.name == th.name {
+		if e := &sp.threads[i]; e.th == th && e.name == th.name && e.pid == pid && e.gen == th.gen {
 			return i
 		}
 	}
-	sp.threads = append(sp.threads, spoolThread{th: th, pid: pid, tid: tid, name: th.name})
+	sp.threads = append(sp.threads, spoolThread{th: th, pid: pid, gen: th.gen, tid: tid, name: th.name})
 	th.spoolIdx = int32(len(sp.threads))
 	return th.spoolIdx - 1
 }
@@ -141,7 +142,7 @@ func (s *Sampler) flushSpool() {
 				}
 				t.th.spooledID = id
 			}
-			s.countAs(t.pid, t.tid, t.name, t.th.spooledID, e.n)
+			s.countAs(t.pid, t.gen, t.tid, t.name, t.th.spooledID, e.n)
 		}
 	}
 	for _, t := range sp.threads {

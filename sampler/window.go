@@ -4,17 +4,31 @@ import (
 	"sort"
 	"time"
 
+	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/intern"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
 )
 
-// sampleKey is what a window counts samples by.
+// sampleKey is what a window counts samples by: gen tells apart the image
+// sets one process had in turn (windowState.gens; 0: its target's current
+// images).
 type sampleKey struct {
 	pid   int
+	gen   uint32
 	tid   target.ThreadID
 	stack intern.StackID
 }
+
+// genKey is one image set of one process that samples were taken under.
+type genKey struct {
+	pid int
+	set *images.Set
+}
+
+// maxGens bounds the image sets a window tells apart; samples under sets
+// past it are counted with their target's current images.
+const maxGens = 4096
 
 // sampleCount is the samples a window counted of one sampleKey, and the
 // thread's name at the first of them.
@@ -41,6 +55,10 @@ type windowState struct {
 	// used stacks the interner evicted before the window closed.
 	used    map[intern.StackID]struct{}
 	evicted map[intern.StackID]profile.Stack
+	// gens numbers, from 1, the image sets samples came with
+	// (target.Capture.Images), and genProcs describes each, in order.
+	gens     map[genKey]uint32
+	genProcs []profile.Process
 }
 
 func (s *Sampler) newWindow(start time.Time) *windowState {
@@ -50,6 +68,7 @@ func (s *Sampler) newWindow(start time.Time) *windowState {
 		missed:   map[profile.MissReason]int64{},
 		used:     map[intern.StackID]struct{}{},
 		evicted:  map[intern.StackID]profile.Stack{},
+		gens:     map[genKey]uint32{},
 		cpuStart: selfCPU(),
 	}
 }
@@ -76,6 +95,15 @@ func (s *Sampler) internAndCount(pid int, tid target.ThreadID, th *threadState, 
 		w.missed[profile.MissEmptyStack]++
 		return
 	}
+	// The thread's stack from now on belongs to the process and images
+	// the sample came with: a descendant's, or those of before an exec.
+	th.pid, th.gen = 0, 0
+	if c.PID > 0 && c.PID != pid {
+		th.pid, pid = c.PID, c.PID
+	}
+	if c.Images != nil {
+		th.gen = s.genOf(pid, c.Images, c.Executable)
+	}
 	if s.spool != nil {
 		s.spoolStack(pid, tid, th, c.PCs, c.Walk.Hash, c.Walk.Stop.Truncated(), c.Walk.CFIFrames > 0, n)
 		return
@@ -94,19 +122,40 @@ func (s *Sampler) internAndCount(pid int, tid target.ThreadID, th *threadState, 
 
 // count adds n samples of a thread on an interned stack to the window, or
 // to the spool when that stack waits there.
+// A thread whose last sample came with a process or images of its own
+// counts them under those.
 func (s *Sampler) count(pid int, tid target.ThreadID, th *threadState, id intern.StackID, n int64) {
+	if th.pid > 0 {
+		pid = th.pid
+	}
 	if id == spooledStack {
 		s.spoolRepeat(pid, tid, th, n)
 		return
 	}
 	s.total += n
-	s.countAs(pid, tid, th.name, id, n)
+	s.countAs(pid, th.gen, tid, th.name, id, n)
+}
+
+// genOf returns the number the open window gives process pid's image set
+// set (exe its executable), numbering it if new; 0 once maxGens are.
+func (s *Sampler) genOf(pid int, set *images.Set, exe string) uint32 {
+	w := s.win
+	k := genKey{pid: pid, set: set}
+	if g, ok := w.gens[k]; ok {
+		return g
+	}
+	if len(w.genProcs) >= maxGens {
+		return 0
+	}
+	w.genProcs = append(w.genProcs, profile.Process{PID: pid, Gen: len(w.genProcs) + 1, Executable: exe, Images: set})
+	w.gens[k] = uint32(len(w.genProcs))
+	return uint32(len(w.genProcs))
 }
 
 // countAs adds n samples of a thread, named name, on an interned stack to
-// the window.
-func (s *Sampler) countAs(pid int, tid target.ThreadID, name string, id intern.StackID, n int64) {
-	k := sampleKey{pid: pid, tid: tid, stack: id}
+// the window, under image set gen of its process.
+func (s *Sampler) countAs(pid int, gen uint32, tid target.ThreadID, name string, id intern.StackID, n int64) {
+	k := sampleKey{pid: pid, gen: gen, tid: tid, stack: id}
 	w := s.win
 	if i, ok := w.index[k]; ok {
 		w.counts[i].n += n
@@ -141,6 +190,7 @@ func (s *Sampler) closeWindow(end time.Time) {
 		}
 		w.Processes = append(w.Processes, profile.Process{PID: ts.t.PID(), Executable: ts.exe, Images: ts.images})
 	}
+	w.Processes = append(w.Processes, ws.genProcs...)
 	w.Stats = profile.Stats{
 		Ticks:        ws.ticks,
 		MissedTicks:  ws.missedT,
@@ -169,6 +219,9 @@ func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 		if a.pid != b.pid {
 			return a.pid < b.pid
 		}
+		if a.gen != b.gen {
+			return a.gen < b.gen
+		}
 		if a.tid != b.tid {
 			return a.tid < b.tid
 		}
@@ -196,6 +249,6 @@ func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 			w.Stacks = append(w.Stacks, profile.Stack{PCs: append([]uint64(nil), pcs...), Truncated: truncated, CFI: cfi})
 			stackIndex[k.stack] = idx
 		}
-		w.Samples = append(w.Samples, profile.Sample{Stack: idx, PID: k.pid, Thread: k.tid, ThreadName: c.name, Count: c.n})
+		w.Samples = append(w.Samples, profile.Sample{Stack: idx, PID: k.pid, Gen: int(k.gen), Thread: k.tid, ThreadName: c.name, Count: c.n})
 	}
 }

@@ -28,6 +28,10 @@ type ThreadInfo struct {
 	// since the previous Info call.
 	Running bool
 }
+	// PID is the process the thread belongs to when it is not the
+	// target's own: a descendant whose samples the target's events
+	// inherited (0: the target's).
+	PID int
 
 // Capture is one thread's registers, stack copy and walk. Its buffers are
 // owned by the caller and reused between captures, so that a backend fills
@@ -54,6 +58,16 @@ type Capture struct {
 	// capture.
 	Err error
 }
+	// PID is the process the sample was taken in when it is not the
+	// target's own (a descendant whose samples the target's events
+	// inherited); 0: the target's.
+	PID int
+	// Images, when set, are the images the sample's process had mapped
+	// when it was taken (an exec or a new mapping since makes the
+	// target's current images wrong for it); nil: the target's Images.
+	// Executable is then the path of that process's executable.
+	Images     *images.Set
+	Executable string
 
 // NewCapture returns a Capture with buffers for maxFrames frames and a
 // stack copy of stackBytes bytes.
@@ -190,3 +204,13 @@ type Launched interface {
 	// signal that ended it.
 	Wait() int
 }
+// DescendantSampler is implemented by targets whose kernel events every
+// process the command starts inherits: their samples come with the
+// target's (Capture.PID), so that a caller following the command's
+// children must not sample them a second time.
+type DescendantSampler interface {
+	// SamplesDescendants reports whether the target's samples include
+	// its descendants'.
+	SamplesDescendants() bool
+}
+

@@ -148,10 +148,10 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 
 	// One resource per process, in the window's order, then one for
 	// samples whose PID names no process.
-	procIndex := make(map[int]int, len(w.Processes))
+	procIndex := make(map[[2]int]int, len(w.Processes)) // by PID and Gen
 	for i, p := range w.Processes {
-		if _, dup := procIndex[p.PID]; !dup {
-			procIndex[p.PID] = i
+		if _, dup := procIndex[[2]int{p.PID, p.Gen}]; !dup {
+			procIndex[[2]int{p.PID, p.Gen}] = i
 		}
 	}
 	bySlot := make([][]*pb.Sample, len(w.Processes)+1)
@@ -162,7 +162,10 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 		if s.Count <= 0 {
 			continue
 		}
-		slot, ok := procIndex[s.PID]
+		slot, ok := procIndex[[2]int{s.PID, s.Gen}]
+		if !ok {
+			slot, ok = procIndex[[2]int{s.PID, 0}]
+		}
 		var set *images.Set
 		exe := ""
 		if ok {
@@ -217,7 +220,7 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 	scope := &commonpb.InstrumentationScope{Name: ScopeName, Version: opts.ScopeVersion}
 	req := &collpb.ExportProfilesServiceRequest{Dictionary: b.dict}
 	for i, p := range w.Processes {
-		if procIndex[p.PID] != i {
+		if procIndex[[2]int{p.PID, p.Gen}] != i {
 			continue // a duplicate PID: its samples went to the first
 		}
 		req.ResourceProfiles = append(req.ResourceProfiles, &pb.ResourceProfiles{

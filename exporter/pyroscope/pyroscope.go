@@ -302,6 +302,9 @@ func splitByProcess(w *profile.Window) []processPart {
 	index := map[int]int{}
 	var parts []processPart
 	for _, p := range w.Processes {
+		if p.Gen != 0 {
+			continue // its PID's part takes it below
+		}
 		if _, dup := index[p.PID]; dup {
 			continue
 		}
@@ -309,6 +312,21 @@ func splitByProcess(w *profile.Window) []processPart {
 		sub := &profile.Window{Start: w.Start, End: w.End, Period: w.Period, Mode: w.Mode, Stacks: w.Stacks,
 			Processes: []profile.Process{p}}
 		parts = append(parts, processPart{w: sub, pid: p.PID, executable: p.Executable})
+	}
+	// The image sets a process had in turn (Gen) go with its part, so
+	// that each sample is symbolized with its own.
+	for _, p := range w.Processes {
+		if p.Gen == 0 {
+			continue
+		}
+		i, ok := index[p.PID]
+		if !ok {
+			i = len(parts)
+			index[p.PID] = i
+			sub := &profile.Window{Start: w.Start, End: w.End, Period: w.Period, Mode: w.Mode, Stacks: w.Stacks}
+			parts = append(parts, processPart{w: sub, pid: p.PID, executable: p.Executable})
+		}
+		parts[i].w.Processes = append(parts[i].w.Processes, p)
 	}
 	for _, s := range w.Samples {
 		if s.Count <= 0 {
