@@ -89,6 +89,7 @@ const UnsampledFrame = "[unsampled]"
 type Sample struct {
 	Stack      int // index into Window.Stacks
 	PID        int
+	Gen        int // the Process of this PID and Gen holds its images
 	Thread     target.ThreadID
 	ThreadName string
 	Count      int64
@@ -137,4 +138,3 @@ func (w *Window) SampleCount() int64 {
 	}
 	return n
 }
-	Gen        int // the Process of this PID and Gen holds its images

@@ -173,14 +173,14 @@ type threadState struct {
 	spoolIdx  int32
 	name      string
 	seenTick  int64
-	// drained: its kernel samples were drained at the last listing, so
-	// ticks that only drain (drainOnly) drain it too.
 	// pid is the process of its last sample when not its target's (a
 	// descendant's thread sampled through the target's events: 0 else),
 	// gen the window's number of that sample's image set (0: the
 	// target's current images).
 	pid int
 	gen uint32
+	// drained: its kernel samples were drained at the last listing, so
+	// ticks that only drain (drainOnly) drain it too.
 	drained bool
 }
 

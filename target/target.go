@@ -27,11 +27,11 @@ type ThreadInfo struct {
 	// a backend cannot tell that cheaply (ptrace), whether it used CPU
 	// since the previous Info call.
 	Running bool
-}
 	// PID is the process the thread belongs to when it is not the
 	// target's own: a descendant whose samples the target's events
 	// inherited (0: the target's).
 	PID int
+}
 
 // Capture is one thread's registers, stack copy and walk. Its buffers are
 // owned by the caller and reused between captures, so that a backend fills
@@ -57,7 +57,6 @@ type Capture struct {
 	// Err is set by Snapshotter.CaptureAll for a thread it could not
 	// capture.
 	Err error
-}
 	// PID is the process the sample was taken in when it is not the
 	// target's own (a descendant whose samples the target's events
 	// inherited); 0: the target's.
@@ -68,6 +67,7 @@ type Capture struct {
 	// Executable is then the path of that process's executable.
 	Images     *images.Set
 	Executable string
+}
 
 // NewCapture returns a Capture with buffers for maxFrames frames and a
 // stack copy of stackBytes bytes.
@@ -196,14 +196,6 @@ type ProcessCPUReporter interface {
 	ProcessCPU() (time.Duration, error)
 }
 
-// Launched is a command a backend started and attached to.
-type Launched interface {
-	Target
-	// Wait waits for the command to exit, unless it was reaped already,
-	// and returns the status to forward: its exit code, or 128 plus the
-	// signal that ended it.
-	Wait() int
-}
 // DescendantSampler is implemented by targets whose kernel events every
 // process the command starts inherits: their samples come with the
 // target's (Capture.PID), so that a caller following the command's
@@ -214,3 +206,11 @@ type DescendantSampler interface {
 	SamplesDescendants() bool
 }
 
+// Launched is a command a backend started and attached to.
+type Launched interface {
+	Target
+	// Wait waits for the command to exit, unless it was reaped already,
+	// and returns the status to forward: its exit code, or 128 plus the
+	// signal that ended it.
+	Wait() int
+}
