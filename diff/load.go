@@ -13,6 +13,7 @@ import (
 	pprof "github.com/google/pprof/profile"
 
 	"github.com/macprof/macprof/exporter/folded"
+	"github.com/macprof/macprof/internal/safefile"
 )
 
 // Frame is one function in a call stack: its name and, where the profile
@@ -80,9 +81,15 @@ func Expand(args []string) ([]string, error) {
 	return out, nil
 }
 
-// Load reads one profile file; see Parse.
+// maxProfileBytes bounds a profile file: far above any profile of a real
+// run (macprof's are kilobytes to a few megabytes), so that a huge file
+// given by mistake is refused rather than read into memory.
+const maxProfileBytes = 256 << 20
+
+// Load reads one profile file; see Parse. A FIFO, device or directory is
+// refused without being opened for reading, so that nothing waits on it.
 func Load(path string) (*Profile, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, maxProfileBytes, false)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {

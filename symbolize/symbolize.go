@@ -13,13 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/safefile"
 	"github.com/macprof/macprof/symcache"
 )
 
@@ -167,24 +167,29 @@ func parseHex(b []byte) (uint64, bool) {
 	return v, true
 }
 
+// maxHeaderRead bounds what reading an ELF file's headers may read: far
+// more than the largest headers (65,535 section headers of 64 bytes), so
+// that sizes in a hostile header cannot make it read without end.
+const maxHeaderRead = 64 << 20
+
 // newSymbolizer opens bin (Mach-O or ELF) as an image at load (the
-// link-time address when !haveLoad).
+// link-time address when !haveLoad). A FIFO, device or directory at bin is
+// refused without being opened for reading, so that nothing waits on it.
 func newSymbolizer(bin, arch, dsym string, load uint64, haveLoad bool) (*symbolizer, error) {
-	f, err := os.Open(bin)
+	f, err := safefile.Open(bin)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	var magic [4]byte
-	_, err = io.ReadFull(f, magic[:])
-	f.Close()
-	if err != nil {
+	if _, err := io.ReadFull(f, magic[:]); err != nil {
 		return nil, fmt.Errorf("%s: too short to be a binary", bin)
 	}
 	if bytes.Equal(magic[:], []byte(elf.ELFMAG)) {
 		if arch != "" || dsym != "" {
 			return nil, fmt.Errorf("%s is an ELF file: --arch and --dsym are for Mach-O", bin)
 		}
-		return newELFSymbolizer(bin, load)
+		return newELFSymbolizer(f, bin, load)
 	}
 	if !haveLoad {
 		load = 0 // MachOImageFromFile: the link-time address
@@ -209,14 +214,13 @@ func newSymbolizer(bin, arch, dsym string, load uint64, haveLoad bool) (*symboli
 	}, nil
 }
 
-// newELFSymbolizer describes the executable PT_LOAD segment of an ELF file
-// loaded with bias load as an image.
-func newELFSymbolizer(bin string, load uint64) (*symbolizer, error) {
-	ef, err := elf.Open(bin)
+// newELFSymbolizer describes the executable PT_LOAD segment of the ELF file
+// f (at path bin), loaded with bias load, as an image.
+func newELFSymbolizer(f io.ReaderAt, bin string, load uint64) (*symbolizer, error) {
+	ef, err := elf.NewFile(safefile.Budget(f, maxHeaderRead))
 	if err != nil {
 		return nil, fmt.Errorf("%s: damaged ELF file: %w", bin, err)
 	}
-	defer ef.Close()
 	for _, p := range ef.Progs {
 		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
 			img := &images.Image{Path: bin, Format: images.FormatELF, Start: load + p.Vaddr, Limit: load + p.Vaddr + p.Memsz, Offset: p.Off}
