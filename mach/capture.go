@@ -22,12 +22,20 @@ func resetCapture(c *target.Capture, id target.ThreadID) {
 }
 
 // Capture suspends one thread (thread_suspend), reads its registers, copies
-// its stack with one mach_vm_read_overwrite, walks it, and resumes it. The
+// its stack with mach_vm_read_overwrite (one per KernelBufferMax bytes),
+// walks it, and resumes it. The
 // resume is deferred, so that a panic between the two cannot leave the
 // thread suspended: thread_suspend raises a count that nothing else would
 // lower (xnu osfmk/kern/thread_act.c). An unattended Target captures
 // through CaptureBatch and task_suspend2 instead (see there).
-func (t *Target) Capture(id target.ThreadID, c *target.Capture) (err error) {
+func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
+	t.calls.Lock()
+	defer t.calls.Unlock()
+	return t.capture(id, c)
+}
+
+// capture is Capture with t.calls held.
+func (t *Target) capture(id target.ThreadID, c *target.Capture) (err error) {
 	if t.self {
 		return t.selfCapture(id, c)
 	}
@@ -62,13 +70,15 @@ func (t *Target) Capture(id target.ThreadID, c *target.Capture) (err error) {
 // Otherwise, and when task_suspend2 is refused, each thread is captured
 // with Capture.
 func (t *Target) CaptureBatch(ids []target.ThreadID, caps []*target.Capture, errs []error) {
+	t.calls.Lock()
+	defer t.calls.Unlock()
 	if t.opts.Unattended && !t.self && !t.closed && len(ids) > 0 {
 		if t.captureHeld(ids, caps, errs) {
 			return
 		}
 	}
 	for i, id := range ids {
-		errs[i] = t.Capture(id, caps[i])
+		errs[i] = t.capture(id, caps[i])
 	}
 }
 
@@ -136,11 +146,11 @@ func (t *Target) captureStopped(th *thread, c *target.Capture) error {
 	}
 	base, n := StackWindow(regs.SP, lo, hi, cap(c.Stack))
 	if n > 0 {
-		buf := c.Stack[:n]
-		if out, k := t.k.VMReadOverwrite(t.mem.task, base, buf); k == KernSuccess && out <= uint64(n) {
-			c.Stack = buf[:out]
-			c.StackBase = base
-		}
+		// In reads the kernel buffers (KernelBufferMax); what came
+		// before a failed one is still the innermost frames.
+		out, _ := t.mem.read(base, c.Stack[:n])
+		c.Stack = c.Stack[:out]
+		c.StackBase = base
 	}
 	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
 	t.walk(regs, &st, c)
@@ -153,10 +163,12 @@ func (t *Target) captureStopped(th *thread, c *target.Capture) error {
 // (a read port may not be enough), every thread is suspended one by one
 // first instead: still a consistent snapshot.
 func (t *Target) CaptureAll(dst []target.Capture) (_ []target.Capture, err error) {
+	t.calls.Lock()
+	defer t.calls.Unlock()
 	if t.self {
 		return t.selfCaptureAll(dst)
 	}
-	ids, err := t.Threads(nil)
+	ids, err := t.listThreads(nil)
 	if err != nil {
 		return dst[:0], err
 	}

@@ -87,8 +87,9 @@ type Kernel interface {
 }
 
 // RawCapture is what a Self capture does while one of the calling
-// process's threads is suspended: thread_suspend, thread_get_state, one
-// mach_vm_read_overwrite of [sp, min(Hi, sp+len(Buf))) when Lo <= sp < Hi,
+// process's threads is suspended: thread_suspend, thread_get_state,
+// mach_vm_read_overwrite of [sp, min(Hi, sp+len(Buf))) in reads of at most
+// Chunk bytes when Lo <= sp < Hi (stopping at the first that fails),
 // thread_resume. The fields are the inputs and, below the line, the
 // results.
 type RawCapture struct {
@@ -98,6 +99,7 @@ type RawCapture struct {
 	Mask               uint64   // strips PAC bits from SP
 	Lo, Hi             uint64   // the stack region, when known
 	Buf                []byte
+	Chunk              uint64 // the largest single read: KernelBufferMax
 
 	Count                        uint32 // words filled
 	Copied                       uint64 // bytes copied into Buf
@@ -126,11 +128,15 @@ func DoRawCapture(k Kernel, rc *RawCapture) {
 		return
 	}
 	sp := (uint64(rc.State[rc.SPWord]) | uint64(rc.State[rc.SPWord+1])<<32) & rc.Mask
-	if sp < rc.Lo || sp >= rc.Hi {
+	if sp < rc.Lo || sp >= rc.Hi || rc.Chunk == 0 {
 		return
 	}
 	n := min(rc.Hi-sp, uint64(len(rc.Buf)))
-	if got, k := k.VMReadOverwrite(rc.Task, sp, rc.Buf[:n]); k == KernSuccess {
-		rc.Copied = got
+	for rc.Copied < n {
+		c := min(n-rc.Copied, rc.Chunk)
+		if got, k := k.VMReadOverwrite(rc.Task, sp+rc.Copied, rc.Buf[rc.Copied:rc.Copied+c]); k != KernSuccess || got != c {
+			return
+		}
+		rc.Copied += c
 	}
 }

@@ -186,32 +186,42 @@ func (darwinKernel) RawCapture(rc *RawCapture) {
 	rc.Count = uint32(len(rc.State))
 	rc.SuspendKR, rc.StateKR, rc.ResumeKR = rawCapture(rc.Task, rc.Port, rc.Flavor,
 		unsafe.Pointer(unsafe.SliceData(rc.State)), &rc.Count, (*uint64)(unsafe.Pointer(&rc.State[rc.SPWord])),
-		rc.Mask, rc.Lo, rc.Hi, buf, uint64(len(rc.Buf)), &rc.Copied)
+		rc.Mask, rc.Lo, rc.Hi, buf, uint64(len(rc.Buf)), rc.Chunk, &rc.Copied)
 }
 
 // rawCapture suspends a thread of this process, reads its registers and
-// copies [sp, min(hi, sp+capacity)) if lo <= sp < hi, and resumes it,
-// calling nothing that could let the scheduler in. spField points at the
-// SP field inside state; mask strips PAC bits from it.
+// copies [sp, min(hi, sp+capacity)) if lo <= sp < hi in reads of at most
+// chunk bytes (KernelBufferMax), stopping at the first that fails, and
+// resumes it, calling nothing that could let the scheduler in. spField
+// points at the SP field inside state; mask strips PAC bits from it.
 //
 //go:nosplit
 //go:norace
-func rawCapture(task, port, flavor uint32, state unsafe.Pointer, count *uint32, spField *uint64, mask, lo, hi uint64, buf unsafe.Pointer, capacity uint64, copied *uint64) (suspendKR, stateKR, resumeKR KernReturn) {
+func rawCapture(task, port, flavor uint32, state unsafe.Pointer, count *uint32, spField *uint64, mask, lo, hi uint64, buf unsafe.Pointer, capacity, chunk uint64, copied *uint64) (suspendKR, stateKR, resumeKR KernReturn) {
 	*copied = 0
 	if k := rawThreadSuspend(port); k != KernSuccess {
 		return k, KernSuccess, KernSuccess
 	}
 	stateKR = rawThreadGetState(port, flavor, state, count)
-	if stateKR == KernSuccess && capacity > 0 {
+	if stateKR == KernSuccess && capacity > 0 && chunk > 0 {
 		sp := *spField & mask
 		if sp >= lo && sp < hi {
 			n := hi - sp
 			if n > capacity {
 				n = capacity
 			}
-			if rawMachVMReadOverwrite(task, sp, n, buf, copied) != KernSuccess {
-				*copied = 0
+			total := uint64(0)
+			for total < n {
+				c := n - total
+				if c > chunk {
+					c = chunk
+				}
+				if rawMachVMReadOverwrite(task, sp+total, c, unsafe.Add(buf, total), copied) != KernSuccess || *copied != c {
+					break
+				}
+				total += c
 			}
+			*copied = total
 		}
 	}
 	resumeKR = rawThreadResume(port)

@@ -17,7 +17,8 @@ type taskMemory struct {
 	k        Kernel
 	mu       sync.RWMutex
 	task     uint32
-	own      bool // the port is ours to release (not mach_task_self)
+	chunk    uint64 // the largest single read: KernelBufferMax
+	own      bool   // the port is ours to release (not mach_task_self)
 	released bool
 	cleanup  runtime.Cleanup
 }
@@ -35,14 +36,53 @@ func (m *taskMemory) ReadMemory(addr uint64, dst []byte) error {
 	if m.released {
 		return target.ErrClosed
 	}
-	out, k := m.k.VMReadOverwrite(m.task, addr, dst)
+	out, k := m.read(addr, dst)
 	if k != KernSuccess {
-		return &Error{Op: fmt.Sprintf("mach_vm_read_overwrite(%#x, %d)", addr, len(dst)), Code: k, Desc: m.k.ErrorString(k)}
-	}
-	if out != uint64(len(dst)) {
-		return fmt.Errorf("mach_vm_read_overwrite(%#x, %d): short read of %d bytes", addr, len(dst), out)
+		return &Error{Op: fmt.Sprintf("mach_vm_read_overwrite(%#x, %d)", addr+out, min(uint64(len(dst))-out, m.chunk)), Code: k, Desc: m.k.ErrorString(k)}
 	}
 	return nil
+}
+
+// read copies len(dst) bytes at addr in reads of at most m.chunk bytes,
+// so that the kernel copies each through a buffer and never makes the
+// target's memory copy-on-write (see KernelBufferMax). It returns the
+// bytes copied before the first read that failed, and that read's code
+// (KERN_FAILURE for a short one).
+func (m *taskMemory) read(addr uint64, dst []byte) (uint64, KernReturn) {
+	chunk := m.chunk
+	if chunk == 0 {
+		chunk = KernelBufferMax(false)
+	}
+	var done uint64
+	for done < uint64(len(dst)) {
+		n := min(uint64(len(dst))-done, chunk)
+		out, k := m.k.VMReadOverwrite(m.task, addr+done, dst[done:done+n])
+		if k == KernSuccess && out != n {
+			k = KernFailure
+		}
+		if k != KernSuccess {
+			return done, k
+		}
+		done += n
+	}
+	return done, KernSuccess
+}
+
+// KernelBufferMax is the largest mach_vm_read_overwrite xnu copies through
+// a kernel buffer: vm_map_copyin_internal (osfmk/vm/vm_map.c) copies a
+// range of at most msg_ool_size_small bytes with
+// vm_map_copyin_kernel_buffer, and makes a larger one a virtual copy: it
+// clips the target's map entries to the range (vm_map_clip_start,
+// vm_map_clip_end) and write-protects them for copy-on-write, which costs
+// the target faults and splits its regions. msg_ool_size_small is
+// KHEAP_MAX_SIZE (osfmk/ipc/ipc_init.c), 16 KiB on an x86_64 kernel and
+// 32 KiB on the others (osfmk/kern/kalloc.h): the kernel's architecture
+// decides, so a Rosetta target on Apple silicon gets 32 KiB.
+func KernelBufferMax(hostARM64 bool) uint64 {
+	if hostARM64 {
+		return 32 << 10
+	}
+	return 16 << 10
 }
 
 func (m *taskMemory) release() {
@@ -64,10 +104,7 @@ func (m *taskMemory) release() {
 type walkReader struct{ m *taskMemory }
 
 func (w walkReader) ReadMemory(addr uint64, dst []byte) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	if out, k := w.m.k.VMReadOverwrite(w.m.task, addr, dst); k != KernSuccess || out != uint64(len(dst)) {
+	if _, k := w.m.read(addr, dst); k != KernSuccess {
 		return errUnreadable
 	}
 	return nil

@@ -59,6 +59,7 @@ func (t *Target) selfCapture(id target.ThreadID, c *target.Capture) error {
 	} else {
 		rc.SPWord = 14 // x86_thread_state64_t.__rsp
 	}
+	rc.Chunk = t.mem.chunk
 	rc.Mask = t.mask
 	if rc.Mask == 0 {
 		rc.Mask = ^uint64(0)
@@ -109,7 +110,7 @@ func (t *Target) selfCapture(id target.ThreadID, c *target.Capture) error {
 func (t *Target) selfCaptureAll(dst []target.Capture) ([]target.Capture, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	ids, err := t.Threads(nil)
+	ids, err := t.listThreads(nil)
 	if err != nil {
 		return dst[:0], err
 	}

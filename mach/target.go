@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -15,8 +16,13 @@ import (
 )
 
 // Target is a macOS task being profiled. Its methods are not safe for
-// concurrent use, except ReadMemory.
+// concurrent use, except ReadMemory, Close and Release, which may be called
+// from another goroutine at any time (a second Ctrl-C): Close waits for a
+// capture under way, whose deferred thread_resume needs the thread's port.
 type Target struct {
+	// calls is held by every method that uses the thread ports (Threads,
+	// Info, the captures) and by Close, which releases them.
+	calls   sync.Mutex
 	k       Kernel
 	pid     int
 	self    bool // the calling process (Self)
@@ -142,7 +148,7 @@ func newTarget(k Kernel, pid int, task uint32, own, self bool, opts target.Optio
 		pid:     pid,
 		self:    self,
 		opts:    opts,
-		mem:     &taskMemory{k: k, task: task, own: own},
+		mem:     &taskMemory{k: k, task: task, own: own, chunk: KernelBufferMax(hostARM64(k))},
 		threads: make(map[target.ThreadID]*thread),
 		byPort:  make(map[uint32]*thread),
 	}
@@ -402,8 +408,11 @@ func (t *Target) ReadMemory(addr uint64, dst []byte) error { return t.mem.ReadMe
 // Close releases every thread port and stops sampling. The task port is
 // kept for ReadMemory (symbols read from the target at export time) until
 // Release or until the Target and its images are unreachable. Close is safe
-// to call more than once.
+// to call more than once, and from another goroutine while a capture is
+// under way: it waits for the capture to resume its thread.
 func (t *Target) Close() error {
+	t.calls.Lock()
+	defer t.calls.Unlock()
 	if t.closed {
 		return nil
 	}

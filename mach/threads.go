@@ -31,6 +31,13 @@ type thread struct {
 // the order task_threads gives. Every port and the array task_threads
 // returns are released; the Target keeps one reference per live thread.
 func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
+	t.calls.Lock()
+	defer t.calls.Unlock()
+	return t.listThreads(dst)
+}
+
+// listThreads is Threads with t.calls held.
+func (t *Target) listThreads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	dst = dst[:0]
 	if t.closed {
 		return dst, target.ErrClosed
@@ -92,7 +99,7 @@ func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 }
 
 // lookup returns the listed thread id, or an error wrapping ErrClosed or
-// ErrNoThread.
+// ErrNoThread. t.calls is held.
 func (t *Target) lookup(id target.ThreadID) (*thread, error) {
 	if t.closed {
 		return nil, target.ErrClosed
@@ -107,6 +114,8 @@ func (t *Target) lookup(id target.ThreadID) (*thread, error) {
 // Info returns the thread's CPU time and run state (THREAD_BASIC_INFO) and
 // its name (THREAD_EXTENDED_INFO pth_name, read at most once a second).
 func (t *Target) Info(id target.ThreadID) (target.ThreadInfo, error) {
+	t.calls.Lock()
+	defer t.calls.Unlock()
 	th, err := t.lookup(id)
 	if err != nil {
 		return target.ThreadInfo{}, err

@@ -54,6 +54,8 @@ func (c Call) String() string { return callNames[c] }
 type Counts struct {
 	Calls     [NumCalls]int
 	BytesRead int64
+	// LargestRead is the most bytes one mach_vm_read_overwrite copied.
+	LargestRead int64
 }
 
 // Total is the number of Mach calls counted.
@@ -84,11 +86,13 @@ type Kernel struct {
 	gens     []uint32
 	freeEnts []*entry
 	arrays   map[uintptr][]uint32 // task_threads arrays in our address space
-	nextArr  uintptr
-	nextPID  int
-	nextTID  uint64
-	step     int64
-	counts   Counts
+	// virtualCopies are the reads that clipped a task's map entries.
+	virtualCopies []string
+	nextArr       uintptr
+	nextPID       int
+	nextTID       uint64
+	step          int64
+	counts        Counts
 
 	launchable map[string]func(*Kernel) *Task
 
@@ -111,6 +115,9 @@ type Kernel struct {
 	// DieIn makes the profiler die inside the next call of that kind
 	// (see Die); -1 for none.
 	DieIn Call
+	// hooks run once, at the start of the next call of their kind (see
+	// OnCall).
+	hooks [NumCalls]func()
 	// dead: the profiler died. Its port space is empty, so the calls
 	// the test's deferred code still makes after the "death" name
 	// nothing and change nothing (MACH_SEND_INVALID_DEST,
@@ -183,6 +190,12 @@ func (k *Kernel) Counts() Counts {
 // the call is PanicIn. It returns with k.mu held.
 func (k *Kernel) enter(c Call) {
 	k.mu.Lock()
+	if f := k.hooks[c]; f != nil {
+		k.hooks[c] = nil
+		k.mu.Unlock()
+		f()
+		k.mu.Lock()
+	}
 	k.counts.Calls[c]++
 	k.step++
 	for _, t := range k.tasks {
@@ -205,6 +218,15 @@ func (k *Kernel) enter(c Call) {
 		k.mu.Unlock()
 		panic(Died)
 	}
+}
+
+// OnCall runs f once, at the start of the next call of kind c, before
+// the call does anything: what another goroutine of the profiler does
+// while one of its threads is inside that call. f may call the Kernel.
+func (k *Kernel) OnCall(c Call, f func()) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.hooks[c] = f
 }
 
 // copyoutSend gives the profiler a send right to obj: the name it already
@@ -656,8 +678,45 @@ func (k *Kernel) VMReadOverwrite(task uint32, addr uint64, dst []byte) (uint64, 
 	if kr := t.read(addr, dst); kr != mach.KernSuccess {
 		return 0, kr
 	}
-	k.counts.BytesRead += int64(len(dst))
-	return uint64(len(dst)), mach.KernSuccess
+	n := uint64(len(dst))
+	if limit := k.kernelBufferMax(); n > limit {
+		// vm_map_copyin_internal (osfmk/vm/vm_map.c at xnu-11417.101.15,
+		// 12115-12136) copies through a kernel buffer only "if the copy
+		// is sufficiently small" (len <= msg_ool_size_small); a larger
+		// read is a virtual copy: the entries holding the page-rounded
+		// range (vm_map_copyin_sanitize) are clipped to it
+		// (vm_map_clip_start 12198 and 12611, vm_map_clip_end 12330)
+		// and marked needs_copy, their pages write-protected
+		// (12386-12412), which vm_map_simplify_range cannot merge back.
+		page := t.pageSize(k)
+		lo, hi := addr&^(page-1), (addr+n+page-1)&^(page-1)
+		t.clip(lo)
+		t.clip(hi)
+		k.virtualCopies = append(k.virtualCopies, fmt.Sprintf("task %d [%#x, %#x): %d bytes > %d", t.PID, addr, addr+n, n, limit))
+	}
+	k.counts.BytesRead += int64(n)
+	k.counts.LargestRead = max(k.counts.LargestRead, int64(n))
+	return n, mach.KernSuccess
+}
+
+// kernelBufferMax is msg_ool_size_small, which is KHEAP_MAX_SIZE
+// (osfmk/ipc/ipc_init.c 136): 16 KiB on an x86_64 kernel, 32 KiB on the
+// others (osfmk/kern/kalloc.h 377-383). The kernel's architecture is the
+// host's: arm64 when the profiler is arm64 or translated by Rosetta.
+func (k *Kernel) kernelBufferMax() uint64 {
+	if k.GOARCHValue == "arm64" || k.ProfilerTranslated {
+		return 32 << 10
+	}
+	return 16 << 10
+}
+
+// VirtualCopies describes each mach_vm_read_overwrite that made a virtual
+// copy of a task's memory (see VMReadOverwrite); Check fails when there
+// is one.
+func (k *Kernel) VirtualCopies() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.virtualCopies)
 }
 
 // VMRegion follows osfmk/vm/vm_map.c vm_map_region for
@@ -917,8 +976,8 @@ func describe(e *entry) string {
 
 // Check asserts what the profiler must leave behind: no port right but
 // its own task port (dead names included), no task_threads array, no
-// thread with a user_stop_count above zero and no task held by a
-// suspension token.
+// thread with a user_stop_count above zero, no task held by a suspension
+// token, and no read that made a virtual copy of a task's memory.
 func (k *Kernel) Check(t testing.TB) {
 	t.Helper()
 	if r := k.Rights(); len(r) > 0 {
@@ -928,6 +987,10 @@ func (k *Kernel) Check(t testing.TB) {
 	defer k.mu.Unlock()
 	if len(k.arrays) > 0 {
 		t.Errorf("machtest: %d task_threads arrays were not vm_deallocated", len(k.arrays))
+	}
+	if len(k.virtualCopies) > 0 {
+		t.Errorf("machtest: %d mach_vm_read_overwrite calls read more than the kernel buffers (msg_ool_size_small) "+
+			"and made the target's memory copy-on-write: %v", len(k.virtualCopies), k.virtualCopies)
 	}
 	for _, tk := range k.tasksSorted() {
 		if h := tk.holds; h != 0 && !(tk.stopped && h == 1) && tk.phase == phaseAlive {

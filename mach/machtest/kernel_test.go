@@ -183,3 +183,61 @@ func TestStackLayout(t *testing.T) {
 	New().newTask(50001, "/bin/y").AddThread("w").SetStacks(unwind.ArchAMD64, hi, 0x1000,
 		&Stack{Layout: &Layout{Words: map[uint64]uint64{hi - 4: 1}}})
 }
+
+// TestVirtualCopyClips: a mach_vm_read_overwrite of up to
+// msg_ool_size_small bytes (32 KiB on an arm64 kernel, 16 KiB on x86_64)
+// leaves the target's map as it was; a larger one is the virtual copy of
+// vm_map_copyin_internal: the entry is clipped at the page-rounded range,
+// mach_vm_region returns the pieces, and Check reports it.
+func TestVirtualCopyClips(t *testing.T) {
+	for _, c := range []struct {
+		goarch      string
+		limit, page uint64
+	}{{"arm64", 32 << 10, 16 << 10}, {"amd64", 16 << 10, 4 << 10}} {
+		t.Run(c.goarch, func(t *testing.T) {
+			k := New()
+			k.GOARCHValue = c.goarch
+			tk := k.newTask(50000, "/bin/x")
+			const lo, size = 0x170000000, 256 << 10
+			tk.mapRegion(lo, make([]byte, size), mach.VMProtRead|mach.VMProtWrite)
+			binary.LittleEndian.PutUint64(tk.regionAt(lo + 100<<10).data[100<<10:], 0xfeed)
+			task, _, _ := k.TaskReadForPID(k.TaskSelf(), tk.PID)
+			region := func(addr uint64) (uint64, uint64) {
+				var info mach.VMRegionBasicInfo64Data
+				s, n, _, kr := k.VMRegion(task, addr, &info)
+				if kr != mach.KernSuccess {
+					t.Fatalf("mach_vm_region(%#x): %v", addr, kr)
+				}
+				return s, n
+			}
+			addr := uint64(lo + 100<<10 - 8)
+			if n, kr := k.VMReadOverwrite(task, addr, make([]byte, c.limit)); kr != mach.KernSuccess || n != c.limit {
+				t.Fatalf("read of %d bytes: %d, %v", c.limit, n, kr)
+			}
+			if s, n := region(addr); s != lo || n != size || len(k.VirtualCopies()) != 0 {
+				t.Fatalf("after a read of msg_ool_size_small bytes: region [%#x, +%#x), copies %v; want the whole entry, none", s, n, k.VirtualCopies())
+			}
+			buf := make([]byte, c.limit+1)
+			if n, kr := k.VMReadOverwrite(task, addr, buf); kr != mach.KernSuccess || n != c.limit+1 {
+				t.Fatalf("read of %d bytes: %d, %v", c.limit+1, n, kr)
+			}
+			if v := binary.LittleEndian.Uint64(buf[8:]); v != 0xfeed {
+				t.Errorf("read %#x, want 0xfeed", v)
+			}
+			first, last := addr&^(c.page-1), (addr+c.limit+1+c.page-1)&^(c.page-1)
+			for _, want := range [][3]uint64{{lo, lo, first - lo}, {addr, first, last - first}, {last, last, lo + size - last}} {
+				if s, n := region(want[0]); s != want[1] || n != want[2] {
+					t.Errorf("mach_vm_region(%#x) = [%#x, +%#x), want the clipped piece [%#x, +%#x)", want[0], s, n, want[1], want[2])
+				}
+			}
+			if len(k.VirtualCopies()) != 1 || k.Counts().LargestRead != int64(c.limit+1) {
+				t.Errorf("virtual copies %v, largest read %d", k.VirtualCopies(), k.Counts().LargestRead)
+			}
+			// Reads across the pieces still see one memory.
+			if _, kr := k.VMReadOverwrite(task, lo+100<<10, buf[:8]); kr != mach.KernSuccess || binary.LittleEndian.Uint64(buf) != 0xfeed {
+				t.Errorf("read across the pieces: %v", kr)
+			}
+			k.PortDeallocate(k.TaskSelf(), task)
+		})
+	}
+}

@@ -3,6 +3,7 @@ package machtest
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"syscall"
 	"testing"
@@ -157,6 +158,39 @@ func (tk *Task) Loads() []uint64 { return tk.infos.Loads }
 func (tk *Task) mapRegion(addr uint64, data []byte, prot int32) {
 	tk.mem = append(tk.mem, region{addr, data, prot})
 	sort.Slice(tk.mem, func(i, j int) bool { return tk.mem[i].addr < tk.mem[j].addr })
+}
+
+// clip splits the entry holding addr in two at addr, as vm_map_clip_start
+// does (osfmk/vm/vm_map.c); both pieces keep the same memory.
+func (tk *Task) clip(addr uint64) {
+	i := sort.Search(len(tk.mem), func(i int) bool { return tk.mem[i].addr > addr }) - 1
+	if i < 0 || addr == tk.mem[i].addr || addr-tk.mem[i].addr >= uint64(len(tk.mem[i].data)) {
+		return
+	}
+	r := tk.mem[i]
+	off := addr - r.addr
+	tk.mem = slices.Insert(tk.mem, i+1, region{addr, r.data[off:], r.prot})
+	tk.mem[i].data = r.data[:off:off]
+}
+
+// pageSize is the task's map page size: 16 KiB for a 64-bit task on an
+// arm64 kernel, 4 KiB for one run by Rosetta (PMAP_CREATE_FORCE_4K_PAGES)
+// and on an x86_64 kernel (bsd/kern/mach_loader.c load_machfile,
+// vm_map_set_page_shift).
+func (tk *Task) pageSize(k *Kernel) uint64 {
+	if (k.GOARCHValue == "arm64" || k.ProfilerTranslated) && !tk.Translated {
+		return 16 << 10
+	}
+	return 4 << 10
+}
+
+// write copies b to addr, across entries (the pieces of a clipped one).
+func (tk *Task) write(addr uint64, b []byte) {
+	for len(b) > 0 {
+		r := tk.regionAt(addr)
+		n := copy(r.data[addr-r.addr:], b)
+		b, addr = b[n:], addr+uint64(n)
+	}
 }
 
 func (tk *Task) unmap(addr uint64) {
@@ -450,9 +484,7 @@ func (th *Thread) SetStacks(arch unwind.Arch, hi uint64, size int, stacks ...*St
 
 func (th *Thread) setStack(i int) {
 	th.cur = i
-	s := th.Stacks[i]
-	r := th.task.regionAt(th.stackLo)
-	copy(r.data, s.mem)
+	th.task.write(th.stackLo, th.Stacks[i].mem)
 }
 
 func (th *Thread) regs() unwind.Regs {
