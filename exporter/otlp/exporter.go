@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/macprof/macprof/exporter/upload"
+	"github.com/macprof/macprof/internal/safefile"
 )
 
 // GRPCMethod is the full gRPC method profiles are exported with. It names
@@ -89,7 +89,7 @@ func New(cfg Config) (*Exporter, error) {
 func (c Config) tlsConfig() (*tls.Config, error) {
 	conf := &tls.Config{MinVersion: tls.VersionTLS12}
 	if c.Certificate != "" {
-		pem, err := os.ReadFile(c.Certificate)
+		pem, err := readPEM(c.Certificate)
 		if err != nil {
 			return nil, fmt.Errorf("otlp: CA certificate: %w", err)
 		}
@@ -103,7 +103,15 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 		if c.ClientCertificate == "" || c.ClientKey == "" {
 			return nil, errors.New("otlp: mutual TLS needs both a client certificate and a client key")
 		}
-		pair, err := tls.LoadX509KeyPair(c.ClientCertificate, c.ClientKey)
+		certPEM, err := readPEM(c.ClientCertificate)
+		if err != nil {
+			return nil, fmt.Errorf("otlp: client certificate: %w", err)
+		}
+		keyPEM, err := readPEM(c.ClientKey)
+		if err != nil {
+			return nil, fmt.Errorf("otlp: client key: %w", err)
+		}
+		pair, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("otlp: client certificate: %w", err)
 		}
@@ -111,6 +119,13 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	}
 	return conf, nil
 }
+
+// maxPEMBytes bounds a certificate or key file, far above any real one.
+const maxPEMBytes = 1 << 20
+
+// readPEM reads a certificate or key file the configuration names; a FIFO
+// or device there is refused rather than waited on.
+func readPEM(path string) ([]byte, error) { return safefile.ReadFile(path, maxPEMBytes, false) }
 
 // Target describes where the exporter sends, for logs: "grpc localhost:4317".
 func (e *Exporter) Target() string {
