@@ -3,6 +3,7 @@ package mach
 import (
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/macprof/macprof/target"
 )
@@ -25,6 +26,19 @@ func LaunchCommandKernel(k Kernel, args []string, opts target.Options) (*Launche
 		return nil, err
 	}
 	return &Launched{Target: t, name: args[0]}, nil
+}
+
+// Signal sends sig to the command with kill(2), unless it was reaped
+// already (its PID may be another process's by then).
+func (l *Launched) Signal(sig os.Signal) error {
+	if _, reaped := l.ExitStatus(); reaped {
+		return os.ErrProcessDone
+	}
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return fmt.Errorf("signal %v: not a syscall.Signal", sig)
+	}
+	return l.k.Kill(l.pid, s)
 }
 
 // Wait waits for the command to exit, unless the Target reaped it already,

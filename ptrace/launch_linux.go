@@ -194,6 +194,10 @@ func exitedChild(pid int) bool {
 	return errors.Is(err, unix.ECHILD) || err == nil && siginfoPID(&info) == pid
 }
 
+// Signal sends sig to the command through the process handle that started
+// it (a pidfd: never to a process that reused its PID).
+func (l *Launched) Signal(sig os.Signal) error { return l.cmd.Process.Signal(sig) }
+
 // Wait waits for the command to exit and returns the status to forward.
 // The tracer may have reaped it already (it sees a traced child's exit
 // first); otherwise it is waited for as macprof's child.

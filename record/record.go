@@ -88,8 +88,20 @@ type Config struct {
 	Launch func(args []string, o target.Options) (target.Launched, error)
 	// Descendants returns a function that appends the PIDs of a process's
 	// living descendants to dst[:0], so that a launched command's
-	// descendants are recorded too; nil means the OS's process tree.
+	// descendants are recorded too; nil follows none.
 	Descendants func() func(root int, dst []int) []int
+	// Settled, when set, returns what tells the sampler that no process
+	// or thread was created on the system since it last asked
+	// (sampler.Config.Settled); nil keeps drains at their usual ceiling.
+	Settled func() func() bool
+	// WatchExit, when set, calls f when process pid exits, so that the
+	// end of a target is not waited for until the next drain; nil finds
+	// it at the next tick.
+	WatchExit func(pid int, f func()) (stop func(), err error)
+	// FromTerminal, when set, reports whether a signal reached a launched
+	// command from its terminal already (a Ctrl-C), so that it is not
+	// sent a second time; nil: every signal is passed on.
+	FromTerminal func(pid int, sig os.Signal) bool
 	// Prepare, when set, prepares macprof's own process for sampling
 	// before the target starts or is attached to, and returns what undoes
 	// it once sampling ends.
@@ -142,6 +154,7 @@ func Run(ctx context.Context, cfg Config) int {
 	}
 	cfg.Stderr = &lockedWriter{w: cfg.Stderr}
 	rec := &recording{attachFn: cfg.Attach}
+	rec.intr.fromTerminal = cfg.FromTerminal
 	done := make(chan int, 1)
 	go func() { done <- rec.run(ctx, cfg) }()
 	for {
@@ -191,7 +204,7 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		Mode:      cfg.Mode,
 		MaxFrames: cfg.MaxFrames,
 		OnWindow:  func(w *profile.Window) { windows = append(windows, w) },
-		Settled:   settledWatch(),
+		Settled:   settled(cfg.Settled),
 		// Interning and counting wait until the command ran, as long as
 		// the samples fit.
 		SpoolBytes: spoolBytes,
@@ -220,20 +233,23 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	}
 	defer func() { unprepare() }()
 	var waitChild func() int
+	var launched target.Launched
+	// What the command tree used is its rusage once reaped: the children
+	// macprof waited for, less those before.
+	treeBefore, treeKnown := childrenCPU()
 	if len(cfg.Command) > 0 {
 		t, err := cfg.Launch(cfg.Command, opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "macprof record: %v\n", err)
 			return 1
 		}
-		waitChild = t.Wait
-		rec.intr.launched(t.PID())
+		waitChild, launched = t.Wait, t
+		rec.intr.launched(t)
 		rec.add(t, true)
 		rec.root = t
-		if cfg.Descendants == nil {
-			cfg.Descendants = processTree
+		if cfg.Descendants != nil {
+			rec.descendants = cfg.Descendants()
 		}
-		rec.descendants = cfg.Descendants()
 	} else if err := rec.attach(cfg.PID, false); err != nil {
 		fmt.Fprintf(stderr, "macprof record: %v\n", err)
 		return 1
@@ -244,8 +260,8 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	if rec.root != nil {
 		pid = rec.root.PID()
 	}
-	if pid > 0 {
-		if stop, err := watchExit(pid, s.Wake); err == nil {
+	if pid > 0 && cfg.WatchExit != nil {
+		if stop, err := cfg.WatchExit(pid, s.Wake); err == nil {
 			defer stop()
 		}
 	}
@@ -267,10 +283,23 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		fmt.Fprintf(stderr, "macprof record: %v\n", runErr)
 	}
 
+	// A command that exited is reaped now, so that the summary can say
+	// what share of its tree's CPU time the profile holds.
+	var tree time.Duration
+	if e, ok := launched.(target.ExitReporter); ok && treeKnown && e.Exited() {
+		st := waitChild()
+		rec.intr.reaped()
+		waitChild = func() int { return st }
+		if after, ok := childrenCPU(); ok {
+			tree = after - treeBefore
+		}
+	}
+
 	// Merge windows (record makes one) and write every output.
 	w := profile.Merge(windows)
 	if !cfg.Quiet {
 		WriteSummary(stderr, w, s.Period())
+		writeTreeShare(stderr, w, s.Period(), tree)
 		if sampleErr != nil {
 			fmt.Fprintf(stderr, "macprof: some threads were stopped for their samples, as kernel samples were refused: %v\n", sampleErr)
 		}
@@ -290,6 +319,14 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		}
 	}
 	return code
+}
+
+// settled returns the sampler's Settled function from the backend's, or nil.
+func settled(watch func() func() bool) func() bool {
+	if watch == nil {
+		return nil
+	}
+	return watch()
 }
 
 // writeOutputs writes w to every output, saying so on stderr unless quiet,

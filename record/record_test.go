@@ -58,6 +58,9 @@ func (f *fakeTarget) Close() error {
 func (f *fakeTarget) Exited() bool { return f.exited() }
 func (f *fakeTarget) Wait() int    { return f.status }
 
+// Signal sends nothing: the fake has no process.
+func (f *fakeTarget) Signal(os.Signal) error { return nil }
+
 func (f *fakeTarget) isClosed() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

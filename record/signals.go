@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/macprof/macprof/target"
 )
 
 // interruption passes the first signal that ends a recording on to a
@@ -14,22 +16,21 @@ import (
 // the signal reaches the command itself rather than a tracer letting go.
 type interruption struct {
 	mu       sync.Mutex
-	sig      os.Signal   // the first signal; nil until one comes
-	cmd      *os.Process // the launched command, until it was waited for
-	released bool        // every target was closed
-	passed   bool        // sig went to cmd, or needed not
+	sig      os.Signal       // the first signal; nil until one comes
+	cmd      target.Launched // the launched command, until it was waited for
+	released bool            // every target was closed
+	passed   bool            // sig went to cmd, or needed not
+	// fromTerminal reports whether a Ctrl-C reached the command from its
+	// terminal already (Config.FromTerminal); nil: never.
+	fromTerminal func(pid int, sig os.Signal) bool
 }
 
-// launched notes the command's process. On Linux os.FindProcess holds a
-// pidfd: a later signal cannot reach another process that reused the PID.
-func (in *interruption) launched(pid int) {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return
-	}
+// launched notes the launched command, which signals reach through the
+// backend (never a process that reused its PID).
+func (in *interruption) launched(cmd target.Launched) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.cmd = p
+	in.cmd = cmd
 }
 
 // interrupt takes a signal and reports whether it is the first.
@@ -63,7 +64,7 @@ func (in *interruption) pass() {
 		return
 	}
 	in.passed = true
-	if !fromTerminal(in.cmd.Pid, in.sig) {
+	if in.fromTerminal == nil || !in.fromTerminal(in.cmd.PID(), in.sig) {
 		in.cmd.Signal(in.sig)
 	}
 }
@@ -72,10 +73,7 @@ func (in *interruption) pass() {
 func (in *interruption) reaped() {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.cmd != nil {
-		in.cmd.Release()
-		in.cmd = nil
-	}
+	in.cmd = nil
 }
 
 // kill kills the command unless it was waited for, and returns its PID, or
@@ -83,10 +81,10 @@ func (in *interruption) reaped() {
 func (in *interruption) kill() int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.cmd == nil || in.cmd.Kill() != nil {
+	if in.cmd == nil || in.cmd.Signal(syscall.SIGKILL) != nil {
 		return 0
 	}
-	return in.cmd.Pid
+	return in.cmd.PID()
 }
 
 // abandonCloseWait bounds how long a second signal waits for the targets

@@ -56,6 +56,9 @@ func (p *process) Wait() int {
 	return target.ExitCode(p.cmd.ProcessState.Sys().(syscall.WaitStatus))
 }
 
+// Signal reaches the real process.
+func (p *process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
 // runAsync runs Run in the background and returns its status channel.
 func runAsync(cfg Config) <-chan int {
 	done := make(chan int, 1)

@@ -7,6 +7,7 @@
 package target
 
 import (
+	"os"
 	"time"
 
 	"github.com/macprof/macprof/images"
@@ -155,6 +156,15 @@ type SampleDrainer interface {
 	DrainSamples(id ThreadID, caps []*Capture) (int, error)
 }
 
+// SampleLossReporter is implemented by SampleDrainers that learn from the
+// kernel how many of a thread's samples it dropped (its buffer was full),
+// so that the sampler counts their CPU time as lost rather than on a stack.
+type SampleLossReporter interface {
+	// LostSamples returns how many samples of thread id the kernel
+	// reported dropped in what DrainSamples read since the previous call.
+	LostSamples(id ThreadID) int64
+}
+
 // SampleKeeper is implemented by SampleDrainers that can keep the kernel's
 // samples in their own memory while the process runs (ptrace's process
 // rings): Keep moves what the kernel's buffers hold there and reports
@@ -213,4 +223,8 @@ type Launched interface {
 	// and returns the status to forward: its exit code, or 128 plus the
 	// signal that ended it.
 	Wait() int
+	// Signal sends sig to the command (an error once it was reaped), so
+	// that a signal meant for a command reaches that process and no
+	// other that reused its PID.
+	Signal(sig os.Signal) error
 }

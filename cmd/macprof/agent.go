@@ -87,7 +87,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	_ = configFile // applied above, before the command line
-	cfg := agent.Config{PIDs: pids.pids, Hz: *hz, Window: *window, Rescan: *rescan, Duration: *dur, ShutdownTimeout: *shutdown, Telemetry: *telemetry, Attach: attach}
+	cfg := agent.Config{PIDs: pids.pids, Hz: *hz, Window: *window, Rescan: *rescan, Duration: *dur, ShutdownTimeout: *shutdown, Telemetry: *telemetry, Attach: osBackend.attach}
 	if *name != "" {
 		re, err := regexp.Compile(*name)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
 
@@ -123,7 +122,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return fail("--unwind: %v", err)
 	}
 	cfg := record.Config{PID: pid.pid(), Command: fs.Args(), Hz: *hz, Duration: *dur, Mode: m, StopThreads: *capture == "stop",
-		MaxFrames: *maxFrames, Unwind: method, Quiet: *quiet, Stderr: stderr, Attach: attach, Launch: launch, Prepare: prepareForSampling, Tune: tuneForSampling, AppOnly: app}
+		MaxFrames: *maxFrames, Unwind: method, Quiet: *quiet, Stderr: stderr, Prepare: prepareForSampling, Tune: tuneForSampling, AppOnly: app,
+		Attach: osBackend.attach, Launch: osBackend.launch, Descendants: osBackend.descendants, Settled: osBackend.settled,
+		WatchExit: osBackend.watchExit, FromTerminal: osBackend.fromTerminal}
 	if err := cfg.Validate(); err != nil {
 		return fail("%v", err)
 	}
@@ -132,7 +133,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, stopSignals...)
+	notifyStop(sigs)
 	cfg.Signals = sigs
 	// The heap of a recording grows by its spool of samples and stays
 	// small otherwise: a collection per fivefold growth rather than per

@@ -11,10 +11,10 @@ import (
 
 var errNoBackend = fmt.Errorf("profiling is not supported on %s/%s: macprof has backends for darwin (arm64, amd64) and linux (amd64, arm64)", runtime.GOOS, runtime.GOARCH)
 
-// attach reports that this OS has no backend.
-func attach(pid int, opts target.Options) (target.Target, error) { return nil, errNoBackend }
-
-// launch reports that this OS has no backend.
-func launch(args []string, opts target.Options) (target.Launched, error) {
-	return nil, errNoBackend
+// newOSBackend returns a backend that reports this OS has none.
+func newOSBackend() backend {
+	return backend{
+		attach: func(int, target.Options) (target.Target, error) { return nil, errNoBackend },
+		launch: func([]string, target.Options) (target.Launched, error) { return nil, errNoBackend },
+	}
 }

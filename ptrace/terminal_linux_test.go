@@ -1,4 +1,4 @@
-package record
+package ptrace
 
 import (
 	"os"
@@ -43,13 +43,13 @@ func TestFromTerminal(t *testing.T) {
 		defer c.Wait()
 		defer c.Process.Kill()
 	}
-	if !fromTerminal(fg.Process.Pid, os.Interrupt) {
+	if !FromTerminal(fg.Process.Pid, os.Interrupt) {
 		t.Error("SIGINT to a process in its terminal's foreground: not seen as from the terminal")
 	}
-	if fromTerminal(fg.Process.Pid, syscall.SIGTERM) {
+	if FromTerminal(fg.Process.Pid, syscall.SIGTERM) {
 		t.Error("SIGTERM seen as from the terminal")
 	}
-	if fromTerminal(bg.Process.Pid, os.Interrupt) {
+	if FromTerminal(bg.Process.Pid, os.Interrupt) {
 		t.Error("SIGINT to a process without a terminal seen as from one")
 	}
 }

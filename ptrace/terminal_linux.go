@@ -1,4 +1,4 @@
-package record
+package ptrace
 
 import (
 	"bytes"
@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// fromTerminal reports whether sig is a Ctrl-C that process pid got from
+// FromTerminal reports whether sig is a Ctrl-C that process pid got from
 // its terminal too: it is in the terminal's foreground process group.
-func fromTerminal(pid int, sig os.Signal) bool {
+func FromTerminal(pid int, sig os.Signal) bool {
 	if sig != os.Interrupt {
 		return false
 	}
