@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/safefile"
 )
 
@@ -28,7 +29,7 @@ func ELFBuildID(path string) (string, error) {
 		return "", fmt.Errorf("build ID of %s: %w", path, err)
 	}
 	defer file.Close()
-	f, err := elf.NewFile(safefile.Budget(file, maxBuildIDRead))
+	f, err := objfile.NewELF(file, maxBuildIDRead)
 	if err != nil {
 		return "", fmt.Errorf("build ID of %s: %w", path, err)
 	}

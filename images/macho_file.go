@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/safefile"
 )
 
@@ -70,12 +71,15 @@ func openMachO(path string, pick func(*MachO) bool, preferHost bool, what string
 	if err != nil {
 		return nil, fmt.Errorf("macho: %w", err)
 	}
-	st, err := f.Stat()
+	size, data, err := objfile.DataSize(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("macho: %w", err)
 	}
-	mf, err := NewMachOFile(f, st.Size(), pick, preferHost, what)
+	mf, err := NewMachOFile(f, size, pick, preferHost, what)
+	if err == nil {
+		err = checkMachOData(mf.MachO, mf.Size, data)
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -177,4 +181,44 @@ func machOImage(m *MachO, loadAddr uint64, path string) (*Image, error) {
 		Offset:      0,
 		LoadAddress: loadAddr,
 	}, nil
+}
+
+// Section types with no bytes in the file (mach-o/loader.h: SECTION_TYPE,
+// S_ZEROFILL, S_GB_ZEROFILL, S_THREAD_LOCAL_ZEROFILL).
+const (
+	sectionTypeMask      = 0xff
+	sZerofill            = 0x1
+	sGBZerofill          = 0xc
+	sThreadLocalZerofill = 0x12
+)
+
+// checkMachOData checks the sizes m's load commands give for what is read
+// of a file (the symbol, string and function-starts tables, sections with
+// file contents, such as __DWARF's) against the size bytes of its image, the
+// data bytes its file holds (a sparse file's holes are no table) and the
+// caps of objfile.
+func checkMachOData(m *MachO, size, data int64) error {
+	if st := m.Symtab; st != nil {
+		if err := objfile.CheckRange("macho: LC_SYMTAB symbols", uint64(st.SymOff), uint64(st.NSyms)*nlistSize, size, data, objfile.MaxSymbolTable); err != nil {
+			return err
+		}
+		if err := objfile.CheckRange("macho: LC_SYMTAB strings", uint64(st.StrOff), uint64(st.StrSize), size, data, objfile.MaxStringTable); err != nil {
+			return err
+		}
+	}
+	if fs := m.FunctionStarts; fs != nil {
+		if err := objfile.CheckRange("macho: LC_FUNCTION_STARTS", uint64(fs.DataOff), uint64(fs.DataSize), size, data, objfile.MaxSymbolTable); err != nil {
+			return err
+		}
+	}
+	for i := range m.Sections {
+		s := &m.Sections[i]
+		if s.Offset == 0 || s.Flags&sectionTypeMask == sZerofill || s.Flags&sectionTypeMask == sGBZerofill || s.Flags&sectionTypeMask == sThreadLocalZerofill {
+			continue // no bytes in the file
+		}
+		if err := objfile.CheckRange("macho: section "+s.Segment+","+s.Name, uint64(s.Offset), s.Size, size, data, objfile.MaxSection); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+
+	"github.com/macprof/macprof/internal/objfile"
 )
 
 // A stripped ELF object keeps only .dynsym, which names its exported
@@ -16,7 +18,7 @@ import (
 // Mach-O.
 
 // maxEHFrame bounds the .eh_frame read for function starts.
-const maxEHFrame = 256 << 20
+const maxEHFrame = objfile.MaxFrameSection
 
 // ehFrameStarts appends the initial location of every FDE in .eh_frame to
 // dst. A malformed section stops the walk: the starts read so far stay.

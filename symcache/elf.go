@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/safefile"
 )
 
@@ -100,13 +101,14 @@ func loadELFFile(img *images.Image, f *elf.File, path string) (*Table, error) {
 const maxELFRead = 1 << 30
 
 // openELF opens the ELF file at path: a regular file only (a target can
-// put a FIFO or device at a path it mapped), and bounded reads.
+// put a FIFO or device at a path it mapped), every section's size checked
+// against what the file holds, and bounded reads.
 func openELF(path string) (*elf.File, func() error, error) {
 	file, err := safefile.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := elf.NewFile(safefile.Budget(file, maxELFRead))
+	f, err := objfile.NewELF(file, maxELFRead)
 	if err != nil {
 		file.Close()
 		return nil, nil, err

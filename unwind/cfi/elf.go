@@ -4,12 +4,13 @@ import (
 	"debug/elf"
 	"fmt"
 
+	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/safefile"
 )
 
 // maxSectionBytes bounds each call-frame section read (libpython's
-// .eh_frame is about 1 MiB; the largest distribution objects' tens).
-const maxSectionBytes = 256 << 20
+// .eh_frame is about 1 MiB, libLLVM's 5 MiB).
+const maxSectionBytes = objfile.MaxFrameSection
 
 // maxFileRead bounds all that is read of one file: headers, the two
 // call-frame sections and .eh_frame_hdr (read only when no larger than
@@ -17,14 +18,15 @@ const maxSectionBytes = 256 << 20
 const maxFileRead = 3*maxSectionBytes + 16<<20
 
 // Load builds the table of the ELF object at path. Only a regular file is
-// opened, and reads are bounded.
+// opened, its sections' sizes are checked against what it holds, and reads
+// are bounded.
 func Load(path string) (*Table, error) {
 	file, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cfi: %w", err)
 	}
 	defer file.Close()
-	f, err := elf.NewFile(safefile.Budget(file, maxFileRead))
+	f, err := objfile.NewELF(file, maxFileRead)
 	if err != nil {
 		return nil, fmt.Errorf("cfi: %s: %w", path, err)
 	}
