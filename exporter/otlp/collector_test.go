@@ -157,7 +157,11 @@ func TestUploaderThroughCollectorOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exp.Close()
-	u, err := upload.New(exp.Sink(), upload.Config{Name: "otlp", MaxItems: 16, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, SpoolDir: filepath.Join(t.TempDir(), "spool")})
+	spool := t.TempDir()
+	if err := os.Chmod(spool, 0o700); err != nil { // as the agent's --spool-dir must be
+		t.Fatal(err)
+	}
+	u, err := upload.New(exp.Sink(), upload.Config{Name: "otlp", MaxItems: 16, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, SpoolDir: filepath.Join(spool, "otlp")})
 	if err != nil {
 		t.Fatal(err)
 	}

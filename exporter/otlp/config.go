@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/macprof/macprof/internal/httpsafe"
 )
 
 // Protocols an Exporter speaks (the values of OTEL_EXPORTER_OTLP_PROTOCOL).
@@ -250,9 +252,21 @@ type target struct {
 	tls      bool
 }
 
-// resolve applies the defaults and works out where and how to connect.
-func (c Config) resolve() (target, error) {
-	t := target{protocol: c.Protocol}
+// resolve applies the defaults and works out where and how to connect,
+// refusing a header that is not valid HTTP. Its errors have the
+// credentials in the endpoint they quote redacted.
+func (c Config) resolve() (t target, err error) {
+	defer func() {
+		if err != nil {
+			err = errors.New(httpsafe.Redact(err.Error()))
+		}
+	}()
+	for k, v := range c.Headers {
+		if err := httpsafe.CheckHeader(k, v); err != nil {
+			return t, fmt.Errorf("otlp: %w", err)
+		}
+	}
+	t.protocol = c.Protocol
 	if t.protocol == "" {
 		t.protocol = DefaultProtocol
 	}

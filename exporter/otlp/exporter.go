@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/macprof/macprof/exporter/upload"
+	"github.com/macprof/macprof/internal/httpsafe"
 	"github.com/macprof/macprof/internal/safefile"
 )
 
@@ -81,7 +82,7 @@ func New(cfg Config) (*Exporter, error) {
 	case ProtocolHTTPProtobuf:
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.TLSClientConfig = tlsConf
-		e.client = &http.Client{Transport: tr}
+		e.client = httpsafe.SameOrigin(&http.Client{Transport: tr})
 	}
 	return e, nil
 }
@@ -132,7 +133,7 @@ func (e *Exporter) Target() string {
 	if e.target.protocol == ProtocolGRPC {
 		return "grpc " + e.target.grpcAddr
 	}
-	return "http " + e.target.url
+	return "http " + httpsafe.RedactURL(e.target.url)
 }
 
 // Close releases the exporter's connections.
@@ -219,7 +220,7 @@ func (e *Exporter) sendHTTP(ctx context.Context, body []byte, resp *collpb.Expor
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.target.url, rd)
 	if err != nil {
-		return &ExportError{Op: "HTTP " + e.target.url, Err: err}
+		return &ExportError{Op: "HTTP " + httpsafe.RedactURL(e.target.url), Err: err}
 	}
 	for k, v := range e.cfg.Headers {
 		req.Header.Set(k, v)
@@ -251,6 +252,11 @@ func (e *Exporter) sendHTTP(ctx context.Context, body []byte, resp *collpb.Expor
 	}
 	xe := &ExportError{Op: "HTTP POST " + e.target.url, Status: res.StatusCode}
 	msg := strings.TrimSpace(string(data))
+	if loc := res.Header.Get("Location"); res.StatusCode/100 == 3 && loc != "" {
+		// A redirect within the endpoint's origin was followed; this one
+		// leads elsewhere (httpsafe.SameOrigin).
+		msg = "redirected to " + loc + ", another origin: not followed, so that the endpoint's headers are not sent there"
+	}
 	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/x-protobuf") {
 		// The body is a google.rpc.Status; its message is field 2. Show
 		// the printable part rather than decode the whole type.
@@ -294,7 +300,9 @@ type ExportError struct {
 	After time.Duration
 }
 
-func (e *ExportError) Error() string { return "otlp: " + e.Op + ": " + e.Err.Error() }
+// Error says what failed, with any credential in a URL (the transport's
+// errors quote the request's) redacted.
+func (e *ExportError) Error() string { return httpsafe.Redact("otlp: " + e.Op + ": " + e.Err.Error()) }
 
 // Unwrap returns the underlying error.
 func (e *ExportError) Unwrap() error { return e.Err }
