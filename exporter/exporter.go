@@ -320,6 +320,8 @@ func stacks(w *profile.Window, c *symcache.Cache, opts Options, add func(frames 
 		}
 		if w.Stacks[s.Stack].Unsampled {
 			frames = append(frames, profile.UnsampledFrame)
+		} else if r := w.Stacks[s.Stack].Lost; r != profile.NotLost {
+			frames = append(frames, r.Frame())
 		} else if len(ids) == 0 {
 			frames = append(frames, NoFramesFrame)
 		}

@@ -142,6 +142,7 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*pprof.Location, perio
 	}
 	threads := make(map[threadKey]labels)
 	var truncated, empty, unsampled *pprof.Location
+	var lost [profile.NumLostReasons]*pprof.Location
 	b.p.Sample = make([]*pprof.Sample, 0, n)
 	sampleArray := make([]pprof.Sample, 0, n)
 	for i, s := range w.Samples {
@@ -163,6 +164,11 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*pprof.Location, perio
 				unsampled = b.pseudoLocation(profile.UnsampledFrame)
 			}
 			locBacking = append(locBacking, unsampled)
+		} else if r := w.Stacks[s.Stack].Lost; r != profile.NotLost && r < profile.NumLostReasons {
+			if lost[r] == nil {
+				lost[r] = b.pseudoLocation(r.Frame())
+			}
+			locBacking = append(locBacking, lost[r])
 		} else if len(samples[i]) == 0 {
 			if empty == nil {
 				empty = b.pseudoLocation(NoFramesFrame)

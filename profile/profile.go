@@ -79,11 +79,66 @@ type Stack struct {
 	// the profile did, and threads no listing showed. Exporters show it
 	// as one frame, UnsampledFrame.
 	Unsampled bool
+	// Lost, when set, marks the stack, with no PCs, of CPU time whose
+	// samples were lost, and says why. Exporters show it as one frame,
+	// Lost.Frame(), never on a stack of the program's.
+	Lost LostReason
 }
 
 // UnsampledFrame is the name exporters give the one frame of an Unsampled
 // stack.
 const UnsampledFrame = "[unsampled]"
+
+// LostReason says why CPU time has no sample of its own. Counting it apart
+// keeps the totals equal to the CPU time used without making any of the
+// program's stacks hotter than it was.
+type LostReason uint8
+
+// The reasons samples are lost.
+const (
+	// NotLost: a stack of the program's (or Unsampled).
+	NotLost LostReason = iota
+	// LostBufferFull: the kernel dropped the samples, as the buffer it
+	// writes them into was full (PERF_RECORD_LOST): macprof drained it
+	// too late (it was stopped, starved of CPU, or the buffer is small).
+	LostBufferFull
+	// LostNoSample: CPU time the kernel's samples do not account for: an
+	// event reopened mid-period, a sample that could not be read, time
+	// the kernel does not sample, or samples dropped where the kernel
+	// tells no thread's loss (a buffer shared by the process).
+	LostNoSample
+	// NumLostReasons bounds the reasons, for tables indexed by them.
+	NumLostReasons
+)
+
+var lostFrames = [NumLostReasons]string{
+	NotLost:        "",
+	LostBufferFull: "[lost: buffer full]",
+	LostNoSample:   "[lost: no sample]",
+}
+
+var lostText = [NumLostReasons]string{
+	NotLost:        "not lost",
+	LostBufferFull: "the kernel's sample buffer was full (drained late: macprof stopped or starved of CPU, or the buffer small)",
+	LostNoSample:   "CPU time the kernel took no sample of (an event reopened mid-period, an unreadable sample, or a loss the kernel tells no thread of)",
+}
+
+// Frame returns the name exporters give the one frame of a stack lost for
+// r ("" for NotLost).
+func (r LostReason) Frame() string {
+	if r < NumLostReasons {
+		return lostFrames[r]
+	}
+	return "[lost]"
+}
+
+// String says why, as people read it.
+func (r LostReason) String() string {
+	if r < NumLostReasons {
+		return lostText[r]
+	}
+	return "unknown"
+}
 
 // Sample is how many times one thread was seen in one stack.
 type Sample struct {
@@ -125,6 +180,20 @@ func (w *Window) UnsampledCount() int64 {
 	for _, s := range w.Samples {
 		if s.Stack >= 0 && s.Stack < len(w.Stacks) && w.Stacks[s.Stack].Unsampled {
 			n += s.Count
+		}
+	}
+	return n
+}
+
+// LostCounts returns the sum of the counts of the window's samples on Lost
+// stacks, by reason: CPU time whose samples were lost.
+func (w *Window) LostCounts() [NumLostReasons]int64 {
+	var n [NumLostReasons]int64
+	for _, s := range w.Samples {
+		if s.Stack >= 0 && s.Stack < len(w.Stacks) {
+			if r := w.Stacks[s.Stack].Lost; r != NotLost && r < NumLostReasons {
+				n[r] += s.Count
+			}
 		}
 	}
 	return n

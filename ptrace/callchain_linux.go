@@ -218,7 +218,7 @@ func (t *Target) chainRings() bool { return t.opts.Unwind == unwind.MethodFP }
 // walks were exact by frame records long enough, or with stack copies
 // where a callchain met a frame without a record; it reports whether it
 // did. The new event starts its first period afresh (the sampler counts
-// that part period on the last stack). If the kernel refuses the new ring,
+// that part period as lost). If the kernel refuses the new ring,
 // the thread keeps the one it has.
 func (t *Target) switchRing(th *thread) bool {
 	tk := &th.kernel

@@ -72,6 +72,10 @@ type kernelSampler struct {
 	procWatched bool
 	procThreads []threadSamples // listSampledThreads's buffer
 	exact       *exactChains    // process rings' chains known exact
+	// lost holds, per thread, the samples its ring's PERF_RECORD_LOST
+	// records said were dropped, until LostSamples takes them (a thread
+	// that departed is forgotten at its last drain, before).
+	lost map[int]int64
 }
 
 func newKernelSampler(opts target.Options) (*kernelSampler, error) {
@@ -80,7 +84,7 @@ func newKernelSampler(opts target.Options) (*kernelSampler, error) {
 		return nil, err
 	}
 	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringBusy: ringIdleTimeout / 2, maxRings: maxRings, ringsMayGrow: canLockMemory(), waiting: opts.SamplesWaiting,
-		rec: make([]byte, perfChainSampleMaxBytes())}, nil
+		rec: make([]byte, perfChainSampleMaxBytes()), lost: map[int]int64{}}, nil
 }
 
 // threadKernel is a thread's kernel sampling state.
@@ -199,7 +203,7 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 			r, small, err = k.openRing(tid, t.ringSpec(stack))
 		}
 		if small && k.small == nil {
-			k.small = fmt.Errorf("thread %d: sample buffer reduced to %d KiB for want of locked memory (ulimit -l, or perf_event_mlock_kb): CPU time whose samples did not fit is counted on the thread's previous stack", tid, perfMinRingBytes>>10)
+			k.small = fmt.Errorf("thread %d: sample buffer reduced to %d KiB for want of locked memory (ulimit -l, or perf_event_mlock_kb): CPU time whose samples did not fit is counted as [lost: buffer full]", tid, perfMinRingBytes>>10)
 		}
 		if err != nil {
 			// Not allowed or out of resources (a user's locked-memory
@@ -304,7 +308,7 @@ func (t *Target) KernelSampleError() error {
 
 // KernelSampleWarning returns why some thread's kernel samples are kept in
 // a smaller buffer than the drain interval needs (samples that did not
-// fit were counted on its previous stack), or why a thread was stopped for
+// fit were counted as lost), or why a thread was stopped for
 // its samples as the ceiling of buffers was reached, or nil.
 func (t *Target) KernelSampleWarning() error {
 	if t.kernel == nil {
@@ -462,7 +466,7 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 			break
 		}
 		// A sample that cannot be read or walked is skipped: the
-		// sampler counts its CPU time on the thread's last stack.
+		// sampler counts its CPU time as lost (no sample).
 		th.kernel.drainedBytes += int(size)
 		if r.chain {
 			k.chainRecord = max(k.chainRecord, int(size))
@@ -473,6 +477,9 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		}
 	}
 	r.consume()
+	if lost := r.takeLost(); lost > 0 {
+		k.lost[tid] += lost
+	}
 	now := time.Now()
 	th.kernel.windowSamples += n
 	th.kernel.drained += n
@@ -501,6 +508,22 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		th.kernel.windowStart, th.kernel.windowSamples = now, 0
 	}
 	return n, nil
+}
+
+// LostSamples returns how many samples of thread id the kernel reported
+// dropped, its ring being full, in what DrainSamples read since the last
+// call (target.SampleLossReporter). Process rings tell no thread's loss.
+func (t *Target) LostSamples(id target.ThreadID) int64 {
+	if t.kernel == nil {
+		return 0
+	}
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	n, ok := t.kernel.lost[int(id)]
+	if ok {
+		delete(t.kernel.lost, int(id))
+	}
+	return n
 }
 
 // A thread keeps its ring while it has a sample in every ringIdleTimeout
@@ -533,7 +556,7 @@ func canLockMemory() bool { return haveCapability(unix.CAP_IPC_LOCK) }
 // sampler is woken at half full (chainDrainPeriods), so that only the
 // threads that keep a CPU busy take memory, and the kernel's clearing of
 // it, in the command's first milliseconds; the new event starts its first
-// period afresh, counted on the last stack as in growRing.
+// period afresh, counted as lost as in growRing.
 func (t *Target) growChainRing(th *thread) {
 	k, r := t.kernel, th.kernel.ring
 	most := perfRingBytes(ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(maxChainPeriods)})
@@ -563,7 +586,7 @@ func (t *Target) reopenRing(th *thread, spec ringSpec) bool {
 // growRing reopens the kernel sample event of th, whose samples' walks ran
 // past their stack copies, with twice the copy (and a ring to match), once
 // its ring is drained. The new event starts its first period afresh: the
-// sampler counts the CPU time of that part period on the last stack. If
+// sampler counts the CPU time of that part period as lost. If
 // the kernel refuses the larger ring, the thread keeps the one it has.
 func (t *Target) growRing(th *thread) {
 	size := min(2*th.kernel.ringStack, perfMaxStackBytes)

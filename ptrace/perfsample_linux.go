@@ -59,7 +59,7 @@ const perfRingSlack = 4
 // perfMinRingBytes is the smallest ring's data area (32 KiB, three
 // samples): the size used when a user's locked-memory budget refuses a
 // larger one. A sample that finds the ring full is dropped by the kernel;
-// the sampler then counts its CPU time on the thread's previous stack.
+// the sampler then counts its CPU time as lost (PERF_RECORD_LOST).
 const perfMinRingBytes = 32 << 10
 
 // ringSpec is what a thread's sampling event and ring are opened with.
@@ -174,6 +174,9 @@ type perfRing struct {
 	// stopWatch, when set, ends the goroutine that wakes the sampler
 	// when the ring is half full (watchRing).
 	stopWatch func()
+	// lost sums the samples the kernel's PERF_RECORD_LOST records said it
+	// dropped (the ring was full), of the records read since takeLost.
+	lost uint64
 }
 
 // mmapRing maps size bytes of a perf_event file's ring; tests replace it
@@ -280,14 +283,38 @@ func (r *perfRing) begin() {
 }
 
 // next returns the position and size of the next sample record, skipping
-// records of other types; the caller reads it with readAt.
+// records of other types (a PERF_RECORD_LOST's count is added to lost);
+// the caller reads it with readAt.
 func (r *perfRing) next() (at, size uint64, ok bool) {
 	for {
 		at, size, typ, ok := r.nextRecord()
 		if !ok || typ == unix.PERF_RECORD_SAMPLE {
 			return at, size, ok
 		}
+		if typ == unix.PERF_RECORD_LOST && size >= perfLostRecordLen {
+			// The header, the event's id, then how many samples
+			// were dropped.
+			var n [8]byte
+			r.readAt(n[:], at+16)
+			r.lost += min(binary.LittleEndian.Uint64(n[:]), maxLostPerRecord)
+		}
 	}
+}
+
+// perfLostRecordLen is the size of a PERF_RECORD_LOST without sample_id;
+// maxLostPerRecord bounds the count one is believed for (a year of samples
+// at 10 kHz), so that a hostile or torn record cannot overflow the sum.
+const (
+	perfLostRecordLen = 24
+	maxLostPerRecord  = 1 << 38
+)
+
+// takeLost returns the samples the ring's PERF_RECORD_LOST records said
+// were dropped, read since the last call.
+func (r *perfRing) takeLost() int64 {
+	n := r.lost
+	r.lost = 0
+	return int64(n)
 }
 
 // nextRecord returns the position, size and type of the next record.

@@ -588,3 +588,46 @@ func TestDrainSamplesKeepTheStackCopyUnderALockedMemoryBudget(t *testing.T) {
 		t.Errorf("stack copy grew to %d KiB without CAP_IPC_LOCK", got>>10)
 	}
 }
+
+// TestDrainSamplesTellsTheSamplesTheKernelLost: a ring left undrained
+// while its thread spins fills up, and the kernel drops the samples that do
+// not fit; the drain hands out those the ring held, and LostSamples the
+// count the kernel's PERF_RECORD_LOST record gave, which the kernel writes
+// once the drain made room (the next drain reads it). Samples and losses
+// together account for the thread's CPU time since the ring opened, and
+// the count is taken only once.
+func TestDrainSamplesTellsTheSamplesTheKernelLost(t *testing.T) {
+	const period = 2 * time.Millisecond // a ring holds 60 samples (30 periods and slack, 512 KiB) or 15
+	opts := target.Options{Continuous: true, KernelSamplePeriod: period}
+	_, tg := startDeep(t, opts, "1", "12")
+	tids, _ := tg.Threads(nil)
+	tid := worker(t, tg, tids)
+	cpu := func() time.Duration {
+		t.Helper()
+		info, err := tg.Info(tid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.CPUTime
+	}
+	before := cpu()
+	if err := captureStop(t, tg, tid, target.NewCapture(512, 64<<10)); err != nil {
+		t.Fatal(err)
+	}
+	opened := cpu()
+	spinFor(t, tg, tid, 300*time.Millisecond) // 150 samples, more than twice what the ring holds
+	drained := len(drainAll(t, tg, int(tid), 8))
+	spinFor(t, tg, tid, 10*time.Millisecond)
+	drainAt := cpu()
+	drained += len(drainAll(t, tg, int(tid), 8))
+	lost := tg.LostSamples(tid)
+	after := cpu()
+	lo, hi := int64((drainAt-opened)/period)-2, int64((after-before)/period)+2
+	t.Logf("%d samples drained, %d lost; the thread ran %v to %v at a %v period", drained, lost, drainAt-opened, after-before, period)
+	if lost == 0 || int64(drained)+lost < lo || int64(drained)+lost > hi {
+		t.Fatalf("%d samples drained and %d lost; want %d to %d in all, some lost", drained, lost, lo, hi)
+	}
+	if again := tg.LostSamples(tid); again != 0 {
+		t.Errorf("LostSamples again: %d, want 0 (taken already)", again)
+	}
+}

@@ -55,12 +55,41 @@ func WriteSummary(out io.Writer, w *profile.Window, period time.Duration) {
 		w.SampleCount(), w.End.Sub(w.Start).Round(time.Millisecond), int(time.Second/period), len(w.Stacks), st.Captures)
 	fmt.Fprintf(out, "macprof: threads stopped per capture: p50 %s, p99 %s, max %s; profiler CPU %s\n",
 		st.StoppedP50.Round(time.Microsecond), st.StoppedP99.Round(time.Microsecond), st.StoppedMax.Round(time.Microsecond), st.ProfilerCPU.Round(time.Millisecond))
-	if n, all := w.UnsampledCount(), w.SampleCount(); n > 0 {
-		// Said even when small: these samples have no stack to show.
-		fmt.Fprintf(out, "macprof: %.1f%% of the CPU time (%d samples) could not be attributed to a stack, shown as %s: threads that ended, or the recording did, before a capture\n",
-			100*float64(n)/float64(all), n, profile.UnsampledFrame)
-	}
+	writeUnattributed(out, w)
 	for _, k := range w.MissReasons() {
 		fmt.Fprintf(out, "macprof: missed %d: %s\n", w.Missed[k], k)
+	}
+}
+
+// unsampledWhy says what the [unsampled] share is.
+const unsampledWhy = "threads that ended, or the recording did, before a capture"
+
+// writeUnattributed gives the share of the CPU time that has no stack of
+// the program's: [unsampled], and [lost] by reason. It is said even when
+// small: these samples have no stack to show.
+func writeUnattributed(out io.Writer, w *profile.Window) {
+	all := w.SampleCount()
+	unsampled, lost := w.UnsampledCount(), w.LostCounts()
+	var lostAll int64
+	for _, n := range lost {
+		lostAll += n
+	}
+	pct := func(n int64) float64 { return 100 * float64(n) / float64(all) }
+	if lostAll == 0 {
+		if unsampled > 0 {
+			fmt.Fprintf(out, "macprof: %.1f%% of the CPU time (%d samples) could not be attributed to a stack, shown as %s: %s\n",
+				pct(unsampled), unsampled, profile.UnsampledFrame, unsampledWhy)
+		}
+		return
+	}
+	n := unsampled + lostAll
+	fmt.Fprintf(out, "macprof: %.1f%% of the CPU time (%d samples) could not be attributed to a stack (%.1f%% lost):\n", pct(n), n, pct(lostAll))
+	if unsampled > 0 {
+		fmt.Fprintf(out, "macprof:   %.1f%% (%d samples) shown as %s: %s\n", pct(unsampled), unsampled, profile.UnsampledFrame, unsampledWhy)
+	}
+	for r, k := range lost {
+		if k > 0 {
+			fmt.Fprintf(out, "macprof:   %.1f%% (%d samples) shown as %s: %s\n", pct(k), k, profile.LostReason(r).Frame(), profile.LostReason(r))
+		}
 	}
 }

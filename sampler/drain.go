@@ -25,12 +25,12 @@ const (
 // tick, one period of its CPU time each, taking their periods off its
 // pending CPU time, and reports whether the thread is sampled by the kernel
 // (false: it is to be captured the usual way, which starts its samples).
-// CPU time the kernel took no sample of (it ran in the kernel while kernel
-// samples exclude it, or its buffer was full) is counted on the last stack
-// once it is more than the one period the kernel's next sample may still be
-// due in, so that counts add up to the CPU time as they do without kernel
-// samples. At a target's exit (last), threads already gone are not
-// counted as missed.
+// Samples the kernel reports it dropped (its buffer was full) are counted
+// as lost, and so is CPU time no sample accounts for beyond the one period
+// the kernel's next sample may still be due in: on a [lost] stack of their
+// own, never on the thread's, so that counts add up to the CPU time without
+// making any stack hotter than it was. At a target's exit (last), threads
+// already gone are not counted as missed.
 func (s *Sampler) drain(ts *targetState, tid target.ThreadID, th *threadState, last bool) bool {
 	w := s.win
 	pid := ts.t.PID()
@@ -65,11 +65,23 @@ func (s *Sampler) drain(ts *targetState, tid target.ThreadID, th *threadState, l
 			break
 		}
 	}
-	if n := int64(th.pending/s.period) - 1; n > 0 && th.hasStack {
-		n = min(n, int64(s.cfg.Hz))
-		s.count(pid, tid, th, th.lastStack, n)
-		th.pending -= time.Duration(n) * s.period
+	if ts.loss != nil {
+		if n := ts.loss.LostSamples(tid); n > 0 {
+			s.count(pid, tid, th, lostStack(profile.LostBufferFull), n)
+			th.pending -= time.Duration(n) * s.period
+		}
 	}
+	// The kernel tells of samples it dropped only once the buffer has
+	// room again, after the drain that made it: CPU time no sample
+	// accounts for is counted as lost with no sample only when it was
+	// still unaccounted for at the previous drain.
+	surplus := max(0, int64(th.pending/s.period)-1)
+	if n := min(surplus, th.unaccounted, int64(s.cfg.Hz)); n > 0 {
+		s.count(pid, tid, th, lostStack(profile.LostNoSample), n)
+		th.pending -= time.Duration(n) * s.period
+		surplus -= n
+	}
+	th.unaccounted = surplus
 	// The kernel's samples run ahead of the CPU time read (the two are
 	// read at different moments, and schedstat lags a running thread by
 	// up to a scheduler tick, and drains up to a second apart take

@@ -16,9 +16,12 @@ import (
 type drainingTarget struct {
 	*fakeTarget
 	period  time.Duration
-	refused bool                      // KernelSampled reports a thread that had to be stopped
-	keep    int                       // with lose: of every lose samples only the first keep reach the ring
-	lose    int                       //
+	refused bool // KernelSampled reports a thread that had to be stopped
+	keep    int  // with lose: of every lose samples only the first keep reach the ring
+	lose    int  //
+	// dropped counts, per thread, the samples lost since LostSamples
+	// was last asked (the ring was full): lossReporter reports them.
+	dropped map[target.ThreadID]int64
 	taken   map[target.ThreadID]int64 // samples the kernel took so far
 	drained map[target.ThreadID]int64 // samples handed out so far
 	started map[target.ThreadID]time.Duration
@@ -40,7 +43,7 @@ type drainingTarget struct {
 func newDraining(pid int, period time.Duration, threads map[target.ThreadID]*fakeThread) *drainingTarget {
 	return &drainingTarget{fakeTarget: newFake(pid, threads), period: period,
 		taken: map[target.ThreadID]int64{}, drained: map[target.ThreadID]int64{}, started: map[target.ThreadID]time.Duration{},
-		lastTaken: map[target.ThreadID]int64{}, firstSight: map[target.ThreadID]time.Duration{}, startWait: map[target.ThreadID]time.Duration{}}
+		lastTaken: map[target.ThreadID]int64{}, dropped: map[target.ThreadID]int64{}, firstSight: map[target.ThreadID]time.Duration{}, startWait: map[target.ThreadID]time.Duration{}}
 }
 
 // cpu returns a thread's CPU time: its share of the time since the start,
@@ -94,6 +97,7 @@ func (d *drainingTarget) DrainSamples(t target.ThreadID, caps []*target.Capture)
 		seq := d.drained[t]
 		d.drained[t]++
 		if d.lose > 0 && int(seq)%d.lose >= d.keep {
+			d.dropped[t]++
 			continue // dropped: the ring was full
 		}
 		c := caps[n]
@@ -104,13 +108,23 @@ func (d *drainingTarget) DrainSamples(t target.ThreadID, caps []*target.Capture)
 	return n, nil
 }
 
+// lossReporter is a drainingTarget that tells the samples it dropped
+// (target.SampleLossReporter), as a ring's PERF_RECORD_LOST does.
+type lossReporter struct{ *drainingTarget }
+
+func (d lossReporter) LostSamples(t target.ThreadID) int64 {
+	n := d.dropped[t]
+	d.dropped[t] = 0
+	return n
+}
+
 // drainedCounts splits a thread's counts in w into those on its stop
 // capture's stack (the fake's stack as is) and those on drained samples'
 // stacks (which end in a sequence number), and counts the latter's
-// distinct stacks.
+// distinct stacks; counts on [lost] stacks are in neither.
 func drainedCounts(w *profile.Window, tid target.ThreadID, stack []uint64) (stopped, sampled int64, stacks int) {
 	for _, s := range w.Samples {
-		if s.Thread != tid {
+		if s.Thread != tid || w.Stacks[s.Stack].Lost != profile.NotLost {
 			continue
 		}
 		if len(w.Stacks[s.Stack].PCs) == len(stack) {
@@ -219,20 +233,55 @@ func TestDrainIntervalEndsWindowsOnTime(t *testing.T) {
 	checkWindowLengths(t, ws, waits, window, 80*time.Millisecond)
 }
 
-func TestDrainCountsCPUTimeTheKernelDidNotSampleOnTheLastStack(t *testing.T) {
+// TestDrainCountsLostSamplesApart: of every three samples the kernel
+// takes, two are lost (its buffer was full). Their CPU time is counted on a
+// [lost] stack, as the kernel reported it (buffer full) or, from a backend
+// that cannot tell, as CPU time no sample accounts for; never on the
+// thread's stacks, which hold exactly the samples drained.
+func TestDrainCountsLostSamplesApart(t *testing.T) {
 	const hz = 100
-	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
-	d.keep, d.lose = 1, 3 // two of every three samples lost
-	ws := run(t, Config{Hz: hz}, time.Second, d)
-	// The samples lost are counted too (on the last stack), all but the
-	// period of slack the sampler gives the kernel's next sample and the
-	// part period pending.
-	stopped, sampled, _ := drainedCounts(ws[0], 1, []uint64{1, 2})
-	// At most the CPU time the sampler last read of the thread, which a
-	// loaded machine can make later than the last drain.
-	most := samplesFor(d.lastCPU(1)-d.started[1], d.period) + 1
-	if taken := d.drained[1]; stopped == 0 || sampled < taken-3 || sampled > max(taken+1, most) || taken < 30 {
-		t.Errorf("%d samples taken after the first capture (a third of them kept), %d counted (at most %d for the CPU time read); want all of them counted", taken, sampled, most)
+	for _, c := range []struct {
+		name   string
+		report bool
+		want   profile.LostReason
+	}{{"reported", true, profile.LostBufferFull}, {"unreported", false, profile.LostNoSample}} {
+		t.Run(c.name, func(t *testing.T) {
+			d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
+			d.keep, d.lose = 1, 3
+			var tg target.Target = d
+			if c.report {
+				tg = lossReporter{d}
+			}
+			w := run(t, Config{Hz: hz}, time.Second, tg)[0]
+			stopped, sampled, _ := drainedCounts(w, 1, []uint64{1, 2})
+			var lost [profile.NumLostReasons]int64
+			for _, s := range w.Samples {
+				if r := w.Stacks[s.Stack].Lost; r != profile.NotLost {
+					if len(w.Stacks[s.Stack].PCs) != 0 || s.Thread != 1 {
+						t.Errorf("lost stack %+v of thread %d", w.Stacks[s.Stack], s.Thread)
+					}
+					lost[r] += s.Count
+				}
+			}
+			taken := d.drained[1]
+			kept := (taken + 2) / 3
+			// (The part period after the last sample, settled at the
+			// end, goes on the last stack: a count or two.)
+			if taken < 30 || stopped == 0 || sampled < kept || sampled > kept+2 {
+				t.Fatalf("%d samples taken after the first capture, %d kept; %d counted on the samples' stacks, want the kept", taken, kept, sampled)
+			}
+			// All of the lost but the period of slack the sampler gives
+			// the kernel's next sample and the part period pending; at
+			// most what the CPU time the sampler last read holds (a
+			// loaded machine can read it later than the last drain).
+			most := samplesFor(d.lastCPU(1)-d.started[1], d.period) + 1
+			if got := lost[c.want]; got < taken-kept-3 || got+sampled > max(taken+1, most) {
+				t.Errorf("%d samples counted as %s (%v), want the %d lost (%d counted in all at most)", got, c.want.Frame(), lost, taken-kept, most)
+			}
+			if c.report && lost[profile.LostNoSample] > 2 {
+				t.Errorf("%d samples counted as %s although the backend told every loss", lost[profile.LostNoSample], profile.LostNoSample.Frame())
+			}
+		})
 	}
 }
 

@@ -228,6 +228,7 @@ func (s *Sampler) adopt() {
 		if d, ok := t.(target.SampleDrainer); ok && s.cfg.Mode == profile.ModeCPU {
 			if on, _ := d.KernelSampled(); on {
 				ts.drainer = d
+				ts.loss, _ = t.(target.SampleLossReporter)
 				// One that does not keep its samples when
 				// added never will (it has no buffer of its
 				// own to keep them from).

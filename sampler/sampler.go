@@ -141,6 +141,8 @@ type targetState struct {
 	// drainer is the target as a SampleDrainer, when its kernel samples
 	// are on (cpu mode).
 	drainer target.SampleDrainer
+	// loss is the drainer as a SampleLossReporter, when it is one.
+	loss target.SampleLossReporter
 	// keeper is the drainer as a SampleKeeper, when it is one: while it
 	// keeps the samples, ticks neither list nor drain the target.
 	keeper target.SampleKeeper
@@ -182,6 +184,9 @@ type threadState struct {
 	// drained: its kernel samples were drained at the last listing, so
 	// ticks that only drain (drainOnly) drain it too.
 	drained bool
+	// unaccounted is the whole periods of pending, beyond one, that no
+	// kernel sample or reported loss accounted for at its last drain.
+	unaccounted int64
 }
 
 // New returns a Sampler. Targets are added with Add.

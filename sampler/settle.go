@@ -15,6 +15,21 @@ import (
 // The interner never issues it, as it counts up from 1.
 const unsampledStack = intern.StackID(math.MaxUint64)
 
+// lostStack returns the stack under which CPU time whose samples were lost
+// for reason r is counted; the window shows it as a Stack with Lost set.
+// They lie below spooledStack, far above any StackID the interner issues.
+func lostStack(r profile.LostReason) intern.StackID {
+	return spooledStack - 1 - intern.StackID(r)
+}
+
+// lostReason returns the reason id is the lostStack of, or NotLost.
+func lostReason(id intern.StackID) profile.LostReason {
+	if r := spooledStack - 1 - id; r > 0 && r < intern.StackID(profile.NumLostReasons) {
+		return profile.LostReason(r)
+	}
+	return profile.NotLost
+}
+
 // unseenThread is the thread that CPU time used by no thread the sampler
 // listed (threads that started and ended between two ticks) is counted on.
 const unseenThread = target.ThreadID(0)
@@ -29,6 +44,15 @@ const unseenThread = target.ThreadID(0)
 func (s *Sampler) settle(ts *targetState, tid target.ThreadID, th *threadState) {
 	if th.pending == 0 {
 		return
+	}
+	if th.drained {
+		// Kernel-sampled: what no sample accounts for beyond the
+		// part period since the last is lost (drain).
+		if n := int64(th.pending/s.period) - 1; n > 0 {
+			s.count(ts.t.PID(), tid, th, lostStack(profile.LostNoSample), n)
+			th.pending -= time.Duration(n) * s.period
+		}
+		th.unaccounted = 0
 	}
 	ts.carry += th.pending
 	th.pending = 0

@@ -230,9 +230,9 @@ func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 	for _, c := range counts {
 		k := c.key
 		idx, ok := stackIndex[k.stack]
-		if !ok && k.stack == unsampledStack {
+		if r := lostReason(k.stack); !ok && (k.stack == unsampledStack || r != profile.NotLost) {
 			idx = len(w.Stacks)
-			w.Stacks = append(w.Stacks, profile.Stack{Unsampled: true})
+			w.Stacks = append(w.Stacks, profile.Stack{Unsampled: r == profile.NotLost, Lost: r})
 			stackIndex[k.stack] = idx
 		} else if !ok {
 			pcs, truncated, found := s.interns.Lookup(k.stack)

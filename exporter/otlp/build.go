@@ -375,10 +375,11 @@ type builder struct {
 	// share its locations.
 	locations []map[uint64]int32
 	stacks    map[string]int32
-	truncated int32   // location of the [truncated] pseudo frame, 0 until used
-	unsampled int32   // location of the [unsampled] pseudo frame, 0 until used
-	system    int32   // location of the [system] pseudo frame, 0 until used
-	native    []int32 // attribute indices of a machine-code frame's location
+	truncated int32                         // location of the [truncated] pseudo frame, 0 until used
+	unsampled int32                         // location of the [unsampled] pseudo frame, 0 until used
+	lost      [profile.NumLostReasons]int32 // locations of the [lost] pseudo frames, by reason
+	system    int32                         // location of the [system] pseudo frame, 0 until used
+	native    []int32                       // attribute indices of a machine-code frame's location
 
 	ids    []int32 // scratch for one stack's location indices
 	keyBuf []byte  // scratch for a stack's dedup key
@@ -592,6 +593,8 @@ func (b *builder) stack(set *images.Set, exe string, s *profile.Stack, app *expo
 	}
 	if s.Unsampled {
 		ids = append(ids, b.pseudoLocation(&b.unsampled, profile.UnsampledFrame))
+	} else if r := s.Lost; r != profile.NotLost && r < profile.NumLostReasons {
+		ids = append(ids, b.pseudoLocation(&b.lost[r], r.Frame()))
 	}
 	b.ids = ids
 	key := b.keyBuf[:0]

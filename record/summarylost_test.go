@@ -1,0 +1,33 @@
+package record
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/profile"
+)
+
+// TestWriteSummaryLost: samples lost are counted in the share that could
+// not be attributed to a stack, each reason on a line of its own with its
+// frame.
+func TestWriteSummaryLost(t *testing.T) {
+	w := &profile.Window{
+		Stacks: []profile.Stack{{PCs: []uint64{1}}, {Unsampled: true}, {Lost: profile.LostBufferFull}, {Lost: profile.LostNoSample}},
+		Samples: []profile.Sample{{Stack: 0, Count: 140}, {Stack: 1, Count: 10},
+			{Stack: 2, Count: 40}, {Stack: 3, Count: 10}},
+	}
+	var b bytes.Buffer
+	WriteSummary(&b, w, time.Second/99)
+	for _, want := range []string{
+		"macprof: 30.0% of the CPU time (60 samples) could not be attributed to a stack (25.0% lost):\n",
+		"macprof:   5.0% (10 samples) shown as [unsampled]: threads that ended",
+		"macprof:   20.0% (40 samples) shown as [lost: buffer full]: the kernel's sample buffer was full",
+		"macprof:   5.0% (10 samples) shown as [lost: no sample]: CPU time the kernel took no sample of",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary:\n%s\nlacks %q", b.String(), want)
+		}
+	}
+}
