@@ -165,15 +165,6 @@ type SampleLossReporter interface {
 	LostSamples(id ThreadID) int64
 }
 
-// SampleLossReporter is implemented by SampleDrainers that learn from the
-// kernel how many of a thread's samples it dropped (its buffer was full),
-// so that the sampler counts their CPU time as lost rather than on a stack.
-type SampleLossReporter interface {
-	// LostSamples returns how many samples of thread id the kernel
-	// reported dropped in what DrainSamples read since the previous call.
-	LostSamples(id ThreadID) int64
-}
-
 // SampleKeeper is implemented by SampleDrainers that can keep the kernel's
 // samples in their own memory while the process runs (ptrace's process
 // rings): Keep moves what the kernel's buffers hold there and reports
