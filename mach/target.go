@@ -47,6 +47,7 @@ type Target struct {
 
 	imgKey imgKey
 	imgSet *images.Set
+	hits   imageHits // the images samples hit (ImagesHit)
 
 	// Compact unwind (SetCompactUnwind): the images' tables, rebuilt with
 	// imgSet, and the stepper captures walk them with.
@@ -209,19 +210,24 @@ func (t *Target) probe() error {
 	self := t.k.TaskSelf()
 	defer func() {
 		for _, p := range ports {
-			t.k.PortDeallocate(self, p)
+			if portValid(p) {
+				t.k.PortDeallocate(self, p)
+			}
 		}
 		if len(ports) > 0 {
 			t.k.VMDeallocate(self, list, uint64(len(ports))*4)
 		}
 	}()
-	if len(ports) == 0 {
-		return nil
-	}
-	if _, k := t.k.ThreadGetState(ports[0], t.flavor.Flavor, t.stateWords()); k != KernSuccess {
-		if e := t.stateError(ports[0], k); e.Kind == ErrTranslated {
-			return e
+	for _, p := range ports {
+		if !portValid(p) {
+			continue // an exiting thread
 		}
+		if _, k := t.k.ThreadGetState(p, t.flavor.Flavor, t.stateWords()); k != KernSuccess {
+			if e := t.stateError(p, k); e.Kind == ErrTranslated {
+				return e
+			}
+		}
+		return nil
 	}
 	return nil
 }
@@ -300,9 +306,10 @@ func (t *Target) CompactUnwind() *compactunwind.Images { return t.compact }
 func (t *Target) walk(regs unwind.Regs, st *unwind.Stack, c *target.Capture) {
 	if t.compact != nil {
 		c.PCs, c.Walk, _ = t.stepper.WalkWithFallback(t.compact, t.walker, regs, st, c.PCs)
-		return
+	} else {
+		c.PCs, c.Walk = t.walker.Walk(regs, st, c.PCs)
 	}
-	c.PCs, c.Walk = t.walker.Walk(regs, st, c.PCs)
+	t.hits.note(t.imgSet, c.PCs)
 }
 
 // refreshCompact rebuilds the compact unwind image set when the image list

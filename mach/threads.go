@@ -56,6 +56,11 @@ func (t *Target) listThreads(dst []target.ThreadID) ([]target.ThreadID, error) {
 		cur = t.k.ThreadSelf()
 	}
 	for i, p := range ports {
+		if !portValid(p) {
+			// A thread whose port the kernel disabled as it exits
+			// (MACH_PORT_NULL): no right was given, nothing to release.
+			continue
+		}
 		if th := t.byPort[p]; th != nil {
 			// We already hold a reference to this thread: drop the new one.
 			t.k.PortDeallocate(self, p)
@@ -97,6 +102,12 @@ func (t *Target) listThreads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	}
 	return dst, nil
 }
+
+// portValid is MACH_PORT_VALID: task_threads lists a thread whose port
+// is disabled as MACH_PORT_NULL (xnu osfmk/kern/ipc_tt.c
+// convert_thread_to_port_with_flavor: IP_NULL unless thread->ipc_active)
+// and one a security policy hides as MACH_PORT_DEAD (IP_DEAD).
+func portValid(name uint32) bool { return name != 0 && name != ^uint32(0) }
 
 // lookup returns the listed thread id, or an error wrapping ErrClosed or
 // ErrNoThread. t.calls is held.

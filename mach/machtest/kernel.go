@@ -109,9 +109,14 @@ type Kernel struct {
 	// crashes inside a capture; -1 for none.
 	PanicIn Call
 	// ExitIn makes ExitTask exit inside the next call of that kind (the
-	// task is killed while the profiler is in the call); -1 for none.
+	// task is killed while the profiler is in the call); -1 for none. A
+	// call that takes a task or thread port has converted it by then and
+	// holds a reference, as a call that races with task_terminate_internal
+	// does: it finds the task or thread inactive (see convert).
 	ExitIn   Call
 	ExitTask *Task
+	// exitArmed: ExitIn came, for a call that converts a port first.
+	exitArmed bool
 	// DieIn makes the profiler die inside the next call of that kind
 	// (see Die); -1 for none.
 	DieIn Call
@@ -124,6 +129,10 @@ type Kernel struct {
 	// KERN_INVALID_NAME), as a dead process makes no calls at all.
 	dead bool
 }
+
+// RosettaRuntimePC is the PC the model's ARM_THREAD_STATE64 of a Rosetta
+// thread holds: an address in no image of the program.
+const RosettaRuntimePC = 0x7ff8_0000_1000
 
 // Died is the panic value of a profiler that "died" in a call (DieIn).
 const Died = "machtest: the profiler died"
@@ -205,7 +214,11 @@ func (k *Kernel) enter(c Call) {
 		// task_terminate_internal (osfmk/kern/task.c) of a task that is
 		// being read: the call sees the task and its threads inactive.
 		k.ExitIn = -1
-		k.ExitTask.exit(syscall.WaitStatus(uint32(syscall.SIGKILL)))
+		if convertsPort(c) {
+			k.exitArmed = true
+		} else {
+			k.ExitTask.exit(syscall.WaitStatus(uint32(syscall.SIGKILL)))
+		}
 	}
 	if k.PanicIn == c {
 		k.PanicIn = -1
@@ -313,9 +326,23 @@ func (k *Kernel) activeThread(name uint32) (*Thread, mach.KernReturn) {
 	return th, kr
 }
 
+// convertsPort reports the calls whose MIG routine converts a task or
+// thread port to its object before it runs.
+func convertsPort(c Call) bool {
+	switch c {
+	case CallTaskThreads, CallTaskSuspend2, CallTaskInfo, CallThreadSuspend, CallThreadResume,
+		CallThreadGetState, CallThreadInfo, CallVMReadOverwrite, CallVMRegion:
+		return true
+	}
+	return false
+}
+
 // convert looks name up and converts its object to what a routine takes:
 // MIG_TYPE_ERROR for a port of another kind, KERN_INVALID_ARGUMENT once
-// the object's port was disabled.
+// the object's port was disabled. An exit armed by ExitIn happens right
+// after the conversion: the routine holds its reference and finds the
+// task inactive (task->active false, osfmk/kern/task.c
+// task_terminate_internal), each routine answering that as xnu does.
 func convert[P, T any](k *Kernel, name uint32, to func(P) (T, int)) (T, mach.KernReturn) {
 	var zero T
 	obj, kr := k.lookup(name)
@@ -329,6 +356,10 @@ func convert[P, T any](k *Kernel, name uint32, to func(P) (T, int)) (T, mach.Ker
 	t, phase := to(p)
 	if phase >= phaseDisabled {
 		return zero, mach.KernInvalidArgument
+	}
+	if k.exitArmed {
+		k.exitArmed = false
+		k.ExitTask.exit(syscall.WaitStatus(uint32(syscall.SIGKILL)))
 	}
 	return t, mach.KernSuccess
 }
@@ -401,17 +432,26 @@ func (k *Kernel) TaskReadForPID(self uint32, pid int) (uint32, int32, syscall.Er
 	return k.copyoutSend(portObj{task: t, read: true}), 0, 0
 }
 
-// TaskThreads follows osfmk/kern/task.c task_threads_internal: every
-// thread still active, each converted to a port and copied out as a new
-// send right (convert_thread_array_to_ports; our existing name gains a
-// user reference), in an array allocated in the caller's address space
-// (NULL when there are none), which the caller must vm_deallocate.
+// TaskThreads follows osfmk/kern/task.c task_threads_internal:
+// KERN_FAILURE for a task no longer active ("if (!task->active)"), else
+// every thread on task->threads, each converted to a port and copied out
+// as a new send right (convert_thread_array_to_ports; our existing name
+// gains a user reference), in an array allocated in the caller's address
+// space (NULL when there are none), which the caller must vm_deallocate.
+// A thread whose port ipc_thread_disable disabled (thread_terminate_self,
+// osfmk/kern/thread.c) stays on task->threads until
+// thread_terminate_queue_invoke removes it, and converts to IP_NULL
+// (osfmk/kern/ipc_tt.c convert_thread_to_port_with_flavor: "if
+// (!thread->ipc_active) goto exit"): its entry is MACH_PORT_NULL.
 func (k *Kernel) TaskThreads(task uint32) (uintptr, []uint32, mach.KernReturn) {
 	k.enter(CallTaskThreads)
 	defer k.mu.Unlock()
 	t, kr := k.portTask(task)
 	if kr != mach.KernSuccess {
 		return 0, nil, kr
+	}
+	if t.phase != phaseAlive {
+		return 0, nil, mach.KernFailure
 	}
 	// The array's memory: the task's last one when it was given back (an
 	// allocator reuses freed memory), so that the model allocates nothing
@@ -425,10 +465,14 @@ func (k *Kernel) TaskThreads(task uint32) (uintptr, []uint32, mach.KernReturn) {
 	ports := t.arrBuf[:0]
 	for _, th := range t.Threads {
 		// task_threads_internal walks task->threads, where a thread
-		// stays until thread_terminate_self removes it: a terminating
-		// thread is listed too.
-		if th.phase < phaseDisabled {
+		// stays until thread_terminate_queue_invoke removes it: a
+		// terminating thread is listed too, and one whose port is
+		// disabled as MACH_PORT_NULL.
+		switch {
+		case th.phase < phaseDisabled:
 			ports = append(ports, k.copyoutSend(th))
+		case th.phase == phaseDisabled:
+			ports = append(ports, 0)
 		}
 	}
 	t.arrBuf = ports
@@ -481,15 +525,20 @@ func (k *Kernel) TaskResume2(tok uint32) mach.KernReturn {
 	return mach.KernSuccess
 }
 
-// TaskInfo answers TASK_DYLD_INFO as osfmk/kern/task.c task_info does: the
-// address and size dyld registered (task->all_image_info_addr) and, with
-// room for it, the 64-bit format.
+// TaskInfo answers TASK_DYLD_INFO as osfmk/kern/task.c task_info does:
+// KERN_INVALID_ARGUMENT for another task no longer active ("if (task !=
+// current_task() && !task->active)"), else the address and size dyld
+// registered (task->all_image_info_addr) and, with room for it, the 64-bit
+// format.
 func (k *Kernel) TaskInfo(task, flavor uint32, info []uint32) (uint32, mach.KernReturn) {
 	k.enter(CallTaskInfo)
 	defer k.mu.Unlock()
 	t, kr := k.portTask(task)
 	if kr != mach.KernSuccess {
 		return 0, kr
+	}
+	if t.phase != phaseAlive && t != k.self {
+		return 0, mach.KernInvalidArgument
 	}
 	if flavor != mach.TaskDyldInfo {
 		return 0, mach.KernInvalidArgument
@@ -541,11 +590,14 @@ func (k *Kernel) ThreadResume(thread uint32) mach.KernReturn {
 // (KERN_TERMINATED for a thread no longer active) and the machine layer:
 // osfmk/arm64/status.c machine_thread_get_state answers an x86 flavor with
 // KERN_INVALID_ARGUMENT ("default: return KERN_INVALID_ARGUMENT"), for a
-// Rosetta thread too when the caller is native arm64; a caller that is
-// itself translated has its x86_THREAD_STATE64 served by Rosetta (whose
-// source Apple does not publish: modelled as the x86_64 state), and an
-// Intel kernel (osfmk/i386/pcb.c machine_thread_get_state) refuses arm64
-// flavors. The state is the thread's current frame: its registers as
+// Rosetta thread too when the caller is native arm64, and serves
+// ARM_THREAD_STATE64 for every 64-bit thread, a Rosetta thread included
+// (only "if (!thread_is_64bit_data(thread))" refuses): the registers of
+// the translated code Rosetta runs, not the x86_64 program's. A caller
+// that is itself translated has its x86_THREAD_STATE64 served by Rosetta
+// (whose source Apple does not publish: modelled as the x86_64 state),
+// and an Intel kernel (osfmk/i386/pcb.c machine_thread_get_state) refuses
+// arm64 flavors. The state is the thread's current frame: its registers as
 // the stack it is on left them.
 func (k *Kernel) ThreadGetState(thread, flavor uint32, state []uint32) (uint32, mach.KernReturn) {
 	k.enter(CallThreadGetState)
@@ -558,14 +610,22 @@ func (k *Kernel) ThreadGetState(thread, flavor uint32, state []uint32) (uint32, 
 	x86 := th.task.Translated || !hostARM
 	switch flavor {
 	case mach.ArmThreadState64:
-		if !hostARM || x86 {
-			// A translated thread's arm64 state is Rosetta's own
-			// runtime, not the program's: the model refuses it so that
-			// a backend asking for it is caught.
+		if !hostARM {
 			return 0, mach.KernInvalidArgument
 		}
 		if len(state) < mach.ArmThreadState64Count {
 			return 0, mach.KernInvalidArgument
+		}
+		if th.task.Translated {
+			// Which arm64 registers hold which x86_64 ones inside
+			// Rosetta is not published: the model gives the state of
+			// its runtime, a PC outside every image of the program and
+			// no frame chain, so that a backend that reads this flavor
+			// of a translated thread names none of its frames.
+			clear(state[:mach.ArmThreadState64Count])
+			put64(state[62:], th.regs().SP)
+			put64(state[64:], RosettaRuntimePC)
+			return mach.ArmThreadState64Count, mach.KernSuccess
 		}
 		// osfmk/arm64/status.c machine_thread_get_state, case
 		// ARM_THREAD_STATE64 (lines 1254-1266 at xnu-11417.101.15):
@@ -750,6 +810,12 @@ func (k *Kernel) PortDeallocate(task, name uint32) mach.KernReturn {
 	defer k.mu.Unlock()
 	if task != k.selfName {
 		return mach.KernInvalidArgument
+	}
+	if name == 0 || name == ^uint32(0) {
+		// MACH_PORT_NULL and MACH_PORT_DEAD name no right:
+		// mach_port_deallocate_kernel returns KERN_SUCCESS for them
+		// ("if (!MACH_PORT_VALID(name))").
+		return mach.KernSuccess
 	}
 	return k.dealloc(name)
 }

@@ -100,7 +100,8 @@ func TestSuspension(t *testing.T) {
 
 // TestFlavorsAndReads: the arm64 kernel refuses x86_THREAD_STATE64 to a
 // native caller (KERN_INVALID_ARGUMENT) and serves it to a translated one
-// for a Rosetta thread; a read across a hole fails whole
+// for a Rosetta thread, whose ARM_THREAD_STATE64 it serves to both (the
+// runtime's registers); a read across a hole fails whole
 // (KERN_INVALID_ADDRESS); task_read_for_pid returns -1 and ESRCH for no
 // process.
 func TestFlavorsAndReads(t *testing.T) {
@@ -111,6 +112,13 @@ func TestFlavorsAndReads(t *testing.T) {
 	var st [mach.X86ThreadState64Count]uint32
 	if _, kr := k.ThreadGetState(p[0], mach.X86ThreadState64, st[:]); kr != mach.KernInvalidArgument {
 		t.Errorf("native caller, x86 flavor: %v", kr)
+	}
+	// ARM_THREAD_STATE64 is served for every 64-bit thread
+	// (machine_thread_get_state): a Rosetta thread's is its runtime's.
+	var arm [mach.ArmThreadState64Count]uint32
+	if n, kr := k.ThreadGetState(p[0], mach.ArmThreadState64, arm[:]); kr != mach.KernSuccess || n != mach.ArmThreadState64Count ||
+		uint64(arm[64])|uint64(arm[65])<<32 != RosettaRuntimePC {
+		t.Errorf("native caller, arm64 flavor of a Rosetta thread: %d, %v, pc %#x", n, kr, uint64(arm[64])|uint64(arm[65])<<32)
 	}
 	k.GOARCHValue, k.ProfilerTranslated = "amd64", true
 	if n, kr := k.ThreadGetState(p[0], mach.X86ThreadState64, st[:]); kr != mach.KernSuccess || n != mach.X86ThreadState64Count {
@@ -239,5 +247,63 @@ func TestVirtualCopyClips(t *testing.T) {
 			}
 			k.PortDeallocate(k.TaskSelf(), task)
 		})
+	}
+}
+
+// TestExitingThreadsAndTasks: a thread whose port is disabled but which is
+// still on task->threads is listed as MACH_PORT_NULL, which
+// mach_port_deallocate accepts; a call that converted its task port
+// before task_terminate_internal finds the task inactive: task_threads
+// KERN_FAILURE, task_info KERN_INVALID_ARGUMENT, and a thread call
+// KERN_TERMINATED; after the exit the ports convert to nothing
+// (KERN_INVALID_ARGUMENT).
+func TestExitingThreadsAndTasks(t *testing.T) {
+	k, tk, th := newModelTask(t)
+	th2 := tk.AddThread("w2")
+	th2.SetStacks(unwind.ArchARM64, 0x171000000, 0x4000, &Stack{PCs: []uint64{0x100004000, 0x100004100}})
+	task, _, _ := k.TaskReadForPID(k.TaskSelf(), tk.PID)
+	k.DisableThread(th)
+	arr, p, kr := k.TaskThreads(task)
+	if kr != mach.KernSuccess || len(p) != 2 || p[0] != 0 || p[1] == 0 {
+		t.Fatalf("task_threads with a disabled thread: %#x, %v; want [MACH_PORT_NULL, a right]", p, kr)
+	}
+	if kr := k.PortDeallocate(k.TaskSelf(), 0); kr != mach.KernSuccess {
+		t.Errorf("mach_port_deallocate(MACH_PORT_NULL): %v, want KERN_SUCCESS", kr)
+	}
+	k.VMDeallocate(k.TaskSelf(), arr, 8)
+	k.PortDeallocate(k.TaskSelf(), p[1])
+	k.PortDeallocate(k.TaskSelf(), task)
+	k.Check(t)
+	var k2 *Kernel
+	var task2, live uint32
+	var info [mach.TaskDyldInfoCount]uint32
+	for _, c := range []struct {
+		call Call
+		do   func() mach.KernReturn
+		want mach.KernReturn
+	}{
+		{CallTaskThreads, func() mach.KernReturn { _, _, kr := k2.TaskThreads(task2); return kr }, mach.KernFailure},
+		{CallTaskInfo, func() mach.KernReturn { _, kr := k2.TaskInfo(task2, mach.TaskDyldInfo, info[:]); return kr }, mach.KernInvalidArgument},
+		{CallThreadGetState, func() mach.KernReturn {
+			_, kr := k2.ThreadGetState(live, mach.ArmThreadState64, make([]uint32, mach.ArmThreadState64Count))
+			return kr
+		}, mach.KernTerminated},
+	} {
+		var tk2 *Task
+		k2, tk2, _ = newModelTask(t)
+		task2, _, _ = k2.TaskReadForPID(k2.TaskSelf(), tk2.PID)
+		arr, p, _ := k2.TaskThreads(task2)
+		live = p[0]
+		k2.VMDeallocate(k2.TaskSelf(), arr, 4)
+		k2.ExitIn, k2.ExitTask = c.call, tk2
+		if kr := c.do(); kr != c.want {
+			t.Errorf("%v in flight when the task is killed: %v, want %v", c.call, kr, c.want)
+		}
+		if kr := c.do(); kr != mach.KernInvalidArgument {
+			t.Errorf("%v after the kill: %v, want KERN_INVALID_ARGUMENT", c.call, kr)
+		}
+		k2.PortDeallocate(k2.TaskSelf(), live)
+		k2.PortDeallocate(k2.TaskSelf(), task2)
+		k2.Check(t)
 	}
 }

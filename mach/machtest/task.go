@@ -296,6 +296,17 @@ func (k *Kernel) ExitThreadAfter(th *Thread, n int64) {
 	th.exitAt = k.step + n
 }
 
+// DisableThread makes th exit up to the point where thread_terminate_self
+// has disabled its port (ipc_thread_disable, osfmk/kern/thread.c) and
+// thread_terminate_queue_invoke has not yet taken it off task->threads:
+// task_threads lists it as MACH_PORT_NULL, and calls on a right to it get
+// KERN_INVALID_ARGUMENT.
+func (k *Kernel) DisableThread(th *Thread) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	th.phase = phaseDisabled
+}
+
 // Exit ends the task at once (SIGKILL, or its last thread's exit):
 // threads and task go through task->active = false and ipc_task_disable
 // (osfmk/kern/task.c task_terminate_internal), and it becomes a zombie
