@@ -21,6 +21,7 @@ import (
 
 	"github.com/macprof/macprof/exporter"
 	"github.com/macprof/macprof/exporter/upload"
+	"github.com/macprof/macprof/internal/httpsafe"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/symcache"
 )
@@ -111,15 +112,19 @@ func New(cfg Config) (*Client, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("pyroscope: no server URL")
 	}
+	shown := httpsafe.RedactURL(cfg.URL)
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("pyroscope: server URL %q: %w", cfg.URL, err)
+		return nil, fmt.Errorf("pyroscope: server URL %q: %s", shown, httpsafe.Redact(err.Error()))
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("pyroscope: server URL %q: want http(s)://host[:port][/prefix]", cfg.URL)
+		return nil, fmt.Errorf("pyroscope: server URL %q: want http(s)://host[:port][/prefix]", shown)
 	}
 	if u.RawQuery != "" {
-		return nil, fmt.Errorf("pyroscope: server URL %q: no query allowed", cfg.URL)
+		return nil, fmt.Errorf("pyroscope: server URL %q: no query allowed", shown)
+	}
+	if err := checkHeaders(cfg); err != nil {
+		return nil, err
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + IngestPath
 	labels := make(map[string]string, len(cfg.Labels)+1)
@@ -146,13 +151,34 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	c := &Client{cfg: cfg, ingest: u.String(), labels: labels, client: cfg.HTTPClient}
-	if c.client == nil {
+	c := &Client{cfg: cfg, ingest: u.String(), labels: labels}
+	if cfg.HTTPClient != nil {
+		// A copy, so that the caller's client keeps its own policy.
+		cl := *cfg.HTTPClient
+		c.client = httpsafe.SameOrigin(&cl)
+	} else {
 		// As Pyroscope's Go client: no redirects, which would drop the
 		// Authorization header and turn into a confusing 401.
 		c.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	return c, nil
+}
+
+// checkHeaders refuses a header, token or tenant that is not valid in an
+// HTTP header: with a CR or LF every push would fail, as if the server
+// were down.
+func checkHeaders(cfg Config) error {
+	for k, v := range cfg.Headers {
+		if err := httpsafe.CheckHeader(k, v); err != nil {
+			return fmt.Errorf("pyroscope: %w", err)
+		}
+	}
+	for _, h := range [][2]string{{"Authorization", cfg.BearerToken}, {"X-Scope-OrgID", cfg.TenantID}, {"User-Agent", cfg.UserAgent}} {
+		if err := httpsafe.CheckHeader(h[0], h[1]); err != nil {
+			return fmt.Errorf("pyroscope: %w", err)
+		}
+	}
+	return nil
 }
 
 func checkService(app string) error {
@@ -458,6 +484,9 @@ func (c *Client) Push(ctx context.Context, profile []byte, meta map[string]strin
 		return nil
 	}
 	pe := &PushError{Status: res.StatusCode, Err: fmt.Errorf("status %d %s: %s", res.StatusCode, http.StatusText(res.StatusCode), strings.TrimSpace(string(msg)))}
+	if loc := res.Header.Get("Location"); res.StatusCode/100 == 3 && loc != "" {
+		pe.Err = fmt.Errorf("status %d %s: redirected to %s: not followed, so that the credentials are not sent there; set the URL to where it should go", res.StatusCode, http.StatusText(res.StatusCode), loc)
+	}
 	if res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500 {
 		pe.Retryable = true
 		if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s > 0 && s <= 3600 {
@@ -469,10 +498,11 @@ func (c *Client) Push(ctx context.Context, profile []byte, meta map[string]strin
 
 // Target describes where the client pushes, for logs.
 func (c *Client) Target() string {
+	ingest := httpsafe.RedactURL(c.ingest)
 	if c.cfg.AppName != "" {
-		return c.ingest + " as " + c.cfg.AppName
+		return ingest + " as " + c.cfg.AppName
 	}
-	return c.ingest + ", a service per executable"
+	return ingest + ", a service per executable"
 }
 
 // PushError is a failed push.
@@ -486,7 +516,9 @@ type PushError struct {
 	After time.Duration
 }
 
-func (e *PushError) Error() string { return "pyroscope: push: " + e.Err.Error() }
+// Error says what failed, with any credential in a URL (the transport's
+// errors quote the request's) redacted.
+func (e *PushError) Error() string { return httpsafe.Redact("pyroscope: push: " + e.Err.Error()) }
 
 // Unwrap returns the underlying error.
 func (e *PushError) Unwrap() error { return e.Err }
