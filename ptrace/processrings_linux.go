@@ -201,7 +201,7 @@ func openProcessRingsSized(pid int, cpus []int, period int64, size int) (*proces
 		Sample:      uint64(period),
 		Sample_type: unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_CALLCHAIN,
 		Bits: unix.PerfBitExcludeHv | unix.PerfBitExcludeCallchainKernel | unix.PerfBitInherit |
-			unix.PerfBitMmap2 | unix.PerfBitComm | unix.PerfBitCommExec | unix.PerfBitTask | unix.PerfBitSampleIDAll | perfBitBuildID,
+			unix.PerfBitMmap | unix.PerfBitMmap2 | unix.PerfBitComm | unix.PerfBitCommExec | unix.PerfBitTask | unix.PerfBitSampleIDAll | perfBitBuildID,
 		Sample_max_stack: uint16(perfMaxStack()),
 	}
 	attr.Size = uint32(unsafe.Sizeof(attr))

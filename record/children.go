@@ -1,9 +1,12 @@
 package record
 
 import (
+	"fmt"
+	"io"
 	"sync"
 	"time"
 
+	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/target"
 )
@@ -134,4 +137,22 @@ func (r *recording) closeAll() {
 	for _, t := range r.ts {
 		t.Close()
 	}
+}
+
+// writeTreeShare says what share of tree, the CPU time the launched
+// command and the descendants it waited for used (their rusage), the
+// profile w holds at period a sample; nothing when tree is unknown (0).
+// Samples of processes the command did not wait for are in the profile but
+// not in tree, so a share above 100% is possible.
+func writeTreeShare(out io.Writer, w *profile.Window, period, tree time.Duration) {
+	if tree <= 0 {
+		return
+	}
+	held := time.Duration(w.SampleCount()) * period
+	pids := map[int]bool{}
+	for _, s := range w.Samples {
+		pids[s.PID] = true
+	}
+	fmt.Fprintf(out, "macprof: the profile holds %s of the %s of CPU time the command and the children it waited for used (%.1f%%, rusage), in %d process(es)\n",
+		held.Round(time.Millisecond), tree.Round(time.Millisecond), 100*float64(held)/float64(tree), len(pids))
 }

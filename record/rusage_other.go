@@ -1,0 +1,8 @@
+//go:build !unix
+
+package record
+
+import "time"
+
+// childrenCPU is unknown here.
+func childrenCPU() (time.Duration, bool) { return 0, false }
