@@ -3,11 +3,15 @@
 package ptrace
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/macprof/macprof/target"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,7 +24,11 @@ func attachError(pid int, err error) error {
 	}
 	switch {
 	case errors.Is(err, unix.ESRCH):
-		return fmt.Errorf("cannot attach to %s: it exited", what)
+		return fmt.Errorf("cannot attach to %s: it exited (%w)", what, target.ErrExited)
+	case errors.Is(err, unix.EPERM) && exitedProcess(pid):
+		// The kernel refuses a thread that has exited (exit_state set)
+		// with EPERM, as it refuses a forbidden one.
+		return fmt.Errorf("cannot attach to %s: it exited (%w)", what, target.ErrExited)
 	case errors.Is(err, unix.EPERM):
 		return fmt.Errorf("cannot attach to %s: %w: %s", what, err, permissionAdvice(pid))
 	}
@@ -56,4 +64,84 @@ func permissionAdvice(pid int) string {
 		why = append(why, "the kernel refused ptrace (the target may be non-dumpable, or a security module such as SELinux/AppArmor or a seccomp filter denies it); running as root with CAP_SYS_PTRACE usually helps")
 	}
 	return strings.Join(why, "; ")
+}
+
+// exitSettle bounds how long exitedProcess waits for the threads of a
+// process whose main thread has exited to show that they are exiting too.
+const exitSettle = 200 * time.Millisecond
+
+// pfExiting is the kernel's PF_EXITING task flag (include/linux/sched.h):
+// the thread is in do_exit.
+const pfExiting = 0x4
+
+// exitedProcess reports whether pid has exited or is exiting: it is gone,
+// or its main thread has exited and every other thread has too or is on
+// its way (in do_exit, or with SIGKILL pending, which a group exit sends
+// every thread). A main thread that ended alone leaves the others running,
+// which is not an exit.
+func exitedProcess(pid int) bool {
+	deadline := time.Now().Add(exitSettle)
+	for {
+		if !taskGoing(pid, pid, true) {
+			return false
+		}
+		tids, err := listTasks(pid)
+		if err != nil {
+			return true
+		}
+		going := true
+		for _, tid := range tids {
+			going = going && taskGoing(pid, tid, false)
+		}
+		// (A thread between taking its SIGKILL and entering do_exit
+		// shows neither for a moment.)
+		if going || time.Now().After(deadline) {
+			return going
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// taskEnded reports whether thread tid of pid has exited (a zombie, dead,
+// or gone): ptrace can no longer attach it.
+func taskEnded(pid, tid int) bool { return taskGoing(pid, tid, true) }
+
+// taskGoing reports whether thread tid of pid has exited or, unless
+// endedOnly, is exiting.
+func taskGoing(pid, tid int, endedOnly bool) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+	if err != nil {
+		return true
+	}
+	state, flags, ok := parseStateFlags(b)
+	switch {
+	case !ok || state == 'Z' || state == 'X':
+		return true
+	case endedOnly:
+		return false
+	case flags&pfExiting != 0:
+		return true
+	}
+	pnd, err := procStatusField(tid, "SigPnd")
+	if err != nil {
+		return true
+	}
+	mask, err := strconv.ParseUint(pnd, 16, 64)
+	return err == nil && mask&(1<<(unix.SIGKILL-1)) != 0
+}
+
+// parseStateFlags returns a thread's state and flags (proc(5): the 3rd and
+// 9th fields) from its stat file; the name before them may hold any byte
+// but ends at the last ')'.
+func parseStateFlags(b []byte) (state byte, flags uint64, ok bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 7 || len(f[0]) != 1 {
+		return 0, 0, false
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	return f[0][0], flags, err == nil
 }

@@ -48,7 +48,7 @@ func (t *Target) attachAll() error {
 				continue
 			}
 			if err := seize(tid, traceOptions); err != nil {
-				if errors.Is(err, unix.ESRCH) {
+				if errors.Is(err, unix.ESRCH) || errors.Is(err, unix.EPERM) && taskEnded(t.pid, tid) {
 					continue // the thread exited meanwhile
 				}
 				if errors.Is(err, unix.EPERM) && len(t.threads) > 0 && t.tracedByUs(tid) {
@@ -73,7 +73,7 @@ func (t *Target) attachAll() error {
 		}
 	}
 	if len(t.threads) == 0 {
-		return fmt.Errorf("PID %d has no threads left to attach (it exited)", t.pid)
+		return fmt.Errorf("PID %d has no threads left to attach: it exited (%w)", t.pid, target.ErrExited)
 	}
 	// Service whatever happened while attaching (new threads' first stops).
 	t.drain()

@@ -103,17 +103,23 @@ func (t *Target) checkAccess() error {
 	t.stateMu.Lock()
 	err := t.refreshThreads()
 	t.stateMu.Unlock()
+	if errors.Is(err, target.ErrExited) {
+		return fmt.Errorf("cannot attach to PID %d: it exited (%w)", t.pid, err)
+	}
 	if err != nil {
 		return err
 	}
 	// Check with a thread that is not in uninterruptible sleep (it would
-	// stop only when the sleep ends): the main thread unless it is in one.
+	// stop only when the sleep ends) and has not exited (ptrace refuses
+	// it, as a main thread that ended while the others run): the main
+	// thread unless it is such a one.
 	tid := t.pid
 	var buf [512]byte
+	unfit := func(st byte) bool { return st == 'D' || st == 'Z' || st == 'X' }
 	if th, ok := t.threads[tid]; ok {
-		if st, _ := th.files.state(buf[:]); st == 'D' {
+		if st, _ := th.files.state(buf[:]); unfit(st) {
 			for other, oth := range t.threads {
-				if st, err := oth.files.state(buf[:]); err == nil && st != 'D' {
+				if st, err := oth.files.state(buf[:]); err == nil && !unfit(st) {
 					tid = other
 					break
 				}
