@@ -126,6 +126,7 @@ func TestBadInput(t *testing.T) {
 		{"bad threshold", []string{"--fail-on", "cum:5", good, good}, "--fail-on"},
 		{"bad format", []string{"--format", "html", good, good}, "--format"},
 		{"bad regex", []string{"--focus", "(", good, good}, "--focus"},
+		{"bad load-following regex", []string{"--load-following", "(", good, good}, "--load-following"},
 		{"bad output", []string{"-o", filepath.Join(dir, "x.png"), good, good}, "unknown output"},
 		{"bad alpha", []string{"--alpha", "2", good, good}, "--alpha"},
 		{"unwritable output", []string{"-o", filepath.Join(dir, "no/such/dir.svg"), good, good}, "no such file"},
@@ -144,11 +145,9 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestGoCPUProfile compares two `go test -cpuprofile` profiles of a tiny
-// benchmark, inputs macprof did not write: the second run makes one
-// function eight times as slow.
-func TestGoCPUProfile(t *testing.T) {
-	dir := t.TempDir()
+// gobench builds testdata/gobench's test binary into dir.
+func gobench(t *testing.T, dir string) string {
+	t.Helper()
 	src, err := filepath.Abs("testdata/gobench")
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +159,15 @@ func TestGoCPUProfile(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go test -c: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// TestGoCPUProfile compares two `go test -cpuprofile` profiles of a tiny
+// benchmark, inputs macprof did not write: the second run makes one
+// function eight times as slow.
+func TestGoCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	bin := gobench(t, dir)
 	prof := func(name, regress string) string {
 		p := filepath.Join(dir, name)
 		// A count of iterations, not a time: the profiles hold the same

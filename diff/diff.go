@@ -21,7 +21,22 @@ const (
 	// DefaultTop is the number of functions the text and markdown reports
 	// list.
 	DefaultTop = 20
+	// DefaultLoadFollowing matches the functions whose share follows the
+	// machine's load rather than the code: Go's asynchronous preemption,
+	// its background and assisting garbage collection, its scheduler and
+	// system monitor, and macprof's CPU time without a stack. On a loaded
+	// machine runtime.asyncPreempt alone moved by several points between
+	// runs of the same build, more than sampling explains.
+	DefaultLoadFollowing = `^runtime\.(asyncPreempt|gcBgMarkWorker|gcAssistAlloc|bgsweep|bgscavenge|sysmon|mstart|mcall|gcStart|forEachP)$|^\[unsampled\]$`
+	// power is the chance of finding a rise at the minimum detectable
+	// change a report states.
+	power = 0.8
 )
+
+// NoLoadFollowing, as Config.LoadFollowing, judges every function.
+var NoLoadFollowing = regexp.MustCompile(`^\b\B$`)
+
+var defaultLoadFollowing = regexp.MustCompile(DefaultLoadFollowing)
 
 // Config is what one comparison judges and how.
 type Config struct {
@@ -42,6 +57,11 @@ type Config struct {
 	// Top is the number of functions the text and markdown reports list;
 	// 0 means DefaultTop, a negative value all.
 	Top int
+	// LoadFollowing matches the functions set apart: a sample with one of
+	// them on its stack counts in no judged share and is reported under
+	// the outermost such function. nil means DefaultLoadFollowing,
+	// NoLoadFollowing none.
+	LoadFollowing *regexp.Regexp
 }
 
 // Run loads both sides and compares them. Errors are the caller's or the
@@ -95,6 +115,9 @@ type Report struct {
 	// Regressions names the functions that failed, worst first; "total"
 	// when the total did.
 	Regressions []string `json:"regressions"`
+	// LoadFollowing are the functions set apart because their share
+	// follows load, largest change first; never judged.
+	LoadFollowing []Apart `json:"load_following,omitempty"`
 
 	top                int
 	baseProfs, newProf []*Profile
@@ -118,6 +141,15 @@ type Function struct {
 	Failed []string `json:"failed,omitempty"`
 }
 
+// Apart is a load-following function's share of all samples (under it on
+// the stack), in percent, on both sides.
+type Apart struct {
+	Name  string  `json:"name"`
+	Base  float64 `json:"base_pct"`
+	New   float64 `json:"new_pct"`
+	Delta float64 `json:"delta_pp"`
+}
+
 // Change is one metric's change. Shares and changes are in percent of the
 // total and percentage points; Total's are relative, in percent.
 type Change struct {
@@ -130,6 +162,9 @@ type Change struct {
 	// Noise is the change, in the same unit as Delta, that a rise must
 	// exceed to be beyond noise at the report's level.
 	Noise float64 `json:"noise_pp"`
+	// MDE is the minimum detectable rise: the change, in the same unit,
+	// this data would have found 80% of the time at the report's level.
+	MDE float64 `json:"mde_pp"`
 	// Z is Delta over the standard error of sampling alone.
 	Z           float64 `json:"z"`
 	Significant bool    `json:"significant"`
@@ -176,10 +211,16 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 	}
 	r.Method = method(len(base), len(nw))
 
-	ct := count(all, r.keyed)
+	lf := c.LoadFollowing
+	if lf == nil {
+		lf = defaultLoadFollowing
+	}
+	judgedProfs, apart := splitLoadFollowing(all, lf)
+	r.LoadFollowing = apartShares(apart, all, len(base))
+	ct := count(judgedProfs, r.keyed)
 	nb := len(base)
 	totals := make([]int64, len(all))
-	for i, p := range all {
+	for i, p := range judgedProfs {
 		totals[i] = p.Samples
 	}
 
@@ -197,6 +238,9 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 	for k, key := range ct.keys {
 		if (c.Focus != nil && !c.Focus.MatchString(key.Name)) || (c.Ignore != nil && c.Ignore.MatchString(key.Name)) {
 			continue
+		}
+		if sum(totals[:nb]) == 0 || sum(totals[nb:]) == 0 {
+			break // every sample of a side is set apart: nothing to judge
 		}
 		judged[k] = true
 		for mi, counts := range [2][][]int64{ct.flat, ct.cum} {
@@ -304,7 +348,7 @@ func reaches(t Threshold, base, nw float64) bool {
 }
 
 func change(r shareResult, alpha float64) Change {
-	c := Change{Base: 100 * r.base, New: 100 * r.new, Delta: 100 * r.delta, Noise: 100 * r.bound(alpha)}
+	c := Change{Base: 100 * r.base, New: 100 * r.new, Delta: 100 * r.delta, Noise: 100 * r.bound(alpha), MDE: 100 * r.detectable(alpha)}
 	if r.base > 0 {
 		rel := 100 * (r.new/r.base - 1)
 		c.Relative = &rel
@@ -470,7 +514,8 @@ func (r *Report) compareTotal(base, nw []*Profile, failOn []Threshold) (totalRes
 func (t totalResult) change(alpha float64) Change {
 	rel := 100 * (t.new/t.base - 1)
 	q := normalQuantile(1 - alpha)
-	c := Change{Base: 100, New: 100 * t.new / t.base, Delta: rel, Relative: &rel, Noise: 100 * q * t.se}
+	c := Change{Base: 100, New: 100 * t.new / t.base, Delta: rel, Relative: &rel, Noise: 100 * q * t.se,
+		MDE: 100 * (q + normalQuantile(power)) * t.se}
 	if t.se > 0 {
 		c.Z = (t.new/t.base - 1) / t.se
 	}

@@ -97,16 +97,32 @@ func (r *Report) writeText(w io.Writer) error {
 	// Numbers right-aligned by the tabwriter; verdict and name, the
 	// last cell, left-aligned by padding.
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "flat base\tflat new\tflat Δ\tnoise\tcum base\tcum new\tcum Δ\tnoise\t  %-*s  function\n", wv, "verdict")
+	fmt.Fprintf(tw, "flat base\tflat new\tflat Δ\tnoise\tmde\tcum base\tcum new\tcum Δ\tnoise\tmde\t  %-*s  function\n", wv, "verdict")
 	for _, f := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t±%s\t%s\t%s\t%s\t±%s\t  %-*s  %s\n",
-			pct(f.Flat.Base), pct(f.Flat.New), pp(f.Flat.Delta), num(f.Flat.Noise),
-			pct(f.Cum.Base), pct(f.Cum.New), pp(f.Cum.Delta), num(f.Cum.Noise), wv, verdict(f), f.Name)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t±%s\t%s\t%s\t%s\t%s\t±%s\t%s\t  %-*s  %s\n",
+			pct(f.Flat.Base), pct(f.Flat.New), pp(f.Flat.Delta), num(f.Flat.Noise), num(f.Flat.MDE),
+			pct(f.Cum.Base), pct(f.Cum.New), pp(f.Cum.Delta), num(f.Cum.Noise), num(f.Cum.MDE), wv, verdict(f), f.Name)
 	}
 	tw.Flush()
+	if s := r.loadFollowingLine(); s != "" {
+		fmt.Fprintf(bw, "\n%s\n", s)
+	}
 	fmt.Fprintf(bw, "\n%s\n", r.totalLine())
 	fmt.Fprintf(bw, "Test: %s; alpha %g over %s.\n", r.Method, r.Alpha, plural(r.Tests, "test"))
 	return bw.Flush()
+}
+
+// loadFollowingLine lists the functions set apart, "" when none was.
+func (r *Report) loadFollowingLine() string {
+	if len(r.LoadFollowing) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, a := range r.LoadFollowing {
+		parts = append(parts, fmt.Sprintf("%s %s -> %s (%s)", a.Name, pct(a.Base), pct(a.New), pp(a.Delta)))
+	}
+	return "Set apart, as their share follows the machine's load (not judged; percent of all samples; the shares above leave them out): " +
+		strings.Join(parts, ", ") + "."
 }
 
 func (r *Report) totalLine() string {
@@ -120,15 +136,18 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 		mark = "❌"
 	}
 	fmt.Fprintf(bw, "### %s macprof diff: %s\n\n%s\n\n", mark, mdEscape(r.Verdict()), mdEscape(r.header()))
-	fmt.Fprintln(bw, "| function | flat base | flat new | flat Δ | cum base | cum new | cum Δ | verdict |")
-	fmt.Fprintln(bw, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	fmt.Fprintln(bw, "| function | flat base | flat new | flat Δ | flat mde | cum base | cum new | cum Δ | cum mde | verdict |")
+	fmt.Fprintln(bw, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, f := range r.rows() {
-		fmt.Fprintf(bw, "| `%s` | %s | %s | %s ±%s | %s | %s | %s ±%s | %s |\n", strings.ReplaceAll(f.Name, "`", "'"),
-			pct(f.Flat.Base), pct(f.Flat.New), pp(f.Flat.Delta), num(f.Flat.Noise),
-			pct(f.Cum.Base), pct(f.Cum.New), pp(f.Cum.Delta), num(f.Cum.Noise), mdEscape(verdict(f)))
+		fmt.Fprintf(bw, "| `%s` | %s | %s | %s ±%s | %s | %s | %s | %s ±%s | %s | %s |\n", strings.ReplaceAll(f.Name, "`", "'"),
+			pct(f.Flat.Base), pct(f.Flat.New), pp(f.Flat.Delta), num(f.Flat.Noise), num(f.Flat.MDE),
+			pct(f.Cum.Base), pct(f.Cum.New), pp(f.Cum.Delta), num(f.Cum.Noise), num(f.Cum.MDE), mdEscape(verdict(f)))
+	}
+	if s := r.loadFollowingLine(); s != "" {
+		fmt.Fprintf(bw, "\n%s\n", mdEscape(s))
 	}
 	fmt.Fprintf(bw, "\n%s\n\n<details><summary>How this is decided</summary>\n\n", r.totalLine())
-	fmt.Fprintf(bw, "Shares are of each side's total samples; Δ is in percentage points; ± is the change a rise must exceed to be beyond noise. ")
+	fmt.Fprintf(bw, "Shares are of each side's total samples (without the load-following functions set apart); Δ is in percentage points; ± is the change a rise must exceed to be beyond noise; mde is the smallest rise this data would have found 80%% of the time. ")
 	fmt.Fprintf(bw, "Test: %s; alpha %g over %s. A function fails when a rise is significant and reaches a threshold.\n\n", r.Method, r.Alpha, plural(r.Tests, "test"))
 	fmt.Fprintf(bw, "Base: %s\n\nNew: %s\n\n</details>\n", mdEscape(strings.Join(r.Base.Profiles, ", ")), mdEscape(strings.Join(r.New.Profiles, ", ")))
 	return bw.Flush()

@@ -54,6 +54,13 @@ func (r shareResult) bound(alpha float64) float64 {
 	return normalQuantile(1-alpha) * max(r.seBinom, r.seSpread)
 }
 
+// detectable is the minimum detectable rise at level alpha: the true
+// change that passes the bound with probability power, under the same
+// standard error.
+func (r shareResult) detectable(alpha float64) float64 {
+	return (normalQuantile(1-alpha) + normalQuantile(power)) * max(r.seBinom, r.seSpread)
+}
+
 func sum(v []int64) int64 {
 	var s int64
 	for _, x := range v {
@@ -62,24 +69,16 @@ func sum(v []int64) int64 {
 	return s
 }
 
-// shareVariance is the sample variance of count[i]/total[i], 0 for fewer
-// than two profiles.
+// shareVariance is the sample variance of count[i]/total[i] over the
+// profiles with a total, 0 for fewer than two.
 func shareVariance(count, total []int64) float64 {
-	k := len(count)
-	if k < 2 {
-		return 0
-	}
-	var mean float64
+	var shares []float64
 	for i := range count {
-		mean += float64(count[i]) / float64(total[i])
+		if total[i] > 0 {
+			shares = append(shares, float64(count[i])/float64(total[i]))
+		}
 	}
-	mean /= float64(k)
-	var ss float64
-	for i := range count {
-		d := float64(count[i])/float64(total[i]) - mean
-		ss += d * d
-	}
-	return ss / float64(k-1)
+	return variance(shares)
 }
 
 // normalQuantile is the inverse of the standard normal distribution

@@ -18,6 +18,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&failOn, "fail-on", "`THRESHOLDS` a significant rise must reach to fail (default "+diff.DefaultFailOn+")")
 	focus := fs.String("focus", "", "judge only functions whose name matches `REGEX`")
 	ignore := fs.String("ignore", "", "do not judge functions whose name matches `REGEX`")
+	loadFollowing := fs.String("load-following", diff.DefaultLoadFollowing, "set apart, unjudged, the samples under functions whose name matches `REGEX`, as their share follows load ('' for none)")
 	alpha := fs.Float64("alpha", diff.DefaultAlpha, "one-sided significance `LEVEL` of the whole decision")
 	format := fs.String("format", "text", "`FORMAT` of the report on stdout: text, markdown or json")
 	top := fs.Int("top", diff.DefaultTop, "list `N` functions in the report (regressions always; -1: all)")
@@ -39,5 +40,5 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		return fs.usageError("give BASE and NEW (or --base and --new), e.g. macprof diff base.pb.gz new.pb.gz")
 	}
 	return diff.Main(diff.Args{Base: bases, New: news, Positional: pos, FailOn: failOn, Outputs: outs,
-		Focus: *focus, Ignore: *ignore, Format: *format, Alpha: *alpha, Top: *top}, stdout, stderr)
+		Focus: *focus, Ignore: *ignore, LoadFollowing: *loadFollowing, Format: *format, Alpha: *alpha, Top: *top}, stdout, stderr)
 }

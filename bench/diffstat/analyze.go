@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/macprof/macprof/diff"
+)
+
+// target is the function the slow build makes slower.
+const target = "example.com/work.score"
+
+// run is one benchmark run of the pool: its profile and its ns/op.
+type run struct {
+	prof *diff.Profile
+	nsOp float64
+}
+
+// loadPool reads side's runs from pool in the order they were recorded.
+func loadPool(pool, side string) ([]run, error) {
+	paths, err := filepath.Glob(filepath.Join(pool, side+"-*.pprof"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(paths)
+	var runs []run
+	for _, p := range paths {
+		prof, err := diff.Load(p)
+		if err != nil {
+			return nil, err
+		}
+		ns, err := nsPerOp(strings.TrimSuffix(p, ".pprof") + ".txt")
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run{prof, ns})
+	}
+	return runs, nil
+}
+
+// nsPerOp reads the ns/op of a `go test -bench` output's benchmark line.
+func nsPerOp(path string) (float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		for i := 1; i < len(fs); i++ {
+			if fs[i] == "ns/op" && strings.HasPrefix(fs[0], "Benchmark") {
+				return strconv.ParseFloat(fs[i-1], 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("%s: no ns/op line", path)
+}
+
+// method is one way of running the comparison.
+type method struct {
+	name string
+	cfg  diff.Config
+}
+
+func profs(rs []run) []*diff.Profile {
+	out := make([]*diff.Profile, len(rs))
+	for i, r := range rs {
+		out[i] = r.prof
+	}
+	return out
+}
+
+func ns(rs []run) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = r.nsOp
+	}
+	return out
+}
+
+// report compares disjoint sets of the pool at each size and writes the
+// figures: false alarms among same-build pairs (base against base and slow
+// against slow), and for base against slow how often the target was found,
+// its median minimum detectable change and benchstat's verdict on ns/op.
+func report(w io.Writer, base, slow []run, sizes []int, methods []method) error {
+	var samples []int64
+	for _, r := range append(append([]run(nil), base...), slow...) {
+		samples = append(samples, r.prof.Samples)
+	}
+	slices.Sort(samples)
+	fmt.Fprintf(w, "pool: %d base and %d slow runs; samples per profile: median %d, range %d-%d\n",
+		len(base), len(slow), samples[len(samples)/2], samples[0], samples[len(samples)-1])
+	shareB, shareS := targetShare(base), targetShare(slow)
+	fmt.Fprintf(w, "%s's flat share of the judged samples, pooled: base %.2f%%, slow %.2f%% (%+.2fpp)\n\n", target, shareB, shareS, shareS-shareB)
+	for _, m := range methods {
+		fmt.Fprintf(w, "method: %s\n", m.name)
+		fmt.Fprintf(w, "%-7s %-28s %-22s %-13s %-24s\n", "a side", "false alarms (same build)", "score found (30% slower)", "score mde", "benchstat ns/op (p<0.05)")
+		for _, k := range sizes {
+			alarms, pairs := 0, 0
+			names := map[string]int{}
+			for _, rs := range [][]run{base, slow} {
+				for i := 0; i+2*k <= len(rs); i += 2 * k {
+					r, err := diff.Compare(profs(rs[i:i+k]), profs(rs[i+k:i+2*k]), m.cfg)
+					if err != nil {
+						return err
+					}
+					pairs++
+					if len(r.Regressions) > 0 {
+						alarms++
+						for _, n := range r.Regressions {
+							names[n]++
+						}
+					}
+				}
+			}
+			found, sets, bsFound := 0, 0, 0
+			var mdes []float64
+			for i := 0; i+k <= len(base) && i+k <= len(slow); i += k {
+				r, err := diff.Compare(profs(base[i:i+k]), profs(slow[i:i+k]), m.cfg)
+				if err != nil {
+					return err
+				}
+				sets++
+				if slices.Contains(r.Regressions, target) {
+					found++
+				}
+				for _, f := range r.Functions {
+					if f.Name == target {
+						mdes = append(mdes, f.Flat.MDE)
+					}
+				}
+				if p := mannWhitneyP(ns(base[i:i+k]), ns(slow[i:i+k])); p < 0.05 && median(ns(slow[i:i+k])) > median(ns(base[i:i+k])) {
+					bsFound++
+				}
+			}
+			fmt.Fprintf(w, "%-7d %-28s %-22s %-13s %-24s\n", k,
+				fmt.Sprintf("%d/%d (%.1f%%)", alarms, pairs, pct(alarms, pairs)),
+				fmt.Sprintf("%d/%d (%.0f%%)", found, sets, pct(found, sets)),
+				fmt.Sprintf("%.2fpp", median(mdes)),
+				fmt.Sprintf("%d/%d (%.0f%%)", bsFound, sets, pct(bsFound, sets)))
+			if len(names) > 0 {
+				fmt.Fprintf(w, "        alarms named: %v\n", names)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+// targetShare pools the target's flat share over runs, with the default
+// load-following functions left out as the comparison leaves them.
+func targetShare(rs []run) float64 {
+	r, err := diff.Compare(profs(rs), profs(rs), diff.Config{Top: -1})
+	if err != nil {
+		return 0
+	}
+	for _, f := range r.Functions {
+		if f.Name == target {
+			return f.Flat.Base
+		}
+	}
+	return 0
+}
+
+func pct(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,70 @@
+// Command diffstat measures how often `macprof diff` alarms on identical
+// code and how often it finds a real slowdown, as a CI user would meet
+// them: a Go benchmark package (testdata/work) built twice, as it is and
+// with score (a third of the time) 30% slower, each run a fresh
+// `go test -bench . -cpuprofile`. It keeps the profiles in a pool directory,
+// so that runs add up, and compares disjoint sets of them:
+//
+//	go run ./bench/diffstat -pool /tmp/diffstat -add 100   # record 100 of each build, then report
+//	go run ./bench/diffstat -pool /tmp/diffstat            # report on the pool as it is
+//
+// Run it from the repository root. The report gives, at 1, 3 and 5
+// profiles a side, the false alarms among pairs of identical builds, the
+// share of slow-against-base sets in which score was found, score's
+// minimum detectable change, and, on the same runs' ns/op, what benchstat's
+// test (Mann-Whitney U at 0.05) found.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/macprof/macprof/diff"
+)
+
+func main() {
+	pool := flag.String("pool", "/tmp/diffstat", "`DIR` of profiles, added to by -add")
+	add := flag.Int("add", 0, "record `N` more profiles of each build before the report")
+	jobs := flag.Int("jobs", 2, "benchmarks run at a time")
+	benchtime := flag.String("benchtime", "3000x", "each run's -test.benchtime: a count of iterations fixes the CPU time, whatever the load")
+	judgeAll := flag.Bool("judge-all", false, "also report with no function set apart as load-following")
+	flag.Parse()
+	if *add > 0 {
+		dir, err := os.MkdirTemp("", "diffstat")
+		if err != nil {
+			fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		base, slow, err := builds(dir)
+		if err != nil {
+			fatal(err)
+		}
+		if err := collect(*pool, base, slow, *add, *jobs, *benchtime); err != nil {
+			fatal(err)
+		}
+	}
+	base, err := loadPool(*pool, "base")
+	if err != nil {
+		fatal(err)
+	}
+	slow, err := loadPool(*pool, "slow")
+	if err != nil {
+		fatal(err)
+	}
+	if len(base) < 2 || len(slow) < 2 {
+		fatal(fmt.Errorf("%s: %d base and %d slow profiles, want at least 2 of each (-add N records more)", *pool, len(base), len(slow)))
+	}
+	methods := []method{{"macprof diff, default flags", diff.Config{}}}
+	if *judgeAll {
+		methods = append(methods, method{"macprof diff --load-following '' (every function judged)", diff.Config{LoadFollowing: diff.NoLoadFollowing}})
+	}
+	if err := report(os.Stdout, base, slow, []int{1, 3, 5}, methods); err != nil {
+		fatal(err)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "diffstat:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,196 @@
+package diff
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// workShares is a benchmark's profile as bench/diffstat's package gives
+// one: three functions under main, score a third of the time.
+var workShares = map[string]float64{"parse": 1.0 / 3, "sortKeys": 1.0 / 6, "checksum": 1.0 / 6, "score": 1.0 / 3}
+
+// simulated draws a profile of n samples: each function's weight moved by
+// a run-to-run factor of spread (relative standard deviation, as caches
+// and clocks move real runs), and beside them runtime.asyncPreempt, under
+// score as Go's preemption lands in a loop, at a share anywhere from 1% to
+// 25%, as machine load moved it in bench/diffstat's runs.
+func simulated(rng *rand.Rand, n int, shares map[string]float64, spread float64) *Profile {
+	names := sortedKeysF(shares)
+	w := make([]float64, len(names))
+	var total float64
+	for i, name := range names {
+		w[i] = shares[name] * (1 + spread*rng.NormFloat64())
+		total += w[i]
+	}
+	preempt := 0.01 + 0.24*rng.Float64()
+	counts := make(map[string]int64)
+	for range n {
+		if rng.Float64() < preempt {
+			counts["runtime.asyncPreempt"]++
+			continue
+		}
+		x := rng.Float64() * total
+		for i, name := range names {
+			if x < w[i] || i == len(names)-1 {
+				counts[name]++
+				break
+			}
+			x -= w[i]
+		}
+	}
+	p := &Profile{Kind: "cpu", Period: 10_000_000}
+	for _, name := range sortedKeys(counts) {
+		frames := []Frame{{Name: "main"}, {Name: name}}
+		if name == "runtime.asyncPreempt" {
+			frames = []Frame{{Name: "main"}, {Name: "score"}, {Name: name}}
+		}
+		p.Stacks = append(p.Stacks, Stack{Frames: frames, Count: counts[name]})
+		p.Samples += counts[name]
+	}
+	return p
+}
+
+func sortedKeysF(m map[string]float64) []string {
+	k := make(map[string]int64, len(m))
+	for s := range m {
+		k[s] = 0
+	}
+	return sortedKeys(k)
+}
+
+// slowed is shares with name's weight raised by factor: that function
+// made slower in its own code.
+func slowed(shares map[string]float64, name string, factor float64) map[string]float64 {
+	out := make(map[string]float64, len(shares))
+	for k, v := range shares {
+		out[k] = v
+	}
+	out[name] *= factor
+	return out
+}
+
+func side(rng *rand.Rand, k, n int, shares map[string]float64) []*Profile {
+	ps := make([]*Profile, k)
+	for i := range ps {
+		ps[i] = simulated(rng, n, shares, 0.02)
+		ps[i].Path = fmt.Sprintf("p%d", i)
+	}
+	return ps
+}
+
+// TestSameBuildNoAlarm: 100 seeded pairs of the same build at one, three
+// and five profiles a side do not alarm, though runtime.asyncPreempt's
+// share moves by up to 24 points between profiles; it is listed apart.
+func TestSameBuildNoAlarm(t *testing.T) {
+	for _, k := range []int{1, 3, 5} {
+		t.Run(fmt.Sprintf("%d a side", k), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(k), 30))
+			alarms, apart := 0, 0
+			for range 100 {
+				r, err := Compare(side(rng, k, 1000, workShares), side(rng, k, 1000, workShares), Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(r.Regressions) > 0 {
+					alarms++
+					t.Logf("alarm: %v", r.Regressions)
+				}
+				if len(r.LoadFollowing) == 1 && r.LoadFollowing[0].Name == "runtime.asyncPreempt" {
+					apart++
+				}
+				for _, f := range r.Functions {
+					if f.Name == "runtime.asyncPreempt" {
+						t.Fatalf("runtime.asyncPreempt judged: %+v", f)
+					}
+				}
+			}
+			if alarms > 0 || apart != 100 {
+				t.Errorf("%d of 100 same-build pairs alarmed, want none; asyncPreempt set apart in %d", alarms, apart)
+			}
+		})
+	}
+}
+
+// TestLoadFollowingJudgedWhenAsked: with NoLoadFollowing, the same pairs'
+// preemption swings do fail, which is why they are set apart by default.
+func TestLoadFollowingJudgedWhenAsked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 30))
+	alarms := 0
+	for range 20 {
+		r, err := Compare(side(rng, 1, 1000, workShares), side(rng, 1, 1000, workShares), Config{LoadFollowing: NoLoadFollowing})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Regressions) > 0 {
+			alarms++
+		}
+	}
+	if alarms < 5 {
+		t.Errorf("%d of 20 pairs alarmed with asyncPreempt judged; the test's swings should fail several", alarms)
+	}
+}
+
+// TestSlowdownFound: score made 30% slower (a third of the time, +6.1
+// points) is found first in every one of 20 seeded sets of five profiles
+// of 1,000 samples a side, where the report's minimum detectable change for
+// the median set is below 6.1 points; with one profile a side the report says a change
+// that small could not be found reliably.
+func TestSlowdownFound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 30))
+	slow := slowed(workShares, "score", 1.3)
+	var mdes []float64
+	for i := range 20 {
+		r, err := Compare(side(rng, 5, 1000, workShares), side(rng, 5, 1000, slow), Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Regressions) == 0 || r.Regressions[0] != "score" {
+			t.Fatalf("set %d: regressions %v, want score first", i, r.Regressions)
+		}
+		f := r.Functions[0]
+		if f.Flat.MDE <= f.Flat.Noise {
+			t.Errorf("set %d: score's flat minimum detectable change %.2fpp, not above its noise bound %.2f", i, f.Flat.MDE, f.Flat.Noise)
+		}
+		mdes = append(mdes, f.Flat.MDE)
+	}
+	// The spread of five profiles is itself noisy, so one set's bound
+	// can be wide; the median set's could find the change.
+	slices.Sort(mdes)
+	if m := mdes[len(mdes)/2]; m >= 6.1 {
+		t.Errorf("median minimum detectable change %.2fpp, want below 6.1 (all: %.2f)", m, mdes)
+	}
+	r, err := Compare(side(rng, 1, 1000, workShares), side(rng, 1, 1000, slow), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Functions {
+		if f.Name == "score" && f.Flat.MDE < 6.1 {
+			t.Errorf("one a side: score's minimum detectable change %.2fpp, want above the 6.1 a sampling error of 2 points allows", f.Flat.MDE)
+		}
+	}
+}
+
+// TestReportShowsApartAndMDE: the text and markdown reports list the
+// set-apart functions and a minimum detectable change per function.
+func TestReportShowsApartAndMDE(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 30))
+	r, err := Compare(side(rng, 3, 1000, workShares), side(rng, 3, 1000, workShares), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Format{Text, Markdown} {
+		var b bytes.Buffer
+		if err := r.Write(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		s := b.String()
+		if !strings.Contains(s, "Set apart, as their share follows the machine's load") || !strings.Contains(s, "asyncPreempt") ||
+			!strings.Contains(s, "mde") {
+			t.Errorf("%s report without the set-apart line or the mde column:\n%s", f, s)
+		}
+	}
+}
