@@ -45,6 +45,14 @@ type Image struct {
 	// OpenPath, when set, is where the profiler opens the file (for example
 	// through /proc/PID/root for a target in another mount namespace).
 	OpenPath string
+	// MapFile, when set, is the kernel's link to the file the target maps
+	// (/proc/PID/map_files/START-END on Linux): while the target lives,
+	// it opens that file whatever the target has since put at Path.
+	MapFile string
+	// Dev and Inode identify the mapped file (from /proc/PID/maps), so
+	// that a file opened at a path the target controls is checked to be
+	// the one it maps (Open); zero when unknown.
+	Dev, Inode uint64
 	// BuildID identifies the object's contents: the GNU build ID (ELF) or
 	// the LC_UUID (Mach-O), as lowercase hex without separators.
 	BuildID string

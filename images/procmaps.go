@@ -14,6 +14,7 @@ type Region struct {
 	Start, End uint64
 	Perms      string // e.g. "r-xp"
 	Offset     uint64
+	Dev        uint64 // the mapped file's device, as stat's st_dev (Linux's encoding)
 	Inode      uint64
 	Path       string // file path, or a pseudo name such as "[stack]", or ""
 }
@@ -86,11 +87,33 @@ func parseMapsLine(b []byte) (Region, error) {
 	if r.Offset, err = strconv.ParseUint(string(fields[2]), 16, 64); err != nil {
 		return r, fmt.Errorf("bad offset: %w", err)
 	}
+	if r.Dev, err = parseDev(fields[3]); err != nil {
+		return r, err
+	}
 	if r.Inode, err = strconv.ParseUint(string(fields[4]), 10, 64); err != nil {
 		return r, fmt.Errorf("bad inode: %w", err)
 	}
 	r.Path = strings.TrimLeft(string(rest), " ")
 	return r, nil
+}
+
+// parseDev parses a maps device field, "major:minor" in hex, into the
+// dev_t stat reports (glibc's makedev for Linux: the minor's low byte,
+// the major's low 12 bits, the minor's high bits, the major's high bits).
+func parseDev(b []byte) (uint64, error) {
+	i := bytes.IndexByte(b, ':')
+	if i < 0 {
+		return 0, fmt.Errorf("bad device %q", b)
+	}
+	major, err := strconv.ParseUint(string(b[:i]), 16, 32)
+	if err != nil {
+		return 0, fmt.Errorf("bad device major: %w", err)
+	}
+	minor, err := strconv.ParseUint(string(b[i+1:]), 16, 32)
+	if err != nil {
+		return 0, fmt.Errorf("bad device minor: %w", err)
+	}
+	return minor&0xff | (major&0xfff)<<8 | (minor&^0xff)<<12 | (major&^0xfff)<<32, nil
 }
 
 // Find returns the region containing addr.
@@ -141,6 +164,8 @@ func (rs Regions) ELFImages() []*Image {
 			Start:  r.Start,
 			Limit:  r.End,
 			Offset: r.Offset,
+			Dev:    r.Dev,
+			Inode:  r.Inode,
 		})
 	}
 	return out

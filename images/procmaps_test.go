@@ -32,7 +32,7 @@ func TestParseProcMapsSample(t *testing.T) {
 	if len(rs) != 12 {
 		t.Fatalf("%d regions, want 12", len(rs))
 	}
-	want := Region{Start: 0x55e3c0a02000, End: 0x55e3c0a07000, Perms: "r-xp", Offset: 0x2000, Inode: 247278, Path: "/usr/bin/cat"}
+	want := Region{Start: 0x55e3c0a02000, End: 0x55e3c0a07000, Perms: "r-xp", Offset: 0x2000, Dev: 0xfe00, Inode: 247278, Path: "/usr/bin/cat"}
 	if rs[1] != want {
 		t.Errorf("region 1 = %+v\nwant %+v", rs[1], want)
 	}
@@ -157,7 +157,7 @@ func TestParseProcMapsHostile(t *testing.T) {
 	// The line bound: a map of more than maxMapsLines lines is refused.
 	var big bytes.Buffer
 	for i := 0; i <= maxMapsLines; i++ {
-		big.WriteString("0-1 r 0 0 0\n")
+		big.WriteString("0-1 r 0 0:0 0\n")
 	}
 	if rs, err := ParseProcMaps(&big); err == nil || !strings.Contains(err.Error(), "more than") || len(rs) != maxMapsLines {
 		t.Errorf("huge map: %d regions, err %v", len(rs), err)
@@ -232,7 +232,8 @@ func FuzzProcMaps(f *testing.F) {
 			if strings.HasPrefix(r.Path, " ") || strings.Contains(r.Path, "\n") {
 				t.Fatalf("bad path %q", r.Path)
 			}
-			line := fmt.Sprintf("%x-%x %s %x 00:00 %d %s\n", r.Start, r.End, r.Perms, r.Offset, r.Inode, r.Path)
+			major, minor := r.Dev>>8&0xfff|r.Dev>>32&^0xfff, r.Dev&0xff|r.Dev>>12&^0xff
+			line := fmt.Sprintf("%x-%x %s %x %x:%x %d %s\n", r.Start, r.End, r.Perms, r.Offset, major, minor, r.Inode, r.Path)
 			again, err := ParseProcMaps(strings.NewReader(line))
 			want := r
 			// bufio.ScanLines drops a carriage return before the newline,

@@ -3,9 +3,7 @@
 package ptrace
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strconv"
 	"time"
@@ -87,6 +85,7 @@ func (t *Target) images() (*images.Set, error) {
 			continue
 		}
 		im.OpenPath = root + im.Path
+		im.MapFile = fmt.Sprintf("/proc/%d/map_files/%x-%x", t.pid, im.Start, im.Limit)
 		id, ok := t.buildIDs[im.OpenPath]
 		if !ok {
 			if id, ok = t.readBuildID(im); ok {
@@ -119,19 +118,15 @@ const (
 	buildIDsPerTarget = 4
 )
 
-// readBuildID reads the build ID of im's file, as mapped (through
+// readBuildID reads the build ID of the file im maps (through
 // /proc/PID/map_files, so that a file deleted and replaced by a FIFO or
-// another file at its path still gives the mapped file's ID), else at its
-// path; ok is false when the read has not finished within buildIDWait.
+// another file at its path still gives the mapped file's ID; else at its
+// path, if the file there is the mapped one); ok is false when the read
+// has not finished within buildIDWait.
 func (t *Target) readBuildID(im *images.Image) (id string, ok bool) {
-	mapped := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.pid, im.Start, im.Limit)
-	path := im.OpenPath
-	return buildIDReads.Get(strconv.Itoa(t.pid), mapped, buildIDWait, func() string {
-		id, err := images.ELFBuildID(mapped)
-		if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
-			// map_files needs CAP_SYS_ADMIN; the path is the fallback.
-			id, _ = images.ELFBuildID(path)
-		}
+	c := *im
+	return buildIDReads.Get(strconv.Itoa(t.pid), im.MapFile, buildIDWait, func() string {
+		id, _ := images.MappedELFBuildID(&c)
 		return id
 	})
 }

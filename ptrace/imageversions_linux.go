@@ -148,6 +148,10 @@ func mmap2Image(rec []byte) *images.Image {
 		if n := int(rec[40]); n > 0 && n <= 20 {
 			im.BuildID = hex.EncodeToString(rec[44 : 44+n])
 		}
+	} else {
+		// maj, min, ino: what Image.Open checks a file at the path by.
+		im.Dev = uint64(unix.Mkdev(le.Uint32(rec[40:]), le.Uint32(rec[44:])))
+		im.Inode = le.Uint64(rec[48:])
 	}
 	return im
 }

@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -40,13 +41,25 @@ const missGap = 200 * time.Millisecond
 func (tt *targetTables) update(set *images.Set) { tt.res.Store(tablesResolver(set)) }
 
 // tablesResolver returns a resolver of set's objects to their unwind
-// tables.
+// tables. Tables are read through /proc/PID/map_files where the profiler
+// may follow it (the file the target maps, whatever it has put at the path
+// since; walks need tables only while it lives), else at the path.
 func tablesResolver(set *images.Set) *cfi.Resolver {
 	var objs []cfi.Object
+	mapFiles := -1 // unknown, 0 refused, 1 followed
 	for _, im := range set.Images() {
 		o := cfi.Object{Start: im.Start, Limit: im.Limit, Offset: im.Offset}
 		if im.Format == images.FormatELF && im.Memory == nil && im.Path != "" && im.Path[0] == '/' {
 			o.Key, o.Path = im.Key(), im.File()
+			if mapFiles < 0 && im.MapFile != "" {
+				mapFiles = 0
+				if _, err := os.Stat(im.MapFile); err == nil {
+					mapFiles = 1
+				}
+			}
+			if mapFiles == 1 && im.MapFile != "" {
+				o.Path = im.MapFile
+			}
 		}
 		// Else [vdso] and the like: no file to read, so no table (its
 		// frames are walked through frame records), but known, so that

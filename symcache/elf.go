@@ -40,17 +40,10 @@ func LoadELF(img *images.Image) (*Table, error) {
 		// The vDSO is mapped from its start, so offsets are mapping offsets.
 		f, err = elf.NewFile(bytes.NewReader(buf))
 	} else {
-		opened := img.File()
-		f, closeFile, err = openELF(opened)
-		if err != nil && img.OpenPath != "" {
-			// The target exited: its /proc/PID/root is gone, but the
-			// file usually is where it was.
-			opened = img.Path
-			f, closeFile, err = openELF(opened)
-		}
+		f, closeFile, err = openImageELF(img)
 		if err == nil {
 			defer closeFile()
-			return loadELFFile(img, f, opened)
+			return loadELFFile(img, f)
 		}
 	}
 	if err != nil {
@@ -61,10 +54,11 @@ func LoadELF(img *images.Image) (*Table, error) {
 	return t, err
 }
 
-// loadELFFile builds the Table of img from f, opened at path: its
-// symbols (or a separate debug file's, when it has more), and lines read
-// lazily from the Go pclntab or DWARF of the file or of its debug file.
-func loadELFFile(img *images.Image, f *elf.File, path string) (*Table, error) {
+// loadELFFile builds the Table of img from f, its file: its symbols (or a
+// separate debug file's, when it has more), and lines read lazily from the
+// Go pclntab or DWARF of the file (opened again as f was) or of its debug
+// file.
+func loadELFFile(img *images.Image, f *elf.File) (*Table, error) {
 	object := filepath.Base(img.Path)
 	t, info, err := elfTable(object, f)
 	if err != nil {
@@ -74,7 +68,7 @@ func loadELFFile(img *images.Image, f *elf.File, path string) (*Table, error) {
 	// in a separate debug file (Debian's -dbg packages): merge its
 	// symbols.
 	if dbg := findDebugFile(img, f); dbg != "" {
-		if df, dclose, err := openELF(dbg); err == nil {
+		if df, dclose, err := openDebugFile(dbg, img, f); err == nil {
 			dt, dinfo, derr := elfTable(object, df)
 			dclose()
 			// Named symbols decide: the stripped file's table also
@@ -85,12 +79,12 @@ func loadELFFile(img *images.Image, f *elf.File, path string) (*Table, error) {
 				t = dt
 			}
 			if derr == nil && t.lines == nil && !info.isGo && dinfo.dwarf {
-				t.lines = elfLines(object, dbg, false, 0, true)
+				t.lines = elfLines(object, func() (*elf.File, func() error, error) { return openDebugFile(dbg, img, f) }, false, 0, true)
 			}
 		}
 	}
 	if t.lines == nil {
-		t.lines = elfLines(object, path, info.isGo, info.goFunc, info.dwarf)
+		t.lines = elfLines(object, func() (*elf.File, func() error, error) { return openImageELF(img) }, info.isGo, info.goFunc, info.dwarf)
 	}
 	return t, nil
 }
@@ -108,12 +102,47 @@ func openELF(path string) (*elf.File, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return newELF(file)
+}
+
+// openImageELF opens the ELF file img maps, as images.Image.Open does (the
+// mapped file, never another one put at its path), with openELF's checks.
+func openImageELF(img *images.Image) (*elf.File, func() error, error) {
+	file, err := img.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	return newELF(file)
+}
+
+// newELF reads the ELF headers of file, closing it if they are refused.
+func newELF(file *os.File) (*elf.File, func() error, error) {
 	f, err := objfile.NewELF(file, maxELFRead)
 	if err != nil {
 		file.Close()
 		return nil, nil, err
 	}
 	return f, file.Close, nil
+}
+
+// openDebugFile opens the debug file at path found for img, whose own file
+// is f: it must carry the build ID of the mapped file, so that a path in
+// the target's tree (its /usr/lib/debug, its directory) leads to no other
+// file than that object's debug file.
+func openDebugFile(path string, img *images.Image, f *elf.File) (*elf.File, func() error, error) {
+	df, dclose, err := openELF(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	want := img.BuildID
+	if want == "" {
+		want = images.ELFFileBuildID(f)
+	}
+	if want != "" && images.ELFFileBuildID(df) != want {
+		dclose()
+		return nil, nil, fmt.Errorf("%s: not the debug file of build ID %s", path, want)
+	}
+	return df, dclose, nil
 }
 
 // DebugDirs are searched for separate debug files, by build ID
@@ -128,6 +157,11 @@ func findDebugFile(img *images.Image, f *elf.File) string {
 	root := ""
 	if strings.HasSuffix(img.File(), img.Path) {
 		root = strings.TrimSuffix(img.File(), img.Path) // e.g. /proc/PID/root
+	}
+	if id == "" {
+		// No build ID to check a debug file by: none from the target's
+		// tree, which it controls.
+		return ""
 	}
 	for _, dir := range DebugDirs {
 		if len(id) > 2 {

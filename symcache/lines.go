@@ -1,6 +1,7 @@
 package symcache
 
 import (
+	"debug/elf"
 	"debug/macho"
 	"fmt"
 	"io"
@@ -74,12 +75,12 @@ func (l *lazyLines) Err() error {
 
 // elfLines returns the lazy LineSource of an ELF object: the pclntab of a
 // Go binary (isGo; goFunc is go:func.* from .symtab, or 0), else the DWARF
-// of path. It returns nil when the object has neither.
-func elfLines(object, path string, isGo bool, goFunc uint64, hasDWARF bool) LineSource {
+// of the file open opens. It returns nil when the object has neither.
+func elfLines(object string, open func() (*elf.File, func() error, error), isGo bool, goFunc uint64, hasDWARF bool) LineSource {
 	switch {
 	case isGo:
 		return newLazyLines(func() (LineSource, error) {
-			f, closeFile, err := openELF(path)
+			f, closeFile, err := open()
 			if err != nil {
 				return nil, err
 			}
@@ -92,14 +93,14 @@ func elfLines(object, path string, isGo bool, goFunc uint64, hasDWARF bool) Line
 		})
 	case hasDWARF:
 		return newLazyLines(func() (LineSource, error) {
-			f, closeFile, err := openELF(path)
+			f, closeFile, err := open()
 			if err != nil {
 				return nil, err
 			}
 			defer closeFile()
 			d, err := f.DWARF()
 			if err != nil {
-				return nil, fmt.Errorf("symcache: %s: %w", path, err)
+				return nil, fmt.Errorf("symcache: %s: %w", object, err)
 			}
 			return NewDWARFLines(d)
 		})
