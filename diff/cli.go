@@ -16,9 +16,10 @@ const Help = `
 Compares the profiles of a baseline (BASE) with those of a candidate (NEW)
 function by function, and exits 1 when a function got more expensive by
 more than run-to-run noise and by at least a --fail-on threshold: one
-command for a CI job. BASE and NEW are each a profile, a directory of
-profiles or a quoted pattern ('base/*.pb.gz'); --base and --new (repeatable)
-give more. Inputs: macprof's pprof, Go's runtime/pprof and 'go test
+command for a CI job. BASE and NEW are each a profile, a directory or a
+quoted pattern ('base/*.pb.gz'); --base and --new (repeatable) give more. A
+directory's files are chosen by content: those that are not profiles
+('go test -bench' output, test binaries) are skipped and listed. Inputs: macprof's pprof, Go's runtime/pprof and 'go test
 -cpuprofile' output, any valid pprof, and folded stacks. Functions are
 matched by name (and file, when every profile has files), not by address,
 so two builds compare.
@@ -141,15 +142,20 @@ func Main(a Args, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 	}
-	if cfg.Base, err = Expand(bases); err != nil {
+	var skipBase, skipNew []string
+	if cfg.Base, skipBase, err = Expand(bases); err != nil {
 		return fail("%v", err)
 	}
-	if cfg.New, err = Expand(news); err != nil {
+	if cfg.New, skipNew, err = Expand(news); err != nil {
 		return fail("%v", err)
 	}
 	rep, err := Run(cfg)
 	if err != nil {
 		return fail("%v", err)
+	}
+	rep.Base.Skipped, rep.New.Skipped = skipBase, skipNew
+	for _, s := range append(skipBase, skipNew...) {
+		fmt.Fprintf(stderr, "macprof diff: skipped, not a profile: %s\n", s)
 	}
 	if err := rep.Write(stdout, f); err != nil {
 		return fail("%v", err)

@@ -200,3 +200,28 @@ func TestGoCPUProfile(t *testing.T) {
 		t.Errorf("exit %d, kind %q, regressions %v, want exit 1 and gobench.slowPart first\n%s", st, r.Kind, r.Regressions, stderr)
 	}
 }
+
+// TestDirectoriesWithOtherFiles: `macprof diff DIR DIR` where each directory
+// also holds `go test -bench` output compares the profiles, names the
+// skipped files on stderr and in the report, and exits 0, not 2.
+func TestDirectoriesWithOtherFiles(t *testing.T) {
+	var dirs [2]string
+	for i := range dirs {
+		dirs[i] = t.TempDir()
+		if err := os.WriteFile(filepath.Join(dirs[i], "cpu.out"), synthetic(t, "cpu", map[string]int64{"a": 60, "b": 40}), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dirs[i], "bench.txt"), []byte("BenchmarkWork-2   \t    1375\t   1699851 ns/op\nPASS\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, out, stderr := runDiff(t, "--format", "json", dirs[0], dirs[1])
+	var r Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("exit %d, %v: %s", st, err, stderr)
+	}
+	if st != 0 || len(r.Base.Profiles) != 1 || len(r.Base.Skipped) != 1 || len(r.New.Skipped) != 1 ||
+		strings.Count(stderr, "skipped, not a profile: ") != 2 || !strings.Contains(stderr, "bench.txt") {
+		t.Errorf("exit %d, base %+v, new %+v, stderr:\n%s\nwant exit 0, one profile and bench.txt skipped a side", st, r.Base, r.New, stderr)
+	}
+}

@@ -128,6 +128,9 @@ type Report struct {
 type Side struct {
 	Profiles []string `json:"profiles"`
 	Samples  []int64  `json:"samples"`
+	// Skipped are the files of a directory given for this side that are
+	// not profiles, each with the reason.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // Function is one function's change.

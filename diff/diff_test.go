@@ -143,15 +143,44 @@ func TestExpand(t *testing.T) {
 	a := writeFolded(t, dir, "a.folded", "m 1\n")
 	b := writeFolded(t, dir, "b.folded", "m 1\n")
 	writeFolded(t, dir, ".hidden", "m 1\n")
-	got, err := Expand([]string{dir, filepath.Join(dir, "*.folded"), a})
+	got, skipped, err := Expand([]string{dir, filepath.Join(dir, "*.folded"), a})
 	want := []string{a, b, a, b, a}
-	if err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("Expand = %v, %v; want %v", got, err, want)
+	if err != nil || strings.Join(got, " ") != strings.Join(want, " ") || len(skipped) != 0 {
+		t.Errorf("Expand = %v, %v, %v; want %v", got, skipped, err, want)
 	}
-	if _, err := Expand([]string{filepath.Join(dir, "*.pb.gz")}); err == nil {
+	if _, _, err := Expand([]string{filepath.Join(dir, "*.pb.gz")}); err == nil {
 		t.Error("a pattern that matches nothing expanded")
 	}
-	if _, err := Expand([]string{t.TempDir()}); err == nil {
+	if _, _, err := Expand([]string{t.TempDir()}); err == nil {
 		t.Error("an empty directory expanded")
+	}
+}
+
+// TestExpandByContent: a directory as a CI job leaves it, profiles under
+// any name beside `go test -bench` output and a test binary, gives the
+// profiles and lists the others as skipped; a file named as a profile that
+// does not read as one is an error, and so is a directory of no profile.
+func TestExpandByContent(t *testing.T) {
+	dir := t.TempDir()
+	prof := writeFolded(t, dir, "cpu.out", "")
+	if err := os.WriteFile(prof, synthetic(t, "cpu", map[string]int64{"a": 3}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bench := writeFolded(t, dir, "bench.txt", "goos: linux\ngoarch: amd64\npkg: example.com/work\nBenchmarkWork-2   \t    1375\t   1699851 ns/op\nPASS\nok  \texample.com/work\t3.2s\n")
+	bin := writeFolded(t, dir, "work.test", "\x7fELF\x02\x01\x01\x00\x00\x00")
+	folded := writeFolded(t, dir, "run2.txt", "main;a 5\n")
+	got, skipped, err := Expand([]string{dir})
+	if err != nil || strings.Join(got, " ") != prof+" "+folded || len(skipped) != 2 ||
+		!strings.HasPrefix(skipped[0], bench+" (") || !strings.HasPrefix(skipped[1], bin+" (") {
+		t.Errorf("Expand = %v, skipped %q, %v; want %s and %s, %s and %s skipped", got, skipped, err, prof, folded, bench, bin)
+	}
+	writeFolded(t, dir, "broken.pb.gz", "\x1f\x8b\x08")
+	if _, _, err := Expand([]string{dir}); err == nil || !strings.Contains(err.Error(), "broken.pb.gz") {
+		t.Errorf("a broken .pb.gz in the directory: %v, want its error", err)
+	}
+	other := t.TempDir()
+	writeFolded(t, other, "bench.txt", "BenchmarkWork-2 1 2 ns/op\n")
+	if _, _, err := Expand([]string{other}); err == nil || !strings.Contains(err.Error(), "not profiles: ") {
+		t.Errorf("a directory without profiles: %v", err)
 	}
 }

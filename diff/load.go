@@ -43,42 +43,80 @@ type Profile struct {
 }
 
 // Expand turns each argument into profile paths: a directory gives the
-// regular files in it, a pattern with *, ? or [ the files it matches, and
-// anything else itself; each result is sorted so that runs are repeatable.
-func Expand(args []string) ([]string, error) {
-	var out []string
+// regular files in it that read as profiles, by content (a directory also
+// holds `go test -bench` output, test binaries, logs), a pattern with *, ?
+// or [ the files it matches, and anything else itself; each result is
+// sorted so that runs are repeatable. Skipped lists, with the reason, each
+// file of a directory that is not a profile. A file of a directory whose
+// name says profile (.pb.gz, .pprof, .pb, .folded) is read and its error
+// returned, so that a broken recording does not pass as a skip.
+func Expand(args []string) (paths []string, skipped []string, err error) {
 	for _, a := range args {
 		st, err := os.Stat(a)
 		switch {
 		case err == nil && st.IsDir():
 			ents, err := os.ReadDir(a)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			n := len(out)
+			n, ns := len(paths), len(skipped)
 			for _, e := range ents {
-				if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
-					out = append(out, filepath.Join(a, e.Name()))
+				if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+					continue
 				}
+				p := filepath.Join(a, e.Name())
+				if _, err := Load(p); err != nil {
+					if namedProfile(e.Name()) {
+						return nil, nil, err
+					}
+					skipped = append(skipped, fmt.Sprintf("%s (%s)", p, skipReason(err)))
+					continue
+				}
+				paths = append(paths, p)
 			}
-			if len(out) == n {
-				return nil, fmt.Errorf("%s: no profile in this directory", a)
+			if len(paths) == n {
+				if len(skipped) > ns {
+					return nil, nil, fmt.Errorf("%s: no profile in this directory; not profiles: %s", a, strings.Join(skipped[ns:], ", "))
+				}
+				return nil, nil, fmt.Errorf("%s: no profile in this directory", a)
 			}
 		case err != nil && strings.ContainsAny(a, "*?["):
 			m, gerr := filepath.Glob(a)
 			if gerr != nil {
-				return nil, fmt.Errorf("%s: %v", a, gerr)
+				return nil, nil, fmt.Errorf("%s: %v", a, gerr)
 			}
 			if len(m) == 0 {
-				return nil, fmt.Errorf("%s: no file matches", a)
+				return nil, nil, fmt.Errorf("%s: no file matches", a)
 			}
 			sort.Strings(m)
-			out = append(out, m...)
+			paths = append(paths, m...)
 		default:
-			out = append(out, a)
+			paths = append(paths, a)
 		}
 	}
-	return out, nil
+	return paths, skipped, nil
+}
+
+// namedProfile reports a file name that says its content is a profile.
+func namedProfile(name string) bool {
+	for _, ext := range []string{".pb.gz", ".pprof", ".pb", ".folded"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipReason shortens Load's error for a skipped file to its cause.
+func skipReason(err error) string {
+	s := err.Error()
+	if i := strings.Index(s, ": "); i >= 0 {
+		s = s[i+2:]
+	}
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
 }
 
 // maxProfileBytes bounds a profile file: far above any profile of a real

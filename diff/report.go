@@ -83,7 +83,11 @@ func (r *Report) header() string {
 	if r.Kind != "" {
 		kind = ", " + r.Kind
 	}
-	return fmt.Sprintf("base %s, new %s%s; fail on %s", side(r.Base), side(r.New), kind, strings.Join(r.FailOn, ","))
+	h := fmt.Sprintf("base %s, new %s%s; fail on %s", side(r.Base), side(r.New), kind, strings.Join(r.FailOn, ","))
+	if n := len(r.Base.Skipped) + len(r.New.Skipped); n > 0 {
+		h += fmt.Sprintf("; skipped %s that are not profiles: %s", plural(n, "file"), strings.Join(append(append([]string(nil), r.Base.Skipped...), r.New.Skipped...), ", "))
+	}
+	return h
 }
 
 func (r *Report) writeText(w io.Writer) error {
