@@ -38,7 +38,9 @@ func LoadELF(img *images.Image) (*Table, error) {
 			return nil, fmt.Errorf("symcache: vdso: %w", err)
 		}
 		// The vDSO is mapped from its start, so offsets are mapping offsets.
-		f, err = elf.NewFile(bytes.NewReader(buf))
+		if f, err = elf.NewFile(bytes.NewReader(buf)); err == nil {
+			err = objfile.CheckELF(f, int64(n), int64(n))
+		}
 	} else {
 		f, closeFile, err = openImageELF(img)
 		if err == nil {
@@ -196,7 +198,8 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// ELFTable builds a Table from an open ELF file. Its lines are those of a
+// ELFTable builds a Table from an open ELF file whose sections were checked
+// against what the file holds (objfile.CheckELF). Its lines are those of a
 // stripped Go binary's pclntab only (LoadELF adds the others, read lazily).
 func ELFTable(object string, f *elf.File) (*Table, error) {
 	t, _, err := elfTable(object, f)
@@ -214,32 +217,17 @@ type elfInfo struct {
 // elfTable is ELFTable, also returning what the file holds for lines.
 func elfTable(object string, f *elf.File) (*Table, elfInfo, error) {
 	var info elfInfo
-	var syms []Symbol
-	add := func(ss []elf.Symbol) {
-		for _, s := range ss {
-			if len(s.Name) == len("go:func.*") && (s.Name == "go:func.*" || s.Name == "go.func.*") {
-				info.goFunc = s.Value
-			}
-			t := elf.ST_TYPE(s.Info)
-			if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
-				continue
-			}
-			if s.Value == 0 || s.Section == elf.SHN_UNDEF {
-				continue
-			}
-			syms = append(syms, Symbol{Name: TrimGoABI(s.Name), Start: s.Value, Size: s.Size})
-		}
-	}
-	st, err := f.Symbols()
-	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+	syms, nsym, goFunc, err := elfFuncSymbols(f, elf.SHT_SYMTAB, nil)
+	if err != nil {
 		return nil, info, fmt.Errorf("symcache: %s: .symtab: %w", object, err)
 	}
-	add(st)
-	dt, err := f.DynamicSymbols()
-	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+	info.goFunc = goFunc
+	if syms, _, goFunc, err = elfFuncSymbols(f, elf.SHT_DYNSYM, syms); err != nil {
 		return nil, info, fmt.Errorf("symcache: %s: .dynsym: %w", object, err)
 	}
-	add(dt)
+	if goFunc != 0 {
+		info.goFunc = goFunc
+	}
 	// A Go binary linked with -s has no .symtab: name its functions
 	// from the pclntab (which also gives file:line). A bad pclntab
 	// leaves the symbols above as they are.
@@ -251,7 +239,7 @@ func elfTable(object string, f *elf.File) (*Table, elfInfo, error) {
 	}
 	info.dwarf = f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
 	info.named = len(syms)
-	if len(st) == 0 && lines == nil {
+	if nsym == 0 && lines == nil {
 		// Stripped (no .symtab): every function's start from
 		// .eh_frame, so that one without a .dynsym name is named
 		// image+0xSTART rather than after its neighbour.

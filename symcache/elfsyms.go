@@ -1,0 +1,125 @@
+package symcache
+
+import (
+	"cmp"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/macprof/macprof/internal/objfile"
+)
+
+// debug/elf's Symbols builds an 80-byte Symbol for every entry and copies
+// each name by scanning to its NUL from its own offset, so a table whose
+// entries all point into one long unterminated run of a string table costs
+// entries x run in time and memory. elfFuncSymbols keeps only function
+// symbols, reads the table in chunks, and takes names as slices of one
+// copy of the string table, scanning each byte of it at most once.
+
+// symChunk is how many bytes of a symbol table are read at a time.
+const symChunk = 64 << 10
+
+// goFuncNames are the names of the Go linker's go:func.* symbol.
+var goFuncNames = [...]string{"go:func.*\x00", "go.func.*\x00"}
+
+// elfFuncSymbols appends the function symbols (STT_FUNC, STT_GNU_IFUNC,
+// defined, non-zero) of f's symbol table of type typ to dst; f's sections
+// are expected checked against what its file holds (objfile.CheckELF). It returns
+// how many entries the table has (the null entry aside) and the value of
+// go:func.* when the table has it.
+func elfFuncSymbols(f *elf.File, typ elf.SectionType, dst []Symbol) (out []Symbol, entries int, goFunc uint64, err error) {
+	s := f.SectionByType(typ)
+	if s == nil || s.Size == 0 {
+		return dst, 0, 0, nil
+	}
+	entSize := uint64(elf.Sym64Size)
+	if f.Class == elf.ELFCLASS32 {
+		entSize = elf.Sym32Size
+	}
+	if s.Size%entSize != 0 {
+		return dst, 0, 0, fmt.Errorf("%d bytes is not a whole number of %d-byte symbols", s.Size, entSize)
+	}
+	if s.Size > objfile.MaxSymbolTable {
+		return dst, 0, 0, fmt.Errorf("%d bytes of symbols, over the limit of %d", s.Size, objfile.MaxSymbolTable)
+	}
+	if int(s.Link) >= len(f.Sections) || f.Sections[s.Link].Type != elf.SHT_STRTAB {
+		return dst, 0, 0, errors.New("no string table")
+	}
+	st := f.Sections[s.Link]
+	if st.Size > objfile.MaxStringTable {
+		return dst, 0, 0, fmt.Errorf("%d-byte string table, over the limit of %d", st.Size, objfile.MaxStringTable)
+	}
+	// Read into the builder whose String the names slice: one copy.
+	var sb strings.Builder
+	sb.Grow(int(st.Size))
+	if _, err := io.CopyN(&sb, st.Open(), int64(st.Size)); err != nil {
+		return dst, 0, 0, fmt.Errorf("string table: %w", err)
+	}
+	strs := sb.String()
+
+	type named struct{ name, idx uint32 }
+	var pending []named // kept symbols, by name offset
+	first := len(dst)
+	r := s.Open()
+	buf := make([]byte, min(s.Size, symChunk)/entSize*entSize)
+	bo := f.ByteOrder
+	for left := s.Size; left > 0; {
+		chunk := buf[:min(left, uint64(len(buf)))]
+		if _, err := io.ReadFull(r, chunk); err != nil {
+			return dst, 0, 0, fmt.Errorf("symbols: %w", err)
+		}
+		for e := chunk; len(e) > 0; e = e[entSize:] {
+			entries++
+			var name uint32
+			var info byte
+			var shndx uint16
+			var value, size uint64
+			if entSize == elf.Sym64Size {
+				name, info, shndx = bo.Uint32(e), e[4], bo.Uint16(e[6:])
+				value, size = bo.Uint64(e[8:]), bo.Uint64(e[16:])
+			} else {
+				name, value, size = bo.Uint32(e), uint64(bo.Uint32(e[4:])), uint64(bo.Uint32(e[8:]))
+				info, shndx = e[12], bo.Uint16(e[14:])
+			}
+			if uint64(name) < uint64(len(strs)) {
+				for _, g := range goFuncNames {
+					if strings.HasPrefix(strs[name:], g) {
+						goFunc = value
+					}
+				}
+			}
+			t := elf.ST_TYPE(info)
+			if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC || value == 0 || elf.SectionIndex(shndx) == elf.SHN_UNDEF {
+				continue
+			}
+			pending = append(pending, named{name, uint32(len(dst) - first)})
+			dst = append(dst, Symbol{Start: value, Size: size})
+		}
+		left -= uint64(len(chunk))
+	}
+	// Names in order of their offsets: the NUL that ends one ends every
+	// later one before it, so the string table is scanned once.
+	slices.SortFunc(pending, func(a, b named) int { return cmp.Compare(a.name, b.name) })
+	nul := -1 // offset of the NUL last found
+	for _, p := range pending {
+		i := int(p.name)
+		if i >= len(strs) {
+			continue // no name, as debug/elf gives
+		}
+		if nul < i {
+			j := strings.IndexByte(strs[i:], 0)
+			if j < 0 {
+				nul = len(strs)
+			} else {
+				nul = i + j
+			}
+		}
+		if nul < len(strs) {
+			dst[first+int(p.idx)].Name = TrimGoABI(strs[i:nul])
+		}
+	}
+	return dst, max(entries-1, 0), goFunc, nil
+}
