@@ -226,8 +226,10 @@ func AttachError(f AttachFacts) *Error {
 	case !f.Root:
 		e.Kind = ErrPermission
 		e.Advice = fmt.Sprintf("the kernel refused the task port of %s: run macprof with sudo, "+
-			"or run 'macprof setup' once to sign macprof with the com.apple.security.cs.debugger entitlement "+
-			"(then programs signed with get-task-allow, such as debug builds, can be profiled without sudo)", what)
+			"or run 'macprof setup' once to sign macprof with the com.apple.security.cs.debugger entitlement; "+
+			"then programs signed with get-task-allow, such as debug builds, can be profiled without sudo by a member "+
+			"of the _developer group ('sudo dseditgroup -o edit -a $USER -t user _developer') once developer tools "+
+			"are allowed to debug ('sudo DevToolsSecurity -enable')", what)
 	default:
 		e.Kind = ErrPermission
 		e.Advice = fmt.Sprintf("the kernel refused the task port of %s even to root: the target is probably "+

@@ -51,7 +51,7 @@ func TestAttachErrorAdvice(t *testing.T) {
 		{"gone", AttachFacts{PID: 42, Op: "task_for_pid", Code: KernFailure, Exists: false}, target.ErrExited, []string{"exited"}},
 		{"sip", AttachFacts{PID: 1, Op: "task_for_pid", Code: KernFailure, Exists: true, Path: "/usr/libexec/syspolicyd", Root: true}, ErrProtected, []string{"System Integrity Protection"}},
 		{"sip-system", AttachFacts{PID: 1, Code: KernFailure, Exists: true, Path: "/System/Library/CoreServices/Finder.app/Contents/MacOS/Finder"}, ErrProtected, []string{"System Integrity Protection"}},
-		{"user", AttachFacts{PID: 7, Op: "task_for_pid", Code: KernFailure, Desc: "(os/kern) failure", Exists: true, Path: "/usr/local/bin/myapp"}, ErrPermission, []string{"sudo", "macprof setup", "get-task-allow"}},
+		{"user", AttachFacts{PID: 7, Op: "task_for_pid", Code: KernFailure, Desc: "(os/kern) failure", Exists: true, Path: "/usr/local/bin/myapp"}, ErrPermission, []string{"sudo", "macprof setup", "get-task-allow", "DevToolsSecurity -enable", "_developer"}},
 		{"root-hardened", AttachFacts{PID: 7, Code: KernFailure, Exists: true, Path: "/Applications/Some.app/Contents/MacOS/Some", Root: true}, ErrPermission, []string{"hardened runtime", "get-task-allow"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

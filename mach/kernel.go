@@ -78,12 +78,30 @@ type Kernel interface {
 	// ESRCH when there is no such process.
 	ProcFlags(pid int) (flags int32, errno syscall.Errno)
 
-	// Spawn is posix_spawn with POSIX_SPAWN_START_SUSPENDED.
-	Spawn(path string, argv, env []string) (pid int, err error)
+	// Spawn is posix_spawn with POSIX_SPAWN_START_SUSPENDED; a non-nil
+	// cred sets the child's credentials (posix_spawnattr_set_gid_np,
+	// _set_groups_np, _set_uid_np), which only root may do.
+	Spawn(path string, argv, env []string, cred *SpawnCred) (pid int, err error)
+	// Geteuid is geteuid(2).
+	Geteuid() int
+	// Getenv is macprof's own environment variable key ("" when unset).
+	Getenv(key string) string
+	// UserGroups is getgrouplist(3) of user uid (getpwuid_r for the name
+	// and primary group): every group the user is in.
+	UserGroups(uid int) ([]int, error)
 	// Kill is kill(2).
 	Kill(pid int, sig syscall.Signal) error
 	// Wait4 is wait4(2) for pid, blocking.
 	Wait4(pid int) (syscall.WaitStatus, error)
+}
+
+// SpawnCred is who a launched command runs as: its user, primary group
+// and supplementary groups (at most NGROUPS, 16, of them: the kernel asks
+// the directory service for the rest because GMUID is the user, as
+// initgroups(3) does).
+type SpawnCred struct {
+	UID, GID, GMUID int
+	Groups          []int
 }
 
 // RawCapture is what a Self capture does while one of the calling

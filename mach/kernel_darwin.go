@@ -3,8 +3,12 @@
 package mach
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/user"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -159,8 +163,33 @@ func (darwinKernel) ProcFlags(pid int) (int32, syscall.Errno) {
 	return kp.Proc.P_flag, 0
 }
 
-func (darwinKernel) Spawn(path string, argv, env []string) (int, error) {
-	return posixSpawnSuspended(path, argv, env)
+func (darwinKernel) Spawn(path string, argv, env []string, cred *SpawnCred) (int, error) {
+	return posixSpawnSuspended(path, argv, env, cred)
+}
+
+func (darwinKernel) Geteuid() int             { return os.Geteuid() }
+func (darwinKernel) Getenv(key string) string { return os.Getenv(key) }
+
+// UserGroups uses os/user, which on darwin calls libSystem's getpwuid_r
+// and getgrouplist without cgo, so directory-service users are found.
+func (darwinKernel) UserGroups(uid int) ([]int, error) {
+	u, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil {
+		return nil, err
+	}
+	ids, err := u.GroupIds()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, 0, len(ids))
+	for _, s := range ids {
+		g, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, fmt.Errorf("group ID %q of user %d", s, uid)
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 func (darwinKernel) Kill(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) }
@@ -233,8 +262,11 @@ func rawCapture(task, port, flavor uint32, state unsafe.Pointer, count *uint32, 
 // instruction, and SIGCONT resumes it.
 const posixSpawnStartSuspended = 0x0080
 
-// posixSpawnSuspended starts path with POSIX_SPAWN_START_SUSPENDED.
-func posixSpawnSuspended(path string, argv, env []string) (int, error) {
+// posixSpawnSuspended starts path with POSIX_SPAWN_START_SUSPENDED, as
+// cred says when it is not nil: the kernel (bsd/kern/kern_exec.c
+// spawn_posix_cred_adopt) runs setgid, setgroups and setuid on the child
+// before its exec, for a root caller only (EPERM otherwise).
+func posixSpawnSuspended(path string, argv, env []string, cred *SpawnCred) (int, error) {
 	cpath, err := syscall.BytePtrFromString(path)
 	if err != nil {
 		return 0, err
@@ -254,6 +286,24 @@ func posixSpawnSuspended(path string, argv, env []string) (int, error) {
 	defer posixSpawnattrDestroy(&attr)
 	if e := posixSpawnattrSetflags(&attr, posixSpawnStartSuspended); e != 0 {
 		return 0, os.NewSyscallError("posix_spawnattr_setflags", e)
+	}
+	if cred != nil {
+		groups := make([]uint32, len(cred.Groups))
+		for i, g := range cred.Groups {
+			groups[i] = uint32(g)
+		}
+		if len(groups) == 0 {
+			return 0, errors.New("posix_spawnattr_set_groups_np: no groups")
+		}
+		if e := posixSpawnattrSetGIDNP(&attr, uint32(cred.GID)); e != 0 {
+			return 0, os.NewSyscallError("posix_spawnattr_set_gid_np", e)
+		}
+		if e := posixSpawnattrSetGroupsNP(&attr, int32(len(groups)), &groups[0], uint32(cred.GMUID)); e != 0 {
+			return 0, os.NewSyscallError("posix_spawnattr_set_groups_np", e)
+		}
+		if e := posixSpawnattrSetUIDNP(&attr, uint32(cred.UID)); e != 0 {
+			return 0, os.NewSyscallError("posix_spawnattr_set_uid_np", e)
+		}
 	}
 	var pid int32
 	if e := posixSpawn(&pid, cpath, nil, &attr, &cargv[0], &cenv[0]); e != 0 {

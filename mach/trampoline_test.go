@@ -55,7 +55,8 @@ func TestTrampolinesMatch(t *testing.T) {
 	}
 	for _, want := range []string{"task_for_pid", "task_read_for_pid", "mach_task_self", "task_threads", "task_suspend2",
 		"task_resume2", "thread_suspend", "thread_resume", "thread_get_state", "thread_info", "mach_vm_read_overwrite",
-		"mach_vm_region", "task_info", "mach_port_deallocate", "vm_deallocate", "mach_error_string", "proc_pidpath", "sysctlbyname"} {
+		"mach_vm_region", "task_info", "mach_port_deallocate", "vm_deallocate", "mach_error_string", "proc_pidpath", "sysctlbyname",
+		"posix_spawnattr_set_uid_np", "posix_spawnattr_set_gid_np", "posix_spawnattr_set_groups_np"} {
 		if !slices.Contains(decl, want) {
 			t.Errorf("no binding for %s", want)
 		}

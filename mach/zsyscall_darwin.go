@@ -28,30 +28,33 @@ func syscall_rawSyscall6(fn, a1, a2, a3, a4, a5, a6 uintptr) (r1, r2 uintptr, er
 //go:linkname syscall_rawSyscall6 syscall.rawSyscall6
 
 var (
-	libc_task_for_pid_trampoline_addr             uintptr
-	libc_task_read_for_pid_trampoline_addr        uintptr
-	libc_mach_task_self_trampoline_addr           uintptr
-	libc_mach_thread_self_trampoline_addr         uintptr
-	libc_task_threads_trampoline_addr             uintptr
-	libc_task_suspend2_trampoline_addr            uintptr
-	libc_task_resume2_trampoline_addr             uintptr
-	libc_thread_suspend_trampoline_addr           uintptr
-	libc_thread_resume_trampoline_addr            uintptr
-	libc_thread_get_state_trampoline_addr         uintptr
-	libc_thread_info_trampoline_addr              uintptr
-	libc_mach_vm_read_overwrite_trampoline_addr   uintptr
-	libc_mach_vm_region_trampoline_addr           uintptr
-	libc_task_info_trampoline_addr                uintptr
-	libc_mach_port_deallocate_trampoline_addr     uintptr
-	libc_vm_deallocate_trampoline_addr            uintptr
-	libc_mach_error_string_trampoline_addr        uintptr
-	libc_proc_pidpath_trampoline_addr             uintptr
-	libc_sysctlbyname_trampoline_addr             uintptr
-	libc_posix_spawn_trampoline_addr              uintptr
-	libc_posix_spawnattr_init_trampoline_addr     uintptr
-	libc_posix_spawnattr_setflags_trampoline_addr uintptr
-	libc_posix_spawnattr_destroy_trampoline_addr  uintptr
-	libc_mach_port_names_trampoline_addr          uintptr
+	libc_task_for_pid_trampoline_addr                  uintptr
+	libc_task_read_for_pid_trampoline_addr             uintptr
+	libc_mach_task_self_trampoline_addr                uintptr
+	libc_mach_thread_self_trampoline_addr              uintptr
+	libc_task_threads_trampoline_addr                  uintptr
+	libc_task_suspend2_trampoline_addr                 uintptr
+	libc_task_resume2_trampoline_addr                  uintptr
+	libc_thread_suspend_trampoline_addr                uintptr
+	libc_thread_resume_trampoline_addr                 uintptr
+	libc_thread_get_state_trampoline_addr              uintptr
+	libc_thread_info_trampoline_addr                   uintptr
+	libc_mach_vm_read_overwrite_trampoline_addr        uintptr
+	libc_mach_vm_region_trampoline_addr                uintptr
+	libc_task_info_trampoline_addr                     uintptr
+	libc_mach_port_deallocate_trampoline_addr          uintptr
+	libc_vm_deallocate_trampoline_addr                 uintptr
+	libc_mach_error_string_trampoline_addr             uintptr
+	libc_proc_pidpath_trampoline_addr                  uintptr
+	libc_sysctlbyname_trampoline_addr                  uintptr
+	libc_posix_spawn_trampoline_addr                   uintptr
+	libc_posix_spawnattr_init_trampoline_addr          uintptr
+	libc_posix_spawnattr_setflags_trampoline_addr      uintptr
+	libc_posix_spawnattr_destroy_trampoline_addr       uintptr
+	libc_mach_port_names_trampoline_addr               uintptr
+	libc_posix_spawnattr_set_uid_np_trampoline_addr    uintptr
+	libc_posix_spawnattr_set_gid_np_trampoline_addr    uintptr
+	libc_posix_spawnattr_set_groups_np_trampoline_addr uintptr
 )
 
 //go:cgo_import_dynamic libc_task_for_pid task_for_pid "/usr/lib/libSystem.B.dylib"
@@ -78,6 +81,9 @@ var (
 //go:cgo_import_dynamic libc_posix_spawnattr_setflags posix_spawnattr_setflags "/usr/lib/libSystem.B.dylib"
 //go:cgo_import_dynamic libc_posix_spawnattr_destroy posix_spawnattr_destroy "/usr/lib/libSystem.B.dylib"
 //go:cgo_import_dynamic libc_mach_port_names mach_port_names "/usr/lib/libSystem.B.dylib"
+//go:cgo_import_dynamic libc_posix_spawnattr_set_uid_np posix_spawnattr_set_uid_np "/usr/lib/libSystem.B.dylib"
+//go:cgo_import_dynamic libc_posix_spawnattr_set_gid_np posix_spawnattr_set_gid_np "/usr/lib/libSystem.B.dylib"
+//go:cgo_import_dynamic libc_posix_spawnattr_set_groups_np posix_spawnattr_set_groups_np "/usr/lib/libSystem.B.dylib"
 
 func kr(r uintptr) KernReturn { return KernReturn(int32(uint32(r))) }
 
@@ -266,6 +272,25 @@ func posixSpawnattrSetflags(attr *unsafe.Pointer, flags int16) syscall.Errno {
 
 func posixSpawnattrDestroy(attr *unsafe.Pointer) syscall.Errno {
 	r, _, _ := syscall_syscall(libc_posix_spawnattr_destroy_trampoline_addr, uintptr(unsafe.Pointer(attr)), 0, 0)
+	return syscall.Errno(int32(r))
+}
+
+// posix_spawnattr_set_uid_np, _set_gid_np and _set_groups_np (libsyscall
+// wrappers/spawn/posix_spawn.c, declared in spawn_private.h, exported by
+// libsystem_kernel) record the credentials the child takes before its
+// exec; they return an errno value.
+func posixSpawnattrSetUIDNP(attr *unsafe.Pointer, uid uint32) syscall.Errno {
+	r, _, _ := syscall_syscall(libc_posix_spawnattr_set_uid_np_trampoline_addr, uintptr(unsafe.Pointer(attr)), uintptr(uid), 0)
+	return syscall.Errno(int32(r))
+}
+
+func posixSpawnattrSetGIDNP(attr *unsafe.Pointer, gid uint32) syscall.Errno {
+	r, _, _ := syscall_syscall(libc_posix_spawnattr_set_gid_np_trampoline_addr, uintptr(unsafe.Pointer(attr)), uintptr(gid), 0)
+	return syscall.Errno(int32(r))
+}
+
+func posixSpawnattrSetGroupsNP(attr *unsafe.Pointer, ngroups int32, groups *uint32, gmuid uint32) syscall.Errno {
+	r, _, _ := syscall_syscall6(libc_posix_spawnattr_set_groups_np_trampoline_addr, uintptr(unsafe.Pointer(attr)), uintptr(ngroups), uintptr(unsafe.Pointer(groups)), uintptr(gmuid), 0, 0)
 	return syscall.Errno(int32(r))
 }
 

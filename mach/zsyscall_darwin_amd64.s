@@ -124,3 +124,18 @@ TEXT libc_mach_port_names_trampoline<>(SB),NOSPLIT,$0-0
 	JMP	libc_mach_port_names(SB)
 GLOBL	·libc_mach_port_names_trampoline_addr(SB), RODATA, $8
 DATA	·libc_mach_port_names_trampoline_addr(SB)/8, $libc_mach_port_names_trampoline<>(SB)
+
+TEXT libc_posix_spawnattr_set_uid_np_trampoline<>(SB),NOSPLIT,$0-0
+	JMP	libc_posix_spawnattr_set_uid_np(SB)
+GLOBL	·libc_posix_spawnattr_set_uid_np_trampoline_addr(SB), RODATA, $8
+DATA	·libc_posix_spawnattr_set_uid_np_trampoline_addr(SB)/8, $libc_posix_spawnattr_set_uid_np_trampoline<>(SB)
+
+TEXT libc_posix_spawnattr_set_gid_np_trampoline<>(SB),NOSPLIT,$0-0
+	JMP	libc_posix_spawnattr_set_gid_np(SB)
+GLOBL	·libc_posix_spawnattr_set_gid_np_trampoline_addr(SB), RODATA, $8
+DATA	·libc_posix_spawnattr_set_gid_np_trampoline_addr(SB)/8, $libc_posix_spawnattr_set_gid_np_trampoline<>(SB)
+
+TEXT libc_posix_spawnattr_set_groups_np_trampoline<>(SB),NOSPLIT,$0-0
+	JMP	libc_posix_spawnattr_set_groups_np(SB)
+GLOBL	·libc_posix_spawnattr_set_groups_np_trampoline_addr(SB), RODATA, $8
+DATA	·libc_posix_spawnattr_set_groups_np_trampoline_addr(SB)/8, $libc_posix_spawnattr_set_groups_np_trampoline<>(SB)

@@ -103,6 +103,12 @@ type Kernel struct {
 	ProfilerTranslated bool
 	// VABits is machdep.virtual_address_size (0: absent, as on Intel).
 	VABits uint32
+	// EUID and EGID are the profiler's (0: root), Env its environment
+	// (Getenv), and Groups every user's groups (UserGroups; a user not
+	// in it does not exist).
+	EUID, EGID int
+	Env        map[string]string
+	Groups     map[int][]int
 	// CurrentThread is the thread the profiler calls from (Self mode).
 	CurrentThread *Thread
 	// PanicIn makes the next call of that kind panic, as a profiler that
@@ -911,17 +917,50 @@ func (k *Kernel) ProcFlags(pid int) (int32, syscall.Errno) {
 // at the on-disk dyld's dyld_all_image_infos (kern_exec.c
 // task_set_dyld_info from the load result), whose infoArray is still NULL.
 // The images of the task come from Launchable.
-func (k *Kernel) Spawn(path string, argv, env []string) (int, error) {
+func (k *Kernel) Spawn(path string, argv, env []string, cred *mach.SpawnCred) (int, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if cred != nil && k.EUID != 0 {
+		// kern_exec.c posix_spawn: "if (!kauth_cred_issuser(kauth_cred_get()))
+		// { error = EPERM; goto bad; }" for posix_cred_info.
+		return 0, syscall.EPERM
+	}
+	if cred != nil && (len(cred.Groups) == 0 || len(cred.Groups) > 16) {
+		// posix_spawnattr_set_groups_np: EINVAL for more than NGROUPS
+		// (libsyscall wrappers/spawn/posix_spawn.c).
+		return 0, syscall.EINVAL
+	}
 	l := k.launchable[path]
 	if l == nil {
 		return 0, syscall.ENOENT
 	}
 	t := l(k)
+	// spawn_posix_cred_adopt (kern_exec.c) runs setgid, setgroups and
+	// setuid on the child before its exec; without cred the child keeps
+	// the caller's credentials.
+	t.Cred = mach.SpawnCred{UID: k.EUID, GID: k.EGID, GMUID: k.EUID, Groups: []int{k.EGID}}
+	if cred != nil {
+		t.Cred = *cred
+		t.Cred.Groups = slices.Clone(cred.Groups)
+	}
 	t.stopped = true
 	t.holds++
 	return t.PID, nil
+}
+
+// Geteuid implements mach.Kernel.
+func (k *Kernel) Geteuid() int { return k.EUID }
+
+// Getenv implements mach.Kernel from Env.
+func (k *Kernel) Getenv(key string) string { return k.Env[key] }
+
+// UserGroups implements mach.Kernel from Groups.
+func (k *Kernel) UserGroups(uid int) ([]int, error) {
+	g, ok := k.Groups[uid]
+	if !ok {
+		return nil, fmt.Errorf("user: unknown userid %d", uid)
+	}
+	return slices.Clone(g), nil
 }
 
 // Kill follows bsd/kern/kern_sig.c kill: ESRCH for no process (a zombie
@@ -945,6 +984,12 @@ func (k *Kernel) Kill(pid int, sig syscall.Signal) error {
 		}
 	case syscall.SIGKILL:
 		t.exit(syscall.WaitStatus(uint32(syscall.SIGKILL)))
+	case syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM:
+		// Their default action ends the process (kern_sig.c sigprop:
+		// SA_KILL); the modelled programs install no handler.
+		if !t.stopped {
+			t.exit(syscall.WaitStatus(uint32(sig)))
+		}
 	}
 	return nil
 }
@@ -962,6 +1007,8 @@ func (k *Kernel) Wait4(pid int) (syscall.WaitStatus, error) {
 	<-t.exited
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	// The process's task of the moment: an exec (Exec) gave it another.
+	t = k.tasks[pid]
 	t.reaped = true
 	return t.status, nil
 }

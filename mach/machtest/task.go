@@ -58,6 +58,9 @@ type Task struct {
 	arrAddr uintptr  // the task's last task_threads array
 	arrBuf  []uint32 // and its memory
 
+	// Cred is who a spawned task runs as.
+	Cred mach.SpawnCred
+
 	Threads []*Thread
 	mem     []region // sorted by addr
 
