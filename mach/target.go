@@ -47,7 +47,6 @@ type Target struct {
 
 	imgKey imgKey
 	imgSet *images.Set
-	hits   imageHits // the images samples hit (ImagesHit)
 
 	// Compact unwind (SetCompactUnwind): the images' tables, rebuilt with
 	// imgSet, and the stepper captures walk them with.
@@ -306,10 +305,9 @@ func (t *Target) CompactUnwind() *compactunwind.Images { return t.compact }
 func (t *Target) walk(regs unwind.Regs, st *unwind.Stack, c *target.Capture) {
 	if t.compact != nil {
 		c.PCs, c.Walk, _ = t.stepper.WalkWithFallback(t.compact, t.walker, regs, st, c.PCs)
-	} else {
-		c.PCs, c.Walk = t.walker.Walk(regs, st, c.PCs)
+		return
 	}
-	t.hits.note(t.imgSet, c.PCs)
+	c.PCs, c.Walk = t.walker.Walk(regs, st, c.PCs)
 }
 
 // refreshCompact rebuilds the compact unwind image set when the image list
