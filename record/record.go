@@ -237,7 +237,9 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	// What the command tree used is its rusage once reaped: the children
 	// macprof waited for, less those before.
 	treeBefore, treeKnown := childrenCPU()
+	var launchedAt time.Time
 	if len(cfg.Command) > 0 {
+		launchedAt = time.Now()
 		t, err := cfg.Launch(cfg.Command, opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "macprof record: %v\n", err)
@@ -275,6 +277,12 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	unprepare = func() {}
 	status.done()
 	sampleErr, sampleWarn := rec.kernelSampleNotes()
+	// Asked before the targets are closed: a closed target may report
+	// itself exited.
+	cmdExited := false
+	if e, ok := launched.(target.ExitReporter); ok {
+		cmdExited = e.Exited()
+	}
 	rec.closeAll()
 	// Only now, with every thread released, a signal reaches the command
 	// without passing through the tracer.
@@ -286,7 +294,7 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	// A command that exited is reaped now, so that the summary can say
 	// what share of its tree's CPU time the profile holds.
 	var tree time.Duration
-	if e, ok := launched.(target.ExitReporter); ok && treeKnown && e.Exited() {
+	if cmdExited && treeKnown {
 		st := waitChild()
 		rec.intr.reaped()
 		waitChild = func() int { return st }
@@ -297,6 +305,13 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 
 	// Merge windows (record makes one) and write every output.
 	w := profile.Merge(windows)
+	if !launchedAt.IsZero() && launchedAt.Before(w.Start) {
+		// The command's threads are counted from its start, and
+		// sampling starts only once the launch (an attach that may
+		// take long on a loaded machine) returned: the profile spans
+		// the run from the launch.
+		w.Start = launchedAt
+	}
 	if !cfg.Quiet {
 		WriteSummary(stderr, w, s.Period())
 		writeTreeShare(stderr, w, s.Period(), tree)
@@ -312,7 +327,7 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		code = 1
 	}
 	if waitChild != nil {
-		st := waitChild()
+		st := rec.waitCommand(waitChild, cmdExited, code == 0, cfg.Quiet, stderr, pid)
 		rec.intr.reaped()
 		if st != 0 {
 			return st
