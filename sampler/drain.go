@@ -72,16 +72,20 @@ func (s *Sampler) drain(ts *targetState, tid target.ThreadID, th *threadState, l
 		}
 	}
 	// The kernel tells of samples it dropped only once the buffer has
-	// room again, after the drain that made it: CPU time no sample
-	// accounts for is counted as lost with no sample only when it was
-	// still unaccounted for at the previous drain.
-	surplus := max(0, int64(th.pending/s.period)-1)
-	if n := min(surplus, th.unaccounted, int64(s.cfg.Hz)); n > 0 {
-		s.count(pid, tid, th, lostStack(profile.LostNoSample), n)
-		th.pending -= time.Duration(n) * s.period
-		surplus -= n
+	// room again and the thread ran on, after the drain that made room:
+	// CPU time no sample accounts for is counted as lost with no sample
+	// only when it was still unaccounted for at the previous listing
+	// (listEvery before; a tick that only drains has not listed the
+	// thread since, and its pending CPU time is as read then).
+	if listed := th.seenTick != ts.lastTick; listed || last {
+		surplus := max(0, int64(th.pending/s.period)-1)
+		if n := min(surplus, th.unaccounted, int64(s.cfg.Hz)); n > 0 {
+			s.count(pid, tid, th, lostStack(profile.LostNoSample), n)
+			th.pending -= time.Duration(n) * s.period
+			surplus -= n
+		}
+		th.unaccounted = surplus
 	}
-	th.unaccounted = surplus
 	// The kernel's samples run ahead of the CPU time read (the two are
 	// read at different moments, and schedstat lags a running thread by
 	// up to a scheduler tick, and drains up to a second apart take

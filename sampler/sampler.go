@@ -185,7 +185,7 @@ type threadState struct {
 	// ticks that only drain (drainOnly) drain it too.
 	drained bool
 	// unaccounted is the whole periods of pending, beyond one, that no
-	// kernel sample or reported loss accounted for at its last drain.
+	// kernel sample or reported loss accounted for at its last listing.
 	unaccounted int64
 }
 

@@ -1,0 +1,102 @@
+//go:build linux && (amd64 || arm64)
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/internal/testprog"
+)
+
+// TestRecordStoppedLosesSamplesNotStacks records at 999 Hz a thread whose
+// CPU time is spread evenly over 40 stacks (phases.c: 2.5% each) while
+// macprof is stopped half of every second (kill -STOP/CONT, as a CPU quota
+// does): the kernel's buffers fill and drop samples. The samples lost are
+// shown as [lost: ...] and said in the summary, and no stack of the
+// program's holds more than twice its share (the lost time was counted on
+// the stack last seen, up to three times its share in one run).
+func TestRecordStoppedLosesSamplesNotStacks(t *testing.T) {
+	macprof, _ := macprofBinary(t)
+	p := testprog.Start(t, testprog.BuildC(t, "phases.c"))
+	out := filepath.Join(t.TempDir(), "p.folded")
+	cmd := exec.Command(macprof, "record", "-F", "999", "-d", "4", "-p", strconv.Itoa(p.PID), "-o", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var waitErr error
+	exited := false
+	t.Cleanup(func() {
+		if !exited {
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	stops := 0
+	time.Sleep(500 * time.Millisecond)
+	for !exited {
+		if stops++; stops > 30 {
+			t.Fatalf("macprof record -d 4 still runs after %d stops:\n%s", stops, stderr.String())
+		}
+		_ = cmd.Process.Signal(syscall.SIGSTOP)
+		time.Sleep(500 * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		select {
+		case waitErr = <-done:
+			exited = true
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	if waitErr != nil {
+		t.Fatalf("macprof record: %v\n%s", waitErr, stderr.String())
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var total, lost, top int64
+	var topStack string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		i := strings.LastIndexByte(line, ' ')
+		stack, count := line[:max(i, 0)], line[i+1:]
+		n, err := strconv.ParseInt(count, 10, 64)
+		if err != nil {
+			t.Fatalf("folded line %q: %v", sc.Text(), err)
+		}
+		total += n
+		frames := strings.Split(stack, ";")
+		switch leaf := frames[len(frames)-1]; {
+		case strings.HasPrefix(leaf, "[lost"):
+			lost += n
+		case strings.HasPrefix(leaf, "["): // [unsampled]
+		case n > top:
+			top, topStack = n, stack
+		}
+	}
+	t.Logf("%d samples, %d lost, %d stops; the largest stack %d:\n%s\n%s", total, lost, stops, top, topStack, stderr.String())
+	if total < 200 {
+		t.Fatalf("%d samples in 4 s at 999 Hz: the target hardly ran", total)
+	}
+	if lost == 0 || !strings.Contains(stderr.String(), "lost):") || !strings.Contains(stderr.String(), "[lost: buffer full]") {
+		t.Errorf("no samples shown as lost (%d) or said lost in the summary, while macprof was stopped half the time", lost)
+	}
+	if share := float64(top) / float64(total); share > 0.05 {
+		t.Errorf("a stack holds %.1f%% of the samples, twice its share of 2.5%% or more: %s", 100*share, topStack)
+	}
+}
