@@ -2,6 +2,7 @@ package images
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -47,6 +48,8 @@ type MachOSymbolTable struct {
 	// every image of a subcache shares, so names are handed out as
 	// copies (Name) or as views the caller must copy (NameBytes).
 	strs []byte
+	// ends holds, once EntryName has run, the end of each entry's name.
+	ends []uint32
 }
 
 // Nlist64 is one symbol table entry (struct nlist_64).
@@ -88,6 +91,55 @@ func (t *MachOSymbolTable) NameBytes(strx uint32) (name []byte, ok bool) {
 		s = s[:i]
 	}
 	return s[:len(s):len(s)], true
+}
+
+// StringBytes returns the size of the string table.
+func (t *MachOSymbolTable) StringBytes() int { return len(t.strs) }
+
+// EntryName returns the name of entry i, 0 <= i < Len(), as NameBytes
+// does for its Strx. The first call finds the end of every entry's name in
+// one pass over the string table, in order of offset (NameBytes scans from
+// each offset to its NUL: entries that all point into one long unterminated
+// run would cost entries x run); later calls take constant time. It is not
+// safe for concurrent use.
+func (t *MachOSymbolTable) EntryName(i int) (name []byte, ok bool) {
+	if t.ends == nil {
+		t.findEnds()
+	}
+	strx := binary.LittleEndian.Uint32(t.syms[i*nlistSize:])
+	if uint64(strx) >= uint64(len(t.strs)) {
+		return nil, false
+	}
+	s := t.strs[strx:t.ends[i]]
+	return s[:len(s):len(s)], true
+}
+
+// findEnds sets ends: for each entry, the offset of the first NUL at or
+// after its Strx, or the table's end.
+func (t *MachOSymbolTable) findEnds() {
+	n := t.Len()
+	order := make([]uint32, n)
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	strx := func(i uint32) uint32 { return binary.LittleEndian.Uint32(t.syms[int(i)*nlistSize:]) }
+	slices.SortFunc(order, func(a, b uint32) int { return cmp.Compare(strx(a), strx(b)) })
+	t.ends = make([]uint32, n)
+	nul := -1
+	for _, i := range order {
+		x := int(strx(i))
+		if x >= len(t.strs) {
+			continue
+		}
+		if nul < x {
+			if j := bytes.IndexByte(t.strs[x:], 0); j >= 0 {
+				nul = x + j
+			} else {
+				nul = len(t.strs)
+			}
+		}
+		t.ends[i] = uint32(nul)
+	}
 }
 
 // ReadSymbolTable reads the LC_SYMTAB tables through r, which reads the

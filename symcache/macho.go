@@ -332,7 +332,7 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol) []
 		if e.Desc&images.ReferencedDynamically != 0 {
 			return e, nil, false
 		}
-		name, ok := st.NameBytes(e.Strx)
+		name, ok := st.EntryName(i)
 		if !ok || len(name) == 0 || string(name) == redacted {
 			return e, nil, true
 		}
@@ -347,6 +347,12 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol) []
 		if _, name, ok := function(i); ok {
 			total += len(name)
 		}
+	}
+	// A linker may let names share a tail, not make each of millions of
+	// names a long view of one run: names of more bytes than this are a
+	// hostile table, whose symbols are left out rather than copied.
+	if total > 2*st.StringBytes()+1<<20 {
+		return dst
 	}
 	var b strings.Builder
 	b.Grow(total)

@@ -1,0 +1,33 @@
+package images
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+)
+
+// TestEntryNameAsNameBytes checks that EntryName gives every entry of the
+// fixtures' symbol tables the name NameBytes gives its Strx.
+func TestEntryNameAsNameBytes(t *testing.T) {
+	for _, name := range []string{"prog_arm64", "prog_x86_64", "cxx_arm64", "libdemo_arm64.dylib"} {
+		f, err := OpenMachO(filepath.Join("testdata", "macho", name), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.ReadSymbolTable(f.R, f.Size)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := st.Len() - 1; i >= 0; i-- { // the first call in the middle of use
+			want, wok := st.NameBytes(st.Entry(i).Strx)
+			got, ok := st.EntryName(i)
+			if ok != wok || !bytes.Equal(got, want) {
+				t.Fatalf("%s entry %d: %q %v, NameBytes %q %v", name, i, got, ok, want, wok)
+			}
+		}
+		if st.Len() < 4 {
+			t.Errorf("%s: only %d symbols", name, st.Len())
+		}
+	}
+}

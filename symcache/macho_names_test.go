@@ -1,0 +1,48 @@
+package symcache
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/objfile/objfiletest"
+)
+
+// TestMachOSymbolsLongNames reads a Mach-O symbol table of 100,000
+// functions whose names all point into one 16 MiB unterminated run of the
+// string table: the old reader scanned and copied the run once per symbol
+// (1.6 TB); now the run is scanned once and the table, whose names would
+// far outweigh their string table, is left out.
+func TestMachOSymbolsLongNames(t *testing.T) {
+	const n = 100000
+	strs := bytes.Repeat([]byte{'_'}, 16<<20)
+	syms := make([]byte, 16*n)
+	for i := 0; i < n; i++ {
+		e := syms[16*i:]
+		binary.LittleEndian.PutUint32(e, uint32(8*i))
+		e[4] = images.NSect
+		e[5] = 1
+		binary.LittleEndian.PutUint64(e[8:], uint64(0x1000+16*i))
+	}
+	data := append(syms, strs...)
+	m := &images.MachO{
+		Symtab:   &images.MachOSymtab{SymOff: 0, NSyms: n, StrOff: uint32(len(syms)), StrSize: uint32(len(strs))},
+		Sections: []images.MachOSection{{Name: "__text", Segment: "__TEXT", Addr: 0x1000, Size: 16 * n, Flags: 0x80000400}},
+	}
+	st, err := m.ReadSymbolTable(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var got []Symbol
+	alloc := objfiletest.Allocated(func() { got = machOSymbols(m, st, nil) })
+	if len(got) != 0 {
+		t.Errorf("%d symbols kept, want the table left out", len(got))
+	}
+	if alloc > 8<<20 {
+		t.Errorf("allocated %d bytes", alloc)
+	}
+	t.Logf("%v, %d bytes allocated", time.Since(start), alloc)
+}
