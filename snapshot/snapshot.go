@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/macprof/macprof/images"
@@ -138,7 +139,11 @@ func Take(cfg Config) (*Snapshot, error) {
 		th := Thread{TID: uint64(c.Thread), Name: names[c.Thread]}
 		if c.Err != nil {
 			th.Error = c.Err.Error()
-			snap.Missing = append(snap.Missing, fmt.Sprintf("thread %d: %v", c.Thread, c.Err))
+			msg := c.Err.Error()
+			if prefix := fmt.Sprintf("thread %d: ", c.Thread); !strings.HasPrefix(msg, prefix) {
+				msg = prefix + msg // backends name the thread, or not
+			}
+			snap.Missing = append(snap.Missing, msg)
 		}
 		if c.Walk.Stop.Truncated() && c.Err == nil {
 			th.Truncated = c.Walk.Stop.String()

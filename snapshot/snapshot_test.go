@@ -53,6 +53,7 @@ func newFake() *fakeTarget {
 			{Thread: 1, PCs: []uint64{0x1010, 0x1020, 0x9000}, Stopped: 30 * time.Microsecond},
 			{Thread: 2, PCs: []uint64{0x1010}, Walk: unwind.Result{Stop: unwind.StopMaxFrames}, Stopped: 50 * time.Microsecond},
 			{Thread: 3, Err: target.ErrStopTimeout},
+			{Thread: 4, Err: fmt.Errorf("thread 4: %w", target.ErrStopTimeout)},
 		},
 		imgs: images.NewSet([]*images.Image{{Path: "/nonexistent/libx.so", Start: 0x1000, Limit: 0x2000}}),
 	}
@@ -68,7 +69,7 @@ func TestTake(t *testing.T) {
 	if f.closed == 0 {
 		t.Error("target not closed")
 	}
-	if snap.PID != 42 || snap.StoppedNS != 50000 || len(snap.Threads) != 3 {
+	if snap.PID != 42 || snap.StoppedNS != 50000 || len(snap.Threads) != 4 {
 		t.Fatalf("snapshot = %+v", snap)
 	}
 	th := snap.Threads[0]
@@ -81,7 +82,7 @@ func TestTake(t *testing.T) {
 	if snap.Threads[2].Error != target.ErrStopTimeout.Error() || snap.Threads[2].Truncated != "" {
 		t.Errorf("thread 3 = %+v", snap.Threads[2])
 	}
-	want := []string{"thread 3: " + target.ErrStopTimeout.Error(), "one thread left running"}
+	want := []string{"thread 3: " + target.ErrStopTimeout.Error(), "thread 4: " + target.ErrStopTimeout.Error(), "one thread left running"}
 	if strings.Join(snap.Missing, "|") != strings.Join(want, "|") {
 		t.Errorf("Missing = %q, want %q", snap.Missing, want)
 	}
