@@ -86,9 +86,9 @@ type Kernel interface {
 	Geteuid() int
 	// Getenv is macprof's own environment variable key ("" when unset).
 	Getenv(key string) string
-	// UserGroups is getgrouplist(3) of user uid (getpwuid_r for the name
-	// and primary group): every group the user is in.
-	UserGroups(uid int) ([]int, error)
+	// LookupUser is getpwuid_r(3) of uid and getgrouplist(3) of that
+	// user: every group the user is in.
+	LookupUser(uid int) (UserInfo, error)
 	// Kill is kill(2).
 	Kill(pid int, sig syscall.Signal) error
 	// Wait4 is wait4(2) for pid, blocking.
@@ -102,6 +102,14 @@ type Kernel interface {
 type SpawnCred struct {
 	UID, GID, GMUID int
 	Groups          []int
+}
+
+// UserInfo is a user's account: login name, home directory, primary group
+// and every group the user is in.
+type UserInfo struct {
+	Name, Home string
+	GID        int
+	Groups     []int
 }
 
 // RawCapture is what a Self capture does while one of the calling

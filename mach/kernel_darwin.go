@@ -170,26 +170,30 @@ func (darwinKernel) Spawn(path string, argv, env []string, cred *SpawnCred) (int
 func (darwinKernel) Geteuid() int             { return os.Geteuid() }
 func (darwinKernel) Getenv(key string) string { return os.Getenv(key) }
 
-// UserGroups uses os/user, which on darwin calls libSystem's getpwuid_r
+// LookupUser uses os/user, which on darwin calls libSystem's getpwuid_r
 // and getgrouplist without cgo, so directory-service users are found.
-func (darwinKernel) UserGroups(uid int) ([]int, error) {
+func (darwinKernel) LookupUser(uid int) (UserInfo, error) {
 	u, err := user.LookupId(strconv.Itoa(uid))
 	if err != nil {
-		return nil, err
+		return UserInfo{}, err
+	}
+	gid, err := strconv.Atoi(u.Gid)
+	if err != nil {
+		return UserInfo{}, fmt.Errorf("user %d has group %q, not a group id", uid, u.Gid)
 	}
 	ids, err := u.GroupIds()
 	if err != nil {
-		return nil, err
+		return UserInfo{}, fmt.Errorf("groups of %s: %w", u.Username, err)
 	}
-	out := make([]int, 0, len(ids))
+	info := UserInfo{Name: u.Username, Home: u.HomeDir, GID: gid}
 	for _, s := range ids {
 		g, err := strconv.Atoi(s)
 		if err != nil {
-			return nil, fmt.Errorf("group ID %q of user %d", s, uid)
+			return UserInfo{}, fmt.Errorf("user %d has group %q, not a group id", uid, s)
 		}
-		out = append(out, g)
+		info.Groups = append(info.Groups, g)
 	}
-	return out, nil
+	return info, nil
 }
 
 func (darwinKernel) Kill(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) }

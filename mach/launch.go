@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/macprof/macprof/target"
@@ -31,9 +32,12 @@ func LaunchKernel(k Kernel, argv []string, env []string, opts target.Options) (*
 	if env == nil {
 		env = os.Environ()
 	}
-	cred, err := InvokingUser(k)
+	cred, u, err := InvokingUser(k)
 	if err != nil {
 		return nil, fmt.Errorf("launch %s: %w", argv[0], err)
+	}
+	if cred != nil {
+		env = userEnv(env, u)
 	}
 	pid, err := k.Spawn(path, argv, env, cred)
 	if err != nil {
@@ -96,44 +100,65 @@ func (t *Target) ExitStatus() (syscall.WaitStatus, bool) {
 const ngroups = 16
 
 // InvokingUser returns who a command macprof launches should run as: under
-// sudo (euid 0 and SUDO_UID set) the user who ran sudo, with SUDO_GID as
-// its primary group and that user's groups, so that the command does not
-// run as root; nil (macprof's own credentials) otherwise, and when
-// SUDO_UID is 0. SUDO_GID must be one of the user's groups: anything else
-// is refused rather than guessed.
-func InvokingUser(k Kernel) (*SpawnCred, error) {
-	if k.Geteuid() != 0 {
-		return nil, nil
-	}
+// sudo (euid 0, SUDO_UID set and not 0) the user who ran sudo, with
+// SUDO_GID as its group and that user's groups, so that the command does
+// not run as root; nil (macprof's own credentials) otherwise. SUDO_UID or
+// SUDO_GID that are set but unusable (not numbers, an unknown user, a
+// group the user is not in) are an error: running the command as root
+// instead would be a silent surprise.
+func InvokingUser(k Kernel) (*SpawnCred, *UserInfo, error) {
 	su, sg := k.Getenv("SUDO_UID"), k.Getenv("SUDO_GID")
-	if su == "" {
-		return nil, nil
+	if k.Geteuid() != 0 || (su == "" && sg == "") {
+		return nil, nil, nil
 	}
+	const unset = "; unset SUDO_UID and SUDO_GID to run the command as root"
 	uid, err := strconv.ParseUint(su, 10, 32)
 	if err != nil {
-		return nil, fmt.Errorf("SUDO_UID=%q is not a user ID", su)
-	}
-	if uid == 0 {
-		return nil, nil
+		return nil, nil, fmt.Errorf("under sudo: SUDO_UID %q is not a user id"+unset, su)
 	}
 	gid, err := strconv.ParseUint(sg, 10, 32)
 	if err != nil {
-		return nil, fmt.Errorf("SUDO_GID=%q is not a group ID (SUDO_UID=%d)", sg, uid)
+		return nil, nil, fmt.Errorf("under sudo: SUDO_GID %q is not a group id"+unset, sg)
 	}
-	groups, err := k.UserGroups(int(uid))
+	if uid == 0 {
+		return nil, nil, nil
+	}
+	u, err := k.LookupUser(int(uid))
 	if err != nil {
-		return nil, fmt.Errorf("the groups of user %d (SUDO_UID), to run the command as that user: %w", uid, err)
+		return nil, nil, fmt.Errorf("under sudo: look up user %d (SUDO_UID): %w", uid, err)
 	}
-	if !slices.Contains(groups, int(gid)) {
-		return nil, fmt.Errorf("SUDO_GID=%d is not a group of user %d (SUDO_UID): not guessing whom to run the command as", gid, uid)
+	// sudo sets SUDO_GID to the user's own group; another (SUDO_GID=0 in
+	// an environment the user wrote) would run the command with a group
+	// the user does not have.
+	if int(gid) != u.GID && !slices.Contains(u.Groups, int(gid)) {
+		return nil, nil, fmt.Errorf("under sudo: SUDO_GID %d is not a group of user %d (SUDO_UID)"+unset, gid, uid)
 	}
-	// The primary group first, as getgrouplist gives it; the kernel
-	// resolves membership beyond the first NGROUPS through GMUID.
+	// SUDO_GID first, then the user's other groups up to NGROUPS: the
+	// kernel asks the directory service about the rest, GMUID being the
+	// user, as initgroups(3) (Libinfo lookup.subproj/libinfo.c) does.
 	gs := []int{int(gid)}
-	for _, g := range groups {
-		if g != int(gid) && len(gs) < ngroups {
+	for _, g := range u.Groups {
+		if len(gs) < ngroups && !slices.Contains(gs, g) {
 			gs = append(gs, g)
 		}
 	}
-	return &SpawnCred{UID: int(uid), GID: int(gid), GMUID: int(uid), Groups: gs}, nil
+	return &SpawnCred{UID: int(uid), GID: int(gid), GMUID: int(uid), Groups: gs}, &u, nil
+}
+
+// userEnv returns env with HOME, USER and LOGNAME set to u's, as a login
+// as that user would have them.
+func userEnv(env []string, u *UserInfo) []string {
+	set := map[string]string{"HOME": u.Home, "USER": u.Name, "LOGNAME": u.Name}
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); set[k] == "" {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range []string{"HOME", "USER", "LOGNAME"} {
+		if set[k] != "" {
+			out = append(out, k+"="+set[k])
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package mach_test
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +18,9 @@ import (
 // NGROUPS with SUDO_GID first, the rest left to the kernel through
 // GMUID), which only root may ask (kern_exec.c posix_spawn: EPERM
 // otherwise); a SUDO_GID the user is not in, an unknown user or a
-// malformed SUDO_UID is refused before anything is spawned.
+// malformed SUDO_UID or SUDO_GID is refused before anything is spawned.
+// The command's HOME, USER and LOGNAME are the user's, the rest of the
+// environment macprof's.
 func TestLaunchUnderSudo(t *testing.T) {
 	many := []int{20, 12, 61, 79, 80, 81, 98, 701, 33, 100, 204, 250, 395, 398, 399, 400, 401, 402}
 	for _, c := range []struct {
@@ -34,18 +37,26 @@ func TestLaunchUnderSudo(t *testing.T) {
 		{"root", 0, nil, &mach.SpawnCred{UID: 0, GID: 0, GMUID: 0, Groups: []int{0}}, nil},
 		{"sudo from root", 0, map[string]string{"SUDO_UID": "0", "SUDO_GID": "0"}, &mach.SpawnCred{UID: 0, GID: 0, GMUID: 0, Groups: []int{0}}, nil},
 		{"user", 501, map[string]string{"SUDO_UID": "502", "SUDO_GID": "20"}, &mach.SpawnCred{UID: 501, GID: 20, GMUID: 501, Groups: []int{20}}, nil},
-		{"group not the user's", 0, map[string]string{"SUDO_UID": "501", "SUDO_GID": "0"}, nil, []string{"SUDO_GID=0", "user 501"}},
+		{"group not the user's", 0, map[string]string{"SUDO_UID": "501", "SUDO_GID": "0"}, nil, []string{"SUDO_GID 0", "user 501", "unset SUDO_UID"}},
 		{"unknown user", 0, map[string]string{"SUDO_UID": "777", "SUDO_GID": "20"}, nil, []string{"user 777"}},
-		{"malformed", 0, map[string]string{"SUDO_UID": "bob", "SUDO_GID": "20"}, nil, []string{`SUDO_UID="bob"`}},
+		{"malformed", 0, map[string]string{"SUDO_UID": "bob", "SUDO_GID": "20"}, nil, []string{`SUDO_UID "bob"`}},
+		{"SUDO_GID missing", 0, map[string]string{"SUDO_UID": "501"}, nil, []string{`SUDO_GID ""`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			k := machtest.New()
 			t.Cleanup(func() { k.Check(t) })
-			k.EUID, k.EGID, k.Env = c.euid, 0, c.env
+			k.EUID, k.EGID, k.Env = c.euid, 0, maps.Clone(c.env)
+			if k.Env == nil {
+				k.Env = map[string]string{}
+			}
 			if c.euid != 0 {
 				k.EGID = 20
 			}
-			k.Groups = map[int][]int{501: many, 502: {20}}
+			k.Users = map[int]mach.UserInfo{
+				501: {Name: "dev", Home: "/Users/dev", GID: 20, Groups: many},
+				502: {Name: "other", Home: "/Users/other", GID: 20, Groups: []int{20}},
+			}
+			k.Env["HOME"], k.Env["USER"], k.Env["LOGNAME"], k.Env["PATH"] = "/var/root", "root", "root", "/usr/bin:/bin"
 			exe := executableFile(t)
 			var task *machtest.Task
 			k.Launchable(exe, func(k *machtest.Kernel) *machtest.Task {
@@ -53,7 +64,11 @@ func TestLaunchUnderSudo(t *testing.T) {
 				task.AddThread("main")
 				return task
 			})
-			tg, err := mach.LaunchKernel(k, []string{exe}, nil, target.Options{})
+			var env []string
+			for key, v := range k.Env {
+				env = append(env, key+"="+v)
+			}
+			tg, err := mach.LaunchKernel(k, []string{exe}, env, target.Options{})
 			if c.want == nil {
 				if err == nil {
 					tg.Release()
@@ -76,6 +91,15 @@ func TestLaunchUnderSudo(t *testing.T) {
 			got := task.Cred
 			if got.UID != c.want.UID || got.GID != c.want.GID || got.GMUID != c.want.GMUID || !slices.Equal(got.Groups, c.want.Groups) {
 				t.Errorf("the command runs as %+v, want %+v", got, *c.want)
+			}
+			home, user := "HOME=/var/root", "USER=root"
+			if c.want.UID == 501 && c.euid == 0 {
+				home, user = "HOME=/Users/dev", "USER=dev"
+			}
+			for _, kv := range []string{home, user, "PATH=/usr/bin:/bin"} {
+				if !slices.Contains(task.Env, kv) {
+					t.Errorf("the command's environment %q lacks %s", task.Env, kv)
+				}
 			}
 			k.Exit(task, 0)
 			if _, err := tg.Wait(); err != nil {

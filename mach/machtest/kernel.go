@@ -104,11 +104,10 @@ type Kernel struct {
 	// VABits is machdep.virtual_address_size (0: absent, as on Intel).
 	VABits uint32
 	// EUID and EGID are the profiler's (0: root), Env its environment
-	// (Getenv), and Groups every user's groups (UserGroups; a user not
-	// in it does not exist).
+	// (Getenv), and Users the accounts LookupUser finds.
 	EUID, EGID int
 	Env        map[string]string
-	Groups     map[int][]int
+	Users      map[int]mach.UserInfo
 	// CurrentThread is the thread the profiler calls from (Self mode).
 	CurrentThread *Thread
 	// PanicIn makes the next call of that kind panic, as a profiler that
@@ -935,6 +934,7 @@ func (k *Kernel) Spawn(path string, argv, env []string, cred *mach.SpawnCred) (i
 		return 0, syscall.ENOENT
 	}
 	t := l(k)
+	t.Env = slices.Clone(env)
 	// spawn_posix_cred_adopt (kern_exec.c) runs setgid, setgroups and
 	// setuid on the child before its exec; without cred the child keeps
 	// the caller's credentials.
@@ -954,13 +954,14 @@ func (k *Kernel) Geteuid() int { return k.EUID }
 // Getenv implements mach.Kernel from Env.
 func (k *Kernel) Getenv(key string) string { return k.Env[key] }
 
-// UserGroups implements mach.Kernel from Groups.
-func (k *Kernel) UserGroups(uid int) ([]int, error) {
-	g, ok := k.Groups[uid]
+// LookupUser implements mach.Kernel from Users.
+func (k *Kernel) LookupUser(uid int) (mach.UserInfo, error) {
+	u, ok := k.Users[uid]
 	if !ok {
-		return nil, fmt.Errorf("user: unknown userid %d", uid)
+		return mach.UserInfo{}, fmt.Errorf("user: unknown userid %d", uid)
 	}
-	return slices.Clone(g), nil
+	u.Groups = slices.Clone(u.Groups)
+	return u, nil
 }
 
 // Kill follows bsd/kern/kern_sig.c kill: ESRCH for no process (a zombie

@@ -58,8 +58,9 @@ type Task struct {
 	arrAddr uintptr  // the task's last task_threads array
 	arrBuf  []uint32 // and its memory
 
-	// Cred is who a spawned task runs as.
+	// Cred is who a spawned task runs as, Env its environment.
 	Cred mach.SpawnCred
+	Env  []string
 
 	Threads []*Thread
 	mem     []region // sorted by addr
