@@ -746,7 +746,7 @@ func (k *Kernel) VMReadOverwrite(task uint32, addr uint64, dst []byte) (uint64, 
 	n := uint64(len(dst))
 	if limit := k.kernelBufferMax(); n > limit {
 		// vm_map_copyin_internal (osfmk/vm/vm_map.c at xnu-11417.101.15,
-		// 12115-12136) copies through a kernel buffer only "if the copy
+		// 12117-12139) copies through a kernel buffer only "if the copy
 		// is sufficiently small" (len <= msg_ool_size_small); a larger
 		// read is a virtual copy: the entries holding the page-rounded
 		// range (vm_map_copyin_sanitize) are clipped to it
