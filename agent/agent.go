@@ -28,8 +28,12 @@ type Config struct {
 	// PIDs are processes to profile from the start.
 	PIDs []int
 	// Name, when set, picks every process whose name, executable or
-	// command line matches, now and every Rescan.
+	// command line matches, now and every Rescan, among the processes of
+	// user UID only: a process of another user, or one whose real,
+	// effective and saved user ids differ (a setuid program), is never
+	// picked, whatever it calls itself.
 	Name   *regexp.Regexp
+	UID    int
 	Rescan time.Duration
 	Hz     int
 	// Window is how much time each exported profile covers.
@@ -62,6 +66,10 @@ type Config struct {
 	// ListProcesses lists the system's processes for Name; nil reads the
 	// OS's list.
 	ListProcesses func() []Process
+	// ProcessOwner returns the user a process runs as, ok false when its
+	// real, effective and saved user ids differ or it is gone; nil asks the
+	// OS.
+	ProcessOwner func(pid int) (uid int, ok bool)
 }
 
 // registry is the set of targets being profiled, by PID.
@@ -113,6 +121,7 @@ type agent struct {
 	log     *slog.Logger
 	sinks   []*Sink
 	targets registry
+	owners  owners
 	s       *sampler.Sampler
 
 	windowsDropped, encodeErrors atomic.Int64
@@ -143,6 +152,7 @@ func Run(ctx context.Context, cfg Config) int {
 		// Without --name no target can come after the last one exits.
 		KeepRunning: cfg.Name != nil,
 		OnWindow: func(w *profile.Window) {
+			a.owners.label(w)
 			select {
 			case windows <- w:
 			default:
@@ -156,6 +166,7 @@ func Run(ctx context.Context, cfg Config) int {
 		},
 		OnExit: func(t target.Target) {
 			a.targets.remove(t.PID())
+			a.owners.exited(t.PID())
 			t.Close()
 			a.log.Debug("target exited", "pid", t.PID())
 		},
@@ -167,7 +178,7 @@ func Run(ctx context.Context, cfg Config) int {
 	a.s = s
 	attached := 0
 	for _, pid := range cfg.PIDs {
-		if err := a.attach(pid); err != nil {
+		if err := a.attach(pid, nil); err != nil {
 			a.log.Error("cannot profile", "pid", pid, "err", err)
 			continue
 		}
@@ -238,7 +249,7 @@ func Run(ctx context.Context, cfg Config) int {
 // NewLogger returns the agent's logger: to w, with format "text" as text
 // or "json" as JSON; with verbose, each export is logged too. Another
 // format is an error rather than text, so that a log pipeline that expects
-// JSON is not fed text.
+// JSON is not fed text. Credentials in URLs are redacted from every line.
 func NewLogger(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
 	var level slog.LevelVar
 	if verbose {
@@ -246,9 +257,9 @@ func NewLogger(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
 	}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: &level})), nil
+		return slog.New(redactHandler{slog.NewTextHandler(w, &slog.HandlerOptions{Level: &level})}), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: &level})), nil
+		return slog.New(redactHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: &level})}), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }
@@ -260,8 +271,9 @@ func NewLogger(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
 // RESULTS.md has the wake-ups this saves).
 const agentMaxDrainInterval = time.Second
 
-// attach starts profiling pid.
-func (a *agent) attach(pid int) error {
+// attach starts profiling pid; with owner set, only while pid runs as
+// that user.
+func (a *agent) attach(pid int, owner *int) error {
 	opts := target.Options{Continuous: true, Unattended: true, MaxDrainInterval: agentMaxDrainInterval}
 	if a.cfg.Mode == profile.ModeCPU && !a.cfg.StopThreads && a.cfg.Hz > 0 {
 		opts.KernelSamplePeriod = time.Second / time.Duration(a.cfg.Hz)
@@ -270,8 +282,19 @@ func (a *agent) attach(pid int) error {
 	if err != nil {
 		return err
 	}
+	if owner != nil {
+		if err := a.checkOwner(pid, *owner); err != nil {
+			t.Close()
+			return err
+		}
+	}
+	args := []any{"pid", pid}
+	if uid, known := a.processOwner(pid); known {
+		a.owners.set(pid, uid)
+		args = append(args, "uid", uid)
+	}
 	a.targets.add(t)
 	a.s.Add(t)
-	a.log.Info("profiling", "pid", pid)
+	a.log.Info("profiling", args...)
 	return nil
 }

@@ -144,11 +144,17 @@ func newTestAgent(t *testing.T, cfg Config) *agent {
 }
 
 // TestWatcherScan matches a fake process list: by short name, by
-// executable name, by command line; never itself; a process that cannot be
-// attached is tried once.
+// executable name, by command line; never itself; only processes of the
+// agent's user (issue 27, defect 4); a process that cannot be attached is
+// tried once.
 func TestWatcherScan(t *testing.T) {
 	var tried []int
-	a := newTestAgent(t, Config{Name: regexp.MustCompile(`^(nginx|myapp)$|--serve`), Attach: func(pid int, o target.Options) (target.Target, error) {
+	const uid = 1000
+	owner := map[int]int{100: uid, 101: uid, 102: uid, 103: uid, 104: uid, 105: uid, 106: uid, 107: 0}
+	a := newTestAgent(t, Config{Name: regexp.MustCompile(`^(nginx|myapp)$|--serve`), UID: uid, ProcessOwner: func(pid int) (int, bool) {
+		u, ok := owner[pid]
+		return u, ok
+	}, Attach: func(pid int, o target.Options) (target.Target, error) {
 		tried = append(tried, pid)
 		if !o.Continuous {
 			t.Errorf("attach options %+v, want continuous", o)
@@ -159,19 +165,26 @@ func TestWatcherScan(t *testing.T) {
 		return &fakeTarget{pid: pid}, nil
 	}})
 	procs := []Process{
-		{PID: 1, Names: []string{"myapp"}}, // the agent itself
-		{PID: 100, Names: []string{"nginx"}},
-		{PID: 101, Names: []string{"python3", "myapp"}},
-		{PID: 102, Names: []string{"python3"}, Cmdline: "python3 app.py --serve"},
-		{PID: 103, Names: []string{"nginx-helper"}, Cmdline: "nginx-helper"},
-		{PID: 104, Names: []string{"myapp"}},
+		{PID: 1, Names: []string{"myapp"}, UID: uid, HasUID: true}, // the agent itself
+		{PID: 100, Names: []string{"nginx"}, UID: uid, HasUID: true},
+		{PID: 101, Names: []string{"python3", "myapp"}, UID: uid, HasUID: true},
+		{PID: 102, Names: []string{"python3"}, Cmdline: "python3 app.py --serve", UID: uid, HasUID: true},
+		{PID: 103, Names: []string{"nginx-helper"}, Cmdline: "nginx-helper", UID: uid, HasUID: true},
+		{PID: 104, Names: []string{"myapp"}, UID: uid, HasUID: true},
+		{PID: 110, Names: []string{"myapp"}, UID: 1001, HasUID: true}, // another user's
+		{PID: 111, Names: []string{"myapp"}, UID: 0, HasUID: true},    // root's
+		{PID: 112, Names: []string{"myapp"}},                          // ids differ: setuid
+		{PID: 107, Names: []string{"myapp"}, UID: uid, HasUID: true},  // exec'd a setuid program since
 	}
 	w := &watcher{a: a, self: 1, list: func() []Process { return procs }, failed: map[int]bool{}}
 	w.scan()
-	if want := []int{100, 101, 102, 104}; !slices.Equal(tried, want) {
+	if want := []int{100, 101, 102, 104, 107}; !slices.Equal(tried, want) {
 		t.Errorf("first scan attached %v, want %v", tried, want)
 	}
-	procs = append(procs, Process{PID: 105, Names: []string{"myapp"}})
+	if a.targets.has(107) {
+		t.Error("a process that no longer runs as the user is profiled")
+	}
+	procs = append(procs, Process{PID: 105, Names: []string{"myapp"}, UID: uid, HasUID: true})
 	tried = nil
 	w.scan()
 	if want := []int{105}; !slices.Equal(tried, want) {
@@ -411,7 +424,7 @@ func TestAttachKernelSamples(t *testing.T) {
 			got = o
 			return &fakeTarget{pid: pid}, nil
 		}})
-		if err := a.attach(42); err != nil {
+		if err := a.attach(42, nil); err != nil {
 			t.Fatal(err)
 		}
 		if !got.Continuous || got.KernelSamplePeriod != tc.want {

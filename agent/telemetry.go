@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -13,6 +15,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/macprof/macprof/exporter/otlp"
+	"github.com/macprof/macprof/internal/httpsafe"
 	"github.com/macprof/macprof/profile"
 )
 
@@ -58,6 +61,9 @@ func (a *agent) startTelemetry(ctx context.Context) (*telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The SDK reports failed exports there; through the agent's log they
+	// are redacted like every other line.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { a.log.Warn("agent metrics", "err", err) }))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(30*time.Second))))
 	m := mp.Meter("github.com/macprof/macprof/agent")
 	t := &telemetry{provider: mp}
@@ -145,7 +151,13 @@ func otlpMetrics(ctx context.Context, c otlp.Config) (sdkmetric.Exporter, error)
 		}
 		return otlpmetricgrpc.New(ctx, opts...)
 	}
-	opts := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(endpoint)}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = otlp.DefaultTimeout
+	}
+	// As the profiles' client: the headers go to the endpoint's origin only.
+	client := httpsafe.SameOrigin(&http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: timeout})
+	opts := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(endpoint), otlpmetrichttp.WithHTTPClient(client)}
 	if len(c.Headers) > 0 {
 		opts = append(opts, otlpmetrichttp.WithHeaders(c.Headers))
 	}

@@ -10,6 +10,10 @@ import (
 // Process is one process of the system, for matching against Config.Name.
 type Process struct {
 	PID int
+	// UID is the user the process runs as, when HasUID is set: its real,
+	// effective and saved user ids are all UID.
+	UID    int
+	HasUID bool
 	// Names are its short name and, where known, its executable's base
 	// name.
 	Names   []string
@@ -44,7 +48,12 @@ func (w *watcher) scan() {
 		if p.PID == w.self || w.failed[p.PID] || w.a.targets.has(p.PID) || !p.matches(w.a.cfg.Name) {
 			continue
 		}
-		if err := w.a.attach(p.PID); err != nil {
+		if !p.HasUID || p.UID != w.a.cfg.UID {
+			// Another user's process, whatever it calls itself: its
+			// stacks would go out under this user's service names.
+			continue
+		}
+		if err := w.a.attach(p.PID, &w.a.cfg.UID); err != nil {
 			// Once per process: it may be gone already, or not ours
 			// to trace; either way, no noise every rescan.
 			w.failed[p.PID] = true

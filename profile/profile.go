@@ -63,6 +63,11 @@ type Process struct {
 	// and Gen are symbolized with these Images. 0 is the images the
 	// process had when the window closed.
 	Gen int
+	// UID is the user id the process runs as, when HasUID is set (the
+	// agent sets it): exporters label its profiles with it, so that a
+	// process of one user is never taken for another's.
+	UID    int
+	HasUID bool
 }
 
 // Stack is an interned call stack: PCs[0] is the PC of the innermost frame,

@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"os/user"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/macprof/macprof/agent"
 	"github.com/macprof/macprof/exporter/otlp"
 	"github.com/macprof/macprof/exporter/pyroscope"
+	"github.com/macprof/macprof/internal/httpsafe"
 	"github.com/macprof/macprof/sampler"
 )
 
@@ -28,7 +32,11 @@ does, where it allows. Made to run always-on across a fleet:
 
   - a low default rate (19 Hz) keeps its cost on the target under 1%;
   - processes named by --name are looked up again every --rescan: new ones
-    are picked up, exited ones dropped without noise;
+    are picked up, exited ones dropped without noise; --name takes only the
+    processes of the agent's own user (root's, when it runs as root), or of
+    --user, and never one whose real, effective and saved user ids differ
+    (a setuid program), whatever it calls itself; every profile carries its
+    process's uid (process.user.id; Pyroscope label process_user_id);
   - windows wait in a bounded queue (and, with --spool-dir, on disk across
     restarts) while an exporter is down, are retried with backoff and
     jitter, and the oldest are dropped (and counted) when the queue is full;
@@ -53,12 +61,14 @@ Examples:
   macprof agent --name '^(nginx|myapp)$' --otlp-endpoint http://localhost:4318
   OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317 OTEL_EXPORTER_OTLP_PROTOCOL=grpc macprof agent --pid 1234
   macprof agent --name myapp --pyroscope-url http://pyroscope:4040 --pyroscope-label env=prod
+  sudo macprof agent --name '^myapp$' --user www-data --otlp-endpoint http://localhost:4318
 `
 
 func runAgent(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("agent", "macprof agent [-p PID[,PID...]]... [--name REGEX] [-d SECONDS] [exporter flags]", agentHelp, stderr)
 	pids := fs.pids(true, "profile process `PID` (repeatable, or a comma-separated list)")
-	name := fs.String("name", "", "profile every process whose name, executable or command line matches `REGEX`")
+	name := fs.String("name", "", "profile every process of the agent's user (or --user) whose name, executable or command line matches `REGEX`")
+	owner := fs.String("user", "", "--name takes the processes of `USER` (a name or a uid) rather than the agent's own user's (e.g. --user www-data)")
 	hz := fs.Int("F", sampler.DefaultAgentHz, "sampling rate in `HZ` per thread")
 	window := fs.duration("window", "", 15*time.Second, "export a profile every `SECONDS` (or a duration: 1m)")
 	rescan := fs.duration("rescan", "", 10*time.Second, "look for processes matching --name every `SECONDS` (or a duration: 500ms)")
@@ -78,7 +88,10 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	pyroFlags := pyroscope.BindFlags(fs.FlagSet, "pyroscope-")
 
 	// A config file is applied first, then the command line over it.
-	fail := fs.usageError
+	// Every message is redacted: one may quote an endpoint's credentials.
+	fail := func(format string, a ...any) int {
+		return fs.usageError("%s", httpsafe.Redact(fmt.Sprintf(format, a...)))
+	}
 	if err := agent.ApplyConfigFile(fs.FlagSet, args); err != nil {
 		return fail("%v", err)
 	}
@@ -94,6 +107,17 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 			return fail("--name: %v", err)
 		}
 		cfg.Name = re
+	}
+	cfg.UID = os.Geteuid()
+	if *owner != "" {
+		if cfg.Name == nil {
+			return fail("--user picks whose processes --name takes: give --name too")
+		}
+		uid, err := lookupUID(*owner)
+		if err != nil {
+			return fail("--user: %v", err)
+		}
+		cfg.UID = uid
 	}
 	m, ok := parseMode(*mode)
 	if !ok {
@@ -142,4 +166,17 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	return agent.Run(ctx, cfg)
+}
+
+// lookupUID returns the user id of --user: a number as it is, else the
+// user of that name.
+func lookupUID(s string) (int, error) {
+	if n, err := strconv.ParseUint(s, 10, 31); err == nil {
+		return int(n), nil
+	}
+	u, err := user.Lookup(s)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(u.Uid)
 }

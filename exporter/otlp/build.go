@@ -224,7 +224,7 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 			continue // a duplicate PID: its samples went to the first
 		}
 		req.ResourceProfiles = append(req.ResourceProfiles, &pb.ResourceProfiles{
-			Resource: resource(opts, p.PID, p.Executable),
+			Resource: withOwner(resource(opts, p.PID, p.Executable), p),
 			ScopeProfiles: []*pb.ScopeProfiles{{
 				Scope:     scope,
 				Profiles:  []*pb.Profile{profileFor(bySlot[i])},

@@ -38,12 +38,14 @@ const UnknownService = "unknown_service"
 
 // Labels every push carries besides the configured ones (Pyroscope keeps
 // only label names of [A-Za-z0-9_]: these are the OpenTelemetry keys
-// host.name and process.pid as Prometheus-style names). The pprof's own
+// host.name, process.pid and process.user.id, when the process's user is
+// known, as Prometheus-style names). The pprof's own
 // string sample label "thread" (the thread's name) becomes a series label
 // too; its numeric labels (thread_id, pid) are not kept by Pyroscope.
 const (
-	LabelHostName   = "host_name"
-	LabelProcessPID = "process_pid"
+	LabelHostName      = "host_name"
+	LabelProcessPID    = "process_pid"
+	LabelProcessUserID = "process_user_id"
 )
 
 // Metadata keys of an encoded push (upload.Item.Meta).
@@ -279,6 +281,9 @@ func (c *Client) Encode(w *profile.Window, cache *symcache.Cache) ([]upload.Item
 			labels[k] = v
 		}
 		labels[LabelProcessPID] = strconv.Itoa(part.pid)
+		if ps := part.w.Processes; len(ps) > 0 && ps[0].HasUID {
+			labels[LabelProcessUserID] = strconv.Itoa(ps[0].UID)
+		}
 		name, err := AppName(service, labels)
 		if err != nil {
 			return nil, err

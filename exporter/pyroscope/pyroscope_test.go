@@ -289,6 +289,7 @@ func TestEncodeOneServicePerProcess(t *testing.T) {
 	w := *fx.Window
 	other := w.Processes[0]
 	other.PID, other.Executable = 200, "/Applications/My App.app/Contents/MacOS/My App"
+	other.UID, other.HasUID = 1001, true // the agent's --name sets it
 	w.Processes = append([]profile.Process{}, w.Processes[0], other)
 	w.Samples = append([]profile.Sample{}, w.Samples...)
 	w.Samples = append(w.Samples, profile.Sample{Stack: 0, PID: 200, Thread: 21, ThreadName: "main", Count: 4},
@@ -306,7 +307,7 @@ func TestEncodeOneServicePerProcess(t *testing.T) {
 		total int64
 	}{
 		{filepath.Base(fx.Executable) + "{host_name=box,process_pid=100}", 59},
-		{"My_App{host_name=box,process_pid=200}", 4},
+		{"My_App{host_name=box,process_pid=200,process_user_id=1001}", 4},
 		{"unknown_service{host_name=box,process_pid=300}", 5},
 	}
 	if len(items) != len(want) {

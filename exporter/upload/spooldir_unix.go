@@ -151,7 +151,7 @@ func checkPrivate(fd int, path string) error {
 		return &errPrivate{fmt.Sprintf("upload: spool directory %s is owned by uid %d, not by the agent's user (uid %d): use a directory of the agent's own", path, st.Uid, uid)}
 	}
 	if perm := st.Mode & 0o777; perm&0o077 != 0 {
-		return &errPrivate{fmt.Sprintf("upload: spool directory %s has mode %#o: others could plant items or links there; make it 0700 (chmod 700 %s)", path, perm, path)}
+		return &errPrivate{fmt.Sprintf("upload: spool directory %s has mode %#o: others could read its items or plant their own; the spool needs a directory of its own with mode 0700 (mkdir -m 700 a new one)", path, perm)}
 	}
 	return nil
 }
