@@ -86,10 +86,13 @@ func (t *Target) images() (*images.Set, error) {
 		}
 		im.OpenPath = root + im.Path
 		im.MapFile = fmt.Sprintf("/proc/%d/map_files/%x-%x", t.pid, im.Start, im.Limit)
-		id, ok := t.buildIDs[im.OpenPath]
+		// By file, not path: another file mapped from the same path
+		// since has its own build ID.
+		key := fmt.Sprintf("%s\x00%x:%d", im.OpenPath, im.Dev, im.Inode)
+		id, ok := t.buildIDs[key]
 		if !ok {
 			if id, ok = t.readBuildID(im); ok {
-				t.buildIDs[im.OpenPath] = id
+				t.buildIDs[key] = id
 			} else {
 				pending = true
 			}
