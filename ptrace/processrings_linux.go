@@ -68,9 +68,12 @@ type processRings struct {
 	vdso     images.MemoryReader
 	// kept holds the process's sample records moved out of the rings by
 	// keep, as the kernel wrote them, in chunks of keptChunk bytes;
-	// keptBytes sums them.
-	kept      [][]byte
-	keptBytes int
+	// keptBytes sums them, and keptRecords counts their samples; spare
+	// holds chunks parsed since, for keep to fill again.
+	kept        [][]byte
+	keptBytes   int
+	keptRecords int
+	spare       [][]byte
 	// mapped: a record of a new executable mapping of the process was
 	// read since the last mappedSince.
 	mapped atomic.Bool

@@ -30,12 +30,21 @@ type ringSample struct {
 type sampleList struct{ first, last int32 }
 
 // keptChunk is the size of the chunks kept records are held in, and
-// keptMost how many bytes of records keep holds: a minute or more of two
-// busy threads' samples at 999 Hz, a few seconds' parsing.
+// keptMost how many bytes of records keep holds before they are handed
+// out (and interned): half a minute of two busy threads' samples 30 frames
+// deep at 999 Hz, a second's parsing. The sampler's spool of the stacks
+// handed out (record's spoolBytes) comes on top.
 const (
 	keptChunk = 1 << 20
-	keptMost  = 64 << 20
+	keptMost  = 16 << 20
 )
+
+// keptBound bounds the Go heap that process rings' samples take: those
+// kept (keptMost, in chunks reused from one keep to the next), as many
+// bytes again once parsed for the sampler (reused as well), what the rings
+// held when they were parsed (up to bigRingBudget), and the smaller arrays
+// of an earlier parse that the collector has not freed yet.
+const keptBound = 3 * keptMost
 
 // keptFirst is the first chunk of kept, faulted in before the command runs:
 // twelve seconds of two busy threads' samples at 999 Hz.
@@ -50,9 +59,9 @@ const keptFirst = 8 << 20
 func (p *processRings) collect() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.samples, p.pcs = p.samples[:0], p.pcs[:0]
+	p.reserve()
 	clear(p.heads)
-	for _, chunk := range p.kept {
+	for i, chunk := range p.kept {
 		for len(chunk) >= 8 {
 			n := int(binary.LittleEndian.Uint16(chunk[6:]))
 			if n < 8 || n > len(chunk) {
@@ -61,12 +70,17 @@ func (p *processRings) collect() {
 			p.record(chunk[:n])
 			chunk = chunk[n:]
 		}
+		if i > 0 && len(p.spare) < keptMost/keptChunk {
+			// Kept for the next keep, so that keeping makes no garbage.
+			p.spare = append(p.spare, p.kept[i][:0])
+		}
+		p.kept[i] = nil
 	}
 	if len(p.kept) > 0 {
 		// The first chunk is kept for reuse, faulted in already.
 		p.kept = append(p.kept[:0], p.kept[0][:0])
 	}
-	p.keptBytes = 0
+	p.keptBytes, p.keptRecords = 0, 0
 	for _, r := range p.rings {
 		r.begin()
 		for {
@@ -91,6 +105,29 @@ func (p *processRings) collect() {
 		s := &p.samples[i]
 		s.ver = p.hist.at(int(s.pid), s.time)
 	}
+}
+
+// reserve empties samples and pcs, with room for every record kept and
+// in the rings (a record holds 8 bytes for each of its addresses, and a
+// sample record at least 48 bytes in all), allocated once at the size
+// needed rather than grown by appends, which would leave the collector
+// copies of up to as much again.
+func (p *processRings) reserve() {
+	need, records := p.keptBytes, p.keptRecords
+	for _, r := range p.rings {
+		r.begin()
+		need += int(r.head - r.pos)
+		records += int(r.head-r.pos) / processRecordMin
+	}
+	if cap(p.pcs) < need/8 {
+		p.pcs = nil
+		p.pcs = make([]uint64, 0, need/8)
+	}
+	if cap(p.samples) < records {
+		p.samples = nil
+		p.samples = make([]ringSample, 0, records)
+	}
+	p.samples, p.pcs = p.samples[:0], p.pcs[:0]
 }
 
 // record reads one record: a sample, or an event that changes a process's
@@ -126,6 +163,9 @@ func (p *processRings) keep() bool {
 			if !ok {
 				break
 			}
+			if typ == unix.PERF_RECORD_SAMPLE {
+				p.keptRecords++
+			}
 			if typ == unix.PERF_RECORD_MMAP2 && size >= 16 {
 				var head [16]byte
 				r.readAt(head[:], at)
@@ -147,7 +187,13 @@ func (p *processRings) keep() bool {
 // their own if the last has no room for them.
 func (p *processRings) keepBytes(r *perfRing, at uint64, n int) {
 	if k := len(p.kept); k == 0 || len(p.kept[k-1])+n > cap(p.kept[k-1]) {
-		p.kept = append(p.kept, make([]byte, 0, max(keptChunk, n)))
+		if s := len(p.spare); s > 0 && cap(p.spare[s-1]) >= n {
+			p.kept = append(p.kept, p.spare[s-1])
+			p.spare[s-1] = nil
+			p.spare = p.spare[:s-1]
+		} else {
+			p.kept = append(p.kept, make([]byte, 0, max(keptChunk, n)))
+		}
 	}
 	last := &p.kept[len(p.kept)-1]
 	m := len(*last)

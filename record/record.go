@@ -179,9 +179,10 @@ func Run(ctx context.Context, cfg Config) int {
 const quietDrainInterval = time.Second
 
 // spoolBytes bounds the samples a recording keeps before it interns their
-// stacks (sampler.Config.SpoolBytes): about two minutes of two threads'
-// samples at 999 Hz.
-const spoolBytes = 64 << 20
+// stacks (sampler.Config.SpoolBytes): half a minute of two threads' samples
+// 30 frames deep at 999 Hz. With what process rings keep before they hand
+// samples out (48 MiB of heap at most), it bounds the samples record holds.
+const spoolBytes = 16 << 20
 
 // run is Run's recording, on a goroutine of its own so that a second
 // signal need not wait for it.
