@@ -1,5 +1,5 @@
 /* A test target that creates about argv[1] (default 5000) short-lived threads
- * a second, forever: each spins for about 50 microseconds and ends, so that
+ * a second, forever: each spins for about a millisecond and ends, so that
  * threads end between any listing of them and their capture. */
 #include <pthread.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@ volatile unsigned long sink;
 
 static void *brief(void *arg) {
   (void)arg;
-  for (int i = 0; i < 20000; i++) sink++;
+  for (int i = 0; i < 500000; i++) sink++;
   return 0;
 }
 
