@@ -584,16 +584,17 @@ func (t *Target) reopenRing(th *thread, spec ringSpec) bool {
 }
 
 // growRing reopens the kernel sample event of th, whose samples' walks ran
-// past their stack copies, with twice the copy (and a ring to match), once
-// its ring is drained. The new event starts its first period afresh: the
+// past their stack copies, with twice the copy (and a ring to match), up to
+// maxStackBytes, once its ring is drained. The new event starts its first period afresh: the
 // sampler counts the CPU time of that part period as lost. If
 // the kernel refuses the larger ring, the thread keeps the one it has.
 func (t *Target) growRing(th *thread) {
-	size := min(2*th.kernel.ringStack, perfMaxStackBytes)
-	if !t.reopenRing(th, t.ringSpec(size)) {
+	most := t.maxStackBytes()
+	size := min(2*th.kernel.ringStack, most)
+	if size <= th.kernel.ringStack || !t.reopenRing(th, t.ringSpec(size)) {
 		th.kernel.ringFull = true
 		return
 	}
 	th.kernel.ringStack, th.kernel.ranOff = size, false
-	th.kernel.ringFull = size >= perfMaxStackBytes
+	th.kernel.ringFull = size >= most
 }

@@ -35,12 +35,23 @@ var ErrNoSample = target.ErrNoSample
 // 8 KiB, the stops' first copy too, deep enough for most stacks and small
 // enough that a sample costs the target little. A thread whose walks run
 // past the copy has its event reopened with twice the copy, up to
-// perfMaxStackBytes (as a stop's copy grows); a walk that still reaches the
-// copy's end is marked truncated.
+// Options.KernelStackBytes (perfMaxStackBytes by default; as a stop's copy
+// grows); a walk that still reaches the copy's end is marked truncated.
 const (
 	perfStackBytes    = 8 << 10
-	perfMaxStackBytes = 32 << 10
+	perfMaxStackBytes = target.DefaultKernelStackBytes
 )
+
+// maxStackBytes returns the largest stack copy t's kernel samples take:
+// Options.KernelStackBytes within [perfStackBytes, the kernel's limit], a
+// multiple of 8 as the kernel wants it.
+func (t *Target) maxStackBytes() int {
+	n := t.opts.KernelStackBytes
+	if n == 0 {
+		n = perfMaxStackBytes
+	}
+	return min(max(n, perfStackBytes), target.MaxKernelStackBytes) &^ 7
+}
 
 // perfSampleMaxBytes bounds the size of one sample record with a stack copy
 // of stackBytes: the copy, the registers and the framing around them; with

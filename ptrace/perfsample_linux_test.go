@@ -419,53 +419,77 @@ func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
 	}
 }
 
+// TestDrainSamplesGrowTheStackCopyOfDeepStacks: a thread whose samples'
+// walks run past the stack copy has its copy doubled up to
+// Options.KernelStackBytes, after which its samples walk as far as a stop's
+// walk; a stack deeper than the largest copy keeps its walks marked
+// truncated.
 func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
-	const period = 2 * time.Millisecond
-	opts := target.Options{Continuous: true, KernelSamplePeriod: period}
-	// 12 levels of 1.5 KiB frames: about 19 KiB of stack, past the first
-	// 8 KiB copy, within the largest.
-	_, tg := startDeep(t, opts, "1", "12", "1536")
-	tids, _ := tg.Threads(nil)
-	tid := int(worker(t, tg, tids))
-	stop := target.NewCapture(512, 64<<10)
-	if err := captureStop(t, tg, target.ThreadID(tid), stop); err != nil || stop.Walk.Stop.Truncated() {
-		t.Fatalf("first capture: %v, walk ended %v; want a whole stack", err, stop.Walk.Stop)
-	}
-	caps := []*target.Capture{target.NewCapture(512, 64<<10)}
-	var last []uint64
-	var lastStop unwind.StopReason
-	sawShort := false
-	for i := 0; i < 200 && tg.threads[tid].kernel.ringStack < perfMaxStackBytes; i++ {
-		time.Sleep(10 * time.Millisecond)
-		for {
-			n, err := tg.DrainSamples(target.ThreadID(tid), caps)
-			if err != nil {
-				t.Fatal(err)
+	for _, c := range []struct {
+		name     string
+		most     int    // Options.KernelStackBytes
+		frame    string // bytes each of 12 levels holds
+		want     int    // the copy grown to
+		truncate bool   // the stack is deeper than the largest copy
+	}{
+		// About 19 KiB of stack: past the first 8 KiB copy, within
+		// the largest by default.
+		{"default", 0, "1536", perfMaxStackBytes, false},
+		// About 49 KiB: past the default's largest copy, within the
+		// kernel's limit.
+		{"default-deeper", 0, "4096", perfMaxStackBytes, true},
+		{"kernel-limit", target.MaxKernelStackBytes, "4096", target.MaxKernelStackBytes, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const period = 2 * time.Millisecond
+			opts := target.Options{Continuous: true, KernelSamplePeriod: period, KernelStackBytes: c.most}
+			_, tg := startDeep(t, opts, "1", "12", c.frame)
+			tids, _ := tg.Threads(nil)
+			tid := int(worker(t, tg, tids))
+			stop := target.NewCapture(512, 64<<10)
+			if err := captureStop(t, tg, target.ThreadID(tid), stop); err != nil || stop.Walk.Stop.Truncated() {
+				t.Fatalf("first capture: %v, walk ended %v; want a whole stack", err, stop.Walk.Stop)
 			}
-			if n == 0 {
-				break
+			caps := []*target.Capture{target.NewCapture(512, 64<<10)}
+			sawShort := false
+			for i := 0; i < 200 && (tg.threads[tid].kernel.ringStack < c.want || !tg.threads[tid].kernel.ringFull); i++ {
+				time.Sleep(10 * time.Millisecond)
+				for {
+					n, err := tg.DrainSamples(target.ThreadID(tid), caps)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if n == 0 {
+						break
+					}
+					sawShort = sawShort || caps[0].Walk.Stop == unwind.StopReadFailed
+				}
 			}
-			sawShort = sawShort || caps[0].Walk.Stop == unwind.StopReadFailed
-		}
-	}
-	if !sawShort {
-		t.Error("no sample's walk ran past an 8 KiB copy of a 19 KiB stack")
-	}
-	if got := tg.threads[tid].kernel.ringStack; got != perfMaxStackBytes {
-		t.Fatalf("stack copy %d KiB after walks ran past it, want it grown to %d KiB", got>>10, perfMaxStackBytes>>10)
-	}
-	for deadline := time.Now().Add(5 * time.Second); last == nil; time.Sleep(10 * time.Millisecond) {
-		if n, err := tg.DrainSamples(target.ThreadID(tid), caps); err != nil {
-			t.Fatal(err)
-		} else if n > 0 {
-			last, lastStop = slices.Clone(caps[0].PCs), caps[0].Walk.Stop
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no sample after the copy grew")
-		}
-	}
-	if lastStop.Truncated() || !slices.Equal(last[1:], stop.PCs[1:]) {
-		t.Fatalf("sample after growing: walk %x ended %v\nstopped walk %x", last, lastStop, stop.PCs)
+			if !sawShort {
+				t.Error("no sample's walk ran past an 8 KiB copy")
+			}
+			if got := tg.threads[tid].kernel.ringStack; got != c.want {
+				t.Fatalf("stack copy %d bytes after walks ran past it, want it grown to %d", got, c.want)
+			}
+			var last []uint64
+			var lastStop unwind.StopReason
+			for deadline := time.Now().Add(5 * time.Second); last == nil; time.Sleep(10 * time.Millisecond) {
+				if n, err := tg.DrainSamples(target.ThreadID(tid), caps); err != nil {
+					t.Fatal(err)
+				} else if n > 0 {
+					last, lastStop = slices.Clone(caps[0].PCs), caps[0].Walk.Stop
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("no sample after the copy grew")
+				}
+			}
+			switch {
+			case c.truncate && (!lastStop.Truncated() || len(last) >= len(stop.PCs)):
+				t.Fatalf("sample of a stack deeper than the copy: walk %x ended %v, want it cut short and marked truncated\nstopped walk %x", last, lastStop, stop.PCs)
+			case !c.truncate && (lastStop.Truncated() || !slices.Equal(last[1:], stop.PCs[1:])):
+				t.Fatalf("sample after growing: walk %x ended %v\nstopped walk %x", last, lastStop, stop.PCs)
+			}
+		})
 	}
 }
 

@@ -68,6 +68,9 @@ type Config struct {
 	// never from kernel samples.
 	StopThreads bool
 	MaxFrames   int
+	// KernelStackBytes is the largest stack copy a kernel sample takes
+	// (--stack-bytes; 0: target.DefaultKernelStackBytes).
+	KernelStackBytes int
 	// Unwind is how stacks are walked (--unwind; default auto: unwind
 	// tables where objects have them, frame pointers elsewhere).
 	Unwind  unwind.Method
@@ -129,6 +132,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("-d must be positive, or 0 to record until the target exits, not %v", c.Duration)
 	case c.MaxFrames < 1 || c.MaxFrames > unwind.MaxMaxFrames:
 		return fmt.Errorf("--max-frames must be between 1 and %d, not %d", unwind.MaxMaxFrames, c.MaxFrames)
+	case c.KernelStackBytes != 0 && (c.KernelStackBytes < 8<<10 || c.KernelStackBytes > target.MaxKernelStackBytes):
+		return fmt.Errorf("--stack-bytes must be between %d and %d, not %d", 8<<10, target.MaxKernelStackBytes, c.KernelStackBytes)
 	case c.Mode != profile.ModeCPU && c.Mode != profile.ModeWall:
 		return fmt.Errorf("unknown mode %d", c.Mode)
 	}
@@ -190,7 +195,7 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	stderr := cfg.Stderr
 	var windows []*profile.Window
 	status := newStatusLine(unlocked(stderr), cfg.Quiet)
-	opts := target.Options{MaxFrames: cfg.MaxFrames, Continuous: true, Unwind: cfg.Unwind}
+	opts := target.Options{MaxFrames: cfg.MaxFrames, Continuous: true, Unwind: cfg.Unwind, KernelStackBytes: cfg.KernelStackBytes}
 	if cfg.Mode == profile.ModeCPU && !cfg.StopThreads {
 		opts.KernelSamplePeriod = time.Second / time.Duration(cfg.Hz)
 		opts.MaxDrainInterval = quietDrainInterval

@@ -31,6 +31,12 @@ type Options struct {
 	// of stopping it: set it to the sampling period in cpu mode. Wall mode,
 	// which needs idle threads' stacks too, leaves it zero.
 	KernelSamplePeriod time.Duration
+	// KernelStackBytes is the largest stack copy a kernel sample takes,
+	// for threads whose walks run past the smaller copies they start with
+	// (0: DefaultKernelStackBytes; at most MaxKernelStackBytes, the
+	// kernel's limit). A walk that still reaches the copy's end is marked
+	// truncated.
+	KernelStackBytes int
 	// MaxDrainInterval bounds the time between two drains of kernel
 	// samples (zero: DefaultMaxDrainInterval): new threads and processes
 	// are found at drains, and each drain wakes the profiler. The agent,
@@ -59,6 +65,14 @@ type Options struct {
 // deep stacks of most programs in one read.
 const DefaultStackBytes = 64 << 10
 
+// The largest stack copy of a kernel sample: by default, and the kernel's
+// limit (a sample record's size is 16 bits; perf record --call-graph
+// dwarf takes the same). Larger copies cost each sample their copying.
+const (
+	DefaultKernelStackBytes = 32 << 10
+	MaxKernelStackBytes     = 65528
+)
+
 // WithDefaults returns o with zero fields set to their defaults.
 func (o Options) WithDefaults() Options {
 	if o.MaxFrames == 0 {
@@ -66,6 +80,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.StackBytes == 0 {
 		o.StackBytes = DefaultStackBytes
+	}
+	if o.KernelStackBytes == 0 {
+		o.KernelStackBytes = DefaultKernelStackBytes
 	}
 	return o
 }

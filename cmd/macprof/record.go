@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/macprof/macprof/record"
 	"github.com/macprof/macprof/sampler"
+	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -55,8 +57,8 @@ own; while it runs macprof only copies the buffers into its memory (up to
 tables say so) is sampled as the kernel's own callchain, as perf record -g
 takes it;
 elsewhere a sample copies 8 KiB of stack, then 16 and 32 KiB for a thread
-whose stacks go deeper (where locked memory is not budgeted: root); deeper stacks
-end there, marked truncated. Where the kernel does not allow kernel
+whose stacks go deeper (where locked memory is not budgeted: root), and up to
+64 KiB with --stack-bytes 65528; deeper stacks end there, marked truncated. Where the kernel does not allow kernel
 samples (perf_event_paranoid, the locked-memory budget for its buffers),
 or with --capture stop, and in wall mode, each sample stops the thread for
 about 60 µs (ptrace); a thread that does not stop within 50 ms (an
@@ -96,6 +98,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
 	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg) instead of the extension")
 	maxFrames := fs.Int("max-frames", 512, "stop each stack walk after `N` frames")
+	stackBytes := fs.Int("stack-bytes", target.DefaultKernelStackBytes, fmt.Sprintf("Linux, kernel samples: copy up to `N` bytes of stack with each sample of a thread whose stacks go deeper than the first copies (8 KiB, doubled as walks run past it), up to %d, the kernel's limit (perf --call-graph dwarf,65528); each sample costs its copy, and walks deeper than it end in [truncated]", target.MaxKernelStackBytes))
 	unwindFlag := fs.String("unwind", "auto", "`HOW` stacks are walked: auto (Linux: DWARF unwind tables where an object has them, frame pointers elsewhere, and the kernel's own frame-pointer callchain for threads whose stacks the tables say it walks exactly; macOS: frame pointers), cfi (Linux: unwind tables only; macOS: compact unwind tables where an image has them, frame pointers elsewhere) or fp (frame pointers only; on Linux the kernel's callchain, as perf record -g)")
 	quiet := fs.Bool("q", false, "no status line and no summary")
 	var outs multiFlag
@@ -122,7 +125,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return fail("--unwind: %v", err)
 	}
 	cfg := record.Config{PID: pid.pid(), Command: fs.Args(), Hz: *hz, Duration: *dur, Mode: m, StopThreads: *capture == "stop",
-		MaxFrames: *maxFrames, Unwind: method, Quiet: *quiet, Stderr: stderr, Prepare: prepareForSampling, Tune: tuneForSampling, AppOnly: app,
+		MaxFrames: *maxFrames, KernelStackBytes: *stackBytes, Unwind: method, Quiet: *quiet, Stderr: stderr, Prepare: prepareForSampling, Tune: tuneForSampling, AppOnly: app,
 		Attach: osBackend.attach, Launch: osBackend.launch, Descendants: osBackend.descendants, Settled: osBackend.settled,
 		WatchExit: osBackend.watchExit, FromTerminal: osBackend.fromTerminal}
 	if err := cfg.Validate(); err != nil {
