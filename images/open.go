@@ -18,22 +18,26 @@ var ErrNotMapped = errors.New("not the file the target maps")
 // Open opens the object file behind im, for reading on the target's
 // behalf: through MapFile when the kernel lets it be opened (the target
 // lives, and the profiler may follow it), else at File (then Path, for a
-// target whose /proc/PID/root is gone), a regular file only, which must be
-// the mapped one (its device and inode, when the memory map gave them) and
-// have im's build ID (when known). Anything else is refused: a target that
-// swaps its path for a link to a file it cannot read must not have the
-// profiler read it for it.
+// target whose /proc/PID/root is gone), a regular file only. Either must
+// be the mapped one: its device and inode (when the memory map gave them)
+// and its build ID (when known) must be im's, so that a range the target
+// has mapped another file at since (after an exec) is not taken for it.
+// Anything else is refused: a target that swaps its path for a link to a
+// file it cannot read must not have the profiler read it for it.
 func (im *Image) Open() (*os.File, error) {
 	if im.MapFile != "" {
 		f, err := safefile.Open(im.MapFile)
 		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+			if err = im.check(f); err == nil {
+				return f, nil
+			}
+			f.Close()
+		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
 			return nil, err
 		}
-		// Gone with the target, or not ours to follow (it needs
-		// CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE): the path, checked.
+		// Gone with the target or its mapping, or not ours to follow
+		// (it needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE): the
+		// path, checked.
 	}
 	paths := []string{im.File()}
 	if im.OpenPath != "" && im.OpenPath != im.Path {

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"slices"
+	"strconv"
 
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/unwind/cfi"
@@ -195,6 +196,10 @@ func (h *imageHistory) apply(base int, vdso images.MemoryReader) {
 					continue
 				}
 				im.Memory = vdso
+			} else {
+				// The mapped file while the mapping lasts (Open checks
+				// it is still this one).
+				im.MapFile = "/proc/" + strconv.Itoa(e.pid) + "/map_files/" + strconv.FormatUint(im.Start, 16) + "-" + strconv.FormatUint(im.Limit, 16)
 			}
 			nv := &imageVersion{pid: e.pid}
 			if v := h.at(e.pid, e.time); v >= 0 {
