@@ -40,8 +40,14 @@ function fails when its rise passes the normal quantile times that error
 and reaches a threshold. The level --alpha is for the whole decision,
 split (Bonferroni) over the changes that reach a threshold: under the
 model a build compared with itself fails with probability at most alpha.
-Record three or more times a side: the spread then catches noise that
-sampling does not explain. Each function's mde is the smallest rise this
+Shares vary from run to run more than sampling explains (load, caches,
+clock): the binomial variance is scaled by a dispersion, measured from the
+spread of all functions' shares between profiles when a side has two or
+more (quasi-binomial: Pearson's chi-square over its degrees of freedom)
+together with a prior (--dispersion, default 2.5, above the 1.7-2.2
+bench/diffstat measured on a loaded machine) that counts as 20 degrees of
+freedom, at least 1; with one profile a side, the prior alone. Record
+three or more times a side: the spread is then measured, not assumed. Each function's mde is the smallest rise this
 data would have found 80% of the time: record more (longer, or more
 profiles) when the change you care about is below it.
 
@@ -88,6 +94,8 @@ type Args struct {
 	Format        string
 	Alpha         float64
 	Top           int
+	// Dispersion is --dispersion, the prior for one profile a side.
+	Dispersion float64
 }
 
 // Main runs `macprof diff`: it checks a, compares, writes the report to
@@ -106,9 +114,12 @@ func Main(a Args, stdout, stderr io.Writer) int {
 	default:
 		return fail("give BASE and NEW (or --base and --new), e.g. macprof diff base.pb.gz new.pb.gz")
 	}
-	cfg := Config{Top: a.Top, Alpha: a.Alpha}
+	cfg := Config{Top: a.Top, Alpha: a.Alpha, Dispersion: a.Dispersion}
 	if a.Alpha <= 0 || a.Alpha >= 1 {
 		return fail("--alpha must be between 0 and 1, not %g", a.Alpha)
+	}
+	if a.Dispersion != 0 && (a.Dispersion < 1 || a.Dispersion > 100) {
+		return fail("--dispersion must be between 1 and 100, not %g", a.Dispersion)
 	}
 	f, err := ParseFormat(a.Format)
 	if err != nil {

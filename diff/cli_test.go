@@ -129,6 +129,7 @@ func TestBadInput(t *testing.T) {
 		{"bad load-following regex", []string{"--load-following", "(", good, good}, "--load-following"},
 		{"bad output", []string{"-o", filepath.Join(dir, "x.png"), good, good}, "unknown output"},
 		{"bad alpha", []string{"--alpha", "2", good, good}, "--alpha"},
+		{"bad dispersion", []string{"--dispersion", "0.5", good, good}, "--dispersion"},
 		{"unwritable output", []string{"-o", filepath.Join(dir, "no/such/dir.svg"), good, good}, "no such file"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -145,10 +146,25 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// gobench builds testdata/gobench's test binary into dir.
-func gobench(t *testing.T, dir string) string {
+// gobenchBuild is testdata/gobench's test binary, built once per run.
+var gobenchBuild struct {
+	sync.Mutex
+	path string
+}
+
+// gobench returns testdata/gobench's test binary, building it on first use.
+func gobench(t *testing.T) string {
 	t.Helper()
+	gobenchBuild.Lock()
+	defer gobenchBuild.Unlock()
+	if gobenchBuild.path != "" {
+		return gobenchBuild.path
+	}
 	src, err := filepath.Abs("testdata/gobench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "macprof-gobench-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +175,7 @@ func gobench(t *testing.T, dir string) string {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go test -c: %v\n%s", err, out)
 	}
+	gobenchBuild.path = bin
 	return bin
 }
 
@@ -166,14 +183,15 @@ func gobench(t *testing.T, dir string) string {
 // benchmark, inputs macprof did not write: the second run makes one
 // function eight times as slow.
 func TestGoCPUProfile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	bin := gobench(t, dir)
-	prof := func(name, regress string) string {
+	bin := gobench(t)
+	prof := func(name, regress, count string) string {
 		p := filepath.Join(dir, name)
 		// A count of iterations, not a time: the profiles hold the same
-		// CPU time (about 0.75 s and 3.3 s) however loaded the machine is (3 s
+		// CPU time (about 0.75 s and 1.3 s) however loaded the machine is (3 s
 		// of wall time gave 20 samples each at load 65).
-		cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", ".", "-test.benchtime", "2500x", "-test.cpuprofile", p)
+		cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", ".", "-test.benchtime", count, "-test.cpuprofile", p)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOBENCH_REGRESS="+regress)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -184,13 +202,15 @@ func TestGoCPUProfile(t *testing.T) {
 	var base, slow string
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); base = prof("base.pprof", "") }()
-	go func() { defer wg.Done(); slow = prof("slow.pprof", "1") }()
+	go func() { defer wg.Done(); base = prof("base.pprof", "", "2500x") }()
+	go func() { defer wg.Done(); slow = prof("slow.pprof", "1", "1000x") }()
 	wg.Wait()
 	if t.Failed() {
 		return
 	}
-	st, out, stderr := runDiff(t, "--format", "json", base, slow)
+	// Dispersion 1 (sampling alone): this test checks that Go's profiles
+	// are read; bench/diffstat measures the statistics on them.
+	st, out, stderr := runDiff(t, "--format", "json", "--dispersion", "1", base, slow)
 	var r Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("exit %d, %v: %s %s", st, err, out, stderr)

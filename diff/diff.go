@@ -31,6 +31,15 @@ const (
 	// power is the chance of finding a rise at the minimum detectable
 	// change a report states.
 	power = 0.8
+	// DefaultDispersion is the run-to-run dispersion assumed when neither
+	// side has two profiles to measure it: the variance of a function's
+	// share over the binomial one. bench/diffstat measured 1.7 to 2.2 for
+	// a benchmark's main function over 200 runs a build on a loaded
+	// machine (bench/RESULTS.md).
+	DefaultDispersion = 2.5
+	// priorDF is the weight of the assumed dispersion, in degrees of
+	// freedom, against the measured one.
+	priorDF = 20
 )
 
 // NoLoadFollowing, as Config.LoadFollowing, judges every function.
@@ -57,6 +66,11 @@ type Config struct {
 	// Top is the number of functions the text and markdown reports list;
 	// 0 means DefaultTop, a negative value all.
 	Top int
+	// Dispersion is the run-to-run dispersion to assume; 0 means
+	// DefaultDispersion. With two or more profiles on a side it is
+	// combined with the measured one (estimateDispersion), weighted as
+	// priorDF degrees of freedom; never below 1.
+	Dispersion float64
 	// LoadFollowing matches the functions set apart: a sample with one of
 	// them on its stack counts in no judged share and is reported under
 	// the outermost such function. nil means DefaultLoadFollowing,
@@ -99,6 +113,11 @@ type Report struct {
 	Kind string `json:"kind,omitempty"`
 	Base Side   `json:"base"`
 	New  Side   `json:"new"`
+	// Dispersion is the variance of shares over the binomial one the
+	// test assumed: the prior, combined with what the profiles' spread
+	// measured on DispersionDF degrees of freedom (0 with one a side).
+	Dispersion   float64 `json:"dispersion"`
+	DispersionDF int     `json:"dispersion_df"`
 	// Alpha is the level of the whole decision and Tests the number of
 	// changes it was split over.
 	Alpha  float64  `json:"alpha"`
@@ -168,7 +187,7 @@ type Change struct {
 	// MDE is the minimum detectable rise: the change, in the same unit,
 	// this data would have found 80% of the time at the report's level.
 	MDE float64 `json:"mde_pp"`
-	// Z is Delta over the standard error of sampling alone.
+	// Z is Delta over the binomial standard error times √dispersion.
 	Z           float64 `json:"z"`
 	Significant bool    `json:"significant"`
 }
@@ -238,6 +257,17 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 	var cands []cand
 	results := make([][2]shareResult, len(ct.keys))
 	judged := make([]bool, len(ct.keys))
+	cb, dfb := estimateDispersion(ct.flat[:nb], totals[:nb])
+	cn, dfn := estimateDispersion(ct.flat[nb:], totals[nb:])
+	prior := c.Dispersion
+	if prior <= 0 {
+		prior = DefaultDispersion
+	}
+	// The prior counts as priorDF degrees of freedom beside the measured
+	// ones: a few profiles' chi-square alone came out at 1.0 on 14 degrees
+	// of freedom where 200 runs measured 2 (bench/diffstat).
+	r.DispersionDF = dfb + dfn
+	r.Dispersion = max(1, (prior*priorDF+cb+cn)/float64(priorDF+r.DispersionDF))
 	for k, key := range ct.keys {
 		if (c.Focus != nil && !c.Focus.MatchString(key.Name)) || (c.Ignore != nil && c.Ignore.MatchString(key.Name)) {
 			continue
@@ -247,7 +277,7 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 		}
 		judged[k] = true
 		for mi, counts := range [2][][]int64{ct.flat, ct.cum} {
-			st := shareTest{baseTotal: totals[:nb], newTotal: totals[nb:]}
+			st := shareTest{baseTotal: totals[:nb], newTotal: totals[nb:], dispersion: r.Dispersion}
 			for i := range all {
 				v := at(counts[i], k)
 				if i < nb {
@@ -365,12 +395,14 @@ func change(r shareResult, alpha float64) Change {
 
 // method states the test in one sentence for the report.
 func method(kb, kn int) string {
-	s := "z-test on each function's share with the binomial standard error (each sample one draw)"
+	s := "z-test on each function's share with the binomial standard error (each sample one draw) times √dispersion"
 	switch {
 	case kb >= 2 && kn >= 2:
-		s += ", or Welch's standard error of the per-profile shares (the run-to-run spread) where larger"
+		s += " (measured: the spread of all functions' shares between profiles over sampling's), or Welch's standard error of the function's per-profile shares where larger"
 	case kb >= 2 || kn >= 2:
-		s += ", or the standard error from one side's spread of per-profile shares where larger"
+		s += " (measured on the side with several profiles), or the standard error from that side's spread of the function's shares where larger"
+	default:
+		s += " (assumed: one profile a side cannot show the run-to-run spread)"
 	}
 	return s + "; one-sided, Bonferroni over the changes that reach a --fail-on threshold"
 }

@@ -112,7 +112,7 @@ func (r *Report) writeText(w io.Writer) error {
 		fmt.Fprintf(bw, "\n%s\n", s)
 	}
 	fmt.Fprintf(bw, "\n%s\n", r.totalLine())
-	fmt.Fprintf(bw, "Test: %s; alpha %g over %s.\n", r.Method, r.Alpha, plural(r.Tests, "test"))
+	fmt.Fprintf(bw, "Test: %s; dispersion %s; alpha %g over %s.\n", r.Method, r.dispersion(), r.Alpha, plural(r.Tests, "test"))
 	return bw.Flush()
 }
 
@@ -152,9 +152,17 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(bw, "\n%s\n\n<details><summary>How this is decided</summary>\n\n", r.totalLine())
 	fmt.Fprintf(bw, "Shares are of each side's total samples (without the load-following functions set apart); Δ is in percentage points; ± is the change a rise must exceed to be beyond noise; mde is the smallest rise this data would have found 80%% of the time. ")
-	fmt.Fprintf(bw, "Test: %s; alpha %g over %s. A function fails when a rise is significant and reaches a threshold.\n\n", r.Method, r.Alpha, plural(r.Tests, "test"))
+	fmt.Fprintf(bw, "Test: %s; dispersion %s; alpha %g over %s. A function fails when a rise is significant and reaches a threshold.\n\n", r.Method, r.dispersion(), r.Alpha, plural(r.Tests, "test"))
 	fmt.Fprintf(bw, "Base: %s\n\nNew: %s\n\n</details>\n", mdEscape(strings.Join(r.Base.Profiles, ", ")), mdEscape(strings.Join(r.New.Profiles, ", ")))
 	return bw.Flush()
+}
+
+// dispersion states the dispersion used and where it came from.
+func (r *Report) dispersion() string {
+	if r.DispersionDF > 0 {
+		return fmt.Sprintf("%.2f (the prior with the spread measured on %d degrees of freedom)", r.Dispersion, r.DispersionDF)
+	}
+	return fmt.Sprintf("%.2f (assumed)", r.Dispersion)
 }
 
 func verdict(f Function) string {

@@ -7,6 +7,9 @@ import "math"
 type shareTest struct {
 	baseCount, baseTotal []int64
 	newCount, newTotal   []int64
+	// dispersion scales the binomial variance: how much more shares vary
+	// from run to run than sampling alone explains (1 or more).
+	dispersion float64
 }
 
 // shareResult is the outcome of a shareTest: pooled shares, the change, the
@@ -14,7 +17,7 @@ type shareTest struct {
 type shareResult struct {
 	base, new float64 // pooled shares, 0..1
 	delta     float64 // new - base
-	seBinom   float64 // sampling error of a count (two-proportion)
+	seBinom   float64 // sampling error of a count (two-proportion), times √dispersion
 	seSpread  float64 // from the spread of the per-profile shares, 0 without
 }
 
@@ -29,7 +32,7 @@ func (t *shareTest) run() shareResult {
 	r.base, r.new = float64(cb)/float64(nb), float64(cn)/float64(nn)
 	r.delta = r.new - r.base
 	p := float64(cb+cn) / float64(nb+nn)
-	r.seBinom = math.Sqrt(p * (1 - p) * (1/float64(nb) + 1/float64(nn)))
+	r.seBinom = math.Sqrt(max(t.dispersion, 1) * p * (1 - p) * (1/float64(nb) + 1/float64(nn)))
 	kb, kn := len(t.baseCount), len(t.newCount)
 	vb, vn := shareVariance(t.baseCount, t.baseTotal), shareVariance(t.newCount, t.newTotal)
 	switch {
@@ -79,6 +82,80 @@ func shareVariance(count, total []int64) float64 {
 		}
 	}
 	return variance(shares)
+}
+
+// minExpected is the expected count below which a function joins the
+// others in estimateDispersion: Pearson's statistic is unstable for
+// smaller cells.
+const minExpected = 5
+
+// estimateDispersion is the quasi-binomial dispersion of one side's
+// profiles: Pearson's chi-square of their flat counts against the pooled
+// shares, over its degrees of freedom, with functions expected fewer than
+// minExpected times in some profile merged into one cell. It pools every
+// function's run-to-run spread into one factor, which a few profiles
+// estimate far better than each function's own spread. It returns the
+// statistic and its degrees of freedom (0 for fewer than two profiles).
+func estimateDispersion(flat [][]int64, totals []int64) (chi2 float64, df int) {
+	k := len(flat)
+	if k < 2 {
+		return 0, 0
+	}
+	var all int64
+	minTotal := totals[0]
+	for _, n := range totals {
+		all += n
+		minTotal = min(minTotal, n)
+	}
+	if all == 0 || minTotal == 0 {
+		return 0, 0
+	}
+	keys := 0
+	for _, v := range flat {
+		keys = max(keys, len(v))
+	}
+	pooled := make([]int64, keys)
+	for _, v := range flat {
+		for j, c := range v {
+			pooled[j] += c
+		}
+	}
+	other := make([]int64, k)
+	var otherPooled int64
+	cells := 0
+	add := func(c []int64, pool int64) {
+		p := float64(pool) / float64(all)
+		for i := range k {
+			e := p * float64(totals[i])
+			d := float64(c[i]) - e
+			chi2 += d * d / e
+		}
+		cells++
+	}
+	col := make([]int64, k)
+	for j := range keys {
+		if pooled[j] == 0 {
+			continue
+		}
+		for i := range k {
+			col[i] = at(flat[i], j)
+		}
+		if float64(pooled[j])/float64(all)*float64(minTotal) < minExpected {
+			for i := range k {
+				other[i] += col[i]
+			}
+			otherPooled += pooled[j]
+			continue
+		}
+		add(col, pooled[j])
+	}
+	if otherPooled > 0 {
+		add(other, otherPooled)
+	}
+	if cells < 2 {
+		return 0, 0
+	}
+	return chi2, (k - 1) * (cells - 1)
 }
 
 // normalQuantile is the inverse of the standard normal distribution

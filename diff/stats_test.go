@@ -3,6 +3,7 @@ package diff
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -91,7 +92,9 @@ func TestSameBuildNoAlarm(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(k), 30))
 			alarms, apart := 0, 0
 			for range 100 {
-				r, err := Compare(side(rng, k, 1000, workShares), side(rng, k, 1000, workShares), Config{})
+				// Dispersion 1: sampling alone, so that setting the
+				// preemption apart is what keeps the pairs quiet.
+				r, err := Compare(side(rng, k, 1000, workShares), side(rng, k, 1000, workShares), Config{Dispersion: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -116,12 +119,13 @@ func TestSameBuildNoAlarm(t *testing.T) {
 }
 
 // TestLoadFollowingJudgedWhenAsked: with NoLoadFollowing, the same pairs'
-// preemption swings do fail, which is why they are set apart by default.
+// preemption swings do fail under sampling alone, which is why they are
+// set apart by default.
 func TestLoadFollowingJudgedWhenAsked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 30))
 	alarms := 0
 	for range 20 {
-		r, err := Compare(side(rng, 1, 1000, workShares), side(rng, 1, 1000, workShares), Config{LoadFollowing: NoLoadFollowing})
+		r, err := Compare(side(rng, 1, 1000, workShares), side(rng, 1, 1000, workShares), Config{LoadFollowing: NoLoadFollowing, Dispersion: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +140,8 @@ func TestLoadFollowingJudgedWhenAsked(t *testing.T) {
 
 // TestSlowdownFound: score made 30% slower (a third of the time, +6.1
 // points) is found first in every one of 20 seeded sets of five profiles
-// of 1,000 samples a side, where the report's minimum detectable change for
+// of 2,000 samples a side (20 s of CPU at Go's 100 Hz, 2 s at macprof's
+// 999), where the report's minimum detectable change for
 // the median set is below 6.1 points; with one profile a side the report says a change
 // that small could not be found reliably.
 func TestSlowdownFound(t *testing.T) {
@@ -144,7 +149,7 @@ func TestSlowdownFound(t *testing.T) {
 	slow := slowed(workShares, "score", 1.3)
 	var mdes []float64
 	for i := range 20 {
-		r, err := Compare(side(rng, 5, 1000, workShares), side(rng, 5, 1000, slow), Config{})
+		r, err := Compare(side(rng, 5, 2000, workShares), side(rng, 5, 2000, slow), Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,13 +168,13 @@ func TestSlowdownFound(t *testing.T) {
 	if m := mdes[len(mdes)/2]; m >= 6.1 {
 		t.Errorf("median minimum detectable change %.2fpp, want below 6.1 (all: %.2f)", m, mdes)
 	}
-	r, err := Compare(side(rng, 1, 1000, workShares), side(rng, 1, 1000, slow), Config{})
+	r, err := Compare(side(rng, 1, 2000, workShares), side(rng, 1, 2000, slow), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range r.Functions {
 		if f.Name == "score" && f.Flat.MDE < 6.1 {
-			t.Errorf("one a side: score's minimum detectable change %.2fpp, want above the 6.1 a sampling error of 2 points allows", f.Flat.MDE)
+			t.Errorf("one a side: score's minimum detectable change %.2fpp, want above 6.1: one profile a side's noise, with the assumed dispersion, is wider", f.Flat.MDE)
 		}
 	}
 }
@@ -192,5 +197,48 @@ func TestReportShowsApartAndMDE(t *testing.T) {
 			!strings.Contains(s, "mde") {
 			t.Errorf("%s report without the set-apart line or the mde column:\n%s", f, s)
 		}
+	}
+}
+
+// TestDispersion: the spread of shares between profiles is measured as
+// one factor over every function and combined with the prior: near 1 for
+// profiles that differ by sampling alone, several where each run moves the
+// shares; one profile a side takes the prior, which widens the noise bound
+// by its square root.
+func TestDispersion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 30))
+	measure := func(spread float64) float64 {
+		var ps []*Profile
+		for range 20 {
+			ps = append(ps, simulated(rng, 2000, workShares, spread))
+		}
+		r, err := Compare(ps[:10], ps[10:], Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.DispersionDF != 2*9*3 {
+			t.Errorf("degrees of freedom %d, want 54 (10 profiles a side, 4 functions)", r.DispersionDF)
+		}
+		return r.Dispersion
+	}
+	// With the prior's 20 degrees of freedom beside 54 measured: about
+	// (2.5*20 + 54)/74 = 1.4 for sampling alone.
+	if d := measure(0); d > 1.8 {
+		t.Errorf("dispersion of sampling alone: %.2f, want about 1.4", d)
+	}
+	if d := measure(0.15); d < 3 {
+		t.Errorf("dispersion with shares moving 15%% a run: %.2f, want several", d)
+	}
+	if d := measure(0); d < 1.2 {
+		t.Errorf("dispersion of sampling alone: %.2f, want the prior to hold it above 1.2", d)
+	}
+	p := []*Profile{simulated(rng, 2000, workShares, 0)}
+	one, _ := Compare(p, p, Config{})
+	binom, _ := Compare(p, p, Config{Dispersion: 1})
+	if one.Dispersion != DefaultDispersion || one.DispersionDF != 0 {
+		t.Errorf("one a side: dispersion %.2f (%d df), want the prior %.2f", one.Dispersion, one.DispersionDF, DefaultDispersion)
+	}
+	if a, b := one.Functions[0].Flat.Noise, binom.Functions[0].Flat.Noise; math.Abs(a/b-math.Sqrt(DefaultDispersion)) > 1e-9 {
+		t.Errorf("noise %.3f with the prior, %.3f without: ratio %.3f, want √%.1f", a, b, a/b, DefaultDispersion)
 	}
 }

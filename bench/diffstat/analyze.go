@@ -117,6 +117,9 @@ func report(w io.Writer, base, slow []run, sizes []int, methods []method) error 
 						for _, n := range r.Regressions {
 							names[n]++
 						}
+						f := r.Functions[0]
+						fmt.Fprintf(w, "        alarm: %s vs %s: %s flat %+.2fpp (noise %.2f), cum %+.2fpp (noise %.2f), dispersion %.2f (%d df)\n",
+							r.Base.Profiles, r.New.Profiles, f.Name, f.Flat.Delta, f.Flat.Noise, f.Cum.Delta, f.Cum.Noise, r.Dispersion, r.DispersionDF)
 					}
 				}
 			}

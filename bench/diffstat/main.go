@@ -7,6 +7,7 @@
 //
 //	go run ./bench/diffstat -pool /tmp/diffstat -add 100   # record 100 of each build, then report
 //	go run ./bench/diffstat -pool /tmp/diffstat            # report on the pool as it is
+//	go run ./bench/diffstat -pool /tmp/diffstat -judge-all # also without the set-apart and the dispersion
 //
 // Run it from the repository root. The report gives, at 1, 3 and 5
 // profiles a side, the false alarms among pairs of identical builds, the
@@ -28,7 +29,7 @@ func main() {
 	add := flag.Int("add", 0, "record `N` more profiles of each build before the report")
 	jobs := flag.Int("jobs", 2, "benchmarks run at a time")
 	benchtime := flag.String("benchtime", "3000x", "each run's -test.benchtime: a count of iterations fixes the CPU time, whatever the load")
-	judgeAll := flag.Bool("judge-all", false, "also report with no function set apart as load-following")
+	judgeAll := flag.Bool("judge-all", false, "also report with no function set apart as load-following, and with sampling alone assumed")
 	flag.Parse()
 	if *add > 0 {
 		dir, err := os.MkdirTemp("", "diffstat")
@@ -57,7 +58,9 @@ func main() {
 	}
 	methods := []method{{"macprof diff, default flags", diff.Config{}}}
 	if *judgeAll {
-		methods = append(methods, method{"macprof diff --load-following '' (every function judged)", diff.Config{LoadFollowing: diff.NoLoadFollowing}})
+		methods = append(methods,
+			method{"macprof diff --load-following '' (every function judged)", diff.Config{LoadFollowing: diff.NoLoadFollowing}},
+			method{"macprof diff --load-following '' --dispersion 1 (every function judged, sampling alone assumed)", diff.Config{LoadFollowing: diff.NoLoadFollowing, Dispersion: 1}})
 	}
 	if err := report(os.Stdout, base, slow, []int{1, 3, 5}, methods); err != nil {
 		fatal(err)

@@ -20,6 +20,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	ignore := fs.String("ignore", "", "do not judge functions whose name matches `REGEX`")
 	loadFollowing := fs.String("load-following", diff.DefaultLoadFollowing, "set apart, unjudged, the samples under functions whose name matches `REGEX`, as their share follows load ('' for none)")
 	alpha := fs.Float64("alpha", diff.DefaultAlpha, "one-sided significance `LEVEL` of the whole decision")
+	dispersion := fs.Float64("dispersion", diff.DefaultDispersion, "run-to-run `VARIANCE` of shares over sampling's, assumed when no side has two profiles to measure it")
 	format := fs.String("format", "text", "`FORMAT` of the report on stdout: text, markdown or json")
 	top := fs.Int("top", diff.DefaultTop, "list `N` functions in the report (regressions always; -1: all)")
 	fs.Var(&outs, "o", "also write `FILE`: .svg flame graph, .pb.gz pprof diff, .md/.json/.txt report (repeatable)")
@@ -40,5 +41,5 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		return fs.usageError("give BASE and NEW (or --base and --new), e.g. macprof diff base.pb.gz new.pb.gz")
 	}
 	return diff.Main(diff.Args{Base: bases, New: news, Positional: pos, FailOn: failOn, Outputs: outs,
-		Focus: *focus, Ignore: *ignore, LoadFollowing: *loadFollowing, Format: *format, Alpha: *alpha, Top: *top}, stdout, stderr)
+		Focus: *focus, Ignore: *ignore, LoadFollowing: *loadFollowing, Format: *format, Alpha: *alpha, Top: *top, Dispersion: *dispersion}, stdout, stderr)
 }
