@@ -3,9 +3,10 @@
 package ptrace
 
 import (
-	"os"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/target"
@@ -42,22 +43,15 @@ func (tt *targetTables) update(set *images.Set) { tt.res.Store(tablesResolver(se
 
 // tablesResolver returns a resolver of set's objects to their unwind
 // tables. Tables are read through /proc/PID/map_files where the profiler
-// may follow it (the file the target maps, whatever it has put at the path
-// since; walks need tables only while it lives), else at the path.
+// may follow it to the image's file (the file the target maps, whatever it
+// has put at the path since), else at the path.
 func tablesResolver(set *images.Set) *cfi.Resolver {
 	var objs []cfi.Object
-	mapFiles := -1 // unknown, 0 refused, 1 followed
 	for _, im := range set.Images() {
 		o := cfi.Object{Start: im.Start, Limit: im.Limit, Offset: im.Offset}
 		if im.Format == images.FormatELF && im.Memory == nil && im.Path != "" && im.Path[0] == '/' {
 			o.Key, o.Path = im.Key(), im.File()
-			if mapFiles < 0 && im.MapFile != "" {
-				mapFiles = 0
-				if _, err := os.Stat(im.MapFile); err == nil {
-					mapFiles = 1
-				}
-			}
-			if mapFiles == 1 && im.MapFile != "" {
+			if mapsFile(im) {
 				o.Path = im.MapFile
 			}
 		}
@@ -67,6 +61,17 @@ func tablesResolver(set *images.Set) *cfi.Resolver {
 		objs = append(objs, o)
 	}
 	return cfi.NewResolver(cfiTables, objs)
+}
+
+// mapsFile reports whether im's MapFile can be followed and leads to the
+// file it maps (by device and inode: the range may map another file since,
+// after an exec).
+func mapsFile(im *images.Image) bool {
+	if im.MapFile == "" || im.Inode == 0 {
+		return false
+	}
+	var st unix.Stat_t
+	return unix.Stat(im.MapFile, &st) == nil && uint64(st.Dev) == im.Dev && st.Ino == im.Inode
 }
 
 // walk walks a captured stack by the target's unwind method. stopped
