@@ -96,10 +96,14 @@ func fastConfig() Config {
 }
 
 // privateDir returns a new directory of the test's user with mode 0700,
-// as a spool directory's parent (the agent's --spool-dir) must be.
+// as a spool directory's parent (the agent's --spool-dir) must be, by its
+// real path (macOS's temporary directories are under the link /var).
 func privateDir(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
