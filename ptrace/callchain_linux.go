@@ -161,7 +161,7 @@ func (t *Target) fillFromChain(th *thread, at, size uint64, c *target.Capture) e
 		res.Stop = unwind.StopMaxFrames
 	}
 	if t.opts.Unwind != unwind.MethodFP {
-		if r := t.tables.res.Load(); r != nil {
+		if r := t.resolver(); r != nil {
 			check := unwind.CheckChain(pcs, r.NoWait())
 			if check.Trusted < len(pcs) || !check.Whole {
 				pcs, res.Stop = pcs[:check.Trusted], unwind.StopNoFrameRecord
@@ -182,7 +182,7 @@ func (t *Target) noteWalk(th *thread, c *target.Capture) {
 	if t.opts.Unwind != unwind.MethodAuto || c.Walk.Stop != unwind.StopEnd {
 		return
 	}
-	r := t.tables.res.Load()
+	r := t.resolver()
 	if r == nil {
 		return
 	}

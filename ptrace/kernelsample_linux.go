@@ -23,6 +23,9 @@ import (
 
 // kernelSampler is the state of kernel samples, used under hotMu.
 type kernelSampler struct {
+	// execs is the execs of the process its rings showed (execGens.seen),
+	// where a new ring starts counting.
+	execs atomic.Int64
 	// walker reads nothing but the sample's stack copy: the thread has run
 	// on since the sample.
 	walker *unwind.Walker
@@ -141,6 +144,7 @@ func (tk *threadKernel) setRing(r *perfRing, k *kernelSampler) {
 		tk.closeRing()
 	}
 	tk.ring, tk.rings, tk.stackRings, tk.ringBytes, tk.chain, tk.ranOff = r, &k.rings, &k.stackRings, &k.ringBytes, r.chain, false
+	r.execBase = int(k.execs.Load())
 	tk.drained, tk.drainedBytes, tk.lastDrain, tk.fill = 0, 0, time.Time{}, 0
 	k.rings.Add(1)
 	k.ringBytes.Add(int64(len(r.data)))
@@ -471,8 +475,16 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		if r.chain {
 			k.chainRecord = max(k.chainRecord, int(size))
 		}
-		if t.fillFromSample(th, at, size, caps[n], true) == nil {
+		// Walked and named with the images of the program that took
+		// it: its process may have exec'd since, or before the images
+		// were read last.
+		gen := t.execImagesOf(r.execBase + r.execs)
+		t.tables.sample = gen.res
+		err := t.fillFromSample(th, at, size, caps[n], true)
+		t.tables.sample = nil
+		if err == nil {
 			th.kernel.ranOff = th.kernel.ranOff || caps[n].Walk.Stop == unwind.StopReadFailed
+			caps[n].Images, caps[n].Executable = gen.set, gen.exe
 			n++
 		}
 	}

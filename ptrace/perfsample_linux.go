@@ -188,6 +188,9 @@ type perfRing struct {
 	// lost sums the samples the kernel's PERF_RECORD_LOST records said it
 	// dropped (the ring was full), of the records read since takeLost.
 	lost uint64
+	// execs counts the exec records of its thread's process read from it,
+	// from execBase, the execs the target had seen when it was opened.
+	execs, execBase int
 }
 
 // mmapRing maps size bytes of a perf_event file's ring; tests replace it
@@ -208,7 +211,7 @@ func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
 		Config:            unix.PERF_COUNT_SW_TASK_CLOCK,
 		Sample:            uint64(period.Nanoseconds()),
 		Sample_type:       unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER,
-		Bits:              unix.PerfBitExcludeHv,
+		Bits:              unix.PerfBitExcludeHv | unix.PerfBitComm | unix.PerfBitCommExec,
 		Sample_regs_user:  perfRegsMask,
 		Sample_stack_user: uint32(stackBytes),
 	}
@@ -294,13 +297,23 @@ func (r *perfRing) begin() {
 }
 
 // next returns the position and size of the next sample record, skipping
-// records of other types (a PERF_RECORD_LOST's count is added to lost);
+// records of other types (a PERF_RECORD_LOST's count is added to lost, an
+// exec's to execs);
 // the caller reads it with readAt.
 func (r *perfRing) next() (at, size uint64, ok bool) {
 	for {
 		at, size, typ, ok := r.nextRecord()
 		if !ok || typ == unix.PERF_RECORD_SAMPLE {
 			return at, size, ok
+		}
+		if typ == unix.PERF_RECORD_COMM {
+			// An exec (the comm record marked as such; a rename is
+			// not): the samples after it are another program's.
+			var misc [2]byte
+			r.readAt(misc[:], at+4)
+			if binary.LittleEndian.Uint16(misc[:])&unix.PERF_RECORD_MISC_COMM_EXEC != 0 {
+				r.execs++
+			}
 		}
 		if typ == unix.PERF_RECORD_LOST && size >= perfLostRecordLen {
 			// The header, the event's id, then how many samples

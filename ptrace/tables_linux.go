@@ -28,6 +28,9 @@ var cfiTables = cfi.NewCache(cfi.CacheOptions{})
 // the one they find.
 type targetTables struct {
 	res atomic.Pointer[cfi.Resolver]
+	// sample, while a kernel sample is walked, is the resolver of the
+	// images its process had when it was taken (nil: res).
+	sample *cfi.Resolver
 	// lastMiss is when a walk last re-read the memory map for a PC in no
 	// known object (walks only).
 	lastMiss time.Time
@@ -84,8 +87,8 @@ func (t *Target) walk(w *unwind.Walker, regs unwind.Regs, st *unwind.Stack, dst 
 	if t.opts.Unwind == unwind.MethodFP {
 		return w.Walk(regs, st, dst)
 	}
-	r := t.tables.res.Load()
-	if r != nil && !stopped && !r.Covers(regs.PC) && time.Since(t.tables.lastMiss) >= missGap {
+	r := t.resolver()
+	if r != nil && !stopped && t.tables.sample == nil && !r.Covers(regs.PC) && time.Since(t.tables.lastMiss) >= missGap {
 		// Perhaps loaded since the map was read (the sampler reads it
 		// about once a second). Not while a thread is held stopped:
 		// reading the map and build IDs may take milliseconds.
@@ -100,6 +103,16 @@ func (t *Target) walk(w *unwind.Walker, regs unwind.Regs, st *unwind.Stack, dst 
 		return w.WalkCFI(regs, st, r.NoWait(), dst)
 	}
 	return w.WalkCFI(regs, st, r, dst)
+}
+
+// resolver returns the unwind tables' resolver for the walk or chain
+// check at hand: the images of a kernel sample's program, else the
+// target's.
+func (t *Target) resolver() *cfi.Resolver {
+	if r := t.tables.sample; r != nil {
+		return r
+	}
+	return t.tables.res.Load()
 }
 
 // PrepareUnwind builds the unwind tables of every object t has mapped,

@@ -62,6 +62,7 @@ type Target struct {
 	imgSet   *images.Set
 	buildIDs map[string]string
 	tables   targetTables // the unwind tables of imgSet's objects
+	gens     execGens     // kernel-sampled targets: the images of each program the process ran
 
 	// tracerTID is the tracer thread's id.
 	tracerTID int
@@ -335,10 +336,14 @@ func (t *Target) Images() (*images.Set, error) {
 		return t.imgSet, nil
 	}
 	set, err := t.images()
-	if p != nil && err == nil {
+	switch {
+	case err != nil:
+	case p != nil:
 		// The first read, before the command ran, is its first
 		// version (imageHistory).
 		p.setBase(set, t.Executable)
+	case t.kernel != nil:
+		t.gens.noteImages(set, t.tables.res.Load(), t.Executable)
 	}
 	return set, err
 }
