@@ -13,7 +13,8 @@ import (
 )
 
 // benchSource is the Go benchmark package the test commits to a clone of
-// this repository, twice: slowPart is eight times as slow in the second.
+// this repository, twice: slowPart, a tenth of the time, is sixteen times
+// as slow in the second (two thirds of the time).
 const benchSource = `package ciwork
 
 import "testing"
@@ -35,7 +36,7 @@ func fastPart() uint64 { return spin(100000) }
 //go:noinline
 func slowPart() uint64 {
 	x := uint64(0)
-	for i := 0; i < 100000*FACTOR; i++ {
+	for i := 0; i < 12500*FACTOR; i++ {
 		x = x*6364136223846793005 + 1442695040888963407
 	}
 	return x
@@ -95,15 +96,16 @@ func TestProfileDiffScript(t *testing.T) {
 		return git("rev-parse", "HEAD")
 	}
 	base := commit("1", "ciwork: a benchmark")
-	head := commit("8", "ciwork: slowPart eight times as slow")
+	head := commit("16", "ciwork: slowPart sixteen times as slow")
 
 	out := filepath.Join(dir, "prof")
 	cmd := exec.Command("bash", filepath.Join(root, "deploy/ci/profile-diff.sh"), base, head, out)
 	cmd.Dir = clone
 	// Small runs: a count of iterations fixes the benchmark's CPU time
-	// (about 0.4 s and 1.8 s a run) whatever the load.
+	// (about 0.7 s and 1.8 s a run) whatever the load; slowPart's share
+	// rises by about 55 points against a noise bound of about 22.
 	cmd.Env = append(os.Environ(), "MACPROF="+macprof, "RECORD_ARGS=-threads 1 -duration 1s",
-		"BENCH_PKG=./ciwork", "BENCH_TIME=2000x", "RUNS=2")
+		"BENCH_PKG=./ciwork", "BENCH_TIME=6000x", "RUNS=2")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err = cmd.Run()
