@@ -47,13 +47,16 @@ no process or thread starts on the machine, ten times a second otherwise,
 more often for stack copies at high rates, and at once when a buffer of
 callchains is half full, rather than waking at the sampling rate (a busy
 thread's buffer grows from 128 KiB, as root); it
-keeps them (up to 64 MiB) to intern their stacks once the command has run.
+keeps them (up to 16 MiB) to intern their stacks once the command has run
+(sooner, a part at a time, when there are more).
 A launched command whose code all keeps frame pointers (a static Go
 binary, or any with --unwind fp) is sampled as perf record -g samples it:
 one event per CPU, inherited by every thread it starts, opened while it is
 held at its exec, so that no thread is stopped or given a buffer of its
 own; while it runs macprof only copies the buffers into its memory (up to
-64 MiB) and reads the samples once it has exited. Otherwise code that keeps frame pointers (Go, or where the unwind
+16 MiB at a time) and reads the samples once it has exited. The processes
+it starts inherit the events: their samples are kept too, each looked up in
+the images its process had when it was taken (before or after an exec). Otherwise code that keeps frame pointers (Go, or where the unwind
 tables say so) is sampled as the kernel's own callchain, as perf record -g
 takes it;
 elsewhere a sample copies 8 KiB of stack, then 16 and 32 KiB for a thread
