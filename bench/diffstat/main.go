@@ -1,7 +1,7 @@
 // Command diffstat measures how often `macprof diff` alarms on identical
 // code and how often it finds a real slowdown, as a CI user would meet
 // them: a Go benchmark package (testdata/work) built twice, as it is and
-// with score (a third of the time) 30% slower, each run a fresh
+// with score (about half the CPU time) 30% slower, each run a fresh
 // `go test -bench . -cpuprofile`. It keeps the profiles in a pool directory,
 // so that runs add up, and compares disjoint sets of them:
 //

@@ -1,7 +1,7 @@
 // Package work is the Go benchmark package bench/diffstat profiles with
 // `go test -bench -cpuprofile`, built twice: as it is, and with
-// -ldflags=-X=example.com/work.slowdown=1.3, which makes score, a third of the time,
-// 30% slower in its own frame.
+// -ldflags=-X=example.com/work.slowdown=1.3, which makes score, about half
+// the CPU time, 30% slower in its own frame.
 package work
 
 import (
@@ -57,7 +57,7 @@ func checksum(v []int) uint32 {
 	return h
 }
 
-// score is arithmetic in its own frame: the function a third of the time
+// score is arithmetic in its own frame: the function about half the time
 // that the slow build makes 30% slower.
 //
 //go:noinline
@@ -82,6 +82,6 @@ func BenchmarkWork(b *testing.B) {
 	}
 }
 
-// scoreRounds makes score about a third of an iteration's CPU time on an
+// scoreRounds makes score about half of an iteration's CPU time on an
 // amd64 machine of 2026 (bench/RESULTS.md has the measured shares).
 const scoreRounds = 200000
