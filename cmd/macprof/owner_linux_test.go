@@ -193,7 +193,7 @@ func TestAgentLogRedactsCredentials(t *testing.T) {
 	sink := newOTLPSink(t)
 	ep := strings.Replace(sink.srv.URL, "http://", "http://ann:hunter2@", 1) + "/v1development/profiles?api_key=s3cret"
 	log := runAgentBounded(t, "--name", onlyThis(demo), "--rescan", "200ms", "--window", "1s", "-F", "49", "-d", "2s", "-v",
-		"--otlp-endpoint", ep, "--pyroscope-url", "http://bob:hunter2@127.0.0.1:1", "--telemetry", "none")
+		"--otlp-endpoint", ep, "--pyroscope-url", "http://bob:hunter2@127.0.0.1:1", "--telemetry", "none", "--shutdown-timeout", "1s")
 	if strings.Contains(log, "hunter2") || strings.Contains(log, "s3cret") || !strings.Contains(log, "REDACTED") {
 		t.Errorf("the agent's log shows a credential:\n%s", log)
 	}
