@@ -20,6 +20,7 @@ const (
 	lcSegment64      = 0x19
 	lcSegment        = 0x1
 	lcSymtab         = 0x2
+	lcDysymtab       = 0xb
 	lcUUID           = 0x1b
 	lcFunctionStarts = 0x26
 
@@ -86,6 +87,9 @@ type MachO struct {
 	// FunctionStarts locates LC_FUNCTION_STARTS data in the file, or is
 	// nil.
 	FunctionStarts *MachOLinkeditData
+	// symtabCmds are the offsets of the LC_SYMTAB and LC_DYSYMTAB
+	// commands from the header (DWARFReader hides them).
+	symtabCmds []uint32
 }
 
 // MachOSegment is one LC_SEGMENT_64.
@@ -240,6 +244,9 @@ func ParseMachO(b []byte) (*MachO, error) {
 		}
 		c := cmds[off : off+size]
 		var err error
+		if cmd == lcSymtab || cmd == lcDysymtab {
+			m.symtabCmds = append(m.symtabCmds, machoHeaderSize+off)
+		}
 		switch cmd {
 		case lcSegment64:
 			err = m.parseSegment(c)

@@ -222,3 +222,30 @@ func checkMachOData(m *MachO, size, data int64) error {
 	}
 	return nil
 }
+
+// DWARFReader returns f's image for debug/macho, which reads only DWARF
+// from it, with its LC_SYMTAB and LC_DYSYMTAB commands reading as commands
+// of no known kind: debug/macho.NewFile would build a Symbol for every
+// entry and copy each name from its offset to its NUL, which a hostile
+// table (millions of entries into one long unterminated run) makes cost
+// entries x string table, and read an indirect symbol table of any size.
+func (f *MachOFile) DWARFReader() *io.SectionReader {
+	return io.NewSectionReader(&hiddenCmds{r: f.R, at: f.symtabCmds}, 0, f.Size)
+}
+
+// hiddenCmds reads r with the cmd field of the load commands at offsets at
+// reading as zero.
+type hiddenCmds struct {
+	r  io.ReaderAt
+	at []uint32
+}
+
+func (h *hiddenCmds) ReadAt(p []byte, off int64) (int, error) {
+	n, err := h.r.ReadAt(p, off)
+	for _, a := range h.at {
+		for i := max(int64(a), off); i < min(int64(a)+4, off+int64(n)); i++ {
+			p[i-off] = 0
+		}
+	}
+	return n, err
+}

@@ -5,7 +5,6 @@ import (
 	"debug/dwarf"
 	"debug/macho"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -129,7 +128,7 @@ func OpenDSYM(path, uuid string) (*DWARFLines, error) {
 		return nil, fmt.Errorf("dSYM: %w", err)
 	}
 	defer f.Close()
-	mf, err := macho.NewFile(io.NewSectionReader(f.R, 0, f.Size))
+	mf, err := macho.NewFile(f.DWARFReader())
 	if err != nil {
 		return nil, fmt.Errorf("dSYM %s: %w", file, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"debug/macho"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -130,7 +129,7 @@ func machOFileLines(path, uuid string, isGo, hasDWARF, dwarfOnly bool) LineSourc
 				return nil, err
 			}
 		}
-		mf, err := macho.NewFile(io.NewSectionReader(f.R, 0, f.Size))
+		mf, err := macho.NewFile(f.DWARFReader())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
