@@ -282,14 +282,15 @@ func (a *agent) attach(pid int, owner *int) error {
 	if err != nil {
 		return err
 	}
+	uid, known := a.processOwner(pid)
 	if owner != nil {
-		if err := a.checkOwner(pid, *owner); err != nil {
+		if err := ownerError(uid, known, *owner); err != nil {
 			t.Close()
 			return err
 		}
 	}
 	args := []any{"pid", pid}
-	if uid, known := a.processOwner(pid); known {
+	if known {
 		a.owners.set(pid, uid)
 		args = append(args, "uid", uid)
 	}

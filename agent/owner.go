@@ -61,13 +61,12 @@ func (a *agent) processOwner(pid int) (uid int, ok bool) {
 	return processOwner(pid)
 }
 
-// checkOwner refuses pid, just attached, unless it still runs as want
-// only: between the listing and the attach it may have exec'd a setuid
-// program, or ended and had its PID reused.
-func (a *agent) checkOwner(pid, want int) error {
-	uid, ok := a.processOwner(pid)
+// ownerError refuses a process just attached whose user (uid, known) is
+// not want alone: between the listing and the attach it may have exec'd a
+// setuid program, or ended and had its PID reused.
+func ownerError(uid int, known bool, want int) error {
 	switch {
-	case !ok:
+	case !known:
 		return fmt.Errorf("its user ids are no longer all uid %d (a setuid program, or gone)", want)
 	case uid != want:
 		return fmt.Errorf("it now runs as uid %d, not uid %d", uid, want)
