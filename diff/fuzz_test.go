@@ -3,6 +3,7 @@ package diff
 import (
 	"bytes"
 	"compress/gzip"
+	"math"
 	"testing"
 )
 
@@ -26,9 +27,17 @@ func FuzzParse(f *testing.F) {
 		if n != p.Samples || n <= 0 {
 			t.Fatalf("samples %d, stacks add up to %d", p.Samples, n)
 		}
-		// Comparing a parsed profile with itself must not fail either.
+		// Comparing a parsed profile with itself must not fail either,
+		// one a side or two (which measures the dispersion).
 		if _, err := Compare([]*Profile{p}, []*Profile{p}, Config{}); err != nil {
 			t.Fatal(err)
+		}
+		r, err := Compare([]*Profile{p, p}, []*Profile{p, p}, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.IsNaN(r.Dispersion) || r.Dispersion < 1 || len(r.Regressions) != 0 {
+			t.Fatalf("two copies a side: dispersion %v, regressions %v", r.Dispersion, r.Regressions)
 		}
 	})
 }
