@@ -27,9 +27,9 @@ var goFuncNames = [...]string{"go:func.*\x00", "go.func.*\x00"}
 
 // elfFuncSymbols appends the function symbols (STT_FUNC, STT_GNU_IFUNC,
 // defined, non-zero) of f's symbol table of type typ to dst; f's sections
-// are expected checked against what its file holds (objfile.CheckELF). It returns
-// how many entries the table has (the null entry aside) and the value of
-// go:func.* when the table has it.
+// are expected checked against what its file holds (objfile.CheckELF). It
+// returns how many entries the table has (the null entry aside) and the
+// value of the Go linker's go:func.* symbol when the table has it.
 func elfFuncSymbols(f *elf.File, typ elf.SectionType, dst []Symbol) (out []Symbol, entries int, goFunc uint64, err error) {
 	s := f.SectionByType(typ)
 	if s == nil || s.Size == 0 {
