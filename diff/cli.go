@@ -30,26 +30,20 @@ profiles of different length compare; the change in percentage points (pp)
 and relative to the base.
 
 The test. A function's count is binomial in the profile's total (each
-sample is one draw), so a change in share has a binomial standard error;
-one profile a side is a one-sided two-proportion z-test. With several
-profiles a side, their shares' spread also shows run-to-run noise that
-sampling does not explain (load, caches, clock): the standard error is then
-the larger of the binomial one and Welch's from the per-profile shares
-(with one profile on a side, the other side's spread stands for both). A
-function fails when its rise passes the normal quantile times that error
-and reaches a threshold. The level --alpha is for the whole decision,
-split (Bonferroni) over the changes that reach a threshold: under the
-model a build compared with itself fails with probability at most alpha.
+sample is one draw), so a change in share has a binomial standard error.
 Shares vary from run to run more than sampling explains (load, caches,
-clock): the binomial variance is scaled by a dispersion, measured from the
-spread of all functions' shares between profiles when a side has two or
-more (quasi-binomial: Pearson's chi-square over its degrees of freedom)
-together with a prior (--dispersion, default 2.5, above the 1.7-2.2
-bench/diffstat measured on a loaded machine) that counts as 20 degrees of
-freedom, at least 1; with one profile a side, the prior alone. Record
-three or more times a side: the spread is then measured, not assumed. Each function's mde is the smallest rise this
-data would have found 80% of the time: record more (longer, or more
-profiles) when the change you care about is below it.
+clock), so the binomial variance is scaled by a dispersion: a prior
+(--dispersion, default 2.5, above the 1.7-2.2 bench/diffstat measured on a
+loaded machine) counted as 20 degrees of freedom, combined, when a side has
+two or more profiles, with the spread of all functions' shares between
+them (quasi-binomial: Pearson's chi-square over its degrees of freedom); at
+least 1. A function fails when its rise passes the normal quantile times
+that error and reaches a threshold. The level --alpha is for the whole
+decision, split (Bonferroni) over the changes that reach a threshold.
+Record three or more times a side: the spread is then measured, not only
+assumed. Each function's mde is the smallest rise this data would have
+found 80% of the time: record more (longer, or more profiles) when the
+change you care about is below it.
 
 Load-following functions (--load-following, by default Go's asynchronous
 preemption, background and assisting garbage collection, scheduler and

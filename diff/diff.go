@@ -396,13 +396,10 @@ func change(r shareResult, alpha float64) Change {
 // method states the test in one sentence for the report.
 func method(kb, kn int) string {
 	s := "z-test on each function's share with the binomial standard error (each sample one draw) times √dispersion"
-	switch {
-	case kb >= 2 && kn >= 2:
-		s += " (measured: the spread of all functions' shares between profiles over sampling's), or Welch's standard error of the function's per-profile shares where larger"
-	case kb >= 2 || kn >= 2:
-		s += " (measured on the side with several profiles), or the standard error from that side's spread of the function's shares where larger"
-	default:
-		s += " (assumed: one profile a side cannot show the run-to-run spread)"
+	if kb >= 2 || kn >= 2 {
+		s += " (the prior combined with the spread of all functions' shares between profiles, over sampling's)"
+	} else {
+		s += " (the prior alone: one profile a side cannot show the run-to-run spread)"
 	}
 	return s + "; one-sided, Bonferroni over the changes that reach a --fail-on threshold"
 }

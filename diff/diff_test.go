@@ -108,7 +108,7 @@ func TestSpread(t *testing.T) {
 	if r1, _ := Run(Config{Base: bs[:1], New: ns[:1]}); len(r1.Regressions) != 0 {
 		t.Errorf("one a side, 5 points at 1,000 samples: regressions %v", r1.Regressions)
 	}
-	if !strings.Contains(r.Method, "Welch") {
+	if !strings.Contains(r.Method, "spread of all functions' shares") {
 		t.Errorf("method %q", r.Method)
 	}
 }

@@ -12,19 +12,21 @@ type shareTest struct {
 	dispersion float64
 }
 
-// shareResult is the outcome of a shareTest: pooled shares, the change, the
-// standard errors of the change and the bound a change must pass.
+// shareResult is the outcome of a shareTest: pooled shares, the change and
+// its standard error.
 type shareResult struct {
 	base, new float64 // pooled shares, 0..1
 	delta     float64 // new - base
 	seBinom   float64 // sampling error of a count (two-proportion), times √dispersion
-	seSpread  float64 // from the spread of the per-profile shares, 0 without
 }
 
-// run computes the pooled shares and both standard errors. Each sample is
-// one draw, so a function's count is binomial in the profile's total; with
-// several profiles a side, the spread of their shares also shows the
-// run-to-run noise that sampling alone does not (load, caches, frequency).
+// run computes the pooled shares and the standard error. Each sample is
+// one draw, so a function's count is binomial in the profile's total; the
+// dispersion widens that for the run-to-run noise sampling does not show
+// (load, caches, clock). One factor over every function is used rather
+// than each function's own spread: five profiles' spread of one share is
+// itself so noisy that taking the larger of the two halved the power to
+// find a 30% slowdown (bench/diffstat) without a false alarm less.
 func (t *shareTest) run() shareResult {
 	var r shareResult
 	cb, nb := sum(t.baseCount), sum(t.baseTotal)
@@ -33,35 +35,21 @@ func (t *shareTest) run() shareResult {
 	r.delta = r.new - r.base
 	p := float64(cb+cn) / float64(nb+nn)
 	r.seBinom = math.Sqrt(max(t.dispersion, 1) * p * (1 - p) * (1/float64(nb) + 1/float64(nn)))
-	kb, kn := len(t.baseCount), len(t.newCount)
-	vb, vn := shareVariance(t.baseCount, t.baseTotal), shareVariance(t.newCount, t.newTotal)
-	switch {
-	case kb >= 2 && kn >= 2:
-		// Welch's standard error: each side its own variance.
-		r.seSpread = math.Sqrt(vb/float64(kb) + vn/float64(kn))
-	case kb >= 2 || kn >= 2:
-		// One side shows the spread: assume the other's is the same.
-		v := max(vb, vn)
-		r.seSpread = math.Sqrt(v * (1/float64(kb) + 1/float64(kn)))
-	}
 	return r
 }
 
 // bound returns the change in share a function must exceed to be beyond
-// noise at one-sided level alpha: the normal quantile times the larger of
-// the two standard errors. A t quantile for the spread's few degrees of
-// freedom would make three recordings a side useless at a Bonferroni
-// level; the binomial error is the floor that keeps a spread that happened
-// to be small from passing noise.
+// noise at one-sided level alpha: the normal quantile times the standard
+// error.
 func (r shareResult) bound(alpha float64) float64 {
-	return normalQuantile(1-alpha) * max(r.seBinom, r.seSpread)
+	return normalQuantile(1-alpha) * r.seBinom
 }
 
 // detectable is the minimum detectable rise at level alpha: the true
 // change that passes the bound with probability power, under the same
 // standard error.
 func (r shareResult) detectable(alpha float64) float64 {
-	return (normalQuantile(1-alpha) + normalQuantile(power)) * max(r.seBinom, r.seSpread)
+	return (normalQuantile(1-alpha) + normalQuantile(power)) * r.seBinom
 }
 
 func sum(v []int64) int64 {
@@ -70,18 +58,6 @@ func sum(v []int64) int64 {
 		s += x
 	}
 	return s
-}
-
-// shareVariance is the sample variance of count[i]/total[i] over the
-// profiles with a total, 0 for fewer than two.
-func shareVariance(count, total []int64) float64 {
-	var shares []float64
-	for i := range count {
-		if total[i] > 0 {
-			shares = append(shares, float64(count[i])/float64(total[i]))
-		}
-	}
-	return variance(shares)
 }
 
 // minExpected is the expected count below which a function joins the
