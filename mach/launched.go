@@ -18,8 +18,7 @@ var _ target.Launched = (*Launched)(nil)
 
 // LaunchCommandKernel starts a command with macprof's environment (see Launch)
 // and returns it with a Wait that gives the status to forward. Under sudo
-// the command runs as root: posix_spawn has no public way to drop
-// credentials (docs/DARWIN.md).
+// the command runs as the user who ran sudo (InvokingUser).
 func LaunchCommandKernel(k Kernel, args []string, opts target.Options) (*Launched, error) {
 	t, err := LaunchKernel(k, args, os.Environ(), opts)
 	if err != nil {

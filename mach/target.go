@@ -47,6 +47,8 @@ type Target struct {
 
 	imgKey imgKey
 	imgSet *images.Set
+	hits   imageHits // the images samples hit (ImagesHit)
+	execs  int       // execs followed (reattach)
 
 	// Compact unwind (SetCompactUnwind): the images' tables, rebuilt with
 	// imgSet, and the stepper captures walk them with.
@@ -164,17 +166,9 @@ func newTarget(k Kernel, pid int, task uint32, own, self bool, opts target.Optio
 		}
 		translated = tr
 	}
-	t.flavor = FlavorFor(hostARM64(k), translated)
-	t.mask = AddrMask(virtualAddressBits(k))
-	if t.flavor.Arch != unwind.ArchARM64 {
-		t.mask = 0
-	}
-	w, err := unwind.NewWalker(unwind.Config{Arch: t.flavor.Arch, MaxFrames: opts.MaxFrames, AddrMask: t.mask, Fallback: walkReader{t.mem}})
-	if err != nil {
+	if err := t.setWalkers(translated); err != nil {
 		return nil, err
 	}
-	t.walker = w
-	t.stepper = compactunwind.Stepper{Arch: t.flavor.Arch, AddrMask: t.mask, Fallback: walkReader{t.mem}}
 	// --unwind cfi walks by the images' compact unwind tables; auto and
 	// fp by frame records, which Apple's ABIs keep in all but frameless
 	// leaves: neither walk has run on a Mac, so the simpler one stays
@@ -195,6 +189,24 @@ func newTarget(k Kernel, pid int, task uint32, own, self bool, opts target.Optio
 		t.mem.cleanup = runtime.AddCleanup(t.mem, func(port uint32) { k.PortDeallocate(k.TaskSelf(), port) }, task)
 	}
 	return t, nil
+}
+
+// setWalkers sets the register flavor, the address mask and the walkers
+// for a task whose threads run translated by Rosetta or not, reading
+// fallbacks through t.mem.
+func (t *Target) setWalkers(translated bool) error {
+	t.flavor = FlavorFor(hostARM64(t.k), translated)
+	t.mask = AddrMask(virtualAddressBits(t.k))
+	if t.flavor.Arch != unwind.ArchARM64 {
+		t.mask = 0
+	}
+	w, err := unwind.NewWalker(unwind.Config{Arch: t.flavor.Arch, MaxFrames: t.opts.MaxFrames, AddrMask: t.mask, Fallback: walkReader{t.mem}})
+	if err != nil {
+		return err
+	}
+	t.walker = w
+	t.stepper = compactunwind.Stepper{Arch: t.flavor.Arch, AddrMask: t.mask, Fallback: walkReader{t.mem}}
+	return nil
 }
 
 // probe reads the registers of one thread with the chosen flavor, so that
@@ -305,9 +317,14 @@ func (t *Target) CompactUnwind() *compactunwind.Images { return t.compact }
 func (t *Target) walk(regs unwind.Regs, st *unwind.Stack, c *target.Capture) {
 	if t.compact != nil {
 		c.PCs, c.Walk, _ = t.stepper.WalkWithFallback(t.compact, t.walker, regs, st, c.PCs)
-		return
+	} else {
+		c.PCs, c.Walk = t.walker.Walk(regs, st, c.PCs)
 	}
-	c.PCs, c.Walk = t.walker.Walk(regs, st, c.PCs)
+	t.hits.note(t.imgSet, c.PCs)
+	// Each sample names the image list it was taken under, so that one
+	// taken before an exec (or a dlclose) is not named from the list
+	// read after it.
+	c.Images, c.Executable = t.imgSet, t.path
 }
 
 // refreshCompact rebuilds the compact unwind image set when the image list

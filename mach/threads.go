@@ -1,6 +1,7 @@
 package mach
 
 import (
+	"errors"
 	"fmt"
 	"time"
 	"unsafe"
@@ -30,10 +31,17 @@ type thread struct {
 // Threads lists the target's threads (their THREAD_IDENTIFIER_INFO ids) in
 // the order task_threads gives. Every port and the array task_threads
 // returns are released; the Target keeps one reference per live thread.
+//
+// When the task died while the process lives on (an exec gave it a new
+// task), the Target follows the process to its new task.
 func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	t.calls.Lock()
 	defer t.calls.Unlock()
-	return t.listThreads(dst)
+	ids, err := t.listThreads(dst)
+	if errors.Is(err, target.ErrExited) && t.reattach() {
+		return t.listThreads(dst)
+	}
+	return ids, err
 }
 
 // listThreads is Threads with t.calls held.

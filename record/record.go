@@ -205,12 +205,18 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		opts.ProcessRings = true
 	}
 	rec.opts = opts
+	cache := symcache.New(symcache.Options{})
+	symbols := newSymbolReader(cache)
+	defer symbols.finish()
 	s, err := sampler.New(sampler.Config{
 		Hz:        cfg.Hz,
 		Mode:      cfg.Mode,
 		MaxFrames: cfg.MaxFrames,
 		OnWindow:  func(w *profile.Window) { windows = append(windows, w) },
 		Settled:   settled(cfg.Settled),
+		// Symbols are read as samples first hit an image, while its
+		// process lives (darwin reads them from the task's memory).
+		OnImagesHit: symbols.add,
 		// Interning and counting wait until the command ran, as long as
 		// the samples fit.
 		SpoolBytes: spoolBytes,
@@ -329,9 +335,11 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		}
 	}
 	code := 0
-	if !writeOutputs(stderr, cfg.Outputs, w, cfg.Quiet, exporter.Options{Command: cfg.Command, AppOnly: cfg.AppOnly}) {
+	symbols.finish()
+	if !writeOutputs(stderr, cfg.Outputs, w, cache, cfg.Quiet, exporter.Options{Command: cfg.Command, AppOnly: cfg.AppOnly}) {
 		code = 1
 	}
+	rec.releaseAll()
 	if waitChild != nil {
 		st := rec.waitCommand(waitChild, cmdExited, code == 0, cfg.Quiet, stderr, pid)
 		rec.intr.reaped()
@@ -352,8 +360,7 @@ func settled(watch func() func() bool) func() bool {
 
 // writeOutputs writes w to every output, saying so on stderr unless quiet,
 // and reports whether every one was written.
-func writeOutputs(stderr io.Writer, outputs []Output, w *profile.Window, quiet bool, opts exporter.Options) bool {
-	cache := symcache.New(symcache.Options{})
+func writeOutputs(stderr io.Writer, outputs []Output, w *profile.Window, cache *symcache.Cache, quiet bool, opts exporter.Options) bool {
 	ok := true
 	for _, o := range outputs {
 		if err := exporter.WriteFile(o.Path, o.Format, w, cache, opts); err != nil {

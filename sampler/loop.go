@@ -329,6 +329,7 @@ func (s *Sampler) tick(n int64) {
 			s.sampleThread(ts, tid, n)
 		}
 		s.captureBatch(ts)
+		s.reportImageHits(ts)
 		s.countUnseen(ts)
 		ts.lastTick = n
 		if ts.ticks%64 == 0 {

@@ -45,6 +45,13 @@ type Config struct {
 	// OnTick, when set, is called after every tick with running totals
 	// (for a status line).
 	OnTick func(Progress)
+	// OnImagesHit, when set, is given the images a target's samples hit
+	// for the first time, after the tick that captured them, for targets
+	// whose symbols can be read only while they live
+	// (target.ImageHitReporter: darwin), so that their symbols are read
+	// before the target exits. It runs on the sampler's goroutine and
+	// must not keep imgs (the images themselves it may keep).
+	OnImagesHit func(pid int, imgs []*images.Image)
 	// OnExit, when set, is told of each target that exited, after the
 	// window holding its last samples was handed over; the sampler then
 	// forgets the target. Closing it is the callee's business.
@@ -89,6 +96,7 @@ type Sampler struct {
 	// (profile.Stack.CFI), forgotten when the interner evicts them.
 	cfiStacks map[intern.StackID]struct{}
 	tids      []target.ThreadID
+	hitImgs   []*images.Image // scratch for reportImageHits
 	// ending: the run's last tick, which lists every target's threads.
 	// every is the time between ticks the loop is keeping (0 outside Run).
 	ending bool

@@ -98,9 +98,24 @@ func dsymLines(o MachOOptions, file, uuid string) LineSource {
 // when non-nil, finds shared-cache local symbols.
 func loadMachO(img *images.Image, o MachOOptions, locals *cacheLocals) (*Table, error) {
 	object := filepath.Base(img.Path)
-	if img.Memory != nil {
-		return loadMachOMemory(img, object, o, locals)
+	if img.Memory == nil {
+		return loadMachOFile(img, object, o)
 	}
+	t, err := loadMachOMemory(img, object, o, locals)
+	if err != nil && img.BuildID != "" {
+		// The task's memory is gone (xnu unmaps it as the process
+		// exits) or unreadable: the file dyld named, if it still holds
+		// an image with the same UUID, has the same tables.
+		if ft, ferr := loadMachOFile(img, object, o); ferr == nil {
+			return ft, nil
+		}
+	}
+	return t, err
+}
+
+// loadMachOFile builds the Table of img from its file (in a universal
+// file, the slice whose UUID is img.BuildID).
+func loadMachOFile(img *images.Image, object string, o MachOOptions) (*Table, error) {
 	f, err := images.OpenMachOUUID(img.File(), img.BuildID)
 	if err != nil {
 		return nil, fmt.Errorf("symcache: %w", err)

@@ -216,6 +216,14 @@ type DescendantSampler interface {
 	SamplesDescendants() bool
 }
 
+// ImageHitReporter is implemented by targets whose images' symbols can be
+// read only while the process lives (darwin: from the task's memory, torn
+// down at exit). ImagesHit appends the images that samples hit for the
+// first time since the last call, so that their symbols are read at once.
+type ImageHitReporter interface {
+	ImagesHit(dst []*images.Image) []*images.Image
+}
+
 // Launched is a command a backend started and attached to.
 type Launched interface {
 	Target

@@ -1,0 +1,462 @@
+package main
+
+// The darwin flows as the CLI runs them: runRecord and runSnapshot, with the
+// darwin backend (mach) over mach/machtest, a model of xnu, where the real
+// kernel would be. Each test goes from the command line to the written
+// profile in the order a user's run takes, the model's port and suspension
+// accounting checked after each.
+
+import (
+	"bytes"
+	"debug/macho"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	pprof "github.com/google/pprof/profile"
+
+	"github.com/macprof/macprof/demangle"
+	"github.com/macprof/macprof/internal/fixture"
+	"github.com/macprof/macprof/mach"
+	"github.com/macprof/macprof/mach/machtest"
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+)
+
+// Where the model puts images and stacks.
+const (
+	flowProgSlide = 0x4000
+	flowLibSlide  = 0x10_0000_0000
+	flowStackTop  = 0x16f000000
+	flowStackSize = 64 << 10
+)
+
+// flowImage is a Mach-O fixture (images/testdata/build.sh: clang -target
+// arm64-apple-macos11, ld64.lld) mapped in a model task at slide under
+// path, the path dyld's list gives: one that does not exist here, so that
+// names can come only from the task's memory while it lives.
+type flowImage struct {
+	fixture, path string
+	slide         uint64
+}
+
+var (
+	flowProg = flowImage{"prog_arm64", "/Applications/Prog.app/Contents/MacOS/prog", flowProgSlide}
+	flowLib  = flowImage{"libdemo_arm64.dylib", "/usr/lib/libdemo.dylib", flowLibSlide}
+	flowCxx  = flowImage{"cxx_arm64", "/Applications/Prog.app/Contents/MacOS/helper", flowProgSlide}
+)
+
+func (im flowImage) file() string {
+	return filepath.Join("..", "..", "images", "testdata", "macho", im.fixture)
+}
+
+// frame is a function of an image, as a stack's frame.
+type frame struct {
+	img  flowImage
+	name string
+}
+
+// flowChain is a call chain, leaf first.
+type flowChain []frame
+
+// names is the chain's function names as profiles show them (demangled),
+// leaf first.
+func (c flowChain) names() []string {
+	var out []string
+	for _, f := range c {
+		out = append(out, demangle.Name(f.name, demangle.Simplified))
+	}
+	return out
+}
+
+// pcs gives each frame an address a few bytes into its function (return
+// addresses too, so that pc-1 stays in the function).
+func (c flowChain) pcs(t *testing.T) []uint64 {
+	t.Helper()
+	var out []uint64
+	for i, f := range c {
+		a, ok := machoFunctions(t, f.img.file())[f.name]
+		if !ok {
+			t.Fatalf("no function %s in %s", f.name, f.img.fixture)
+		}
+		off := uint64(8)
+		if i == 0 {
+			off = 4
+		}
+		out = append(out, a+f.img.slide+off)
+	}
+	return out
+}
+
+// machoFunctions maps a Mach-O file's function names (without the leading
+// underscore) to their addresses.
+func machoFunctions(t *testing.T, path string) map[string]uint64 {
+	t.Helper()
+	f, err := macho.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m := make(map[string]uint64)
+	for _, s := range f.Symtab.Syms {
+		if s.Type&0xe0 == 0 && s.Value != 0 {
+			m[strings.TrimPrefix(s.Name, "_")] = s.Value
+		}
+	}
+	return m
+}
+
+// The chains the model's threads run: the program's own code and a
+// library's.
+var (
+	chainMain   = flowChain{{flowProg, "leaf"}, {flowProg, "func_10"}, {flowProg, "local_10"}, {flowProg, "main"}}
+	chainLib    = flowChain{{flowLib, "lib_helper"}, {flowLib, "lib_entry"}, {flowProg, "func_23"}, {flowProg, "local_23"}, {flowProg, "main"}}
+	chainHelper = flowChain{{flowCxx, "_ZN3geo7measureERKNS_5ShapeEi"}, {flowCxx, "main"}}
+)
+
+// flowModel is the model kernel the backend calls, and the tasks it
+// spawned, as they are.
+type flowModel struct {
+	k       *machtest.Kernel
+	spawned chan *machtest.Task
+}
+
+// newFlowModel makes a model kernel and has every command use it as the
+// OS until the test ends, when the model's accounting is checked.
+func newFlowModel(t *testing.T) *flowModel {
+	t.Helper()
+	m := &flowModel{k: machtest.New(), spawned: make(chan *machtest.Task, 16)}
+	old := osBackend
+	osBackend = backend{
+		attach: func(pid int, o target.Options) (target.Target, error) { return mach.AttachKernel(m.k, pid, o) },
+		launch: func(args []string, o target.Options) (target.Launched, error) {
+			return mach.LaunchCommandKernel(m.k, args, o)
+		},
+	}
+	t.Cleanup(func() {
+		osBackend = old
+		// What snapshot keeps for symbols read after Close, the task
+		// port, goes with the Target's GC cleanup.
+		for deadline := time.Now().Add(3 * time.Second); len(m.k.Rights()) > 0 && time.Now().Before(deadline); {
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+		}
+		m.k.Check(t)
+	})
+	return m
+}
+
+// populate lays imgs out in tk and gives it a busy thread per chain.
+func populate(t *testing.T, tk *machtest.Task, chains ...flowChain) {
+	t.Helper()
+	for i, c := range chains {
+		th := tk.AddThread(fmt.Sprintf("worker-%d", i))
+		th.Busy = true
+		th.SetStacks(unwind.ArchARM64, flowStackTop-uint64(i)<<20, flowStackSize, &machtest.Stack{PCs: c.pcs(t)})
+	}
+}
+
+// taskImages is the fixture.TaskImage list of imgs.
+func taskImages(imgs ...flowImage) []fixture.TaskImage {
+	var out []fixture.TaskImage
+	for _, im := range imgs {
+		out = append(out, fixture.TaskImage{File: im.file(), Path: im.path, Slide: im.slide})
+	}
+	return out
+}
+
+// launchable registers a program macprof can launch: a file exec.LookPath
+// accepts, whose task mk builds when spawned.
+func (m *flowModel) launchable(t *testing.T, mk func(k *machtest.Kernel, path string) *machtest.Task) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "prog")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m.k.Launchable(exe, func(k *machtest.Kernel) *machtest.Task {
+		tk := mk(k, exe)
+		m.spawned <- tk
+		return tk
+	})
+	return exe
+}
+
+// runCLI runs a macprof command as main does and returns its status and
+// standard error.
+func runCLI(t *testing.T, run func(args []string, stdout, stderr *bytes.Buffer) int, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func recordCLI(args []string, stdout, stderr *bytes.Buffer) int {
+	return runRecord(args, stdout, stderr)
+}
+
+// readProfile reads a pprof file and returns its stacks (function names,
+// leaf first, joined by ";") with their sample counts.
+func readProfile(t *testing.T, path string) (*pprof.Profile, map[string]int64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := pprof.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]int64)
+	for _, s := range p.Sample {
+		var names []string
+		for _, l := range s.Location {
+			for _, ln := range l.Line {
+				names = append(names, ln.Function.Name)
+			}
+			if len(l.Line) == 0 {
+				names = append(names, fmt.Sprintf("?%#x", l.Address))
+			}
+		}
+		out[strings.Join(names, ";")] += s.Value[0]
+	}
+	return p, out
+}
+
+// checkNamed fails unless every sample's stack is one of the chains, every
+// frame named, and each chain was seen.
+func checkNamed(t *testing.T, stacks map[string]int64, stderr string, chains ...flowChain) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, c := range chains {
+		want[strings.Join(c.names(), ";")] = true
+	}
+	seen := map[string]bool{}
+	for s, n := range stacks {
+		if s == "[unsampled]" {
+			continue
+		}
+		if !want[s] {
+			t.Errorf("%d samples on %q, not a stack the model's threads ran (unnamed frames?)", n, s)
+			continue
+		}
+		seen[s] = true
+	}
+	for s := range want {
+		if !seen[s] {
+			t.Errorf("no sample on %q; stacks: %v\n%s", s, stacks, stderr)
+		}
+	}
+}
+
+// TestModelRecordLaunchToExit is `macprof record -o p.pb.gz -- ./prog`
+// until the program exits on its own: the profile is written after the
+// exit, as the CLI does, when xnu has torn the task's memory down, and
+// every frame is named, the program's and its library's (read while the
+// task lived: their paths do not exist here); the thread names and the
+// command's exit status come through.
+func TestModelRecordLaunchToExit(t *testing.T) {
+	m := newFlowModel(t)
+	exe := m.launchable(t, func(k *machtest.Kernel, path string) *machtest.Task {
+		tk := k.SpawnedTask(t, path, taskImages(flowProg, flowLib))
+		populate(t, tk, chainMain, chainLib)
+		tk.PlanDyldStart(30, 60, 0x19f000000)
+		tk.PlanExit(4000, 3)
+		return tk
+	})
+	out := filepath.Join(t.TempDir(), "p.pb.gz")
+	code, _, stderr := runCLI(t, recordCLI, "-F", "400", "-o", out, "--", exe)
+	if code != 3 {
+		t.Fatalf("status %d, want the command's 3:\n%s", code, stderr)
+	}
+	p, stacks := readProfile(t, out)
+	checkNamed(t, stacks, stderr, chainMain, chainLib)
+	threads := map[string]bool{}
+	for _, s := range p.Sample {
+		for _, v := range s.Label["thread"] {
+			threads[v] = true
+		}
+	}
+	for _, name := range []string{"worker-0", "worker-1"} {
+		if !threads[name] {
+			t.Errorf("no sample labelled thread %q; labels seen: %v", name, threads)
+		}
+	}
+}
+
+// TestModelRecordShortCommand: a command that exits at once, a few ticks
+// in, is named too (from the task while it lived, or from the image's file
+// where dyld's list gives one with the image's UUID: symcache's
+// TestMemoryGoneUsesFile).
+func TestModelRecordShortCommand(t *testing.T) {
+	m := newFlowModel(t)
+	prog := flowImage{flowProg.fixture, "", flowProgSlide}
+	prog.path, _ = filepath.Abs(prog.file())
+	exe := m.launchable(t, func(k *machtest.Kernel, path string) *machtest.Task {
+		tk := k.SpawnedTask(t, path, taskImages(prog))
+		populate(t, tk, flowChain{{prog, "leaf"}, {prog, "func_10"}, {prog, "local_10"}, {prog, "main"}})
+		tk.PlanExit(300, 0)
+		return tk
+	})
+	out := filepath.Join(t.TempDir(), "p.pb.gz")
+	if code, _, stderr := runCLI(t, recordCLI, "-F", "999", "-o", out, "--", exe); code != 0 {
+		t.Fatalf("status %d:\n%s", code, stderr)
+	}
+	_, stacks := readProfile(t, out)
+	for s := range stacks {
+		if strings.Contains(s, "?") || strings.Contains(s, "+0x") {
+			t.Errorf("unnamed frames in %q", s)
+		}
+	}
+	if len(stacks) == 0 {
+		t.Error("no samples")
+	}
+}
+
+// TestModelRecordInterrupted is Ctrl-C during `macprof record -- ./prog`:
+// the recording stops, the signal reaches the command (whose default
+// action ends it), the profile is written with names, and macprof exits
+// with the command's status, 128 + SIGINT.
+func TestModelRecordInterrupted(t *testing.T) {
+	m := newFlowModel(t)
+	exe := m.launchable(t, func(k *machtest.Kernel, path string) *machtest.Task {
+		tk := k.SpawnedTask(t, path, taskImages(flowProg, flowLib))
+		populate(t, tk, chainMain, chainLib)
+		return tk
+	})
+	sigs := make(chan chan<- os.Signal, 1)
+	old := notifyStop
+	notifyStop = func(c chan<- os.Signal) { sigs <- c }
+	defer func() { notifyStop = old }()
+	go func() {
+		c := <-sigs
+		time.Sleep(500 * time.Millisecond)
+		c <- os.Interrupt
+	}()
+	out := filepath.Join(t.TempDir(), "p.pb.gz")
+	code, _, stderr := runCLI(t, recordCLI, "-F", "400", "-o", out, "--", exe)
+	if want := 128 + int(syscall.SIGINT); code != want {
+		t.Fatalf("status %d, want %d:\n%s", code, want, stderr)
+	}
+	_, stacks := readProfile(t, out)
+	checkNamed(t, stacks, stderr, chainMain, chainLib)
+}
+
+// TestModelRecordAttached is `macprof record -p PID -d 0.5`: the process
+// is sampled for the duration and left running, holding no suspension,
+// and the profile is named.
+func TestModelRecordAttached(t *testing.T) {
+	m := newFlowModel(t)
+	tk := m.k.NewTask(t, flowProg.path, taskImages(flowProg, flowLib))
+	populate(t, tk, chainMain, chainLib)
+	out := filepath.Join(t.TempDir(), "p.pb.gz")
+	code, _, stderr := runCLI(t, recordCLI, "-p", fmt.Sprint(tk.PID), "-d", "0.5", "-o", out)
+	if code != 0 {
+		t.Fatalf("status %d:\n%s", code, stderr)
+	}
+	_, stacks := readProfile(t, out)
+	checkNamed(t, stacks, stderr, chainMain, chainLib)
+	if err := m.k.Kill(tk.PID, 0); err != nil {
+		t.Errorf("the attached process is gone after the recording: %v", err)
+	}
+}
+
+// TestModelRecordKilled: the command is killed (SIGKILL) mid-recording;
+// macprof writes what it had, named, and exits 128 + 9.
+func TestModelRecordKilled(t *testing.T) {
+	m := newFlowModel(t)
+	exe := m.launchable(t, func(k *machtest.Kernel, path string) *machtest.Task {
+		tk := k.SpawnedTask(t, path, taskImages(flowProg, flowLib))
+		populate(t, tk, chainMain, chainLib)
+		return tk
+	})
+	go func() {
+		tk := <-m.spawned
+		time.Sleep(400 * time.Millisecond)
+		m.k.Kill(tk.PID, syscall.SIGKILL)
+	}()
+	out := filepath.Join(t.TempDir(), "p.pb.gz")
+	code, _, stderr := runCLI(t, recordCLI, "-F", "400", "-o", out, "--", exe)
+	if want := 128 + int(syscall.SIGKILL); code != want {
+		t.Fatalf("status %d, want %d:\n%s", code, want, stderr)
+	}
+	_, stacks := readProfile(t, out)
+	checkNamed(t, stacks, stderr, chainMain, chainLib)
+}
+
+// TestModelRecordExec: the launched program execs another midway (xnu
+// gives the process a new task and terminates the old one): the recording
+// follows the PID to its new task, and the profile holds both programs'
+// samples, each named from its own images.
+func TestModelRecordExec(t *testing.T) {
+	m := newFlowModel(t)
+	exe := m.launchable(t, func(k *machtest.Kernel, path string) *machtest.Task {
+		tk := k.SpawnedTask(t, path, taskImages(flowProg, flowLib))
+		populate(t, tk, chainMain, chainLib)
+		tk.PlanExec(1500, func(k *machtest.Kernel) *machtest.Task {
+			nt := k.Exec(t, tk, flowCxx.path, taskImages(flowCxx))
+			populate(t, nt, chainHelper)
+			nt.PlanExit(1500, 0)
+			return nt
+		})
+		return tk
+	})
+	// The model's clock moves with the calls made to it: a recording
+	// that stopped at the exec would wait for ever for the new program,
+	// which is then killed.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tk := <-m.spawned
+		select {
+		case <-stop:
+		case <-time.After(30 * time.Second):
+			m.k.Kill(tk.PID, syscall.SIGKILL)
+		}
+	}()
+	out := filepath.Join(t.TempDir(), "p.pb.gz")
+	code, _, stderr := runCLI(t, recordCLI, "-F", "400", "-o", out, "--", exe)
+	if code != 0 {
+		t.Fatalf("status %d (the recording did not follow the exec?):\n%s", code, stderr)
+	}
+	p, stacks := readProfile(t, out)
+	checkNamed(t, stacks, stderr, chainMain, chainLib, chainHelper)
+	files := map[string]bool{}
+	for _, mp := range p.Mapping {
+		files[filepath.Base(mp.File)] = true
+	}
+	if !files["prog"] || !files["helper"] {
+		t.Errorf("mappings %v, want both programs'", files)
+	}
+}
+
+// TestModelSnapshot is `macprof snapshot -p PID`: every thread's stack,
+// named, and the process left running with no suspension held.
+func TestModelSnapshot(t *testing.T) {
+	m := newFlowModel(t)
+	tk := m.k.NewTask(t, flowProg.path, taskImages(flowProg, flowLib))
+	populate(t, tk, chainMain, chainLib)
+	code, stdout, stderr := runCLI(t, func(args []string, stdout, stderr *bytes.Buffer) int {
+		return runSnapshot(args, stdout, stderr)
+	}, "-p", fmt.Sprint(tk.PID))
+	if code != 0 {
+		t.Fatalf("status %d:\n%s", code, stderr)
+	}
+	for _, c := range []flowChain{chainMain, chainLib} {
+		for _, name := range c.names() {
+			if !strings.Contains(stdout, name) {
+				t.Errorf("snapshot has no frame %s:\n%s", name, stdout)
+			}
+		}
+	}
+	for _, th := range []string{"worker-0", "worker-1"} {
+		if !strings.Contains(stdout, th) {
+			t.Errorf("snapshot does not name thread %s:\n%s", th, stdout)
+		}
+	}
+}
