@@ -34,6 +34,22 @@ func TestMacOSWorkflow(t *testing.T) {
 	if !regexp.MustCompile(`sudo "\$RUNNER_TEMP/mach.test"`).Match(wf) {
 		t.Error("macos.yml does not run the darwin tests as root")
 	}
+	// The product as a user runs it, not only the package: a launched
+	// command to its end, an attached one with -d, and one that execs,
+	// each profile checked for the spin program's own functions.
+	for _, re := range []string{
+		`sudo \./macprof record -d 0 -o launch\.folded -- \./spin for`,
+		`grep macprof_spin_for launch\.folded`,
+		`sudo \./macprof record -p "\$pid" -d 2 -o attach\.folded`,
+		`grep macprof_spin_middle attach\.folded`,
+		`sudo \./macprof record -o exec\.folded -- \./spin exec 1 \./spin for 1`,
+		`grep macprof_spin_before_exec exec\.folded`,
+		`grep macprof_spin_for exec\.folded`,
+	} {
+		if !regexp.MustCompile(re).Match(wf) {
+			t.Errorf("macos.yml does not run the product as a user does: no %s", re)
+		}
+	}
 
 	src, err := os.ReadFile("target_darwin_test.go")
 	if err != nil {
