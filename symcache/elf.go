@@ -162,8 +162,8 @@ func findDebugFile(img *images.Image, f *elf.File) string {
 	}
 	if id == "" {
 		// No build ID to check a debug file by: none from the target's
-		// tree, which it controls.
-		return ""
+		// tree (its root, its directory), which it controls.
+		root = ""
 	}
 	for _, dir := range DebugDirs {
 		if len(id) > 2 {
@@ -178,10 +178,11 @@ func findDebugFile(img *images.Image, f *elf.File) string {
 			if b, err := s.Data(); err == nil {
 				if i := bytes.IndexByte(b, 0); i > 0 {
 					name := string(b[:i])
-					for _, p := range []string{
-						filepath.Join(root+dir, filepath.Dir(img.Path), name),
-						filepath.Join(filepath.Dir(img.File()), ".debug", name),
-					} {
+					paths := []string{filepath.Join(root+dir, filepath.Dir(img.Path), name)}
+					if id != "" {
+						paths = append(paths, filepath.Join(filepath.Dir(img.File()), ".debug", name))
+					}
+					for _, p := range paths {
 						if p != img.File() && fileExists(p) {
 							return p
 						}
