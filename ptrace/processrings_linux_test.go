@@ -77,9 +77,9 @@ func fakeRing(size int) *perfRing {
 // write appends rec at the ring's head, wrapping around its end.
 func (r *perfRing) write(rec []byte) {
 	head := r.meta.Data_head
-	for i, b := range rec {
-		r.data[(head+uint64(i))&uint64(len(r.data)-1)] = b
-	}
+	i := head & uint64(len(r.data)-1)
+	n := copy(r.data[i:], rec)
+	copy(r.data, rec[n:])
 	r.meta.Data_head = head + uint64(len(rec))
 }
 

@@ -322,13 +322,13 @@ func (t *Target) drainProcess(tid int, caps []*target.Capture) int {
 		if t.opts.Unwind == unwind.MethodFP {
 			r = nil
 		}
-		if r == nil || len(c.PCs) == 0 || k.exact.has(c.Walk.Hash, c.PCs) {
+		if r == nil || len(c.PCs) == 0 || k.exact.has(c.Walk.Hash, c.PCs, r) {
 			continue
 		}
 		check := unwind.CheckChain(c.PCs, r.NoWait())
 		switch {
 		case check.Exact(len(c.PCs)):
-			k.exact.add(c.Walk.Hash, c.PCs)
+			k.exact.add(c.Walk.Hash, c.PCs, r)
 		case check.Trusted < len(c.PCs) || !check.Whole:
 			c.PCs, c.Walk.Stop = c.PCs[:check.Trusted], unwind.StopNoFrameRecord
 			c.Walk.Hash = unwind.HashPCs(c.PCs)
@@ -338,23 +338,24 @@ func (t *Target) drainProcess(tid int, caps []*target.Capture) int {
 }
 
 // exactChains remembers callchains the unwind tables found exact, by hash,
-// leaf and length, in a table of fixed size (a newer chain takes an older
-// one's slot): a chain found there needs no check.
-type exactChains [4096]struct {
+// leaf, length and the tables (one program's chain proves nothing of
+// another's at the same addresses), in a table of fixed size (a newer
+// chain takes an older one's slot): a chain found there needs no check.
+type exactChains [4096]exactChain
+
+type exactChain struct {
 	hash, leaf uint64
 	n          int
+	res        *cfi.Resolver
 }
 
 func (e *exactChains) slot(hash uint64) int { return int(hash % uint64(len(e))) }
 
-func (e *exactChains) has(hash uint64, pcs []uint64) bool {
+func (e *exactChains) has(hash uint64, pcs []uint64, res *cfi.Resolver) bool {
 	s := &e[e.slot(hash)]
-	return s.hash == hash && s.n == len(pcs) && s.leaf == pcs[0]
+	return s.hash == hash && s.n == len(pcs) && s.leaf == pcs[0] && s.res == res
 }
 
-func (e *exactChains) add(hash uint64, pcs []uint64) {
-	e[e.slot(hash)] = struct {
-		hash, leaf uint64
-		n          int
-	}{hash, pcs[0], len(pcs)}
+func (e *exactChains) add(hash uint64, pcs []uint64, res *cfi.Resolver) {
+	e[e.slot(hash)] = exactChain{hash, pcs[0], len(pcs), res}
 }
