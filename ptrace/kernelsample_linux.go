@@ -464,6 +464,8 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 	r, k := th.kernel.ring, t.kernel
 	r.begin()
 	n := 0
+	var gen execImages // the images of the program after genAt execs
+	genAt := -1
 	for n < len(caps) {
 		at, size, ok := r.next()
 		if !ok {
@@ -478,7 +480,9 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		// Walked and named with the images of the program that took
 		// it: its process may have exec'd since, or before the images
 		// were read last.
-		gen := t.execImagesOf(r.execBase + r.execs)
+		if at := r.execBase + r.execs; at != genAt {
+			gen, genAt = t.execImagesOf(at), at
+		}
 		t.tables.sample = gen.res
 		err := t.fillFromSample(th, at, size, caps[n], true)
 		t.tables.sample = nil
