@@ -86,10 +86,11 @@ func ns(rs []run) []float64 {
 }
 
 // report compares disjoint sets of the pool at each size and writes the
-// figures: false alarms among same-build pairs (base against base and slow
+// figures (same-build pairs interleaved, as a CI job records base and head
+// in turn, or in consecutive blocks when blocked): false alarms among same-build pairs (base against base and slow
 // against slow), and for base against slow how often the target was found,
 // its median minimum detectable change and benchstat's verdict on ns/op.
-func report(w io.Writer, base, slow []run, sizes []int, methods []method) error {
+func report(w io.Writer, base, slow []run, sizes []int, methods []method, blocked bool) error {
 	var samples []int64
 	for _, r := range append(append([]run(nil), base...), slow...) {
 		samples = append(samples, r.prof.Samples)
@@ -107,7 +108,8 @@ func report(w io.Writer, base, slow []run, sizes []int, methods []method) error 
 			names := map[string]int{}
 			for _, rs := range [][]run{base, slow} {
 				for i := 0; i+2*k <= len(rs); i += 2 * k {
-					r, err := diff.Compare(profs(rs[i:i+k]), profs(rs[i+k:i+2*k]), m.cfg)
+					a, b := split(rs[i:i+2*k], blocked)
+					r, err := diff.Compare(profs(a), profs(b), m.cfg)
 					if err != nil {
 						return err
 					}
@@ -155,6 +157,24 @@ func report(w io.Writer, base, slow []run, sizes []int, methods []method) error 
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// split divides 2k consecutive runs into two sides: alternate runs, so
+// that both sides see the same drift of the machine's load, or the first
+// k against the last k when blocked.
+func split(rs []run, blocked bool) (a, b []run) {
+	k := len(rs) / 2
+	if blocked {
+		return rs[:k], rs[k:]
+	}
+	for i, r := range rs {
+		if i%2 == 0 {
+			a = append(a, r)
+		} else {
+			b = append(b, r)
+		}
+	}
+	return a, b
 }
 
 // targetShare pools the target's flat share over runs, with the default

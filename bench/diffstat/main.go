@@ -13,7 +13,10 @@
 // profiles a side, the false alarms among pairs of identical builds, the
 // share of slow-against-base sets in which score was found, score's
 // minimum detectable change, and, on the same runs' ns/op, what benchstat's
-// test (Mann-Whitney U at 0.05) found.
+// test (Mann-Whitney U at 0.05) found. Same-build pairs take alternate runs
+// a side, as a CI job interleaves base and head; -blocked compares
+// consecutive blocks instead, which the machine's load drifting between
+// them can fail.
 package main
 
 import (
@@ -29,6 +32,7 @@ func main() {
 	add := flag.Int("add", 0, "record `N` more profiles of each build before the report")
 	jobs := flag.Int("jobs", 2, "benchmarks run at a time")
 	benchtime := flag.String("benchtime", "3000x", "each run's -test.benchtime: a count of iterations fixes the CPU time, whatever the load")
+	blocked := flag.Bool("blocked", false, "compare same-build runs in consecutive blocks, not alternated (shows the drift of the machine's load)")
 	judgeAll := flag.Bool("judge-all", false, "also report with no function set apart as load-following, and with sampling alone assumed")
 	flag.Parse()
 	if *add > 0 {
@@ -62,7 +66,7 @@ func main() {
 			method{"macprof diff --load-following '' (every function judged)", diff.Config{LoadFollowing: diff.NoLoadFollowing}},
 			method{"macprof diff --load-following '' --dispersion 1 (every function judged, sampling alone assumed)", diff.Config{LoadFollowing: diff.NoLoadFollowing, Dispersion: 1}})
 	}
-	if err := report(os.Stdout, base, slow, []int{1, 3, 5}, methods); err != nil {
+	if err := report(os.Stdout, base, slow, []int{1, 3, 5}, methods, *blocked); err != nil {
 		fatal(err)
 	}
 }
