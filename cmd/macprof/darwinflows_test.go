@@ -10,10 +10,13 @@ import (
 	"bytes"
 	"debug/macho"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -212,6 +215,12 @@ func readProfile(t *testing.T, path string) (*pprof.Profile, map[string]int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p, profileStacks(p)
+}
+
+// profileStacks is a profile's stacks (function names, leaf first, joined
+// by ";") with their sample counts.
+func profileStacks(p *pprof.Profile) map[string]int64 {
 	out := make(map[string]int64)
 	for _, s := range p.Sample {
 		var names []string
@@ -225,7 +234,7 @@ func readProfile(t *testing.T, path string) (*pprof.Profile, map[string]int64) {
 		}
 		out[strings.Join(names, ";")] += s.Value[0]
 	}
-	return p, out
+	return out
 }
 
 // checkNamed fails unless every sample's stack is one of the chains, every
@@ -458,5 +467,51 @@ func TestModelSnapshot(t *testing.T) {
 		if !strings.Contains(stdout, th) {
 			t.Errorf("snapshot does not name thread %s:\n%s", th, stdout)
 		}
+	}
+}
+
+// TestModelAgentWindow is `macprof agent -p PID --window 1` exporting to
+// Pyroscope's /ingest: each window's profile arrives named, the agent
+// captures under task_suspend2 (Unattended), and the process is left
+// running with no hold.
+func TestModelAgentWindow(t *testing.T) {
+	m := newFlowModel(t)
+	tk := m.k.NewTask(t, flowProg.path, taskImages(flowProg, flowLib))
+	populate(t, tk, chainMain, chainLib)
+	var mu sync.Mutex
+	stacks := map[string]int64{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, _, err := r.FormFile("profile")
+		if err != nil {
+			t.Errorf("ingest without a profile field: %v", err)
+			return
+		}
+		defer f.Close()
+		p, err := pprof.Parse(f)
+		if err != nil {
+			t.Errorf("ingest: %v", err)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for s, n := range profileStacks(p) {
+			stacks[s] += n
+		}
+	}))
+	defer srv.Close()
+	code, _, stderr := runCLI(t, func(args []string, stdout, stderr *bytes.Buffer) int {
+		return runAgent(args, stdout, stderr)
+	}, "-p", fmt.Sprint(tk.PID), "-d", "2.5", "--window", "1", "--pyroscope-url", srv.URL, "--telemetry", "none")
+	if code != 0 {
+		t.Fatalf("status %d:\n%s", code, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	checkNamed(t, stacks, stderr, chainMain, chainLib)
+	if tk.Holds() != 0 {
+		t.Errorf("the agent left %d suspension holds on its target", tk.Holds())
+	}
+	if n := m.k.Counts().Calls[machtest.CallTaskSuspend2]; n == 0 {
+		t.Error("the agent never held the task with task_suspend2")
 	}
 }
