@@ -178,17 +178,18 @@ func (h *imageHistory) apply(base int, vdso images.MemoryReader) {
 		}
 		return 0
 	})
+	fresh := len(h.versions) // versions from here on were made by this call
 	for _, e := range h.events {
-		if len(h.versions) >= maxVersions {
-			break
-		}
+		full := len(h.versions) >= maxVersions
 		switch e.kind {
 		case unix.PERF_RECORD_FORK:
 			if v := h.at(e.arg, e.time); v >= 0 {
 				h.timeline[e.pid] = append(h.timeline[e.pid], versionAt{e.time, v})
 			}
 		case unix.PERF_RECORD_COMM:
-			h.add(e.pid, e.time, &imageVersion{pid: e.pid})
+			if !full {
+				h.add(e.pid, e.time, &imageVersion{pid: e.pid})
+			}
 		case unix.PERF_RECORD_MMAP2:
 			im := e.img
 			if im.Path == "[vdso]" {
@@ -201,8 +202,25 @@ func (h *imageHistory) apply(base int, vdso images.MemoryReader) {
 				// it is still this one).
 				im.MapFile = "/proc/" + strconv.Itoa(e.pid) + "/map_files/" + strconv.FormatUint(im.Start, 16) + "-" + strconv.FormatUint(im.Limit, 16)
 			}
+			v := h.at(e.pid, e.time)
+			if v >= int32(fresh) && h.versions[v].pid == e.pid && !overlaps(h.versions[v].imgs, im) || full && v >= 0 {
+				// A mapping beside those of a version this call made
+				// (a loader mapping a program's libraries one after
+				// another), or past maxVersions: the version takes it.
+				// No sample has built its set yet, and a superset of
+				// the mappings names the same addresses the same.
+				iv := h.versions[v]
+				iv.imgs, iv.set, iv.res = append(iv.imgs, im), nil, nil
+				if iv.exe == "" && im.Path[0] == '/' {
+					iv.exe = im.Path
+				}
+				continue
+			}
+			if full {
+				continue
+			}
 			nv := &imageVersion{pid: e.pid}
-			if v := h.at(e.pid, e.time); v >= 0 {
+			if v >= 0 {
 				old := h.versions[v]
 				nv.exe = old.exe
 				for _, o := range old.imgs {
@@ -221,6 +239,16 @@ func (h *imageHistory) apply(base int, vdso images.MemoryReader) {
 	}
 	clear(h.events)
 	h.events = h.events[:0]
+}
+
+// overlaps reports whether im overlaps an image of imgs.
+func overlaps(imgs []*images.Image, im *images.Image) bool {
+	for _, o := range imgs {
+		if o.Start < im.Limit && im.Start < o.Limit {
+			return true
+		}
+	}
+	return false
 }
 
 // add makes v pid's version from time on.
