@@ -57,7 +57,7 @@ type Config struct {
 	FailOn []Threshold
 	// Focus, when set, limits the judged functions to those whose name
 	// matches; Ignore drops those whose name matches. Shares stay shares
-	// of the whole profile.
+	// of the whole profile, less the samples LoadFollowing sets apart.
 	Focus, Ignore *regexp.Regexp
 	// Alpha is the one-sided significance level of the whole decision
 	// (Bonferroni over the changes that reach a threshold); 0 means
