@@ -62,6 +62,11 @@ func TestProfileDiffScript(t *testing.T) {
 			t.Fatalf("%s is needed to run the workflow's script: %v", tool, err)
 		}
 	}
+	if os.Geteuid() != 0 {
+		if _, err := exec.LookPath("sudo"); err != nil {
+			t.Fatal("recording needs ptrace permission: run as root, or with sudo on PATH for the script's macprof record")
+		}
+	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
