@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/safefile"
@@ -32,12 +33,13 @@ func (im *Image) Open() (*os.File, error) {
 				return f, nil
 			}
 			f.Close()
-		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.ESRCH) {
 			return nil, err
 		}
-		// Gone with the target or its mapping, or not ours to follow
-		// (it needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE): the
-		// path, checked.
+		// Gone with the target or its mapping (a zombie's map_files
+		// answers ESRCH until it is reaped), or not ours to follow (it
+		// needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE): the path,
+		// checked.
 	}
 	paths := []string{im.File()}
 	if im.OpenPath != "" && im.OpenPath != im.Path {
