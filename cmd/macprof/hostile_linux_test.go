@@ -120,23 +120,25 @@ func runBounded(t *testing.T, limit time.Duration, args ...string) (time.Duratio
 
 // TestHostileMappedPath: a target run by another user that replaced a file
 // it mapped by a FIFO, a device or a huge sparse file cannot hold up record
-// or snapshot (issue 17, defect 2).
+// or snapshot (issue 17, defect 2). A FIFO held them until killed; the
+// bounds are far above what a loaded 2-CPU machine takes (record -d 2s
+// 3.3 s, snapshot 0.6 s at load 36) and far below that.
 func TestHostileMappedPath(t *testing.T) {
 	for _, kind := range []string{"fifo", "device", "sparse"} {
 		t.Run(kind, func(t *testing.T) {
 			pid := startEvilMap(t, kind)
 			out := filepath.Join(t.TempDir(), "p.pb.gz")
 			took, log, err := runBounded(t, 20*time.Second, "record", "-p", strconv.Itoa(pid), "-d", "2s", "-o", out)
-			if err != nil || took > 3*time.Second {
-				t.Errorf("record -d 2s: %v after %v (want under 3 s)\n%s", err, took, log)
+			if err != nil || took > 10*time.Second {
+				t.Errorf("record -d 2s: %v after %v (want under 10 s)\n%s", err, took, log)
 			}
 			if st, err := os.Stat(out); err != nil || st.Size() == 0 {
 				t.Errorf("record wrote no profile: %v", err)
 			}
 			t.Logf("record -d 2s took %v", took)
 			took, log, err = runBounded(t, 20*time.Second, "snapshot", "-p", strconv.Itoa(pid))
-			if err != nil || took > time.Second {
-				t.Errorf("snapshot: %v after %v (want under 1 s)\n%s", err, took, log)
+			if err != nil || took > 8*time.Second {
+				t.Errorf("snapshot: %v after %v (want under 8 s)\n%s", err, took, log)
 			}
 			t.Logf("snapshot took %v", took)
 		})
