@@ -15,16 +15,23 @@ import (
 // dyld_cache_mapping_info, struct dyld_cache_local_symbols_info and struct
 // dyld_cache_local_symbols_entry(_64).
 const (
-	dcOffMagic              = 0
-	dcOffMappingOffset      = 16
-	dcOffMappingCount       = 20
-	dcOffLocalSymbolsOffset = 72
-	dcOffLocalSymbolsSize   = 80
-	dcOffUUID               = 88
-	dcOffSymbolFileUUID     = 400
+	dcOffMagic               = 0
+	dcOffMappingOffset       = 16
+	dcOffMappingCount        = 20
+	dcOffImagesOffsetOld     = 24
+	dcOffImagesCountOld      = 28
+	dcOffLocalSymbolsOffset  = 72
+	dcOffLocalSymbolsSize    = 80
+	dcOffUUID                = 88
+	dcOffSubCacheArrayOffset = 392
+	dcOffSubCacheArrayCount  = 396
+	dcOffSymbolFileUUID      = 400
+	dcOffImagesOffset        = 448
+	dcOffImagesCount         = 452
+	dcOffCacheSubType        = 456
 	// dcHeaderRead is how much of the header ReadDyldCacheHeader reads:
-	// through symbolFileUUID.
-	dcHeaderRead = dcOffSymbolFileUUID + 16
+	// through cacheSubType.
+	dcHeaderRead = dcOffCacheSubType + 4
 
 	dcMappingInfoSize       = 32 // sizeof(struct dyld_cache_mapping_info)
 	dcLocalSymbolsInfoSize  = 24 // sizeof(struct dyld_cache_local_symbols_info)
@@ -68,6 +75,19 @@ type DyldCacheHeader struct {
 	// dylib's cache offset counts (dyld-1378 common/DyldSharedCache.cpp
 	// DyldSharedCache::addressInText: mappings[0].address + cacheOffset).
 	BaseAddress uint64
+	// SubCacheArrayOffset and SubCacheArrayCount locate the subcache
+	// entries in the main file (zero when the header predates them:
+	// DyldSharedCache::numSubCaches). SubCacheEntryV2 says they are
+	// dyld_subcache_entry (with a file suffix) rather than
+	// dyld_subcache_entry_v1: the header has cacheSubType
+	// (DyldSharedCache::getSubCacheUuid).
+	SubCacheArrayOffset, SubCacheArrayCount uint32
+	SubCacheEntryV2                         bool
+	// ImagesOffset and ImagesCount locate the dyld_cache_image_info
+	// array in the main file: imagesOffset/imagesCount when the header
+	// has them, else imagesOffsetOld/imagesCountOld
+	// (DyldSharedCache::images, DyldSharedCache::imagesCount).
+	ImagesOffset, ImagesCount uint32
 }
 
 // has reports whether the header, as built, has the field at offset off of
@@ -106,6 +126,24 @@ func ReadDyldCacheHeader(r io.ReaderAt) (*DyldCacheHeader, error) {
 	}
 	if field(dcOffSymbolFileUUID, 16) {
 		copy(h.SymbolFileUUID[:], b[dcOffSymbolFileUUID:])
+	}
+	// dyld-1378 common/DyldSharedCache.cpp: numSubCaches counts
+	// subcaches only when mappingOffset > offsetof(subCacheArrayCount);
+	// getSubCacheUuid reads dyld_subcache_entry when mappingOffset >
+	// offsetof(cacheSubType); images() takes imagesOffset when
+	// mappingOffset >= offsetof(imagesCount).
+	if h.MappingOffset > dcOffSubCacheArrayCount && avail >= dcOffSubCacheArrayCount+4 {
+		h.SubCacheArrayOffset = le.Uint32(b[dcOffSubCacheArrayOffset:])
+		h.SubCacheArrayCount = le.Uint32(b[dcOffSubCacheArrayCount:])
+		h.SubCacheEntryV2 = h.MappingOffset > dcOffCacheSubType
+	}
+	switch {
+	case h.MappingOffset >= dcOffImagesCount && avail >= dcOffImagesCount+4:
+		h.ImagesOffset = le.Uint32(b[dcOffImagesOffset:])
+		h.ImagesCount = le.Uint32(b[dcOffImagesCount:])
+	case h.MappingOffset < dcOffImagesCount && avail >= dcOffImagesCountOld+4 && h.has(dcOffImagesCountOld, 4):
+		h.ImagesOffset = le.Uint32(b[dcOffImagesOffsetOld:])
+		h.ImagesCount = le.Uint32(b[dcOffImagesCountOld:])
 	}
 	if h.MappingCount > 0 {
 		var m [8]byte // dyld_cache_mapping_info.address

@@ -47,8 +47,9 @@ type Local struct {
 
 // Dylib is one dylib laid out by Build.
 type Dylib struct {
-	// Path is the install path given.
-	Path string
+	// Path is the file given; InstallPath is /usr/lib/ and its base
+	// name, the path the cache's image list gives.
+	Path, InstallPath string
 	// MachO is the rewritten header as the cache holds it.
 	MachO *images.MachO
 	// Load is the runtime address of its mach_header (its __TEXT).
@@ -129,7 +130,7 @@ func Build(t testing.TB, files []string) *Cache {
 	type place struct{ symoff, nsyms, fsoff, fssize uint32 }
 	places := make([]place, len(fl))
 	for i, f := range fl {
-		d := &Dylib{Path: files[i], Exports: map[string]uint64{}}
+		d := &Dylib{Path: files[i], InstallPath: "/usr/lib/" + filepath.Base(files[i]), Exports: map[string]uint64{}}
 		text := f.m.Text()
 		d.TextAddr = Base + 0x10000 + uint64(i)*dylibStride
 		d.Delta = d.TextAddr - text.Addr
@@ -361,4 +362,111 @@ func (r *Recorder) Touching(lo, hi uint64) int {
 		}
 	}
 	return n
+}
+
+// SubCacheSuffix is the file suffix WriteCache gives its one subcache.
+const SubCacheSuffix = ".01"
+
+// WriteCache writes the whole cache as it lies on disk, in the layout of
+// dyld-1378 include/mach-o/dyld_cache_format.h: the main file
+// dir/dyld_shared_cache_arm64e (a dyld_cache_header with mappingOffset past
+// cacheSubType, one mapping covering the file itself, one
+// dyld_subcache_entry and a dyld_cache_image_info with path per dylib),
+// the subcache dir/dyld_shared_cache_arm64e.01 whose header has UUID
+// subUUID and whose mappings hold every region of c.Mem at its unslid
+// address (the dylibs and the shared linkedit), and the .symbols file. The
+// main file names c.SubUUID(); a different subUUID makes a subcache of
+// another cache. It returns the main file's path.
+func (c *Cache) WriteCache(t testing.TB, dir string, subUUID [16]byte) string {
+	t.Helper()
+	le := binary.LittleEndian
+	main := filepath.Join(dir, "dyld_shared_cache_arm64e")
+
+	// The subcache: header, mappings, then each region.
+	type region struct {
+		addr uint64
+		data []byte
+	}
+	var regions []region
+	c.Mem.Each(func(addr uint64, data []byte) { regions = append(regions, region{addr - Slide, data}) })
+	slices.SortFunc(regions, func(a, b region) int {
+		if a.addr < b.addr {
+			return -1
+		}
+		return 1
+	})
+	sub := make([]byte, headerSize+32*len(regions))
+	copy(sub, "dyld_v1  arm64e")
+	le.PutUint32(sub[16:], headerSize)
+	le.PutUint32(sub[20:], uint32(len(regions)))
+	copy(sub[88:], subUUID[:])
+	for i, r := range regions {
+		for len(sub)%0x1000 != 0 {
+			sub = append(sub, 0)
+		}
+		m := sub[headerSize+32*i:]
+		le.PutUint64(m, r.addr)
+		le.PutUint64(m[8:], uint64(len(r.data)))
+		le.PutUint64(m[16:], uint64(len(sub)))
+		le.PutUint32(m[24:], 5) // maxProt
+		le.PutUint32(m[28:], 5) // initProt
+		sub = append(sub, r.data...)
+	}
+
+	// The main file: header, its mapping, the subcache entry, the image
+	// list, the paths.
+	const (
+		mappingAt  = headerSize
+		subArrayAt = mappingAt + 32
+		imagesAt   = subArrayAt + 56
+	)
+	pathsAt := imagesAt + 32*len(c.Dylibs)
+	f := make([]byte, pathsAt)
+	copy(f, "dyld_v1  arm64e")
+	le.PutUint32(f[16:], headerSize) // mappingOffset
+	le.PutUint32(f[20:], 1)          // mappingCount
+	copy(f[88:], c.UUID[:])
+	le.PutUint64(f[224:], Base)                  // sharedRegionStart
+	le.PutUint32(f[392:], subArrayAt)            // subCacheArrayOffset
+	le.PutUint32(f[396:], 1)                     // subCacheArrayCount
+	copy(f[400:], c.SymbolsUUID[:])              // symbolFileUUID
+	le.PutUint32(f[448:], imagesAt)              // imagesOffset
+	le.PutUint32(f[452:], uint32(len(c.Dylibs))) // imagesCount
+	le.PutUint32(f[456:], 1)                     // cacheSubType
+	e := f[subArrayAt:]
+	su := c.SubUUID()
+	copy(e, su[:])
+	le.PutUint64(e[16:], regions[0].addr-Base) // cacheVMOffset
+	copy(e[24:], SubCacheSuffix)
+	for i, d := range c.Dylibs {
+		im := f[imagesAt+32*i:]
+		le.PutUint64(im, d.TextAddr)
+		le.PutUint32(im[24:], uint32(len(f)))
+		f = append(f, d.InstallPath+"\x00"...)
+	}
+	m := f[mappingAt:]
+	le.PutUint64(m, Base)
+	le.PutUint64(m[8:], uint64(len(f)))
+	le.PutUint64(m[16:], 0)
+	if uint64(len(f)) > regions[0].addr-Base {
+		t.Fatalf("main file of %d bytes overlaps the first dylib", len(f))
+	}
+	for name, b := range map[string][]byte{
+		main:                  f,
+		main + SubCacheSuffix: sub,
+		main + ".symbols":     c.SymbolsFile(c.SymbolsUUID),
+	} {
+		if err := os.WriteFile(name, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return main
+}
+
+// SubUUID is the UUID the main file WriteCache writes names for its
+// subcache.
+func (c *Cache) SubUUID() [16]byte {
+	var u [16]byte
+	copy(u[:], "synthetic-sub-01")
+	return u
 }
