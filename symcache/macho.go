@@ -63,6 +63,11 @@ func LoadMachO(img *images.Image) (*Table, error) {
 // come from the cache's .symbols file when one matching the image's cache
 // is found in o.SharedCacheDirs (else the in-memory exports and function
 // starts name what they can).
+//
+// When the task's memory is gone (it exited), an image is read from the
+// file dyld named if its LC_UUID matches, else, for a dylib of the shared
+// cache, from the cache's files in o.SharedCacheDirs: the main file whose
+// UUID is img.SharedCache and its subcaches.
 func MachOLoader(o MachOOptions) Loader {
 	dirs := o.SharedCacheDirs
 	if dirs == nil {
@@ -110,7 +115,45 @@ func loadMachO(img *images.Image, o MachOOptions, locals *cacheLocals) (*Table, 
 			return ft, nil
 		}
 	}
+	if err != nil && locals != nil && img.SharedCache != "" {
+		// A dylib of the dyld shared cache has no file of its own: the
+		// cache's files on disk hold the same bytes, unslid.
+		if ct, cerr := loadMachOSharedCache(img, object, o, locals); cerr == nil {
+			return ct, nil
+		}
+	}
 	return t, err
+}
+
+// loadMachOSharedCache builds the Table of img, a dylib of the dyld shared
+// cache img.SharedCache, from that cache's files on disk: the dylib is
+// found in the cache's image list by path (else by UUID), and the cache
+// is read as the task saw it, slid by img's load address minus the
+// dylib's unslid one.
+func loadMachOSharedCache(img *images.Image, object string, o MachOOptions, locals *cacheLocals) (*Table, error) {
+	c, err := locals.diskCache(img.SharedCache)
+	if err != nil {
+		return nil, err
+	}
+	unslid, err := c.FindImage(img.Path, img.BuildID)
+	if err != nil {
+		return nil, fmt.Errorf("symcache: %w", err)
+	}
+	load := img.LoadAddress
+	if load == 0 {
+		load = img.Start
+	}
+	mem := c.Memory(load - unslid)
+	m, err := images.ReadMachOFromMemory(mem, load)
+	if err != nil {
+		return nil, fmt.Errorf("symcache: %s in the shared cache on disk: %w", img.Path, err)
+	}
+	if m.Flags&images.MHDylibInCache == 0 {
+		return nil, fmt.Errorf("symcache: %s in the shared cache on disk lacks MH_DYLIB_IN_CACHE", img.Path)
+	}
+	ci := *img
+	ci.Memory = mem
+	return loadMachOMemory(&ci, object, o, locals)
 }
 
 // loadMachOFile builds the Table of img from its file (in a universal
