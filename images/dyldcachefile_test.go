@@ -2,6 +2,7 @@ package images_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -111,5 +112,41 @@ func TestDyldCacheBadSuffix(t *testing.T) {
 	})
 	if err == nil || opened {
 		t.Fatalf("suffix /../x: err %v, opened %v", err, opened)
+	}
+}
+
+// TestDyldCacheSubCacheV1: a header that ends before cacheSubType has
+// dyld_subcache_entry_v1 entries, without a suffix: the subcache is named
+// ".1" after its index (DyldSharedCache::mapCacheFiles), and is read.
+func TestDyldCacheSubCacheV1(t *testing.T) {
+	c := buildCache(t)
+	main := c.WriteCache(t, t.TempDir(), c.SubUUID())
+	b, err := os.ReadFile(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// mappingOffset 456 (offsetof(cacheSubType)): the mapping moves there.
+	le := binary.LittleEndian
+	oldMap := le.Uint32(b[16:])
+	copy(b[456:456+32], b[oldMap:oldMap+32])
+	le.PutUint32(b[16:], 456)
+	sub, err := os.ReadFile(main + dyldcachetest.SubCacheSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	dc, err := images.OpenDyldCache(bytes.NewReader(b), int64(len(b)), func(suffix string) (io.ReaderAt, int64, error) {
+		asked = append(asked, suffix)
+		return bytes.NewReader(sub), int64(len(sub)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0] != ".1" {
+		t.Fatalf("subcaches asked for: %q, want [.1]", asked)
+	}
+	d := c.Dylibs[0]
+	if m, err := images.ReadMachOFromMemory(dc.Memory(dyldcachetest.Slide), d.Load); err != nil || m.UUIDString() != d.MachO.UUIDString() {
+		t.Fatalf("header of %s through the v1 cache: %v", d.InstallPath, err)
 	}
 }
