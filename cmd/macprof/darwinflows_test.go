@@ -263,6 +263,20 @@ func checkNamed(t *testing.T, stacks map[string]int64, stderr string, chains ...
 	}
 }
 
+// recordNamed runs `macprof record -o FILE ARGS...` and fails unless it
+// exits with status want and its profile holds every chain, named.
+func recordNamed(t *testing.T, want int, chains []flowChain, args ...string) *pprof.Profile {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "p.pb.gz")
+	code, _, stderr := runCLI(t, recordCLI, append([]string{"-o", out}, args...)...)
+	if code != want {
+		t.Fatalf("status %d, want %d:\n%s", code, want, stderr)
+	}
+	p, stacks := readProfile(t, out)
+	checkNamed(t, stacks, stderr, chains...)
+	return p
+}
+
 // TestModelRecordLaunchToExit is `macprof record -o p.pb.gz -- ./prog`
 // until the program exits on its own: the profile is written after the
 // exit, as the CLI does, when xnu has torn the task's memory down, and
@@ -278,13 +292,7 @@ func TestModelRecordLaunchToExit(t *testing.T) {
 		tk.PlanExit(4000, 3)
 		return tk
 	})
-	out := filepath.Join(t.TempDir(), "p.pb.gz")
-	code, _, stderr := runCLI(t, recordCLI, "-F", "400", "-o", out, "--", exe)
-	if code != 3 {
-		t.Fatalf("status %d, want the command's 3:\n%s", code, stderr)
-	}
-	p, stacks := readProfile(t, out)
-	checkNamed(t, stacks, stderr, chainMain, chainLib)
+	p := recordNamed(t, 3, []flowChain{chainMain, chainLib}, "-F", "400", "--", exe)
 	threads := map[string]bool{}
 	for _, s := range p.Sample {
 		for _, v := range s.Label["thread"] {
@@ -347,13 +355,7 @@ func TestModelRecordInterrupted(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		c <- os.Interrupt
 	}()
-	out := filepath.Join(t.TempDir(), "p.pb.gz")
-	code, _, stderr := runCLI(t, recordCLI, "-F", "400", "-o", out, "--", exe)
-	if want := 128 + int(syscall.SIGINT); code != want {
-		t.Fatalf("status %d, want %d:\n%s", code, want, stderr)
-	}
-	_, stacks := readProfile(t, out)
-	checkNamed(t, stacks, stderr, chainMain, chainLib)
+	recordNamed(t, 128+int(syscall.SIGINT), []flowChain{chainMain, chainLib}, "-F", "400", "--", exe)
 }
 
 // TestModelRecordAttached is `macprof record -p PID -d 0.5`: the process
@@ -363,13 +365,7 @@ func TestModelRecordAttached(t *testing.T) {
 	m := newFlowModel(t)
 	tk := m.k.NewTask(t, flowProg.path, taskImages(flowProg, flowLib))
 	populate(t, tk, chainMain, chainLib)
-	out := filepath.Join(t.TempDir(), "p.pb.gz")
-	code, _, stderr := runCLI(t, recordCLI, "-p", fmt.Sprint(tk.PID), "-d", "0.5", "-o", out)
-	if code != 0 {
-		t.Fatalf("status %d:\n%s", code, stderr)
-	}
-	_, stacks := readProfile(t, out)
-	checkNamed(t, stacks, stderr, chainMain, chainLib)
+	recordNamed(t, 0, []flowChain{chainMain, chainLib}, "-p", fmt.Sprint(tk.PID), "-d", "0.5")
 	if err := m.k.Kill(tk.PID, 0); err != nil {
 		t.Errorf("the attached process is gone after the recording: %v", err)
 	}
@@ -389,13 +385,7 @@ func TestModelRecordKilled(t *testing.T) {
 		time.Sleep(400 * time.Millisecond)
 		m.k.Kill(tk.PID, syscall.SIGKILL)
 	}()
-	out := filepath.Join(t.TempDir(), "p.pb.gz")
-	code, _, stderr := runCLI(t, recordCLI, "-F", "400", "-o", out, "--", exe)
-	if want := 128 + int(syscall.SIGKILL); code != want {
-		t.Fatalf("status %d, want %d:\n%s", code, want, stderr)
-	}
-	_, stacks := readProfile(t, out)
-	checkNamed(t, stacks, stderr, chainMain, chainLib)
+	recordNamed(t, 128+int(syscall.SIGKILL), []flowChain{chainMain, chainLib}, "-F", "400", "--", exe)
 }
 
 // TestModelRecordExec: the launched program execs another midway (xnu
