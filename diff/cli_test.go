@@ -189,8 +189,10 @@ func TestGoCPUProfile(t *testing.T) {
 	prof := func(name, regress, count string) string {
 		p := filepath.Join(dir, name)
 		// A count of iterations, not a time: the profiles hold the same
-		// CPU time (about 0.75 s and 1.3 s) however loaded the machine is (3 s
-		// of wall time gave 20 samples each at load 65).
+		// CPU time (about 1.5 s and 2.6 s) however loaded the machine is (3 s
+		// of wall time gave 20 samples each at load 65); half as much
+		// (64 and 115 samples at load 8) left slowPart's rise at z 3.2,
+		// short of the threshold.
 		cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", ".", "-test.benchtime", count, "-test.cpuprofile", p)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOBENCH_REGRESS="+regress)
@@ -202,8 +204,8 @@ func TestGoCPUProfile(t *testing.T) {
 	var base, slow string
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); base = prof("base.pprof", "", "2500x") }()
-	go func() { defer wg.Done(); slow = prof("slow.pprof", "1", "1000x") }()
+	go func() { defer wg.Done(); base = prof("base.pprof", "", "5000x") }()
+	go func() { defer wg.Done(); slow = prof("slow.pprof", "1", "2000x") }()
 	wg.Wait()
 	if t.Failed() {
 		return
