@@ -646,7 +646,10 @@ func TestDrainSamplesTellsTheSamplesTheKernelLost(t *testing.T) {
 	drained += len(drainAll(t, tg, int(tid), 8))
 	lost := tg.LostSamples(tid)
 	after := cpu()
-	lo, hi := int64((drainAt-opened)/period)-2, int64((after-before)/period)+2
+	// Within 5% and two periods: the CPU time is read around the
+	// kernel's own accounting, not at its sample ticks (161 against a
+	// bound of 160 was seen on a loaded machine).
+	lo, hi := int64((drainAt-opened)/period)*95/100-2, int64((after-before)/period)*105/100+2
 	t.Logf("%d samples drained, %d lost; the thread ran %v to %v at a %v period", drained, lost, drainAt-opened, after-before, period)
 	if lost == 0 || int64(drained)+lost < lo || int64(drained)+lost > hi {
 		t.Fatalf("%d samples drained and %d lost; want %d to %d in all, some lost", drained, lost, lo, hi)
