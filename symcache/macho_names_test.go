@@ -10,14 +10,14 @@ import (
 	"github.com/macprof/macprof/internal/objfile/objfiletest"
 )
 
-// TestMachOSymbolsLongNames reads a Mach-O symbol table of 100,000
-// functions whose names all point into one 16 MiB unterminated run of the
+// TestMachOSymbolsLongNames reads a Mach-O symbol table of 20,000
+// functions whose names all point into one 4 MiB unterminated run of the
 // string table: the old reader scanned and copied the run once per symbol
-// (1.6 TB); now the run is scanned once and the table, whose names would
+// (80 GB); now the run is scanned once and the table, whose names would
 // far outweigh their string table, is left out.
 func TestMachOSymbolsLongNames(t *testing.T) {
-	const n = 100000
-	strs := bytes.Repeat([]byte{'_'}, 16<<20)
+	const n = 20000
+	strs := bytes.Repeat([]byte{'_'}, 4<<20)
 	syms := make([]byte, 16*n)
 	for i := 0; i < n; i++ {
 		e := syms[16*i:]
