@@ -37,6 +37,6 @@ func main() {
 	}
 	execLauncherSpin(time.Duration(secs * float64(time.Second)))
 	err = syscall.Exec(os.Args[2], os.Args[2:], os.Environ())
-	fmt.Fprintln(os.Stderr, "goexec: exec:", err)
+	fmt.Fprintln(os.Stderr, "goexec: exec:", err, "(spun to", sink, ")")
 	os.Exit(1)
 }
