@@ -70,7 +70,7 @@ func loadFixtureCode(t *testing.T, arch string, slide uint64) *fixtureCode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixtureCode{t: t, arch: arch, syms: machoSymbols(t, path), text: text, addr: sec.Addr, slide: slide}
+	return &fixtureCode{t: t, arch: arch, syms: fixture.MachOFunctions(t, path), text: text, addr: sec.Addr, slide: slide}
 }
 
 // sym is the slid address of fn+off.

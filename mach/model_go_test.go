@@ -48,7 +48,7 @@ func TestModelGoBinary(t *testing.T) {
 			c := chain{"main.hot", "main.middle", "main.main", "runtime.main"}
 			th := task.AddThread("main")
 			th.Busy = true
-			th.SetStacks(arch, stackTop, stackSize, &machtest.Stack{PCs: c.pcs(t, machoSymbols(t, bin), slide), LeafFrame: true})
+			th.SetStacks(arch, stackTop, stackSize, &machtest.Stack{PCs: c.pcs(t, fixture.MachOFunctions(t, bin), slide), LeafFrame: true})
 			w := &world{k: k, task: task, arch: arch, chains: [][]chain{{c}}}
 			tg := w.attach(t, target.Options{Continuous: true})
 			checkStacks(t, w, stacks(t, record(t, tg, 150*time.Millisecond)), 1)

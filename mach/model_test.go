@@ -7,14 +7,11 @@ package mach_test
 
 import (
 	"context"
-	"debug/macho"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	pprof "github.com/google/pprof/profile"
 
 	"github.com/macprof/macprof/exporter"
 	"github.com/macprof/macprof/internal/fixture"
@@ -45,25 +42,7 @@ const (
 // symbols maps the symbol names of a Mach-O fixture to their addresses.
 func symbols(t testing.TB, name string) map[string]uint64 {
 	t.Helper()
-	return machoSymbols(t, machoFixture(name))
-}
-
-// machoSymbols maps the function names of a Mach-O file (without the
-// leading underscore of its symbol table) to their addresses.
-func machoSymbols(t testing.TB, path string) map[string]uint64 {
-	t.Helper()
-	f, err := macho.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m := make(map[string]uint64)
-	for _, s := range f.Symtab.Syms {
-		if s.Type&0xe0 == 0 && s.Value != 0 { // no N_STAB
-			m[strings.TrimPrefix(s.Name, "_")] = s.Value
-		}
-	}
-	return m
+	return fixture.MachOFunctions(t, machoFixture(name))
 }
 
 // chain is a call chain by function name, leaf first, and the addresses
@@ -174,24 +153,7 @@ func stacks(t *testing.T, w *profile.Window) map[string]int64 {
 	if err := p.CheckValid(); err != nil {
 		t.Fatal(err)
 	}
-	return pprofStacks(p)
-}
-
-func pprofStacks(p *pprof.Profile) map[string]int64 {
-	out := make(map[string]int64)
-	for _, s := range p.Sample {
-		var names []string
-		for _, l := range s.Location {
-			for _, ln := range l.Line {
-				names = append(names, ln.Function.Name)
-			}
-			if len(l.Line) == 0 {
-				names = append(names, "?")
-			}
-		}
-		out[strings.Join(names, ";")] += s.Value[0]
-	}
-	return out
+	return fixture.PprofStacks(p)
 }
 
 // want is the set of stacks, leaf first, the world's threads can be in.

@@ -28,8 +28,8 @@ func TestImagesReadWhatIsMapped(t *testing.T) {
 	dir := t.TempDir()
 	bin := copyFile(t, testprog.BuildC(t, "swapself.c"), filepath.Join(dir, "swapself"), 0o755)
 	secret := copyFile(t, testprog.BuildC(t, "secret.c"), filepath.Join(dir, "secret"), 0o600)
-	spin := funcAddr(t, bin, "spin")
-	if a := funcAddr(t, secret, "TOP_SECRET_root_only_symbol"); a != spin {
+	spin := testprog.ELFSymbol(t, bin, "spin")
+	if a := testprog.ELFSymbol(t, secret, "TOP_SECRET_root_only_symbol"); a != spin {
 		t.Fatalf("fixture: the secret's function is at %#x, spin at %#x; the test needs them at one address", a, spin)
 	}
 	p := testprog.Start(t, bin, secret)
@@ -95,27 +95,6 @@ func copyFile(t *testing.T, src, dst string, perm os.FileMode) string {
 		t.Fatal(err)
 	}
 	return dst
-}
-
-// funcAddr returns the link-time address of function name in bin.
-func funcAddr(t *testing.T, bin, name string) uint64 {
-	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
-		if s.Name == name {
-			return s.Value
-		}
-	}
-	t.Fatalf("%s: no symbol %s", bin, name)
-	return 0
 }
 
 // runtimeAddr returns where link-time address addr of bin is in im, its

@@ -1,13 +1,13 @@
 package symcache
 
 import (
-	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // TestDebugFileMustCarryTheBuildID puts at a program's build-ID debug path
@@ -32,8 +32,8 @@ func TestDebugFileMustCarryTheBuildID(t *testing.T) {
 	if err != nil || len(id) < 4 {
 		t.Fatalf("build ID of %s: %q, %v", bin, id, err)
 	}
-	helper := symbolValue(t, bin, "helper")
-	if a := symbolValue(t, other, "TOPSEC"); a != helper {
+	helper := testprog.ELFSymbol(t, bin, "helper")
+	if a := testprog.ELFSymbol(t, other, "TOPSEC"); a != helper {
 		t.Fatalf("fixture: TOPSEC at %#x, helper at %#x; the test needs one address", a, helper)
 	}
 	dbgDir := t.TempDir()
@@ -56,25 +56,4 @@ func TestDebugFileMustCarryTheBuildID(t *testing.T) {
 	if len(got) == 0 || got[0].Function == "TOPSEC" || !got[0].Anonymous {
 		t.Fatalf("helper's address symbolizes as %+v, want an unnamed function (the debug file is another build's)", got)
 	}
-}
-
-// symbolValue returns the value of symbol name in the ELF file bin.
-func symbolValue(t *testing.T, bin, name string) uint64 {
-	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
-		if s.Name == name {
-			return s.Value
-		}
-	}
-	t.Fatalf("%s: no symbol %s", bin, name)
-	return 0
 }

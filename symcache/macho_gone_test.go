@@ -1,7 +1,6 @@
 package symcache_test
 
 import (
-	"debug/macho"
 	"errors"
 	"os"
 	"path/filepath"
@@ -32,7 +31,7 @@ func TestMemoryGoneUsesFile(t *testing.T) {
 	if err != nil || len(found) != 1 {
 		t.Fatalf("DyldImages: %d images, %v", len(found), err)
 	}
-	main := symbolAddr(t, file, "_main")
+	main := fixture.MachOFunctions(t, file)["main"]
 	for _, tc := range []struct {
 		name, path, want string
 	}{
@@ -62,21 +61,4 @@ func anotherBuild(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// symbolAddr is the address of symbol name in a Mach-O file.
-func symbolAddr(t *testing.T, path, name string) uint64 {
-	t.Helper()
-	f, err := macho.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, s := range f.Symtab.Syms {
-		if s.Name == name {
-			return s.Value
-		}
-	}
-	t.Fatalf("no %s in %s", name, path)
-	return 0
 }

@@ -8,7 +8,6 @@ package main
 
 import (
 	"bytes"
-	"debug/macho"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -83,7 +82,7 @@ func (c flowChain) pcs(t *testing.T) []uint64 {
 	t.Helper()
 	var out []uint64
 	for i, f := range c {
-		a, ok := machoFunctions(t, f.img.file())[f.name]
+		a, ok := fixture.MachOFunctions(t, f.img.file())[f.name]
 		if !ok {
 			t.Fatalf("no function %s in %s", f.name, f.img.fixture)
 		}
@@ -94,24 +93,6 @@ func (c flowChain) pcs(t *testing.T) []uint64 {
 		out = append(out, a+f.img.slide+off)
 	}
 	return out
-}
-
-// machoFunctions maps a Mach-O file's function names (without the leading
-// underscore) to their addresses.
-func machoFunctions(t *testing.T, path string) map[string]uint64 {
-	t.Helper()
-	f, err := macho.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m := make(map[string]uint64)
-	for _, s := range f.Symtab.Syms {
-		if s.Type&0xe0 == 0 && s.Value != 0 {
-			m[strings.TrimPrefix(s.Name, "_")] = s.Value
-		}
-	}
-	return m
 }
 
 // The chains the model's threads run: the program's own code and a
@@ -215,26 +196,7 @@ func readProfile(t *testing.T, path string) (*pprof.Profile, map[string]int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, profileStacks(p)
-}
-
-// profileStacks is a profile's stacks (function names, leaf first, joined
-// by ";") with their sample counts.
-func profileStacks(p *pprof.Profile) map[string]int64 {
-	out := make(map[string]int64)
-	for _, s := range p.Sample {
-		var names []string
-		for _, l := range s.Location {
-			for _, ln := range l.Line {
-				names = append(names, ln.Function.Name)
-			}
-			if len(l.Line) == 0 {
-				names = append(names, fmt.Sprintf("?%#x", l.Address))
-			}
-		}
-		out[strings.Join(names, ";")] += s.Value[0]
-	}
-	return out
+	return p, fixture.PprofStacks(p)
 }
 
 // checkNamed fails unless every sample's stack is one of the chains, every
@@ -484,7 +446,7 @@ func TestModelAgentWindow(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		for s, n := range profileStacks(p) {
+		for s, n := range fixture.PprofStacks(p) {
 			stacks[s] += n
 		}
 	}))

@@ -4,6 +4,7 @@ package testprog
 
 import (
 	"bufio"
+	"debug/elf"
 	"fmt"
 	"io"
 	"os"
@@ -150,4 +151,26 @@ func GoTool(t testing.TB) string {
 		t.Fatal("the go command is needed on PATH to build test programs")
 	}
 	return p
+}
+
+// ELFSymbol returns the value of symbol name in the ELF file bin (its
+// link-time address, for a function).
+func ELFSymbol(t testing.TB, bin, name string) uint64 {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	t.Fatalf("%s: no symbol %s", bin, name)
+	return 0
 }
