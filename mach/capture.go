@@ -31,7 +31,11 @@ func resetCapture(c *target.Capture, id target.ThreadID) {
 func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
 	t.calls.Lock()
 	defer t.calls.Unlock()
-	return t.capture(id, c)
+	err := t.capture(id, c)
+	if err == nil {
+		t.noteCapture(c)
+	}
+	return err
 }
 
 // capture is Capture with t.calls held.
@@ -72,13 +76,14 @@ func (t *Target) capture(id target.ThreadID, c *target.Capture) (err error) {
 func (t *Target) CaptureBatch(ids []target.ThreadID, caps []*target.Capture, errs []error) {
 	t.calls.Lock()
 	defer t.calls.Unlock()
-	if t.opts.Unattended && !t.self && !t.closed && len(ids) > 0 {
-		if t.captureHeld(ids, caps, errs) {
-			return
-		}
-	}
+	held := t.opts.Unattended && !t.self && !t.closed && len(ids) > 0 && t.captureHeld(ids, caps, errs)
 	for i, id := range ids {
-		errs[i] = t.capture(id, caps[i])
+		if !held {
+			errs[i] = t.capture(id, caps[i])
+		}
+		if errs[i] == nil {
+			t.noteCapture(caps[i])
+		}
 	}
 }
 

@@ -320,10 +320,14 @@ func (t *Target) walk(regs unwind.Regs, st *unwind.Stack, c *target.Capture) {
 	} else {
 		c.PCs, c.Walk = t.walker.Walk(regs, st, c.PCs)
 	}
+}
+
+// noteCapture records the images a capture's PCs hit (ImagesHit) and
+// names the image list it was taken under, so that a sample taken before
+// an exec (or a dlclose) is not named from the list read after it. It
+// runs once the thread is resumed: none of it needs the thread stopped.
+func (t *Target) noteCapture(c *target.Capture) {
 	t.hits.note(t.imgSet, c.PCs)
-	// Each sample names the image list it was taken under, so that one
-	// taken before an exec (or a dlclose) is not named from the list
-	// read after it.
 	c.Images, c.Executable = t.imgSet, t.path
 }
 
