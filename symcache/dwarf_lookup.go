@@ -1,0 +1,133 @@
+package symcache
+
+import (
+	"slices"
+	"sort"
+)
+
+// covering appends to out the indexes of the units whose ranges cover
+// addr, building them on first need. When none does, it appends the unit
+// whose range ends nearest before addr: a line sequence can end past its
+// unit's high_pc (the padding after the unit's last function), and the
+// index of all units at once gave those bytes a line.
+func (l *DWARFLines) covering(addr uint64, out []*unitIndex) []*unitIndex {
+	last := sort.Search(len(l.spans), func(i int) bool { return l.spans[i].lo > addr }) - 1
+	var seen [maxCoveringUnits]int32
+	n := 0
+	for i, k := last, 0; i >= 0 && k < maxSpanScan && n < len(seen) && l.maxHi[i] > addr; i, k = i-1, k+1 {
+		s := &l.spans[i]
+		if addr >= s.hi || slices.Contains(seen[:n], s.unit) {
+			continue
+		}
+		seen[n] = s.unit
+		n++
+		out = append(out, l.unit(s.unit))
+	}
+	if n == 0 && last >= 0 {
+		out = append(out, l.unit(l.spans[last].unit))
+	}
+	return out
+}
+
+// row returns the last row of x at or before addr, or nil.
+func (x *unitIndex) row(addr uint64) *lineRow {
+	i := sort.Search(len(x.rows), func(i int) bool { return x.rows[i].addr > addr }) - 1
+	if i < 0 {
+		return nil
+	}
+	return &x.rows[i]
+}
+
+// fn returns the subprogram range of x holding addr, or nil. Of aliases
+// (subprograms of the same start, as gas writes one per name of an
+// assembly function), it is the last entry, as binutils' addr2line
+// chooses; the index of all units at once left that to an unstable sort.
+func (x *unitIndex) fn(addr uint64) *funcRange {
+	i := sort.Search(len(x.funcs), func(i int) bool { return x.funcs[i].lo > addr }) - 1
+	// Ranges do not usually overlap; look a few entries back in case.
+	for k := 0; i >= 0 && k < 8; i, k = i-1, k+1 {
+		if addr < x.funcs[i].hi {
+			return &x.funcs[i]
+		}
+	}
+	return nil
+}
+
+func (n *dnode) contains(addr uint64) bool {
+	for _, r := range n.ranges {
+		if addr >= r[0] && addr < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// Lines implements LineSource: the frames at addr, innermost first; every
+// frame but the last is inlined into the one after it.
+func (l *DWARFLines) Lines(addr uint64) []Frame {
+	var buf [maxCoveringUnits + 4]*unitIndex
+	units := l.covering(addr, append(buf[:0], l.rest...))
+	// Of several units, the row nearest before addr gives the line (a
+	// tie going to a row that is not an end_sequence, then to the later
+	// unit, as in one table of all units sorted stably) and the
+	// subprogram starting nearest before addr the frames (a tie going to
+	// the later unit, as between aliases of one unit).
+	var row *lineRow
+	var fn *funcRange
+	var rowUnit, fnUnit *unitIndex
+	for _, x := range units {
+		if r := x.row(addr); r != nil && (row == nil || r.addr > row.addr ||
+			r.addr == row.addr && (row.end && !r.end || row.end == r.end && x.order > rowUnit.order)) {
+			row, rowUnit = r, x
+		}
+		if f := x.fn(addr); f != nil && (fn == nil || f.lo > fn.lo || f.lo == fn.lo && x.order > fnUnit.order) {
+			fn, fnUnit = f, x
+		}
+	}
+	var file string
+	var line int
+	hasLine := row != nil && !row.end && row.file >= 0
+	if hasLine {
+		file, line = rowUnit.files[row.file], int(row.line)
+	}
+	if fn == nil {
+		if !hasLine {
+			return nil
+		}
+		return []Frame{{File: file, Line: line}}
+	}
+	var chainBuf [maxDWARFDepth]int32
+	chain := append(chainBuf[:0], fn.node)
+	for len(chain) < maxDWARFDepth {
+		n := &fnUnit.nodes[chain[len(chain)-1]]
+		next := int32(-1)
+		for _, c := range n.children {
+			if fnUnit.nodes[c].contains(addr) {
+				next = c
+				break
+			}
+		}
+		if next < 0 {
+			break
+		}
+		chain = append(chain, next)
+	}
+	out := make([]Frame, len(chain))
+	for k := len(chain) - 1; k >= 0; k-- {
+		f := &out[len(chain)-1-k]
+		f.Function = fnUnit.nodes[chain[k]].name
+		f.Inlined = k > 0
+		if k == len(chain)-1 {
+			if hasLine {
+				f.File, f.Line = file, line
+			}
+			continue
+		}
+		inner := &fnUnit.nodes[chain[k+1]]
+		if inner.callFile >= 0 {
+			f.File = fnUnit.files[inner.callFile]
+		}
+		f.Line = int(inner.callLine)
+	}
+	return out
+}
