@@ -1,7 +1,7 @@
 package mach
 
 import (
-	"github.com/macprof/macprof/compactunwind"
+	"github.com/macprof/macprof/unwind/compact"
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/unwind"
 )

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/macprof/macprof/compactunwind"
+	"github.com/macprof/macprof/unwind/compact"
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/fixture"
 	"github.com/macprof/macprof/unwind"
@@ -19,7 +19,7 @@ import (
 // and another target of the same image finds it in the cache.
 func TestCompactTablesFromTaskMemory(t *testing.T) {
 	const slide = 0x2_3400_0000
-	path := filepath.Join("..", "compactunwind", "testdata", "prog_arm64")
+	path := filepath.Join("..", "unwind", "compact", "testdata", "prog_arm64")
 	var mem fixture.Memory
 	m := mem.MapMachO(t, path, slide)
 	load := m.Text().Addr + slide

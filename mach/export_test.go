@@ -1,6 +1,6 @@
 package mach
 
-import "github.com/macprof/macprof/compactunwind"
+import "github.com/macprof/macprof/unwind/compact"
 
 // FreshUnwindTables gives the package an empty compact unwind cache for the
 // rest of a test, and the previous one back at its end: the cache is

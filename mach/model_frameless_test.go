@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/macprof/macprof/compactunwind"
+	"github.com/macprof/macprof/unwind/compact"
 	"github.com/macprof/macprof/internal/fixture"
 	"github.com/macprof/macprof/mach"
 	"github.com/macprof/macprof/mach/machtest"
@@ -20,7 +20,7 @@ import (
 )
 
 // The darwin Target walking a sample taken inside the hand-written
-// frameless leaf of the compact unwind fixture (compactunwind/testdata,
+// frameless leaf of the compact unwind fixture (unwind/compact/testdata,
 // built by its build.sh with clang -target {arm64,x86_64}-apple-macos11
 // and ld64.lld-14), with the stack laid out as the fixture's own
 // instructions lay it out. Every instruction the layouts below follow is
@@ -40,7 +40,7 @@ import (
 
 // compactFixture is the compact unwind fixture program for arch.
 func compactFixture(arch string) string {
-	return filepath.Join("..", "compactunwind", "testdata", "prog_"+arch)
+	return filepath.Join("..", "unwind", "compact", "testdata", "prog_"+arch)
 }
 
 // fixtureCode is a fixture's __TEXT,__text and function symbols

@@ -114,7 +114,7 @@ func openMachO(t testing.TB, path string) *macho.File {
 	t.Helper()
 	f, err := macho.Open(path)
 	if err != nil {
-		t.Fatalf("%v (rebuild with sh compactunwind/testdata/build.sh)", err)
+		t.Fatalf("%v (rebuild with sh unwind/compact/testdata/build.sh)", err)
 	}
 	t.Cleanup(func() { f.Close() })
 	return f

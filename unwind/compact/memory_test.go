@@ -15,7 +15,7 @@ import (
 // the table read from the file.
 func TestFromMemory(t *testing.T) {
 	const slide = 0x3_4560_0000
-	images := filepath.Join("..", "images", "testdata", "macho")
+	images := filepath.Join("..", "..", "images", "testdata", "macho")
 	for _, path := range []string{fixturePath("arm64"), fixturePath("x86_64"), filepath.Join("testdata", "big_arm64"),
 		filepath.Join(images, "libdemo_arm64.dylib"), filepath.Join(images, "objc_x86_64")} {
 		t.Run(filepath.Base(path), func(t *testing.T) {

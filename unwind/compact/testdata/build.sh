@@ -2,7 +2,7 @@
 # build.sh rebuilds the compact unwind fixtures prog_arm64 and prog_x86_64
 # from src/. Run it from any directory:
 #
-#	sh compactunwind/testdata/build.sh
+#	sh unwind/compact/testdata/build.sh
 #
 # Needs clang (with the arm64 and x86_64 Apple targets) and ld64.lld-14
 # (Debian: clang-14 lld-14). There is no macOS SDK here, so the programs are
