@@ -3,9 +3,10 @@
 //
 // No Go library demangled Swift, and Swift is most of the code in macOS
 // apps: profiles need these names readable. Both manglings are read: the
-// current one ("$s", "_$s", "$S", "$e", "_T0", demangler*.go) and that of
-// Swift 3 and earlier ("_T", "_Tt", old.go). The grammar is Swift's
-// docs/ABI/Mangling.rst; the printing follows lib/Demangling/NodePrinter.
+// current one ("$s", "_$s", "$S", "$e", "_T0"; demangler.go and the
+// productions beside it) and that of Swift 3 and earlier ("_T", "_Tt",
+// old*.go). The grammar is Swift's docs/ABI/Mangling.rst; the printing
+// (print*.go, printer.go) follows lib/Demangling/NodePrinter.
 package swift
 
 // Demangle returns the full demangling of name (as swift demangle prints

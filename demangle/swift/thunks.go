@@ -1,5 +1,8 @@
 package swift
 
+// Thunks, specialization markers and other global suffixes (the "T"
+// operator), automatic differentiation entities and outlined bridged methods.
+
 // Function signature specialization parameter kinds (Swift's
 // FunctionSigSpecializationParamKind): values below 64 are exclusive, the
 // bits from 64 up combine.
