@@ -324,7 +324,18 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		// the run from the launch.
 		w.Start = launchedAt
 	}
+	code := 0
+	symbols.finish()
+	if !writeOutputs(stderr, cfg.Outputs, w, cache, cfg.Quiet, exporter.Options{Command: cfg.Command, AppOnly: cfg.AppOnly}) {
+		code = 1
+	}
 	if !cfg.Quiet {
+		// The summary follows the outputs, so that its profiler CPU is
+		// all macprof used from its start to the profile written, not
+		// only the sampling window's.
+		if cpu, ok := selfCPU(); ok {
+			w.Stats.ProfilerCPU = cpu
+		}
 		WriteSummary(stderr, w, s.Period())
 		writeTreeShare(stderr, w, s.Period(), tree)
 		if sampleErr != nil {
@@ -333,11 +344,6 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		if sampleWarn != nil {
 			fmt.Fprintf(stderr, "macprof: %v\n", sampleWarn)
 		}
-	}
-	code := 0
-	symbols.finish()
-	if !writeOutputs(stderr, cfg.Outputs, w, cache, cfg.Quiet, exporter.Options{Command: cfg.Command, AppOnly: cfg.AppOnly}) {
-		code = 1
 	}
 	rec.releaseAll()
 	if waitChild != nil {
