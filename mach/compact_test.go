@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/macprof/macprof/unwind/compact"
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/fixture"
 	"github.com/macprof/macprof/unwind"
+	"github.com/macprof/macprof/unwind/compact"
 )
 
 // TestCompactTablesFromTaskMemory loads the compact unwind fixture into a
@@ -48,20 +48,20 @@ func TestCompactTablesFromTaskMemory(t *testing.T) {
 	callerRet := sym["_caller"] + 0xc
 	regs := unwind.Regs{PC: sym["_leaf_asm"] + 4, SP: sp, FP: sp + 16, LR: callerRet}
 
-	cache := compactunwind.NewCache(1 << 20)
+	cache := compact.NewCache(1 << 20)
 	imgs, err := CompactImages(set, cache)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &compactunwind.Stepper{Arch: unwind.ArchARM64, Stack: *st}
-	if _, res := s.Walk(imgs, regs, make([]uint64, 0, 8)); res.Stop != compactunwind.StepNoTable || res.Image == nil || res.Image.Key != img.BuildID {
+	s := &compact.Stepper{Arch: unwind.ArchARM64, Stack: *st}
+	if _, res := s.Walk(imgs, regs, make([]uint64, 0, 8)); res.Stop != compact.StepNoTable || res.Image == nil || res.Image.Key != img.BuildID {
 		t.Fatalf("first walk %+v, want a request for the image's table", res)
 	}
 	if n, err := BuildCompactTables(imgs, cache, &mem); n != 1 || err != nil {
 		t.Fatalf("BuildCompactTables = %d, %v", n, err)
 	}
 	pcs, res := s.Walk(imgs, regs, make([]uint64, 0, 8))
-	if res.Stop != compactunwind.StepEnd || len(pcs) != 2 || pcs[1] != callerRet || res.CompactFrames != 2 {
+	if res.Stop != compact.StepEnd || len(pcs) != 2 || pcs[1] != callerRet || res.CompactFrames != 2 {
 		t.Errorf("walk with the table: %#x %+v", pcs, res)
 	}
 	// Another process of the same image starts with the table.
@@ -69,7 +69,7 @@ func TestCompactTablesFromTaskMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, res := s.Walk(imgs2, regs, make([]uint64, 0, 8)); res.Stop != compactunwind.StepEnd {
+	if _, res := s.Walk(imgs2, regs, make([]uint64, 0, 8)); res.Stop != compact.StepEnd {
 		t.Errorf("walk in a second target: %+v, want the cached table used", res)
 	}
 	if n, err := BuildCompactTables(imgs2, cache, &mem); n != 0 || err != nil {

@@ -8,6 +8,6 @@ import "github.com/macprof/macprof/unwind/compact"
 // otherwise find them built by an earlier test (or an earlier -count run).
 func FreshUnwindTables(cleanup func(func())) {
 	old := unwindTables
-	unwindTables = compactunwind.NewCache(64 << 20)
+	unwindTables = compact.NewCache(64 << 20)
 	cleanup(func() { unwindTables = old })
 }

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/macprof/macprof/unwind/compact"
 	"github.com/macprof/macprof/internal/fixture"
 	"github.com/macprof/macprof/mach"
 	"github.com/macprof/macprof/mach/machtest"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
+	"github.com/macprof/macprof/unwind/compact"
 )
 
 // The darwin Target walking a sample taken inside the hand-written
@@ -487,9 +487,9 @@ func TestModelCompactFramelessLeaf(t *testing.T) {
 				}
 				// The same walk again over what Capture read, counting
 				// the frames each rule stepped from.
-				s := &compactunwind.Stepper{Arch: tg.Arch(), Stack: unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: hi(i) - stackSize, Hi: hi(i)}}
+				s := &compact.Stepper{Arch: tg.Arch(), Stack: unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: hi(i) - stackSize, Hi: hi(i)}}
 				pcs, res := s.Walk(imgs, c.Regs, make([]uint64, 0, 64))
-				if !slices.Equal(pcs, c.PCs) || res.Stop != compactunwind.StepEnd || res.CompactFrames != len(cs.want) || res.FPFrames != 0 {
+				if !slices.Equal(pcs, c.PCs) || res.Stop != compact.StepEnd || res.CompactFrames != len(cs.want) || res.FPFrames != 0 {
 					t.Errorf("%s: compact walk of the capture %#x %+v, want %#x with %d compact frames and none by frame pointers", cs.name, pcs, res, c.PCs, len(cs.want))
 				}
 			}

@@ -9,10 +9,10 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/macprof/macprof/unwind/compact"
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
+	"github.com/macprof/macprof/unwind/compact"
 )
 
 // Target is a macOS task being profiled. Its methods are not safe for
@@ -53,8 +53,8 @@ type Target struct {
 	// Compact unwind (SetCompactUnwind): the images' tables, rebuilt with
 	// imgSet, and the stepper captures walk them with.
 	compactOn bool
-	compact   *compactunwind.Images
-	stepper   compactunwind.Stepper
+	compact   *compact.Images
+	stepper   compact.Stepper
 
 	path string
 
@@ -205,7 +205,7 @@ func (t *Target) setWalkers(translated bool) error {
 		return err
 	}
 	t.walker = w
-	t.stepper = compactunwind.Stepper{Arch: t.flavor.Arch, AddrMask: t.mask, Fallback: walkReader{t.mem}}
+	t.stepper = compact.Stepper{Arch: t.flavor.Arch, AddrMask: t.mask, Fallback: walkReader{t.mem}}
 	return nil
 }
 
@@ -291,13 +291,13 @@ func (t *Target) Walker() *unwind.Walker { return t.walker }
 // unwindTables holds the compact unwind tables of every target of this
 // process by image UUID, so that the system libraries every process loads
 // are parsed once. 64 MiB holds the tables of a few million functions.
-var unwindTables = compactunwind.NewCache(64 << 20)
+var unwindTables = compact.NewCache(64 << 20)
 
 // SetCompactUnwind turns walking with the images' compact unwind tables
 // (__TEXT,__unwind_info) on or off; it is on when target.Options.Unwind
 // is unwind.MethodCFI. When on, each
 // capture walks by the tables where they cover a PC and by frame pointers
-// elsewhere (compactunwind.Stepper.WalkWithFallback); an image's table is
+// elsewhere (compact.Stepper.WalkWithFallback); an image's table is
 // read from the target's memory by Images, after a capture first needed
 // it, and shared through a process-wide cache keyed by UUID.
 func (t *Target) SetCompactUnwind(on bool) {
@@ -310,7 +310,7 @@ func (t *Target) SetCompactUnwind(on bool) {
 
 // CompactUnwind returns the compact unwind image set captures walk with,
 // nil while SetCompactUnwind is off (for tests and tools).
-func (t *Target) CompactUnwind() *compactunwind.Images { return t.compact }
+func (t *Target) CompactUnwind() *compact.Images { return t.compact }
 
 // walk fills c.PCs and c.Walk from the registers and stack copy of a
 // stopped thread.

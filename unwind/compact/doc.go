@@ -1,4 +1,4 @@
-// Package compactunwind reads Apple's compact unwind tables (the
+// Package compact reads Apple's compact unwind tables (the
 // __TEXT,__unwind_info section of arm64 and x86_64 Mach-O images), compiles
 // them into a sorted read-only table of per-function rules, and steps one
 // frame from a rule, registers and a stack copy without allocating.
@@ -13,4 +13,4 @@
 // src/CompactUnwinder.hpp of the same tree. Functions whose encoding says
 // UNWIND_*_MODE_DWARF are reported with their __eh_frame offset for a DWARF
 // CFI unwinder to take over.
-package compactunwind
+package compact

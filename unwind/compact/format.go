@@ -1,4 +1,4 @@
-package compactunwind
+package compact
 
 // Constants of the __unwind_info format, from Apple's
 // libunwind/include/mach-o/compact_unwind_encoding.h (libunwind-201); the

@@ -1,4 +1,4 @@
-package compactunwind
+package compact
 
 import (
 	"encoding/binary"
@@ -51,7 +51,7 @@ type FormatError struct {
 }
 
 func (e *FormatError) Error() string {
-	return fmt.Sprintf("compactunwind: __unwind_info offset %#x: %s", e.Off, e.Msg)
+	return fmt.Sprintf("compact: __unwind_info offset %#x: %s", e.Off, e.Msg)
 }
 
 func errAt(off uint64, format string, args ...any) error {

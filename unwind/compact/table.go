@@ -1,4 +1,4 @@
-package compactunwind
+package compact
 
 import (
 	"debug/macho"
@@ -33,7 +33,7 @@ const maxRules = 1 << 16
 // function's own "sub $n, %rsp"); it may be nil when there is none.
 func NewTable(s *Section, arch unwind.Arch, text func(off uint32) (uint32, bool)) (*Table, error) {
 	if arch != unwind.ArchARM64 && arch != unwind.ArchAMD64 {
-		return nil, fmt.Errorf("compactunwind: unsupported architecture %v", arch)
+		return nil, fmt.Errorf("compact: unsupported architecture %v", arch)
 	}
 	n := len(s.Entries)
 	t := &Table{arch: arch, starts: make([]uint32, n), rule: make([]uint16, n), end: s.End}
@@ -48,7 +48,7 @@ func NewTable(s *Section, arch unwind.Arch, text func(off uint32) (uint32, bool)
 		ri, ok := index[k]
 		if !ok {
 			if len(t.rules) == maxRules {
-				return nil, fmt.Errorf("compactunwind: more than %d distinct unwind rules", maxRules)
+				return nil, fmt.Errorf("compact: more than %d distinct unwind rules", maxRules)
 			}
 			ri = uint16(len(t.rules))
 			index[k] = ri
@@ -113,7 +113,7 @@ func archOf(cpu macho.Cpu) (unwind.Arch, error) {
 	case macho.CpuAmd64:
 		return unwind.ArchAMD64, nil
 	}
-	return unwind.ArchUnknown, fmt.Errorf("compactunwind: unsupported CPU %v", cpu)
+	return unwind.ArchUnknown, fmt.Errorf("compact: unsupported CPU %v", cpu)
 }
 
 // FromMachO parses the __TEXT,__unwind_info section of f and compiles it.
@@ -129,11 +129,11 @@ func FromMachO(f *macho.File) (*Table, *Section, error) {
 	}
 	data, err := sec.Data()
 	if err != nil {
-		return nil, nil, fmt.Errorf("compactunwind: reading __unwind_info: %w", err)
+		return nil, nil, fmt.Errorf("compact: reading __unwind_info: %w", err)
 	}
 	seg := f.Segment("__TEXT")
 	if seg == nil {
-		return nil, nil, errors.New("compactunwind: no __TEXT segment")
+		return nil, nil, errors.New("compact: no __TEXT segment")
 	}
 	// __TEXT starts at image offset 0.
 	return compile(data, arch, readU32(seg, seg.Filesz))
@@ -182,7 +182,7 @@ func FromMemory(r unwind.MemoryReader, loadAddr uint64) (*Table, *Section, error
 	}
 	text := m.Text()
 	if text == nil {
-		return nil, nil, errors.New("compactunwind: no __TEXT segment")
+		return nil, nil, errors.New("compact: no __TEXT segment")
 	}
 	var sec *images.MachOSection
 	for i := range m.Sections {
@@ -196,11 +196,11 @@ func FromMemory(r unwind.MemoryReader, loadAddr uint64) (*Table, *Section, error
 	// The section must lie inside __TEXT, whose offsets start at 0.
 	off := sec.Addr - text.Addr
 	if sec.Addr < text.Addr || off > text.Size || sec.Size > text.Size-off || sec.Size > MaxSectionSize {
-		return nil, nil, fmt.Errorf("compactunwind: __unwind_info [%#x, +%#x) is not inside __TEXT [%#x, +%#x) or exceeds %d bytes", sec.Addr, sec.Size, text.Addr, text.Size, MaxSectionSize)
+		return nil, nil, fmt.Errorf("compact: __unwind_info [%#x, +%#x) is not inside __TEXT [%#x, +%#x) or exceeds %d bytes", sec.Addr, sec.Size, text.Addr, text.Size, MaxSectionSize)
 	}
 	data := make([]byte, sec.Size)
 	if err := r.ReadMemory(loadAddr+off, data); err != nil {
-		return nil, nil, fmt.Errorf("compactunwind: reading __unwind_info at %#x: %w", loadAddr+off, err)
+		return nil, nil, fmt.Errorf("compact: reading __unwind_info at %#x: %w", loadAddr+off, err)
 	}
 	return compile(data, arch, readU32(memAt{r, loadAddr}, text.Size))
 }
@@ -219,4 +219,4 @@ func (m memAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // ErrNoUnwindInfo says an image has no __TEXT,__unwind_info section.
-var ErrNoUnwindInfo = errors.New("compactunwind: no __unwind_info section")
+var ErrNoUnwindInfo = errors.New("compact: no __unwind_info section")

@@ -1,4 +1,4 @@
-package compactunwind
+package compact
 
 import (
 	"errors"
@@ -58,7 +58,7 @@ func NewImages(imgs []Image) (*Images, error) {
 	s := &Images{list: make([]slot, len(keep))}
 	for i, im := range keep {
 		if i > 0 && im.Start < keep[i-1].End {
-			return nil, fmt.Errorf("compactunwind: images [%#x, %#x) and [%#x, %#x) overlap", keep[i-1].Start, keep[i-1].End, im.Start, im.End)
+			return nil, fmt.Errorf("compact: images [%#x, %#x) and [%#x, %#x) overlap", keep[i-1].Start, keep[i-1].End, im.Start, im.End)
 		}
 		s.list[i].Image = im
 		s.list[i].table.Store(im.Table)

@@ -1,4 +1,4 @@
-package compactunwind
+package compact
 
 import (
 	"testing"
