@@ -371,7 +371,7 @@ func (d *demangler) genericRequirement() *node {
 var valueWitnessKinds = map[string]int{
 	"al": 0, "ca": 1, "ta": 2, "de": 3, "xx": 4, "XX": 5, "CP": 6, "Cp": 7, "cp": 8, "Tk": 9,
 	"tk": 10, "pr": 11, "TK": 12, "Xx": 13, "Cc": 14, "Tt": 15, "tT": 16, "xs": 17, "xg": 18,
-	"ug": 19, "up": 20, "ui": 21, "et": 22, "ei": 23,
+	"ug": 19, "up": 20, "ui": 21, "et": 22, "st": 23,
 }
 
 var valueWitnessNames = [...]string{
