@@ -39,46 +39,32 @@ profile shows where threads wait too.
 
 Rate: 99 Hz by default; 999 Hz gives ten times the detail.
 
-Capture (Linux): in cpu mode the kernel samples each thread (perf_event:
-every period of its CPU time it copies the thread's registers and the top
-of its stack, in the thread's own timer interrupt, into a buffer), so no
-thread is stopped; macprof collects the samples up to once a second while
-no process or thread starts on the machine, ten times a second otherwise,
-more often for stack copies at high rates, and at once when a buffer of
-callchains is half full, rather than waking at the sampling rate (a busy
-thread's buffer grows from 128 KiB, as root); it
-keeps them (up to 16 MiB) to intern their stacks once the command has run
-(sooner, a part at a time, when there are more).
-A launched command whose code all keeps frame pointers (a static Go
-binary, or any with --unwind fp) is sampled as perf record -g samples it:
-one event per CPU, inherited by every thread it starts, opened while it is
-held at its exec, so that no thread is stopped or given a buffer of its
-own; while it runs macprof only copies the buffers into its memory (up to
-16 MiB at a time) and reads the samples once it has exited. The processes
-it starts inherit the events: their samples are kept too, each looked up in
-the images its process had when it was taken (before or after an exec). Otherwise code that keeps frame pointers (Go, or where the unwind
-tables say so) is sampled as the kernel's own callchain, as perf record -g
-takes it;
-elsewhere a sample copies 8 KiB of stack, then 16 and 32 KiB for a thread
-whose stacks go deeper (where locked memory is not budgeted: root), and up to
-64 KiB with --stack-bytes 65528; deeper stacks end there, marked truncated. Where the kernel does not allow kernel
-samples (perf_event_paranoid, the locked-memory budget for its buffers),
-or with --capture stop, and in wall mode, each sample stops the thread for
-about 60 µs (ptrace); a thread that does not stop within 50 ms (an
-uninterruptible sleep) is skipped and counted as missed. Idle threads are
-never stopped in cpu mode. Measured on the project's 2-CPU test machine
-with two busy threads, and the figures for each way in bench/RESULTS.md.
+Stacks: on Linux, in cpu mode, the kernel samples each thread (perf_event)
+and no thread is stopped; with --capture stop, in wall mode, or where the
+kernel refuses (perf_event_paranoid), each sample stops the thread for about
+60 µs instead. --unwind chooses how stacks are walked: by default from each
+object's unwind tables, by frame pointers where it has none. A stack deeper
+than the kernel's copy ends in [truncated]: raise the copy with --stack-bytes.
+docs/ARCHITECTURE.md says how each way works; bench/RESULTS.md what it costs.
+
+The summary (stderr) says what share of the target's CPU time the profile
+holds. Time no stack could be given (threads too short to capture) is counted
+as [unsampled], samples the kernel dropped as [lost: ...]: never on a stack
+of the program's, so the totals match the CPU time used.
 
 A launched command runs as the invoking user even under sudo; the processes
-it starts are followed (each is its own set of mappings, with a pid label),
-and macprof exits with the command's exit status. SIGTERM, SIGHUP or Ctrl-C
-stops the recording and reaches the command too; macprof writes the profile
-and waits for it. A second signal kills the command and exits at once.
+it starts are followed (each with a pid label), and macprof exits with the
+command's exit status. SIGTERM, SIGHUP or Ctrl-C stops the recording and
+reaches the command too; macprof writes the profile and waits for it. A
+second signal kills the command and exits at once (128 + signal).
 
 Examples:
   macprof record -p 1234 -d 30 -o cpu.pb.gz
   macprof record -F 999 -o flame.svg -o stacks.folded -- ./mybenchmark -n 10
   macprof record --mode wall -d 10s -p 1234 -o wall.pb.gz
+  macprof record --unwind fp -o cpu.pb.gz -- make -j2      # as perf record -g
+  macprof record --stack-bytes 65528 -o deep.svg -- ./deep  # deep recursion
+  sudo macprof record -o app.svg -- ./app  # macOS: root, or see macprof setup
 `
 
 // multiFlag collects a repeatable string flag.
@@ -101,8 +87,8 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
 	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg) instead of the extension")
 	maxFrames := fs.Int("max-frames", 512, "stop each stack walk after `N` frames")
-	stackBytes := fs.Int("stack-bytes", target.DefaultKernelStackBytes, fmt.Sprintf("Linux, kernel samples: copy up to `N` bytes of stack with each sample of a thread whose stacks go deeper than the first copies (8 KiB, doubled as walks run past it), up to %d, the kernel's limit (perf --call-graph dwarf,65528); each sample costs its copy, and walks deeper than it end in [truncated]", target.MaxKernelStackBytes))
-	unwindFlag := fs.String("unwind", "auto", "`HOW` stacks are walked: auto (Linux: DWARF unwind tables where an object has them, frame pointers elsewhere, and the kernel's own frame-pointer callchain for threads whose stacks the tables say it walks exactly; macOS: frame pointers), cfi (Linux: unwind tables only; macOS: compact unwind tables where an image has them, frame pointers elsewhere) or fp (frame pointers only; on Linux the kernel's callchain, as perf record -g)")
+	stackBytes := fs.Int("stack-bytes", target.DefaultKernelStackBytes, fmt.Sprintf("Linux: copy up to `N` bytes of stack per sample of a deep thread (at most %d); deeper stacks end in [truncated]", target.MaxKernelStackBytes))
+	unwindFlag := fs.String("unwind", "auto", "`HOW` stacks are walked: auto (Linux: unwind tables, else frame pointers; macOS: frame pointers), cfi (unwind tables where an object has them) or fp (frame pointers only, as perf record -g)")
 	quiet := fs.Bool("q", false, "no status line and no summary")
 	var outs multiFlag
 	fs.Var(&outs, "o", "write the profile to `FILE` (repeatable)")
