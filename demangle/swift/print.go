@@ -148,7 +148,7 @@ func (p *printer) print(n *node, depth int, asPrefix bool) *node {
 			return nil
 		}
 		return p.entity(n, depth, asPrefix, noType, true,
-			desc+" macro @"+nodeToString(n.child(2), p.opt)+" expansion #", int(n.child(3).index)+1, "")
+			desc+" macro @"+nodeToString(n.child(2), defaultOptions)+" expansion #", int(n.child(3).index)+1, "")
 	}
 	// Each kind belongs to exactly one area.
 	if r, ok := p.printContextNode(n, depth, asPrefix); ok {

@@ -111,7 +111,7 @@ func (p *printer) funcSigSpecParams(n *node, depth int) {
 			p.print(n.child(i), depth+1, false)
 			p.s(" : ")
 			text := n.child(i + 1).text
-			if dm := demangleAsString(text, fullOptions); dm != "" {
+			if dm := demangleAsString(text, defaultOptions); dm != "" {
 				p.s(dm)
 			} else {
 				p.s(text)

@@ -53,7 +53,7 @@ func (p *printer) printThunkNode(n *node, depth int, asPrefix bool) (r *node, ok
 			c(i)
 		}
 	case kFunctionSignatureSpecializationParamPayload:
-		if dm := demangleAsString(n.text, fullOptions); dm != "" {
+		if dm := demangleAsString(n.text, defaultOptions); dm != "" {
 			p.s(dm)
 		} else {
 			p.s(n.text)

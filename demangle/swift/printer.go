@@ -32,6 +32,16 @@ var fullOptions = options{
 	showPrivateDiscrims: true, showArgumentTypes: true, showAsyncResume: true, displayLocalContexts: true,
 }
 
+// defaultOptions are Swift's DemangleOptions() defaults: the full form
+// without sugar. NodePrinter prints with them the names nested in a
+// specialization's parameters (demangleSymbolAsString) and a macro's name
+// (nodeToString), whatever the options of the outer name.
+var defaultOptions = func() options {
+	o := fullOptions
+	o.synthesizeSugar = false
+	return o
+}()
+
 // simplifiedOptions are Swift's SimplifiedUIDemangleOptions.
 var simplifiedOptions = options{
 	synthesizeSugar: true, shortenPartialApply: true, shortenThunk: true, shortenValueWitness: true,
