@@ -2,8 +2,6 @@ package unwind
 
 import (
 	"encoding/binary"
-
-	"github.com/macprof/macprof/unwind/cfi"
 )
 
 // Tables finds the unwind rule of the code at an address. Rule returns the
@@ -11,7 +9,7 @@ import (
 // a table not built yet) and whether pc lies in an object known to keep
 // frame pointers (a Go binary). It must not allocate.
 type Tables interface {
-	Rule(pc uint64) (r *cfi.Rule, framePointers bool)
+	Rule(pc uint64) (r *Rule, framePointers bool)
 }
 
 // WalkCFI walks the stack with the objects' unwind tables (DWARF CFI
@@ -117,7 +115,7 @@ walk:
 				res.Stop = stop
 				break walk
 			}
-		case rule.CFA == cfi.CFAUnsupported && first && !arm:
+		case rule.CFA == CFAUnsupported && first && !arm:
 			// A PLT stub: the return address is at SP.
 			cfa = sp + 8
 			if ret, stop = w.readWord(c, sp, &res); stop != StopEnd {
@@ -126,17 +124,17 @@ walk:
 			}
 		default:
 			switch rule.CFA {
-			case cfi.CFASP:
+			case CFASP:
 				cfa = sp + uint64(int64(rule.CFAOff))
-			case cfi.CFAFP:
+			case CFAFP:
 				cfa = fp + uint64(int64(rule.CFAOff))
-			case cfi.CFADerefSP, cfi.CFADerefFP:
+			case CFADerefSP, CFADerefFP:
 				base := sp
-				if rule.CFA == cfi.CFADerefFP {
+				if rule.CFA == CFADerefFP {
 					base = fp
 				}
 				if cfa, stop = w.readWord(c, base+uint64(int64(rule.CFAOff)), &res); stop != StopEnd {
-					if first && rule.CFA == cfi.CFADerefSP && rule.CFAOff < 0 && rule.RA == cfi.RegSaved && c.stack.Base == sp {
+					if first && rule.CFA == CFADerefSP && rule.CFAOff < 0 && rule.RA == RegSaved && c.stack.Base == sp {
 						return w.scanReturn(c, tables, dst, full, n, sp, fp, rule, res, s, half)
 					}
 					res.Stop = stop
@@ -147,7 +145,7 @@ walk:
 				res.Stop = StopUnsupported
 				break walk
 			}
-			if cfa < sp || (cfa == sp && !(arm && first && rule.RA == cfi.RegSame)) {
+			if cfa < sp || (cfa == sp && !(arm && first && rule.RA == RegSame)) {
 				res.Stop = StopNotIncreasing
 				break walk
 			}
@@ -156,7 +154,7 @@ walk:
 				break walk
 			}
 			switch rule.RA {
-			case cfi.RegSaved:
+			case RegSaved:
 				var ok bool
 				if slot := cfa + uint64(int64(rule.RAOff)); slot < sp && arm && first {
 					// Below the stack pointer: the epilogue loaded
@@ -168,7 +166,7 @@ walk:
 						break walk
 					}
 				}
-			case cfi.RegSame:
+			case RegSame:
 				if !arm || !first {
 					// arm64: only the interrupted function may
 					// still hold its return address in LR.
@@ -176,7 +174,7 @@ walk:
 					break walk
 				}
 				ret = lr
-			case cfi.RegUndefined:
+			case RegUndefined:
 				res.Stop, res.outermost = StopEnd, true // the outermost frame
 				break walk
 			default:
@@ -184,7 +182,7 @@ walk:
 				break walk
 			}
 			switch rule.FP {
-			case cfi.RegSaved:
+			case RegSaved:
 				var ok bool
 				if slot := cfa + uint64(int64(rule.FPOff)); slot < sp {
 					// Below the stack pointer, outside the frame: an
@@ -198,7 +196,7 @@ walk:
 						break walk
 					}
 				}
-			case cfi.RegSame:
+			case RegSame:
 			default:
 				fp = 0 // unknown: a later frame that needs it stops
 			}
@@ -233,7 +231,7 @@ walk:
 // and scanTries candidates walked, so the cost is bounded; without a
 // candidate the walk ends with StopBelowSP (not StopReadFailed: a larger
 // copy would not help).
-func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full StopReason, n int, sp, fp uint64, rule *cfi.Rule, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
+func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full StopReason, n int, sp, fp uint64, rule *Rule, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
 	if n >= len(dst) {
 		res.Stop = full
 		return dst[:n], res, s, half
@@ -261,7 +259,7 @@ func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full Sto
 			continue
 		}
 		nfp := fp
-		if rule.FP == cfi.RegSaved {
+		if rule.FP == RegSaved {
 			if nfp, st = w.readWord(c, cfa+uint64(int64(rule.FPOff)), &res); st != StopEnd {
 				continue
 			}

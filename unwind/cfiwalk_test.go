@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"slices"
 	"testing"
-
-	"github.com/macprof/macprof/unwind/cfi"
 )
 
 // A synthetic object for WalkCFI: code mapped at objBase, offsets = pc -
@@ -25,25 +23,25 @@ const (
 	jitBase   = 0x90_0000 // code no object covers
 )
 
-func testTable(arch Arch) *cfi.Table {
-	ra := cfi.Rule{RA: cfi.RegSaved, RAOff: -8}
-	sp := func(off int32) cfi.Rule {
+// testRows are the synthetic object's rows, in offsets from objBase: each
+// applies up to the next, the last up to fnEnd.
+func testRows(arch Arch) []tableRow {
+	ra := Rule{RA: RegSaved, RAOff: -8}
+	sp := func(off int32) Rule {
 		r := ra
-		r.CFA, r.CFAOff = cfi.CFASP, off
+		r.CFA, r.CFAOff = CFASP, off
 		return r
 	}
 	leaf := sp(8)
-	ca := cfi.ArchAMD64
 	if arch == ArchARM64 {
-		leaf = cfi.Rule{CFA: cfi.CFASP, RA: cfi.RegSame}
-		ca = cfi.ArchARM64
+		leaf = Rule{CFA: CFASP, RA: RegSame}
 	}
-	framed := cfi.Rule{CFA: cfi.CFAFP, CFAOff: 16, FP: cfi.RegSaved, FPOff: -16, RA: cfi.RegSaved, RAOff: -8}
+	framed := Rule{CFA: CFAFP, CFAOff: 16, FP: RegSaved, FPOff: -16, RA: RegSaved, RAOff: -8}
 	pushed := sp(16)
-	pushed.FP, pushed.FPOff = cfi.RegSaved, -16
+	pushed.FP, pushed.FPOff = RegSaved, -16
 	start := sp(8)
-	start.RA = cfi.RegUndefined
-	return cfi.FromRows(ca, []cfi.Row{
+	start.RA = RegUndefined
+	return []tableRow{
 		{Off: fnLeaf, Rule: leaf},
 		{Off: fnLeaf + 0x100}, // a gap
 		{Off: fnMid, Rule: sp(8)},
@@ -52,20 +50,50 @@ func testTable(arch Arch) *cfi.Table {
 		{Off: fnFramed + 1, Rule: pushed},
 		{Off: fnFramed + 4, Rule: framed},
 		{Off: fnStart, Rule: start},
-		{Off: fnExpr, Rule: cfi.Rule{CFA: cfi.CFAUnsupported, RA: cfi.RegSaved, RAOff: -8}},
+		{Off: fnExpr, Rule: Rule{CFA: CFAUnsupported, RA: RegSaved, RAOff: -8}},
 		{Off: fnRecurse, Rule: sp(32)},
-		{Off: fnAligned, Rule: cfi.Rule{CFA: cfi.CFADerefSP, CFAOff: 16, CFAPlus: 8, RA: cfi.RegSaved, RAOff: -8}},
-		{Off: fnRedZone, Rule: cfi.Rule{CFA: cfi.CFADerefSP, CFAOff: -8, CFAPlus: 8, RA: cfi.RegSaved, RAOff: -8, FP: cfi.RegSaved, FPOff: -24}},
-	}, fnEnd)
+		{Off: fnAligned, Rule: Rule{CFA: CFADerefSP, CFAOff: 16, CFAPlus: 8, RA: RegSaved, RAOff: -8}},
+		{Off: fnRedZone, Rule: Rule{CFA: CFADerefSP, CFAOff: -8, CFAPlus: 8, RA: RegSaved, RAOff: -8, FP: RegSaved, FPOff: -24}},
+	}
+}
+
+// tableRow is one row of a rowTable.
+type tableRow struct {
+	Off  uint64
+	Rule Rule
+}
+
+// rowTable is the simplest table: sorted rows searched linearly, the
+// last ending at fnEnd (unwind/cfi's tables are tested walked by the
+// external tests, which may import it).
+type rowTable []tableRow
+
+func testTable(arch Arch) *rowTable {
+	t := rowTable(testRows(arch))
+	return &t
+}
+
+// find returns the rule at offset off, nil in a gap or past fnEnd.
+func (t *rowTable) find(off uint64) *Rule {
+	var r *Rule
+	for i, row := range *t {
+		if row.Off > off {
+			break
+		}
+		r = &(*t)[i].Rule
+	}
+	if r == nil || off >= fnEnd || r.CFA == CFANone {
+		return nil
+	}
+	return r
 }
 
 // oneObject is the Tables of a process with the synthetic object mapped.
-type oneObject struct{ t *cfi.Table }
+type oneObject struct{ t *rowTable }
 
-func (o oneObject) Rule(pc uint64) (*cfi.Rule, bool) {
+func (o oneObject) Rule(pc uint64) (*Rule, bool) {
 	if pc >= objBase && pc < objBase+objSize {
-		r := o.t.Find(pc - objBase)
-		return r, o.t.FramePointers()
+		return o.t.find(pc - objBase), false
 	}
 	return nil, false
 }
@@ -308,64 +336,6 @@ func TestWalkCFINoAllocs(t *testing.T) {
 		if a := testing.AllocsPerRun(100, func() { w.WalkCFI(regs, st, tables, dst) }); a != 0 {
 			t.Errorf("%v allocations per walk", a)
 		}
-	}
-}
-
-// resolverOf is the synthetic object behind a cfi.Resolver, as a backend
-// has it: the rule of each address cached after its first lookup.
-func resolverOf(arch Arch) *cfi.Resolver {
-	tab := testTable(arch)
-	c := cfi.NewCache(cfi.CacheOptions{Load: func(string) (*cfi.Table, error) { return tab, nil }})
-	return cfi.NewResolver(c, []cfi.Object{{Start: objBase, Limit: objBase + objSize, Key: "k", Path: "p"}})
-}
-
-// TestWalkCFIThroughAResolver: the walks of the frameless stack through a
-// resolver (rules cached per address) equal those through the table,
-// the first walk (which builds the table) and the next.
-func TestWalkCFIThroughAResolver(t *testing.T) {
-	s := newSynth(testBase, 4096)
-	regs, want := frameless(s)
-	w := mustWalker(t, Config{Arch: ArchAMD64})
-	r := resolverOf(ArchAMD64)
-	for i := 0; i < 2; i++ {
-		got, res := w.WalkCFI(regs, s.stack(), r, make([]uint64, 0, 64))
-		if !slices.Equal(got, want) || res.Stop != StopEnd || res.CFIFrames != 3 {
-			t.Errorf("walk %d: %#x, %v, %d CFI frames; want %#x", i, got, res.Stop, res.CFIFrames, want)
-		}
-	}
-	if a := testing.AllocsPerRun(100, func() { w.WalkCFI(regs, s.stack(), r, make([]uint64, 0, 64)) }); a > 1 {
-		t.Errorf("%v allocations per walk (the output slice's is the test's)", a)
-	}
-}
-
-// BenchmarkWalkCFI walks 64 frameless frames with a warm table: ns/frame
-// is the cost of one frame (lookup and reads), in a recursion and
-// alternating between two functions, looking each address up in the table
-// ("table": a binary search per frame) or through a resolver whose rule
-// cache holds them ("resolver", as after a target's first samples).
-func BenchmarkWalkCFI(b *testing.B) {
-	w := mustWalker(b, Config{Arch: ArchAMD64})
-	for _, c := range []struct {
-		name   string
-		alt    bool
-		tables Tables
-	}{
-		{"table/recursion", false, oneObject{testTable(ArchAMD64)}},
-		{"table/alternating", true, oneObject{testTable(ArchAMD64)}},
-		{"resolver/recursion", false, resolverOf(ArchAMD64)},
-		{"resolver/alternating", true, resolverOf(ArchAMD64)},
-	} {
-		alt, tables := c.alt, c.tables
-		b.Run(c.name, func(b *testing.B) {
-			s, regs := calls(64, alt)
-			dst := make([]uint64, 0, 128)
-			st := s.stack()
-			b.ReportAllocs()
-			for b.Loop() {
-				dst, _ = w.WalkCFI(regs, st, tables, dst)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(dst)), "ns/frame")
-		})
 	}
 }
 

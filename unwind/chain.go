@@ -1,7 +1,5 @@
 package unwind
 
-import "github.com/macprof/macprof/unwind/cfi"
-
 // ChainCheck is what CheckChain found of a stack walked by frame records.
 type ChainCheck struct {
 	// Trusted counts the leading addresses that are right.
@@ -45,7 +43,7 @@ func CheckChain(pcs []uint64, tables Tables) ChainCheck {
 		case fp:
 		case r == nil:
 			c.Confirmed = false
-		case r.RA == cfi.RegUndefined:
+		case r.RA == RegUndefined:
 			c.Trusted = i + 1
 			return c
 		case !frameRecordRule(r):
@@ -59,8 +57,8 @@ func CheckChain(pcs []uint64, tables Tables) ChainCheck {
 
 // frameRecordRule reports whether r says the frame keeps a frame record
 // that an FP walk reads correctly.
-func frameRecordRule(r *cfi.Rule) bool {
-	return r.CFA == cfi.CFAFP && r.CFAOff == 16 &&
-		r.RA == cfi.RegSaved && r.RAOff == -8 &&
-		r.FP == cfi.RegSaved && r.FPOff == -16
+func frameRecordRule(r *Rule) bool {
+	return r.CFA == CFAFP && r.CFAOff == 16 &&
+		r.RA == RegSaved && r.RAOff == -8 &&
+		r.FP == RegSaved && r.FPOff == -16
 }

@@ -2,8 +2,6 @@ package unwind
 
 import (
 	"testing"
-
-	"github.com/macprof/macprof/unwind/cfi"
 )
 
 // TestCheckChain: addresses of a frame-record walk are trusted through
@@ -51,4 +49,4 @@ func TestCheckChain(t *testing.T) {
 // fpTables says every address lies in an object that keeps frame pointers.
 type fpTables struct{}
 
-func (fpTables) Rule(uint64) (*cfi.Rule, bool) { return nil, true }
+func (fpTables) Rule(uint64) (*Rule, bool) { return nil, true }

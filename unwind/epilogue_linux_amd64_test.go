@@ -1,4 +1,4 @@
-package unwind
+package unwind_test
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/macprof/macprof/unwind/cfi"
+	"github.com/macprof/macprof/unwind"
 	"golang.org/x/sys/unix"
 )
 
@@ -52,7 +52,7 @@ func TestWalkCFIEpilogues(t *testing.T) {
 // stepWalks runs bin under ptrace to entry's first instruction, then
 // single-steps until entry returns, checking the walk at every step.
 func stepWalks(t *testing.T, bin, entry string) {
-	o := loadObject(t, bin, ArchAMD64)
+	o := loadObject(t, bin, unwind.ArchAMD64)
 	name := o.namer()
 	start := o.funcs[entry].Value
 	if start == 0 {
@@ -115,23 +115,23 @@ func stepWalks(t *testing.T, bin, entry string) {
 		t.Fatal(err)
 	}
 	defer mem.Close()
-	w := mustWalker(t, Config{Arch: ArchAMD64})
+	w := unwind.MustWalker(t, unwind.Config{Arch: unwind.ArchAMD64})
 	buf := make([]byte, 32<<10)
 	dst := make([]uint64, 0, 64)
-	walk := func() ([]string, Result) {
+	walk := func() ([]string, unwind.Result) {
 		t.Helper()
 		n := min(uint64(len(buf)), hi-regs.Rsp)
 		if _, err := mem.ReadAt(buf[:n], int64(regs.Rsp)); err != nil {
 			t.Fatal(err)
 		}
-		st := &Stack{Base: regs.Rsp, Data: buf[:n], Lo: lo, Hi: hi}
-		pcs, res := w.WalkCFI(Regs{PC: regs.Rip, SP: regs.Rsp, FP: regs.Rbp}, st, o, dst)
+		st := &unwind.Stack{Base: regs.Rsp, Data: buf[:n], Lo: lo, Hi: hi}
+		pcs, res := w.WalkCFI(unwind.Regs{PC: regs.Rip, SP: regs.Rsp, FP: regs.Rbp}, st, o, dst)
 		return names(pcs, name), res
 	}
 	// At the entry, its return address is on top: the walk needs no
 	// epilogue rule, and main's callers from there are the oracle's.
 	first, res := walk()
-	if len(first) < 3 || first[0] != entry || first[1] != "main" || first[len(first)-1] != "_start" || res.Stop != StopEnd {
+	if len(first) < 3 || first[0] != entry || first[1] != "main" || first[len(first)-1] != "_start" || res.Stop != unwind.StopEnd {
 		t.Fatalf("walk at %s's entry: %v (%v), want %s, main, ..., _start", entry, first, res.Stop, entry)
 	}
 	outer := first[1:]
@@ -177,10 +177,10 @@ func stepWalks(t *testing.T, bin, entry string) {
 		}
 		want = append(want, outer...)
 		got, res := walk()
-		if !slices.Equal(got, want) || res.Stop != StopEnd {
+		if !slices.Equal(got, want) || res.Stop != unwind.StopEnd {
 			t.Errorf("at %#x (rsp %#x): walk %v (%v), want %v", regs.Rip, regs.Rsp, got, res.Stop, want)
 		}
-		if r, _ := o.Rule(regs.Rip); r != nil && r.FP == cfi.RegSaved && r.CFA == cfi.CFASP && int64(r.CFAOff)+int64(r.FPOff) < 0 {
+		if r, _ := o.Rule(regs.Rip); r != nil && r.FP == unwind.RegSaved && r.CFA == unwind.CFASP && int64(r.CFAOff)+int64(r.FPOff) < 0 {
 			epilogues++
 		}
 	}

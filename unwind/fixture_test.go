@@ -1,4 +1,4 @@
-package unwind
+package unwind_test
 
 import (
 	"debug/elf"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/macprof/macprof/unwind"
 	"github.com/macprof/macprof/unwind/cfi"
 )
 
@@ -14,20 +15,20 @@ import (
 // and call sites.
 type fixtureObject struct {
 	t     *cfi.Table
-	arch  Arch
+	arch  unwind.Arch
 	text  *elf.Section
 	code  []byte
 	funcs map[string]elf.Symbol
 	segs  []elf.ProgHeader
 }
 
-func loadFixture(t *testing.T, name string, arch Arch) *fixtureObject {
+func loadFixture(t *testing.T, name string, arch unwind.Arch) *fixtureObject {
 	t.Helper()
 	return loadObject(t, "cfi/testdata/"+name, arch)
 }
 
 // loadObject loads the ELF executable at path as a fixtureObject.
-func loadObject(t *testing.T, path string, arch Arch) *fixtureObject {
+func loadObject(t *testing.T, path string, arch unwind.Arch) *fixtureObject {
 	t.Helper()
 	tab, err := cfi.Load(path)
 	if err != nil {
@@ -58,7 +59,7 @@ func loadObject(t *testing.T, path string, arch Arch) *fixtureObject {
 }
 
 // Rule makes the fixture its own Tables, mapped at its link addresses.
-func (o *fixtureObject) Rule(pc uint64) (*cfi.Rule, bool) {
+func (o *fixtureObject) Rule(pc uint64) (*unwind.Rule, bool) {
 	for _, p := range o.segs {
 		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && pc >= p.Vaddr && pc < p.Vaddr+p.Filesz {
 			r := o.t.Find(pc - p.Vaddr + p.Off)
@@ -80,11 +81,11 @@ func (o *fixtureObject) callSite(t *testing.T, caller, callee string) uint64 {
 	for a := from.Value; a < from.Value+from.Size; a++ {
 		b := at(a)
 		switch o.arch {
-		case ArchAMD64:
+		case unwind.ArchAMD64:
 			if b[0] == 0xe8 && a+5+uint64(int64(int32(binary.LittleEndian.Uint32(b[1:])))) == to.Value {
 				return a + 5
 			}
-		case ArchARM64:
+		case unwind.ArchARM64:
 			if (a-from.Value)%4 != 0 {
 				continue
 			}
@@ -107,8 +108,8 @@ func (o *fixtureObject) callSite(t *testing.T, caller, callee string) uint64 {
 func TestWalkCFIFixtures(t *testing.T) {
 	for _, fx := range []struct {
 		name string
-		arch Arch
-	}{{"eh_amd64", ArchAMD64}, {"eh_arm64", ArchARM64}, {"debug_amd64", ArchAMD64}, {"debug_arm64", ArchARM64}} {
+		arch unwind.Arch
+	}{{"eh_amd64", unwind.ArchAMD64}, {"eh_arm64", unwind.ArchARM64}, {"debug_amd64", unwind.ArchAMD64}, {"debug_arm64", unwind.ArchARM64}} {
 		t.Run(fx.name, func(t *testing.T) {
 			o := loadFixture(t, fx.name, fx.arch)
 			leaf := o.funcs["asmleaf"].Value
@@ -119,10 +120,10 @@ func TestWalkCFIFixtures(t *testing.T) {
 			}
 			// Lay the frames out from the leaf outward, each as its
 			// rule says, with SP growing by the rule's CFA.
-			s := newSynth(testBase, 1<<16)
-			var regs Regs
+			s := unwind.NewSynth(unwind.TestStack, 1<<16)
+			var regs unwind.Regs
 			regs.PC = leaf + 4
-			sp := s.base + 0x100
+			sp := s.Base() + 0x100
 			regs.SP = sp
 			fpSink := &regs.FP // where the current frame's FP value is kept
 			type saved struct {
@@ -142,9 +143,9 @@ func TestWalkCFIFixtures(t *testing.T) {
 				}
 				var cfa uint64
 				switch r.CFA {
-				case cfi.CFASP:
+				case unwind.CFASP:
 					cfa = sp + uint64(int64(r.CFAOff))
-				case cfi.CFAFP:
+				case unwind.CFAFP:
 					cfa = sp + 0x200
 					*fpSink = cfa - uint64(int64(r.CFAOff))
 				default:
@@ -155,9 +156,9 @@ func TestWalkCFIFixtures(t *testing.T) {
 					next = pcs[i+1]
 				}
 				switch r.RA {
-				case cfi.RegSaved:
-					s.word(cfa+uint64(int64(r.RAOff)), next)
-				case cfi.RegSame:
+				case unwind.RegSaved:
+					s.Word(cfa+uint64(int64(r.RAOff)), next)
+				case unwind.RegSame:
 					if i != 0 {
 						t.Fatalf("%#x: return address in LR in a caller", look)
 					}
@@ -165,7 +166,7 @@ func TestWalkCFIFixtures(t *testing.T) {
 				default:
 					t.Fatalf("%#x: rule %v", look, r)
 				}
-				if r.FP == cfi.RegSaved {
+				if r.FP == unwind.RegSaved {
 					// The caller's FP is kept here from now on.
 					fps = append(fps, saved{cfa + uint64(int64(r.FPOff)), new(uint64)})
 					fpSink = fps[len(fps)-1].v
@@ -173,11 +174,11 @@ func TestWalkCFIFixtures(t *testing.T) {
 				sp = cfa
 			}
 			for _, f := range fps {
-				s.word(f.addr, *f.v)
+				s.Word(f.addr, *f.v)
 			}
-			w := mustWalker(t, Config{Arch: fx.arch})
-			got, res := w.WalkCFI(regs, s.stack(), o, make([]uint64, 0, 64))
-			if !slices.Equal(got, pcs) || res.Stop != StopEnd || res.CFIFrames != len(pcs) {
+			w := unwind.MustWalker(t, unwind.Config{Arch: fx.arch})
+			got, res := w.WalkCFI(regs, s.Stack(), o, make([]uint64, 0, 64))
+			if !slices.Equal(got, pcs) || res.Stop != unwind.StopEnd || res.CFIFrames != len(pcs) {
 				t.Errorf("walk %#x (%v, %d CFI frames), want %#x", got, res.Stop, res.CFIFrames, pcs)
 			}
 		})

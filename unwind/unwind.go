@@ -1,6 +1,8 @@
 // Package unwind turns a stopped thread's registers and stack copy into its
-// return addresses by walking frame-pointer chains (amd64, arm64), without
-// system calls or allocation so that it can run while the thread is stopped.
+// return addresses (amd64, arm64), by frame-pointer chains (Walk) or by the
+// rules of unwind tables (WalkCFI, over the Rule every table format of
+// unwind/cfi and unwind/compact compiles to), without system calls or
+// allocation so that it can run while the thread is stopped.
 package unwind
 
 import (

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/macprof/macprof/unwind"
 )
 
 // CacheOptions bounds a Cache.
@@ -160,7 +161,7 @@ const ruleSlots = 1 << 11
 // keeps frame pointers.
 type ruleSlot struct {
 	pc   uint64 // the address plus one: 0 marks an empty slot
-	rule *Rule
+	rule *unwind.Rule
 	fp   bool
 }
 
@@ -196,7 +197,7 @@ func (r *Resolver) Find(pc uint64) (t *Table, lo, hi, bias uint64) {
 // one) and whether pc's object keeps frame pointers: unwind.Tables. The
 // first lookup in an object builds its table (waiting for it as Table
 // does). It allocates nothing once the table is built.
-func (r *Resolver) Rule(pc uint64) (rule *Rule, framePointers bool) {
+func (r *Resolver) Rule(pc uint64) (rule *unwind.Rule, framePointers bool) {
 	if slot := r.slot(pc); slot.pc == pc+1 {
 		return slot.rule, slot.fp
 	}
@@ -209,7 +210,7 @@ func (r *Resolver) slot(pc uint64) *ruleSlot {
 	return &r.rules[(pc*0x9e3779b97f4a7c15)>>(64-11)] // ruleSlots == 1<<11
 }
 
-func (r *Resolver) rule(pc uint64, wait time.Duration) (*Rule, bool) {
+func (r *Resolver) rule(pc uint64, wait time.Duration) (*unwind.Rule, bool) {
 	if r == nil {
 		return nil, false
 	}
@@ -257,7 +258,7 @@ func (r *Resolver) NoWait() NoWait { return NoWait{r} }
 
 // Rule is Resolver.Rule, except that a table not built yet is not waited
 // for: the build goes on, and a later lookup finds it.
-func (n NoWait) Rule(pc uint64) (*Rule, bool) {
+func (n NoWait) Rule(pc uint64) (*unwind.Rule, bool) {
 	if n.r != nil {
 		if slot := n.r.slot(pc); slot.pc == pc+1 {
 			return slot.rule, slot.fp

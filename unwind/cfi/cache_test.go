@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/macprof/macprof/unwind"
 )
 
 // TestResolverLoadsOnFirstUse: a table is built once, on the first lookup
@@ -12,7 +14,7 @@ import (
 // every object find nothing.
 func TestResolverLoadsOnFirstUse(t *testing.T) {
 	var loads atomic.Int32
-	tab := FromRows(ArchAMD64, []Row{{Off: 0x1000, Rule: Rule{CFA: CFASP, CFAOff: 8, RA: RegSaved, RAOff: -8}}}, 0x2000)
+	tab := FromRows(unwind.ArchAMD64, []Row{{Off: 0x1000, Rule: unwind.Rule{CFA: unwind.CFASP, CFAOff: 8, RA: unwind.RegSaved, RAOff: -8}}}, 0x2000)
 	c := NewCache(CacheOptions{Load: func(path string) (*Table, error) {
 		loads.Add(1)
 		if path == "bad" {
@@ -62,7 +64,7 @@ func TestResolverLoadsOnFirstUse(t *testing.T) {
 // the lookup without a table, and a later lookup gets it once built.
 func TestCacheWaitsBounded(t *testing.T) {
 	release := make(chan struct{})
-	tab := &Table{arch: ArchAMD64}
+	tab := &Table{arch: unwind.ArchAMD64}
 	c := NewCache(CacheOptions{Wait: 10 * time.Millisecond, Load: func(string) (*Table, error) {
 		<-release
 		return tab, nil
@@ -124,7 +126,7 @@ func TestResolverRulesEqualTheTables(t *testing.T) {
 		{Start: a, Limit: a + span, Offset: first, Key: "py", Path: "python3"},
 		{Start: a + span/2, Limit: b, Offset: first + span/4, Key: "py", Path: "python3"},
 	})
-	want := func(pc uint64) *Rule {
+	want := func(pc uint64) *unwind.Rule {
 		if pc < a+span/2 {
 			return tab.Find(pc - a + first)
 		}

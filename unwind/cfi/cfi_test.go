@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/macprof/macprof/unwind"
 )
 
 // ehFrame builds an .eh_frame at addr holding one CIE with init and one
@@ -50,7 +52,7 @@ func TestRestoreStateRestoresCFA(t *testing.T) {
 		cfaAdvanceLoc | 8, cfaRememberState, cfaDefCFAOffset, 8, cfaRestore | 6,
 		cfaAdvanceLoc | 1, cfaRestoreState,
 	}
-	tab := Build(ArchAMD64, []Section{{Data: ehFrame(addr, start, 32, amd64CIEInit, prog), Addr: addr, EH: true}},
+	tab := Build(unwind.ArchAMD64, []Section{{Data: ehFrame(addr, start, 32, amd64CIEInit, prog), Addr: addr, EH: true}},
 		[]Segment{{Vaddr: 0, Size: 1 << 20, Off: 0}})
 	for _, c := range []struct {
 		off  uint64
@@ -87,7 +89,7 @@ func TestUnsupportedRules(t *testing.T) {
 		cfaAdvanceLoc | 1, cfaDefCFAExpression, 5, opBreg0 + 7, 0x28, opDeref, opPlusUconst, 8, // [rsp+40]+8
 		cfaAdvanceLoc | 1, cfaDefCFAOffset, 16, // not valid after an expression
 	}
-	tab := Build(ArchAMD64, []Section{{Data: ehFrame(addr, start, 16, amd64CIEInit, prog), Addr: addr, EH: true}},
+	tab := Build(unwind.ArchAMD64, []Section{{Data: ehFrame(addr, start, 16, amd64CIEInit, prog), Addr: addr, EH: true}},
 		[]Segment{{Vaddr: 0, Size: 1 << 20, Off: 0}})
 	for off, want := range map[uint64]string{
 		start + 1: "CFA=? FP=same RA=[CFA-8]",
@@ -107,9 +109,9 @@ func TestUnsupportedRules(t *testing.T) {
 // (FDEs with restore_state excepted, see oracleFDE): gcc-built, with
 // thousands of functions.
 func TestOracleLibc(t *testing.T) {
-	path, arch := "/lib/x86_64-linux-gnu/libc.so.6", ArchAMD64
+	path, arch := "/lib/x86_64-linux-gnu/libc.so.6", unwind.ArchAMD64
 	if runtime.GOARCH == "arm64" {
-		path, arch = "/lib/aarch64-linux-gnu/libc.so.6", ArchARM64
+		path, arch = "/lib/aarch64-linux-gnu/libc.so.6", unwind.ArchARM64
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the C library is not at %s: %v", path, err)
@@ -188,7 +190,7 @@ func TestFDEWithoutRowsEndsThePreviousRule(t *testing.T) {
 	segs := []Segment{{Vaddr: 0, Size: 1 << 20, Off: 0}}
 	first := ehFrame(a, 0x5000, 0x40, amd64CIEInit, []byte{cfaAdvanceLoc | 1, cfaDefCFAOffset, 16})
 	empty := ehFrame(b, 0x5040, 0x40, amd64CIEInit, []byte{cfaAdvanceLoc1, 0x40, cfaDefCFAOffset, 32})
-	tab := Build(ArchAMD64, []Section{{Data: first, Addr: a, EH: true}, {Data: empty, Addr: b, EH: true}}, segs)
+	tab := Build(unwind.ArchAMD64, []Section{{Data: first, Addr: a, EH: true}, {Data: empty, Addr: b, EH: true}}, segs)
 	if r, ok := tab.Lookup(0x5030); !ok || r.CFAOff != 16 {
 		t.Errorf("inside the first FDE: %v %v", r, ok)
 	}

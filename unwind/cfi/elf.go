@@ -6,6 +6,7 @@ import (
 
 	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/safefile"
+	"github.com/macprof/macprof/unwind"
 )
 
 // maxSectionBytes bounds each call-frame section read (libpython's
@@ -47,12 +48,12 @@ func FromELF(f *elf.File) (*Table, error) { return fromELF(f, true) }
 // fromELF is FromELF, with index false compiling every FDE at once (Build),
 // as the tests that compare the two do.
 func fromELF(f *elf.File, index bool) (*Table, error) {
-	var arch Arch
+	var arch unwind.Arch
 	switch f.Machine {
 	case elf.EM_X86_64:
-		arch = ArchAMD64
+		arch = unwind.ArchAMD64
 	case elf.EM_AARCH64:
-		arch = ArchARM64
+		arch = unwind.ArchARM64
 	default:
 		return nil, fmt.Errorf("unsupported machine %v", f.Machine)
 	}
@@ -105,7 +106,7 @@ func sectionData(f *elf.File, name string, limit uint64) (data []byte, addr uint
 // overlap, the one that starts first wins, the earlier section's where two
 // start together; segs map their addresses to file offsets (FDEs outside
 // every segment are dropped).
-func Build(arch Arch, secs []Section, segs []Segment) *Table {
+func Build(arch unwind.Arch, secs []Section, segs []Segment) *Table {
 	var spans []span
 	for _, s := range secs {
 		spans = parseSection(arch, s, segs, spans)

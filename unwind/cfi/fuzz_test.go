@@ -3,6 +3,8 @@ package cfi
 import (
 	"debug/elf"
 	"testing"
+
+	"github.com/macprof/macprof/unwind"
 )
 
 // FuzzBuild builds tables from hostile call-frame sections, as .eh_frame
@@ -21,16 +23,16 @@ func FuzzBuild(f *testing.F) {
 				if err != nil {
 					f.Fatal(err)
 				}
-				f.Add(data, s.Addr, name == ".eh_frame", fx.arch == ArchARM64)
+				f.Add(data, s.Addr, name == ".eh_frame", fx.arch == unwind.ArchARM64)
 			}
 		}
 		ef.Close()
 	}
 	f.Add(ehFrame(0x1000, 0x2000, 32, amd64CIEInit, []byte{cfaAdvanceLoc | 1, cfaRememberState, cfaDefCFAOffset, 8, cfaAdvanceLoc | 1, cfaRestoreState}), uint64(0x1000), true, false)
 	f.Fuzz(func(t *testing.T, data []byte, addr uint64, eh, arm bool) {
-		arch := ArchAMD64
+		arch := unwind.ArchAMD64
 		if arm {
-			arch = ArchARM64
+			arch = unwind.ArchARM64
 		}
 		segs := []Segment{{Vaddr: 0, Size: 1 << 26, Off: 0x1000}}
 		tab := Build(arch, []Section{{Data: data, Addr: addr, EH: eh}}, segs)
@@ -45,7 +47,7 @@ func FuzzBuild(f *testing.F) {
 		}
 		for _, r := range rows {
 			got, ok := tab.Lookup(r.Off)
-			if ok != (r.Rule.CFA != CFANone) || (ok && got != r.Rule) {
+			if ok != (r.Rule.CFA != unwind.CFANone) || (ok && got != r.Rule) {
 				t.Fatalf("lookup at row %#x: %v %v, row says %v", r.Off, got, ok, r.Rule)
 			}
 		}
@@ -67,13 +69,13 @@ func FuzzLazyIndex(f *testing.F) {
 		}
 		eh, ehAddr, _ := sectionData(ef, ".eh_frame", maxSectionBytes)
 		hdr, hdrAddr, _ := sectionData(ef, ".eh_frame_hdr", maxSectionBytes)
-		f.Add(eh, ehAddr, hdr, hdrAddr, fx.arch == ArchARM64)
+		f.Add(eh, ehAddr, hdr, hdrAddr, fx.arch == unwind.ArchARM64)
 		ef.Close()
 	}
 	f.Fuzz(func(t *testing.T, eh []byte, ehAddr uint64, hdr []byte, hdrAddr uint64, arm bool) {
-		arch := ArchAMD64
+		arch := unwind.ArchAMD64
 		if arm {
-			arch = ArchARM64
+			arch = unwind.ArchARM64
 		}
 		segs := []Segment{{Vaddr: 0x200000, Size: 1 << 20, Off: 0}}
 		x := newIndex(arch, Section{Data: eh, Addr: ehAddr, EH: true}, hdr, hdrAddr, segs)

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"sync"
 	"sync/atomic"
+
+	"github.com/macprof/macprof/unwind"
 )
 
 // ehIndex finds an object's FDEs through the binary search table of its
@@ -56,7 +58,7 @@ const (
 // hdrAddr, or nil where hdr is not one it can search: another layout, a
 // table running past its end or longer than eh could need, or out of
 // order. (An entry pointing at no usable FDE is found out when compiled.)
-func newIndex(arch Arch, eh Section, hdr []byte, hdrAddr uint64, segs []Segment) *ehIndex {
+func newIndex(arch unwind.Arch, eh Section, hdr []byte, hdrAddr uint64, segs []Segment) *ehIndex {
 	if len(hdr) < 4 || hdr[0] != hdrVersion || hdr[3] != hdrTableEnc {
 		return nil
 	}
@@ -103,7 +105,7 @@ func (x *ehIndex) fdeAddr(i int) uint64 {
 // find returns the rule for file offset off and whether an FDE of the
 // index covers off (if not, another section may). The rule must not be
 // modified.
-func (x *ehIndex) find(off uint64) (r *Rule, covered bool) {
+func (x *ehIndex) find(off uint64) (r *unwind.Rule, covered bool) {
 	vaddr, ok := toVaddr(x.segs, off)
 	if !ok || x.count == 0 {
 		return nil, false
@@ -142,7 +144,7 @@ func (x *ehIndex) find(off uint64) (r *Rule, covered bool) {
 	if k == 0 {
 		return nil, true
 	}
-	if r = &rows[k-1].Rule; r.CFA == CFANone {
+	if r = &rows[k-1].Rule; r.CFA == unwind.CFANone {
 		return nil, true
 	}
 	return r, true

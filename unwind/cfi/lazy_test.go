@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/macprof/macprof/unwind"
 )
 
 // lazyObjects are the objects whose lazily indexed tables the tests
@@ -91,7 +93,7 @@ func TestLazyTableCompilesWhatIsLookedUp(t *testing.T) {
 	rows := wholeBuild(t, path).AllRows()
 	var off uint64
 	for _, r := range rows[len(rows)/2:] {
-		if r.Rule.CFA != CFANone {
+		if r.Rule.CFA != unwind.CFANone {
 			off = r.Off
 			break
 		}
@@ -141,7 +143,7 @@ func TestLazyTableConcurrentLookups(t *testing.T) {
 			for i := g; i < len(rows); i += 7 {
 				r := rows[i]
 				l, ok := lazy.Lookup(r.Off)
-				if ok != (r.Rule.CFA != CFANone) || ok && l != r.Rule {
+				if ok != (r.Rule.CFA != unwind.CFANone) || ok && l != r.Rule {
 					errs <- filepath.Base(path) + ": a concurrent lookup disagrees with the whole build"
 					return
 				}
@@ -172,7 +174,7 @@ func TestLazyIndexRefusesOtherHeaders(t *testing.T) {
 	}
 	// Relative to the header at 0x1800: the FDE's start and its record.
 	good := hdr(hdrTableEnc, 1, 0x1000-0x1800, 0x2000+0x18-0x1800)
-	x := newIndex(ArchAMD64, eh, good, 0x1800, segs)
+	x := newIndex(unwind.ArchAMD64, eh, good, 0x1800, segs)
 	if x == nil {
 		t.Fatal("a well-formed header refused")
 	}
@@ -190,7 +192,7 @@ func TestLazyIndexRefusesOtherHeaders(t *testing.T) {
 		"out of order":         hdr(hdrTableEnc, 2, 0x100, 0, 0x80, 0),
 		"truncated":            good[:6],
 	} {
-		if newIndex(ArchAMD64, eh, h, 0x1800, segs) != nil {
+		if newIndex(unwind.ArchAMD64, eh, h, 0x1800, segs) != nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -218,7 +220,7 @@ func TestLazyIndexCraftedEntries(t *testing.T) {
 		hdr = binary.LittleEndian.AppendUint32(hdr, uint32(loc))
 		hdr = binary.LittleEndian.AppendUint32(hdr, uint32(fde))
 	}
-	x := newIndex(ArchAMD64, eh, hdr, hdrAddr, segs)
+	x := newIndex(unwind.ArchAMD64, eh, hdr, hdrAddr, segs)
 	if x == nil {
 		t.Fatal("refused")
 	}
@@ -234,7 +236,7 @@ func TestLazyIndexCraftedEntries(t *testing.T) {
 	for i := range n {
 		binary.LittleEndian.PutUint32(hdr[12+8*i:], uint32(loc+int32(0x10*i+0x10)))
 	}
-	x = newIndex(ArchAMD64, eh, hdr, hdrAddr, segs)
+	x = newIndex(unwind.ArchAMD64, eh, hdr, hdrAddr, segs)
 	x.compileAll()
 	if got := x.rows.Load(); got != 0 {
 		t.Errorf("entries whose location is not their FDE's compiled %d rows", got)

@@ -1,10 +1,14 @@
 package cfi
 
-import "math"
+import (
+	"math"
+
+	"github.com/macprof/macprof/unwind"
+)
 
 // regState is the rule of one tracked register while a program runs.
 type regState struct {
-	rule RegRule
+	rule unwind.RegRule
 	set  bool // a rule was given (else the architecture's default applies)
 	off  int64
 }
@@ -25,7 +29,7 @@ type rowState struct {
 // machine runs CIE and FDE programs. Its buffers are reused from FDE to
 // FDE.
 type machine struct {
-	arch  Arch
+	arch  unwind.Arch
 	eh    bool // running .eh_frame programs
 	stack []rowState
 	rows  []Row
@@ -113,50 +117,50 @@ func (m *machine) emit(c *cie, loc uint64, st rowState) {
 }
 
 // rule reduces a row state to a Rule.
-func (m *machine) rule(c *cie, st rowState) Rule {
-	var r Rule
+func (m *machine) rule(c *cie, st rowState) unwind.Rule {
+	var r unwind.Rule
 	spReg, fpReg := uint64(regAMD64SP), uint64(regAMD64FP)
-	if m.arch == ArchARM64 {
+	if m.arch == unwind.ArchARM64 {
 		spReg, fpReg = regARM64SP, regARM64FP
 	}
 	switch {
 	case st.cfaExpr || st.cfaOff < math.MinInt32 || st.cfaOff > math.MaxInt32 || st.cfaPlus < math.MinInt32 || st.cfaPlus > math.MaxInt32:
-		r.CFA = CFAUnsupported
+		r.CFA = unwind.CFAUnsupported
 	case st.cfaDeref && st.cfaReg == spReg:
-		r.CFA, r.CFAOff, r.CFAPlus = CFADerefSP, int32(st.cfaOff), int32(st.cfaPlus)
+		r.CFA, r.CFAOff, r.CFAPlus = unwind.CFADerefSP, int32(st.cfaOff), int32(st.cfaPlus)
 	case st.cfaDeref && st.cfaReg == fpReg:
-		r.CFA, r.CFAOff, r.CFAPlus = CFADerefFP, int32(st.cfaOff), int32(st.cfaPlus)
+		r.CFA, r.CFAOff, r.CFAPlus = unwind.CFADerefFP, int32(st.cfaOff), int32(st.cfaPlus)
 	case st.cfaDeref:
-		r.CFA = CFAUnsupported
+		r.CFA = unwind.CFAUnsupported
 	case st.cfaReg == spReg:
-		r.CFA, r.CFAOff = CFASP, int32(st.cfaOff)
+		r.CFA, r.CFAOff = unwind.CFASP, int32(st.cfaOff)
 	case st.cfaReg == fpReg:
-		r.CFA, r.CFAOff = CFAFP, int32(st.cfaOff)
+		r.CFA, r.CFAOff = unwind.CFAFP, int32(st.cfaOff)
 	default:
-		r.CFA = CFAUnsupported
+		r.CFA = unwind.CFAUnsupported
 	}
-	r.FP, r.FPOff = reduce(st.fp, RegSame)
-	raDefault := RegUnsupported
-	if m.arch == ArchARM64 && c.raReg == regARM64LR {
-		raDefault = RegSame // the return address is still in LR
+	r.FP, r.FPOff = reduce(st.fp, unwind.RegSame)
+	raDefault := unwind.RegUnsupported
+	if m.arch == unwind.ArchARM64 && c.raReg == regARM64LR {
+		raDefault = unwind.RegSame // the return address is still in LR
 	}
 	r.RA, r.RAOff = reduce(st.ra, raDefault)
-	if r.RA == RegSame && !(m.arch == ArchARM64 && c.raReg == regARM64LR) {
-		r.RA = RegUnsupported
+	if r.RA == unwind.RegSame && !(m.arch == unwind.ArchARM64 && c.raReg == regARM64LR) {
+		r.RA = unwind.RegUnsupported
 	}
 	return r
 }
 
 // reduce maps a register state to a rule, def when none was given.
-func reduce(s regState, def RegRule) (RegRule, int32) {
+func reduce(s regState, def unwind.RegRule) (unwind.RegRule, int32) {
 	if !s.set {
 		return def, 0
 	}
-	if s.rule == RegSaved {
+	if s.rule == unwind.RegSaved {
 		if s.off < math.MinInt32 || s.off > math.MaxInt32 {
-			return RegUnsupported, 0
+			return unwind.RegUnsupported, 0
 		}
-		return RegSaved, int32(s.off)
+		return unwind.RegSaved, int32(s.off)
 	}
 	return s.rule, 0
 }
@@ -204,7 +208,7 @@ func (m *machine) run(c *cie, prog []byte, st rowState, init *rowState, start, s
 	r := &reader{b: prog}
 	loc := start
 	fpReg := uint64(regAMD64FP)
-	if m.arch == ArchARM64 {
+	if m.arch == unwind.ArchARM64 {
 		fpReg = regARM64FP
 	}
 	reg := func(n uint64) *regState {
@@ -259,7 +263,7 @@ func (m *machine) run(c *cie, prog []byte, st rowState, init *rowState, start, s
 		case cfaOffset:
 			off := int64(r.uleb()) * c.dataAlign
 			if p := reg(uint64(op & 0x3f)); p != nil {
-				*p = regState{rule: RegSaved, set: true, off: off}
+				*p = regState{rule: unwind.RegSaved, set: true, off: off}
 			}
 			continue
 		case cfaRestore:
@@ -305,17 +309,17 @@ func (m *machine) run(c *cie, prog []byte, st rowState, init *rowState, start, s
 		case cfaOffsetExtended:
 			n, off := r.uleb(), int64(r.uleb())*c.dataAlign
 			if p := reg(n); p != nil {
-				*p = regState{rule: RegSaved, set: true, off: off}
+				*p = regState{rule: unwind.RegSaved, set: true, off: off}
 			}
 		case cfaOffsetExtendedSF:
 			n, off := r.uleb(), r.sleb()*c.dataAlign
 			if p := reg(n); p != nil {
-				*p = regState{rule: RegSaved, set: true, off: off}
+				*p = regState{rule: unwind.RegSaved, set: true, off: off}
 			}
 		case cfaGNUNegOffsetExt:
 			n, off := r.uleb(), -int64(r.uleb())*c.dataAlign
 			if p := reg(n); p != nil {
-				*p = regState{rule: RegSaved, set: true, off: off}
+				*p = regState{rule: unwind.RegSaved, set: true, off: off}
 			}
 		case cfaRestoreExtended:
 			n := r.uleb()
@@ -324,17 +328,17 @@ func (m *machine) run(c *cie, prog []byte, st rowState, init *rowState, start, s
 			}
 		case cfaUndefined:
 			if p := reg(r.uleb()); p != nil {
-				*p = regState{rule: RegUndefined, set: true}
+				*p = regState{rule: unwind.RegUndefined, set: true}
 			}
 		case cfaSameValue:
 			if p := reg(r.uleb()); p != nil {
-				*p = regState{rule: RegSame, set: true}
+				*p = regState{rule: unwind.RegSame, set: true}
 			}
 		case cfaRegister:
 			n := r.uleb()
 			r.uleb()
 			if p := reg(n); p != nil {
-				*p = regState{rule: RegUnsupported, set: true}
+				*p = regState{rule: unwind.RegUnsupported, set: true}
 			}
 		case cfaValOffset, cfaValOffsetSF:
 			n := r.uleb()
@@ -344,13 +348,13 @@ func (m *machine) run(c *cie, prog []byte, st rowState, init *rowState, start, s
 				r.sleb()
 			}
 			if p := reg(n); p != nil {
-				*p = regState{rule: RegUnsupported, set: true}
+				*p = regState{rule: unwind.RegUnsupported, set: true}
 			}
 		case cfaExpression, cfaValExpression:
 			n := r.uleb()
 			r.bytes(r.uleb())
 			if p := reg(n); p != nil {
-				*p = regState{rule: RegUnsupported, set: true}
+				*p = regState{rule: unwind.RegUnsupported, set: true}
 			}
 		case cfaRememberState:
 			if len(m.stack) >= maxStateStack {

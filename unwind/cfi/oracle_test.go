@@ -11,17 +11,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/macprof/macprof/unwind"
 )
 
 // The fixtures: testdata/build.sh builds them with clang 14.
 var fixtures = []struct {
 	file string
-	arch Arch
+	arch unwind.Arch
 }{
-	{"eh_amd64", ArchAMD64},
-	{"eh_arm64", ArchARM64},
-	{"debug_amd64", ArchAMD64},
-	{"debug_arm64", ArchARM64},
+	{"eh_amd64", unwind.ArchAMD64},
+	{"eh_arm64", unwind.ArchARM64},
+	{"debug_amd64", unwind.ArchAMD64},
+	{"debug_arm64", unwind.ArchARM64},
 }
 
 // objdumpPath finds llvm-objdump (scripts/install-deps.sh installs llvm-14).
@@ -49,7 +51,7 @@ type oracleFDE struct {
 
 type oracleRow struct {
 	addr uint64
-	rule Rule
+	rule unwind.Rule
 }
 
 var (
@@ -62,9 +64,9 @@ var (
 
 // parseObjdump reads llvm-objdump's FDEs and unwind rows, reducing each row
 // to a Rule independently of the package's own reduction.
-func parseObjdump(t *testing.T, out []byte, arch Arch) []oracleFDE {
+func parseObjdump(t *testing.T, out []byte, arch unwind.Arch) []oracleFDE {
 	sp, fp, ra := 7, 6, 16
-	if arch == ArchARM64 {
+	if arch == unwind.ArchARM64 {
 		sp, fp, ra = 31, 29, 30
 	}
 	var fdes []oracleFDE
@@ -90,9 +92,9 @@ func parseObjdump(t *testing.T, out []byte, arch Arch) []oracleFDE {
 			continue
 		}
 		addr, _ := strconv.ParseUint(m[1], 16, 64)
-		r := Rule{CFA: CFAUnsupported, FP: RegSame, RA: RegUnsupported}
-		if arch == ArchARM64 {
-			r.RA = RegSame
+		r := unwind.Rule{CFA: unwind.CFAUnsupported, FP: unwind.RegSame, RA: unwind.RegUnsupported}
+		if arch == unwind.ArchARM64 {
+			r.RA = unwind.RegSame
 		}
 		if c := cfaDeref.FindStringSubmatch(m[2]); c != nil {
 			n, _ := strconv.Atoi(c[1])
@@ -100,9 +102,9 @@ func parseObjdump(t *testing.T, out []byte, arch Arch) []oracleFDE {
 			plus, _ := strconv.ParseInt(c[3], 16, 64)
 			switch n {
 			case sp:
-				r.CFA, r.CFAOff, r.CFAPlus = CFADerefSP, int32(off), int32(plus)
+				r.CFA, r.CFAOff, r.CFAPlus = unwind.CFADerefSP, int32(off), int32(plus)
 			case fp:
-				r.CFA, r.CFAOff, r.CFAPlus = CFADerefFP, int32(off), int32(plus)
+				r.CFA, r.CFAOff, r.CFAPlus = unwind.CFADerefFP, int32(off), int32(plus)
 			}
 		}
 		if c := cfaReg.FindStringSubmatch(m[2]); c != nil {
@@ -110,9 +112,9 @@ func parseObjdump(t *testing.T, out []byte, arch Arch) []oracleFDE {
 			off, _ := strconv.ParseInt(c[2], 10, 64)
 			switch n {
 			case sp:
-				r.CFA, r.CFAOff = CFASP, int32(off)
+				r.CFA, r.CFAOff = unwind.CFASP, int32(off)
 			case fp:
-				r.CFA, r.CFAOff = CFAFP, int32(off)
+				r.CFA, r.CFAOff = unwind.CFAFP, int32(off)
 			}
 		}
 		if m[3] != "" {
@@ -125,15 +127,15 @@ func parseObjdump(t *testing.T, out []byte, arch Arch) []oracleFDE {
 				if err != nil || (n != fp && n != ra) {
 					continue
 				}
-				rule, off := RegUnsupported, int32(0)
+				rule, off := unwind.RegUnsupported, int32(0)
 				switch {
 				case saved.MatchString(val):
 					o, _ := strconv.ParseInt(saved.FindStringSubmatch(val)[1], 10, 32)
-					rule, off = RegSaved, int32(o)
+					rule, off = unwind.RegSaved, int32(o)
 				case val == "undefined":
-					rule = RegUndefined
+					rule = unwind.RegUndefined
 				case val == "same":
-					rule = RegSame
+					rule = unwind.RegSame
 				}
 				if n == fp {
 					r.FP, r.FPOff = rule, off
@@ -163,9 +165,9 @@ func TestOracleObjdump(t *testing.T) {
 
 // checkObjdump compares the table of the object at path with
 // llvm-objdump's rows; the object has at least minFuncs functions.
-func checkObjdump(t *testing.T, path string, arch Arch, minFuncs int) (skipped int) {
+func checkObjdump(t *testing.T, path string, arch unwind.Arch, minFuncs int) (skipped int) {
 	objdump := objdumpPath(t)
-	fx := struct{ arch Arch }{arch}
+	fx := struct{ arch unwind.Arch }{arch}
 	{
 		{
 			out, err := exec.Command(objdump, "--dwarf=frames", path).CombinedOutput()
@@ -211,7 +213,7 @@ func checkObjdump(t *testing.T, path string, arch Arch, minFuncs int) (skipped i
 					skipped++
 					continue
 				}
-				want := func(a uint64) Rule {
+				want := func(a uint64) unwind.Rule {
 					i := sort.Search(len(d.rows), func(i int) bool { return d.rows[i].addr > a }) - 1
 					if i < 0 {
 						t.Fatalf("FDE [%#x,%#x): no row at %#x", d.start, d.end, a)
@@ -301,7 +303,7 @@ func TestFixtureRules(t *testing.T) {
 			}
 			got, ok := tab.Lookup(off)
 			want := "CFA=SP+8 FP=same RA=[CFA-8]"
-			if fx.arch == ArchARM64 {
+			if fx.arch == unwind.ArchARM64 {
 				want = "CFA=SP+0 FP=same RA=same"
 			}
 			if !ok || got.String() != want {

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+
+	"github.com/macprof/macprof/unwind"
 )
 
 // Section is one call-frame section's bytes and where they are loaded.
@@ -341,7 +343,7 @@ func (rec record) ciePos(eh bool) (uint64, bool) {
 
 // parseSection walks one call-frame section and appends a span per FDE it
 // can use, converted to file offsets through segs.
-func parseSection(arch Arch, sec Section, segs []Segment, spans []span) []span {
+func parseSection(arch unwind.Arch, sec Section, segs []Segment, spans []span) []span {
 	cies := map[uint64]*cie{}
 	var m machine
 	m.arch, m.eh = arch, sec.EH

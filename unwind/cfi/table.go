@@ -2,30 +2,10 @@ package cfi
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
+
+	"github.com/macprof/macprof/unwind"
 )
-
-// Arch is the instruction set whose register numbers a table uses.
-type Arch uint8
-
-// The supported architectures.
-const (
-	ArchUnknown Arch = iota
-	ArchAMD64
-	ArchARM64
-)
-
-// String names the architecture the Go way.
-func (a Arch) String() string {
-	switch a {
-	case ArchAMD64:
-		return "amd64"
-	case ArchARM64:
-		return "arm64"
-	}
-	return fmt.Sprintf("Arch(%d)", uint8(a))
-}
 
 // DWARF register numbers of the registers a table's rules name.
 const (
@@ -37,93 +17,18 @@ const (
 	regARM64SP = 31 // sp
 )
 
-// CFABase tells which register the canonical frame address is computed from.
-type CFABase uint8
-
-// CFA bases. CFANone marks addresses no FDE covers.
-const (
-	CFANone        CFABase = iota // no unwind information for the address
-	CFASP                         // CFA = SP + CFAOff
-	CFAFP                         // CFA = FP + CFAOff
-	CFAUnsupported                // an expression or another register: cannot unwind here
-	CFADerefSP                    // CFA = *(SP + CFAOff) + CFAPlus (a realigned stack: OpenSSL's assembly)
-	CFADerefFP                    // CFA = *(FP + CFAOff) + CFAPlus
-)
-
-// RegRule tells where a register of the caller is found.
-type RegRule uint8
-
-// Register rules.
-const (
-	// RegSame: the register still holds the caller's value (for the
-	// return address on arm64: it is in LR).
-	RegSame RegRule = iota
-	// RegSaved: saved at CFA + offset.
-	RegSaved
-	// RegUndefined: the register has no value; for the return address,
-	// the outermost frame (for example _start).
-	RegUndefined
-	// RegUnsupported: a rule the table does not model (another register,
-	// an expression).
-	RegUnsupported
-)
-
-// Rule is how to unwind one frame at the addresses of one table row.
-type Rule struct {
-	CFAOff int32 // added to the CFA base register
-	FPOff  int32 // FP saved at CFA+FPOff when FP == RegSaved
-	RAOff  int32 // return address saved at CFA+RAOff when RA == RegSaved
-	// CFAPlus is added to the word read for CFADerefSP and CFADerefFP.
-	CFAPlus int32
-	CFA     CFABase
-	FP      RegRule
-	RA      RegRule
-	_       uint8
-}
-
-// String writes the rule the way the tests compare it.
-func (r Rule) String() string {
-	var s string
-	switch r.CFA {
-	case CFANone:
-		return "none"
-	case CFASP:
-		s = fmt.Sprintf("CFA=SP%+d", r.CFAOff)
-	case CFAFP:
-		s = fmt.Sprintf("CFA=FP%+d", r.CFAOff)
-	case CFADerefSP:
-		s = fmt.Sprintf("CFA=[SP%+d]%+d", r.CFAOff, r.CFAPlus)
-	case CFADerefFP:
-		s = fmt.Sprintf("CFA=[FP%+d]%+d", r.CFAOff, r.CFAPlus)
-	default:
-		s = "CFA=?"
-	}
-	reg := func(name string, rule RegRule, off int32) string {
-		switch rule {
-		case RegSame:
-			return " " + name + "=same"
-		case RegSaved:
-			return fmt.Sprintf(" %s=[CFA%+d]", name, off)
-		case RegUndefined:
-			return " " + name + "=undefined"
-		}
-		return " " + name + "=?"
-	}
-	return s + reg("FP", r.FP, r.FPOff) + reg("RA", r.RA, r.RAOff)
-}
-
 // Table maps file offsets of an object's code to unwind rules. It is safe
 // for concurrent use: read-only once built, except that a lazily indexed
 // table compiles FDEs as lookups meet them (under its own lock).
 type Table struct {
-	arch Arch
+	arch unwind.Arch
 	// FramePointers: the object keeps frame pointers in all its code (a Go
 	// binary); a walker may follow them instead of the rows.
 	framePointers bool
 	base          uint64   // the file offset addrs are relative to
 	addrs         []uint32 // row starts, ascending, relative to base
 	rules         []uint16 // rules[i] is the palette index of row i
-	palette       []Rule
+	palette       []unwind.Rule
 	// pages[p] is the index of the first row starting at or after base +
 	// p<<pageShift; pages has one more entry than there are pages.
 	pages []uint32
@@ -136,7 +41,7 @@ type Table struct {
 const pageShift = 12
 
 // Arch returns the architecture of the object.
-func (t *Table) Arch() Arch { return t.arch }
+func (t *Table) Arch() unwind.Arch { return t.arch }
 
 // FramePointers reports whether the object is known to keep frame pointers
 // everywhere (a Go binary), so that a walker may follow them.
@@ -175,18 +80,18 @@ func (t *Table) Bytes() int {
 
 // Lookup returns the rule for the code at file offset off; ok is false
 // where no FDE covers off. It does not allocate once the FDE is compiled.
-func (t *Table) Lookup(off uint64) (r Rule, ok bool) {
+func (t *Table) Lookup(off uint64) (r unwind.Rule, ok bool) {
 	if p := t.Find(off); p != nil {
 		return *p, true
 	}
-	return Rule{}, false
+	return unwind.Rule{}, false
 }
 
 // Find returns the rule for the code at file offset off, nil where no FDE
 // covers it. The rule must not be modified. It does not allocate once the
 // FDE is compiled (a lazily indexed table compiles an FDE on the first
 // lookup in it).
-func (t *Table) Find(off uint64) *Rule {
+func (t *Table) Find(off uint64) *unwind.Rule {
 	if t == nil {
 		return nil
 	}
@@ -199,7 +104,7 @@ func (t *Table) Find(off uint64) *Rule {
 }
 
 // find is Find in the compiled rows.
-func (t *Table) find(off uint64) *Rule {
+func (t *Table) find(off uint64) *unwind.Rule {
 	if t == nil || len(t.addrs) == 0 {
 		return nil
 	}
@@ -234,7 +139,7 @@ func (t *Table) find(off uint64) *Rule {
 	if addrs[i] > r32 {
 		return nil
 	}
-	if r := &t.palette[t.rules[i]]; r.CFA != CFANone {
+	if r := &t.palette[t.rules[i]]; r.CFA != unwind.CFANone {
 		return r
 	}
 	return nil
@@ -243,7 +148,7 @@ func (t *Table) find(off uint64) *Rule {
 // Row is one row of a table, for tests and tools.
 type Row struct {
 	Off  uint64 // the first file offset the rule applies to
-	Rule Rule
+	Rule unwind.Rule
 }
 
 // AllRows returns every row, CFANone gaps included, in address order. A
@@ -255,7 +160,7 @@ func (t *Table) AllRows() []Row {
 		spans := t.lazy.spans()
 		rows := (&Table{arch: t.arch, base: t.base, addrs: t.addrs, rules: t.rules, palette: t.palette, pages: t.pages}).AllRows()
 		for i, r := range rows {
-			if r.Rule.CFA != CFANone && i+1 < len(rows) {
+			if r.Rule.CFA != unwind.CFANone && i+1 < len(rows) {
 				spans = append(spans, span{start: r.Off, end: rows[i+1].Off, rows: rows[i : i+1]})
 			}
 		}
@@ -309,22 +214,22 @@ func sortSpans(spans []span) []span {
 
 // compile sorts spans, drops those overlapping an earlier one, fills the
 // gaps with CFANone rows, merges equal neighbours and builds the index.
-func compile(arch Arch, spans []span) *Table {
+func compile(arch unwind.Arch, spans []span) *Table {
 	spans = sortSpans(spans)
 	t := &Table{arch: arch}
 	if len(spans) == 0 {
 		return t
 	}
 	t.base = spans[0].start
-	index := map[Rule]uint16{}
-	ruleIndex := func(r Rule) uint16 {
+	index := map[unwind.Rule]uint16{}
+	ruleIndex := func(r unwind.Rule) uint16 {
 		if i, ok := index[r]; ok {
 			return i
 		}
 		if len(t.palette) >= maxPalette-1 {
 			// The last slot is kept for the unsupported rule, which
 			// every rule beyond the palette becomes.
-			r = Rule{CFA: CFAUnsupported, RA: RegUnsupported, FP: RegUnsupported}
+			r = unwind.Rule{CFA: unwind.CFAUnsupported, RA: unwind.RegUnsupported, FP: unwind.RegUnsupported}
 			if i, ok := index[r]; ok {
 				return i
 			}
@@ -334,11 +239,11 @@ func compile(arch Arch, spans []span) *Table {
 		index[r] = i
 		return i
 	}
-	none := Rule{}
-	var lastRule Rule
+	none := unwind.Rule{}
+	var lastRule unwind.Rule
 	have := false
 	end := t.base
-	add := func(off uint64, r Rule) {
+	add := func(off uint64, r unwind.Rule) {
 		if have && r == lastRule {
 			return
 		}
@@ -389,7 +294,7 @@ func compile(arch Arch, spans []span) *Table {
 // FromRows builds a table from rows already computed (in file offsets,
 // ascending; the last applies up to end), for unwind information from
 // other sources and for tests. Rows out of order are dropped.
-func FromRows(arch Arch, rows []Row, end uint64) *Table {
+func FromRows(arch unwind.Arch, rows []Row, end uint64) *Table {
 	var sorted []Row
 	for _, r := range rows {
 		if n := len(sorted); (n == 0 || r.Off > sorted[n-1].Off) && r.Off < end {

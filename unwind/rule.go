@@ -1,0 +1,81 @@
+package unwind
+
+import "fmt"
+
+// CFABase tells which register the canonical frame address is computed from.
+type CFABase uint8
+
+// CFA bases. CFANone marks addresses no FDE covers.
+const (
+	CFANone        CFABase = iota // no unwind information for the address
+	CFASP                         // CFA = SP + CFAOff
+	CFAFP                         // CFA = FP + CFAOff
+	CFAUnsupported                // an expression or another register: cannot unwind here
+	CFADerefSP                    // CFA = *(SP + CFAOff) + CFAPlus (a realigned stack: OpenSSL's assembly)
+	CFADerefFP                    // CFA = *(FP + CFAOff) + CFAPlus
+)
+
+// RegRule tells where a register of the caller is found.
+type RegRule uint8
+
+// Register rules.
+const (
+	// RegSame: the register still holds the caller's value (for the
+	// return address on arm64: it is in LR).
+	RegSame RegRule = iota
+	// RegSaved: saved at CFA + offset.
+	RegSaved
+	// RegUndefined: the register has no value; for the return address,
+	// the outermost frame (for example _start).
+	RegUndefined
+	// RegUnsupported: a rule the table does not model (another register,
+	// an expression).
+	RegUnsupported
+)
+
+// Rule is how to unwind one frame at a range of code addresses: the one
+// rule type every table format compiles to (DWARF CFI rows in unwind/cfi,
+// Apple compact unwind entries in unwind/compact), so that one walk,
+// WalkCFI, walks a stack through any of them.
+type Rule struct {
+	CFAOff int32 // added to the CFA base register
+	FPOff  int32 // FP saved at CFA+FPOff when FP == RegSaved
+	RAOff  int32 // return address saved at CFA+RAOff when RA == RegSaved
+	// CFAPlus is added to the word read for CFADerefSP and CFADerefFP.
+	CFAPlus int32
+	CFA     CFABase
+	FP      RegRule
+	RA      RegRule
+	_       uint8
+}
+
+// String writes the rule the way the tests compare it.
+func (r Rule) String() string {
+	var s string
+	switch r.CFA {
+	case CFANone:
+		return "none"
+	case CFASP:
+		s = fmt.Sprintf("CFA=SP%+d", r.CFAOff)
+	case CFAFP:
+		s = fmt.Sprintf("CFA=FP%+d", r.CFAOff)
+	case CFADerefSP:
+		s = fmt.Sprintf("CFA=[SP%+d]%+d", r.CFAOff, r.CFAPlus)
+	case CFADerefFP:
+		s = fmt.Sprintf("CFA=[FP%+d]%+d", r.CFAOff, r.CFAPlus)
+	default:
+		s = "CFA=?"
+	}
+	reg := func(name string, rule RegRule, off int32) string {
+		switch rule {
+		case RegSame:
+			return " " + name + "=same"
+		case RegSaved:
+			return fmt.Sprintf(" %s=[CFA%+d]", name, off)
+		case RegUndefined:
+			return " " + name + "=undefined"
+		}
+		return " " + name + "=?"
+	}
+	return s + reg("FP", r.FP, r.FPOff) + reg("RA", r.RA, r.RAOff)
+}
