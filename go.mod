@@ -37,3 +37,6 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 )
+
+// The C++ demangler, with fixes not yet upstream (internal/third_party/demangle/PATCHES.md).
+replace github.com/ianlancetaylor/demangle => ./internal/third_party/demangle

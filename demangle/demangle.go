@@ -47,6 +47,7 @@ type kind uint8
 const (
 	none kind = iota
 	itanium
+	rustLegacyKind
 	rustV0Kind
 	swiftKind
 )
@@ -67,6 +68,10 @@ func kindOf(s string) (kind, string) {
 		return itanium, t
 	case strings.HasPrefix(t, "_R"):
 		return rustV0Kind, t
+	case strings.HasPrefix(s, "ZN"):
+		// A legacy Rust name without its underscore, which
+		// rustc-demangle takes too; never a C++ name.
+		return rustLegacyKind, s
 	case isSwift(s):
 		return swiftKind, s
 	}
@@ -77,11 +82,18 @@ func demangleName(s string, f Form) (string, bool) {
 	k, t := kindOf(s)
 	switch k {
 	case itanium:
+		if strings.Contains(t, "_GLOBAL_") {
+			// An anonymous namespace (_GLOBAL__N_1): C++'s own name,
+			// which Rust never mangles but would take as a plain word.
+			if d, ok := cxx(t, f); ok {
+				return d, true
+			}
+		}
 		if d, ok := rust(t, f == Full); ok {
 			return d, true
 		}
 		return cxx(t, f)
-	case rustV0Kind:
+	case rustLegacyKind, rustV0Kind:
 		return rust(t, f == Full)
 	case swiftKind:
 		return swiftName(t, f)
@@ -94,6 +106,9 @@ func cxx(s string, f Form) (string, bool) {
 	opts := []demangle.Option{demangle.NoRust}
 	if f == Simplified {
 		opts = append(opts, demangle.NoClones)
+	} else {
+		// c++filt's default: std::string as std::basic_string<char, ...>.
+		opts = append(opts, demangle.Verbose)
 	}
 	d, err := demangle.ToString(s, opts...)
 	if err != nil {

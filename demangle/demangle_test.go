@@ -74,7 +74,7 @@ func TestNameSwift(t *testing.T) {
 
 // FuzzName feeds arbitrary names to every demangler: none may panic.
 func FuzzName(f *testing.F) {
-	for _, s := range []string{"_ZN3foo3barEv", "_RNvCs1234_7mycrate4main", "_ZN4test1a2bcE", "$s4main5greetyySiF", "_RINbNbCskIICzLVDPPb_5alloc5alloc8box_freeDINbNiB4_5boxed5FnBoxuEp6OutputuEL_ECs1iopQbuBiw2_3std", "_ZN35Bar$LT$$u5b$u32$u3b$$u20$4$u5d$$GT$E"} {
+	for _, s := range []string{"_ZN3foo3barEv", "_RNvCs1234_7mycrate4main", "_ZN4test1a2bcE", "$s4main5greetyySiF", "_RINbNbCskIICzLVDPPb_5alloc5alloc8box_freeDINbNiB4_5boxed5FnBoxuEp6OutputuEL_ECs1iopQbuBiw2_3std", "_ZN35Bar$LT$$u5b$u32$u3b$$u20$4$u5d$$GT$E", "ZN4testE", "_ZN12_GLOBAL__N_112ConformancesE", "_ZN4llvm10checkedMulIlEENSt9enable_ifIXsr3std9is_signedIT_EE5valueENS_8OptionalIS2_EEE4typeES2_S2_", "_Z1fIXadL_Z1gIiEviEEEvv", "_Z1fU14swiftasynccallFvvE"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -144,6 +144,32 @@ func TestRust(t *testing.T) {
 	}
 }
 
+// TestRustName runs rustc-demangle's cases through Name, the entry point
+// profiles and the demangle command use: a name without its leading
+// underscore ("ZN4testE") is Rust too.
+func TestRustName(t *testing.T) {
+	n := 0
+	for _, c := range rustCases {
+		n++
+		if got := Name(c.in, Simplified); got != c.alt {
+			t.Errorf("Name(%q, Simplified) = %q, want %q", c.in, got, c.alt)
+		}
+		if c.full != "" {
+			if got := Name(c.in, Full); got != c.full {
+				t.Errorf("Name(%q, Full) = %q, want %q", c.in, got, c.full)
+			}
+		}
+	}
+	for _, c := range rustConsts {
+		n++
+		in, want := "_RIC0K"+c[0]+"E", "::<"+c[1]+">"
+		if got := Name(in, Simplified); got != want {
+			t.Errorf("Name(%q, Simplified) = %q, want %q", in, got, want)
+		}
+	}
+	t.Logf("%d of rustc-demangle's cases", n)
+}
+
 // TestRustNotMangled checks rustc-demangle's t_err! cases: not Rust.
 func TestRustNotMangled(t *testing.T) {
 	for _, s := range []string{"test", "_ZN4test", "_ZN3fooE.llvm moocow", "_ZNfooE"} {

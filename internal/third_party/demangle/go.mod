@@ -1,0 +1,3 @@
+module github.com/ianlancetaylor/demangle
+
+go 1.13
