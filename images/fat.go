@@ -2,7 +2,6 @@ package images
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -44,13 +43,13 @@ func ReadFatSlices(r io.ReaderAt, size int64) (slices []FatSlice, ok bool, err e
 		return nil, false, nil
 	}
 	if magic == fatCigam || magic == fatCigam64 {
-		return nil, true, errors.New("fat: little-endian fat header is not valid")
+		return nil, true, formatError(0, magic, "fat: little-endian fat header %#x is not valid", magic)
 	}
 	n := binary.BigEndian.Uint32(hdr[4:])
 	if n == 0 || n > maxFatArchs {
 		// 0xcafebabe is also the magic of Java class files, whose next
 		// word is a version number (>= 45): say so.
-		return nil, true, fmt.Errorf("fat: nfat_arch %d is not in [1, %d] (a Java class file?)", n, maxFatArchs)
+		return nil, true, formatError(0, n, "fat: nfat_arch %d is not in [1, %d] (a Java class file?)", n, maxFatArchs)
 	}
 	entSize := 20
 	if magic == fatMagic64 {
@@ -70,10 +69,10 @@ func ReadFatSlices(r io.ReaderAt, size int64) (slices []FatSlice, ok bool, err e
 			s.Offset, s.Size = uint64(be.Uint32(e[8:])), uint64(be.Uint32(e[12:]))
 		}
 		if s.Offset+s.Size < s.Offset || s.Offset+s.Size > 1<<62 {
-			return nil, true, fmt.Errorf("fat: slice %d (%s): offset %#x + size %#x overflows", i, s.Arch(), s.Offset, s.Size)
+			return nil, true, formatError(uint64(8+i*entSize), s.Size, "fat: slice %d (%s): offset %#x + size %#x overflows", i, s.Arch(), s.Offset, s.Size)
 		}
 		if size >= 0 && s.Offset+s.Size > uint64(size) {
-			return nil, true, fmt.Errorf("fat: slice %d (%s): [%#x, %#x) runs past the end of the %d-byte file", i, s.Arch(), s.Offset, s.Offset+s.Size, size)
+			return nil, true, formatError(uint64(8+i*entSize), s.Size, "fat: slice %d (%s): [%#x, %#x) runs past the end of the %d-byte file", i, s.Arch(), s.Offset, s.Offset+s.Size, size)
 		}
 		slices = append(slices, s)
 	}

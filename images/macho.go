@@ -174,7 +174,7 @@ func (m *MachO) Text() *MachOSegment { return m.Segment("__TEXT") }
 func (m *MachO) Slide(loadAddr uint64) (uint64, error) {
 	t := m.Text()
 	if t == nil {
-		return 0, errors.New("macho: no __TEXT segment")
+		return 0, formatError(0, nil, "no __TEXT segment")
 	}
 	return loadAddr - t.Addr, nil
 }
@@ -182,7 +182,7 @@ func (m *MachO) Slide(loadAddr uint64) (uint64, error) {
 // parseMachOHeader decodes and checks a mach_header_64.
 func parseMachOHeader(b []byte) (m *MachO, ncmds, sizeofcmds uint32, err error) {
 	if len(b) < 4 {
-		return nil, 0, 0, fmt.Errorf("macho: %d bytes is too short for a header", len(b))
+		return nil, 0, 0, formatError(0, len(b), "%d bytes is too short for a header", len(b))
 	}
 	switch magic := binary.LittleEndian.Uint32(b); magic {
 	case machoMagic64:
@@ -193,10 +193,10 @@ func parseMachOHeader(b []byte) (m *MachO, ncmds, sizeofcmds uint32, err error) 
 	case fatMagic, fatCigam, fatMagic64, fatCigam64:
 		return nil, 0, 0, errors.New("macho: universal (fat) file: choose an architecture slice first")
 	default:
-		return nil, 0, 0, fmt.Errorf("macho: bad magic %#x", magic)
+		return nil, 0, 0, formatError(0, magic, "bad magic %#x", magic)
 	}
 	if len(b) < machoHeaderSize {
-		return nil, 0, 0, fmt.Errorf("macho: %d bytes is too short for a mach_header_64", len(b))
+		return nil, 0, 0, formatError(0, len(b), "%d bytes is too short for a mach_header_64", len(b))
 	}
 	le := binary.LittleEndian
 	m = &MachO{
@@ -210,10 +210,10 @@ func parseMachOHeader(b []byte) (m *MachO, ncmds, sizeofcmds uint32, err error) 
 	}
 	ncmds, sizeofcmds = le.Uint32(b[16:]), le.Uint32(b[20:])
 	if sizeofcmds > maxLoadCommandBytes {
-		return nil, 0, 0, fmt.Errorf("macho: sizeofcmds %d exceeds the limit of %d", sizeofcmds, maxLoadCommandBytes)
+		return nil, 0, 0, formatError(0, sizeofcmds, "sizeofcmds %d exceeds the limit of %d", sizeofcmds, maxLoadCommandBytes)
 	}
 	if uint64(ncmds)*8 > uint64(sizeofcmds) {
-		return nil, 0, 0, fmt.Errorf("macho: ncmds %d cannot fit in sizeofcmds %d", ncmds, sizeofcmds)
+		return nil, 0, 0, formatError(0, ncmds, "ncmds %d cannot fit in sizeofcmds %d", ncmds, sizeofcmds)
 	}
 	return m, ncmds, sizeofcmds, nil
 }
@@ -226,21 +226,22 @@ func ParseMachO(b []byte) (*MachO, error) {
 		return nil, err
 	}
 	if uint64(len(b)) < machoHeaderSize+uint64(sizeofcmds) {
-		return nil, fmt.Errorf("macho: sizeofcmds %d runs past the %d bytes available", sizeofcmds, len(b)-machoHeaderSize)
+		return nil, formatError(0, sizeofcmds, "sizeofcmds %d runs past the %d bytes available", sizeofcmds, len(b)-machoHeaderSize)
 	}
 	le := binary.LittleEndian
 	cmds := b[machoHeaderSize : machoHeaderSize+sizeofcmds]
 	off := uint32(0)
 	for i := uint32(0); i < ncmds; i++ {
+		lcOff := uint64(machoHeaderSize + off)
 		if len(cmds)-int(off) < 8 {
-			return nil, fmt.Errorf("macho: load command %d at offset %#x: truncated", i, machoHeaderSize+off)
+			return nil, formatError(lcOff, ncmds, "load command %d of ncmds %d: truncated", i, ncmds)
 		}
 		cmd, size := le.Uint32(cmds[off:]), le.Uint32(cmds[off+4:])
 		if size < 8 {
-			return nil, fmt.Errorf("macho: load command %d (%#x) at offset %#x: cmdsize %d is less than 8", i, cmd, machoHeaderSize+off, size)
+			return nil, formatError(lcOff, size, "load command %d (%#x): cmdsize %d is less than 8", i, cmd, size)
 		}
 		if uint64(off)+uint64(size) > uint64(len(cmds)) {
-			return nil, fmt.Errorf("macho: load command %d (%#x) at offset %#x: cmdsize %d runs past sizeofcmds", i, cmd, machoHeaderSize+off, size)
+			return nil, formatError(lcOff, size, "load command %d (%#x): cmdsize %d runs past sizeofcmds", i, cmd, size)
 		}
 		c := cmds[off : off+size]
 		var err error
@@ -249,35 +250,38 @@ func ParseMachO(b []byte) (*MachO, error) {
 		}
 		switch cmd {
 		case lcSegment64:
-			err = m.parseSegment(c)
+			err = m.parseSegment(c, lcOff)
 		case lcSegment:
 			err = fmt.Errorf("LC_SEGMENT: %w", ErrMachO32)
 		case lcSymtab:
 			if len(c) < 24 {
-				err = fmt.Errorf("LC_SYMTAB: cmdsize %d < 24", len(c))
+				err = formatError(lcOff, len(c), "LC_SYMTAB: cmdsize %d < 24", len(c))
 				break
 			}
 			if m.Symtab != nil {
-				err = errors.New("LC_SYMTAB: more than one")
+				err = formatError(lcOff, nil, "LC_SYMTAB: more than one")
 				break
 			}
 			m.Symtab = &MachOSymtab{SymOff: le.Uint32(c[8:]), NSyms: le.Uint32(c[12:]), StrOff: le.Uint32(c[16:]), StrSize: le.Uint32(c[20:])}
 		case lcUUID:
 			if len(c) < 24 {
-				err = fmt.Errorf("LC_UUID: cmdsize %d < 24", len(c))
+				err = formatError(lcOff, len(c), "LC_UUID: cmdsize %d < 24", len(c))
 				break
 			}
 			copy(m.UUID[:], c[8:24])
 			m.HasUUID = true
 		case lcFunctionStarts:
 			if len(c) < 16 {
-				err = fmt.Errorf("LC_FUNCTION_STARTS: cmdsize %d < 16", len(c))
+				err = formatError(lcOff, len(c), "LC_FUNCTION_STARTS: cmdsize %d < 16", len(c))
 				break
 			}
 			m.FunctionStarts = &MachOLinkeditData{DataOff: le.Uint32(c[8:]), DataSize: le.Uint32(c[12:])}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("macho: load command %d at offset %#x: %w", i, machoHeaderSize+off, err)
+		if fe, ok := err.(*FormatError); ok {
+			fe.Msg = fmt.Sprintf("load command %d: %s", i, fe.Msg)
+			return nil, fe
+		} else if err != nil {
+			return nil, fmt.Errorf("macho: load command %d at offset %#x: %w", i, lcOff, err)
 		}
 		off += size
 	}
@@ -287,10 +291,11 @@ func ParseMachO(b []byte) (*MachO, error) {
 	return m, nil
 }
 
-func (m *MachO) parseSegment(c []byte) error {
+// parseSegment decodes the LC_SEGMENT_64 c, at offset off in the image.
+func (m *MachO) parseSegment(c []byte, off uint64) error {
 	le := binary.LittleEndian
 	if len(c) < segmentCmdSize {
-		return fmt.Errorf("LC_SEGMENT_64: cmdsize %d < %d", len(c), segmentCmdSize)
+		return formatError(off, len(c), "LC_SEGMENT_64: cmdsize %d < %d", len(c), segmentCmdSize)
 	}
 	s := MachOSegment{
 		Name:     cstring(c[8:24]),
@@ -304,16 +309,16 @@ func (m *MachO) parseSegment(c []byte) error {
 	}
 	nsects := le.Uint32(c[64:])
 	if uint64(nsects)*sectionSize > uint64(len(c)-segmentCmdSize) {
-		return fmt.Errorf("LC_SEGMENT_64 %q: %d sections do not fit in cmdsize %d", s.Name, nsects, len(c))
+		return formatError(off, nsects, "LC_SEGMENT_64 %q: %d sections do not fit in cmdsize %d", s.Name, nsects, len(c))
 	}
 	if s.Addr+s.Size < s.Addr {
-		return fmt.Errorf("LC_SEGMENT_64 %q: vmaddr %#x + vmsize %#x overflows", s.Name, s.Addr, s.Size)
+		return formatError(off, s.Size, "LC_SEGMENT_64 %q: vmaddr %#x + vmsize %#x overflows", s.Name, s.Addr, s.Size)
 	}
 	if s.Offset+s.FileSize < s.Offset {
-		return fmt.Errorf("LC_SEGMENT_64 %q: fileoff %#x + filesize %#x overflows", s.Name, s.Offset, s.FileSize)
+		return formatError(off, s.FileSize, "LC_SEGMENT_64 %q: fileoff %#x + filesize %#x overflows", s.Name, s.Offset, s.FileSize)
 	}
 	if len(m.Sections)+int(nsects) > maxSections {
-		return fmt.Errorf("LC_SEGMENT_64 %q: more than %d sections in the image", s.Name, maxSections)
+		return formatError(off, nsects, "LC_SEGMENT_64 %q: more than %d sections in the image", s.Name, maxSections)
 	}
 	for i := uint32(0); i < nsects; i++ {
 		b := c[segmentCmdSize+i*sectionSize:]
@@ -326,7 +331,7 @@ func (m *MachO) parseSegment(c []byte) error {
 			Flags:   le.Uint32(b[64:]),
 		}
 		if sec.Addr+sec.Size < sec.Addr {
-			return fmt.Errorf("section %s,%s: addr %#x + size %#x overflows", sec.Segment, sec.Name, sec.Addr, sec.Size)
+			return formatError(off, sec.Size, "section %s,%s: addr %#x + size %#x overflows", sec.Segment, sec.Name, sec.Addr, sec.Size)
 		}
 		m.Sections = append(m.Sections, sec)
 	}
@@ -335,7 +340,8 @@ func (m *MachO) parseSegment(c []byte) error {
 }
 
 // checkSegments rejects images whose segments overlap in memory: the
-// address-to-segment mapping would be ambiguous.
+// address-to-segment mapping would be ambiguous. The error is at the
+// header's offset, since two load commands contradict each other.
 func (m *MachO) checkSegments() error {
 	for i := range m.Segments {
 		a := &m.Segments[i]
@@ -348,7 +354,7 @@ func (m *MachO) checkSegments() error {
 				continue
 			}
 			if a.Addr < b.Addr+b.Size && b.Addr < a.Addr+a.Size {
-				return fmt.Errorf("macho: segments %q [%#x-%#x) and %q [%#x-%#x) overlap", a.Name, a.Addr, a.Addr+a.Size, b.Name, b.Addr, b.Addr+b.Size)
+				return formatError(0, b.Name, "segments %q [%#x-%#x) and %q [%#x-%#x) overlap", a.Name, a.Addr, a.Addr+a.Size, b.Name, b.Addr, b.Addr+b.Size)
 			}
 		}
 	}
@@ -378,7 +384,7 @@ func ReadMachO(r io.ReaderAt, size int64) (*MachO, error) {
 		return nil, err
 	}
 	if size >= 0 && int64(sizeofcmds) > size-machoHeaderSize {
-		return nil, fmt.Errorf("macho: sizeofcmds %d runs past the end of the %d-byte image", sizeofcmds, size)
+		return nil, formatError(0, sizeofcmds, "sizeofcmds %d runs past the end of the %d-byte image", sizeofcmds, size)
 	}
 	buf := make([]byte, machoHeaderSize+int(sizeofcmds))
 	copy(buf, hdr[:])

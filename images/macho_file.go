@@ -164,7 +164,7 @@ func MachOImageFromFile(path, arch string, loadAddr uint64) (*Image, *MachOFile,
 func machOImage(m *MachO, loadAddr uint64, path string) (*Image, error) {
 	text := m.Text()
 	if text == nil {
-		return nil, errors.New("macho: no __TEXT segment")
+		return nil, formatError(0, nil, "no __TEXT segment")
 	}
 	if loadAddr == 0 {
 		loadAddr = text.Addr

@@ -162,10 +162,10 @@ func (m *MachO) ReadSymbolTableStrings(r io.ReaderAt, size int64, strs []byte) (
 	symBytes := uint64(st.NSyms) * nlistSize
 	if size >= 0 {
 		if uint64(st.SymOff)+symBytes > uint64(size) {
-			return nil, fmt.Errorf("macho: LC_SYMTAB: %d symbols at %#x run past the end of the %d-byte image", st.NSyms, st.SymOff, size)
+			return nil, formatError(uint64(st.SymOff), st.NSyms, "LC_SYMTAB: %d symbols at %#x run past the end of the %d-byte image", st.NSyms, st.SymOff, size)
 		}
 		if strs == nil && uint64(st.StrOff)+uint64(st.StrSize) > uint64(size) {
-			return nil, fmt.Errorf("macho: LC_SYMTAB: %d-byte string table at %#x runs past the end of the %d-byte image", st.StrSize, st.StrOff, size)
+			return nil, formatError(uint64(st.StrOff), st.StrSize, "LC_SYMTAB: %d-byte string table at %#x runs past the end of the %d-byte image", st.StrSize, st.StrOff, size)
 		}
 	}
 	if strs != nil && uint64(len(strs)) != uint64(st.StrSize) {
@@ -200,34 +200,40 @@ func (m *MachO) ReadFunctionStarts(r io.ReaderAt, size int64, dst []uint64) ([]u
 	}
 	text := m.Text()
 	if text == nil {
-		return dst, errors.New("macho: LC_FUNCTION_STARTS: no __TEXT segment")
+		return dst, formatError(0, nil, "LC_FUNCTION_STARTS: no __TEXT segment")
 	}
 	if size >= 0 && uint64(fs.DataOff)+uint64(fs.DataSize) > uint64(size) {
-		return dst, fmt.Errorf("macho: LC_FUNCTION_STARTS: %d bytes at %#x run past the end of the %d-byte image", fs.DataSize, fs.DataOff, size)
+		return dst, formatError(uint64(fs.DataOff), fs.DataSize, "LC_FUNCTION_STARTS: %d bytes at %#x run past the end of the %d-byte image", fs.DataSize, fs.DataOff, size)
 	}
 	b, err := readBounded(r, uint64(fs.DataOff), uint64(fs.DataSize), "macho: LC_FUNCTION_STARTS")
 	if err != nil {
 		return dst, err
 	}
-	return DecodeFunctionStarts(b, text.Addr, text.Addr+text.Size, dst)
+	dst, err = DecodeFunctionStarts(b, text.Addr, text.Addr+text.Size, dst)
+	if fe, ok := err.(*FormatError); ok {
+		fe.Off += uint64(fs.DataOff)
+	}
+	return dst, err
 }
 
 // DecodeFunctionStarts decodes LC_FUNCTION_STARTS data: ULEB128 deltas, the
 // first from the __TEXT address base, ending at a zero delta or the end of
-// b. Starts at or past limit are an error.
+// b. Starts at or past limit are an error, a FormatError whose Off is the
+// delta's offset in b.
 func DecodeFunctionStarts(b []byte, base, limit uint64, dst []uint64) ([]uint64, error) {
 	addr := base
 	for i := 0; i < len(b); {
+		start := i
 		var delta uint64
 		var shift uint
 		for {
 			if i >= len(b) {
-				return dst, fmt.Errorf("macho: LC_FUNCTION_STARTS: truncated ULEB128 at byte %d", i)
+				return dst, formatError(uint64(start), nil, "LC_FUNCTION_STARTS: truncated ULEB128 at byte %d", i)
 			}
 			c := b[i]
 			i++
 			if shift > 63 || (shift == 63 && c&0x7e != 0) {
-				return dst, fmt.Errorf("macho: LC_FUNCTION_STARTS: ULEB128 overflows 64 bits at byte %d", i-1)
+				return dst, formatError(uint64(start), c, "LC_FUNCTION_STARTS: ULEB128 overflows 64 bits at byte %d", i-1)
 			}
 			delta |= uint64(c&0x7f) << shift
 			shift += 7
@@ -239,7 +245,7 @@ func DecodeFunctionStarts(b []byte, base, limit uint64, dst []uint64) ([]uint64,
 			break
 		}
 		if addr+delta < addr || addr+delta >= limit {
-			return dst, fmt.Errorf("macho: LC_FUNCTION_STARTS: start %#x+%#x is outside __TEXT (limit %#x)", addr, delta, limit)
+			return dst, formatError(uint64(start), delta, "LC_FUNCTION_STARTS: start %#x+%#x is outside __TEXT (limit %#x)", addr, delta, limit)
 		}
 		addr += delta
 		dst = append(dst, addr)

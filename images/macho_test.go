@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,13 +191,16 @@ func loadCommand(t testing.TB, b []byte, cmd uint32) int {
 	return 0
 }
 
-// HostileMachO is a fixture Mach-O with one field made hostile, and what
-// the error of ReadMachO, or of ReadSymbolTable, must contain. It is
-// exported for the in-memory half of the test (package images_test).
+// HostileMachO is a fixture Mach-O with one field made hostile, what the
+// error of ReadMachO, or of ReadSymbolTable, must contain, and the Off and
+// Val of its FormatError. It is exported for the in-memory half of the
+// test (package images_test).
 type HostileMachO struct {
 	Name string
 	Data []byte
 	Want string
+	Off  uint64
+	Val  any
 }
 
 // HostileMachOs returns libdemo_arm64.dylib with each hostile change.
@@ -205,52 +209,75 @@ func HostileMachOs(t testing.TB) []HostileMachO {
 	orig := readFixture(t, "libdemo_arm64.dylib")
 	le := binary.LittleEndian
 	cases := []struct {
-		name   string
-		mutate func(b []byte)
+		name string
+		// mutate changes b and returns the FormatError's Off and Val.
+		mutate func(b []byte) (uint64, any)
 		want   string // in the error of ReadMachO, or of ReadSymbolTable
 	}{
-		{"cmdsize 0", func(b []byte) { le.PutUint32(b[machoHeaderSize+4:], 0) }, "cmdsize 0 is less than 8"},
-		{"cmdsize past end", func(b []byte) { le.PutUint32(b[machoHeaderSize+4:], 1<<20) }, "runs past sizeofcmds"},
-		{"sizeofcmds past end", func(b []byte) { le.PutUint32(b[20:], uint32(len(b))) }, "runs past the end"},
-		{"sizeofcmds huge", func(b []byte) { le.PutUint32(b[20:], 0xfffffff0) }, "exceeds the limit"},
-		{"ncmds huge", func(b []byte) { le.PutUint32(b[16:], 0xffffffff) }, "cannot fit"},
-		{"nsects huge", func(b []byte) {
+		{"cmdsize 0", func(b []byte) (uint64, any) {
+			le.PutUint32(b[machoHeaderSize+4:], 0)
+			return machoHeaderSize, uint32(0)
+		}, "cmdsize 0 is less than 8"},
+		{"cmdsize past end", func(b []byte) (uint64, any) {
+			le.PutUint32(b[machoHeaderSize+4:], 1<<20)
+			return machoHeaderSize, uint32(1 << 20)
+		}, "runs past sizeofcmds"},
+		{"sizeofcmds past end", func(b []byte) (uint64, any) {
+			le.PutUint32(b[20:], uint32(len(b)))
+			return 0, uint32(len(b))
+		}, "runs past the end"},
+		{"sizeofcmds huge", func(b []byte) (uint64, any) {
+			le.PutUint32(b[20:], 0xfffffff0)
+			return 0, uint32(0xfffffff0)
+		}, "exceeds the limit"},
+		{"ncmds huge", func(b []byte) (uint64, any) {
+			le.PutUint32(b[16:], 0xffffffff)
+			return 0, uint32(0xffffffff)
+		}, "cannot fit"},
+		{"nsects huge", func(b []byte) (uint64, any) {
 			off := loadCommand(t, b, lcSegment64)
 			le.PutUint32(b[off+64:], 0x7fffffff)
+			return uint64(off), uint32(0x7fffffff)
 		}, "sections do not fit"},
-		{"nsyms near 2^32", func(b []byte) {
+		{"nsyms near 2^32", func(b []byte) (uint64, any) {
 			off := loadCommand(t, b, lcSymtab)
 			le.PutUint32(b[off+12:], 0xfffffff0)
+			return uint64(le.Uint32(b[off+8:])), uint32(0xfffffff0) // symoff
 		}, "run past the end"},
-		{"string table out of range", func(b []byte) {
+		{"string table out of range", func(b []byte) (uint64, any) {
 			off := loadCommand(t, b, lcSymtab)
 			le.PutUint32(b[off+16:], 0xffff0000)
+			return 0xffff0000, le.Uint32(b[off+20:]) // strsize
 		}, "string table"},
-		{"overlapping segments", func(b []byte) {
+		{"overlapping segments", func(b []byte) (uint64, any) {
 			off := loadCommand(t, b, lcSegment64)
 			first := le.Uint64(b[off+24:])
 			off += int(le.Uint32(b[off+4:]))
 			le.PutUint64(b[off+24:], first+16) // second segment inside the first
+			return 0, cstring(b[off+8 : off+24])
 		}, "overlap"},
-		{"vmaddr overflow", func(b []byte) {
+		{"vmaddr overflow", func(b []byte) (uint64, any) {
 			off := loadCommand(t, b, lcSegment64)
 			le.PutUint64(b[off+24:], ^uint64(0)-8)
+			return uint64(off), le.Uint64(b[off+32:]) // vmsize
 		}, "overflows"},
-		{"function starts out of range", func(b []byte) {
+		{"function starts out of range", func(b []byte) (uint64, any) {
 			off := loadCommand(t, b, lcFunctionStarts)
 			le.PutUint32(b[off+8:], 0xfffffff0)
+			return 0xfffffff0, le.Uint32(b[off+12:]) // datasize
 		}, "LC_FUNCTION_STARTS"},
 	}
 	out := make([]HostileMachO, len(cases))
 	for i, c := range cases {
 		b := bytes.Clone(orig)
-		c.mutate(b)
-		out[i] = HostileMachO{Name: c.name, Data: b, Want: c.want}
+		off, val := c.mutate(b)
+		out[i] = HostileMachO{Name: c.name, Data: b, Want: c.want, Off: off, Val: val}
 	}
 	return out
 }
 
-// TestMachOHostile reads each hostile Mach-O as a file;
+// TestMachOHostile reads each hostile Mach-O as a file: the error is a
+// FormatError at the offset of the bad structure, holding the bad value.
 // TestMachOHostileInMemory reads them from memory.
 func TestMachOHostile(t *testing.T) {
 	for _, c := range HostileMachOs(t) {
@@ -266,7 +293,44 @@ func TestMachOHostile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.Want) {
 			t.Errorf("%s: error %v, want one containing %q", c.Name, err, c.Want)
 		}
+		var fe *FormatError
+		if !errors.As(err, &fe) {
+			t.Errorf("%s: error %v (%T) is not a *FormatError", c.Name, err, err)
+			continue
+		}
+		if fe.Off != c.Off || fe.Val != c.Val {
+			t.Errorf("%s: FormatError{Off: %#x, Val: %#v}, want {Off: %#x, Val: %#v}", c.Name, fe.Off, fe.Val, c.Off, c.Val)
+		}
+		if want := fmt.Sprintf("at offset %#x", c.Off); !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%s: error %q does not end with %q", c.Name, err, want)
+		}
 	}
+}
+
+// TestMachOReadErrorIsNotFormatError: a read that fails is returned as it
+// is, not as a malformed file.
+func TestMachOReadErrorIsNotFormatError(t *testing.T) {
+	b := readFixture(t, "libdemo_arm64.dylib")
+	r := &failingReader{b: b, after: machoHeaderSize, err: errors.New("disk on fire")}
+	_, err := ReadMachO(r, int64(len(b)))
+	var fe *FormatError
+	if err == nil || errors.As(err, &fe) || !errors.Is(err, r.err) {
+		t.Errorf("ReadMachO with a failing read: %v, want the read's error, not a *FormatError", err)
+	}
+}
+
+// failingReader reads b up to after, and fails past it.
+type failingReader struct {
+	b     []byte
+	after int64
+	err   error
+}
+
+func (r *failingReader) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > r.after {
+		return 0, r.err
+	}
+	return copy(p, r.b[off:]), nil
 }
 
 func TestDecodeFunctionStarts(t *testing.T) {
@@ -274,8 +338,9 @@ func TestDecodeFunctionStarts(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0] != 0x1080 || got[1] != 0x1090 {
 		t.Errorf("got %#x, %v", got, err)
 	}
-	if _, err := DecodeFunctionStarts([]byte{0x80}, 0x1000, 0x2000, nil); err == nil {
-		t.Error("truncated ULEB128: no error")
+	var fe *FormatError
+	if _, err := DecodeFunctionStarts([]byte{0x10, 0x80}, 0x1000, 0x2000, nil); !errors.As(err, &fe) || fe.Off != 1 {
+		t.Errorf("truncated ULEB128: %v, want a FormatError at offset 1", err)
 	}
 	if _, err := DecodeFunctionStarts(bytes.Repeat([]byte{0xff}, 11), 0, 1<<62, nil); err == nil {
 		t.Error("overlong ULEB128: no error")
