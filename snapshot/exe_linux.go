@@ -1,10 +1,11 @@
 package snapshot
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
+
+	"github.com/macprof/macprof/internal/procstat"
 )
 
 // executable returns the path of pid's main executable, or "" when it is
@@ -24,25 +25,11 @@ func exited(pid int) error {
 		return nil
 	}
 	for _, t := range tasks {
-		if state, _, _ := taskStat(dir + "/task/" + t.Name() + "/stat"); state != 'Z' && state != 'X' {
+		tid, _ := strconv.Atoi(t.Name())
+		if s, err := procstat.ReadTask(pid, tid); err != nil || s.State != 'Z' && s.State != 'X' {
 			return nil
 		}
 	}
-	_, comm, ppid := taskStat(dir + "/stat")
-	return fmt.Errorf("process %d (%s) has exited: it is a zombie until its parent (PID %d) reaps it, and has no stacks", pid, comm, ppid)
-}
-
-// taskStat returns a task's state, name and parent from its stat file, or
-// a zero state when it cannot be read (the task is gone).
-func taskStat(path string) (state byte, comm string, ppid int) {
-	b, err := os.ReadFile(path)
-	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if err != nil || open < 0 || end < open || len(b) < end+4 {
-		return 0, "", 0
-	}
-	f := bytes.Fields(b[end+2:])
-	if len(f) > 1 {
-		ppid, _ = strconv.Atoi(string(f[1]))
-	}
-	return b[end+2], string(b[open+1 : end]), ppid
+	s, _ := procstat.Read(pid)
+	return fmt.Errorf("process %d (%s) has exited: it is a zombie until its parent (PID %d) reaps it, and has no stacks", pid, s.Comm, s.PPID)
 }
