@@ -265,6 +265,18 @@ func (d *demangler) popAssocTypeName() *node {
 	return at
 }
 
+// popAssocConformanceSubject pops what an associated conformance is
+// about: a generic parameter (Self's) or a path of associated types.
+func (d *demangler) popAssocConformanceSubject() *node {
+	if t := d.popKind(kType); t != nil {
+		if t.first().is(kDependentGenericParamType) {
+			return t
+		}
+		d.push(t)
+	}
+	return d.popAssocTypePath()
+}
+
 func (d *demangler) popAssocTypePath() *node {
 	return d.popList(kAssocTypePath, d.popAssocTypeName)
 }

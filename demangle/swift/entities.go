@@ -66,13 +66,17 @@ func (d *demangler) accessor(child *node) *node {
 	case 'r':
 		k = kReadAccessor
 	case 'y':
-		k = kRead2Accessor
+		k = kYieldingBorrowAccessor
 	case 'M':
 		k = kModifyAccessor
 	case 'x':
-		k = kModify2Accessor
+		k = kYieldingMutateAccessor
 	case 'i':
 		k = kInitAccessor
+	case 'b':
+		k = kBorrowAccessor
+	case 'z':
+		k = kMutateAccessor
 	case 'a':
 		switch d.next() {
 		case 'O':
@@ -147,6 +151,8 @@ func (d *demangler) functionEntity() *node {
 		return d.entity(kGenericTypeParamDecl)
 	case 'P':
 		k = kPropertyWrapperBackingInitializer
+	case 'F':
+		k = kPropertyWrappedFieldInitAccessor
 	case 'W':
 		k = kPropertyWrapperInitFromProjectedValue
 	default:
@@ -301,10 +307,15 @@ func (d *demangler) genericRequirement() *node {
 		ck, tk = cProtocol, tSubst
 	case 'h':
 		ck, tk = cSameShape, tGeneric
-	case 'i', 'I':
+	case 'i', 'I', 'j', 'J':
 		ck, tk = cInverse, tGeneric
-		if d.text[d.pos-1] == 'I' {
+		switch d.text[d.pos-1] {
+		case 'I':
 			tk = tSubst
+		case 'j':
+			tk = tAssoc
+		case 'J':
+			tk = tCompound
 		}
 		inverse = d.indexAsNode()
 		if inverse == nil {

@@ -114,6 +114,12 @@ func (d *demangler) implFunctionType() *node {
 	if d.nextIf('A') {
 		t.add(d.newNode(kImplErasedIsolation))
 	}
+	if d.nextIf('N') {
+		t.add(d.newNode(kImplNonisolatedNonsendingIsolation))
+	}
+	if d.nextIf('O') {
+		t.add(d.newNode(kImplCalledOnceFunction))
+	}
 	switch c := d.peek(); c {
 	case 'd', 'l', 'f', 'r':
 		d.next()

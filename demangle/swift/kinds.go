@@ -167,7 +167,7 @@ const (
 	kObjCResilientClassStub
 	kFullObjCResilientClassStub
 	kModifyAccessor
-	kModify2Accessor
+	kYieldingMutateAccessor
 	kModule
 	kNativeOwningAddressor
 	kNativeOwningMutableAddressor
@@ -220,7 +220,7 @@ const (
 	kReabstractionThunkHelperWithSelf
 	kReabstractionThunkHelperWithGlobalActor
 	kReadAccessor
-	kRead2Accessor
+	kYieldingBorrowAccessor
 	kRelatedEntityDeclName
 	kRetroactiveConformance
 	kReturnType
@@ -375,6 +375,14 @@ const (
 	kCoroFunctionPointer
 	kDefaultOverride
 	kConstValue
+	kImplNonisolatedNonsendingIsolation
+	kImplCalledOnceFunction
+	kCalledOnceFunctionType
+	kPropertyWrappedFieldInitAccessor
+	kBorrowAccessor
+	kMutateAccessor
+	kBuiltinBorrow
+	kRepresentationChanged
 	kWeak
 	kUnowned
 	kUnmanaged

@@ -533,6 +533,12 @@ func (d *demangler) builtinType() *node {
 			return nil
 		}
 		t = d.with(kBuiltinFixedArray, size, elem)
+	case 'W':
+		elem := d.popKind(kType)
+		if elem == nil {
+			return nil
+		}
+		t = d.with(kBuiltinBorrow, elem)
 	case 'O':
 		named("Builtin.UnknownObject")
 	case 'o':

@@ -69,6 +69,7 @@ var fixedText = map[kind]string{
 	kDirectMethodReferenceAttribute: "super ", kDynamicAttribute: "dynamic ", kVTableAttribute: "override ",
 	kIsSerialized: "serialized", kBuiltinTupleType: "Builtin.TheTupleType", kDynamicSelf: "Self",
 	kConstrainedExistentialSelf: "Self", kImplEscaping: "@escaping", kImplErasedIsolation: "@isolated(any)",
+	kImplNonisolatedNonsendingIsolation: "@caller_isolated", kImplCalledOnceFunction: "@called(once)",
 	kImplSendingResult: "sending", kErrorType: "<ERROR TYPE>", kConcurrentFunctionType: "@Sendable ",
 	kIsolatedAnyFunctionType: "@isolated(any) ", kNonIsolatedCallerFunctionType: "nonisolated(nonsending) ",
 	kSendingResultFunctionType: "sending ", kAsyncAnnotation: " async", kThrowsAnnotation: " throws",
@@ -95,8 +96,9 @@ var storageNames = map[kind]string{
 	kNativePinningAddressor: "nativePinningAddressor", kNativePinningMutableAddressor: "nativePinningMutableAddressor",
 	kUnsafeAddressor: "unsafeAddressor", kUnsafeMutableAddressor: "unsafeMutableAddressor",
 	kGlobalGetter: "getter", kGetter: "getter", kSetter: "setter", kMaterializeForSet: "materializeForSet",
-	kWillSet: "willset", kDidSet: "didset", kReadAccessor: "read", kRead2Accessor: "read2",
-	kModifyAccessor: "modify", kModify2Accessor: "modify2", kInitAccessor: "init",
+	kWillSet: "willset", kDidSet: "didset", kReadAccessor: "read", kYieldingBorrowAccessor: "yielding_borrow",
+	kModifyAccessor: "modify", kYieldingMutateAccessor: "yielding_mutate", kInitAccessor: "init",
+	kBorrowAccessor: "borrow", kMutateAccessor: "mutate",
 }
 
 var attachedMacroDescriptions = map[kind]string{
@@ -236,5 +238,9 @@ func (p *printer) funcSigSpecParamKind(raw uint64) {
 		p.s("Constant Propagated KeyPath")
 	case fsClosureProp:
 		p.s("Closure Propagated")
+	case fsEscapingClosureProp:
+		p.s("Escaping Closure Propagated")
+	case fsConstantPropStruct:
+		p.s("Constant Propagated Struct")
 	}
 }

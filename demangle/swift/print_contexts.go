@@ -92,6 +92,8 @@ func (p *printer) printContextNode(n *node, depth int, asPrefix bool) (r *node, 
 		return p.entity(n, depth, asPrefix, noType, false, "variable initialization expression", -1, ""), true
 	case kPropertyWrapperBackingInitializer:
 		return p.entity(n, depth, asPrefix, noType, false, "property wrapper backing initializer", -1, ""), true
+	case kPropertyWrappedFieldInitAccessor:
+		return p.entity(n, depth, asPrefix, noType, false, "property wrapped field init accessor", -1, ""), true
 	case kPropertyWrapperInitFromProjectedValue:
 		return p.entity(n, depth, asPrefix, noType, false, "property wrapper init from projected value", -1, ""), true
 	case kDefaultArgumentInitializer:

@@ -134,7 +134,7 @@ func (p *printer) entity(e *node, depth int, asPrefix bool, typePr int, hasName 
 	if !asPrefix && postfix != nil && (!local || p.opt.displayLocalContexts) {
 		switch e.kind {
 		case kDefaultArgumentInitializer, kInitializer, kPropertyWrapperBackingInitializer,
-			kPropertyWrapperInitFromProjectedValue:
+			kPropertyWrapperInitFromProjectedValue, kPropertyWrappedFieldInitAccessor:
 			p.s(" of ")
 		default:
 			p.s(" in ")

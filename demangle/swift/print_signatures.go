@@ -154,7 +154,25 @@ func (p *printer) funcSigSpecParams(n *node, depth int) {
 			p.print(n.child(i+3), depth+1, false)
 			p.s(">]")
 			i += 4
-		case fsClosureProp:
+		case fsConstantPropStruct:
+			if i+2 > end {
+				return
+			}
+			p.s("[")
+			p.print(n.child(i), depth+1, false)
+			p.s(" : ")
+			p.print(n.child(i+1), depth+1, false)
+			p.s("]")
+			i += 2
+		case fsClosurePropPrevious:
+			if i+2 > end {
+				return
+			}
+			p.s("[Same As Argument ")
+			p.u(n.child(i + 1).index)
+			p.s("]")
+			i += 2
+		case fsClosureProp, fsEscapingClosureProp:
 			if i+2 > end {
 				return
 			}

@@ -11,7 +11,7 @@ func (p *printer) printTypeNode(n *node, depth int, asPrefix bool) (r *node, ok 
 	c := func(i int) { p.print(n.child(i), depth+1, false) }
 	switch n.kind {
 	case kFunctionType, kUncurriedFunctionType, kNoEscapeFunctionType, kAutoClosureType,
-		kEscapingAutoClosureType, kThinFunctionType, kCFunctionPointer, kObjCBlock, kEscapingObjCBlock:
+		kEscapingAutoClosureType, kThinFunctionType, kCFunctionPointer, kObjCBlock, kEscapingObjCBlock, kCalledOnceFunctionType:
 		p.functionType(nil, n, depth)
 	case kArgumentTuple:
 		p.functionParameters(nil, n, depth, p.opt.showArgumentTypes)
@@ -51,6 +51,10 @@ func (p *printer) printTypeNode(n *node, depth int, asPrefix bool) (r *node, ok 
 		} else {
 			p.children(n, depth, "")
 		}
+	case kBuiltinBorrow:
+		p.s("Builtin.Borrow<")
+		c0()
+		p.s(">")
 	case kBuiltinFixedArray:
 		p.s("Builtin.FixedArray<")
 		c0()

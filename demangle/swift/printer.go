@@ -125,7 +125,7 @@ func isSimpleType(n *node) bool {
 	case kAssociatedType, kAssociatedTypeRef, kBoundGenericClass, kBoundGenericEnum,
 		kBoundGenericStructure, kBoundGenericProtocol, kBoundGenericOtherNominalType,
 		kBoundGenericTypeAlias, kBoundGenericFunction, kBuiltinTypeName, kBuiltinTupleType,
-		kBuiltinFixedArray, kClass, kDependentGenericType, kDependentMemberType,
+		kBuiltinFixedArray, kBuiltinBorrow, kClass, kDependentGenericType, kDependentMemberType,
 		kDependentGenericParamType, kDynamicSelf, kEnum, kErrorType, kExistentialMetatype,
 		kMetatype, kMetatypeRepresentation, kModule, kTuple, kPack, kSILPackDirect, kSILPackIndirect,
 		kConstrainedExistentialRequirementList, kConstrainedExistentialSelf, kProtocol,
@@ -314,6 +314,8 @@ func (p *printer) functionType(labels, n *node, depth int) {
 	switch n.kind {
 	case kAutoClosureType, kEscapingAutoClosureType:
 		p.s("@autoclosure ")
+	case kCalledOnceFunctionType:
+		p.s("@called(once) ")
 	case kThinFunctionType:
 		p.s("@convention(thin) ")
 	case kCFunctionPointer:

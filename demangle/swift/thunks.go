@@ -17,6 +17,9 @@ const (
 	fsBoxToStack           = 7
 	fsInOutToOut           = 8
 	fsConstantPropKeyPath  = 9
+	fsConstantPropStruct   = 10
+	fsClosurePropPrevious  = 11
+	fsEscapingClosureProp  = 12
 	fsDead                 = 1 << 6
 	fsOwnedToGuaranteed    = 1 << 7
 	fsSROA                 = 1 << 8
@@ -213,7 +216,7 @@ func (d *demangler) thunkOrSpecialization() *node {
 		return d.with(kDefaultAssociatedTypeMetadataAccessor, d.popAssocTypeName())
 	case 'n', 'N':
 		req := d.popProtocol()
-		path := d.popAssocTypePath()
+		path := d.popAssocConformanceSubject()
 		proto := d.popKind(kType)
 		k := kAssociatedConformanceDescriptor
 		if c == 'N' {

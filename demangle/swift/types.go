@@ -364,7 +364,8 @@ func (d *demangler) boundGenericType() *node {
 func consumesGenericArgs(n *node) bool {
 	switch n.kind {
 	case kVariable, kSubscript, kImplicitClosure, kExplicitClosure, kDefaultArgumentInitializer,
-		kInitializer, kPropertyWrapperBackingInitializer, kPropertyWrapperInitFromProjectedValue, kStatic:
+		kInitializer, kPropertyWrapperBackingInitializer, kPropertyWrapperInitFromProjectedValue,
+		kPropertyWrappedFieldInitAccessor, kStatic:
 		return false
 	}
 	return true

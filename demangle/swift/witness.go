@@ -124,6 +124,8 @@ func (d *demangler) specialType() *node {
 		return d.popFunctionType(kEscapingObjCBlock, false)
 	case 'B':
 		return d.popFunctionType(kObjCBlock, false)
+	case 'O':
+		return d.popFunctionType(kCalledOnceFunctionType, false)
 	case 'C':
 		return d.popFunctionType(kCFunctionPointer, false)
 	case 'g', 'G':
