@@ -8,6 +8,7 @@ import "github.com/macprof/macprof/target"
 var (
 	_ target.Target               = (*Target)(nil)
 	_ target.Snapshotter          = (*Target)(nil)
+	_ target.CopyWalker           = (*Target)(nil)
 	_ target.MemoryReader         = (*Target)(nil)
 	_ target.BatchCapturer        = (*Target)(nil)
 	_ target.SampleDrainer        = (*Target)(nil)

@@ -58,6 +58,10 @@ type Config struct {
 	// Attach opens the OS backend for a running process; it must return a
 	// target.Snapshotter.
 	Attach func(pid int, o target.Options) (target.Target, error)
+	// Lines adds file:line and inlined calls to the frames (--lines, as
+	// eu-stack -s -i), read from DWARF or Go's line table: most of a
+	// snapshot's time when asked for, so off by default.
+	Lines bool
 }
 
 // Validate checks what the command line gave and says what is wrong in one
@@ -74,7 +78,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Take attaches, captures every thread at once, detaches, then symbolizes.
+// Take attaches, captures every thread at once, walks the copies with the
+// unwind tables they need once the threads run again, detaches, then
+// symbolizes.
 // What it could not capture is listed in Snapshot.Missing, and threads that
 // ended before their capture in Snapshot.Ended; an error means there is no
 // snapshot at all.
@@ -105,13 +111,14 @@ func Take(cfg Config) (*Snapshot, error) {
 		t.Close()
 		return nil, fmt.Errorf("this backend cannot stop every thread at once")
 	}
-	if p, ok := t.(target.UnwindPreparer); ok {
-		// Tables before the stop: a walk that holds threads stopped
-		// does not wait for one (code without frame pointers would be
-		// walked by them all the same).
-		p.PrepareUnwind()
-	}
 	caps, capErr := snapper.CaptureAll(nil)
+	if w, ok := t.(target.CopyWalker); ok {
+		// The threads run again: walk their copies with the unwind
+		// tables of the objects they meet, built now (the walk during
+		// the stop waits for none, so follows frame pointers where a
+		// table is not built yet).
+		w.WalkCopies(caps)
+	}
 	if cerr := t.Close(); cerr != nil {
 		snap.Missing = append(snap.Missing, "detach: "+cerr.Error())
 	}
@@ -125,7 +132,7 @@ func Take(cfg Config) (*Snapshot, error) {
 		snap.Missing = append(snap.Missing, "loaded images unknown, frames are not symbolized: "+imgErr.Error())
 	}
 	snap.Executable = executable(cfg.PID)
-	cache := symcache.New(symcache.Options{})
+	cache := symcache.New(symcache.Options{NoLines: !cfg.Lines})
 	var stopped time.Duration
 	for i := range caps {
 		c := &caps[i]

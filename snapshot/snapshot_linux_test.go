@@ -5,6 +5,7 @@ package snapshot
 import (
 	"bufio"
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/ptrace"
 	"github.com/macprof/macprof/target"
+	"golang.org/x/sys/unix"
 )
 
 // attach opens the Linux backend.
@@ -170,15 +172,16 @@ func TestSnapshotMatchesEuStackGo(t *testing.T) {
 
 // TestSnapshotWalksCodeWithoutFramePointers: Debian's python3 and libc keep
 // no frame pointers, so a snapshot walks them with their unwind tables,
-// built before the threads are stopped (a stop's walk does not wait for
-// one): a python3 asleep in time.sleep has the same frames as eu-stack
-// gives, every return address, down to _start.
+// built for the code the stacks meet once the threads run again (the walk
+// during the stop waits for no table): a python3 asleep in time.sleep has
+// the same frames as eu-stack gives, every return address, down to _start.
 func TestSnapshotWalksCodeWithoutFramePointers(t *testing.T) {
 	py, err := exec.LookPath("/usr/bin/python3")
 	if err != nil {
 		t.Fatal("Debian's python3 is needed (apt-get install python3)")
 	}
 	p := testprog.Start(t, py, "-c", "import time; print('ready', flush=True); time.sleep(120)")
+	waitInSyscall(t, p.PID, unix.SYS_CLOCK_NANOSLEEP)
 	snap := takeComplete(t, p.PID)
 	eu := euStack(t, p.PID)
 	var th *Thread
@@ -200,6 +203,22 @@ func TestSnapshotWalksCodeWithoutFramePointers(t *testing.T) {
 			t.Errorf("frame #%d: macprof %#x %s, eu-stack %#x %s", i, addr, th.Frames[i].Function, ef[i].addr, ef[i].name)
 		}
 	}
+}
+
+// waitInSyscall waits until pid's main thread is in system call nr (it
+// printed "ready" before the call, and a snapshot can be faster than the
+// few instructions between the two on a loaded machine).
+func waitInSyscall(t *testing.T, pid int, nr int) {
+	t.Helper()
+	want := strconv.Itoa(nr) + " "
+	var got []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		got, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
+		if bytes.HasPrefix(got, []byte(want)) {
+			return
+		}
+	}
+	t.Fatalf("PID %d not in system call %d after 10 s: /proc/PID/syscall says %q", pid, nr, got)
 }
 
 // TestSnapshotOfThreadStorm snapshots a process that creates thousands of

@@ -160,3 +160,50 @@ func TestTakeEndedThreads(t *testing.T) {
 		t.Errorf("every thread ended: err %v, want one saying so and wrapping ErrExited", err)
 	}
 }
+
+// tableTarget is a fake whose backend builds unwind tables lazily: it
+// records whether every table was built before the stop (PrepareUnwind),
+// and walks the copies again once the threads run (WalkCopies).
+type tableTarget struct {
+	*fakeTarget
+	prepared bool
+	captured bool
+	walked   []target.ThreadID
+}
+
+func (f *tableTarget) PrepareUnwind() { f.prepared = true }
+func (f *tableTarget) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
+	f.captured = true
+	return f.fakeTarget.CaptureAll(dst)
+}
+func (f *tableTarget) WalkCopies(caps []target.Capture) {
+	if !f.captured || f.closed > 0 {
+		panic("WalkCopies called before the capture or after the detach")
+	}
+	for i := range caps {
+		if caps[i].Err == nil {
+			f.walked = append(f.walked, caps[i].Thread)
+			caps[i].PCs = append(caps[i].PCs[:0], 0x1030, 0x1040) // the walk with tables
+		}
+	}
+}
+
+// TestTakeWalksCopiesAfterTheStop: Take builds no unwind table before the
+// stop (the backend builds those the walks meet, once the threads run
+// again) and the stacks it symbolizes are the ones WalkCopies gave.
+func TestTakeWalksCopiesAfterTheStop(t *testing.T) {
+	f := &tableTarget{fakeTarget: newFake()}
+	snap, err := Take(Config{PID: 42, Attach: func(int, target.Options) (target.Target, error) { return f, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.prepared {
+		t.Error("every table was built before the stop (PrepareUnwind)")
+	}
+	if !slices.Equal(f.walked, []target.ThreadID{1, 2}) {
+		t.Errorf("copies walked again: threads %v, want [1 2] (3 and 4 were not captured)", f.walked)
+	}
+	if th := snap.Threads[0]; len(th.Frames) != 2 || th.Frames[0].Address != "0x1030" || th.Frames[1].Address != "0x1040" {
+		t.Errorf("thread 1 = %+v, want the frames of the second walk", th)
+	}
+}

@@ -29,6 +29,10 @@ type Options struct {
 	// FullNames demangles names in full (as swift demangle and c++filt
 	// print them) instead of the simplified form profiles show.
 	FullNames bool
+	// NoLines names functions only: no file:line and no inlined calls,
+	// so that no object's DWARF or Go line table is ever read (what a
+	// one-off snapshot spends most of its time on otherwise).
+	NoLines bool
 }
 
 // DefaultLoadTimeout is the default Options.LoadTimeout: a file a target
@@ -40,6 +44,7 @@ const DefaultLoadTimeout = 10 * time.Second
 // every symbolized frame. It is safe for concurrent use.
 type Cache struct {
 	form        demangle.Form
+	noLines     bool
 	loaders     map[images.Format]Loader
 	loadTimeout time.Duration
 
@@ -101,7 +106,7 @@ func New(opts Options) *Cache {
 	if opts.FullNames {
 		form = demangle.Full
 	}
-	c := &Cache{form: form, loadTimeout: opts.LoadTimeout, loaders: map[images.Format]Loader{
+	c := &Cache{form: form, noLines: opts.NoLines, loadTimeout: opts.LoadTimeout, loaders: map[images.Format]Loader{
 		images.FormatELF: LoadELF,
 		// One loader per Cache: the string pools of the dyld shared
 		// cache and its local symbols are shared by the images it loads.
@@ -225,7 +230,7 @@ func (c *Cache) resolve(img *images.Image, off uint64) []Frame {
 	// Tables keep names mangled, so that building a table costs no
 	// demangling: demangle each frame once, here.
 	name = demangle.Name(name, c.form)
-	if t.lines != nil {
+	if t.lines != nil && !c.noLines {
 		if fs := t.lines.Lines(vaddr); len(fs) > 0 {
 			out := make([]Frame, len(fs))
 			for i, f := range fs {

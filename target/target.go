@@ -55,6 +55,10 @@ type Capture struct {
 	StackBase uint64
 	// Stopped is how long the thread was stopped for this capture.
 	Stopped time.Duration
+	// Time is when the sample was taken, when the backend knows it (the
+	// kernel's time of a sample drained later); zero: the sampler takes
+	// the time of the tick that captured or drained it.
+	Time time.Time
 	// Err is set by Snapshotter.CaptureAll for a thread it could not
 	// capture.
 	Err error
@@ -116,6 +120,16 @@ type Snapshotter interface {
 // pointers. It may take tens of milliseconds a large object.
 type UnwindPreparer interface {
 	PrepareUnwind()
+}
+
+// CopyWalker is implemented by backends that unwind with tables they build
+// lazily: WalkCopies walks Snapshotter captures again from their copies of
+// the registers and stack, once the threads run again, building (and
+// waiting for) the tables of the objects the walks meet, so that a
+// snapshot stops threads only for the copy and builds only what its PCs
+// need.
+type CopyWalker interface {
+	WalkCopies(caps []Capture)
 }
 
 // MemoryReader is implemented by backends that read a target's memory and

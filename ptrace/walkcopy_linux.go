@@ -1,0 +1,46 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
+)
+
+// WalkCopies walks each capture of CaptureAll again from its copy (its
+// registers and stack bytes), with the unwind tables of the objects the
+// walk meets, built now and waited for. A snapshot calls it once the
+// threads run again, so that they are stopped only for the copy and only
+// the tables its PCs need are built (the walk during the stop does not
+// wait for a table). Frames beyond the copy are read from the running
+// process, as during the stop. A capture with an error or no copy keeps
+// the walk it has.
+func (t *Target) WalkCopies(caps []target.Capture) {
+	if t.opts.Unwind == unwind.MethodFP {
+		return // the walk during the stop was this one
+	}
+	r := t.tables.res.Load()
+	if r == nil {
+		return
+	}
+	regions, err := readRegions(t.pid)
+	if err != nil {
+		return
+	}
+	w, err := newWalker(t.opts, &memReader{pid: t.pid})
+	if err != nil {
+		return
+	}
+	for i := range caps {
+		c := &caps[i]
+		if c.Err != nil || len(c.Stack) == 0 {
+			continue
+		}
+		lo, hi, ok := regions.StackBounds(c.Regs.SP)
+		if !ok {
+			continue
+		}
+		st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
+		c.PCs, c.Walk = w.WalkCFI(c.Regs, &st, r, c.PCs[:0])
+	}
+}
