@@ -79,15 +79,3 @@ func TestAttachWithMainThreadExited(t *testing.T) {
 		tg.Close()
 	}
 }
-
-// TestParseStateFlags reads the state and flags of a thread whose name
-// holds spaces and parentheses.
-func TestParseStateFlags(t *testing.T) {
-	st, flags, ok := parseStateFlags([]byte("42 (a) b (c)) Z 1 42 42 0 -1 4194564 0 0 0 0 3 4 0 0 20 0 1 0"))
-	if !ok || st != 'Z' || flags != 4194564 || flags&pfExiting == 0 {
-		t.Errorf("state %q, flags %d, ok %v; want Z, 4194564 (PF_EXITING set)", st, flags, ok)
-	}
-	if _, _, ok := parseStateFlags([]byte("42 (x) R 1")); ok {
-		t.Error("a short stat line parsed")
-	}
-}

@@ -3,7 +3,6 @@
 package ptrace
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/macprof/macprof/internal/procstat"
 	"github.com/macprof/macprof/target"
 	"golang.org/x/sys/unix"
 )
@@ -109,17 +109,13 @@ func taskEnded(pid, tid int) bool { return taskGoing(pid, tid, true) }
 // taskGoing reports whether thread tid of pid has exited or, unless
 // endedOnly, is exiting.
 func taskGoing(pid, tid int, endedOnly bool) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
-	if err != nil {
-		return true
-	}
-	state, flags, ok := parseStateFlags(b)
+	s, err := procstat.ReadTask(pid, tid)
 	switch {
-	case !ok || state == 'Z' || state == 'X':
+	case err != nil || !s.Has(procstat.FieldFlags) || s.State == 'Z' || s.State == 'X':
 		return true
 	case endedOnly:
 		return false
-	case flags&pfExiting != 0:
+	case s.Flags&pfExiting != 0:
 		return true
 	}
 	pnd, err := procStatusField(tid, "SigPnd")
@@ -128,20 +124,4 @@ func taskGoing(pid, tid int, endedOnly bool) bool {
 	}
 	mask, err := strconv.ParseUint(pnd, 16, 64)
 	return err == nil && mask&(1<<(unix.SIGKILL-1)) != 0
-}
-
-// parseStateFlags returns a thread's state and flags (proc(5): the 3rd and
-// 9th fields) from its stat file; the name before them may hold any byte
-// but ends at the last ')'.
-func parseStateFlags(b []byte) (state byte, flags uint64, ok bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 7 || len(f[0]) != 1 {
-		return 0, 0, false
-	}
-	flags, err := strconv.ParseUint(f[6], 10, 64)
-	return f[0][0], flags, err == nil
 }

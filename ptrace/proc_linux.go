@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/macprof/macprof/internal/procstat"
 	"golang.org/x/sys/unix"
 )
 
@@ -130,11 +131,11 @@ func (tf *threadFiles) cpuTime(buf []byte) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	_, ticks, ok := parseStat(buf[:n])
-	if !ok {
+	s, err := procstat.Parse(buf[:n])
+	if err != nil || !s.Has(procstat.FieldSTime) {
 		return 0, errors.New("malformed stat")
 	}
-	return time.Duration(ticks) * (time.Second / clockTicks), nil
+	return time.Duration(s.CPUTicks()) * (time.Second / procstat.ClockTicks), nil
 }
 
 // state returns the thread's scheduler state letter from stat ('R', 'S', ...).
@@ -155,49 +156,16 @@ func (tf *threadFiles) stateCPU(buf []byte) (state byte, cpu int, err error) {
 	if err != nil {
 		return 0, -1, err
 	}
-	st, _, ok := parseStat(buf[:n])
-	if !ok {
-		return 0, -1, errors.New("malformed stat")
+	s, err := procstat.Parse(buf[:n])
+	if err != nil {
+		return 0, -1, err
 	}
 	cpu = -1
-	if f, ok := statField(buf[:n], 39); ok {
-		if v, ok := parseUint(f); ok && v < 1<<20 {
-			cpu = int(v)
-		}
+	if s.Has(procstat.FieldProcessor) && s.Processor >= 0 && s.Processor < 1<<20 {
+		cpu = s.Processor
 	}
-	return st, cpu, nil
+	return s.State, cpu, nil
 }
-
-// statField returns field n (1-based, as proc(5) numbers them, n >= 3) of a
-// /proc stat line, counting from the last ')' since the command name may
-// hold spaces and parentheses.
-func statField(b []byte, n int) ([]byte, bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || n < 3 {
-		return nil, false
-	}
-	field := 2
-	for j := i + 1; j < len(b); {
-		for j < len(b) && b[j] == ' ' {
-			j++
-		}
-		start := j
-		for j < len(b) && b[j] != ' ' && b[j] != '\n' {
-			j++
-		}
-		if start == j {
-			break
-		}
-		field++
-		if field == n {
-			return b[start:j], true
-		}
-	}
-	return nil, false
-}
-
-// clockTicks is USER_HZ, which is 100 on every Linux architecture Go supports.
-const clockTicks = 100
 
 // parseUint parses the leading decimal number of b.
 func parseUint(b []byte) (uint64, bool) {
@@ -207,41 +175,6 @@ func parseUint(b []byte) (uint64, bool) {
 		v = v*10 + uint64(b[i]-'0')
 	}
 	return v, i > 0
-}
-
-// parseStat extracts the state letter and utime+stime (fields 3, 14 and 15)
-// from a /proc stat line. The command name may hold spaces and parentheses,
-// so fields are counted from the last ')'.
-func parseStat(b []byte) (state byte, ticks uint64, ok bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+3 > len(b) {
-		return 0, 0, false
-	}
-	state = b[i+2]
-	rest := b[i+2:]
-	// rest starts at field 3; utime is field 14, stime 15.
-	field := 3
-	for j := 0; j < len(rest) && field < 16; {
-		for j < len(rest) && rest[j] == ' ' {
-			j++
-		}
-		start := j
-		for j < len(rest) && rest[j] != ' ' {
-			j++
-		}
-		if field == 14 || field == 15 {
-			v, vok := parseUint(rest[start:j])
-			if !vok {
-				return 0, 0, false
-			}
-			ticks += v
-			if field == 15 {
-				return state, ticks, true
-			}
-		}
-		field++
-	}
-	return 0, 0, false
 }
 
 // tracerProcess maps a TracerPid value (the id of the tracing thread) to the

@@ -8,26 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/macprof/macprof/internal/procstat"
 	"golang.org/x/sys/unix"
 )
 
-func TestStatField(t *testing.T) {
-	// A command name with spaces and parentheses: fields count from the
-	// last ')'.
-	line := []byte("42 (a) b (c)) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 7 38\n")
-	for _, tc := range []struct {
-		n    int
-		want string
-		ok   bool
-	}{{3, "R", true}, {4, "1", true}, {14, "11", true}, {39, "7", true}, {40, "38", true}, {41, "", false}, {2, "", false}} {
-		got, ok := statField(line, tc.n)
-		if string(got) != tc.want || ok != tc.ok {
-			t.Errorf("statField(%d) = %q, %v; want %q, %v", tc.n, got, ok, tc.want, tc.ok)
-		}
-	}
-	if _, ok := statField([]byte("no parenthesis"), 3); ok {
-		t.Error("a line without ')' has fields")
-	}
+// parseStat returns a thread's state letter and utime+stime from its stat
+// line, for the tests that wait for a state.
+func parseStat(b []byte) (state byte, ticks uint64, ok bool) {
+	s, err := procstat.Parse(b)
+	return s.State, s.CPUTicks(), err == nil && s.Has(procstat.FieldSTime)
 }
 
 func TestStateCPUOfThisThread(t *testing.T) {
@@ -77,20 +66,16 @@ func trimNL(s string) string {
 }
 
 // FuzzProcParsers feeds the /proc parsers bytes a hostile target partly
-// controls (a thread's name is its own choice: spaces, parentheses,
-// digits): they must not panic, must return slices of their input, and the
-// getdents decoder must always make progress.
+// controls: they must not panic, and the getdents decoder must always make
+// progress. (Stat lines, whose thread names are the target's choice, are
+// procstat's FuzzParse.)
 func FuzzProcParsers(f *testing.F) {
 	f.Add([]byte("42 (a) b (c)) R 1 2 3 4 5 6 7 8 9 10 11 12 13\n"), 39)
 	f.Add([]byte("1 (x) S 0 0 0 0 -1 0 0 0 0 0 17 4 0 0 20 0 1 0 5 0 0\n"), 15)
 	f.Add([]byte(")))"), 3)
 	f.Add(dirent("1234"), 4)
 	f.Add(append(dirent("."), dirent("98765")...), 3)
-	f.Fuzz(func(t *testing.T, b []byte, n int) {
-		if v, ok := statField(b, n); ok && len(v) > len(b) {
-			t.Fatalf("field longer than its line")
-		}
-		parseStat(b)
+	f.Fuzz(func(t *testing.T, b []byte, _ int) {
 		parseUint(b)
 		for rest, steps := b, 0; ; steps++ {
 			if steps > len(b) {

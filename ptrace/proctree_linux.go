@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/macprof/macprof/internal/procstat"
 	"golang.org/x/sys/unix"
 )
 
@@ -221,20 +222,8 @@ func scanDescendants(root int, dst []int) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		if ppid, err := strconv.Atoi(string(f[1])); err == nil {
-			parent[pid] = ppid
+		if s, err := procstat.Read(pid); err == nil && s.Has(procstat.FieldPPID) {
+			parent[pid] = s.PPID
 		}
 	}
 	for pid := range parent {
