@@ -7,10 +7,10 @@ import (
 )
 
 // CompactImages returns the compact unwind image set for a target's
-// images: each Mach-O image's __TEXT range and load address, with its table
-// when cache already holds it; the others are built when a walk first
-// needs them (BuildCompactTables).
-func CompactImages(set *images.Set, cache *compact.Cache) (*compact.Images, error) {
+// images, walked as arch: each Mach-O image's __TEXT range and load
+// address, with its table when cache already holds it; the others are
+// built when a walk first needs them (BuildCompactTables).
+func CompactImages(set *images.Set, cache *compact.Cache, arch unwind.Arch) (*compact.Images, error) {
 	var list []compact.Image
 	if set != nil {
 		for _, im := range set.Images() {
@@ -22,7 +22,7 @@ func CompactImages(set *images.Set, cache *compact.Cache) (*compact.Images, erro
 			list = append(list, ci)
 		}
 	}
-	return compact.NewImages(list)
+	return compact.NewImages(arch, list)
 }
 
 // BuildCompactTables builds the tables walks asked for since the last call,

@@ -49,27 +49,30 @@ func TestCompactTablesFromTaskMemory(t *testing.T) {
 	regs := unwind.Regs{PC: sym["_leaf_asm"] + 4, SP: sp, FP: sp + 16, LR: callerRet}
 
 	cache := compact.NewCache(1 << 20)
-	imgs, err := CompactImages(set, cache)
+	imgs, err := CompactImages(set, cache, unwind.ArchARM64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &compact.Stepper{Arch: unwind.ArchARM64, Stack: *st}
-	if _, res := s.Walk(imgs, regs, make([]uint64, 0, 8)); res.Stop != compact.StepNoTable || res.Image == nil || res.Image.Key != img.BuildID {
-		t.Fatalf("first walk %+v, want a request for the image's table", res)
+	w, err := unwind.NewWalker(unwind.Config{Arch: unwind.ArchARM64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, res := w.WalkCFI(regs, st, imgs, make([]uint64, 0, 8)); res.CFIFrames != 0 || imgs.Built() != 0 {
+		t.Fatalf("first walk %+v with %d tables, want frame records while the image's table is asked for", res, imgs.Built())
 	}
 	if n, err := BuildCompactTables(imgs, cache, &mem); n != 1 || err != nil {
 		t.Fatalf("BuildCompactTables = %d, %v", n, err)
 	}
-	pcs, res := s.Walk(imgs, regs, make([]uint64, 0, 8))
-	if res.Stop != compact.StepEnd || len(pcs) != 2 || pcs[1] != callerRet || res.CompactFrames != 2 {
+	pcs, res := w.WalkCFI(regs, st, imgs, make([]uint64, 0, 8))
+	if res.Stop != unwind.StopEnd || len(pcs) != 2 || pcs[1] != callerRet || res.CFIFrames != 2 {
 		t.Errorf("walk with the table: %#x %+v", pcs, res)
 	}
 	// Another process of the same image starts with the table.
-	imgs2, err := CompactImages(set, cache)
+	imgs2, err := CompactImages(set, cache, unwind.ArchARM64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, res := s.Walk(imgs2, regs, make([]uint64, 0, 8)); res.Stop != compact.StepEnd {
+	if _, res := w.WalkCFI(regs, st, imgs2, make([]uint64, 0, 8)); res.Stop != unwind.StopEnd || res.CFIFrames != 2 {
 		t.Errorf("walk in a second target: %+v, want the cached table used", res)
 	}
 	if n, err := BuildCompactTables(imgs2, cache, &mem); n != 0 || err != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/macprof/macprof/mach/machtest"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
-	"github.com/macprof/macprof/unwind/compact"
 )
 
 // The darwin Target walking a sample taken inside the hand-written
@@ -485,12 +484,8 @@ func TestModelCompactFramelessLeaf(t *testing.T) {
 				if !slices.Equal(c.PCs, cs.want) || c.Walk.Stop != unwind.StopEnd {
 					t.Errorf("%s: Capture walked %#x (%v), want %#x (%s) to the end", cs.name, c.PCs, c.Walk.Stop, cs.want, cs.names)
 				}
-				// The same walk again over what Capture read, counting
-				// the frames each rule stepped from.
-				s := &compact.Stepper{Arch: tg.Arch(), Stack: unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: hi(i) - stackSize, Hi: hi(i)}}
-				pcs, res := s.Walk(imgs, c.Regs, make([]uint64, 0, 64))
-				if !slices.Equal(pcs, c.PCs) || res.Stop != compact.StepEnd || res.CompactFrames != len(cs.want) || res.FPFrames != 0 {
-					t.Errorf("%s: compact walk of the capture %#x %+v, want %#x with %d compact frames and none by frame pointers", cs.name, pcs, res, c.PCs, len(cs.want))
+				if c.Walk.CFIFrames != len(cs.want) {
+					t.Errorf("%s: %d frames stepped by compact rules, want all %d", cs.name, c.Walk.CFIFrames, len(cs.want))
 				}
 			}
 

@@ -51,10 +51,9 @@ type Target struct {
 	execs  int       // execs followed (reattach)
 
 	// Compact unwind (SetCompactUnwind): the images' tables, rebuilt with
-	// imgSet, and the stepper captures walk them with.
+	// imgSet, which captures walk with (WalkCFI).
 	compactOn bool
 	compact   *compact.Images
-	stepper   compact.Stepper
 
 	path string
 
@@ -205,7 +204,6 @@ func (t *Target) setWalkers(translated bool) error {
 		return err
 	}
 	t.walker = w
-	t.stepper = compact.Stepper{Arch: t.flavor.Arch, AddrMask: t.mask, Fallback: walkReader{t.mem}}
 	return nil
 }
 
@@ -297,14 +295,14 @@ var unwindTables = compact.NewCache(64 << 20)
 // (__TEXT,__unwind_info) on or off; it is on when target.Options.Unwind
 // is unwind.MethodCFI. When on, each
 // capture walks by the tables where they cover a PC and by frame pointers
-// elsewhere (compact.Stepper.WalkWithFallback); an image's table is
+// elsewhere (unwind.Walker.WalkCFI over compact.Images); an image's table is
 // read from the target's memory by Images, after a capture first needed
 // it, and shared through a process-wide cache keyed by UUID.
 func (t *Target) SetCompactUnwind(on bool) {
 	t.compactOn = on
 	t.compact = nil
 	if on && t.imgSet != nil {
-		t.compact, _ = CompactImages(t.imgSet, unwindTables)
+		t.compact, _ = CompactImages(t.imgSet, unwindTables, t.flavor.Arch)
 	}
 }
 
@@ -316,7 +314,7 @@ func (t *Target) CompactUnwind() *compact.Images { return t.compact }
 // stopped thread.
 func (t *Target) walk(regs unwind.Regs, st *unwind.Stack, c *target.Capture) {
 	if t.compact != nil {
-		c.PCs, c.Walk, _ = t.stepper.WalkWithFallback(t.compact, t.walker, regs, st, c.PCs)
+		c.PCs, c.Walk = t.walker.WalkCFI(regs, st, t.compact, c.PCs)
 	} else {
 		c.PCs, c.Walk = t.walker.Walk(regs, st, c.PCs)
 	}
@@ -338,7 +336,7 @@ func (t *Target) refreshCompact(changed bool) {
 		return
 	}
 	if changed || t.compact == nil {
-		imgs, err := CompactImages(t.imgSet, unwindTables)
+		imgs, err := CompactImages(t.imgSet, unwindTables, t.flavor.Arch)
 		if err != nil {
 			return // overlapping images: keep the previous set
 		}

@@ -123,6 +123,11 @@ walk:
 				break walk
 			}
 		default:
+			if first && arm && rule.Body && frameRecordRule(rule) && w.lrIsCaller(c, tables, pc, fp, lr, &res) {
+				// In the prologue or the epilogue: the return address
+				// is in LR, FP is the caller's.
+				rule = &lrRule
+			}
 			switch rule.CFA {
 			case CFASP:
 				cfa = sp + uint64(int64(rule.CFAOff))
@@ -213,6 +218,32 @@ walk:
 		pc, sp, lr = ret, cfa, ret
 	}
 	return dst[:n], res, s, half
+}
+
+// lrRule is the rule of an arm64 function that has not set up its frame
+// record yet, or has taken it down: the return address in LR, SP and FP
+// the caller's.
+var lrRule = Rule{CFA: CFASP, RA: RegSame, FP: RegSame}
+
+// lrIsCaller decides, for the interrupted arm64 frame of a function whose
+// body keeps a frame record (a Body rule), whether the sample fell in its
+// prologue before the record was set up or in its epilogue after it was
+// taken down: then LR holds the return address and FP is still the
+// caller's. It is so when LR is set, does not point into the function
+// itself (which it does after the function made a call of its own), and
+// differs from the return address in the record at FP. The same test
+// without the bounds is Walk's.
+func (w *Walker) lrIsCaller(c *copyReader, tables Tables, pc, fp, lr uint64, res *Result) bool {
+	if lr == 0 {
+		return false
+	}
+	if b, ok := tables.(FuncBounds); ok {
+		if start, end, ok := b.Func(pc); ok && lr-1 >= start && lr-1 < end {
+			return false
+		}
+	}
+	ret, stop := w.readWord(c, fp+8, res)
+	return stop != StopEnd || ret&w.mask != lr
 }
 
 // scanReturn unwinds the interrupted frame when its CFA is kept below the

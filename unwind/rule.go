@@ -46,7 +46,20 @@ type Rule struct {
 	CFA     CFABase
 	FP      RegRule
 	RA      RegRule
-	_       uint8
+	// Body: the rule holds for the function's body, not its prologue
+	// and epilogue (a compact unwind entry covers a whole function); in
+	// the interrupted frame on arm64 the walk then asks LR whether the
+	// frame record is set up yet (see FuncBounds).
+	Body bool
+}
+
+// FuncBounds is implemented by Tables whose rules hold for whole function
+// bodies (Rule.Body): Func returns the bounds [start, end) of the function
+// at pc. A walk uses it to tell an arm64 function that has made a call of
+// its own (LR points into it) from one in its prologue or epilogue (LR
+// holds its return address).
+type FuncBounds interface {
+	Func(pc uint64) (start, end uint64, ok bool)
 }
 
 // String writes the rule the way the tests compare it.

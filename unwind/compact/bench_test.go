@@ -11,8 +11,8 @@ import (
 )
 
 // fixtureWalk prepares the x86_64 or arm64 fixture's leaf_asm > caller >
-// main stack, sampled inside leaf_asm.
-func fixtureWalk(t testing.TB, arch string) (*Table, *Stepper, unwind.Regs, uint64) {
+// main stack, sampled inside leaf_asm, and its images.
+func fixtureWalk(t testing.TB, arch string) (*Images, *unwind.Stack, unwind.Regs, unwind.Arch) {
 	f, err := macho.Open(fixturePath(arch))
 	if err != nil {
 		t.Fatal(err)
@@ -30,55 +30,7 @@ func fixtureWalk(t testing.TB, arch string) (*Table, *Stepper, unwind.Regs, uint
 	m.call("caller", im.callSite(t, "main", "caller"), -1)
 	m.call("leaf_asm", im.callSite(t, "caller", "leaf_asm"), -1)
 	m.pc += 4
-	return tab, &Stepper{Arch: tab.Arch(), Stack: m.stack}, m.regs(), im.base
-}
-
-// walkAll looks up and steps until the chain ends; it returns the frames.
-func walkAll(tab *Table, s *Stepper, regs unwind.Regs, base uint64) int {
-	n := 0
-	for {
-		pc := regs.PC
-		if n > 0 {
-			pc--
-		}
-		n++
-		r, ok := tab.Lookup(uint32(pc - base))
-		if !ok {
-			return n
-		}
-		var st Status
-		if regs, st = s.Step(&r, regs, false); st != StepOK {
-			return n
-		}
-	}
-}
-
-func TestLookupAndStepDoNotAllocate(t *testing.T) {
-	for _, arch := range fixtureArchs {
-		tab, s, regs, base := fixtureWalk(t, arch)
-		if n := walkAll(tab, s, regs, base); n != 3 {
-			t.Fatalf("%s: walk of %d frames, want 3", arch, n)
-		}
-		if a := testing.AllocsPerRun(1000, func() { walkAll(tab, s, regs, base) }); a != 0 {
-			t.Errorf("%s: %v allocations per walk, want 0", arch, a)
-		}
-	}
-}
-
-// BenchmarkStep measures one Lookup plus Step, averaged over the fixture's
-// three-frame walk (ns/op is per frame).
-func BenchmarkStep(b *testing.B) {
-	for _, arch := range fixtureArchs {
-		b.Run(arch, func(b *testing.B) {
-			tab, s, regs, base := fixtureWalk(b, arch)
-			b.ReportAllocs()
-			frames := 0
-			for b.Loop() {
-				frames += walkAll(tab, s, regs, base)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
-		})
-	}
+	return fixtureImages(t, im, tab), &m.stack, m.regs(), tab.Arch()
 }
 
 // BenchmarkBuildTable measures Parse plus NewTable on the fixture and, if
@@ -107,24 +59,19 @@ func BenchmarkBuildTable(b *testing.B) {
 	}
 }
 
-// BenchmarkWalk measures Stepper.Walk over the fixture's three-frame
-// stack (image lookup, rule lookup and step per frame).
+// BenchmarkWalk measures WalkCFI over the fixture's three-frame stack
+// (image lookup, rule lookup and step per frame).
 func BenchmarkWalk(b *testing.B) {
 	for _, arch := range fixtureArchs {
 		b.Run(arch, func(b *testing.B) {
-			tab, s, regs, _ := fixtureWalk(b, arch)
-			f, err := macho.Open(fixturePath(arch))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer f.Close()
-			imgs := fixtureImages(b, loadImage(b, f), tab)
+			imgs, st, regs, a := fixtureWalk(b, arch)
+			w := mustWalker(b, a)
 			dst := make([]uint64, 0, 64)
 			b.ReportAllocs()
 			frames := 0
 			for b.Loop() {
 				var pcs []uint64
-				pcs, _ = s.Walk(imgs, regs, dst)
+				pcs, _ = w.WalkCFI(regs, st, imgs, dst)
 				frames += len(pcs)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
@@ -135,7 +82,7 @@ func BenchmarkWalk(b *testing.B) {
 // deepStack returns a synthetic x86_64 image and a 64-frame stack in it:
 // every frame in a frameless function (stack size 32, rbx saved) when
 // frameless is set, else in an RBP-frame function.
-func deepStack(tb testing.TB, frameless bool) (*Images, *Stepper, unwind.Regs) {
+func deepStack(tb testing.TB, frameless bool) (*Images, *unwind.Stack, unwind.Regs) {
 	const (
 		base   = 0x1_0000_0000
 		frames = 64
@@ -153,7 +100,7 @@ func deepStack(tb testing.TB, frameless bool) (*Images, *Stepper, unwind.Regs) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	imgs, err := NewImages([]Image{{Start: base, End: base + 0x2000, Base: base, Table: tab}})
+	imgs, err := NewImages(unwind.ArchAMD64, []Image{{Start: base, End: base + 0x2000, Base: base, Table: tab}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -172,7 +119,7 @@ func deepStack(tb testing.TB, frameless bool) (*Images, *Stepper, unwind.Regs) {
 		}
 	}
 	st := &unwind.Stack{Base: sp0, Data: stack, Lo: sp0, Hi: sp0 + uint64(len(stack))}
-	return imgs, &Stepper{Arch: unwind.ArchAMD64, Stack: *st}, unwind.Regs{PC: base + 0x1004, SP: sp0, FP: sp0}
+	return imgs, st, unwind.Regs{PC: base + 0x1004, SP: sp0, FP: sp0}
 }
 
 // BenchmarkWalkDeep walks 64 frames of frameless functions (return
@@ -184,15 +131,16 @@ func BenchmarkWalkDeep(b *testing.B) {
 			name = "frameless"
 		}
 		b.Run(name, func(b *testing.B) {
-			imgs, s, regs := deepStack(b, frameless)
+			imgs, st, regs := deepStack(b, frameless)
+			w := mustWalker(b, unwind.ArchAMD64)
 			dst := make([]uint64, 0, 128)
-			pcs, res := s.Walk(imgs, regs, dst)
-			if len(pcs) != 64 || res.Stop != StepEnd || res.CompactFrames != 64 {
+			pcs, res := w.WalkCFI(regs, st, imgs, dst)
+			if len(pcs) != 64 || res.Stop != unwind.StopEnd || res.CFIFrames != 64 {
 				b.Fatalf("walk of %d frames, %+v", len(pcs), res)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				s.Walk(imgs, regs, dst)
+				w.WalkCFI(regs, st, imgs, dst)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/64, "ns/frame")
 		})

@@ -282,80 +282,50 @@ func stackOf(base uint64, words ...uint64) *unwind.Stack {
 	return &unwind.Stack{Base: base, Data: b, Lo: base, Hi: base + uint64(len(b))}
 }
 
-// stackVal dereferences st; nil gives the zero Stack (no copy).
-func stackVal(st *unwind.Stack) unwind.Stack {
-	if st == nil {
-		return unwind.Stack{}
-	}
-	return *st
-}
-
-type memFunc func(addr uint64, dst []byte) error
-
-func (f memFunc) ReadMemory(addr uint64, dst []byte) error { return f(addr, dst) }
-
-// TestStepGuards drives Step with hostile registers and stacks.
-func TestStepGuards(t *testing.T) {
-	const base = 0x7000_0000
-	frame := Rule{Kind: KindFrame}
-	armLeaf := Rule{Kind: KindFrameless, StackSize: 32}
+// TestWalkRules checks the unwind rule each kind of compact rule becomes
+// (CompactUnwinder.hpp's steps), and a walk by one that restores RBP from
+// its frameless slot.
+func TestWalkRules(t *testing.T) {
+	S, same, saved := unwind.CFASP, unwind.RegSame, unwind.RegSaved
+	rbpSaver := Decode(unwind.ArchAMD64, 0, 16, x86ModeStackImmd|4<<16|2<<10|encodePermutation([]Reg{RegRBX, RegRBP}), nil)
 	for _, tc := range []struct {
 		name string
 		arch unwind.Arch
 		r    Rule
-		regs unwind.Regs
-		st   *unwind.Stack
-		want Status
-		out  unwind.Regs
+		want unwind.Rule
 	}{
-		{"frame record", unwind.ArchARM64, frame, unwind.Regs{PC: 1, SP: base, FP: base + 16}, stackOf(base, 0, 0, base+32, 0x4444), StepOK, unwind.Regs{PC: 0x4444, SP: base + 32, FP: base + 32}},
-		{"FP below SP", unwind.ArchARM64, frame, unwind.Regs{PC: 1, SP: base + 8, FP: base}, stackOf(base, 0, 0), StepNotIncreasing, unwind.Regs{}},
-		{"FP outside copy", unwind.ArchAMD64, frame, unwind.Regs{PC: 1, SP: base, FP: base + 64}, stackOf(base, 0, 0), StepReadFailed, unwind.Regs{}},
-		{"FP at top of address space", unwind.ArchAMD64, frame, unwind.Regs{PC: 1, SP: base, FP: ^uint64(0) - 8}, stackOf(base, 0), StepNotIncreasing, unwind.Regs{}},
-		{"zero return address", unwind.ArchAMD64, frame, unwind.Regs{PC: 1, SP: base, FP: base}, stackOf(base, 0, 0), StepEnd, unwind.Regs{}},
-		{"arm64 leaf", unwind.ArchARM64, armLeaf, unwind.Regs{PC: 1, SP: base, FP: 0x99, LR: 0x5555}, nil, StepOK, unwind.Regs{PC: 0x5555, SP: base + 32, FP: 0x99}},
-		{"arm64 frameless without LR", unwind.ArchARM64, armLeaf, unwind.Regs{PC: 1, SP: base}, nil, StepInvalid, unwind.Regs{}},
-		{"arm64 frameless size wraps", unwind.ArchARM64, armLeaf, unwind.Regs{PC: 1, SP: ^uint64(0) - 8, LR: 4}, nil, StepNotIncreasing, unwind.Regs{}},
-		{"x86 frameless restores RBP", unwind.ArchAMD64, Decode(unwind.ArchAMD64, 0, 16, x86ModeStackImmd|4<<16|2<<10|encodePermutation([]Reg{RegRBX, RegRBP}), nil),
-			unwind.Regs{PC: 1, SP: base, FP: 0x1}, stackOf(base, 0xaa, 0xbb, 0xf00, 0x6666), StepOK, unwind.Regs{PC: 0x6666, SP: base + 32, FP: 0xf00}},
-		{"x86 frameless return outside", unwind.ArchAMD64, Rule{Kind: KindFrameless, StackSize: 4096}, unwind.Regs{PC: 1, SP: base}, stackOf(base, 1), StepReadFailed, unwind.Regs{}},
-		{"dwarf", unwind.ArchAMD64, Rule{Kind: KindDWARF, DWARFOffset: 0x40}, unwind.Regs{PC: 1, SP: base}, nil, StepDWARF, unwind.Regs{}},
-		{"none", unwind.ArchARM64, Rule{}, unwind.Regs{PC: 1, SP: base}, nil, StepNoInfo, unwind.Regs{}},
-		{"invalid", unwind.ArchARM64, Rule{Kind: KindInvalid}, unwind.Regs{PC: 1, SP: base}, nil, StepInvalid, unwind.Regs{}},
+		{"frame", unwind.ArchARM64, Rule{Kind: KindFrame}, frameRule},
+		{"frame x86", unwind.ArchAMD64, Rule{Kind: KindFrame, NRegs: 5}, frameRule},
+		{"arm64 frameless", unwind.ArchARM64, Rule{Kind: KindFrameless, StackSize: 32}, unwind.Rule{CFA: S, CFAOff: 32, RA: same}},
+		{"x86 frameless", unwind.ArchAMD64, Rule{Kind: KindFrameless, StackSize: 8}, unwind.Rule{CFA: S, CFAOff: 8, RA: saved, RAOff: -8}},
+		{"x86 frameless saving RBP", unwind.ArchAMD64, rbpSaver, unwind.Rule{CFA: S, CFAOff: 32, RA: saved, RAOff: -8, FP: saved, FPOff: -16}},
+		{"dwarf", unwind.ArchAMD64, Rule{Kind: KindDWARF, DWARFOffset: 0x40}, unwind.Rule{}},
+		{"none", unwind.ArchARM64, Rule{}, unwind.Rule{}},
+		{"invalid", unwind.ArchARM64, Rule{Kind: KindInvalid}, unwind.Rule{}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := &Stepper{Arch: tc.arch, Stack: stackVal(tc.st)}
-			out, st := s.Step(&tc.r, tc.regs, false)
-			if st != tc.want || (st == StepOK && out != tc.out) {
-				t.Errorf("Step = %+v %v, want %+v %v", out, st, tc.out, tc.want)
-			}
-		})
+		if got := toWalk(tc.arch, &tc.r); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
-	// A frame record that points at itself ends the walk.
-	st := stackOf(base, base, 0x1234)
-	s := &Stepper{Arch: unwind.ArchAMD64, Stack: *st}
-	regs := unwind.Regs{PC: 1, SP: base, FP: base}
-	regs, status := s.Step(&frame, regs, false)
-	if status != StepOK {
-		t.Fatalf("first step %v", status)
+	// The RBP saver, walked from SP = base+8: rbx at SP+8, RBP at SP+16,
+	// the return address at SP+24; its caller keeps an RBP frame whose
+	// record, at the RBP restored (base+64), ends the chain.
+	const base, img = 0x7000_0000, 0x1_0000_0000
+	sec, err := Parse(buildSection(nil, nil, []synthPage{{regular: true, entries: []Entry{{0x1000, rbpSaver.Encoding}, {0x1100, x86ModeRBPFrame}}}}, 0x2000, nil))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, status = s.Step(&frame, regs, false); status != StepNotIncreasing {
-		t.Errorf("self-referencing record: %v, want %v", status, StepNotIncreasing)
+	tab, err := NewTable(sec, unwind.ArchAMD64, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Reads beyond the copy but inside the region go to the fallback, and
-	// the PAC mask strips the return address.
-	st = &unwind.Stack{Base: base, Data: make([]byte, 16), Lo: base, Hi: base + 64}
-	s = &Stepper{Arch: unwind.ArchARM64, Stack: *st, AddrMask: 1<<47 - 1, Fallback: memFunc(func(addr uint64, dst []byte) error {
-		binary.LittleEndian.PutUint64(dst, 0xAB00_0000_0000_1000+addr-base)
-		return nil
-	})}
-	out, status := s.Step(&frame, unwind.Regs{PC: 1, SP: base, FP: base + 32}, false)
-	if status != StepOK || out.PC != 0x1000+40 || out.FP != 0xAB00_0000_0000_1000+32 {
-		t.Errorf("fallback step = %+v %v", out, status)
+	imgs, err := NewImages(unwind.ArchAMD64, []Image{{Start: img, End: img + 0x2000, Base: img, Table: tab}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// At a function's first instruction the rule is not used yet.
-	s = &Stepper{Arch: unwind.ArchAMD64, Stack: *stackOf(base, 0x7777)}
-	if out, status := s.Step(&frame, unwind.Regs{PC: 1, SP: base, FP: 0x42}, true); status != StepOK || out != (unwind.Regs{PC: 0x7777, SP: base + 8, FP: 0x42}) {
-		t.Errorf("x86_64 step at entry = %+v %v", out, status)
+	st := stackOf(base, 0, 0, 0xaa, base+64, img+0x1110, 0, 0, 0, 0, 0)
+	pcs, res := mustWalker(t, unwind.ArchAMD64).WalkCFI(unwind.Regs{PC: img + 0x1008, SP: base + 8, FP: 1}, st, imgs, make([]uint64, 0, 8))
+	if !eqSlices(pcs, []uint64{img + 0x1008, img + 0x1110}) || res.Stop != unwind.StopEnd || res.CFIFrames != 2 {
+		t.Errorf("walk through the RBP saver: %#x %+v", pcs, res)
 	}
 }

@@ -8,9 +8,9 @@ import (
 
 // captureLike walks as mach's captureStopped does: the unwind.Stack is a
 // local describing a buffer the capture owns.
-func captureLike(s *Stepper, imgs *Images, fp *unwind.Walker, regs unwind.Regs, base uint64, data []byte, dst []uint64) int {
+func captureLike(imgs *Images, w *unwind.Walker, regs unwind.Regs, base uint64, data []byte, dst []uint64) int {
 	st := unwind.Stack{Base: base, Data: data, Lo: base, Hi: base + uint64(len(data))}
-	pcs, _, _ := s.WalkWithFallback(imgs, fp, regs, &st, dst)
+	pcs, _ := w.WalkCFI(regs, &st, imgs, dst)
 	return len(pcs)
 }
 
@@ -27,17 +27,13 @@ func TestCaptureLikeWalkDoesNotAllocate(t *testing.T) {
 		m.call("caller", im.callSite(t, "main", "caller"), -1)
 		m.call("leaf_asm", im.callSite(t, "caller", "leaf_asm"), -1)
 		m.pc += 4
-		fp, err := unwind.NewWalker(unwind.Config{Arch: tab.Arch()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := mustWalker(t, tab.Arch())
 		imgs := fixtureImages(t, im, tab)
-		s := &Stepper{Arch: tab.Arch()}
 		dst := make([]uint64, 0, 16)
-		if n := captureLike(s, imgs, fp, m.regs(), m.stack.Base, m.stack.Data, dst); n != 3 {
+		if n := captureLike(imgs, w, m.regs(), m.stack.Base, m.stack.Data, dst); n != 3 {
 			t.Fatalf("%s: %d frames, want 3", arch, n)
 		}
-		if a := testing.AllocsPerRun(200, func() { captureLike(s, imgs, fp, m.regs(), m.stack.Base, m.stack.Data, dst) }); a != 0 {
+		if a := testing.AllocsPerRun(200, func() { captureLike(imgs, w, m.regs(), m.stack.Base, m.stack.Data, dst) }); a != 0 {
 			t.Errorf("%s: %v allocations per walk, want 0", arch, a)
 		}
 	}

@@ -18,10 +18,11 @@ import (
 // concurrent lookups.
 type Table struct {
 	arch   unwind.Arch
-	starts []uint32 // entry starts, sorted; starts[i] <= starts[i+1]
-	rule   []uint16 // index in rules per entry
-	rules  []Rule   // distinct decoded rules, Start and End zero
-	end    uint32   // end of the last range
+	starts []uint32      // entry starts, sorted; starts[i] <= starts[i+1]
+	rule   []uint16      // index in rules per entry
+	rules  []Rule        // distinct decoded rules, Start and End zero
+	walk   []unwind.Rule // walk[i] is rules[i] as a walk takes it
+	end    uint32        // end of the last range
 }
 
 // maxRules bounds the distinct rules of a table (indexes are 16 bits);
@@ -53,6 +54,7 @@ func NewTable(s *Section, arch unwind.Arch, text func(off uint32) (uint32, bool)
 			ri = uint16(len(t.rules))
 			index[k] = ri
 			t.rules = append(t.rules, decode(arch, 0, 0, k.enc, k.size))
+			t.walk = append(t.walk, toWalk(arch, &t.rules[ri]))
 		}
 		t.rule[i] = ri
 	}
@@ -81,6 +83,15 @@ func (t *Table) Lookup(off uint32) (r Rule, ok bool) {
 // find returns the shared decoded rule of the range holding off (its Start
 // and End are zero) and the range's bounds.
 func (t *Table) find(off uint32) (r *Rule, start, end uint32, ok bool) {
+	i, start, end, ok := t.index(off)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	return &t.rules[t.rule[i]], start, end, true
+}
+
+// index returns the entry of the range holding off and its bounds.
+func (t *Table) index(off uint32) (i int, start, end uint32, ok bool) {
 	// The last start <= off.
 	lo, hi := 0, len(t.starts)
 	for lo < hi {
@@ -91,18 +102,18 @@ func (t *Table) find(off uint32) (r *Rule, start, end uint32, ok bool) {
 			hi = m
 		}
 	}
-	i := lo - 1
+	i = lo - 1
 	if i < 0 || off >= t.end {
-		return nil, 0, 0, false
+		return 0, 0, 0, false
 	}
 	end = t.end
 	if i+1 < len(t.starts) {
 		end = t.starts[i+1]
 	}
 	if off >= end {
-		return nil, 0, 0, false // an empty range (two entries with one start)
+		return 0, 0, 0, false // an empty range (two entries with one start)
 	}
-	return &t.rules[t.rule[i]], t.starts[i], end, true
+	return i, t.starts[i], end, true
 }
 
 // archOf maps a Mach-O cputype to the architecture of its unwind rules.

@@ -9,16 +9,26 @@ import (
 // fixtureImages places the fixture image at its link-time address.
 func fixtureImages(t testing.TB, im *image, tab *Table) *Images {
 	t.Helper()
-	imgs, err := NewImages([]Image{{Start: im.addr, End: im.addr + uint64(len(im.text)), Base: im.base, Table: tab}})
+	imgs, err := NewImages(tab.Arch(), []Image{{Start: im.addr, End: im.addr + uint64(len(im.text)), Base: im.base, Table: tab}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return imgs
 }
 
-// TestWalkImages walks the fixtures' stacks with Stepper.Walk: through
-// compact rules, through a frame-pointer frame of code no table covers
-// (as JIT code would be), and up to a frame that needs DWARF CFI.
+// mustWalker returns the walker of arch.
+func mustWalker(t testing.TB, arch unwind.Arch) *unwind.Walker {
+	t.Helper()
+	w, err := unwind.NewWalker(unwind.Config{Arch: arch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestWalkImages walks the fixtures' stacks with unwind's WalkCFI over
+// Images: through compact rules, through a frame-pointer frame of code no
+// table covers (as JIT code would be), through prologues and epilogues.
 func TestWalkImages(t *testing.T) {
 	const jit = 0x2_0000_0000 // code outside every image
 	for _, arch := range fixtureArchs {
@@ -36,16 +46,16 @@ func TestWalkImages(t *testing.T) {
 			m.call("caller", im.callSite(t, "main", "caller"), -1)
 			m.call("leaf_asm", im.callSite(t, "caller", "leaf_asm"), -1)
 			m.pc += 4
-			s := &Stepper{Arch: tab.Arch(), Stack: m.stack}
-			pcs, res := s.Walk(imgs, m.regs(), make([]uint64, 0, 16))
+			w := mustWalker(t, tab.Arch())
+			pcs, res := w.WalkCFI(m.regs(), &m.stack, imgs, make([]uint64, 0, 16))
 			want := []uint64{leafPC, im.callSite(t, "caller", "leaf_asm"), im.callSite(t, "main", "caller")}
-			if !eqSlices(pcs, want) || res.Stop != StepEnd || res.CompactFrames != 3 || res.FPFrames != 0 {
-				t.Errorf("walk %#x %+v, want %#x ending with %v after 3 compact frames", pcs, res, want, StepEnd)
+			if !eqSlices(pcs, want) || res.Stop != unwind.StopEnd || res.CFIFrames != 3 {
+				t.Errorf("walk %#x %+v, want %#x ending after 3 compact frames", pcs, res, want)
 			}
-			if a := testing.AllocsPerRun(200, func() { s.Walk(imgs, m.regs(), pcs) }); a != 0 {
-				t.Errorf("Walk: %v allocations, want 0", a)
+			if a := testing.AllocsPerRun(200, func() { w.WalkCFI(m.regs(), &m.stack, imgs, pcs) }); a != 0 {
+				t.Errorf("WalkCFI: %v allocations, want 0", a)
 			}
-			if pcs, res := s.Walk(imgs, m.regs(), make([]uint64, 0, 2)); len(pcs) != 2 || !res.Full {
+			if pcs, res := w.WalkCFI(m.regs(), &m.stack, imgs, make([]uint64, 0, 2)); len(pcs) != 2 || res.Stop != unwind.StopNoRoom {
 				t.Errorf("walk into 2 slots: %#x %+v", pcs, res)
 			}
 
@@ -69,21 +79,24 @@ func TestWalkImages(t *testing.T) {
 				m.push(jit + 0x10)
 			}
 			m.pc = leafPC
-			s.Stack = m.stack
-			pcs, res = s.Walk(imgs, m.regs(), pcs)
+			pcs, res = w.WalkCFI(m.regs(), &m.stack, imgs, pcs)
 			want = []uint64{leafPC, jit + 0x10, mainRet}
-			if !eqSlices(pcs, want) || res.Stop != StepEnd || res.CompactFrames != 2 || res.FPFrames != 1 {
+			if !eqSlices(pcs, want) || res.Stop != unwind.StopEnd || res.CFIFrames != 2 {
 				t.Errorf("walk through JIT %#x %+v, want %#x with one frame-pointer frame", pcs, res, want)
 			}
 
 			// A table of the other architecture is not used: the image is
 			// walked by frame pointers.
-			other := &Stepper{Arch: unwind.ArchAMD64, Stack: m.stack}
+			other := unwind.ArchAMD64
 			if tab.Arch() == unwind.ArchAMD64 {
-				other.Arch = unwind.ArchARM64
+				other = unwind.ArchARM64
 			}
-			if _, res := other.Walk(imgs, m.regs(), pcs); res.CompactFrames != 0 || res.FPFrames == 0 {
-				t.Errorf("walk as %v with %v tables: %+v, want frame pointers only", other.Arch, tab.Arch(), res)
+			otherImgs, err := NewImages(other, []Image{{Start: im.addr, End: im.addr + uint64(len(im.text)), Base: im.base, Table: tab}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, res := mustWalker(t, other).WalkCFI(m.regs(), &m.stack, otherImgs, pcs); res.CFIFrames != 0 {
+				t.Errorf("walk as %v with %v tables: %+v, want frame pointers only", other, tab.Arch(), res)
 			}
 
 			if !im.arm64 {
@@ -94,8 +107,7 @@ func TestWalkImages(t *testing.T) {
 				}
 				mainCaller := im.callSite(t, "main", "caller")
 				m.call("caller", mainCaller, 1)
-				s.Stack = m.stack
-				if pcs, res := s.Walk(imgs, m.regs(), pcs); !eqSlices(pcs, []uint64{im.sym(t, "caller") + 1, mainCaller}) || res.Stop != StepEnd {
+				if pcs, res := w.WalkCFI(m.regs(), &m.stack, imgs, pcs); !eqSlices(pcs, []uint64{im.sym(t, "caller") + 1, mainCaller}) || res.Stop != unwind.StopEnd {
 					t.Errorf("walk from after caller's push %%rbp: %#x %+v", pcs, res)
 				}
 				return
@@ -108,15 +120,14 @@ func TestWalkImages(t *testing.T) {
 			for m.step() {
 			}
 			m.call("saver", mainSaver, 1) // after its first stp, before add x29
-			s.Stack = m.stack
-			if pcs, res := s.Walk(imgs, m.regs(), pcs); !eqSlices(pcs, []uint64{im.sym(t, "saver") + 4, mainSaver}) || res.Stop != StepEnd {
+			if pcs, res := w.WalkCFI(m.regs(), &m.stack, imgs, pcs); !eqSlices(pcs, []uint64{im.sym(t, "saver") + 4, mainSaver}) || res.Stop != unwind.StopEnd {
 				t.Errorf("walk from saver's prologue %#x %+v", pcs, res)
 			}
 			for m.step() {
 			}
 			m.x[a64LR] = im.callSite(t, "saver", "caller") // returned from a call
 			m.pc = m.x[a64LR]
-			if pcs, res := s.Walk(imgs, m.regs(), pcs); !eqSlices(pcs, []uint64{m.pc, mainSaver}) || res.Stop != StepEnd {
+			if pcs, res := w.WalkCFI(m.regs(), &m.stack, imgs, pcs); !eqSlices(pcs, []uint64{m.pc, mainSaver}) || res.Stop != unwind.StopEnd {
 				t.Errorf("walk from saver's body with a stale LR %#x %+v", pcs, res)
 			}
 			m = newMachine(t, im)
@@ -131,23 +142,8 @@ func TestWalkImages(t *testing.T) {
 			for m.im.u32(m.pc) != 0xd65f03c0 {
 				m.pc += 4
 			}
-			s.Stack = m.stack
-			if pcs, res := s.Walk(imgs, m.regs(), pcs); !eqSlices(pcs, []uint64{m.pc, mainCaller}) || res.Stop != StepEnd {
+			if pcs, res := w.WalkCFI(m.regs(), &m.stack, imgs, pcs); !eqSlices(pcs, []uint64{m.pc, mainCaller}) || res.Stop != unwind.StopEnd {
 				t.Errorf("walk from caller's ret %#x %+v", pcs, res)
-			}
-			// main > nofp_caller (DWARF-mode on arm64) > leaf_asm.
-			m = newMachine(t, im)
-			m.pc = im.sym(t, "main")
-			for m.step() {
-			}
-			m.call("nofp_caller", im.callSite(t, "main", "nofp_caller"), -1)
-			m.call("leaf_asm", im.callSite(t, "nofp_caller", "leaf_asm"), -1)
-			m.pc += 4
-			s.Stack = m.stack
-			pcs, res = s.Walk(imgs, m.regs(), pcs)
-			ret := im.callSite(t, "nofp_caller", "leaf_asm")
-			if !eqSlices(pcs, []uint64{leafPC, ret}) || res.Stop != StepDWARF || res.Image == nil || res.Rule.Kind != KindDWARF || res.Regs.PC != ret {
-				t.Errorf("walk to a DWARF frame %#x %+v", pcs, res)
 			}
 		})
 	}
@@ -155,10 +151,10 @@ func TestWalkImages(t *testing.T) {
 
 func TestNewImages(t *testing.T) {
 	tab := &Table{arch: unwind.ArchARM64}
-	if _, err := NewImages([]Image{{Start: 0x1000, End: 0x3000, Table: tab}, {Start: 0x2000, End: 0x4000, Table: tab}}); err == nil {
+	if _, err := NewImages(unwind.ArchARM64, []Image{{Start: 0x1000, End: 0x3000, Table: tab}, {Start: 0x2000, End: 0x4000, Table: tab}}); err == nil {
 		t.Error("overlapping images accepted")
 	}
-	imgs, err := NewImages([]Image{{Start: 0x5000, End: 0x6000, Base: 0x5000, Table: tab}, {Start: 0x1000, End: 0x2000, Table: tab}, {Start: 0x3000, End: 0x4000}, {Start: 0x7000, End: 0x7000}})
+	imgs, err := NewImages(unwind.ArchARM64, []Image{{Start: 0x5000, End: 0x6000, Base: 0x5000, Table: tab}, {Start: 0x1000, End: 0x2000, Table: tab}, {Start: 0x3000, End: 0x4000}, {Start: 0x7000, End: 0x7000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,9 +170,9 @@ func TestNewImages(t *testing.T) {
 }
 
 // TestLazyTablesAndFallback checks that a walk reaching an image whose
-// table is not built asks for it and hands over to the frame-pointer
-// walker, that BuildWanted then builds it for the next walk, and that an
-// image whose table cannot be built is walked by frame pointers.
+// table is not built asks for it and takes the frame record there, that
+// BuildWanted then builds it for the next walk, and that an image whose
+// table cannot be built is walked by frame pointers.
 func TestLazyTablesAndFallback(t *testing.T) {
 	for _, arch := range fixtureArchs {
 		t.Run(arch, func(t *testing.T) {
@@ -189,21 +185,17 @@ func TestLazyTablesAndFallback(t *testing.T) {
 			m.call("caller", im.callSite(t, "main", "caller"), -1)
 			m.call("leaf_asm", im.callSite(t, "caller", "leaf_asm"), -1)
 			m.pc += 4
-			fp, err := unwind.NewWalker(unwind.Config{Arch: tab.Arch()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			fpPCs, fpRes := fp.Walk(m.regs(), &m.stack, make([]uint64, 0, 16))
+			w := mustWalker(t, tab.Arch())
+			fpPCs, fpRes := w.Walk(m.regs(), &m.stack, make([]uint64, 0, 16))
 			lazy := []Image{{Start: im.addr, End: im.addr + uint64(len(im.text)), Base: im.base, Key: "fixture"}}
-			imgs, err := NewImages(lazy)
+			imgs, err := NewImages(tab.Arch(), lazy)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := &Stepper{Arch: tab.Arch()}
 			dst := make([]uint64, 0, 16)
-			pcs, r, res := s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst)
-			if res.Stop != StepNoTable || res.Image == nil || res.Image.Key != "fixture" || !eqSlices(pcs, fpPCs) || r != fpRes {
-				t.Errorf("walk before the table is built: %#x %+v %+v; want the frame-pointer walk %#x %+v", pcs, r, res, fpPCs, fpRes)
+			pcs, r := w.WalkCFI(m.regs(), &m.stack, imgs, dst)
+			if !eqSlices(pcs, fpPCs) || r != fpRes {
+				t.Errorf("walk before the table is built: %#x %+v; want the frame-pointer walk %#x %+v", pcs, r, fpPCs, fpRes)
 			}
 			built, err := imgs.BuildWanted(func(got Image) (*Table, error) {
 				if got.Key != "fixture" {
@@ -214,48 +206,30 @@ func TestLazyTablesAndFallback(t *testing.T) {
 			if built != 1 || err != nil {
 				t.Fatalf("BuildWanted = %d, %v", built, err)
 			}
-			pcs, r, res = s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst)
+			pcs, r = w.WalkCFI(m.regs(), &m.stack, imgs, dst)
 			want := []uint64{im.sym(t, "leaf_asm") + 4, im.callSite(t, "caller", "leaf_asm"), im.callSite(t, "main", "caller")}
-			if !eqSlices(pcs, want) || r.Stop != unwind.StopEnd || r.Hash != unwind.HashPCs(want) || res.CompactFrames != 3 {
-				t.Errorf("walk with the table: %#x %+v %+v, want %#x", pcs, r, res, want)
+			if !eqSlices(pcs, want) || r.Stop != unwind.StopEnd || r.Hash != unwind.HashPCs(want) || r.CFIFrames != 3 {
+				t.Errorf("walk with the table: %#x %+v, want %#x", pcs, r, want)
 			}
-			if a := testing.AllocsPerRun(200, func() { s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst) }); a != 0 {
-				t.Errorf("WalkWithFallback: %v allocations, want 0", a)
+			if a := testing.AllocsPerRun(200, func() { w.WalkCFI(m.regs(), &m.stack, imgs, dst) }); a != 0 {
+				t.Errorf("WalkCFI: %v allocations, want 0", a)
 			}
 			if n, _ := imgs.BuildWanted(func(Image) (*Table, error) { t.Error("built twice"); return nil, nil }); n != 0 {
 				t.Errorf("second BuildWanted built %d", n)
 			}
 
 			// A table that cannot be built: frame pointers for that image.
-			imgs, _ = NewImages(lazy)
-			s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst)
+			imgs, _ = NewImages(tab.Arch(), lazy)
+			w.WalkCFI(m.regs(), &m.stack, imgs, dst)
 			if n, err := imgs.BuildWanted(func(Image) (*Table, error) { return nil, ErrNoUnwindInfo }); n != 0 || err != nil {
 				t.Errorf("BuildWanted of an image without __unwind_info = %d, %v", n, err)
 			}
-			pcs, r, res = s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst)
-			if res.Stop != StepEnd || res.FPFrames != len(pcs) || r.Hash != unwind.HashPCs(pcs) {
-				t.Errorf("walk of an image without a table: %#x %+v %+v", pcs, r, res)
+			pcs, r = w.WalkCFI(m.regs(), &m.stack, imgs, dst)
+			if !eqSlices(pcs, fpPCs) || r.CFIFrames != 0 || r.Hash != unwind.HashPCs(pcs) {
+				t.Errorf("walk of an image without a table: %#x %+v", pcs, r)
 			}
-			if a := testing.AllocsPerRun(200, func() { s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst) }); a != 0 {
-				t.Errorf("WalkWithFallback by frame pointers: %v allocations, want 0", a)
-			}
-
-			if tab.Arch() != unwind.ArchARM64 {
-				return
-			}
-			// Compact rules, then frame pointers from a DWARF-mode frame.
-			imgs = fixtureImages(t, im, tab)
-			m = newMachine(t, im)
-			m.pc = im.sym(t, "main")
-			for m.step() {
-			}
-			m.call("nofp_caller", im.callSite(t, "main", "nofp_caller"), -1)
-			m.call("leaf_asm", im.callSite(t, "nofp_caller", "leaf_asm"), -1)
-			m.pc += 4
-			pcs, r, res = s.WalkWithFallback(imgs, fp, m.regs(), &m.stack, dst)
-			fpPCs, _ = fp.Walk(m.regs(), &m.stack, make([]uint64, 0, 16))
-			if res.Stop != StepDWARF || !eqSlices(pcs, fpPCs) || r.Hash != unwind.HashPCs(pcs) || len(pcs) < 2 {
-				t.Errorf("walk through a DWARF frame: %#x %+v %+v (frame pointers alone: %#x)", pcs, r, res, fpPCs)
+			if a := testing.AllocsPerRun(200, func() { w.WalkCFI(m.regs(), &m.stack, imgs, dst) }); a != 0 {
+				t.Errorf("WalkCFI by frame pointers: %v allocations, want 0", a)
 			}
 		})
 	}
