@@ -1,13 +1,10 @@
 package ptrace
 
 import (
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/internal/procstat"
 	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/target"
 )
@@ -15,14 +12,11 @@ import (
 // statCPU is a process's utime+stime from /proc/PID/stat, which, like the
 // process CPU clock, counts its ended threads; it has clock-tick resolution.
 func statCPU(t *testing.T, pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
+	s, err := procstat.Read(pid)
+	if err != nil || !s.Has(procstat.FieldSTime) {
+		t.Fatalf("%+v, %v", s, err)
 	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * (time.Second / 100)
+	return time.Duration(s.CPUTicks()) * (time.Second / procstat.ClockTicks)
 }
 
 func TestProcessCPU(t *testing.T) {
