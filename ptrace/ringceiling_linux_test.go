@@ -85,7 +85,7 @@ func TestKernelSampleRingsHaveACeiling(t *testing.T) {
 	tg.threads[int(spinning[0])].kernel.closeRing()
 	tg.stateMu.Unlock()
 	tg.hotMu.Unlock()
-	if err := tg.Capture(spinning[3], c); err != nil {
+	if err := captureStop(t, tg, spinning[3], c); err != nil {
 		t.Fatal(err)
 	}
 	if tg.threads[int(spinning[3])].kernel.ring == nil || ringsOpen(tg) != 2 {

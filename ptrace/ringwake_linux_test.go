@@ -65,12 +65,26 @@ func TestRingWakesWhenHalfFull(t *testing.T) {
 	// than about 45% of a CPU, and then grows it.
 	caps := drainCaps(8)
 	drainRing(t, tg, target.ThreadID(tid), caps)
+	from, err := tg.Info(target.ThreadID(tid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
 	for deadline := time.Now().Add(20 * time.Second); tg.kernel.ringsMayGrow && tg.threads[tid].kernel.ring == r && time.Now().Before(deadline); {
 		time.Sleep(200 * time.Millisecond)
 		drainRing(t, tg, target.ThreadID(tid), caps)
 	}
 	grown := tg.threads[tid].kernel.ring
+	to, err := tg.Info(target.ThreadID(tid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := float64(to.CPUTime-from.CPUTime) / float64(time.Since(began))
 	switch {
+	case tg.kernel.ringsMayGrow && grown == r && share < 0.45:
+		// A loaded machine gave the thread too little CPU for its ring
+		// to fill within two seconds: not growing it is right.
+		t.Logf("the thread ran %.0f%% of the time: its ring stays %d bytes", 100*share, len(r.data))
 	case tg.kernel.ringsMayGrow && (grown == r || len(grown.data) != 4*small || grown.stopWatch == nil):
 		t.Errorf("after a drain at a busy thread's rate: ring of %d bytes, want a watched ring of %d", len(grown.data), 4*small)
 	case !tg.kernel.ringsMayGrow && grown != r:

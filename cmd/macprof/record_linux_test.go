@@ -257,7 +257,9 @@ func TestRecordLaunchForwardsExitStatusAndFollowsChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(b, []byte("main.computeChecksums")) {
+	// Any of the demo's frames: a loaded machine may give its worker a
+	// few samples, all in one of its functions.
+	if !bytes.Contains(b, []byte("main.worker")) {
 		t.Fatalf("the child process was not followed: profile has no demo frames:\n%.2000s", b)
 	}
 	// All of the child's CPU time is counted, from its start (found up
