@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 
 	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
 	collpb "go.opentelemetry.io/proto/slim/otlp/collector/profiles/v1development"
@@ -37,8 +38,8 @@ const (
 	AttrThreadID       = "thread.id"
 	AttrOSType         = "os.type"
 	AttrHostArch       = "host.arch"
-	// AttrFrameType is the kind of every frame's location: "native" for
-	// macprof's machine-code frames.
+	// AttrFrameType is the kind of every frame's location: "go" in a Go
+	// program's image, else "native".
 	AttrFrameType = "profile.frame.type"
 	// AttrBuildIDGNU holds an image's build ID on a mapping: an ELF
 	// image's GNU build ID, and also a Mach-O image's LC_UUID, because it
@@ -49,14 +50,18 @@ const (
 	// say what the build ID is. The semantic conventions have no key for
 	// Mach-O UUIDs yet; this one is macprof's own.
 	AttrBuildIDMachO = "process.executable.build_id.macho_uuid"
+	// LabelHostName, LabelProcessPID, LabelProcessUserID and LabelThread
+	// are host.name, process.pid, process.user.id and thread.name under
+	// the names Grafana Pyroscope's /ingest labels have (see labelAlias).
+	LabelHostName      = "host_name"
+	LabelProcessPID    = "process_pid"
+	LabelProcessUserID = "process_user_id"
+	LabelThread        = "thread"
 	// AttrMissed counts the samples a window missed, by reason: an array
 	// of {reason: ID, count: N} lists, one per reason (IDs such as
 	// "stop_timeout", see profile.MissReason.ID).
 	AttrMissed = "macprof.samples.missed"
 )
-
-// FrameTypeNative is the profile.frame.type of machine-code frames.
-const FrameTypeNative = "native"
 
 // SchemaURL is the semantic conventions version the attributes follow,
 // written on every resource and scope.
@@ -93,6 +98,35 @@ type BuildOptions struct {
 	// AppOnly, when set, keeps only the frames of the application's
 	// images, each run of others collapsed into one exporter.SystemFrame.
 	AppOnly *exporter.AppFilter
+	// NoLabelAliases leaves out the undotted copies of host, process,
+	// thread and user attributes (labelAlias) that Grafana Pyroscope needs
+	// to show them as labels.
+	NoLabelAliases bool
+}
+
+// labelAlias returns the name under which Grafana Pyroscope lets every
+// client filter by an attribute key with dots, "" for a key without one.
+// Pyroscope's OTLP receiver stores resource, scope and sample attributes as
+// series labels under their own keys, dots included, but its query API
+// lists and matches only label names without dots unless the client asks
+// for UTF-8 names (grafana/pyroscope pkg/ingester/otlp/ingest_handler.go,
+// pkg/frontend/readpath/queryfrontend/query_series_labels.go): so host.name
+// is also sent as host_name, the name the /ingest path gives it.
+func labelAlias(key string) string {
+	switch key {
+	case AttrHostName:
+		return LabelHostName
+	case AttrProcessPID:
+		return LabelProcessPID
+	case AttrProcessUserID:
+		return LabelProcessUserID
+	case AttrThreadName:
+		return LabelThread
+	}
+	if !strings.Contains(key, ".") {
+		return ""
+	}
+	return strings.ReplaceAll(key, ".", "_")
 }
 
 // Build converts a window into an export request, symbolizing each unique
@@ -188,10 +222,15 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 		var attrs []int32
 		switch {
 		case s.Thread == 0:
-		case s.ThreadName != "":
+		case s.ThreadName != "" && opts.NoLabelAliases:
 			attrs = b.ints.take(2)
 			attrs[0] = b.strAttr(AttrThreadName, s.ThreadName)
 			attrs[1] = b.intAttr(AttrThreadID, int64(s.Thread))
+		case s.ThreadName != "":
+			attrs = b.ints.take(3)
+			attrs[0] = b.strAttr(AttrThreadName, s.ThreadName)
+			attrs[1] = b.intAttr(AttrThreadID, int64(s.Thread))
+			attrs[2] = b.strAttr(LabelThread, s.ThreadName)
 		default:
 			attrs = b.ints.take(1)
 			attrs[0] = b.intAttr(AttrThreadID, int64(s.Thread))
@@ -223,7 +262,7 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 			continue // a duplicate PID: its samples went to the first
 		}
 		req.ResourceProfiles = append(req.ResourceProfiles, &pb.ResourceProfiles{
-			Resource: withOwner(resource(opts, p.PID, p.Executable), p),
+			Resource: withAliases(withOwner(resource(opts, p.PID, p.Executable), p), opts),
 			ScopeProfiles: []*pb.ScopeProfiles{{
 				Scope:     scope,
 				Profiles:  []*pb.Profile{profileFor(bySlot[i])},
@@ -239,6 +278,7 @@ func Build(w *profile.Window, c *symcache.Cache, opts BuildOptions) (*collpb.Exp
 		if len(orphanPIDs) == 1 {
 			res = resource(opts, orphanPIDs[0], "")
 		}
+		res = withAliases(res, opts)
 		req.ResourceProfiles = append(req.ResourceProfiles, &pb.ResourceProfiles{
 			Resource: res,
 			ScopeProfiles: []*pb.ScopeProfiles{{
@@ -331,6 +371,32 @@ func resource(opts BuildOptions, pid int, executable string) *resourcepb.Resourc
 		attrs = append(attrs, &commonpb.KeyValue{Key: k, Value: strValue(opts.Attributes[k])})
 	}
 	return &resourcepb.Resource{Attributes: attrs}
+}
+
+// withAliases adds to r, unless opts.NoLabelAliases, the labelAlias copy
+// of each attribute with one (host.name, process.pid, process.user.id and
+// the user's keys with dots), where r has no attribute of that name.
+func withAliases(r *resourcepb.Resource, opts BuildOptions) *resourcepb.Resource {
+	if opts.NoLabelAliases {
+		return r
+	}
+	has := make(map[string]bool, len(r.Attributes))
+	for _, a := range r.Attributes {
+		has[a.Key] = true
+	}
+	for _, a := range r.Attributes {
+		switch a.Key {
+		case AttrServiceName, AttrHostArch, AttrOSType, AttrExecutableName, AttrExecutablePath:
+			// Pyroscope names the service itself; the others are not
+			// labels /ingest has.
+			continue
+		}
+		if alias := labelAlias(a.Key); alias != "" && !has[alias] {
+			has[alias] = true
+			r.Attributes = append(r.Attributes, &commonpb.KeyValue{Key: alias, Value: a.Value})
+		}
+	}
+	return r
 }
 
 func strValue(s string) *commonpb.AnyValue {

@@ -2,6 +2,7 @@ package otlp_test
 
 import (
 	"fmt"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -192,7 +193,8 @@ func TestBuildDictionaryInvariants(t *testing.T) {
 		}
 	}
 	// Conventions: schema URL, os.type and host.arch, profile.frame.type
-	// on every location with a mapping.
+	// go on every location with a mapping (the test binary is a Go
+	// program), its Go build ID on the mapping.
 	for _, rp := range req.ResourceProfiles {
 		if rp.SchemaUrl != otlp.SchemaURL || rp.ScopeProfiles[0].SchemaUrl != otlp.SchemaURL || !strings.HasPrefix(otlp.SchemaURL, "https://opentelemetry.io/schemas/1.") {
 			t.Errorf("schema URLs %q, %q", rp.SchemaUrl, rp.ScopeProfiles[0].SchemaUrl)
@@ -208,10 +210,84 @@ func TestBuildDictionaryInvariants(t *testing.T) {
 		typed := false
 		for _, ai := range loc.AttributeIndices {
 			a := d.AttributeTable[ai]
-			typed = typed || d.StringTable[a.KeyStrindex] == otlp.AttrFrameType && a.Value.GetStringValue() == otlp.FrameTypeNative
+			typed = typed || d.StringTable[a.KeyStrindex] == otlp.AttrFrameType && a.Value.GetStringValue() == otlp.FrameTypeGo
 		}
 		if !typed {
-			t.Errorf("location %d has no profile.frame.type native", i+1)
+			t.Errorf("location %d has no profile.frame.type go", i+1)
+		}
+	}
+	if got, want := mappingAttrs(d)[otlp.AttrBuildIDGo], goToolBuildID(t, fx.Executable); got != want || want == "" {
+		t.Errorf("mapping's %s %q, want %q (go tool buildid)", otlp.AttrBuildIDGo, got, want)
+	}
+	// Pyroscope's names for host, pid and thread (labelAlias) beside the
+	// conventions' keys, and none with NoLabelAliases.
+	if r, a := samples[0].Resource, samples[0].Attrs; r[otlp.LabelHostName] != "h" || r[otlp.LabelProcessPID] != "100" || a[otlp.LabelThread] != "worker" {
+		t.Errorf("resource %v, sample %v: want host_name h, process_pid 100, thread worker", r, a)
+	}
+	plain := build(t, fx.Window, otlp.BuildOptions{HostName: "h", NoLabelAliases: true})
+	ps, err := collectortest.Flatten(&pb.ProfilesData{ResourceProfiles: plain.ResourceProfiles, Dictionary: plain.Dictionary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{otlp.LabelHostName, otlp.LabelProcessPID, otlp.LabelThread} {
+		if _, ok := ps[0].Resource[k]; ok {
+			t.Errorf("NoLabelAliases: resource has %s", k)
+		}
+		if _, ok := ps[0].Attrs[k]; ok {
+			t.Errorf("NoLabelAliases: sample has %s", k)
+		}
+	}
+}
+
+// goToolBuildID is what `go tool buildid` says of a file.
+func goToolBuildID(t *testing.T, path string) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("this test compares with `go tool buildid` and needs the go command on PATH: %v", err)
+	}
+	out, err := exec.Command(goTool, "tool", "buildid", path).Output()
+	if err != nil {
+		t.Fatalf("go tool buildid %s: %v", path, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// mappingAttrs returns the string attributes of every mapping of d.
+func mappingAttrs(d *pb.ProfilesDictionary) map[string]string {
+	got := map[string]string{}
+	for _, m := range d.MappingTable[1:] {
+		for _, ai := range m.AttributeIndices {
+			a := d.AttributeTable[ai]
+			got[d.StringTable[a.KeyStrindex]] = a.Value.GetStringValue()
+		}
+	}
+	return got
+}
+
+// The user's resource attributes with dots also go under Pyroscope's
+// undotted name, unless one of that name is set; service.name and the
+// conventions' own keys without an /ingest label do not.
+func TestBuildLabelAliases(t *testing.T) {
+	fx := fixture.NewFixture(t, 7)
+	req := build(t, fx.Window, otlp.BuildOptions{ServiceName: "svc", Attributes: map[string]string{
+		"deployment.environment.name": "prod", "team": "a", "k8s.pod.name": "p", "k8s_pod_name": "mine"}})
+	got := map[string]string{}
+	for _, kv := range req.ResourceProfiles[0].Resource.Attributes {
+		if _, dup := got[kv.Key]; dup {
+			t.Errorf("attribute %s twice", kv.Key)
+		}
+		got[kv.Key] = kv.Value.GetStringValue()
+	}
+	want := map[string]string{"deployment_environment_name": "prod", "team": "a", "k8s_pod_name": "mine", "deployment.environment.name": "prod"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s=%q, want %q (%v)", k, got[k], v, got)
+		}
+	}
+	for _, k := range []string{"service_name", "process_executable_path", "os_type", "host_arch"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("resource has %s: %v", k, got)
 		}
 	}
 }
@@ -226,15 +302,21 @@ func TestBuildMachOBuildID(t *testing.T) {
 	fx.Window.Processes[0].Images = set
 	req := build(t, fx.Window, otlp.BuildOptions{})
 	d := req.Dictionary
-	got := map[string]string{}
-	for _, m := range d.MappingTable[1:] {
-		for _, ai := range m.AttributeIndices {
-			a := d.AttributeTable[ai]
-			got[d.StringTable[a.KeyStrindex]] = a.Value.GetStringValue()
-		}
-	}
+	got := mappingAttrs(d)
 	if got[otlp.AttrBuildIDGNU] != img.BuildID || got[otlp.AttrBuildIDMachO] != img.BuildID {
 		t.Errorf("mapping attributes %v, want the UUID under %s and %s", got, otlp.AttrBuildIDGNU, otlp.AttrBuildIDMachO)
+	}
+	// No Mach-O file of that UUID: nothing says it is Go, so its frames
+	// are native and it has no Go build ID.
+	if _, ok := got[otlp.AttrBuildIDGo]; ok {
+		t.Errorf("mapping attributes %v: a Go build ID read from no file", got)
+	}
+	for _, loc := range d.LocationTable[1:] {
+		for _, ai := range loc.AttributeIndices {
+			if a := d.AttributeTable[ai]; d.StringTable[a.KeyStrindex] == otlp.AttrFrameType && a.Value.GetStringValue() != otlp.FrameTypeNative {
+				t.Errorf("frame type %q, want native", a.Value.GetStringValue())
+			}
+		}
 	}
 }
 

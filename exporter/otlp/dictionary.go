@@ -52,6 +52,8 @@ type builder struct {
 	lost      [profile.NumLostReasons]int32 // locations of the [lost] pseudo frames, by reason
 	system    int32                         // location of the [system] pseudo frame, 0 until used
 	native    []int32                       // attribute indices of a machine-code frame's location
+	goFrame   []int32                       // attribute indices of a Go frame's location
+	imgGo     map[*images.Image]bool        // whether an image is a Go program's
 
 	ids    []int32 // scratch for one stack's location indices
 	keyBuf []byte  // scratch for a stack's dedup key
@@ -108,6 +110,7 @@ func newBuilder(c *symcache.Cache, stacks int) *builder {
 		attrs:     map[attrKey]int32{},
 		mappings:  map[mappingKey]int32{},
 		imgMap:    map[*images.Image]int32{},
+		imgGo:     map[*images.Image]bool{},
 		functions: map[funcKey]int32{},
 		locations: []map[uint64]int32{make(map[uint64]int32)},
 		stacks:    make(map[string]int32, stacks),
@@ -162,6 +165,9 @@ func (b *builder) mapping(img *images.Image) int32 {
 				m.AttributeIndices = append(m.AttributeIndices, b.strAttr(AttrBuildIDMachO, img.BuildID))
 			}
 		}
+		if id := goImage(img).BuildID; id != "" {
+			m.AttributeIndices = append(m.AttributeIndices, b.strAttr(AttrBuildIDGo, id))
+		}
 		i = int32(len(b.dict.MappingTable))
 		b.dict.MappingTable = append(b.dict.MappingTable, m)
 		b.mappings[k] = i
@@ -203,10 +209,7 @@ func (b *builder) location(set *images.Set, pc uint64, caller bool) int32 {
 	}
 	loc := b.locs.one()
 	loc.Address, loc.MappingIndex = addr, mi
-	if b.native == nil {
-		b.native = []int32{b.strAttr(AttrFrameType, FrameTypeNative)}
-	}
-	loc.AttributeIndices = b.native
+	loc.AttributeIndices = b.frameType(img)
 	if img != nil {
 		frames := b.cache.Symbolize(img, pc, caller)
 		loc.Lines = b.linePtrs.take(len(frames))
@@ -224,6 +227,26 @@ func (b *builder) location(set *images.Set, pc uint64, caller bool) int32 {
 	b.dict.LocationTable = append(b.dict.LocationTable, loc)
 	byAddr[addr] = i
 	return i
+}
+
+// frameType returns the attribute indices of a location in img (nil: no
+// image): profile.frame.type go in a Go program, else native.
+func (b *builder) frameType(img *images.Image) []int32 {
+	isGo, ok := b.imgGo[img]
+	if !ok && img != nil {
+		isGo = goImage(img).Go
+		b.imgGo[img] = isGo
+	}
+	if isGo {
+		if b.goFrame == nil {
+			b.goFrame = []int32{b.strAttr(AttrFrameType, FrameTypeGo)}
+		}
+		return b.goFrame
+	}
+	if b.native == nil {
+		b.native = []int32{b.strAttr(AttrFrameType, FrameTypeNative)}
+	}
+	return b.native
 }
 
 // pseudoLocation returns the location of a pseudo frame named name, kept

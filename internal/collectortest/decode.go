@@ -177,8 +177,13 @@ func Flatten(d *pb.ProfilesData) ([]Sample, error) {
 							if err := attrs(m.GetAttributeIndices(), ma); err != nil {
 								return nil, fmt.Errorf("collectortest: mapping: %w", err)
 							}
+							// The GNU build ID where a mapping has several
+							// (a Go program's Go build ID beside it).
+							build = ma["process.executable.build_id.gnu"]
 							for _, v := range ma {
-								build = v
+								if build == "" {
+									build = v
+								}
 							}
 						}
 						fs.BuildIDs = append(fs.BuildIDs, build)
