@@ -1,0 +1,28 @@
+package swift
+
+import "testing"
+
+// TestSwiftTestSuite runs the names of Swift's other demangler tests
+// (test/Demangle in swiftlang/swift) with the output they expect.
+func TestSwiftTestSuite(t *testing.T) {
+	for _, c := range []struct{ file, in, want string }{
+		{"Inputs/manglings-with-clang-types.txt", "$s3tmp1fyySiyXzC9_ZTSPFmvEF",
+			`tmp.f(@convention(c, mangledCType: "_ZTSPFmvE") () -> Swift.Int) -> ()`},
+		{"Inputs/manglings-with-clang-types.txt", "$s3tmp1hyyySbXzB24_ZTSU13block_pointerFvaEF",
+			`tmp.h(@convention(block, mangledCType: "_ZTSU13block_pointerFvaE") (Swift.Bool) -> ()) -> ()`},
+		{"demangle-embedded.swift", "$e4main8MyStructV3fooyyFAA1XV_Tg5",
+			"generic specialization <main.X> of main.MyStruct.foo() -> ()"},
+		{"rdar189410068.test", "$s1aLlfMf", ""},
+	} {
+		got, ok := Demangle(c.in)
+		if c.want == "" {
+			if ok {
+				t.Errorf("%s: Demangle(%s) = %q, want not demangled", c.file, c.in, got)
+			}
+			continue
+		}
+		if !ok || got != c.want {
+			t.Errorf("%s: Demangle(%s) = %q, want %q", c.file, c.in, got, c.want)
+		}
+	}
+}
