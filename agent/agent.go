@@ -131,9 +131,10 @@ type agent struct {
 // every process named by PID has exited, then flushes the exporters'
 // queues within ShutdownTimeout. It returns the exit status: 1 when no
 // process named by PID can be profiled and there is no Name, or when an
-// exporter tried and never succeeded in the whole run (a collector down from
-// the start, a server that refuses every push); 2 when the sampler refuses
-// the configuration; else 0.
+// exporter never succeeded in the whole run (a collector down from the
+// start, a server that refuses every push, an endpoint that does not
+// answer even when there was nothing to send, metrics refused every time);
+// 2 when the sampler refuses the configuration; else 0.
 func Run(ctx context.Context, cfg Config) int {
 	defer closeSinks(cfg.Sinks)
 	if cfg.Duration > 0 {
@@ -158,7 +159,7 @@ func Run(ctx context.Context, cfg Config) int {
 			default:
 				// The encoder is behind: drop this window, keep sampling.
 				a.windowsDropped.Add(1)
-				a.log.Warn("window dropped: exporters are behind", "samples", len(w.Samples))
+				a.log.Warn("window dropped: exporters are behind", "samples", w.SampleCount())
 			}
 			if tel != nil {
 				tel.window(ctx, w)
@@ -201,6 +202,12 @@ func Run(ctx context.Context, cfg Config) int {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.watchNames(ctx) }()
 	}
+	checkCtx, stopCheck := context.WithCancel(ctx)
+	defer stopCheck()
+	if cfg.Window > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.checkFirstWindow(checkCtx, cfg.Window+min(cfg.Window, 5*time.Second)) }()
+	}
 	encodeDone := make(chan struct{})
 	go func() {
 		defer close(encodeDone)
@@ -215,6 +222,7 @@ func Run(ctx context.Context, cfg Config) int {
 	} else if err != nil {
 		a.log.Error("sampling stopped", "err", err)
 	}
+	stopCheck()
 	wg.Wait()
 	close(windows)
 	<-encodeDone
@@ -237,10 +245,19 @@ func Run(ctx context.Context, cfg Config) int {
 			a.log.Error("exporter stopped: no export succeeded since start", args...)
 			continue
 		}
+		if st.Sent == 0 && !sk.reached.Load() {
+			// Nothing to send, or not yet: whether the exporter could
+			// have sent anything decides.
+			if perr := a.probe(sctx, sk); perr != nil {
+				status = 1
+				a.log.Error("exporter stopped: its endpoint never took an export in the whole run", append(args, "probe_err", perr)...)
+				continue
+			}
+		}
 		a.log.Info("exporter stopped", args...)
 	}
-	if tel != nil {
-		tel.shutdown(sctx)
+	if tel != nil && !tel.shutdown(sctx) {
+		status = 1
 	}
 	a.log.Info("agent stopped", "windows_dropped", a.windowsDropped.Load(), "encode_errors", a.encodeErrors.Load(), "status", status)
 	return status

@@ -432,3 +432,113 @@ func TestAttachKernelSamples(t *testing.T) {
 		}
 	}
 }
+
+// idleTarget is a process with no thread to sample: it gives no samples.
+type idleTarget struct{ fakeTarget }
+
+func (f *idleTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) { return dst[:0], nil }
+
+// An exporter whose endpoint does not answer is never silent, even when
+// there is nothing to send: once the first window is over it probes the
+// endpoint and logs WARN with the reason, and the run exits 1; with an
+// endpoint that takes the (empty) probe, it says so at INFO and exits 0.
+func TestRunIdleTargetDeadExporter(t *testing.T) {
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer live.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	for _, c := range []struct {
+		endpoint string
+		status   int
+		want     string
+	}{
+		{dead.URL, 1, `level=WARN msg="exporter: nothing sent in the first window, and its endpoint does not take an empty export" exporter=otlp`},
+		{live.URL, 0, `level=INFO msg="exporter: nothing to send in the first window (no samples); its endpoint answers" exporter=otlp`},
+	} {
+		sinks, err := NewSinks(Exporters{OTLP: otlp.Config{Endpoint: c.endpoint}, Window: time.Second, Log: quietLog()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log safeLog
+		start := time.Now()
+		code := Run(context.Background(), Config{PIDs: []int{7}, Hz: 20, Window: 300 * time.Millisecond, Duration: 1500 * time.Millisecond,
+			Mode: profile.ModeCPU, ShutdownTimeout: time.Second, Telemetry: "none", Sinks: sinks, Log: slog.New(slog.NewTextHandler(&log, nil)),
+			Attach: func(pid int, o target.Options) (target.Target, error) { return &idleTarget{fakeTarget{pid: pid}}, nil }})
+		out := log.String()
+		if code != c.status {
+			t.Errorf("%s: status %d, want %d:\n%s", c.endpoint, code, c.status, out)
+		}
+		i := strings.Index(out, c.want)
+		if i < 0 {
+			t.Errorf("%s: log lacks %s:\n%s", c.endpoint, c.want, out)
+			continue
+		}
+		if line := out[i:]; c.status == 1 && !strings.Contains(line[:strings.IndexByte(line, '\n')], "connection refused") {
+			t.Errorf("the warning does not say why: %s", line)
+		}
+		if c.status == 1 && !strings.Contains(out, "exporter stopped: its endpoint never took an export in the whole run") {
+			t.Errorf("no error at the end of the run:\n%s", out)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("run took %v", d)
+		}
+	}
+}
+
+// safeLog is a log buffer written from several goroutines.
+type safeLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *safeLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *safeLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The agent's own metrics refused (Grafana Pyroscope's OTLP port has no
+// /v1/metrics: 404) are logged at WARN with the reason, like failed
+// profile exports, and a run whose metrics never got through fails.
+func TestTelemetryFailuresLogged(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	var log safeLog
+	a := newTestAgent(t, Config{Telemetry: "otlp", OTLP: otlp.Config{Endpoint: srv.URL}})
+	a.log = slog.New(slog.NewTextHandler(&log, nil))
+	tel, err := a.startTelemetry(context.Background())
+	if err != nil || tel == nil {
+		t.Fatalf("telemetry %v, err %v", tel, err)
+	}
+	tel.window(context.Background(), &profile.Window{Stacks: make([]profile.Stack, 1), Samples: []profile.Sample{{Count: 2}}})
+	if tel.shutdown(context.Background()) {
+		t.Error("shutdown reports success for metrics refused every time")
+	}
+	out := log.String()
+	for _, want := range []string{`level=WARN msg="agent metrics: export failed"`, "404", "--telemetry none",
+		`level=ERROR msg="agent metrics stopped: no export succeeded since start"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// With -v each queued window is logged with its number of samples (the
+// sum of their counts), not of its distinct sample entries.
+func TestExportLogsSampleCount(t *testing.T) {
+	q := &fakeQueue{}
+	a := newTestAgent(t, Config{Sinks: []*Sink{fakeSink("one", q, false)}})
+	var log safeLog
+	a.log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	a.export(&profile.Window{Stacks: make([]profile.Stack, 2), Samples: []profile.Sample{{Stack: 0, Count: 3}, {Stack: 1, Count: 4}}},
+		symcache.New(symcache.Options{}))
+	if !strings.Contains(log.String(), "samples=7 stacks=2") {
+		t.Errorf("log does not count 7 samples in 2 stacks:\n%s", log.String())
+	}
+}

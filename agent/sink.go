@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/macprof/macprof/exporter"
@@ -35,6 +36,13 @@ type Sink struct {
 	Encode func(*profile.Window, *symcache.Cache) ([]upload.Item, error)
 	// Close, when set, releases the exporter once its queue is shut down.
 	Close func() error
+	// Probe, when set, checks that the endpoint answers and takes exports
+	// without sending data (an empty export): the agent asks it of an
+	// exporter that has sent nothing after the first window, and at the
+	// end of a run.
+	Probe func(ctx context.Context) error
+
+	reached atomic.Bool // a Probe succeeded
 }
 
 // Exporters says which exporters NewSinks builds and how each queues.
@@ -94,7 +102,7 @@ func NewSinks(e Exporters) ([]*Sink, error) {
 		}
 		bo := e.OTLP.BuildOptions(e.Host, e.Version)
 		bo.AppOnly = e.AppOnly
-		sinks = append(sinks, &Sink{Name: "otlp", Target: exp.Target(), Queue: up, Close: exp.Close,
+		sinks = append(sinks, &Sink{Name: "otlp", Target: exp.Target(), Queue: up, Close: exp.Close, Probe: exp.Probe,
 			Encode: func(w *profile.Window, c *symcache.Cache) ([]upload.Item, error) {
 				b, err := otlp.Marshal(w, c, bo)
 				return []upload.Item{{Data: b}}, err
@@ -121,7 +129,7 @@ func NewSinks(e Exporters) ([]*Sink, error) {
 			//lint:ignore ST1005 the message starts with the product's name, as the command prints it
 			return nil, fmt.Errorf("Pyroscope queue: %v", err)
 		}
-		sinks = append(sinks, &Sink{Name: "pyroscope", Target: cl.Target(), Queue: up, Encode: cl.Encode})
+		sinks = append(sinks, &Sink{Name: "pyroscope", Target: cl.Target(), Queue: up, Encode: cl.Encode, Probe: cl.Probe})
 	}
 	return sinks, nil
 }
@@ -133,6 +141,60 @@ func UserAgent(version string) string {
 		version = "devel"
 	}
 	return "macprof/" + version
+}
+
+// probeTimeout bounds one probe of an exporter's endpoint.
+const probeTimeout = 10 * time.Second
+
+// probe checks that sk's endpoint answers (Sink.Probe), noting it when it
+// does; a sink without Probe counts as answering.
+func (a *agent) probe(ctx context.Context, sk *Sink) error {
+	if sk.Probe == nil {
+		sk.reached.Store(true)
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	err := sk.Probe(ctx)
+	if err == nil {
+		sk.reached.Store(true)
+	}
+	return err
+}
+
+// checkFirstWindow waits for the first window to be exported, then checks
+// the endpoint of every exporter that has sent nothing yet and says why at
+// WARN: its endpoint does not answer, or it answers but refused every
+// export; or, at INFO, that there was nothing to send. after is the first
+// window plus the time its export may take.
+func (a *agent) checkFirstWindow(ctx context.Context, after time.Duration) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(after):
+	}
+	for _, sk := range a.sinks {
+		st := sk.Queue.Stats()
+		if st.Sent > 0 {
+			continue
+		}
+		err := a.probe(ctx, sk)
+		if ctx.Err() != nil {
+			return // the run ended: Run checks again
+		}
+		failed := st.Failed + st.Dropped + st.Rejected
+		switch {
+		case err != nil:
+			a.log.Warn("exporter: nothing sent in the first window, and its endpoint does not take an empty export",
+				"exporter", sk.Name, "to", sk.Target, "failed_attempts", st.Failed, "err", err)
+		case failed > 0:
+			a.log.Warn("exporter: its endpoint takes an empty export, but no export succeeded in the first window (see the warning above for why)",
+				"exporter", sk.Name, "to", sk.Target, "failed_attempts", st.Failed, "dropped", st.Dropped, "rejected", st.Rejected)
+		default:
+			a.log.Info("exporter: nothing to send in the first window (no samples); its endpoint answers",
+				"exporter", sk.Name, "to", sk.Target)
+		}
+	}
 }
 
 // closeSinks closes the sinks that have something to close.
@@ -161,7 +223,7 @@ func (a *agent) export(w *profile.Window, cache *symcache.Cache) {
 			if err := sk.Queue.Enqueue(it.Data, it.Meta); err != nil {
 				a.log.Warn("queue window", "exporter", sk.Name, "err", err)
 			}
-			a.log.Debug("window queued", "exporter", sk.Name, "bytes", len(it.Data), "samples", len(w.Samples))
+			a.log.Debug("window queued", "exporter", sk.Name, "bytes", len(it.Data), "samples", w.SampleCount(), "stacks", len(w.Stacks))
 		}
 	}
 }

@@ -2,8 +2,13 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -13,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/macprof/macprof/exporter/otlp"
 	"github.com/macprof/macprof/internal/httpsafe"
@@ -22,6 +28,7 @@ import (
 // telemetry is the agent's own metrics, through the OpenTelemetry SDK.
 type telemetry struct {
 	provider *sdkmetric.MeterProvider
+	exp      *loggedExporter
 	samples  metric.Int64Counter
 	// unsampled counts the samples of CPU time not attributed to a stack;
 	// its share of samples is the share of CPU time.
@@ -61,12 +68,22 @@ func (a *agent) startTelemetry(ctx context.Context) (*telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The SDK reports failed exports there; through the agent's log they
-	// are redacted like every other line.
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { a.log.Warn("agent metrics", "err", err) }))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(30*time.Second))))
+	le := &loggedExporter{Exporter: exp, log: a.log, target: mode}
+	if mode == "otlp" {
+		if _, endpoint, _, err := otlpCfg.MetricsTarget(); err == nil {
+			le.target = endpoint
+		}
+	}
+	// The SDK reports its other errors there; through the agent's log they
+	// are redacted like every other line. Failed exports are logged by le.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		if !errors.As(err, new(loggedError)) {
+			a.log.Warn("agent metrics", "err", err)
+		}
+	}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(le, sdkmetric.WithInterval(30*time.Second))))
 	m := mp.Meter("github.com/macprof/macprof/agent")
-	t := &telemetry{provider: mp}
+	t := &telemetry{provider: mp, exp: le}
 	t.samples, _ = m.Int64Counter("macprof.samples", metric.WithDescription("samples taken"))
 	t.unsampled, _ = m.Int64Counter("macprof.samples.unsampled", metric.WithDescription("samples of CPU time that could not be attributed to a stack ([unsampled]); a share of macprof.samples"))
 	t.missed, _ = m.Int64Counter("macprof.samples.missed", metric.WithDescription("ticks or threads that gave no sample, by reason"))
@@ -129,7 +146,70 @@ func (t *telemetry) window(ctx context.Context, w *profile.Window) {
 	t.cpu.Add(ctx, w.Stats.ProfilerCPU.Seconds())
 }
 
-func (t *telemetry) shutdown(ctx context.Context) { t.provider.Shutdown(ctx) }
+// shutdown exports what is left and stops; it reports false when no
+// export of the run succeeded and one failed, which it logs at ERROR.
+func (t *telemetry) shutdown(ctx context.Context) bool {
+	t.provider.Shutdown(ctx)
+	sent, failed := t.exp.sent.Load(), t.exp.failed.Load()
+	if sent == 0 && failed > 0 {
+		t.exp.log.Error("agent metrics stopped: no export succeeded since start", "to", t.exp.target, "failed_attempts", failed)
+		return false
+	}
+	return true
+}
+
+// loggedExporter logs the failed exports of the agent's metrics as the
+// uploader logs those of profiles: the first at once at WARN with its
+// reason, then at most once a minute with how many failed in between.
+type loggedExporter struct {
+	sdkmetric.Exporter
+	log          *slog.Logger
+	target       string
+	sent, failed atomic.Int64
+
+	mu       sync.Mutex
+	lastWarn time.Time
+	held     int64
+}
+
+// metricsWarnEvery bounds how often failed metric exports are logged.
+const metricsWarnEvery = time.Minute
+
+// Export exports rm and logs a failure; the error it returns is marked as
+// logged, for the SDK's error handler.
+func (e *loggedExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	err := e.Exporter.Export(ctx, rm)
+	if err == nil {
+		e.sent.Add(1)
+		return nil
+	}
+	n := e.failed.Add(1)
+	e.mu.Lock()
+	now := time.Now()
+	warn := n == 1 || now.Sub(e.lastWarn) >= metricsWarnEvery
+	held := e.held
+	if warn {
+		e.lastWarn, e.held = now, 0
+	} else {
+		e.held++
+	}
+	e.mu.Unlock()
+	if warn {
+		args := []any{"to", e.target, "err", err}
+		if n == 1 && strings.Contains(err.Error(), "404") {
+			args = append(args, "hint", "an endpoint that takes no metrics (Grafana Pyroscope has no /v1/metrics) wants --telemetry none")
+		} else if n > 1 {
+			args = append(args, "failed_since_last_warning", held)
+		}
+		e.log.Warn("agent metrics: export failed", args...)
+	}
+	return loggedError{err}
+}
+
+// loggedError is an error loggedExporter has logged.
+type loggedError struct{ error }
+
+func (e loggedError) Unwrap() error { return e.error }
 
 // otlpMetrics returns the OTLP metrics exporter beside the profiles'.
 func otlpMetrics(ctx context.Context, c otlp.Config) (sdkmetric.Exporter, error) {

@@ -7,7 +7,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -310,5 +313,65 @@ func TestAgentExportersDownFromStart(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "no export succeeded since start") {
 		t.Errorf("the agent's log does not say that nothing was sent:\n%s", log.String())
+	}
+}
+
+// The agent is never silent about an exporter it never reached: an idle
+// target (nothing to send) with a dead OTLP endpoint gets a WARN with the
+// reason once the first window is over, and exit status 1; the agent's
+// own metrics refused with 404 (as Grafana Pyroscope's OTLP port, which has
+// no /v1/metrics, answers) get a WARN with the reason, and status 1 too.
+func TestAgentNeverSilent(t *testing.T) {
+	macprof, _ := macprofBinary(t)
+	sleep := exec.Command("sleep", "30")
+	if err := sleep.Start(); err != nil {
+		t.Fatalf("this test profiles sleep: %v", err)
+	}
+	t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close()
+	profiles := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path != "/v1development/profiles" {
+			http.NotFound(w, r)
+		}
+	}))
+	defer profiles.Close()
+	pid := strconv.Itoa(sleep.Process.Pid)
+	for _, c := range []struct {
+		name string
+		args []string
+		warn []string
+	}{
+		{"idle target, dead exporter", []string{"--otlp-endpoint", "http://" + dead, "--telemetry", "none"},
+			[]string{"level=WARN", "exporter=otlp", "connection refused"}},
+		{"metrics refused", []string{"--otlp-endpoint", profiles.URL},
+			[]string{"level=WARN", `msg="agent metrics: export failed"`, "404"}},
+	} {
+		cmd := exec.Command(macprof, append([]string{"agent", "-p", pid, "-d", "4", "--window", "1"}, c.args...)...)
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("%s: agent exited with %v, want status 1:\n%s", c.name, err, out)
+		}
+		found := false
+		for _, line := range strings.Split(string(out), "\n") {
+			all := true
+			for _, w := range c.warn {
+				all = all && strings.Contains(line, w)
+			}
+			found = found || all
+		}
+		if !found {
+			t.Errorf("%s: no line with %q:\n%s", c.name, c.warn, out)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("%s: the agent ran %v for -d 4", c.name, d)
+		}
 	}
 }

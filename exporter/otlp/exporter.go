@@ -15,6 +15,7 @@ import (
 	"time"
 
 	collpb "go.opentelemetry.io/proto/slim/otlp/collector/profiles/v1development"
+	pb "go.opentelemetry.io/proto/slim/otlp/profiles/v1development"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -154,6 +155,17 @@ func (e *Exporter) Export(ctx context.Context, req *collpb.ExportProfilesService
 		return fmt.Errorf("otlp: encoding profiles: %w", err)
 	}
 	return e.Send(ctx, body)
+}
+
+// Probe sends an export request that holds no profile (one empty resource
+// and an empty dictionary, which Grafana Pyroscope's receiver, unlike an
+// empty request, accepts): nil means the endpoint answers and takes
+// exports, an error why not, without sending any data.
+func (e *Exporter) Probe(ctx context.Context) error {
+	return e.Export(ctx, &collpb.ExportProfilesServiceRequest{
+		ResourceProfiles: []*pb.ResourceProfiles{{}},
+		Dictionary:       &pb.ProfilesDictionary{},
+	})
 }
 
 // Send sends one encoded ExportProfilesServiceRequest (from Marshal). The

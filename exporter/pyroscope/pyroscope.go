@@ -96,6 +96,10 @@ type Config struct {
 	Raw bool
 	// HTTPClient overrides the HTTP client (TLS settings, proxies).
 	HTTPClient *http.Client
+	// UnwindLabel keeps the debugging label unwind=cfi on samples walked
+	// with unwind tables. It is off by default: Pyroscope makes a series
+	// of each label set, so it would split a thread in two.
+	UnwindLabel bool
 }
 
 // Client pushes profiles to one Pyroscope server. It is safe for
@@ -268,6 +272,12 @@ func (c *Client) Encode(w *profile.Window, cache *symcache.Cache) ([]upload.Item
 		if err != nil {
 			return nil, fmt.Errorf("pyroscope: %w", err)
 		}
+		if !c.cfg.UnwindLabel {
+			for _, s := range p.Sample {
+				// Samples of one thread share their label map.
+				delete(s.Label, exporter.LabelUnwind)
+			}
+		}
 		var buf bytes.Buffer
 		if err := p.Write(&buf); err != nil {
 			return nil, fmt.Errorf("pyroscope: encoding pprof: %w", err)
@@ -401,6 +411,14 @@ func (c *Client) PushWindow(ctx context.Context, w *profile.Window, cache *symca
 // Send pushes an uploader item made by Encode (upload.Sink).
 func (c *Client) Send(ctx context.Context, it *upload.Item) error {
 	return c.Push(ctx, it.Data, it.Meta)
+}
+
+// Probe pushes an empty profile (no bytes), which Pyroscope accepts and
+// stores nothing of: nil means /ingest answers and takes pushes with these
+// credentials, an error why not.
+func (c *Client) Probe(ctx context.Context) error {
+	now := strconv.FormatInt(time.Now().Unix(), 10)
+	return c.Push(ctx, nil, map[string]string{MetaFrom: now, MetaUntil: now})
 }
 
 // Push sends one gzipped pprof profile with the metadata Encode returned,

@@ -327,3 +327,75 @@ func TestEncodeOneServicePerProcess(t *testing.T) {
 		}
 	}
 }
+
+// The debugging label unwind=cfi is left out unless asked for: Pyroscope
+// makes a series of each label set, so it would split a thread's samples
+// into two series.
+func TestEncodeUnwindLabelOff(t *testing.T) {
+	fx := fixture.NewFixture(t, 100)
+	w := *fx.Window
+	w.Stacks = append([]profile.Stack{}, w.Stacks...)
+	w.Stacks[0].CFI = true
+	for _, on := range []bool{false, true} {
+		c, err := pyroscope.New(pyroscope.Config{URL: "http://h", UnwindLabel: on})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items, err := c.Encode(&w, fixture.NewCache())
+		if err != nil || len(items) != 1 {
+			t.Fatalf("%d items, %v", len(items), err)
+		}
+		p, err := pprof.ParseData(items[0].Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		labelled := 0
+		for _, s := range p.Sample {
+			if len(s.Label["unwind"]) > 0 {
+				labelled++
+			}
+			if s.Label["thread"] == nil && len(s.NumLabel["thread_id"]) == 0 {
+				t.Errorf("sample lost its thread labels: %v %v", s.Label, s.NumLabel)
+			}
+		}
+		if on != (labelled > 0) {
+			t.Errorf("UnwindLabel %v: %d samples labelled unwind", on, labelled)
+		}
+	}
+}
+
+// Probe pushes an empty profile: nil where /ingest takes it, the status
+// where it refuses, the transport's error where nothing answers.
+func TestProbe(t *testing.T) {
+	var got []string
+	var mu sync.Mutex
+	status := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.URL.Path+" "+r.URL.Query().Get("name")+" "+strconv.Itoa(len(b)))
+		mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	defer srv.Close()
+	c, err := pyroscope.New(pyroscope.Config{URL: srv.URL, Raw: true, AppName: "svc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Probe(context.Background()); err != nil {
+		t.Errorf("probe of a server that takes it: %v", err)
+	}
+	status = http.StatusUnauthorized
+	if err := c.Probe(context.Background()); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("probe refused with 401: %v", err)
+	}
+	mu.Lock()
+	if len(got) != 2 || got[0] != "/ingest svc 0" {
+		t.Errorf("requests %q, want two empty pushes to /ingest as svc", got)
+	}
+	mu.Unlock()
+	srv.Close()
+	if err := c.Probe(context.Background()); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("probe of a closed server: %v", err)
+	}
+}

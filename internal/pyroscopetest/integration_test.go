@@ -102,6 +102,11 @@ func TestRealPyroscope(t *testing.T) {
 	if err := mp.PushWindow(ctx, w, fixture.NewCache()); err != nil {
 		t.Fatalf("multipart push: %v", err)
 	}
+	// Every exporter's probe (an empty export) is taken, and stores no
+	// service (the list of services is checked at the end).
+	if err := mp.Probe(ctx); err != nil {
+		t.Errorf("multipart probe: %v", err)
+	}
 	// /ingest, raw pprof, under a name given by --pyroscope-app.
 	raw, err := pyroscope.New(pyroscope.Config{URL: s.URL, AppName: "macprof-raw", Raw: true, HostName: "box-2"})
 	if err != nil {
@@ -109,6 +114,9 @@ func TestRealPyroscope(t *testing.T) {
 	}
 	if err := raw.PushWindow(ctx, fx.Window, fixture.NewCache()); err != nil {
 		t.Fatalf("raw push: %v", err)
+	}
+	if err := raw.Probe(ctx); err != nil {
+		t.Errorf("raw probe: %v", err)
 	}
 	// OTLP straight to Pyroscope's receivers.
 	insecure := true
@@ -120,12 +128,16 @@ func TestRealPyroscope(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, err := otlp.Marshal(fx.Window, fixture.NewCache(), otlp.BuildOptions{ServiceName: c.service, HostName: "box-3"})
+		body, err := otlp.Marshal(fx.Window, fixture.NewCache(), otlp.BuildOptions{ServiceName: c.service, HostName: "box-3",
+			Attributes: map[string]string{"deployment.environment.name": "it"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := e.Send(ctx, body); err != nil {
 			t.Fatalf("OTLP %s: %v", c.protocol, err)
+		}
+		if err := e.Probe(ctx); err != nil {
+			t.Errorf("OTLP %s probe: %v", c.protocol, err)
 		}
 		e.Close()
 	}
@@ -136,12 +148,16 @@ func TestRealPyroscope(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ce.Close()
-	body, err := otlp.Marshal(fx.Window, fixture.NewCache(), otlp.BuildOptions{ServiceName: "macprof-collector"})
+	body, err := otlp.Marshal(fx.Window, fixture.NewCache(), otlp.BuildOptions{ServiceName: "macprof-collector", HostName: "box-4",
+		Attributes: map[string]string{"deployment.environment.name": "it"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := ce.Send(ctx, body); err != nil {
 		t.Fatalf("OTLP to the collector: %v", err)
+	}
+	if err := ce.Probe(ctx); err != nil {
+		t.Errorf("OTLP probe of the collector: %v", err)
 	}
 
 	exe := filepath.Base(fx.Executable)
@@ -152,7 +168,32 @@ func TestRealPyroscope(t *testing.T) {
 		"process_pid": strconv.Itoa(os.Getpid() + 1)})
 	check(t, s, fx, "macprof-raw", 59, 52, 7, true, map[string]string{"host_name": "box-2", "process_pid": pid, "thread": "io"})
 	for _, svc := range []string{"macprof-otlp-http", "macprof-otlp-grpc", "macprof-collector"} {
-		check(t, s, fx, svc, 59, 52, 7, false, map[string]string{"__otel__": "true"})
+		host := "box-3"
+		if svc == "macprof-collector" {
+			host = "box-4"
+		}
+		check(t, s, fx, svc, 59, 52, 7, false, map[string]string{"__otel__": "true", "host_name": host, "process_pid": pid,
+			"thread": "worker", "deployment_environment_name": "it"})
+	}
+	// Each path's host, pid and thread labels select the samples they
+	// name: the worker thread's 50 (fixture.NewFixture), "My App"'s 4.
+	for _, f := range []struct {
+		service, host, pid, thread string
+		samples                    int64
+	}{
+		{exe, "box-1", pid, "worker", 50},
+		{"My_App", "box-1", strconv.Itoa(os.Getpid() + 1), "main", 4},
+		{"macprof-raw", "box-2", pid, "worker", 50},
+		{"macprof-otlp-http", "box-3", pid, "worker", 50},
+		{"macprof-otlp-grpc", "box-3", pid, "worker", 50},
+		{"macprof-collector", "box-4", pid, "worker", 50},
+	} {
+		sel := `{service_name="` + f.service + `",host_name="` + f.host + `",process_pid="` + f.pid + `",thread="` + f.thread + `"}`
+		want := f.samples * fx.Window.Period.Nanoseconds()
+		got, err := s.Merge(pyroscopetest.CPUProfileType, sel)
+		if err != nil || got.Total != want {
+			t.Errorf("%s: CPU %v (%v), want %d ns", sel, got, err, want)
+		}
 	}
 	services, err := s.LabelValues("service_name")
 	if err != nil {
