@@ -12,7 +12,8 @@ import (
 )
 
 // The shipped collector configuration is valid for the collector the
-// manifest builds (with the profiles feature gate).
+// manifest builds (with the profiles feature gate), and names no component
+// by a deprecated name.
 func TestDeployConfigValidates(t *testing.T) {
 	bin := Binary(t)
 	root, err := RepoRoot()
@@ -22,6 +23,13 @@ func TestDeployConfigValidates(t *testing.T) {
 	cmd := exec.Command(bin, "validate", "--config", filepath.Join(root, "deploy", "otel-collector.yaml"), FeatureGate)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("deploy/otel-collector.yaml does not validate: %v\n%s", err, out)
+	}
+	// The collector warns of deprecated names when it builds its
+	// pipelines, not when it validates: start it.
+	c := StartDeploy(t, map[string]string{"PYROSCOPE_OTLP_ENDPOINT": "127.0.0.1:1"})
+	c.Stop()
+	if strings.Contains(c.Log(), "deprecated") {
+		t.Errorf("the collector warns of a deprecated name in deploy/otel-collector.yaml:\n%s", c.Log())
 	}
 	// Without the feature gate the profiles pipeline is refused: the gate
 	// is what the docs say it is.
