@@ -11,62 +11,36 @@ import (
 
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 	"github.com/macprof/macprof/unwind"
 )
-
-// fakeTarget is a process of two threads whose stacks are given.
-type fakeTarget struct {
-	caps     []target.Capture
-	capErr   error
-	imgs     *images.Set
-	closed   int
-	closeErr error
-}
-
-func (f *fakeTarget) PID() int { return 42 }
-func (f *fakeTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
-	dst = dst[:0]
-	for _, c := range f.caps {
-		dst = append(dst, c.Thread)
-	}
-	return dst, nil
-}
-func (f *fakeTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
-	if t == 2 {
-		return target.ThreadInfo{}, target.ErrNoThread
-	}
-	return target.ThreadInfo{ID: t, Name: "main"}, nil
-}
-func (f *fakeTarget) Capture(target.ThreadID, *target.Capture) error { return errors.New("unused") }
-func (f *fakeTarget) Images() (*images.Set, error)                   { return f.imgs, nil }
-func (f *fakeTarget) Close() error                                   { f.closed++; return f.closeErr }
-func (f *fakeTarget) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
-	return append(dst, f.caps...), f.capErr
-}
 
 // onlyTarget hides CaptureAll.
 type onlyTarget struct{ target.Target }
 
-func newFake() *fakeTarget {
-	return &fakeTarget{
-		caps: []target.Capture{
-			{Thread: 1, PCs: []uint64{0x1010, 0x1020, 0x9000}, Stopped: 30 * time.Microsecond},
-			{Thread: 2, PCs: []uint64{0x1010}, Walk: unwind.Result{Stop: unwind.StopMaxFrames}, Stopped: 50 * time.Microsecond},
-			{Thread: 3, Err: target.ErrStopTimeout},
-			{Thread: 4, Err: fmt.Errorf("thread 4: %w", target.ErrStopTimeout)},
-		},
-		imgs: images.NewSet([]*images.Image{{Path: "/nonexistent/libx.so", Start: 0x1000, Limit: 0x2000}}),
+// newFake is a process of four threads whose stacks are given (thread 2
+// ended before its name was read).
+func newFake() *targettest.Fake {
+	main := func() *targettest.Thread { return &targettest.Thread{Name: "main"} }
+	f := targettest.New(42, map[target.ThreadID]*targettest.Thread{1: main(), 2: {InfoErr: target.ErrNoThread}, 3: main(), 4: main()})
+	f.Snapshot = []target.Capture{
+		{Thread: 1, PCs: []uint64{0x1010, 0x1020, 0x9000}, Stopped: 30 * time.Microsecond},
+		{Thread: 2, PCs: []uint64{0x1010}, Walk: unwind.Result{Stop: unwind.StopMaxFrames}, Stopped: 50 * time.Microsecond},
+		{Thread: 3, Err: target.ErrStopTimeout},
+		{Thread: 4, Err: fmt.Errorf("thread 4: %w", target.ErrStopTimeout)},
 	}
+	f.ImageSet = images.NewSet([]*images.Image{{Path: "/nonexistent/libx.so", Start: 0x1000, Limit: 0x2000}})
+	return f
 }
 
 func TestTake(t *testing.T) {
 	f := newFake()
-	f.capErr = errors.New("one thread left running")
+	f.SnapshotErr = errors.New("one thread left running")
 	snap, err := Take(Config{PID: 42, Attach: func(pid int, o target.Options) (target.Target, error) { return f, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.closed == 0 {
+	if f.Closes() == 0 {
 		t.Error("target not closed")
 	}
 	if snap.PID != 42 || snap.StoppedNS != 50000 || len(snap.Threads) != 4 {
@@ -95,7 +69,7 @@ func TestTakeErrors(t *testing.T) {
 		t.Errorf("a backend without CaptureAll: err %v", err)
 	}
 	f = newFake()
-	f.caps, f.capErr = nil, target.ErrExited
+	f.Snapshot, f.SnapshotErr = nil, target.ErrExited
 	if _, err := Take(Config{Attach: func(int, target.Options) (target.Target, error) { return f, nil }}); !errors.Is(err, target.ErrExited) {
 		t.Errorf("nothing captured: err %v, want it to wrap ErrExited", err)
 	}
@@ -138,7 +112,7 @@ TID 8:
 // is complete; a snapshot whose every thread ended is an error.
 func TestTakeEndedThreads(t *testing.T) {
 	f := newFake()
-	f.caps = []target.Capture{
+	f.Snapshot = []target.Capture{
 		{Thread: 1, PCs: []uint64{0x1010}, Stopped: 30 * time.Microsecond},
 		{Thread: 5, Err: fmt.Errorf("thread 5: %w", target.ErrNoThread)},
 		{Thread: 6, Err: fmt.Errorf("thread 6: %w", target.ErrNoThread), Stopped: time.Second},
@@ -154,8 +128,8 @@ func TestTakeEndedThreads(t *testing.T) {
 	if snap.StoppedNS != 30000 {
 		t.Errorf("stopped %dns, want 30000: an ended thread was not stopped", snap.StoppedNS)
 	}
-	f.caps = f.caps[1:]
-	f.capErr = target.ErrExited
+	f.Snapshot = f.Snapshot[1:]
+	f.SnapshotErr = target.ErrExited
 	if _, err := Take(Config{PID: 42, Attach: attach}); err == nil || !errors.Is(err, target.ErrExited) || !strings.Contains(err.Error(), "every thread of PID 42 ended") {
 		t.Errorf("every thread ended: err %v, want one saying so and wrapping ErrExited", err)
 	}
@@ -165,7 +139,7 @@ func TestTakeEndedThreads(t *testing.T) {
 // records whether every table was built before the stop (PrepareUnwind),
 // and walks the copies again once the threads run (WalkCopies).
 type tableTarget struct {
-	*fakeTarget
+	*targettest.Fake
 	prepared bool
 	captured bool
 	walked   []target.ThreadID
@@ -174,10 +148,10 @@ type tableTarget struct {
 func (f *tableTarget) PrepareUnwind() { f.prepared = true }
 func (f *tableTarget) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 	f.captured = true
-	return f.fakeTarget.CaptureAll(dst)
+	return f.Fake.CaptureAll(dst)
 }
 func (f *tableTarget) WalkCopies(caps []target.Capture) {
-	if !f.captured || f.closed > 0 {
+	if !f.captured || f.Closes() > 0 {
 		panic("WalkCopies called before the capture or after the detach")
 	}
 	for i := range caps {
@@ -192,7 +166,7 @@ func (f *tableTarget) WalkCopies(caps []target.Capture) {
 // stop (the backend builds those the walks meet, once the threads run
 // again) and the stacks it symbolizes are the ones WalkCopies gave.
 func TestTakeWalksCopiesAfterTheStop(t *testing.T) {
-	f := &tableTarget{fakeTarget: newFake()}
+	f := &tableTarget{Fake: newFake()}
 	snap, err := Take(Config{PID: 42, Attach: func(int, target.Options) (target.Target, error) { return f, nil }})
 	if err != nil {
 		t.Fatal(err)
