@@ -10,6 +10,7 @@ import (
 
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 )
 
 // burnCPU spins until macprof's process has used d more CPU time.
@@ -31,14 +32,14 @@ var sink uint64
 // cpuClosed is a fake target that spends CPU time when it is closed, after
 // the sampling window.
 type cpuClosed struct {
-	*fakeTarget
+	*targettest.Fake
 	t    *testing.T
 	burn time.Duration
 }
 
 func (c *cpuClosed) Close() error {
 	burnCPU(c.t, c.burn)
-	return c.fakeTarget.Close()
+	return c.Fake.Close()
 }
 
 // TestSummaryProfilerCPUIsTheWholeRun: the summary's profiler CPU is all
@@ -52,7 +53,7 @@ func TestSummaryProfilerCPUIsTheWholeRun(t *testing.T) {
 		PID: 5, Hz: 100, Mode: profile.ModeWall, MaxFrames: 64, Duration: 50 * time.Millisecond, Stderr: &stderr,
 		Attach: func(pid int, o target.Options) (target.Target, error) {
 			burnCPU(t, burn)
-			return &cpuClosed{fakeTarget: &fakeTarget{pid: pid, pc: 0x1111}, t: t, burn: burn}, nil
+			return &cpuClosed{Fake: fake(pid, 0x1111, time.Time{}), t: t, burn: burn}, nil
 		},
 	})
 	used, _ := selfCPU()

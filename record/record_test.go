@@ -8,63 +8,23 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/macprof/macprof/exporter"
-	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 )
 
-// fakeTarget is a process of one thread, always in the same stack, that
-// exits at exitAt (when set). Wait returns status.
-type fakeTarget struct {
-	pid    int
-	pc     uint64
-	exitAt time.Time
-	status int
-
-	mu     sync.Mutex
-	closed bool
-}
-
-func (f *fakeTarget) exited() bool { return !f.exitAt.IsZero() && time.Now().After(f.exitAt) }
-
-func (f *fakeTarget) PID() int { return f.pid }
-func (f *fakeTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
-	if f.exited() {
-		return dst[:0], target.ErrExited
-	}
-	return append(dst[:0], target.ThreadID(f.pid)), nil
-}
-func (f *fakeTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
-	return target.ThreadInfo{ID: t, Name: "worker", Running: true}, nil
-}
-func (f *fakeTarget) Capture(t target.ThreadID, c *target.Capture) error {
-	c.PCs = append(c.PCs[:0], f.pc, 0x5000)
-	c.Stopped = 20 * time.Microsecond
-	return nil
-}
-func (f *fakeTarget) Images() (*images.Set, error) { return images.NewSet(nil), nil }
-func (f *fakeTarget) Close() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.closed = true
-	return nil
-}
-func (f *fakeTarget) Exited() bool { return f.exited() }
-func (f *fakeTarget) Wait() int    { return f.status }
-
-// Signal sends nothing: the fake has no process.
-func (f *fakeTarget) Signal(os.Signal) error { return nil }
-
-func (f *fakeTarget) isClosed() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.closed
+// fake is a process of one thread, always in the stack pc, 0x5000, that
+// exits at exitAt when it is set.
+func fake(pid int, pc uint64, exitAt time.Time) *targettest.Fake {
+	f := targettest.OneThread(pid, pc, 0x5000)
+	f.Stopped = 20 * time.Microsecond
+	f.ExitAt = exitAt
+	return f
 }
 
 func TestWriteSummary(t *testing.T) {
@@ -114,7 +74,7 @@ func TestFollowChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := &fakeTarget{pid: 10}
+	root := fake(10, 0, time.Time{})
 	tree := []int{11, 12}
 	looks := 0
 	var tried []int
@@ -123,7 +83,7 @@ func TestFollowChildren(t *testing.T) {
 		if pid == 12 {
 			return nil, errors.New("a zombie")
 		}
-		return &fakeTarget{pid: pid}, nil
+		return fake(pid, 0, time.Time{}), nil
 	}}
 	r.descendants = func(p int, dst []int) []int {
 		looks++
@@ -153,7 +113,7 @@ func TestFollowChildren(t *testing.T) {
 	if r.attached(12) {
 		t.Error("the child that could not be attached is listed")
 	}
-	root.exitAt = time.Now().Add(-time.Second)
+	root.Exit()
 	r.followChildren(time.Second)
 	r.followChildren(2 * time.Second)
 	if looks != 2 || r.root != nil {
@@ -173,8 +133,9 @@ func TestRunLaunched(t *testing.T) {
 		t.Fatal(err)
 	}
 	exit := time.Now().Add(400 * time.Millisecond)
-	root := &fakeTarget{pid: 10, pc: 0x1111, exitAt: exit, status: 7}
-	child := &fakeTarget{pid: 11, pc: 0x2222, exitAt: exit}
+	root := fake(10, 0x1111, exit)
+	root.Status = 7
+	child := fake(11, 0x2222, exit)
 	var launched []string
 	var steps []string
 	var stderr bytes.Buffer
@@ -210,8 +171,8 @@ func TestRunLaunched(t *testing.T) {
 	if code != 7 {
 		t.Errorf("exit status %d, want the command's 7", code)
 	}
-	if len(launched) != 3 || !root.isClosed() || !child.isClosed() {
-		t.Errorf("launched %q; closed: command %v, child %v", launched, root.isClosed(), child.isClosed())
+	if len(launched) != 3 || root.Closes() == 0 || child.Closes() == 0 {
+		t.Errorf("launched %q; closed: command %v, child %v", launched, root.Closes() > 0, child.Closes() > 0)
 	}
 	if want := []string{"prepare", "launch", "tune", "untune", "unprepare"}; !slices.Equal(steps, want) {
 		t.Errorf("steps %q, want %q", steps, want)
@@ -249,7 +210,7 @@ func TestRunStatus(t *testing.T) {
 		if o.KernelSamplePeriod != time.Second/50 {
 			t.Errorf("cpu mode asks for no kernel samples: %+v", o)
 		}
-		return &fakeTarget{pid: pid, exitAt: time.Now().Add(50 * time.Millisecond)}, nil
+		return fake(pid, 0, time.Now().Add(50*time.Millisecond)), nil
 	}
 	good := Output{Path: filepath.Join(dir, "ok.folded"), Format: exporter.FormatFolded}
 	bad := Output{Path: filepath.Join(dir, "missing", "x.folded"), Format: exporter.FormatFolded}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 )
 
 // signalWait bounds how long Run may take to act on a signal; it acts at
@@ -25,7 +26,7 @@ const signalWait = 10 * time.Second
 // passes on can be seen: Wait waits for it, after checking that every
 // target was closed before it got the signal.
 type process struct {
-	*fakeTarget
+	*targettest.Fake
 	cmd      *exec.Cmd
 	waited   chan struct{}
 	closedBy bool // the target was closed when the process ended
@@ -37,7 +38,7 @@ func startProcess(t *testing.T, args ...string) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{fakeTarget: &fakeTarget{pid: cmd.Process.Pid, pc: 0x1111}, cmd: cmd, waited: make(chan struct{})}
+	p := &process{Fake: fake(cmd.Process.Pid, 0x1111, time.Time{}), cmd: cmd, waited: make(chan struct{})}
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		select {
@@ -52,7 +53,7 @@ func startProcess(t *testing.T, args ...string) *process {
 func (p *process) Wait() int {
 	defer close(p.waited)
 	p.cmd.Wait()
-	p.closedBy = p.isClosed()
+	p.closedBy = p.Closes() > 0
 	return target.ExitCode(p.cmd.ProcessState.Sys().(syscall.WaitStatus))
 }
 
@@ -153,7 +154,7 @@ func TestRunSecondSignal(t *testing.T) {
 	if ws := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ws.Signal() != syscall.SIGKILL {
 		t.Errorf("the command ended with %v, want killed", ws)
 	}
-	want := "macprof record: terminated again: killed the command (PID " + strconv.Itoa(p.pid) + ") and exiting\n"
+	want := "macprof record: terminated again: killed the command (PID " + strconv.Itoa(p.PID()) + ") and exiting\n"
 	if stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
@@ -162,7 +163,7 @@ func TestRunSecondSignal(t *testing.T) {
 // stuckTarget is a process whose captures never end until it is closed,
 // as a sampler blocked on the target would be.
 type stuckTarget struct {
-	*fakeTarget
+	*targettest.Fake
 	release chan struct{}
 }
 
@@ -172,16 +173,16 @@ func (s *stuckTarget) Capture(target.ThreadID, *target.Capture) error {
 }
 
 func (s *stuckTarget) Close() error {
-	if !s.isClosed() {
+	if s.Closes() == 0 {
 		close(s.release)
 	}
-	return s.fakeTarget.Close()
+	return s.Fake.Close()
 }
 
 // TestRunSecondSignalWhileStuck: with the recording stuck in a capture, the
 // first signal cannot end it; the second closes the target and returns.
 func TestRunSecondSignalWhileStuck(t *testing.T) {
-	st := &stuckTarget{fakeTarget: &fakeTarget{pid: 5}, release: make(chan struct{})}
+	st := &stuckTarget{Fake: fake(5, 0, time.Time{}), release: make(chan struct{})}
 	sigs := make(chan os.Signal, 2)
 	var stderr bytes.Buffer
 	done := runAsync(Config{PID: 5, Hz: 100, Mode: profile.ModeWall, MaxFrames: 64, Quiet: true, Stderr: &stderr, Signals: sigs,
@@ -197,7 +198,7 @@ func TestRunSecondSignalWhileStuck(t *testing.T) {
 	if code := waitStatus(t, done, "second interrupt"); code != 128+int(syscall.SIGINT) {
 		t.Errorf("status %d, want %d", code, 128+int(syscall.SIGINT))
 	}
-	if !st.isClosed() {
+	if st.Closes() == 0 {
 		t.Error("the target was left open")
 	}
 	if got := stderr.String(); got != "macprof record: interrupt again: exiting\n" {

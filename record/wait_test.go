@@ -13,6 +13,7 @@ import (
 
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 )
 
 // syncBuffer is a bytes.Buffer a test may read while Run writes it.
@@ -36,11 +37,11 @@ func (s *syncBuffer) String() string {
 // runningCommand is a launched command that runs until release is closed.
 // Like ptrace's Target, it reports itself exited once closed.
 type runningCommand struct {
-	*fakeTarget
+	*targettest.Fake
 	release chan struct{}
 }
 
-func (c *runningCommand) Exited() bool { return c.isClosed() || c.fakeTarget.Exited() }
+func (c *runningCommand) Exited() bool { return c.Closes() > 0 || c.Fake.Exited() }
 func (c *runningCommand) Wait() int    { <-c.release; return 5 }
 
 // TestRunSaysItWaitsForTheCommand: when the time is up and the command
@@ -54,7 +55,7 @@ func TestRunSaysItWaitsForTheCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := &runningCommand{fakeTarget: &fakeTarget{pid: 10, pc: 0x1111}, release: make(chan struct{})}
+		cmd := &runningCommand{Fake: fake(10, 0x1111, time.Time{}), release: make(chan struct{})}
 		var stderr syncBuffer
 		done := make(chan int, 1)
 		go func() {
@@ -120,7 +121,7 @@ func TestRunSpansTheLaunch(t *testing.T) {
 		Command: []string{"x"}, Hz: 100, Mode: profile.ModeWall, MaxFrames: 64, Outputs: outputs, Stderr: &stderr,
 		Launch: func([]string, target.Options) (target.Launched, error) {
 			time.Sleep(launchTakes)
-			return &fakeTarget{pid: 10, pc: 0x1111, exitAt: time.Now().Add(100 * time.Millisecond)}, nil
+			return fake(10, 0x1111, time.Now().Add(100*time.Millisecond)), nil
 		},
 	})
 	took := time.Since(start)
