@@ -1,5 +1,6 @@
 // Package exporter symbolizes a profile.Window and writes it as a file
-// people open: pprof, folded stacks or an SVG flame graph. Each unique
+// people open: pprof, folded stacks, an SVG flame graph or a speedscope
+// timeline. Each unique
 // address is symbolized once per export, return addresses one byte earlier
 // (inside the call instruction), as the Go runtime and pprof do.
 package exporter
@@ -39,10 +40,13 @@ const (
 	FormatFolded
 	// FormatSVG is a self-contained SVG flame graph.
 	FormatSVG
+	// FormatSpeedscope is speedscope's JSON file format, a timeline per
+	// thread (.speedscope.json).
+	FormatSpeedscope
 )
 
 // Formats lists the formats, for help texts.
-var Formats = []Format{FormatPprof, FormatFolded, FormatSVG}
+var Formats = []Format{FormatPprof, FormatFolded, FormatSVG, FormatSpeedscope}
 
 // String returns the format's name, as ParseFormat accepts it.
 func (f Format) String() string {
@@ -53,12 +57,15 @@ func (f Format) String() string {
 		return "folded"
 	case FormatSVG:
 		return "svg"
+	case FormatSpeedscope:
+		return "speedscope"
 	}
 	return "unknown"
 }
 
 // ParseFormat returns the format with the given name: "pprof", "folded"
-// (also "collapsed") or "svg" (also "flamegraph"), in any case.
+// (also "collapsed"), "svg" (also "flamegraph") or "speedscope", in any
+// case.
 func ParseFormat(name string) (Format, error) {
 	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "pprof", "pb.gz", "proto":
@@ -67,13 +74,15 @@ func ParseFormat(name string) (Format, error) {
 		return FormatFolded, nil
 	case "svg", "flamegraph":
 		return FormatSVG, nil
+	case "speedscope":
+		return FormatSpeedscope, nil
 	}
-	return FormatUnknown, fmt.Errorf("exporter: unknown format %q (known formats: pprof, folded, svg)", name)
+	return FormatUnknown, fmt.Errorf("exporter: unknown format %q (known formats: pprof, folded, svg, speedscope)", name)
 }
 
 // FormatForPath returns the format a file name's extension implies:
 // .pb.gz and .pprof are pprof, .folded and .txt folded stacks, .svg a flame
-// graph.
+// graph, .speedscope.json speedscope's format.
 func FormatForPath(path string) (Format, error) {
 	base := strings.ToLower(filepath.Base(path))
 	switch {
@@ -83,8 +92,10 @@ func FormatForPath(path string) (Format, error) {
 		return FormatFolded, nil
 	case strings.HasSuffix(base, ".svg"):
 		return FormatSVG, nil
+	case strings.HasSuffix(base, ".speedscope.json"):
+		return FormatSpeedscope, nil
 	}
-	return FormatUnknown, fmt.Errorf("exporter: cannot tell the format of %q from its name: use a name ending in .pb.gz, .pprof, .folded, .txt or .svg, or name the format (pprof, folded, svg)", path)
+	return FormatUnknown, fmt.Errorf("exporter: cannot tell the format of %q from its name: use a name ending in .pb.gz, .pprof, .folded, .txt, .svg or .speedscope.json, or name the format (pprof, folded, svg, speedscope)", path)
 }
 
 // Options tunes the formats: AppOnly applies to every one, the others to
@@ -152,6 +163,8 @@ func Write(out io.Writer, format Format, w *profile.Window, c *symcache.Cache, o
 			return fmt.Errorf("exporter: %w", err)
 		}
 		return nil
+	case FormatSpeedscope:
+		return writeSpeedscope(out, w, c, opts)
 	}
 	return fmt.Errorf("exporter: unknown format %d", format)
 }
@@ -300,37 +313,46 @@ func stacks(w *profile.Window, c *symcache.Cache, opts Options, add func(frames 
 		if s.Count <= 0 {
 			continue
 		}
-		ids, err := r.stack(s)
+		frames, err = sampleFrames(w, r, opts, s, frames[:0])
 		if err != nil {
 			return err
-		}
-		frames = frames[:0]
-		if opts.ProcessRoot {
-			frames = append(frames, processFrame(w, r.proc(s.PID), s.PID))
-		}
-		if opts.ThreadRoot {
-			if s.ThreadName != "" {
-				frames = append(frames, s.ThreadName)
-			} else {
-				frames = append(frames, "thread "+strconv.FormatUint(uint64(s.Thread), 10))
-			}
-		}
-		if w.Stacks[s.Stack].Truncated {
-			frames = append(frames, TruncatedFrame)
-		}
-		if w.Stacks[s.Stack].Unsampled {
-			frames = append(frames, profile.UnsampledFrame)
-		} else if r := w.Stacks[s.Stack].Lost; r != profile.NotLost {
-			frames = append(frames, r.Frame())
-		} else if len(ids) == 0 {
-			frames = append(frames, NoFramesFrame)
-		}
-		for i := len(ids) - 1; i >= 0; i-- {
-			frames = r.locs[ids[i]].names(frames)
 		}
 		add(frames, s.Count)
 	}
 	return nil
+}
+
+// sampleFrames appends the frame names of sample s to frames, from the root
+// to the leaf, as stacks gives them.
+func sampleFrames(w *profile.Window, r *resolver, opts Options, s profile.Sample, frames []string) ([]string, error) {
+	ids, err := r.stack(s)
+	if err != nil {
+		return frames, err
+	}
+	if opts.ProcessRoot {
+		frames = append(frames, processFrame(w, r.proc(s.PID), s.PID))
+	}
+	if opts.ThreadRoot {
+		if s.ThreadName != "" {
+			frames = append(frames, s.ThreadName)
+		} else {
+			frames = append(frames, "thread "+strconv.FormatUint(uint64(s.Thread), 10))
+		}
+	}
+	if w.Stacks[s.Stack].Truncated {
+		frames = append(frames, TruncatedFrame)
+	}
+	if w.Stacks[s.Stack].Unsampled {
+		frames = append(frames, profile.UnsampledFrame)
+	} else if r := w.Stacks[s.Stack].Lost; r != profile.NotLost {
+		frames = append(frames, r.Frame())
+	} else if len(ids) == 0 {
+		frames = append(frames, NoFramesFrame)
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		frames = r.locs[ids[i]].names(frames)
+	}
+	return frames, nil
 }
 
 // processFrame names the root frame of process pid ("pid 1234 (name)");

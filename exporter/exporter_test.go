@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	pprof "github.com/google/pprof/profile"
 
 	"github.com/macprof/macprof/exporter/folded"
+	"github.com/macprof/macprof/exporter/speedscope"
 )
 
 func TestFormatForPath(t *testing.T) {
@@ -115,7 +117,7 @@ func TestCheckWritable(t *testing.T) {
 func TestWriteFileAllFormats(t *testing.T) {
 	tw := newTestWindow(t, profile.ModeCPU)
 	dir := t.TempDir()
-	for _, name := range []string{"cpu.pb.gz", "cpu.folded", "cpu.svg"} {
+	for _, name := range []string{"cpu.pb.gz", "cpu.folded", "cpu.svg", "cpu.speedscope.json"} {
 		path := filepath.Join(dir, name)
 		f, err := FormatForPath(path)
 		if err != nil {
@@ -142,6 +144,13 @@ func TestWriteFileAllFormats(t *testing.T) {
 			}
 		case FormatSVG:
 			if err := xmlWellFormed(b); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		case FormatSpeedscope:
+			var f speedscope.File
+			if err := json.Unmarshal(b, &f); err != nil {
+				t.Errorf("%s: %v", name, err)
+			} else if err := f.Check(); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
 		}

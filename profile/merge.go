@@ -23,11 +23,16 @@ func (w *Window) CheckValid() error {
 			return fmt.Errorf("profile: sample %d (thread %d) has count %d", i, s.Thread, s.Count)
 		}
 	}
+	for i, t := range w.Timeline {
+		if t.Sample < 0 || int(t.Sample) >= len(w.Samples) || t.Count < 0 {
+			return fmt.Errorf("profile: timeline entry %d refers to sample %d of %d with count %d", i, t.Sample, len(w.Samples), t.Count)
+		}
+	}
 	return nil
 }
 
 // Merge folds windows, oldest first, into one that spans them all. Every
-// field is kept: samples and stacks are concatenated, missed counts and
+// field is kept: samples, stacks and timelines are concatenated, missed counts and
 // stats added, the stop-time distribution merged (its percentiles recomputed
 // from the merged buckets), and each process listed once with the images it
 // had last, and once more per image set its samples were taken under (Gen).
@@ -73,6 +78,11 @@ func Merge(ws []*Window) *Window {
 			procAt[p.PID] = len(out.Processes)
 			out.Processes = append(out.Processes, p)
 		}
+		for _, t := range w.Timeline {
+			t.Sample += int32(len(out.Samples))
+			out.Timeline = append(out.Timeline, t)
+		}
+		out.TimelineDropped += w.TimelineDropped
 		base := len(out.Stacks)
 		out.Stacks = append(out.Stacks, w.Stacks...)
 		for _, s := range w.Samples {

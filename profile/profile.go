@@ -49,6 +49,22 @@ type Window struct {
 	Missed map[MissReason]int64
 	// Stats describes the profiler's own cost during the window.
 	Stats Stats
+	// Timeline, when the sampler was asked to keep one, lists the
+	// samples in the order they were counted, each with its time, so
+	// that a timeline view can show when each thread ran; nil otherwise.
+	// TimelineDropped counts the samples left off it past its bound.
+	Timeline        []TimedSample
+	TimelineDropped int64
+}
+
+// TimedSample is Count periods of one (process, thread, stack) taken at
+// Time (Unix nanoseconds: the kernel's time of the sample where the
+// backend gives it, else the time of the tick that captured or drained it).
+// The sample stands for the Count periods that ended then.
+type TimedSample struct {
+	Time   int64
+	Sample int32 // index into Window.Samples
+	Count  int32
 }
 
 // Process is one profiled process.

@@ -220,6 +220,8 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		// Interning and counting wait until the command ran, as long as
 		// the samples fit.
 		SpoolBytes: spoolBytes,
+		// The times of samples, for a timeline output.
+		Timeline: timeline(cfg.Outputs),
 		// Children are looked for between ticks, on the sampler's own
 		// goroutine: a goroutine of their own would wake the process ten
 		// more times a second.

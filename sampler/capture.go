@@ -25,7 +25,7 @@ func (s *Sampler) captureBatch(ts *targetState) {
 	for _, c := range caps {
 		// A backend that fills PCs without walking leaves Walk alone:
 		// no hash from an earlier capture may stay behind.
-		c.Walk = unwind.Result{}
+		c.Walk, c.Time = unwind.Result{}, time.Time{}
 	}
 	if bc, ok := ts.t.(target.BatchCapturer); ok {
 		bc.CaptureBatch(s.batchIDs, caps, errs)

@@ -43,7 +43,7 @@ func (s *Sampler) drain(ts *targetState, tid target.ThreadID, th *threadState, l
 	}
 	for drained := 0; drained < most; {
 		for _, c := range s.drainCaps {
-			c.Walk = unwind.Result{}
+			c.Walk, c.Time = unwind.Result{}, time.Time{}
 		}
 		k, err := ts.drainer.DrainSamples(tid, s.drainCaps)
 		if errors.Is(err, target.ErrNotKernelSampled) {

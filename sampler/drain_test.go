@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -312,12 +313,20 @@ func TestDrainTakesTheLastSamplesOfATargetThatExits(t *testing.T) {
 	}
 }
 
+// TestDrainDoesNotAllocate: draining ticks allocate nothing in steady
+// state, with a timeline kept (Config.Timeline) or not.
 func TestDrainDoesNotAllocate(t *testing.T) {
+	for _, timeline := range []int{0, 1 << 20} {
+		t.Run(fmt.Sprint("timeline=", timeline), func(t *testing.T) { testDrainDoesNotAllocate(t, timeline) })
+	}
+}
+
+func testDrainDoesNotAllocate(t *testing.T, timeline int) {
 	const hz = 1000
 	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{
 		1: {share: 1, stack: []uint64{1, 2, 3}}, 2: {share: 1, stack: []uint64{4, 5}},
 	})
-	s := tickable(t, Config{Hz: hz}, d)
+	s := tickable(t, Config{Hz: hz, Timeline: timeline}, d)
 	tick := int64(0)
 	for i := 0; i < 300; i++ { // warm up: every stack interned, every map entry made
 		tick++

@@ -275,6 +275,9 @@ func (s *Sampler) allExited() bool {
 func (s *Sampler) tick(n int64) {
 	w := s.win
 	w.ticks++
+	if s.cfg.Timeline > 0 {
+		s.now = time.Now().UnixNano()
+	}
 	for _, ts := range s.targets {
 		if ts.exited {
 			continue

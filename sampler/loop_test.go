@@ -86,22 +86,29 @@ func TestWindowsExitAndKeepRunning(t *testing.T) {
 	}
 }
 
+// TestSamplerHotPathDoesNotAllocate: a tick allocates nothing in steady
+// state, with a timeline kept (Config.Timeline) or not.
 func TestSamplerHotPathDoesNotAllocate(t *testing.T) {
-	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2, 3}}, 2: {share: 1, stack: []uint64{4, 5}}})
-	s := tickable(t, Config{Hz: 1000}, f)
-	tick := int64(0)
-	for i := 0; i < 10; i++ { // warm up: threads, buffers, map entries
-		tick++
-		time.Sleep(2 * time.Millisecond)
-		s.tick(tick)
-	}
-	allocs := testing.AllocsPerRun(50, func() {
-		tick++
-		f.start = f.start.Add(-2 * time.Millisecond) // 2 periods of CPU per tick
-		s.tick(tick)
-	})
-	if allocs != 0 {
-		t.Fatalf("a tick allocates %.1f times", allocs)
+	for _, timeline := range []int{0, 1 << 20} {
+		f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2, 3}}, 2: {share: 1, stack: []uint64{4, 5}}})
+		s := tickable(t, Config{Hz: 1000, Timeline: timeline}, f)
+		tick := int64(0)
+		for i := 0; i < 10; i++ { // warm up: threads, buffers, map entries
+			tick++
+			time.Sleep(2 * time.Millisecond)
+			s.tick(tick)
+		}
+		allocs := testing.AllocsPerRun(50, func() {
+			tick++
+			f.start = f.start.Add(-2 * time.Millisecond) // 2 periods of CPU per tick
+			s.tick(tick)
+		})
+		if allocs != 0 {
+			t.Fatalf("timeline %d: a tick allocates %.1f times", timeline, allocs)
+		}
+		if timeline > 0 && s.win.timeline.n < 100 {
+			t.Fatalf("timeline %d: %d samples on the timeline after 60 ticks", timeline, s.win.timeline.n)
+		}
 	}
 }
 

@@ -68,6 +68,10 @@ type Config struct {
 	// and counted when the window closes or the bound is reached (spool).
 	// A recording sets it, so that this work falls after the command ran.
 	SpoolBytes int
+	// Timeline, when positive, keeps the time of every sample, in the
+	// order counted, up to this many (profile.Window.Timeline), for
+	// timeline views; 16 bytes each.
+	Timeline int
 	// KeepRunning keeps Run going when every target has exited (or before
 	// any was added), until its context ends: for an agent that adds
 	// targets as they appear.
@@ -128,8 +132,11 @@ type Sampler struct {
 
 	win        *windowState
 	hadTargets bool
-	total      int64
-	startTime  time.Time
+	// now is the time of the tick (Unix nanoseconds) while a timeline is
+	// kept: the time of the samples that bring none of their own.
+	now       int64
+	total     int64
+	startTime time.Time
 }
 
 // targetState is what the sampler keeps of one target between ticks.

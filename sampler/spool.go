@@ -41,6 +41,7 @@ type spoolThread struct {
 type spooled struct {
 	hash           uint64
 	n              int64
+	at             int64 // Unix nanoseconds, when a timeline is kept
 	thread         int32
 	chunk, off     int32
 	len            int32
@@ -98,10 +99,10 @@ func (sp *spool) addPCs(pcs []uint64) (chunk, off int32) {
 
 // spoolStack keeps n samples of a thread on the stack pcs, to be interned
 // at the next flush, and makes it the thread's last stack.
-func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs []uint64, hash uint64, truncated, cfi bool, n int64) {
+func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs []uint64, hash uint64, truncated, cfi bool, n, at int64) {
 	sp := s.spool
 	chunk, off := sp.addPCs(pcs)
-	sp.add(spooled{hash: hash, n: n, thread: sp.thread(pid, tid, th), chunk: chunk, off: off, len: int32(len(pcs)), truncated: truncated, cfi: cfi})
+	sp.add(spooled{hash: hash, n: n, at: at, thread: sp.thread(pid, tid, th), chunk: chunk, off: off, len: int32(len(pcs)), truncated: truncated, cfi: cfi})
 	th.lastStack, th.hasStack = spooledStack, true
 	s.total += n
 	if sp.bytes >= sp.limit {
@@ -111,9 +112,9 @@ func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs 
 
 // spoolRepeat keeps n samples of a thread on its last stack, which waits in
 // the spool.
-func (s *Sampler) spoolRepeat(pid int, tid target.ThreadID, th *threadState, n int64) {
+func (s *Sampler) spoolRepeat(pid int, tid target.ThreadID, th *threadState, n, at int64) {
 	sp := s.spool
-	sp.add(spooled{n: n, thread: sp.thread(pid, tid, th), len: -1})
+	sp.add(spooled{n: n, at: at, thread: sp.thread(pid, tid, th), len: -1})
 	s.total += n
 	if sp.bytes >= sp.limit {
 		s.flushSpool()
@@ -142,7 +143,7 @@ func (s *Sampler) flushSpool() {
 				}
 				t.th.spooledID = id
 			}
-			s.countAs(t.pid, t.gen, t.tid, t.name, t.th.spooledID, e.n)
+			s.countAs(t.pid, t.gen, t.tid, t.name, t.th.spooledID, e.n, e.at)
 		}
 	}
 	for _, t := range sp.threads {

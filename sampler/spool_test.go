@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -98,7 +99,13 @@ func TestSpoolCountsAsInterningAtOnce(t *testing.T) {
 // TestSpoolKeepsItsMemory: once the spool has grown, spooling and
 // flushing allocate nothing.
 func TestSpoolKeepsItsMemory(t *testing.T) {
-	s, err := New(Config{Hz: 100, SpoolBytes: 1 << 20})
+	for _, timeline := range []int{0, 1 << 20} {
+		t.Run(fmt.Sprint("timeline=", timeline), func(t *testing.T) { testSpoolKeepsItsMemory(t, timeline) })
+	}
+}
+
+func testSpoolKeepsItsMemory(t *testing.T, timeline int) {
+	s, err := New(Config{Hz: 100, SpoolBytes: 1 << 20, Timeline: timeline})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,7 @@ type sampleCount struct {
 	key  sampleKey
 	n    int64
 	name string
+	at   int32 // its index in windowState.counts before they are sorted
 }
 
 // windowState is the open window: counts and costs since it began.
@@ -59,6 +60,11 @@ type windowState struct {
 	// (target.Capture.Images), and genProcs describes each, in order.
 	gens     map[genKey]uint32
 	genProcs []profile.Process
+	// timeline holds the samples in the order counted (Config.Timeline).
+	timeline timeline
+	// sampleOf maps a count (its index before the sort) to its sample in
+	// the closed window, -1 for none (addSamples).
+	sampleOf []int32
 }
 
 func (s *Sampler) newWindow(start time.Time) *windowState {
@@ -104,8 +110,12 @@ func (s *Sampler) internAndCount(pid int, tid target.ThreadID, th *threadState, 
 	if c.Images != nil {
 		th.gen = s.genOf(pid, c.Images, c.Executable)
 	}
+	at := s.now
+	if s.cfg.Timeline > 0 && !c.Time.IsZero() {
+		at = c.Time.UnixNano()
+	}
 	if s.spool != nil {
-		s.spoolStack(pid, tid, th, c.PCs, c.Walk.Hash, c.Walk.Stop.Truncated(), c.Walk.CFIFrames > 0, n)
+		s.spoolStack(pid, tid, th, c.PCs, c.Walk.Hash, c.Walk.Stop.Truncated(), c.Walk.CFIFrames > 0, n, at)
 		return
 	}
 	// The walk hashed the addresses as it read them; a capture that was
@@ -117,23 +127,28 @@ func (s *Sampler) internAndCount(pid int, tid target.ThreadID, th *threadState, 
 		}
 	}
 	th.lastStack, th.hasStack = id, true
-	s.count(pid, tid, th, id, n)
+	s.countAt(pid, tid, th, id, n, at)
 }
 
 // count adds n samples of a thread on an interned stack to the window, or
-// to the spool when that stack waits there.
-// A thread whose last sample came with a process or images of its own
-// counts them under those.
+// to the spool when that stack waits there, at the time of the tick.
 func (s *Sampler) count(pid int, tid target.ThreadID, th *threadState, id intern.StackID, n int64) {
+	s.countAt(pid, tid, th, id, n, s.now)
+}
+
+// countAt is count for samples taken at time at (Unix nanoseconds, for the
+// timeline). A thread whose last sample came with a process or images of
+// its own counts them under those.
+func (s *Sampler) countAt(pid int, tid target.ThreadID, th *threadState, id intern.StackID, n, at int64) {
 	if th.pid > 0 {
 		pid = th.pid
 	}
 	if id == spooledStack {
-		s.spoolRepeat(pid, tid, th, n)
+		s.spoolRepeat(pid, tid, th, n, at)
 		return
 	}
 	s.total += n
-	s.countAs(pid, th.gen, tid, th.name, id, n)
+	s.countAs(pid, th.gen, tid, th.name, id, n, at)
 }
 
 // genOf returns the number the open window gives process pid's image set
@@ -153,17 +168,23 @@ func (s *Sampler) genOf(pid int, set *images.Set, exe string) uint32 {
 }
 
 // countAs adds n samples of a thread, named name, on an interned stack to
-// the window, under image set gen of its process.
-func (s *Sampler) countAs(pid int, gen uint32, tid target.ThreadID, name string, id intern.StackID, n int64) {
+// the window, under image set gen of its process, and to its timeline, if
+// kept, at time at.
+func (s *Sampler) countAs(pid int, gen uint32, tid target.ThreadID, name string, id intern.StackID, n, at int64) {
 	k := sampleKey{pid: pid, gen: gen, tid: tid, stack: id}
 	w := s.win
-	if i, ok := w.index[k]; ok {
+	i, ok := w.index[k]
+	if ok {
 		w.counts[i].n += n
-		return
+	} else {
+		i = int32(len(w.counts))
+		w.index[k] = i
+		w.counts = append(w.counts, sampleCount{key: k, n: n, name: name, at: i})
+		w.used[id] = struct{}{}
 	}
-	w.index[k] = int32(len(w.counts))
-	w.counts = append(w.counts, sampleCount{key: k, n: n, name: name})
-	w.used[id] = struct{}{}
+	if s.cfg.Timeline > 0 {
+		w.timeline.add(s.cfg.Timeline, at, i, n)
+	}
 }
 
 // closeWindow builds the Window from the counts and hands it over.
@@ -202,6 +223,7 @@ func (s *Sampler) closeWindow(end time.Time) {
 		ProfilerCPU:  selfCPU() - ws.cpuStart,
 	}
 	w.Stats.StopBuckets = ws.stops.nonEmpty()
+	w.Timeline, w.TimelineDropped = ws.timeline.entries(ws.sampleOf), ws.timeline.dropped
 	if s.cfg.OnWindow != nil {
 		s.cfg.OnWindow(w)
 	}
@@ -214,6 +236,12 @@ func (s *Sampler) closeWindow(end time.Time) {
 func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 	stackIndex := map[intern.StackID]int{}
 	counts := ws.counts
+	if s.cfg.Timeline > 0 {
+		ws.sampleOf = make([]int32, len(counts))
+		for i := range ws.sampleOf {
+			ws.sampleOf[i] = -1
+		}
+	}
 	sort.Slice(counts, func(i, j int) bool {
 		a, b := counts[i].key, counts[j].key
 		if a.pid != b.pid {
@@ -248,6 +276,9 @@ func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 			idx = len(w.Stacks)
 			w.Stacks = append(w.Stacks, profile.Stack{PCs: append([]uint64(nil), pcs...), Truncated: truncated, CFI: cfi})
 			stackIndex[k.stack] = idx
+		}
+		if ws.sampleOf != nil {
+			ws.sampleOf[c.at] = int32(len(w.Samples))
 		}
 		w.Samples = append(w.Samples, profile.Sample{Stack: idx, PID: k.pid, Gen: int(k.gen), Thread: k.tid, ThreadName: c.name, Count: c.n})
 	}

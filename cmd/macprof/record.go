@@ -18,7 +18,7 @@ import (
 const recordGCPercent = 400
 
 func init() {
-	register(command{name: "record", summary: "sample a process (or a command) and write pprof, folded stacks or a flame graph", run: runRecord})
+	register(command{name: "record", summary: "sample a process (or a command) and write pprof, folded stacks, a flame graph or a timeline", run: runRecord})
 }
 
 const recordHelp = `
@@ -31,6 +31,9 @@ format follows the extension:
   .folded, .txt    folded stacks (flamegraph.pl, speedscope, inferno)
   .svg             a self-contained flame graph: open it in a browser; click
                    to zoom, Ctrl-F or / to search (a regex; "Matched: N%")
+  .speedscope.json a timeline per thread for speedscope (speedscope.app or
+                   npx speedscope FILE): its Time Order view shows when each
+                   thread ran, and on what (the first 2 Mi samples' times)
 
 Modes: cpu (default) counts only threads that ran since the last tick, so a
 profile shows where CPU time goes; idle threads are not even stopped. wall
@@ -85,7 +88,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	dur := fs.duration("d", "duration", 0, "stop after `SECONDS` (5, 2.5) or a duration (30s, 500ms); 0 records until the target exits or Ctrl-C")
 	mode := fs.String("mode", "cpu", "`MODE`: cpu (threads that ran) or wall (every thread)")
 	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
-	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg) instead of the extension")
+	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg, speedscope) instead of the extension")
 	maxFrames := fs.Int("max-frames", 512, "stop each stack walk after `N` frames")
 	stackBytes := fs.Int("stack-bytes", target.DefaultKernelStackBytes, fmt.Sprintf("Linux: copy up to `N` bytes of stack per sample of a deep thread (at most %d); deeper stacks end in [truncated]", target.MaxKernelStackBytes))
 	unwindFlag := fs.String("unwind", "auto", "`HOW` stacks are walked: auto (Linux: unwind tables, else frame pointers; macOS: frame pointers), cfi (unwind tables where an object has them) or fp (frame pointers only, as perf record -g)")
