@@ -20,56 +20,16 @@ import (
 
 	"github.com/macprof/macprof/exporter/otlp"
 	"github.com/macprof/macprof/exporter/upload"
-	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/symcache"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 )
 
-// fakeTarget is a process of one busy thread, always in the same stack,
-// until exit is called.
-type fakeTarget struct {
-	pid    int
-	mu     sync.Mutex
-	closed bool
-	exited bool
-}
-
-func (f *fakeTarget) PID() int { return f.pid }
-func (f *fakeTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.exited {
-		return dst[:0], target.ErrExited
-	}
-	return append(dst[:0], target.ThreadID(f.pid)), nil
-}
-func (f *fakeTarget) exit() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.exited = true
-}
-func (f *fakeTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
-	return target.ThreadInfo{ID: t, Name: "worker", Running: true}, nil
-}
-func (f *fakeTarget) Capture(t target.ThreadID, c *target.Capture) error {
-	c.PCs = append(c.PCs[:0], 0x1000, 0x2000)
-	return nil
-}
-func (f *fakeTarget) Images() (*images.Set, error) { return images.NewSet(nil), nil }
-func (f *fakeTarget) Close() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.closed = true
-	return nil
-}
-
-func (f *fakeTarget) isClosed() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.closed
-}
+// fake is a process of one busy thread, always in the same stack, until
+// its Exit.
+func fake(pid int) *targettest.Fake { return targettest.OneThread(pid, 0x1000, 0x2000) }
 
 // fakeQueue keeps what was queued.
 type fakeQueue struct {
@@ -118,19 +78,19 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 
 func TestRegistry(t *testing.T) {
 	var r registry
-	a, b := &fakeTarget{pid: 1}, &fakeTarget{pid: 2}
+	a, b := fake(1), fake(2)
 	r.add(a)
 	r.add(b)
 	if !r.has(1) || !r.has(2) || r.has(3) || r.len() != 2 {
 		t.Fatalf("after two adds: has 1 %v, 2 %v, 3 %v, len %d", r.has(1), r.has(2), r.has(3), r.len())
 	}
 	r.remove(1)
-	if r.has(1) || r.len() != 1 || a.isClosed() {
-		t.Fatalf("after remove: has 1 %v, len %d, closed %v (remove leaves closing to the caller)", r.has(1), r.len(), a.isClosed())
+	if r.has(1) || r.len() != 1 || a.Closes() > 0 {
+		t.Fatalf("after remove: has 1 %v, len %d, closed %v (remove leaves closing to the caller)", r.has(1), r.len(), a.Closes() > 0)
 	}
 	r.closeAll()
-	if !b.isClosed() || r.len() != 0 {
-		t.Fatalf("closeAll: closed %v, len %d", b.isClosed(), r.len())
+	if b.Closes() == 0 || r.len() != 0 {
+		t.Fatalf("closeAll: closed %v, len %d", b.Closes() > 0, r.len())
 	}
 }
 
@@ -162,7 +122,7 @@ func TestWatcherScan(t *testing.T) {
 		if pid == 104 {
 			return nil, errors.New("not ours to trace")
 		}
-		return &fakeTarget{pid: pid}, nil
+		return fake(pid), nil
 	}})
 	procs := []Process{
 		{PID: 1, Names: []string{"myapp"}, UID: uid, HasUID: true}, // the agent itself
@@ -222,7 +182,7 @@ func TestRun(t *testing.T) {
 	closed := 0
 	s1 := fakeSink("one", q1, false)
 	s1.Close = func() error { closed++; return nil }
-	tg := &fakeTarget{pid: 7}
+	tg := fake(7)
 	var log bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 	defer cancel()
@@ -237,8 +197,8 @@ func TestRun(t *testing.T) {
 			t.Errorf("exporter queued %d windows (want 2 or 3), shut down %v", n, q.shutdown)
 		}
 	}
-	if !tg.isClosed() || closed != 1 {
-		t.Errorf("target closed %v, sink closed %d times", tg.isClosed(), closed)
+	if tg.Closes() == 0 || closed != 1 {
+		t.Errorf("target closed %v, sink closed %d times", tg.Closes() > 0, closed)
 	}
 	for _, want := range []string{"msg=profiling pid=7", "msg=\"exporter stopped\" exporter=one sent=", "windows_dropped=0 encode_errors=0"} {
 		if !strings.Contains(log.String(), want) {
@@ -260,10 +220,10 @@ func TestRun(t *testing.T) {
 // stops then rather than run on doing nothing; the last window is sent.
 func TestRunStopsWhenPIDsExit(t *testing.T) {
 	q := &fakeQueue{}
-	tg := &fakeTarget{pid: 7}
+	tg := fake(7)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		tg.exit()
+		tg.Exit()
 	}()
 	var log bytes.Buffer
 	done := make(chan int, 1)
@@ -285,8 +245,8 @@ func TestRunStopsWhenPIDsExit(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the agent runs on with every process gone")
 	}
-	if n := len(q.queued()); n != 1 || !tg.isClosed() {
-		t.Errorf("%d windows sent, want the last one; target closed %v", n, tg.isClosed())
+	if n := len(q.queued()); n != 1 || tg.Closes() == 0 {
+		t.Errorf("%d windows sent, want the last one; target closed %v", n, tg.Closes() > 0)
 	}
 	if !strings.Contains(log.String(), `msg="every process given by --pid has exited, and there is no --name to find more: stopping"`) {
 		t.Errorf("log:\n%s", log.String())
@@ -422,7 +382,7 @@ func TestAttachKernelSamples(t *testing.T) {
 		var got target.Options
 		a := newTestAgent(t, Config{Hz: 19, Mode: tc.mode, StopThreads: tc.stop, Attach: func(pid int, o target.Options) (target.Target, error) {
 			got = o
-			return &fakeTarget{pid: pid}, nil
+			return fake(pid), nil
 		}})
 		if err := a.attach(42, nil); err != nil {
 			t.Fatal(err)
@@ -434,7 +394,7 @@ func TestAttachKernelSamples(t *testing.T) {
 }
 
 // idleTarget is a process with no thread to sample: it gives no samples.
-type idleTarget struct{ fakeTarget }
+type idleTarget struct{ *targettest.Fake }
 
 func (f *idleTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) { return dst[:0], nil }
 
@@ -463,7 +423,7 @@ func TestRunIdleTargetDeadExporter(t *testing.T) {
 		start := time.Now()
 		code := Run(context.Background(), Config{PIDs: []int{7}, Hz: 20, Window: 300 * time.Millisecond, Duration: 1500 * time.Millisecond,
 			Mode: profile.ModeCPU, ShutdownTimeout: time.Second, Telemetry: "none", Sinks: sinks, Log: slog.New(slog.NewTextHandler(&log, nil)),
-			Attach: func(pid int, o target.Options) (target.Target, error) { return &idleTarget{fakeTarget{pid: pid}}, nil }})
+			Attach: func(pid int, o target.Options) (target.Target, error) { return &idleTarget{fake(pid)}, nil }})
 		out := log.String()
 		if code != c.status {
 			t.Errorf("%s: status %d, want %d:\n%s", c.endpoint, code, c.status, out)
