@@ -127,6 +127,12 @@ func (x *ehIndex) find(off uint64) (r *unwind.Rule, covered bool) {
 	if f == nil {
 		f = x.compile(i - 1)
 	}
+	return f.find(off)
+}
+
+// find returns the rule of the compiled FDE f at file offset off and
+// whether f covers off.
+func (f *fdeRows) find(off uint64) (r *unwind.Rule, covered bool) {
 	if off < f.start || off >= f.end || len(f.rows) == 0 {
 		return nil, false
 	}

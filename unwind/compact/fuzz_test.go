@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzUnwindInfo parses hostile __unwind_info, looks up an offset and
-// walks hostile registers over a hostile stack by the table: nothing may
+// walks hostile registers over a hostile stack by the table (its bytes
+// the image's __eh_frame too): nothing may
 // panic, tables stay bounded by the input, rules cover the offset looked
 // up, and the walk ends within its output.
 func FuzzUnwindInfo(f *testing.F) {
@@ -46,6 +47,9 @@ func FuzzUnwindInfo(f *testing.F) {
 		if st.Hi < st.Lo {
 			return
 		}
+		// The stack's bytes as the image's __eh_frame too: DWARF-mode
+		// entries compile hostile FDEs.
+		tab.withEHFrame(stack, 0, 0, uint64(s.End))
 		// A whole walk over the hostile stack, the image at 0.
 		imgs, err := NewImages(arch, []Image{{Start: 0, End: uint64(s.End), Table: tab}})
 		if err != nil {

@@ -145,9 +145,10 @@ func eqSlices[T comparable](a, b []T) bool {
 // TestParseMatchesObjdump compares every field of the fixtures'
 // __unwind_info with what llvm-objdump --unwind-info prints.
 //
-// big_arm64 adds an __unwind_info of several second-level pages.
+// big_arm64 adds an __unwind_info of several second-level pages, the
+// dwarf_ fixtures a DWARF-mode entry.
 func TestParseMatchesObjdump(t *testing.T) {
-	for _, name := range []string{"prog_arm64", "prog_x86_64", "big_arm64"} {
+	for _, name := range []string{"prog_arm64", "prog_x86_64", "big_arm64", "dwarf_arm64", "dwarf_x86_64"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", name)
 			want := runObjdump(t, path)
@@ -192,6 +193,12 @@ func TestParseMatchesObjdump(t *testing.T) {
 			// What each fixture is there to exercise.
 			if name == "big_arm64" && len(sec.Index) < 3 {
 				t.Errorf("big_arm64 has %d second-level pages, want several", len(sec.Index)-1)
+			}
+			if strings.HasPrefix(name, "dwarf_") {
+				if r, ok := tab.Lookup(sec.Entries[0].Start); !ok || r.Kind != KindDWARF {
+					t.Errorf("%s: first entry %+v, want odd's, in DWARF mode", name, r)
+				}
+				return
 			}
 			if name != "big_arm64" && (len(sec.Personalities) == 0 || len(sec.LSDA) == 0 || len(sec.CommonEncodings) == 0) {
 				t.Errorf("%s has %d common encodings, %d personalities and %d LSDA entries, want some of each", name, len(sec.CommonEncodings), len(sec.Personalities), len(sec.LSDA))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/unwind"
+	"github.com/macprof/macprof/unwind/cfi"
 )
 
 // Table is the compiled, read-only rule table of one image: function
@@ -23,6 +24,12 @@ type Table struct {
 	rules  []Rule        // distinct decoded rules, Start and End zero
 	walk   []unwind.Rule // walk[i] is rules[i] as a walk takes it
 	end    uint32        // end of the last range
+	// The DWARF-mode rules' FDEs: dwarf[i] is rules[i]'s slot in eh (-1:
+	// none), dwarfOffs the slots' __eh_frame offsets; eh is nil until the
+	// image's __eh_frame is read (withEHFrame), and where it has none.
+	dwarf     []int32
+	dwarfOffs []uint32
+	eh        *cfi.FDEs
 }
 
 // maxRules bounds the distinct rules of a table (indexes are 16 bits);
@@ -55,6 +62,12 @@ func NewTable(s *Section, arch unwind.Arch, text func(off uint32) (uint32, bool)
 			index[k] = ri
 			t.rules = append(t.rules, decode(arch, 0, 0, k.enc, k.size))
 			t.walk = append(t.walk, toWalk(arch, &t.rules[ri]))
+			slot := int32(-1)
+			if r := &t.rules[ri]; r.Kind == KindDWARF {
+				slot = int32(len(t.dwarfOffs))
+				t.dwarfOffs = append(t.dwarfOffs, r.DWARFOffset)
+			}
+			t.dwarf = append(t.dwarf, slot)
 		}
 		t.rule[i] = ri
 	}
@@ -147,7 +160,25 @@ func FromMachO(f *macho.File) (*Table, *Section, error) {
 		return nil, nil, errors.New("compact: no __TEXT segment")
 	}
 	// __TEXT starts at image offset 0.
-	return compile(data, arch, readU32(seg, seg.Filesz))
+	t, s, err := compile(data, arch, readU32(seg, seg.Filesz))
+	if err != nil || len(t.dwarfOffs) == 0 {
+		return t, s, err
+	}
+	if eh := f.Section("__eh_frame"); eh != nil && eh.Seg == "__TEXT" && eh.Size <= MaxSectionSize && eh.Addr >= seg.Addr {
+		if b, err := eh.Data(); err == nil {
+			t.withEHFrame(b, eh.Addr, seg.Addr, seg.Memsz)
+		}
+	}
+	return t, s, nil
+}
+
+// withEHFrame gives the table the image's __eh_frame (its bytes, loaded
+// at ehAddr), whose FDEs answer the DWARF-mode entries as lookups meet
+// them; __TEXT, at image offset 0, is loaded at textAddr for textSize
+// bytes (link-time addresses: pointers in __eh_frame are link-time too).
+func (t *Table) withEHFrame(eh []byte, ehAddr, textAddr, textSize uint64) {
+	segs := []cfi.Segment{{Vaddr: textAddr, Size: textSize, Off: 0}}
+	t.eh = cfi.NewFDEs(t.arch, cfi.Section{Data: eh, Addr: ehAddr, EH: true}, segs, t.dwarfOffs)
 }
 
 // readU32 returns a reader of 32-bit words at offsets of r below limit.
@@ -213,7 +244,28 @@ func FromMemory(r unwind.MemoryReader, loadAddr uint64) (*Table, *Section, error
 	if err := r.ReadMemory(loadAddr+off, data); err != nil {
 		return nil, nil, fmt.Errorf("compact: reading __unwind_info at %#x: %w", loadAddr+off, err)
 	}
-	return compile(data, arch, readU32(memAt{r, loadAddr}, text.Size))
+	t, s, err := compile(data, arch, readU32(memAt{r, loadAddr}, text.Size))
+	if err != nil || len(t.dwarfOffs) == 0 {
+		return t, s, err
+	}
+	// DWARF-mode entries: the __TEXT,__eh_frame their FDEs lie in, read
+	// now (between captures), compiled FDE by FDE as walks meet them.
+	for i := range m.Sections {
+		eh := &m.Sections[i]
+		if eh.Segment != "__TEXT" || eh.Name != "__eh_frame" {
+			continue
+		}
+		off := eh.Addr - text.Addr
+		if eh.Addr < text.Addr || off > text.Size || eh.Size > text.Size-off || eh.Size > MaxSectionSize {
+			break // not inside __TEXT: the entries stay unanswered
+		}
+		b := make([]byte, eh.Size)
+		if r.ReadMemory(loadAddr+off, b) == nil {
+			t.withEHFrame(b, eh.Addr, text.Addr, text.Size)
+		}
+		break
+	}
+	return t, s, nil
 }
 
 // memAt reads a target's memory at offsets from base.

@@ -46,11 +46,12 @@ func toWalk(arch unwind.Arch, r *Rule) unwind.Rule {
 	return unwind.Rule{}
 }
 
-// walkRule returns the unwind rule of the code at image offset off, nil where
-// the table gives none. At a function's first instruction (and on x86_64
-// after its "push %rbp") it is the prologue's rule: a walk looks up a
-// return address minus one, which never lands there, so only the
-// interrupted frame gets it.
+// walkRule returns the unwind rule of the code at image offset off, nil
+// where the table gives none; a DWARF-mode entry's is the row of its FDE
+// in the image's __eh_frame, where the table has it. Otherwise, at a
+// function's first instruction (and on x86_64 after its "push %rbp") it
+// is the prologue's rule: a walk looks up a return address minus one,
+// which never lands there, so only the interrupted frame gets it.
 func (t *Table) walkRule(off uint32) *unwind.Rule {
 	i, start, _, ok := t.index(off)
 	if !ok {
@@ -58,6 +59,12 @@ func (t *Table) walkRule(off uint32) *unwind.Rule {
 	}
 	ri := t.rule[i]
 	r := &t.walk[ri]
+	if slot := t.dwarf[ri]; slot >= 0 && t.eh != nil {
+		// DWARF mode: the FDE's row, compiled on first use.
+		if d := t.eh.Find(int(slot), uint64(off)); d != nil {
+			return d
+		}
+	}
 	switch {
 	case off == start:
 		return &entryRule[t.arch]

@@ -8,7 +8,8 @@
 # (Debian: clang-14 lld-14). There is no macOS SDK here, so the programs are
 # linked with -nostdlib and never run; the tests read their __unwind_info
 # and code. fp.c keeps frame pointers, nofp.c omits them, eh.c has a
-# cleanup (personality and LSDA), leaf_*.s is a hand-written frameless leaf.
+# cleanup (personality and LSDA), leaf_*.s is a hand-written frameless leaf;
+# dwarf_* are the DWARF-mode fixtures (src/dwarf.c, src/dwarf_*.s).
 set -eu
 cd "$(dirname "$0")"
 CC=${CC:-clang}
@@ -22,6 +23,13 @@ for arch in arm64 x86_64; do
 	$CC $T -c src/leaf_$arch.s -o "$TMP/leaf.o"
 	$CC $T -O2 -c src/tail.c -o "$TMP/tail.o"
 	$CC $T -fuse-ld=lld -nostdlib -Wl,-e,_main "$TMP/fp.o" "$TMP/nofp.o" "$TMP/eh.o" "$TMP/leaf.o" "$TMP/tail.o" -o prog_$arch
+	# dwarf_$arch: odd has a DWARF-mode compact entry and an FDE, both
+	# written in src/dwarf_$arch.s (see there why); its object is linked
+	# first so that its __eh_frame starts the output's, where the entry's
+	# FDE offset points.
+	$CC $T -c src/dwarf_$arch.s -o "$TMP/dwarf_asm.o"
+	$CC $T -O2 -fno-omit-frame-pointer -c src/dwarf.c -o "$TMP/dwarf_c.o"
+	$CC $T -fuse-ld=lld -nostdlib -Wl,-e,_main "$TMP/dwarf_asm.o" "$TMP/dwarf_c.o" -o dwarf_$arch
 done
 # big_arm64: 2000 generated functions whose saved registers vary from one
 # to the next, so that lld cannot fold their entries: an __unwind_info of
