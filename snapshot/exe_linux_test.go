@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/internal/procstat"
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // TestExitedNamesZombieAndParent: a child that exited and is not reaped
@@ -21,14 +22,10 @@ func TestExitedNamesZombieAndParent(t *testing.T) {
 	}
 	defer z.Wait()
 	pid := z.Process.Pid
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		if s, err := procstat.Read(pid); err == nil && s.State == 'Z' {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the child did not become a zombie in 10 s")
-		}
-	}
+	testprog.WaitFor(t, 10*time.Second, func() bool {
+		s, err := procstat.Read(pid)
+		return err == nil && s.State == 'Z'
+	}, "the child to become a zombie")
 	want := fmt.Sprintf("process %d (true) has exited: it is a zombie until its parent (PID %d) reaps it", pid, os.Getpid())
 	if err := exited(pid); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("exited(zombie) = %v, want %q...", err, want)
