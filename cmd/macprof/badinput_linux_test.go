@@ -7,6 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,7 +162,11 @@ func TestAgentPIDsGone(t *testing.T) {
 		t.Errorf("agent on PIDs that are gone: %v (context %v)\n%s", err, ctx.Err(), b)
 	}
 
-	// A process that exits a moment after the agent attached.
+	// A process that exits a moment after the agent attached: the agent
+	// stops, and exits 0 because its endpoint answers (one that did not
+	// would make it exit 1: TestAgentNeverSilent).
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer endpoint.Close()
 	p := exec.Command("sleep", "1")
 	if err := p.Start(); err != nil {
 		t.Fatal(err)
@@ -167,7 +174,7 @@ func TestAgentPIDsGone(t *testing.T) {
 	defer p.Wait()
 	ctx2, cancel2 := context.WithTimeout(context.Background(), badInputWait)
 	defer cancel2()
-	b, err = exec.CommandContext(ctx2, macprof, "agent", "--pid", strconv.Itoa(p.Process.Pid), "--telemetry", "none", "--otlp-endpoint=localhost:1").CombinedOutput()
+	b, err = exec.CommandContext(ctx2, macprof, "agent", "--pid", strconv.Itoa(p.Process.Pid), "--telemetry", "none", "--otlp-endpoint="+endpoint.URL).CombinedOutput()
 	if err != nil || ctx2.Err() != nil || !strings.Contains(string(b), `msg="every process given by --pid has exited, and there is no --name to find more: stopping"`) {
 		t.Errorf("agent on a process that exits: %v (context %v)\n%s", err, ctx2.Err(), b)
 	}
