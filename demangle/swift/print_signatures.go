@@ -209,6 +209,10 @@ func (p *printer) specializationPrefix(n *node, desc string, depth int, paramPre
 		}
 		return
 	}
+	if n.first().is(kRepresentationChanged) {
+		p.s("representation changed of ")
+		return
+	}
 	p.s(desc + " <")
 	sep := ""
 	arg := 0

@@ -27,10 +27,6 @@ func (p *printer) printThunkNode(n *node, depth int, asPrefix bool) (r *node, ok
 	case kOutlinedReadOnlyObject:
 		p.s("outlined read-only object #" + strconv.FormatUint(n.index, 10) + " of ")
 	case kFunctionSignatureSpecialization:
-		if n.first().is(kRepresentationChanged) {
-			p.s("representation changed of ")
-			break
-		}
 		p.specializationPrefix(n, "function signature specialization", depth, "")
 	case kGenericPartialSpecialization:
 		p.specializationPrefix(n, "generic partial specialization", depth, "Signature = ")

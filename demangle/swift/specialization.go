@@ -102,11 +102,16 @@ func (d *demangler) funcSpecParamArgs(param *node) bool {
 			if name == nil {
 				return false
 			}
-			text := name.text
-			if pk.index == fsConstantPropString && len(text) > 0 && text[0] == '_' {
-				text = text[1:]
+			if pk.index == fsClosureProp || pk.index == fsEscapingClosureProp {
+				// Printed as it is, not demangled (Swift 6.3).
+				extra = append(extra, name)
+			} else {
+				text := name.text
+				if pk.index == fsConstantPropString && len(text) > 0 && text[0] == '_' {
+					text = text[1:]
+				}
+				extra = append(extra, d.textNode(kFunctionSignatureSpecializationParamPayload, text))
 			}
-			extra = append(extra, d.textNode(kFunctionSignatureSpecializationParamPayload, text))
 			for k := len(types) - 1; k >= 0; k-- {
 				extra = append(extra, types[k])
 			}
@@ -162,10 +167,7 @@ func (d *demangler) funcSpecParam(k kind) *node {
 		return addChild(p, d.indexNode(kFunctionSignatureSpecializationParamPayload, uint64(i)))
 	case 'p':
 		// One or more constants, each a kind letter (and its digits).
-		for n := 0; ; n++ {
-			if d.peek() == 0 {
-				return p
-			}
+		for {
 			switch d.next() {
 			case 'S':
 				p = kindNode(fsConstantPropStruct)
@@ -204,10 +206,9 @@ func (d *demangler) funcSpecParam(k kind) *node {
 			case 'k':
 				p = kindNode(fsConstantPropKeyPath)
 			default:
+				// As Swift's: at the end of the name too, which steps
+				// back onto the last letter and fails the name.
 				d.back()
-				if n == 0 {
-					return nil
-				}
 				return p
 			}
 			if p == nil {
