@@ -75,6 +75,9 @@ type Config struct {
 	// ResourceAttributes are written on every resource
 	// (OTEL_RESOURCE_ATTRIBUTES).
 	ResourceAttributes map[string]string
+	// NoLabelAliases leaves out the undotted copies of attributes
+	// (BuildOptions.NoLabelAliases).
+	NoLabelAliases bool
 }
 
 // FromEnv reads the configuration from the process environment. See
@@ -188,12 +191,14 @@ func (c Config) Override(o Config) Config {
 		c.ServiceName = o.ServiceName
 	}
 	c.ResourceAttributes = mergeMaps(c.ResourceAttributes, o.ResourceAttributes)
+	c.NoLabelAliases = c.NoLabelAliases || o.NoLabelAliases
 	return c
 }
 
 // BuildOptions returns the resource settings of c for Build.
 func (c Config) BuildOptions(hostName, version string) BuildOptions {
-	return BuildOptions{ServiceName: c.ServiceName, HostName: hostName, Attributes: c.ResourceAttributes, ScopeVersion: version}
+	return BuildOptions{ServiceName: c.ServiceName, HostName: hostName, Attributes: c.ResourceAttributes, ScopeVersion: version,
+		NoLabelAliases: c.NoLabelAliases}
 }
 
 func mergeMaps(a, b map[string]string) map[string]string {

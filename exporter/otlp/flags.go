@@ -22,6 +22,7 @@ type Flags struct {
 	ca, cert, key                   string
 	headers, attrs                  keyValues
 	service                         string
+	noAliases                       bool
 }
 
 // BindFlags registers the OTLP flags on fs, each name starting with prefix
@@ -40,6 +41,7 @@ func BindFlags(fs *flag.FlagSet, prefix string) *Flags {
 	fs.StringVar(&f.key, prefix+"client-key", "", "PEM `file` of the client certificate's key")
 	fs.StringVar(&f.service, "service-name", "", "service.name of the profiles (overrides OTEL_SERVICE_NAME; default: each target's executable name)")
 	fs.Var(f.attrs, "resource-attr", "`key=value` resource attribute; repeatable (merged over OTEL_RESOURCE_ATTRIBUTES)")
+	fs.BoolVar(&f.noAliases, prefix+"no-label-aliases", false, "send attributes under their semantic-convention keys only, without the undotted copies (host_name, process_pid, thread, a dotted --resource-attr key with underscores) that Grafana Pyroscope needs to list and filter them")
 	return f
 }
 
@@ -67,6 +69,8 @@ func (f *Flags) Config() Config {
 			c.ClientCertificate = f.cert
 		case "client-key":
 			c.ClientKey = f.key
+		case "no-label-aliases":
+			c.NoLabelAliases = f.noAliases
 		}
 		switch fl.Name {
 		case "service-name":

@@ -22,7 +22,7 @@ func TestFlagsOverrideEnv(t *testing.T) {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	f := otlp.BindFlags(fs, "otlp-")
-	if err := fs.Parse([]string{"--otlp-endpoint", "flag:4317", "--otlp-insecure", "--otlp-header", "a=flag", "--resource-attr", "region=eu", "--otlp-compression", "gzip"}); err != nil {
+	if err := fs.Parse([]string{"--otlp-endpoint", "flag:4317", "--otlp-insecure", "--otlp-header", "a=flag", "--resource-attr", "region=eu", "--otlp-compression", "gzip", "--otlp-no-label-aliases"}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := f.Resolve(getenv)
@@ -41,12 +41,15 @@ func TestFlagsOverrideEnv(t *testing.T) {
 	if c.ResourceAttributes["team"] != "env" || c.ResourceAttributes["region"] != "eu" {
 		t.Errorf("resource attributes %v", c.ResourceAttributes)
 	}
+	if !c.BuildOptions("h", "v").NoLabelAliases {
+		t.Error("--otlp-no-label-aliases does not reach the build options")
+	}
 	// No flags: the environment as is.
 	fs2 := flag.NewFlagSet("agent", flag.ContinueOnError)
 	f2 := otlp.BindFlags(fs2, "otlp-")
 	fs2.Parse(nil)
 	c2, _ := f2.Resolve(getenv)
-	if c2.Endpoint != "http://env:4317" || !c2.EndpointIsBase || c2.Insecure != nil {
+	if c2.Endpoint != "http://env:4317" || !c2.EndpointIsBase || c2.Insecure != nil || c2.BuildOptions("h", "v").NoLabelAliases {
 		t.Errorf("without flags: %+v", c2)
 	}
 	// A malformed repeatable flag is a parse error.

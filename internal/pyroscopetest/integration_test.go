@@ -86,7 +86,7 @@ func check(t *testing.T, s *pyroscopetest.Server, fx *fixture.Fixture, service s
 // Pyroscope stores is what was sent: /ingest as a multipart form (the
 // agent's default) and as a raw pprof, OTLP over HTTP and gRPC straight to
 // Pyroscope, and OTLP through the shipped collector configuration's
-// otlp/pyroscope route.
+// otlp_grpc/pyroscope route.
 func TestRealPyroscope(t *testing.T) {
 	s := pyroscopetest.Start(t)
 	ctx := context.Background()
