@@ -55,7 +55,12 @@ type fixtureCode struct {
 
 func loadFixtureCode(t *testing.T, arch string, slide uint64) *fixtureCode {
 	t.Helper()
-	path := compactFixture(arch)
+	return loadCode(t, arch, compactFixture(arch), slide)
+}
+
+// loadCode is loadFixtureCode of the fixture at path.
+func loadCode(t *testing.T, arch, path string, slide uint64) *fixtureCode {
+	t.Helper()
 	f, err := macho.Open(path)
 	if err != nil {
 		t.Fatal(err)
