@@ -73,6 +73,9 @@ type kernelSampler struct {
 	// wakes the sampler when half full.
 	proc        *processRings
 	procWatched bool
+	// kids, when set, samples the target's descendants (descendant
+	// rings); its threads have rings of their own.
+	kids        *processRings
 	procThreads []threadSamples // listSampledThreads's buffer
 	exact       *exactChains    // process rings' chains known exact
 	// lost holds, per thread, the samples its ring's PERF_RECORD_LOST
@@ -371,6 +374,13 @@ func (t *Target) DrainInterval() time.Duration {
 		}
 		return max(long, t.opts.KernelSamplePeriod)
 	}
+	if p := k.kids; p != nil {
+		// Read only when the threads are listed, each CPU's ring
+		// as fast as one busy thread fills it.
+		for _, r := range p.rings {
+			long = min(long, t.chainFill(r)/2)
+		}
+	}
 	for _, th := range t.threads {
 		if r := th.kernel.ring; r != nil && r.chain && r.interval > 0 && r.stopWatch == nil {
 			long = min(long, max(r.interval, min(th.kernel.fill/2, t.chainFill(r))))
@@ -457,7 +467,9 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 	case !live && !departed:
 		return 0, threadErr(tid, target.ErrNoThread)
 	case t.kernel != nil && t.kernel.proc != nil:
-		return t.drainProcess(tid, caps), nil
+		return t.drainProcess(t.kernel.proc, tid, caps), nil
+	case t.kernel != nil && t.kernel.kids != nil && th.proc != 0:
+		return t.drainProcess(t.kernel.kids, tid, caps), nil
 	case t.kernel == nil || th.kernel.ring == nil:
 		return 0, target.ErrNotKernelSampled
 	}

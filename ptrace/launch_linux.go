@@ -48,7 +48,8 @@ func Launch(args []string, opts target.Options) (*Launched, error) {
 		cmd.Env = su.env(os.Environ())
 	}
 	withRings := cmd.Err == nil && processRingsFit(cmd.Path, opts)
-	if withRings {
+	kidRings := cmd.Err == nil && !withRings && descendantRingsFit(opts)
+	if withRings || kidRings {
 		// Stopped at its exec, so that its events are open, and macprof
 		// ready, before it runs (processrings_linux.go).
 		cmd.SysProcAttr.Ptrace = true
@@ -65,8 +66,8 @@ func Launch(args []string, opts target.Options) (*Launched, error) {
 		return nil, err
 	}
 	var rings *processRings
-	if withRings {
-		if err := held.do(func() (err error) { rings, err = openAtExec(pid, opts); return err }); err != nil {
+	if withRings || kidRings {
+		if err := held.do(func() (err error) { rings, err = openAtExec(pid, opts, kidRings); return err }); err != nil {
 			return fail(fmt.Errorf("start %s: %w", args[0], err))
 		}
 	}
@@ -85,7 +86,11 @@ func Launch(args []string, opts target.Options) (*Launched, error) {
 	if rings != nil {
 		// Its images and unwind tables are read before it runs, not
 		// while it does.
-		t.useProcessRings(rings)
+		if kidRings {
+			t.useDescendantRings(rings)
+		} else {
+			t.useProcessRings(rings)
+		}
 		t.Images()
 		t.PrepareUnwind()
 		if err := held.do(func() error { return unix.PtraceDetach(pid) }); err != nil {
@@ -97,11 +102,12 @@ func Launch(args []string, opts target.Options) (*Launched, error) {
 }
 
 // openAtExec waits for pid, a child started with PTRACE_TRACEME by the
-// calling thread, to stop at its exec, and opens its process rings there.
+// calling thread, to stop at its exec, and opens its process rings there
+// (descendant rings with kidsOnly).
 // It leaves the child stopped, unless the kernel refuses the rings: then
 // it lets it go and returns nil rings, and the command is sampled thread by
 // thread. An error is a child that could not be stopped or let go.
-func openAtExec(pid int, opts target.Options) (*processRings, error) {
+func openAtExec(pid int, opts target.Options, kidsOnly bool) (*processRings, error) {
 	for stops := 0; ; stops++ {
 		if stops > 16 {
 			return nil, errors.New("it stopped 16 times for signals before its exec")
@@ -125,7 +131,7 @@ func openAtExec(pid int, opts target.Options) (*processRings, error) {
 		}
 	}
 	opts = opts.WithDefaults()
-	rings, err := openProcessRings(pid, opts.KernelSamplePeriod.Nanoseconds(), int64(opts.MaxFrames))
+	rings, err := openProcessRings(pid, opts.KernelSamplePeriod.Nanoseconds(), int64(opts.MaxFrames), kidsOnly)
 	if err == nil {
 		return rings, nil
 	}

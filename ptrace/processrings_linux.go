@@ -45,12 +45,28 @@ import (
 // the command (target.DescendantSampler). Each sample is looked up in the
 // images its process had when it was taken (imageversions_linux.go).
 
+// Descendant rings (descendantRingsFit): a launched command whose own code
+// is walked from stack copies on its threads' rings of their own gets
+// process rings too, whose samples of the command's own process are
+// dropped: they sample its descendants, each from its first period, as the
+// process rings of a command with frame pointers do, and with the same
+// callchains, checked against the child's own unwind tables and cut where a
+// frame keeps no frame record. Without them a child was sampled only once
+// record's look for new children (every 100 ms) found it, and children
+// shorter than that were not sampled at all.
+
 // processRings is a launched command's per-CPU inherited events and the
 // samples last read from them.
 type processRings struct {
 	mu    sync.Mutex
 	pid   int
 	rings []*perfRing
+	// kidsOnly: descendant rings, which drop the samples of process pid
+	// (its threads have rings of their own). exits holds, from the last
+	// collect, the CPU time of each thread of a descendant that exited,
+	// from the kernel's read records of its events (inherit_stat).
+	kidsOnly bool
+	exits    map[uint32]threadExit
 	// samples are those read at the last collect, in the order read (each
 	// CPU's oldest first); heads holds each thread's first and last
 	// sample, whose next links the rest. pcs holds their addresses, at
@@ -77,6 +93,9 @@ type processRings struct {
 	// mapped: a record of a new executable mapping of the process was
 	// read since the last mappedSince.
 	mapped atomic.Bool
+	// clock turns the samples' times into the captures' (zero: a kernel
+	// that cannot time them on CLOCK_MONOTONIC).
+	clock sampleClock
 }
 
 // processRecordMin is the smallest sample record a process ring holds:
@@ -109,6 +128,13 @@ func processRingsFit(path string, opts target.Options) bool {
 		return staticGo(path)
 	}
 	return false
+}
+
+// descendantRingsFit reports whether a command run with opts that is not
+// sampled through process rings (processRingsFit) gets descendant rings:
+// opts asks for process rings, with kernel samples.
+func descendantRingsFit(opts target.Options) bool {
+	return opts.ProcessRings && opts.Continuous && opts.KernelSamplePeriod > 0
 }
 
 // staticGo reports whether path is an ELF Go binary without an
@@ -174,8 +200,8 @@ func parseCPUList(s string) ([]int, error) {
 // the time per sample and records of forks, execs and executable mappings
 // (with build IDs where the kernel gives them), and maps their rings: processRingBytes each, within
 // bigRingBudget, halved while the kernel refuses them for want of locked
-// memory, down to processRingMin.
-func openProcessRings(pid int, period, maxFrames int64) (*processRings, error) {
+// memory, down to processRingMin. kidsOnly opens descendant rings.
+func openProcessRings(pid int, period, maxFrames int64, kidsOnly bool) (*processRings, error) {
 	cpus, err := onlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("process rings: %w", err)
@@ -185,7 +211,7 @@ func openProcessRings(pid int, period, maxFrames int64) (*processRings, error) {
 		size /= 2
 	}
 	for {
-		p, err := openProcessRingsSized(pid, cpus, period, size)
+		p, err := openProcessRingsSized(pid, cpus, period, size, kidsOnly)
 		if err == nil {
 			p.maxFrames = int(maxFrames)
 			return p, nil
@@ -197,7 +223,7 @@ func openProcessRings(pid int, period, maxFrames int64) (*processRings, error) {
 	}
 }
 
-func openProcessRingsSized(pid int, cpus []int, period int64, size int) (*processRings, error) {
+func openProcessRingsSized(pid int, cpus []int, period int64, size int, kidsOnly bool) (*processRings, error) {
 	attr := unix.PerfEventAttr{
 		Type:        unix.PERF_TYPE_SOFTWARE,
 		Config:      unix.PERF_COUNT_SW_TASK_CLOCK,
@@ -206,15 +232,34 @@ func openProcessRingsSized(pid int, cpus []int, period int64, size int) (*proces
 		Bits: unix.PerfBitExcludeHv | unix.PerfBitExcludeCallchainKernel | unix.PerfBitInherit |
 			unix.PerfBitMmap | unix.PerfBitMmap2 | unix.PerfBitComm | unix.PerfBitCommExec | unix.PerfBitTask | unix.PerfBitSampleIDAll | perfBitBuildID,
 		Sample_max_stack: uint16(perfMaxStack()),
+		// Times on the clock Go's monotonic readings use, so that a
+		// sample's time is known (sampleClock).
+		Clockid: unix.CLOCK_MONOTONIC,
 	}
+	attr.Bits |= unix.PerfBitUseClockID
 	attr.Size = uint32(unsafe.Sizeof(attr))
-	p := &processRings{pid: pid, rec: make([]byte, processRecordMax())}
+	p := &processRings{pid: pid, rec: make([]byte, processRecordMax()), kidsOnly: kidsOnly}
+	if kidsOnly {
+		// Each descendant's thread that exits writes a record of
+		// its count, the CPU time it used, into the rings: what its
+		// samples do not account for is then known.
+		attr.Bits |= unix.PerfBitInheritStat
+		p.exits = make(map[uint32]threadExit)
+	}
+	p.clock = newSampleClock()
 	page := os.Getpagesize()
 	for _, cpu := range cpus {
 		fd, err := perfEventOpenCPU(&attr, pid, cpu)
 		if errors.Is(err, unix.EINVAL) && attr.Bits&perfBitBuildID != 0 {
 			// A kernel before 5.12: mappings without build IDs.
 			attr.Bits &^= perfBitBuildID
+			fd, err = perfEventOpenCPU(&attr, pid, cpu)
+		}
+		if errors.Is(err, unix.EINVAL) && attr.Bits&unix.PerfBitUseClockID != 0 {
+			// A kernel before 4.1: samples on perf's own clock, their
+			// times unknown to the captures.
+			attr.Bits &^= unix.PerfBitUseClockID
+			p.clock = sampleClock{}
 			fd, err = perfEventOpenCPU(&attr, pid, cpu)
 		}
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
@@ -256,6 +301,9 @@ func openProcessRingsSized(pid int, cpus []int, period int64, size int) (*proces
 	p.samples = make([]ringSample, 0, total/processRecordMin)
 	p.pcs = make([]uint64, 0, total/8)
 	p.heads = make(map[uint32]sampleList)
+	if kidsOnly {
+		return p, nil // read at each listing, never kept
+	}
 	// The first chunk is faulted in now, before the command runs: a page
 	// first touched while it runs costs a fault, which was most of what
 	// keeping its samples cost.
@@ -307,6 +355,34 @@ func (t *Target) processRings() *processRings {
 		return nil
 	}
 	return t.kernel.proc
+}
+
+// descendantRings returns t's descendant rings, or nil.
+func (t *Target) descendantRings() *processRings {
+	if t.kernel == nil {
+		return nil
+	}
+	return t.kernel.kids
+}
+
+// useDescendantRings makes p, opened for t's process at its exec with
+// kidsOnly, the source of the samples of t's descendants (it closes p if t
+// takes no kernel samples). They are read at each listing of t's threads
+// (Threads), at least as often as they fill (DrainInterval), and not
+// watched: a drain that lists no thread would leave them half full. Nil p
+// does nothing.
+func (t *Target) useDescendantRings(p *processRings) {
+	if p == nil {
+		return
+	}
+	if t.kernel == nil {
+		p.close()
+		return
+	}
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	p.vdso = &lockedReader{t: t}
+	t.kernel.kids, t.kernel.exact = p, new(exactChains)
 }
 
 // useProcessRings makes p, opened for t's process at its exec, t's source of
@@ -362,6 +438,32 @@ func (t *Target) listSampledThreads(p *processRings) {
 	}
 }
 
+// listDescendantThreads lists, as departed threads of their process, the
+// threads of t's descendants that the last collect of descendant rings p
+// found samples or an exit of. Each one's CPU time is the periods of all
+// its samples so far or, once it exited, the CPU time the kernel counted,
+// if more: the part period a short-lived child ends with, which no sample
+// accounts for, is then counted too. The caller holds stateMu.
+func (t *Target) listDescendantThreads(p *processRings) {
+	k := t.kernel
+	k.procThreads = p.threadsWithSamples(k.procThreads)
+	for _, ts := range k.procThreads {
+		th, ok := t.departed[ts.tid]
+		if !ok || th.proc != ts.pid {
+			// New, or an id another process took.
+			if !ok && len(t.departed) >= maxDeparted {
+				continue
+			}
+			th = &thread{tid: ts.tid, proc: ts.pid, files: threadFiles{schedstat: -1, stat: -1}}
+			t.departed[ts.tid] = th
+		}
+		th.gen = t.tasks.gen
+		th.sampled += time.Duration(ts.n) * t.opts.KernelSamplePeriod
+		th.exitCPU += ts.exitCPU
+		th.lastCPU = max(th.sampled, th.exitCPU)
+	}
+}
+
 // maxDeparted bounds the threads listed as departed from process rings'
 // samples (each costs the sampler a thread's state): a few thousand
 // short-lived children between two listings.
@@ -369,8 +471,10 @@ const maxDeparted = 1 << 14
 
 // SamplesDescendants reports whether t's samples include those of the
 // processes its command started (target.DescendantSampler): with process
-// rings, which they inherit.
-func (t *Target) SamplesDescendants() bool { return t.processRings() != nil }
+// or descendant rings, which they inherit.
+func (t *Target) SamplesDescendants() bool {
+	return t.processRings() != nil || t.descendantRings() != nil
+}
 
 // Keep moves the samples in the process rings into the target's own memory
 // (target.SampleKeeper) and reports whether the sampler may leave the

@@ -5,7 +5,9 @@ package ptrace
 import (
 	"encoding/binary"
 	"errors"
+	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -441,5 +443,192 @@ func TestProcessRingsKeepUntilExit(t *testing.T) {
 	}
 	if infoCPU != time.Duration(samples)*time.Millisecond {
 		t.Errorf("threads never listed alive: CPU time %v, want their %d samples' worth", infoCPU, samples)
+	}
+}
+
+// readRecord is the kernel's record of the count of a descendant's thread
+// at its exit (inherit_stat, read_format 0): ns of CPU time on one CPU.
+func readRecord(time uint64, pid, tid uint32, ns uint64) []byte {
+	le := binary.LittleEndian
+	rec := make([]byte, 8, 48)
+	le.PutUint32(rec[0:], unix.PERF_RECORD_READ)
+	rec = le.AppendUint32(rec, pid)
+	rec = le.AppendUint32(rec, tid)
+	rec = le.AppendUint64(rec, ns)
+	return sampleID(rec, pid, time)
+}
+
+// TestDescendantRingsCollect: descendant rings drop the samples of the
+// command's own process (its threads' own rings have them) and keep its
+// children's; a child's thread's exit counts, one per CPU, add up to the
+// CPU time it used, listed once, with or without samples; the command's
+// own threads' exit counts are not kept.
+func TestDescendantRingsCollect(t *testing.T) {
+	r0, r1 := fakeRing(1024), fakeRing(1024)
+	p := newFakeProcessRings(100, r0, r1)
+	p.kidsOnly, p.exits = true, map[uint32]threadExit{}
+	r0.write(processRecord(100, 100, 0x10))
+	r0.write(processRecord(200, 200, 0x20, 0x21))
+	r1.write(processRecord(200, 200, 0x22))
+	r1.write(processRecord(100, 101, 0x11))
+	r0.write(readRecord(5, 200, 200, 1_500_000))
+	r1.write(readRecord(5, 200, 200, 700_000))
+	r0.write(readRecord(6, 300, 300, 400_000)) // ran less than a period
+	r1.write(readRecord(7, 100, 101, 9_000_000))
+	p.collect()
+	if got := takeAll(p, 100); len(got) != 0 {
+		t.Errorf("the command's own samples kept: %x", got)
+	}
+	if got := takeAll(p, 101); len(got) != 0 {
+		t.Errorf("the command's other thread's samples kept: %x", got)
+	}
+	listed := map[int]threadSamples{}
+	for _, ts := range p.threadsWithSamples(nil) {
+		if _, twice := listed[ts.tid]; twice {
+			t.Errorf("thread %d listed twice", ts.tid)
+		}
+		listed[ts.tid] = ts
+	}
+	want := map[int]threadSamples{
+		200: {tid: 200, pid: 200, n: 2, exitCPU: 2200 * time.Microsecond},
+		300: {tid: 300, pid: 300, exitCPU: 400 * time.Microsecond},
+	}
+	if !maps.Equal(listed, want) {
+		t.Errorf("listed %+v, want %+v", listed, want)
+	}
+	if got := takeAll(p, 200); !slices.EqualFunc(got, [][]uint64{{0x20, 0x21}, {0x22}}, slices.Equal) {
+		t.Errorf("the child's samples: %x", got)
+	}
+	// The next collect lists no exit again.
+	p.collect()
+	if got := p.threadsWithSamples(nil); len(got) != 0 {
+		t.Errorf("after a second collect: %+v, want none", got)
+	}
+}
+
+// TestDescendantThreadsCPU: a descendant's thread listed from descendant
+// rings is departed, of its own process, with its samples' periods as CPU
+// time over several collects, and the kernel's count once it exited, when
+// that is more.
+func TestDescendantThreadsCPU(t *testing.T) {
+	const period = time.Millisecond
+	r := fakeRing(1024)
+	p := newFakeProcessRings(100, r)
+	p.kidsOnly, p.exits = true, map[uint32]threadExit{}
+	tg := &Target{pid: 100, opts: target.Options{KernelSamplePeriod: period}, departed: map[int]*thread{}, tasks: &taskList{dir: -1},
+		kernel: &kernelSampler{}}
+	r.write(processRecord(200, 201, 0x20))
+	r.write(processRecord(200, 201, 0x20))
+	p.collect()
+	tg.listDescendantThreads(p)
+	th := tg.departed[201]
+	if th == nil || th.proc != 200 || th.lastCPU != 2*period {
+		t.Fatalf("after two samples: %+v, want thread 201 of process 200 with 2 ms", th)
+	}
+	r.write(processRecord(200, 201, 0x20))
+	r.write(readRecord(9, 200, 201, 3_400_000))
+	p.collect()
+	tg.listDescendantThreads(p)
+	if th.lastCPU != 3400*time.Microsecond {
+		t.Errorf("after its exit: %v, want the kernel's 3.4 ms", th.lastCPU)
+	}
+}
+
+// TestLaunchWithDescendantRings: a C command (no process rings: its own
+// threads get rings of their own) whose 30 children burn 20 ms each has
+// descendant rings: each child's thread is listed departed, as its own
+// process, with its samples (in child_burn, its process's own) and a CPU
+// time of at least its samples' periods, or the kernel's count at its exit
+// where the kernel wrote one (it writes none for a task that holds the
+// command's own events when it exits, which the kernel's swap of the
+// contexts of a parent and child on one CPU makes happen); the command's
+// own samples stay with its thread's own ring.
+func TestLaunchWithDescendantRings(t *testing.T) {
+	bin := testprog.BuildC(t, "forker.c")
+	opts := target.Options{Continuous: true, KernelSamplePeriod: time.Millisecond, ProcessRings: true, Unwind: unwind.MethodAuto}
+	l, err := Launch([]string{bin, "30", "20", "2"}, opts)
+	if err != nil {
+		t.Fatalf("launch forker: %v", err)
+	}
+	t.Cleanup(func() {
+		l.cmd.Process.Kill()
+		l.Wait()
+		l.Close()
+	})
+	if l.processRings() != nil || l.descendantRings() == nil || !l.SamplesDescendants() {
+		t.Fatalf("process rings %v, descendant rings %v: want descendant rings only", l.processRings() != nil, l.descendantRings() != nil)
+	}
+	burnLo, burnHi := funcRange(t, bin, "child_burn")
+	caps := make([]*target.Capture, 8)
+	for i := range caps {
+		caps[i] = target.NewCapture(128, 0)
+	}
+	cpu := map[int]time.Duration{} // by child
+	samples := map[int]int{}
+	var inBurn, total int
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		tids, err := l.Threads(nil)
+		if err != nil && !errors.Is(err, target.ErrExited) {
+			t.Fatal(err)
+		}
+		for _, tid := range tids {
+			info, ierr := l.Info(tid)
+			if ierr != nil || info.PID == 0 {
+				continue // the command's own
+			}
+			cpu[info.PID] = max(cpu[info.PID], info.CPUTime)
+			for {
+				n, derr := l.DrainSamples(tid, caps)
+				if derr != nil {
+					t.Fatalf("drain thread %d: %v", tid, derr)
+				}
+				for _, c := range caps[:n] {
+					total++
+					samples[c.PID]++
+					if c.PID != info.PID || c.PID == l.PID() {
+						t.Errorf("a sample of process %d drained as thread %d of process %d", c.PID, tid, info.PID)
+					}
+					// The command is position-independent: an
+					// address is found in it by file offset (its
+					// text's offsets are its link-time addresses).
+					for i, pc := range c.PCs {
+						if i > 0 {
+							pc-- // a return address: within its call
+						}
+						if im := c.Images.Lookup(pc); im != nil && filepath.Base(im.Path) == filepath.Base(bin) && im.FileOffset(pc) >= burnLo && im.FileOffset(pc) < burnHi {
+							inBurn++
+							break
+						}
+					}
+				}
+				if n < len(caps) {
+					break
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	short, counted := 0, 0
+	for pid, d := range cpu {
+		if d < time.Duration(samples[pid])*time.Millisecond || d < 15*time.Millisecond {
+			short++
+			t.Logf("child %d: %v, %d samples", pid, d, samples[pid])
+		}
+		if d%time.Millisecond != 0 {
+			counted++ // by the kernel, not in periods
+		}
+	}
+	t.Logf("%d children, %d with the kernel's count at exit, %d samples (%d in child_burn)", len(cpu), counted, total, inBurn)
+	if len(cpu) != 30 || short > 0 {
+		t.Errorf("%d children listed, %d with less CPU time than their samples or 15 ms of the 20 each burnt: want 30, none", len(cpu), short)
+	}
+	if counted == 0 {
+		t.Errorf("no child with the kernel's count of its CPU time at its exit")
+	}
+	if total < 30*20*9/10 || inBurn < total/2 {
+		t.Errorf("%d samples, %d in child_burn: want 90%% of 600 ms at 1 ms, most in child_burn", total, inBurn)
 	}
 }

@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
@@ -61,6 +62,7 @@ func (p *processRings) collect() {
 	defer p.mu.Unlock()
 	p.reserve()
 	clear(p.heads)
+	clear(p.exits)
 	for i, chunk := range p.kept {
 		for len(chunk) >= 8 {
 			n := int(binary.LittleEndian.Uint16(chunk[6:]))
@@ -146,7 +148,36 @@ func (p *processRings) record(rec []byte) {
 		p.hist.note(rec)
 	case unix.PERF_RECORD_FORK, unix.PERF_RECORD_COMM:
 		p.hist.note(rec)
+	case unix.PERF_RECORD_READ:
+		p.exited(rec)
 	}
+}
+
+// exited adds the count of a read record (pid, tid, the value of a
+// read_format 0, then the sample_id), written as a descendant's thread
+// exits, one per CPU's event, to the thread's CPU time in exits.
+func (p *processRings) exited(rec []byte) {
+	le := binary.LittleEndian
+	if p.exits == nil || len(rec) < 24 {
+		return
+	}
+	pid, tid := le.Uint32(rec[8:]), le.Uint32(rec[12:])
+	if int(pid) == p.pid {
+		return
+	}
+	e, ok := p.exits[tid]
+	if !ok && len(p.exits) >= maxDeparted {
+		return
+	}
+	e.pid, e.ns = pid, e.ns+le.Uint64(rec[16:])
+	p.exits[tid] = e
+}
+
+// threadExit is the process and CPU time (ns) of a descendant's thread
+// that exited.
+type threadExit struct {
+	pid uint32
+	ns  uint64
 }
 
 // keep copies what the rings hold into kept, as the kernel wrote it (collect
@@ -203,7 +234,8 @@ func (p *processRings) keepBytes(r *perfRing, at uint64, n int) {
 }
 
 // add appends the sample record rec (TID, TIME, CALLCHAIN) if it is well
-// formed: its user addresses, at most maxFrames.
+// formed and not of the command's own process in descendant rings: its
+// user addresses, at most maxFrames.
 func (p *processRings) add(rec []byte) {
 	le := binary.LittleEndian
 	if len(rec) < processRecordMin || len(rec) > len(p.rec) {
@@ -214,6 +246,9 @@ func (p *processRings) add(rec []byte) {
 		return
 	}
 	s := ringSample{pid: le.Uint32(rec[8:]), tid: le.Uint32(rec[12:]), time: le.Uint64(rec[16:]), next: -1, off: uint32(len(p.pcs)), ver: -1}
+	if p.kidsOnly && int(s.pid) == p.pid {
+		return // sampled by its threads' own rings
+	}
 	users := 0
 	for i := 0; i < int(n); i++ {
 		v := le.Uint64(rec[processRecordMin+8*i:])
@@ -242,7 +277,8 @@ func (p *processRings) add(rec []byte) {
 func (p *processRings) mappedSince() bool { return p.mapped.Swap(false) }
 
 // threadsWithSamples appends to dst each thread with samples not yet taken,
-// once, with how many and its process.
+// once, with how many and its process, and each descendant's thread the
+// last collect found exited (with the CPU time it used), once.
 func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -252,14 +288,24 @@ func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
 		for i := l.first; i >= 0; i = p.samples[i].next {
 			n++
 		}
-		dst = append(dst, threadSamples{tid: int(tid), pid: int(p.samples[l.first].pid), n: n})
+		e := p.exits[tid]
+		dst = append(dst, threadSamples{tid: int(tid), pid: int(p.samples[l.first].pid), n: n, exitCPU: time.Duration(e.ns)})
+	}
+	for tid, e := range p.exits {
+		if _, ok := p.heads[tid]; !ok {
+			dst = append(dst, threadSamples{tid: int(tid), pid: int(e.pid), exitCPU: time.Duration(e.ns)})
+		}
 	}
 	return dst
 }
 
 // threadSamples is a thread, its process and how many samples of it were
-// collected.
-type threadSamples struct{ tid, pid, n int }
+// collected; exitCPU, for a descendant's thread found exited, the CPU time
+// it used (0: not known).
+type threadSamples struct {
+	tid, pid, n int
+	exitCPU     time.Duration
+}
 
 // take puts into caps tid's samples not yet taken, oldest first on each
 // CPU, and returns how many: each one's addresses (up to the capacity of
@@ -288,6 +334,7 @@ func (p *processRings) take(tid int, caps []*target.Capture) int {
 			c.Walk.Stop = unwind.StopMaxFrames
 		}
 		c.PID, c.Images, c.Executable = int(s.pid), nil, ""
+		c.Time = p.clock.at(s.time)
 		p.takenRes[n] = nil
 		if s.ver >= 0 {
 			c.Images, p.takenRes[n] = p.hist.images(s.ver)
@@ -303,22 +350,22 @@ func (p *processRings) take(tid int, caps []*target.Capture) int {
 	return n
 }
 
-// drainProcess puts into caps the samples of thread tid from the last
+// drainProcess puts into caps the samples of thread tid from p's last
 // collect not drained yet, and returns how many. A callchain the unwind
 // tables find a frame without a frame record in is cut there (marked
 // truncated), as fillFromChain does; chains the tables vouch for whole are
 // remembered (exact), as most samples repeat a stack. The caller holds
 // hotMu.
-func (t *Target) drainProcess(tid int, caps []*target.Capture) int {
+func (t *Target) drainProcess(p *processRings, tid int, caps []*target.Capture) int {
 	k := t.kernel
-	n := k.proc.take(tid, caps)
+	n := p.take(tid, caps)
 	for i, c := range caps[:n] {
 		c.Thread, c.Regs, c.Stopped, c.Err = target.ThreadID(tid), unwind.Regs{}, 0, nil
 		c.Stack, c.StackBase = c.Stack[:0], 0
 		c.Walk.Hash = unwind.HashPCs(c.PCs)
 		// Checked against the tables of the images its process had when
 		// it was taken.
-		r := k.proc.takenRes[i]
+		r := p.takenRes[i]
 		if t.opts.Unwind == unwind.MethodFP {
 			r = nil
 		}

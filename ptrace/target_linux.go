@@ -210,12 +210,15 @@ func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	}
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
-	p := t.processRings()
+	p, kids := t.processRings(), t.descendantRings()
 	if p != nil && !t.closed {
 		// Before the listing, so that a thread gone by then is listed
 		// as departed with the samples it left; and on an exited
 		// target too, whose known threads are drained once more.
 		p.collect()
+	}
+	if kids != nil && !t.closed {
+		kids.collect()
 	}
 	switch {
 	case t.closed:
@@ -234,8 +237,12 @@ func (t *Target) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 			}
 			t.listSampledThreads(p)
 		}
+		if kids != nil {
+			// Descendants' threads, departed, with their samples.
+			t.listDescendantThreads(kids)
+		}
 		if err != nil {
-			if p != nil {
+			if p != nil || kids != nil {
 				for tid := range t.departed {
 					dst = append(dst, target.ThreadID(tid))
 				}
@@ -344,6 +351,10 @@ func (t *Target) Images() (*images.Set, error) {
 		p.setBase(set, t.Executable)
 	case t.kernel != nil:
 		t.gens.noteImages(set, t.tables.res.Load(), t.Executable)
+		if t.kernel.kids != nil {
+			// What the command's children start with.
+			t.kernel.kids.setBase(set, t.Executable)
+		}
 	}
 	return set, err
 }
@@ -382,6 +393,9 @@ func (t *Target) Close() error {
 			t.letGoStuck()
 			if t.kernel != nil && t.kernel.proc != nil {
 				t.kernel.proc.close()
+			}
+			if t.kernel != nil && t.kernel.kids != nil {
+				t.kernel.kids.close()
 			}
 		}
 		r := t.call(&request{op: opClose})

@@ -27,7 +27,11 @@ type thread struct {
 	name    string
 	nameAt  time.Time
 	lastCPU time.Duration // CPU time at the previous Info call
-	gen     uint64        // listing generation that last saw the thread (continuous mode)
+	// A descendant's thread descendant rings sampled: the periods of its
+	// samples so far, and the CPU time it used by the kernel's count at
+	// its exit (0 until then).
+	sampled, exitCPU time.Duration
+	gen              uint64 // listing generation that last saw the thread (continuous mode)
 	// held is true while the thread sits in a ptrace-stop that we consumed
 	// with wait4 and have not resumed yet (see hold).
 	held      bool

@@ -12,41 +12,58 @@ import (
 	"github.com/macprof/macprof/unwind"
 )
 
-// TestRecordKeepsShortLivedChildren: 300 children of 20 ms of CPU each,
+// TestRecordKeepsShortLivedChildren: 100 children of 20 ms of CPU each,
 // two at a time, each far shorter than record's look for new children
-// (100 ms), are profiled through the events they inherit (process rings,
-// --unwind fp): the profile holds at least 90% of the CPU time the
-// command's tree used (its rusage), their function is named, and the
-// summary gives that share.
+// (100 ms), are profiled through the events they inherit, whichever way
+// the command's own stacks are walked (--unwind fp: process rings; auto,
+// the default: its threads' own rings, and descendant rings for its
+// children): the profile holds at least 90% of the CPU time the command's
+// tree used (its rusage), most of it on the children's stacks, their
+// function is named on most samples, every child is in the profile under its own PID, and
+// the summary gives that share. (Measured on a 2-core machine at load
+// 25-45: auto 95-96%, fp 92-93%; before descendant rings, auto held 43-78%.)
 func TestRecordKeepsShortLivedChildren(t *testing.T) {
 	bin := testprog.BuildC(t, "forker.c")
-	before, ok := childrenCPU()
-	if !ok {
-		t.Fatal("getrusage(RUSAGE_CHILDREN) failed")
-	}
-	const hz = 999
-	stacks, summary := recordLaunched(t, hz, unwind.MethodFP, bin, "300", "20", "2")
-	after, _ := childrenCPU()
-	tree := after - before
-	var n, burn int64
-	for _, s := range stacks {
-		n += s.Count
-		if slices.Contains(s.Frames, "child_burn") {
-			burn += s.Count
-		}
-	}
-	held := time.Duration(n) * (time.Second / hz)
-	t.Logf("profile %v (%d samples, %d in child_burn), the tree used %v\n%s", held, n, burn, tree, summary)
-	if tree < 5*time.Second {
-		t.Fatalf("the command's tree used %v of CPU time, less than its children's 6 s: not the workload meant", tree)
-	}
-	if held < tree*9/10 {
-		t.Errorf("the profile holds %v of the tree's %v (%.1f%%), want at least 90%%", held, tree, 100*float64(held)/float64(tree))
-	}
-	if burn < n/2 {
-		t.Errorf("%d of %d samples in child_burn, want most", burn, n)
-	}
-	if !strings.Contains(summary, "of CPU time the command and the children it waited for used") {
-		t.Errorf("the summary does not give the tree's share:\n%s", summary)
+	for _, m := range []unwind.Method{unwind.MethodAuto, unwind.MethodFP} {
+		t.Run(m.String(), func(t *testing.T) {
+			before, ok := childrenCPU()
+			if !ok {
+				t.Fatal("getrusage(RUSAGE_CHILDREN) failed")
+			}
+			const hz = 999
+			stacks, summary := recordLaunched(t, hz, m, bin, "100", "20", "2")
+			after, _ := childrenCPU()
+			tree := after - before
+			var n, burn, pseudo int64
+			for _, s := range stacks {
+				n += s.Count
+				switch {
+				case slices.Contains(s.Frames, "child_burn"):
+					burn += s.Count
+				case strings.HasPrefix(s.Frames[0], "[unsampled") || strings.HasPrefix(s.Frames[0], "[lost"):
+					pseudo += s.Count
+				}
+			}
+			held := time.Duration(n) * (time.Second / hz)
+			t.Logf("profile %v (%d samples, %d in child_burn, %d unsampled or lost), the tree used %v\n%s", held, n, burn, pseudo, tree, summary)
+			if tree < 1600*time.Millisecond {
+				t.Fatalf("the command's tree used %v of CPU time, less than its children's 2 s: not the workload meant", tree)
+			}
+			if held < tree*9/10 {
+				t.Errorf("the profile holds %v of the tree's %v (%.1f%%), want at least 90%%", held, tree, 100*float64(held)/float64(tree))
+			}
+			if pseudo > n/20 {
+				t.Errorf("%d of %d samples unsampled or lost, want at most 5%%", pseudo, n)
+			}
+			if burn < n/2 {
+				t.Errorf("%d of %d samples in child_burn, want most", burn, n)
+			}
+			if !strings.Contains(summary, "of CPU time the command and the children it waited for used") {
+				t.Errorf("the summary does not give the tree's share:\n%s", summary)
+			}
+			if !strings.Contains(summary, "in 101 process(es)") {
+				t.Errorf("want the command and its 100 children in the profile:\n%s", summary)
+			}
+		})
 	}
 }
