@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/exporter/otlp"
+	"github.com/macprof/macprof/exporter/pyroscope"
 	"github.com/macprof/macprof/exporter/upload"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/sampler"
@@ -500,5 +501,27 @@ func TestExportLogsSampleCount(t *testing.T) {
 		symcache.New(symcache.Options{}))
 	if !strings.Contains(log.String(), "samples=7 stacks=2") {
 		t.Errorf("log does not count 7 samples in 2 stacks:\n%s", log.String())
+	}
+}
+
+// The user's resource attributes label every Pyroscope push as they label
+// OTLP resources, dots turned into underscores, --pyroscope-label's over
+// them; service.name is the service, not a label.
+func TestPyroscopeGetsResourceAttributes(t *testing.T) {
+	sinks, err := NewSinks(Exporters{
+		OTLP:      otlp.Config{ResourceAttributes: map[string]string{"deployment.environment.name": "prod", "team": "a", "service.name": "s"}},
+		Pyroscope: &pyroscope.Config{URL: "http://127.0.0.1:1", Labels: map[string]string{"team": "b"}, HostName: "h"},
+		Window:    time.Second, Log: quietLog()})
+	if err != nil || len(sinks) != 1 {
+		t.Fatalf("%d sinks, %v", len(sinks), err)
+	}
+	defer closeSinks(sinks)
+	items, err := sinks[0].Encode(&profile.Window{Period: 10 * time.Millisecond, Stacks: []profile.Stack{{PCs: []uint64{0x1000}}},
+		Samples: []profile.Sample{{Stack: 0, PID: 5, Thread: 5, Count: 1}}}, symcache.New(symcache.Options{}))
+	if err != nil || len(items) != 1 {
+		t.Fatalf("%d items, %v", len(items), err)
+	}
+	if name := items[0].Meta[pyroscope.MetaName]; name != "unknown_service{deployment_environment_name=prod,host_name=h,process_pid=5,team=b}" {
+		t.Errorf("push name %q", name)
 	}
 }

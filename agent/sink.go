@@ -116,6 +116,7 @@ func NewSinks(e Exporters) ([]*Sink, error) {
 		if pc.UserAgent == "" {
 			pc.UserAgent = UserAgent(e.Version)
 		}
+		pc.Labels = pushLabels(e.OTLP.ResourceAttributes, pc.Labels)
 		pc.AppOnly = e.AppOnly
 		cl, err := pyroscope.New(pc)
 		if err != nil {
@@ -132,6 +133,27 @@ func NewSinks(e Exporters) ([]*Sink, error) {
 		sinks = append(sinks, &Sink{Name: "pyroscope", Target: cl.Target(), Queue: up, Encode: cl.Encode, Probe: cl.Probe})
 	}
 	return sinks, nil
+}
+
+// pushLabels returns the labels of every Pyroscope push: the user's
+// resource attributes (--resource-attr, OTEL_RESOURCE_ATTRIBUTES), which
+// the OTLP exporter sends too, with --pyroscope-label's over them; the
+// client turns dots into underscores, as Pyroscope lists only undotted
+// names. service.name is not a label: it names the service.
+func pushLabels(resource, labels map[string]string) map[string]string {
+	if len(resource) == 0 {
+		return labels
+	}
+	out := make(map[string]string, len(resource)+len(labels))
+	for k, v := range resource {
+		if k != otlp.AttrServiceName {
+			out[k] = v
+		}
+	}
+	for k, v := range labels {
+		out[k] = v
+	}
+	return out
 }
 
 // UserAgent is the User-Agent of every export: macprof/VERSION, as the
