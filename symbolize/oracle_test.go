@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -280,6 +281,15 @@ func checkLLVM(t *testing.T, compiler, name, source string, prefixes ...string) 
 	if len(want) != len(addrs) {
 		t.Fatalf("llvm-symbolizer: %d results for %d addresses", len(want), len(addrs))
 	}
+	// Without -i, one line: the outermost function with the innermost
+	// file:line.
+	one := run(t, Config{Binary: bin}, addrs)
+	for i, a := range addrs {
+		outer, inner := want[i][len(want[i])-1], want[i][0]
+		if w := fmt.Sprintf("%s (in inl) (%s:%d)", outer.FunctionName, filepath.Base(inner.FileName), inner.Line); one[i] != w {
+			t.Errorf("%#x: symbolize %q, llvm-symbolizer %q", a, one[i], w)
+		}
+	}
 	inlined := 0
 	for i, a := range addrs {
 		got := run(t, Config{Binary: bin, Inline: true}, []uint64{a})
@@ -298,4 +308,87 @@ func checkLLVM(t *testing.T, compiler, name, source string, prefixes ...string) 
 		t.Error("no inlined frames: gcc -O2 should inline sq and sum_sq")
 	}
 	t.Logf("%d addresses, %d with inlined frames", len(addrs), inlined)
+}
+
+// TestSymbolizeLinesNoAllocs checks that, once a function's name is
+// demangled, answering another address of it with file:line allocates
+// nothing: a batch of addresses costs lookups, not garbage.
+func TestSymbolizeLinesNoAllocs(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "inl.cpp")
+	if err := os.WriteFile(src, []byte(cxxProg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "inl")
+	if out, err := exec.Command(tool(t, "g++"), "-O2", "-g", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("g++: %v\n%s", err, out)
+	}
+	s, err := open(Config{Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := append(funcAddrs(t, bin, "_ZN3geo7measure", 1), funcAddrs(t, bin, "main", 1)...)
+	w := bufio.NewWriter(io.Discard)
+	var words [][]byte
+	for _, a := range addrs {
+		words = append(words, []byte(fmt.Sprintf("%#x", a)))
+	}
+	for i := 0; i < len(words); i += 2 {
+		s.line(w, words[i]) // every function's name, demangled once
+	}
+	var b bytes.Buffer
+	bw := bufio.NewWriter(&b)
+	s.line(bw, words[1])
+	bw.Flush()
+	if !strings.Contains(b.String(), ".cpp:") && !strings.Contains(b.String(), ".h:") {
+		t.Fatalf("no file:line in %q", b.String())
+	}
+	next := 1
+	allocs := testing.AllocsPerRun(len(words)/2-1, func() {
+		s.line(w, words[next])
+		next += 2
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per address", allocs)
+	}
+}
+
+// farC has a function in a section of its own, which the linker places
+// in a second executable segment.
+const farC = `__attribute__((noinline, section("farcode"))) int far_away(int x) { return x * 7 + 1; }
+int main(int argc, char **argv) { return far_away(argc); }
+`
+
+// TestSymbolizeSecondExecutableSegment checks an address in an ELF file's
+// second executable PT_LOAD segment (node has three): it is in the file.
+func TestSymbolizeSecondExecutableSegment(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "far.c")
+	if err := os.WriteFile(src, []byte(farC), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "far")
+	args := []string{"-O1", "-no-pie", "-o", bin, src, "-Wl,--section-start=farcode=0x900000"}
+	if out, err := exec.Command(tool(t, "gcc"), args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mainAddr uint64
+	for _, s := range syms {
+		if s.Name == "main" {
+			mainAddr = s.Value
+		}
+	}
+	got := run(t, Config{Binary: bin}, []uint64{0x900004, mainAddr})
+	if len(got) != 2 || got[0] != "far_away (in far) + 4" || got[1] != "main (in far) + 0" {
+		t.Errorf("got %q, want far_away (in far) + 4 and main (in far) + 0", got)
+	}
 }

@@ -46,20 +46,10 @@ var ErrNotAddress = errors.New("a word is not an address")
 // name it; an error reading stdin is "reading standard input: ...";
 // otherwise the error is ErrNotAddress or nil.
 func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) error {
-	s, err := newSymbolizer(cfg.Binary, cfg.Arch, cfg.DSYM, cfg.Load, cfg.HaveLoad)
-	var t *symcache.Table
-	if err == nil {
-		s.inline = cfg.Inline
-		t, err = s.cache.Table(s.img)
-	}
+	s, err := open(cfg)
 	if err != nil {
-		// Every error about the file names it, however deep it came from.
-		if !strings.Contains(err.Error(), cfg.Binary) {
-			err = fmt.Errorf("%s: %w", cfg.Binary, err)
-		}
 		return err
 	}
-	s.table, s.names = t, make([]string, t.Len())
 	out := bufio.NewWriterSize(stdout, 256<<10)
 	defer out.Flush()
 	var status error
@@ -88,13 +78,38 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) error {
 	return status
 }
 
+// open opens cfg.Binary and reads its table; every error names the file.
+func open(cfg Config) (*symbolizer, error) {
+	s, err := newSymbolizer(cfg.Binary, cfg.Arch, cfg.DSYM, cfg.Load, cfg.HaveLoad)
+	var t *symcache.Table
+	if err == nil {
+		s.inline = cfg.Inline
+		t, err = s.cache.Table(s.img)
+	}
+	if err != nil {
+		// Every error about the file names it, however deep it came from.
+		if !strings.Contains(err.Error(), cfg.Binary) {
+			err = fmt.Errorf("%s: %w", cfg.Binary, err)
+		}
+		return nil, err
+	}
+	s.table, s.names, s.lineNames = t, make([]string, t.Len()), map[string]string{}
+	return s, nil
+}
+
 type symbolizer struct {
-	img    *images.Image
-	cache  *symcache.Cache
-	table  *symcache.Table
-	image  string
-	inline bool
-	names  []string // demangled name per function index, filled lazily
+	img *images.Image // the (first) executable segment, the table's
+	// segments are the ELF file's other executable segments (node has
+	// three): an address is mapped by the one that holds it.
+	segments []*images.Image
+	cache    *symcache.Cache
+	table    *symcache.Table
+	image    string
+	inline   bool
+	names    []string // demangled name per function index, filled lazily
+	// lineNames are the demangled names of the functions the line
+	// tables name, by their raw name.
+	lineNames map[string]string
 }
 
 // flushingReader flushes w before each read from r.
@@ -214,20 +229,23 @@ func newSymbolizer(bin, arch, dsym string, load uint64, haveLoad bool) (*symboli
 	}, nil
 }
 
-// newELFSymbolizer describes the executable PT_LOAD segment of the ELF file
-// f (at path bin), loaded with bias load, as an image.
+// newELFSymbolizer describes the executable PT_LOAD segments of the ELF
+// file f (at path bin), loaded with bias load, as images.
 func newELFSymbolizer(f io.ReaderAt, bin string, load uint64) (*symbolizer, error) {
 	ef, err := elf.NewFile(safefile.Budget(f, maxHeaderRead))
 	if err != nil {
 		return nil, fmt.Errorf("%s: damaged ELF file: %w", bin, err)
 	}
+	var segs []*images.Image
 	for _, p := range ef.Progs {
 		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
-			img := &images.Image{Path: bin, Format: images.FormatELF, Start: load + p.Vaddr, Limit: load + p.Vaddr + p.Memsz, Offset: p.Off}
-			return &symbolizer{img: img, image: filepath.Base(bin), cache: symcache.New(symcache.Options{MaxFrames: 1 << 20})}, nil
+			segs = append(segs, &images.Image{Path: bin, Format: images.FormatELF, Start: load + p.Vaddr, Limit: load + p.Vaddr + p.Memsz, Offset: p.Off})
 		}
 	}
-	return nil, fmt.Errorf("%s: no executable PT_LOAD segment", bin)
+	if len(segs) == 0 {
+		return nil, fmt.Errorf("%s: no executable PT_LOAD segment", bin)
+	}
+	return &symbolizer{img: segs[0], segments: segs[1:], image: filepath.Base(bin), cache: symcache.New(symcache.Options{MaxFrames: 1 << 20})}, nil
 }
 
 // line prints the line(s) for one word; false when it is not an address.
@@ -237,35 +255,30 @@ func (s *symbolizer) line(w *bufio.Writer, word []byte) bool {
 		fmt.Fprintf(w, "?? (not an address: %s)\n", word)
 		return false
 	}
-	if !s.img.Contains(addr) {
+	img := s.segment(addr)
+	if img == nil {
 		fmt.Fprintf(w, "%#x (not in %s)\n", addr, s.image)
 		return true
 	}
-	if s.table != nil && !s.table.HasLines() {
-		// Symbol table only: look the address up directly and
-		// demangle each function once; a one-shot batch gains
+	if s.table != nil && !s.inline {
+		// One line per address: look it up in the table directly,
+		// demangle each function once, and take the line without
+		// building a frame per inlined call; a one-shot batch gains
 		// nothing from the frame cache.
-		s.fast(w, addr)
+		s.fast(w, img, addr)
 		return true
 	}
-	frames := s.cache.Symbolize(s.img, addr, false)
-	if !s.inline {
-		// The function that contains the address, with the address's own
-		// file:line.
-		out := frames[len(frames)-1]
-		out.File, out.Line = frames[0].File, frames[0].Line
-		s.frame(w, out)
-		return true
-	}
-	for _, f := range frames {
+	for _, f := range s.cache.Symbolize(img, addr, false) {
 		s.frame(w, f)
 	}
 	return true
 }
 
-// fast prints the line for addr from the symbol table alone.
-func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
-	off := s.img.FileOffset(addr)
+// fast prints the line for addr from the table: the function that holds
+// it, with the address's own file:line when the table has lines (the
+// innermost inlined body's), as the frames of Cache.Symbolize would.
+func (s *symbolizer) fast(w *bufio.Writer, img *images.Image, addr uint64) {
+	off := img.FileOffset(addr)
 	b := w.AvailableBuffer() // append in place: Write then copies nothing
 	i := -1
 	va, mapped := s.table.Address(off)
@@ -273,26 +286,41 @@ func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
 		i = s.table.LookupIndex(va)
 	}
 	name, start := "", uint64(0)
+	file, line := "", 0
 	if i >= 0 {
+		var raw string
+		raw, start = s.table.Symbol(i)
 		if s.names[i] == "" {
-			raw, st := s.table.Symbol(i)
 			s.names[i] = demangle.Name(raw, demangle.Simplified)
 			if raw == "" {
 				// An unnamed function: named by its link-time
 				// start, as profiles name it.
-				s.names[i] = s.image + "+0x" + strconv.FormatUint(st, 16)
+				s.names[i] = s.image + "+0x" + strconv.FormatUint(start, 16)
 			}
 		}
 		name = s.names[i]
-		_, start = s.table.Symbol(i)
+		if raw != "" {
+			// As Cache.Symbolize: lines only for a named function.
+			file, line = s.outerLine(va, &name)
+		}
 	}
-	if name != "" {
+	switch {
+	case name != "" && file != "":
+		b = append(b, name...)
+		b = append(b, " (in "...)
+		b = append(b, s.image...)
+		b = append(b, ") ("...)
+		b = append(b, filepath.Base(file)...)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(line), 10)
+		b = append(b, ')')
+	case name != "":
 		b = append(b, name...)
 		b = append(b, " (in "...)
 		b = append(b, s.image...)
 		b = append(b, ") + "...)
 		b = strconv.AppendUint(b, va-start, 10)
-	} else {
+	default:
 		if mapped {
 			off = va // in no function: its link-time address
 		}
@@ -305,6 +333,41 @@ func (s *symbolizer) fast(w *bufio.Writer, addr uint64) {
 	}
 	b = append(b, '\n')
 	w.Write(b)
+}
+
+// segment returns the executable segment that holds addr, or nil.
+func (s *symbolizer) segment(addr uint64) *images.Image {
+	if s.img.Contains(addr) {
+		return s.img
+	}
+	for _, img := range s.segments {
+		if img.Contains(addr) {
+			return img
+		}
+	}
+	return nil
+}
+
+// outerLine returns the file:line of va from the table's lines ("" when
+// none) and sets *name to the function the lines name, when they name
+// one, demangled once per distinct name.
+func (s *symbolizer) outerLine(va uint64, name *string) (string, int) {
+	if !s.table.HasLines() {
+		return "", 0
+	}
+	fn, file, line, ok := s.table.OuterLine(va)
+	if !ok {
+		return "", 0
+	}
+	if fn != "" {
+		d, seen := s.lineNames[fn]
+		if !seen {
+			d = demangle.Name(fn, demangle.Simplified)
+			s.lineNames[fn] = d
+		}
+		*name = d
+	}
+	return file, line
 }
 
 func (s *symbolizer) frame(w *bufio.Writer, f symcache.Frame) {

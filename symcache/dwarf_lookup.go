@@ -62,19 +62,17 @@ func (n *dnode) contains(addr uint64) bool {
 	return false
 }
 
-// Lines implements LineSource: the frames at addr, innermost first; every
-// frame but the last is inlined into the one after it.
-func (l *DWARFLines) Lines(addr uint64) []Frame {
+// locate finds the subprogram holding addr (nil when none) and addr's
+// line. Of several units, the row nearest before addr gives the line (a
+// tie going to a row that is not an end_sequence, then to the later unit,
+// as in one table of all units sorted stably) and the subprogram starting
+// nearest before addr the frames (a tie going to the later unit, as
+// between aliases of one unit).
+func (l *DWARFLines) locate(addr uint64) (fn *funcRange, fnUnit *unitIndex, file string, line int, hasLine bool) {
 	var buf [maxCoveringUnits + 4]*unitIndex
 	units := l.covering(addr, append(buf[:0], l.rest...))
-	// Of several units, the row nearest before addr gives the line (a
-	// tie going to a row that is not an end_sequence, then to the later
-	// unit, as in one table of all units sorted stably) and the
-	// subprogram starting nearest before addr the frames (a tie going to
-	// the later unit, as between aliases of one unit).
 	var row *lineRow
-	var fn *funcRange
-	var rowUnit, fnUnit *unitIndex
+	var rowUnit *unitIndex
 	for _, x := range units {
 		if r := x.row(addr); r != nil && (row == nil || r.addr > row.addr ||
 			r.addr == row.addr && (row.end && !r.end || row.end == r.end && x.order > rowUnit.order)) {
@@ -84,12 +82,17 @@ func (l *DWARFLines) Lines(addr uint64) []Frame {
 			fn, fnUnit = f, x
 		}
 	}
-	var file string
-	var line int
-	hasLine := row != nil && !row.end && row.file >= 0
+	hasLine = row != nil && !row.end && row.file >= 0
 	if hasLine {
 		file, line = rowUnit.files[row.file], int(row.line)
 	}
+	return fn, fnUnit, file, line, hasLine
+}
+
+// Lines implements LineSource: the frames at addr, innermost first; every
+// frame but the last is inlined into the one after it.
+func (l *DWARFLines) Lines(addr uint64) []Frame {
+	fn, fnUnit, file, line, hasLine := l.locate(addr)
 	if fn == nil {
 		if !hasLine {
 			return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/macprof/macprof/images"
@@ -245,6 +246,7 @@ func elfTable(object string, f *elf.File) (*Table, elfInfo, error) {
 		// .eh_frame, so that one without a .dynsym name is named
 		// image+0xSTART rather than after its neighbour.
 		starts, _ := ehFrameStarts(f, nil)
+		syms = slices.Grow(syms, len(starts))
 		for _, a := range starts {
 			syms = append(syms, Symbol{Start: a})
 		}

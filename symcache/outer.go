@@ -1,0 +1,77 @@
+package symcache
+
+// outerLiner is a LineSource that can answer an address without building
+// a frame per inlined call: what a caller printing one line per address
+// (`macprof symbolize` without --inline) needs.
+type outerLiner interface {
+	// OuterLine returns the name the last frame of Lines(addr) has (""
+	// when Lines leaves it to the symbol table) and the file:line of its
+	// first frame; ok is false when Lines(addr) has no frame.
+	OuterLine(addr uint64) (function, file string, line int, ok bool)
+}
+
+// OuterLine returns what Lines(addr) of the table's line source says in
+// one line: the outermost function's name as the line source gives it
+// ("" to take the symbol table's) and the innermost file:line ("" and 0
+// when unknown). ok is false when the table has no line source or it has
+// nothing at addr. It allocates nothing for Go and DWARF line tables.
+func (t *Table) OuterLine(addr uint64) (function, file string, line int, ok bool) {
+	if t.lines == nil {
+		return "", "", 0, false
+	}
+	return outerLine(t.lines, addr)
+}
+
+func outerLine(src LineSource, addr uint64) (function, file string, line int, ok bool) {
+	if o, isOuter := src.(outerLiner); isOuter {
+		return o.OuterLine(addr)
+	}
+	fs := src.Lines(addr)
+	if len(fs) == 0 {
+		return "", "", 0, false
+	}
+	return fs[len(fs)-1].Function, fs[0].File, fs[0].Line, true
+}
+
+// OuterLine implements outerLiner.
+func (l *lazyLines) OuterLine(addr uint64) (function, file string, line int, ok bool) {
+	if s := l.source(); s != nil {
+		return outerLine(s, addr)
+	}
+	return "", "", 0, false
+}
+
+// OuterLine implements outerLiner: the function of the pclntab entry and
+// the pc-file and pc-line tables' position at addr, the innermost inlined
+// body's, as the first frame of Lines. In inlined code, as Lines, there is
+// no frame without a readable inline tree; the chain of inlined calls
+// above the innermost one is not walked.
+func (t *Gopclntab) OuterLine(addr uint64) (function, file string, line int, ok bool) {
+	i, found := t.find(addr)
+	if !found {
+		return "", "", 0, false
+	}
+	entry := t.pc(i)
+	if idx := t.inlIndex(i, entry, addr); idx >= 0 {
+		tree := t.inlTree(i)
+		rec := uint64(idx) * inlinedCallSize
+		if tree == nil || rec+inlinedCallSize > uint64(len(tree)) {
+			return "", "", 0, false
+		}
+	}
+	file, line, found = t.fileLine(i, entry, addr)
+	if !found {
+		return "", "", 0, false
+	}
+	return t.funcName(i), file, line, true
+}
+
+// OuterLine implements outerLiner: Lines without walking the inlined
+// subroutines, whose frames the answer does not need.
+func (l *DWARFLines) OuterLine(addr uint64) (function, file string, line int, ok bool) {
+	fn, fnUnit, file, line, hasLine := l.locate(addr)
+	if fn == nil {
+		return "", file, line, hasLine
+	}
+	return fnUnit.nodes[fn.node].name, file, line, true
+}
