@@ -1,9 +1,10 @@
 package main
 
 // The agent subcommand: the agent's own CPU, RSS and wake-ups while it
-// profiles a busy target.
+// profiles a busy target, beside perf record's over the same target.
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,13 +20,100 @@ import (
 	"time"
 )
 
+// footprint is what one profiler run cost, from its rusage at exit.
+type footprint struct {
+	wall, user, sys time.Duration
+	nvcsw, nivcsw   int64
+	maxRSSKiB       int64
+	rss             []string // RSS at each -rss-every
+}
+
+// share is the run's CPU in percent of one core.
+func (f footprint) share() float64 {
+	if f.wall <= 0 {
+		return 0
+	}
+	return 100 * (f.user + f.sys).Seconds() / f.wall.Seconds()
+}
+
+// perSecond returns the voluntary and involuntary context switches a second.
+func (f footprint) perSecond() (vol, invol float64) {
+	if f.wall <= 0 {
+		return 0, 0
+	}
+	return float64(f.nvcsw) / f.wall.Seconds(), float64(f.nivcsw) / f.wall.Seconds()
+}
+
+func (f footprint) String() string {
+	v, iv := f.perSecond()
+	return fmt.Sprintf("%v: CPU %v (user %v, system %v) = %.3f%% of one core; switches %.1f/s vol., %.1f/s invol.; peak RSS %d MiB; RSS %s",
+		f.wall.Round(time.Second), (f.user + f.sys).Round(time.Millisecond), f.user.Round(time.Millisecond), f.sys.Round(time.Millisecond),
+		f.share(), v, iv, f.maxRSSKiB/1024, strings.Join(f.rss, ", "))
+}
+
+// measure runs cmd to its end and returns its rusage as a footprint. A
+// command that does not end by itself gets SIGINT after dur (perf record
+// then writes its file and exits); one still running 2 minutes after that
+// is killed.
+func measure(cmd *exec.Cmd, dur, every time.Duration, interrupt bool) (footprint, error) {
+	var f footprint
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return f, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	end := time.NewTimer(dur)
+	defer end.Stop()
+	var err error
+wait:
+	for {
+		select {
+		case err = <-done:
+			break wait
+		case <-tick.C:
+			if kb := rssKiB(cmd.Process.Pid); kb > 0 {
+				f.rss = append(f.rss, fmt.Sprintf("%d", kb/1024))
+			}
+		case <-end.C:
+			if interrupt {
+				cmd.Process.Signal(os.Interrupt)
+			}
+			end.Reset(2 * time.Minute)
+			interrupt = false
+			if time.Since(start) > dur+time.Minute {
+				cmd.Process.Kill()
+			}
+		}
+	}
+	f.wall = time.Since(start)
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return f, errors.New("no rusage")
+	}
+	f.user, f.sys = time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+	f.nvcsw, f.nivcsw, f.maxRSSKiB = ru.Nvcsw, ru.Nivcsw, ru.Maxrss
+	return f, err
+}
+
 func agentCost(args []string) error {
 	fs := flag.NewFlagSet("agent", flag.ExitOnError)
 	threads := fs.Int("threads", 50, "busy threads in the target")
-	dur := fs.Duration("duration", 10*time.Minute, "how long the agent runs")
+	dur := fs.Duration("duration", 5*time.Minute, "how long each run of the agent (and of perf) lasts")
+	rounds := fs.Int("rounds", 3, "rounds; each runs the agent and perf once, alternating which goes first")
 	capture := fs.String("capture", "auto", "the agent's --capture: auto (kernel samples in cpu mode on Linux) or stop")
 	every := fs.Duration("rss-every", time.Minute, "how often the agent's RSS is read, to show whether it stays bounded")
+	noPerf := fs.Bool("no-perf", false, "leave perf out (for a quick look at the agent alone)")
 	fs.Parse(args)
+	var perf string
+	if !*noPerf {
+		var err error
+		if perf, err = exec.LookPath("perf"); err != nil {
+			return errors.New("perf not found: apt-get install linux-perf (or pass -no-perf)")
+		}
+	}
 	dir, err := os.MkdirTemp("", "macprof-bench-")
 	if err != nil {
 		return err
@@ -51,48 +140,143 @@ func agentCost(args []string) error {
 		return err
 	}
 	defer func() { target.Process.Kill(); target.Wait() }()
+	pid := strconv.Itoa(target.Process.Pid)
 	loadBefore := loadAverage()
-	cmd := exec.Command(macprof, "agent", "--pid", strconv.Itoa(target.Process.Pid), "-d", dur.String(), "--capture", *capture,
-		"--pyroscope-url", "http://"+ln.Addr().String(), "--pyroscope-app", "bench", "--telemetry", "none")
-	var log strings.Builder
-	cmd.Stderr = &log
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return err
+	runAgent := func() (footprint, error) {
+		cmd := exec.Command(macprof, "agent", "--pid", pid, "-d", dur.String(), "--capture", *capture,
+			"--pyroscope-url", "http://"+ln.Addr().String(), "--pyroscope-app", "bench", "--telemetry", "none")
+		var log strings.Builder
+		cmd.Stderr = &log
+		f, err := measure(cmd, *dur, *every, false)
+		if err != nil {
+			return f, fmt.Errorf("agent: %v\n%s", err, log.String())
+		}
+		return f, nil
 	}
-	// The agent's RSS over the run: bounded means it levels off.
-	var rssTrend []string
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	tick := time.NewTicker(*every)
-	defer tick.Stop()
-wait:
-	for {
-		select {
-		case err = <-done:
-			break wait
-		case <-tick.C:
-			if kb := rssKiB(cmd.Process.Pid); kb > 0 {
-				rssTrend = append(rssTrend, fmt.Sprintf("%v %d MiB", time.Since(start).Round(time.Second), kb/1024))
+	// perf's floor: the same rate and call graphs into a file, the file's
+	// writing and build-id pass at the end included, as the agent's last
+	// window and export are.
+	runPerf := func() (footprint, error) {
+		cmd := exec.Command(perf, "record", "-q", "-F", "19", "-g", "-p", pid, "-o", filepath.Join(dir, "perf.data"))
+		var log strings.Builder
+		cmd.Stderr = &log
+		f, err := measure(cmd, *dur, *every, true)
+		// perf record ends its run by raising the SIGINT it handled.
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGINT {
+				err = nil
+			}
+		}
+		if err != nil {
+			return f, fmt.Errorf("perf record: %v\n%s", err, log.String())
+		}
+		return f, nil
+	}
+	var agents, perfs []footprint
+	for r := 0; r < *rounds; r++ {
+		order := []string{"agent", "perf"}
+		if r%2 == 1 {
+			order = []string{"perf", "agent"}
+		}
+		for _, which := range order {
+			switch {
+			case which == "agent":
+				f, err := runAgent()
+				if err != nil {
+					return err
+				}
+				agents = append(agents, f)
+				fmt.Printf("round %d, macprof agent: %s\n", r+1, f)
+			case perf != "":
+				f, err := runPerf()
+				if err != nil {
+					return err
+				}
+				perfs = append(perfs, f)
+				fmt.Printf("round %d, perf record:   %s\n", r+1, f)
 			}
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("agent: %v\n%s", err, log.String())
-	}
-	el := time.Since(start)
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	fmt.Printf("macprof agent (default rate, --capture %s) on %d busy threads for %v:\n", *capture, *threads, el.Round(time.Second))
-	fmt.Printf("  agent CPU %v = %.2f%% of one core (user %v, system %v); peak RSS %d MiB; %d windows pushed, %d KiB\n",
-		cpu.Round(time.Millisecond), 100*cpu.Seconds()/el.Seconds(), time.Duration(ru.Utime.Nano()).Round(time.Millisecond),
-		time.Duration(ru.Stime.Nano()).Round(time.Millisecond), ru.Maxrss/1024, pushes.Load(), bytesIn.Load()/1024)
-	// Wake-ups cost the agent more than its work at this rate, and unlike
-	// CPU time their count does not depend on how loaded the machine is.
-	fmt.Printf("  context switches %.1f/s voluntary, %.1f/s involuntary\n", float64(ru.Nvcsw)/el.Seconds(), float64(ru.Nivcsw)/el.Seconds())
-	fmt.Printf("  RSS over the run: %s\n", strings.Join(rssTrend, ", "))
-	fmt.Printf("  load average (1, 5, 15 min) before: %s; after: %s\n", loadBefore, loadAverage())
+	loadAfter := loadAverage()
+	fmt.Printf("macprof agent (19 Hz, --capture %s) on %d busy threads, %d rounds of %v; %d windows pushed, %d KiB\n",
+		*capture, *threads, *rounds, *dur, pushes.Load(), bytesIn.Load()/1024)
+	fmt.Printf("  agent: %s\n  perf:  %s\n", summary(agents), summary(perfs))
+	fmt.Printf("  load average (1, 5, 15 min) before: %s; after: %s\n", loadBefore, loadAfter)
+	fmt.Println("Row for bench/RESULTS.md (Agent):")
+	fmt.Println(resultRow(*threads, *rounds, *dur, revision(), agents, perfs, firstField(loadBefore), firstField(loadAfter)))
 	return nil
+}
+
+// summary gives the medians of a profiler's runs.
+func summary(fs []footprint) string {
+	if len(fs) == 0 {
+		return "not run"
+	}
+	share, vol, invol, rss := medians(fs)
+	return fmt.Sprintf("median %.3f%% of one core (runs %s), %.1f/%.1f switches/s vol./invol., peak RSS %d MiB", share, shares(fs), vol, invol, rss)
+}
+
+// medians returns the medians of the runs' CPU shares, switches a second
+// and the largest peak RSS (MiB).
+func medians(fs []footprint) (share, vol, invol float64, peakMiB int64) {
+	var s, v, iv []float64
+	for _, f := range fs {
+		a, b := f.perSecond()
+		s, v, iv = append(s, f.share()), append(v, a), append(iv, b)
+		peakMiB = max(peakMiB, f.maxRSSKiB/1024)
+	}
+	_, share, _ = quartiles(s)
+	_, vol, _ = quartiles(v)
+	_, invol, _ = quartiles(iv)
+	return share, vol, invol, peakMiB
+}
+
+// shares lists each run's CPU share.
+func shares(fs []footprint) string {
+	var s []string
+	for _, f := range fs {
+		s = append(s, fmt.Sprintf("%.2f", f.share()))
+	}
+	return strings.Join(s, ", ")
+}
+
+// resultRow is the Markdown table row of bench/RESULTS.md's Agent section:
+// the agent's medians beside perf's, with the load that says how far to
+// trust them.
+func resultRow(threads, rounds int, dur time.Duration, rev string, agents, perfs []footprint, loadBefore, loadAfter string) string {
+	aShare, aVol, aInvol, aRSS := medians(agents)
+	var rssRuns []string
+	for _, f := range agents {
+		rssRuns = append(rssRuns, strings.Join(f.rss, ", "))
+	}
+	perfCells := "not run | |"
+	if len(perfs) > 0 {
+		pShare, pVol, pInvol, pRSS := medians(perfs)
+		perfCells = fmt.Sprintf("**%.2f%%** (%s) | %.1f / %.1f | %d MiB", pShare, shares(perfs), pVol, pInvol, pRSS)
+	}
+	return fmt.Sprintf("| `%s`, `deep.c` %d busy threads, 19 Hz | %d × %v | **%.2f%%** (%s) | %.1f / %.1f | %d MiB (%s) | %s | %s → %s |",
+		rev, threads, rounds, dur, aShare, shares(agents), aVol, aInvol, aRSS, strings.Join(rssRuns, "; "), perfCells, loadBefore, loadAfter)
+}
+
+// revision is the checkout's short commit, marked when files differ from it.
+func revision() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "?"
+	}
+	rev := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		rev += "+changes"
+	}
+	return rev
+}
+
+func firstField(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return f[0]
+	}
+	return s
 }
 
 // loadAverage returns the first three fields of /proc/loadavg, or "?".

@@ -4,13 +4,16 @@
 //	harness snapshot [-threads 64] [-runs 5]
 //	    wall time of `macprof snapshot -p PID` vs `eu-stack -p PID` on a
 //	    target with N busy threads.
-//	harness agent [-threads 50] [-duration 10m] [-capture auto|stop] [-rss-every 1m]
-//	    CPU time and memory of `macprof agent` at its default rate (19 Hz),
-//	    profiling a target with N busy threads and exporting every window
-//	    (to a local Pyroscope-compatible sink that accepts everything): its
-//	    share of one core, its peak RSS and its RSS every -rss-every (to
-//	    see that it levels off), and the load average before and after,
-//	    which says how far to trust the figures.
+//	harness agent [-threads 50] [-duration 5m] [-rounds 3] [-capture auto|stop] [-rss-every 1m] [-no-perf]
+//	    CPU time, wake-ups and memory of `macprof agent` at its default rate
+//	    (19 Hz), profiling a target with N busy threads and exporting every
+//	    window (to a local Pyroscope-compatible sink that accepts
+//	    everything), beside `perf record -F 19 -g -p PID` on the same target
+//	    for as long, alternating, -rounds times: each one's share of one
+//	    core, context switches a second, peak RSS and the agent's RSS every
+//	    -rss-every (to see that it levels off), their medians, the load
+//	    average before and after, which says how far to trust the figures,
+//	    and a row for bench/RESULTS.md.
 //	harness overhead [-rates 99,999] [-duration 5s] [-rounds 10] [-no-perf] [-idle]
 //	    throughput of the demo workload alone (twice: the second run is a
 //	    control that shows the measurement's noise), under `macprof record`
