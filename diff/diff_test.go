@@ -16,9 +16,6 @@ func TestQuantiles(t *testing.T) {
 	if got := normalQuantile(0.975); math.Abs(got-1.95996) > 1e-4 {
 		t.Errorf("normalQuantile(0.975) = %.5f", got)
 	}
-	if got := normalTail(1.95996); math.Abs(got-0.025) > 1e-5 {
-		t.Errorf("normalTail(1.96) = %.5f", got)
-	}
 }
 
 // writeFolded writes a folded-stacks profile into dir and returns its path.

@@ -139,6 +139,3 @@ func estimateDispersion(flat [][]int64, totals []int64) (chi2 float64, df int) {
 func normalQuantile(p float64) float64 {
 	return -math.Sqrt2 * math.Erfcinv(2*p)
 }
-
-// normalTail is P(Z > z) for a standard normal Z.
-func normalTail(z float64) float64 { return 0.5 * math.Erfc(z/math.Sqrt2) }

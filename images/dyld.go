@@ -336,40 +336,6 @@ func ReadCString(r MemoryReader, addr uint64, buf []byte) (string, error) {
 	return "", fmt.Errorf("string at %#x: no NUL in %d bytes", addr, len(buf))
 }
 
-// DyldUUID is one dyld_uuid_info: an image outside the shared cache and its
-// UUID.
-type DyldUUID struct {
-	LoadAddress uint64
-	UUID        [16]byte
-}
-
-// ReadDyldUUIDs reads the dyld_uuid_info array of infos (version >= 8), at
-// most max entries (max <= 0: 4096; never more than 65536).
-func ReadDyldUUIDs(r MemoryReader, infos *DyldAllImageInfos, max int) ([]DyldUUID, error) {
-	if infos.Version < 8 || infos.UUIDArray == 0 || infos.UUIDArrayCount == 0 {
-		return nil, nil
-	}
-	if max <= 0 {
-		max = 4096
-	}
-	max = min(max, maxDyldImages)
-	n := int(min(infos.UUIDArrayCount, uint64(max)))
-	buf := make([]byte, n*DyldUUIDInfoSize)
-	if err := r.ReadMemory(infos.UUIDArray, buf); err != nil {
-		return nil, fmt.Errorf("dyld: uuid array of %d entries at %#x: %w", n, infos.UUIDArray, err)
-	}
-	out := make([]DyldUUID, n)
-	for i := range out {
-		e := buf[i*DyldUUIDInfoSize:]
-		out[i].LoadAddress = binary.LittleEndian.Uint64(e)
-		copy(out[i].UUID[:], e[8:24])
-	}
-	if uint64(n) < infos.UUIDArrayCount {
-		return out, fmt.Errorf("dyld: read %d of %d uuid entries (limit)", n, infos.UUIDArrayCount)
-	}
-	return out, nil
-}
-
 // DyldImages lists the Mach-O images of a 64-bit target through its memory
 // alone: dyld_all_image_infos at infosAddr, its image array (at most max
 // entries, see ReadDyldImageInfos), each image's header, and dyld itself.

@@ -274,21 +274,6 @@ func (c *Collector) Stop() {
 	c.cmd = nil
 }
 
-// Running reports whether the collector process is running.
-func (c *Collector) Running() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cmd == nil {
-		return false
-	}
-	select {
-	case <-c.done:
-		return false
-	default:
-		return true
-	}
-}
-
 // Log returns the collector's output so far (its last 16 KiB).
 func (c *Collector) Log() string {
 	b, err := os.ReadFile(c.logPath)

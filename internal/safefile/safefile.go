@@ -30,9 +30,6 @@ var ErrTimeout = errors.New("did not finish in time")
 // it or triggers a driver. A symbolic link is followed.
 func Open(path string) (*os.File, error) { return open(path, false) }
 
-// OpenNoFollow is Open refusing a symbolic link as the last component.
-func OpenNoFollow(path string) (*os.File, error) { return open(path, true) }
-
 // notRegular builds the error for a path whose file is not regular.
 func notRegular(path string, m fs.FileMode) error {
 	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (a %s)", ErrNotRegular, kindOf(m))}
@@ -59,8 +56,9 @@ func kindOf(m fs.FileMode) string {
 	return "special file"
 }
 
-// ReadFile reads the regular file at path (as Open or, with noFollow,
-// OpenNoFollow), refusing one of more than limit bytes.
+// ReadFile reads the regular file at path (as Open does; with noFollow,
+// refusing a symbolic link as the last component), refusing one of more
+// than limit bytes.
 func ReadFile(path string, limit int64, noFollow bool) ([]byte, error) {
 	f, err := open(path, noFollow)
 	if err != nil {
