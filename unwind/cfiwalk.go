@@ -44,7 +44,7 @@ func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	if r == nil {
 		return w.noTable(regs, stack, dst)
 	}
-	out, res, s, half := w.walkCFI(regs, stack, tables, dst)
+	out, res, s, half := w.walkCFI(regs, stack, tables, r, dst)
 	res.Hash = w.key.finish(s, half, len(out))
 	return out, res
 }
@@ -63,8 +63,9 @@ func (w *Walker) noTable(regs Regs, stack *Stack, dst []uint64) ([]uint64, Resul
 	return dst, Result{Stop: StopUnsupported, Hash: HashPCs(dst)}
 }
 
-// walkCFI does the work of WalkCFI, returning the hash state as walk does.
-func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (_ []uint64, _ Result, s, half uint64) {
+// walkCFI does the work of WalkCFI, returning the hash state as walk does;
+// r is the interrupted PC's rule, looked up already.
+func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, r *Rule, dst []uint64) (_ []uint64, _ Result, s, half uint64) {
 	dst = dst[:0]
 	var res Result
 	s = w.key.s
@@ -80,12 +81,13 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	pc := regs.PC & w.mask
 	dst[0] = pc
 	c := newCopyReader(stack)
-	return w.walkFrom(&c, tables, dst, full, 1, pc, regs.SP, regs.FP, regs.LR&w.mask, true, res, s, pc)
+	return w.walkFrom(&c, tables, r, dst, full, 1, pc, regs.SP, regs.FP, regs.LR&w.mask, true, res, s, pc)
 }
 
 // walkFrom goes on with walkCFI's walk from the frame at pc (sp, fp, lr),
-// dst[:n] filled, dst as long as the walk may go.
-func (w *Walker) walkFrom(c *copyReader, tables Tables, dst []uint64, full StopReason, n int, pc, sp, fp, lr uint64, first bool, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
+// dst[:n] filled, dst as long as the walk may go; r0, when not nil, is
+// the first frame's rule, looked up already.
+func (w *Walker) walkFrom(c *copyReader, tables Tables, r0 *Rule, dst []uint64, full StopReason, n int, pc, sp, fp, lr uint64, first bool, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
 	mask := w.mask
 	arm := w.arch == ArchARM64
 	limit := len(dst)
@@ -101,7 +103,11 @@ walk:
 		if !first {
 			look--
 		}
-		rule, fpObj := tables.Rule(look)
+		rule, fpObj := r0, false
+		if r0 == nil {
+			rule, fpObj = tables.Rule(look)
+		}
+		r0 = nil
 		ok := rule != nil
 		var ret, cfa uint64
 		var stop StopReason
@@ -301,7 +307,7 @@ func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full Sto
 		try.ScannedFrames++
 		dst[n] = ret
 		s2, half2 := w.key.push(s, half, ret, n+1)
-		out, got, s3, half3 := w.walkFrom(c, tables, dst, full, n+1, ret, cfa, nfp, ret, false, try, s2, half2)
+		out, got, s3, half3 := w.walkFrom(c, tables, nil, dst, full, n+1, ret, cfa, nfp, ret, false, try, s2, half2)
 		if got.Stop == full || got.Stop == StopEnd && (got.outermost || len(out) >= n+3) {
 			return out, got, s3, half3
 		}

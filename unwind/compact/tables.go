@@ -79,12 +79,31 @@ func (t *Table) walkRule(off uint32) *unwind.Rule {
 // Rule returns the rule of the code at pc, nil where no built table of
 // the walk's architecture covers it (the walk then takes the frame record
 // at FP, as for code no image holds, JIT code): unwind.Tables. A PC in an
-// image whose table is not built yet marks it wanted for BuildWanted. It
-// does not allocate.
+// image whose table is not built yet marks it wanted for BuildWanted.
+// Answers from built tables are remembered by PC, so Rule and Func are for
+// one walk at a time (a Target's captures are); BuildWanted may run
+// beside them. It does not allocate.
 func (s *Images) Rule(pc uint64) (*unwind.Rule, bool) {
+	if s == nil {
+		return nil, false
+	}
+	slot := &s.rules[(pc*0x9e3779b97f4a7c15)>>(64-11)] // ruleSlots == 1<<11
+	if slot.pc == pc+1 {
+		return slot.rule, false
+	}
+	r, ok := s.rule(pc)
+	if ok {
+		*slot = ruleSlot{pc: pc + 1, rule: r}
+	}
+	return r, false
+}
+
+// rule is Rule without the cache; ok says the answer came from a built
+// table (and may be remembered).
+func (s *Images) rule(pc uint64) (_ *unwind.Rule, ok bool) {
 	sl := s.find(pc)
 	if sl == nil {
-		return nil, false
+		return nil, true // no image: none will come
 	}
 	tab := sl.table.Load()
 	if tab == nil {
@@ -96,9 +115,9 @@ func (s *Images) Rule(pc uint64) (*unwind.Rule, bool) {
 	// A table of another architecture (an arm64 image in a Rosetta
 	// process walked as x86_64) does not apply.
 	if tab.arch != s.arch || pc-sl.Base >= 1<<32 {
-		return nil, false
+		return nil, true
 	}
-	return tab.walkRule(uint32(pc - sl.Base)), false
+	return tab.walkRule(uint32(pc - sl.Base)), true
 }
 
 // Func returns the bounds of the function whose compact entry covers pc:
