@@ -359,7 +359,11 @@ func (s *symbolizer) outerLine(va uint64, name *string) (string, int) {
 	if !ok {
 		return "", 0
 	}
-	if fn != "" {
+	switch {
+	case fn == "":
+	case !demangle.IsMangled(fn):
+		*name = fn // Go and C names: no map lookup
+	default:
 		d, seen := s.lineNames[fn]
 		if !seen {
 			d = demangle.Name(fn, demangle.Simplified)

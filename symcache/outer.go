@@ -43,21 +43,17 @@ func (l *lazyLines) OuterLine(addr uint64) (function, file string, line int, ok 
 
 // OuterLine implements outerLiner: the function of the pclntab entry and
 // the pc-file and pc-line tables' position at addr, the innermost inlined
-// body's, as the first frame of Lines. In inlined code, as Lines, there is
-// no frame without a readable inline tree; the chain of inlined calls
-// above the innermost one is not walked.
+// body's, as the first frame of Lines. Without go:func.* inlined code has
+// no frame, as in Lines; with it, the inline tree is not read (Lines
+// would only check it).
 func (t *Gopclntab) OuterLine(addr uint64) (function, file string, line int, ok bool) {
 	i, found := t.find(addr)
 	if !found {
 		return "", "", 0, false
 	}
 	entry := t.pc(i)
-	if idx := t.inlIndex(i, entry, addr); idx >= 0 {
-		tree := t.inlTree(i)
-		rec := uint64(idx) * inlinedCallSize
-		if tree == nil || rec+inlinedCallSize > uint64(len(tree)) {
-			return "", "", 0, false
-		}
+	if t.gofunc == nil && t.inlIndex(i, entry, addr) >= 0 {
+		return "", "", 0, false
 	}
 	file, line, found = t.fileLine(i, entry, addr)
 	if !found {
