@@ -8,11 +8,13 @@
 //     such as BSBacktraceLogger), in process.
 //
 // The binary is a GOOS=darwin GOARCH=arm64 Go program built with -ldflags=-w
-// (no DWARF), so that both tools answer from the same symbol table.
+// (no DWARF), so that both tools answer from the same symbol table. Then,
+// process against process only, ELF files (elf.go): the same program built
+// for linux with DWARF, and libLLVM-14 and node where installed.
 //
 // Usage (from the repository root):
 //
-//	go run ./bench/symbolize [-n 100000] [-runs 3] [-macprof PATH]
+//	go run ./bench/symbolize [-n 100000] [-runs 3] [-macprof PATH] [-elf BIN,...]
 package main
 
 import (
@@ -57,14 +59,15 @@ func main() {
 	n := flag.Int("n", 100_000, "number of addresses")
 	runs := flag.Int("runs", 3, "runs of each command (the best is reported)")
 	prebuilt := flag.String("macprof", "", "a macprof binary to measure (default: build ./cmd/macprof)")
+	elfs := flag.String("elf", "", "comma-separated ELF binaries to measure besides a Go ELF with DWARF (default: libLLVM-14.so.1 and node where installed)")
 	flag.Parse()
-	if err := bench(*n, *runs, *prebuilt); err != nil {
+	if err := bench(*n, *runs, *prebuilt, *elfs); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/symbolize:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(n, runs int, macprof string) error {
+func bench(n, runs int, macprof, elfs string) error {
 	llvm, err := lookPath("llvm-symbolizer", "llvm-symbolizer-14")
 	if err != nil {
 		return err
@@ -171,6 +174,13 @@ func bench(n, runs int, macprof string) error {
 	fmt.Printf("function names agree on %d of %d addresses (the rest: aliases at one address, e.g. go:buildid and runtime.text)\n", agree, total)
 	fmt.Printf("in process: table build %.2f ms + %d lookups %.2f ms; linear scan per frame %.1f ms; ratio %.0fx\n",
 		ms(build), n, ms(lookups), ms(linear), float64(linear)/float64(build+lookups))
+	targets, err := elfTargets(dir, elfs)
+	if err != nil {
+		return err
+	}
+	if err := benchELF(targets, n, runs, macprof, llvm); err != nil {
+		return err
+	}
 	fmt.Printf("machine: %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
 	return nil
 }
