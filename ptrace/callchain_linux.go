@@ -68,10 +68,10 @@ var perfMaxStack = sync.OnceValue(func() int {
 const perfMaxContexts = 8
 
 // perfChainSampleMaxBytes bounds a sample record with a callchain: header,
-// pid and tid, the chain's length and entries, the registers' ABI and
-// values.
+// pid and tid, time, the chain's length and entries, the registers' ABI
+// and values.
 func perfChainSampleMaxBytes() int {
-	return 8 + 8 + 8 + 8*(perfMaxStack()+perfMaxContexts) + 8 + 8*perfRegCount
+	return 8 + 8 + 8 + 8 + 8*(perfMaxStack()+perfMaxContexts) + 8 + 8*perfRegCount
 }
 
 // perfContextMax is the lowest context marker in a callchain
@@ -81,6 +81,7 @@ const perfContextMax = uint64(1<<64 + unix.PERF_CONTEXT_MAX)
 // perfChainSample is a decoded kernel sample with a callchain.
 type perfChainSample struct {
 	tid  uint32
+	time uint64   // on the ring's clock
 	regs []uint64 // the registers of perfRegsMask; empty for a kernel thread
 	// The chain's nchain entries (addresses and context markers) are the
 	// 8-byte words at chainOff in the record.
@@ -88,19 +89,20 @@ type perfChainSample struct {
 }
 
 // parsePerfChainSample decodes a PERF_RECORD_SAMPLE of sample type
-// TID|CALLCHAIN|REGS_USER with nregs registers, held whole in rec. s.regs
+// TID|TIME|CALLCHAIN|REGS_USER with nregs registers, held whole in rec. s.regs
 // points into regs. Every length is checked against the record's.
 func parsePerfChainSample(rec []byte, nregs int, regs []uint64, s *perfChainSample) error {
 	le := binary.LittleEndian
-	if len(rec) < 8+8+8 {
+	if len(rec) < 8+8+8+8 {
 		return fmt.Errorf("sample record of %d bytes", len(rec))
 	}
 	if size := int(le.Uint16(rec[6:])); size != len(rec) {
 		return fmt.Errorf("sample record says %d bytes, has %d", size, len(rec))
 	}
 	s.tid = le.Uint32(rec[12:])
-	n := le.Uint64(rec[16:])
-	off := 24
+	s.time = le.Uint64(rec[16:])
+	n := le.Uint64(rec[24:])
+	off := 32
 	if n > uint64(len(rec)-off)/8 {
 		return fmt.Errorf("sample record too short for a callchain of %d", n)
 	}
@@ -143,6 +145,7 @@ func (t *Target) fillFromChain(th *thread, at, size uint64, c *target.Capture) e
 	}
 	regs := perfRegs(s.regs)
 	c.Thread, c.Regs, c.Stopped, c.Err = target.ThreadID(th.tid), regs, 0, nil
+	c.Time = th.kernel.ring.clock.at(s.time)
 	c.Stack, c.StackBase = c.Stack[:0], regs.SP
 	limit := min(cap(c.PCs), t.opts.MaxFrames)
 	pcs, users := c.PCs[:0], 0

@@ -21,14 +21,15 @@ import (
 // entries, then the registers.
 func chainRecord(tid uint32, chain []uint64, regs []uint64) []byte {
 	le := binary.LittleEndian
-	n := 8 + 8 + 8 + 8*len(chain) + 8 + 8*len(regs)
+	n := 8 + 8 + 8 + 8 + 8*len(chain) + 8 + 8*len(regs)
 	rec := make([]byte, n)
 	le.PutUint32(rec[0:], unix.PERF_RECORD_SAMPLE)
 	le.PutUint16(rec[6:], uint16(n))
 	le.PutUint32(rec[8:], tid)
 	le.PutUint32(rec[12:], tid)
-	le.PutUint64(rec[16:], uint64(len(chain)))
-	off := 24
+	le.PutUint64(rec[16:], sampleTime)
+	le.PutUint64(rec[24:], uint64(len(chain)))
+	off := 32
 	for _, v := range chain {
 		le.PutUint64(rec[off:], v)
 		off += 8
@@ -57,7 +58,7 @@ func TestParsePerfChainSample(t *testing.T) {
 	if err := parsePerfChainSample(rec, 3, regs, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.tid != 42 || s.nchain != 3 || !slices.Equal(s.regs, []uint64{1, 2, 3}) {
+	if s.tid != 42 || s.time != sampleTime || s.nchain != 3 || !slices.Equal(s.regs, []uint64{1, 2, 3}) {
 		t.Fatalf("parsed %+v", s)
 	}
 	if v := binary.LittleEndian.Uint64(rec[s.chainOff+8:]); v != 0x401000 {
@@ -69,13 +70,13 @@ func TestParsePerfChainSample(t *testing.T) {
 	}
 	// Lengths that do not fit the record are errors, never reads past it.
 	long := chainRecord(42, []uint64{user, 1}, []uint64{1, 2, 3})
-	binary.LittleEndian.PutUint64(long[16:], 1<<40)
+	binary.LittleEndian.PutUint64(long[24:], 1<<40)
 	short := chainRecord(42, []uint64{user, 1}, []uint64{1, 2, 3})
 	for name, r := range map[string][]byte{
 		"chain too long":  long,
 		"no registers":    short[:len(short)-16],
 		"size mismatch":   append(slices.Clone(short), make([]byte, 8)...),
-		"shorter than 24": short[:16],
+		"shorter than 32": short[:24],
 	} {
 		if name != "size mismatch" && name != "shorter than 24" {
 			binary.LittleEndian.PutUint16(r[6:], uint16(len(r)))
@@ -234,6 +235,8 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 				continue
 			}
 			got := caps[n-1]
+			var last time.Time
+			checkSampleTime(t, tg, got, &last)
 			if got.Walk.Stop != unwind.StopEnd || len(got.Stack) != 0 || len(got.PCs) != len(stackWalk) || !slices.Equal(got.PCs[1:], stackWalk[1:]) {
 				t.Fatalf("callchain %x (%v, %d stack bytes)\nstack walk %x", got.PCs, got.Walk.Stop, len(got.Stack), stackWalk)
 			}

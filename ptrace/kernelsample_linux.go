@@ -285,6 +285,7 @@ func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture, 
 	}
 	regs := perfRegs(s.regs)
 	c.Thread, c.Regs, c.Stopped, c.Err = target.ThreadID(th.tid), regs, 0, nil
+	c.Time = r.clock.at(s.time)
 	data := r.slice(at+uint64(s.stackOff), min(s.stackLen, cap(c.Stack)))
 	if c.Stack = c.Stack[:0]; data == nil || !inPlace {
 		c.Stack = c.Stack[:min(s.stackLen, cap(c.Stack))]

@@ -180,6 +180,9 @@ type perfRing struct {
 	pos  uint64                  // the next record to read
 	// chain: its samples hold the kernel's callchain, not a stack copy.
 	chain bool
+	// clock turns its samples' times into the captures' (zero: the
+	// kernel times them on its own clock).
+	clock sampleClock
 	// interval is the drain interval it was sized for (0: not known).
 	interval time.Duration
 	// stopWatch, when set, ends the goroutine that wakes the sampler
@@ -210,20 +213,29 @@ func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
 		Type:              unix.PERF_TYPE_SOFTWARE,
 		Config:            unix.PERF_COUNT_SW_TASK_CLOCK,
 		Sample:            uint64(period.Nanoseconds()),
-		Sample_type:       unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER,
-		Bits:              unix.PerfBitExcludeHv | unix.PerfBitComm | unix.PerfBitCommExec,
+		Sample_type:       unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER,
+		Bits:              unix.PerfBitExcludeHv | unix.PerfBitComm | unix.PerfBitCommExec | unix.PerfBitUseClockID,
 		Sample_regs_user:  perfRegsMask,
 		Sample_stack_user: uint32(stackBytes),
+		// Times on the clock Go's monotonic readings use (sampleClock).
+		Clockid: unix.CLOCK_MONOTONIC,
 	}
 	if stackBytes == 0 {
 		// The kernel's walk of the user stack's frame records, as
 		// perf record -g takes it: no stack copied.
-		attr.Sample_type = unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_CALLCHAIN | unix.PERF_SAMPLE_REGS_USER
+		attr.Sample_type = unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_CALLCHAIN | unix.PERF_SAMPLE_REGS_USER
 		attr.Bits |= unix.PerfBitExcludeCallchainKernel
 		attr.Sample_max_stack = uint16(perfMaxStack())
 	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
+	clock := newSampleClock()
 	fd, err := perfEventOpen(&attr, tid)
+	if errors.Is(err, unix.EINVAL) {
+		// A kernel before 4.1: samples timed on perf's own clock.
+		attr.Bits &^= unix.PerfBitUseClockID
+		clock = sampleClock{}
+		fd, err = perfEventOpen(&attr, tid)
+	}
 	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
 		// Without the right to sample the kernel (perf_event_paranoid
 		// 2 for a user), user-space samples only: a thread interrupted
@@ -253,7 +265,7 @@ func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("sample ring of thread %d: %w", tid, err)
 	}
-	r.chain, r.interval = stackBytes == 0, spec.interval
+	r.chain, r.interval, r.clock = stackBytes == 0, spec.interval, clock
 	return r, small, nil
 }
 
@@ -412,6 +424,7 @@ func (r *perfRing) consume() { atomic.StoreUint64(&r.meta.Data_tail, r.pos) }
 // perfSample is a decoded kernel sample.
 type perfSample struct {
 	tid  uint32
+	time uint64   // on the ring's clock
 	regs []uint64 // the registers of perfRegsMask, in bit order; empty for a kernel thread
 	// The user stack from the sampled SP upward is the stackLen bytes at
 	// stackOff in the record.
@@ -419,26 +432,27 @@ type perfSample struct {
 }
 
 // perfSampleHeadLen is how many bytes of a sample parsePerfSampleHead
-// needs: header, pid and tid, the registers' ABI and values, the stack's
-// size.
-func perfSampleHeadLen(nregs int) int { return 8 + 8 + 8 + 8*nregs + 8 }
+// needs: header, pid and tid, time, the registers' ABI and values, the
+// stack's size.
+func perfSampleHeadLen(nregs int) int { return 8 + 8 + 8 + 8 + 8*nregs + 8 }
 
 // parsePerfSampleHead decodes the fixed part of a PERF_RECORD_SAMPLE of
-// sample type TID|REGS_USER|STACK_USER with nregs registers, recSize bytes
+// sample type TID|TIME|REGS_USER|STACK_USER with nregs registers, recSize bytes
 // long: head holds its first bytes (perfSampleHeadLen, or all of a shorter
 // record). dyn reads the stack's dynamic size, the 8 bytes at the offset it
 // is given. s.regs points into regs. Every length is checked against
 // recSize.
 func parsePerfSampleHead(head []byte, recSize, nregs int, regs []uint64, dyn func(off int) uint64, s *perfSample) error {
 	le := binary.LittleEndian
-	if recSize < 8+8+8 || len(head) < 8+8+8 {
+	if recSize < 8+8+8+8 || len(head) < 8+8+8+8 {
 		return fmt.Errorf("sample record of %d bytes", recSize)
 	}
 	if size := int(le.Uint16(head[6:])); size != recSize {
 		return fmt.Errorf("sample record says %d bytes, has %d", size, recSize)
 	}
 	s.tid = le.Uint32(head[12:])
-	off := 16
+	s.time = le.Uint64(head[16:])
+	off := 24
 	abi := le.Uint64(head[off:])
 	off += 8
 	s.regs = regs[:0]

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,13 +22,54 @@ import (
 	"github.com/macprof/macprof/unwind"
 )
 
+// checkSampleTime checks that a drained sample carries the kernel's time of
+// it: after the previous one of its thread (last), not after now, and not
+// before the target's process started.
+func checkSampleTime(t *testing.T, tg *Target, c *target.Capture, last *time.Time) {
+	t.Helper()
+	now := time.Now()
+	started := now.Add(-procAge(t, tg.PID()))
+	if c.Time.IsZero() || c.Time.After(now) || c.Time.Before(started.Add(-time.Second)) || c.Time.Before(*last) {
+		t.Fatalf("a drained sample taken at %v: want between the previous one's %v, the process's start %v and now %v", c.Time, *last, started, now)
+	}
+	*last = c.Time
+}
+
+// procAge returns how long ago process pid started (/proc/PID/stat's
+// starttime against the system's uptime, to a clock tick).
+func procAge(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+2:]))
+	ticks, err := strconv.ParseInt(fields[19], 10, 64) // field 22, starttime
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs, err := strconv.ParseFloat(strings.Fields(string(up))[0], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(secs*float64(time.Second)) - time.Duration(ticks)*time.Second/100
+}
+
+// sampleTime is the time the records the tests build were taken at.
+const sampleTime = 0x1122334455
+
 // sampleRecord builds a PERF_RECORD_SAMPLE as the kernel writes it for
-// sample type TID|REGS_USER|STACK_USER.
+// sample type TID|TIME|REGS_USER|STACK_USER.
 func sampleRecord(tid uint32, regs []uint64, stack []byte, dyn uint64) []byte {
 	le := binary.LittleEndian
-	b := make([]byte, 8, 64+len(stack))
+	b := make([]byte, 8, 72+len(stack))
 	b = le.AppendUint32(b, tid) // pid
 	b = le.AppendUint32(b, tid)
+	b = le.AppendUint64(b, sampleTime)
 	if regs == nil {
 		b = le.AppendUint64(b, 0)
 	} else {
@@ -61,8 +103,8 @@ func TestParsePerfSample(t *testing.T) {
 	if err := parsePerfSample(rec, perfRegCount, buf, &s); err != nil {
 		t.Fatal(err)
 	}
-	if got := rec[s.stackOff:][:s.stackLen]; s.tid != 42 || !slices.Equal(s.regs, regs) || !slices.Equal(got, stack[:40]) {
-		t.Fatalf("parsed tid %d regs %x stack %d bytes; want 42, %x, the first 40 bytes (dyn_size)", s.tid, s.regs, len(got), regs)
+	if got := rec[s.stackOff:][:s.stackLen]; s.tid != 42 || s.time != sampleTime || !slices.Equal(s.regs, regs) || !slices.Equal(got, stack[:40]) {
+		t.Fatalf("parsed tid %d time %#x regs %x stack %d bytes; want 42, %#x, %x, the first 40 bytes (dyn_size)", s.tid, s.time, s.regs, len(got), sampleTime, regs)
 	}
 	// A kernel thread's sample has no user registers.
 	if err := parsePerfSample(sampleRecord(7, nil, nil, 0), perfRegCount, buf, &s); err != nil || len(s.regs) != 0 {
@@ -208,7 +250,8 @@ func TestKernelSampleRefusedFallsBackToStops(t *testing.T) {
 }
 
 // drainAll drains every kernel sample of tid, batch captures at a time, and
-// returns copies of their walks.
+// returns copies of their walks. Each carries the kernel's time of it: in
+// order, in the past, and not before the target started (checkSampleTime).
 func drainAll(t *testing.T, tg *Target, tid int, batch int) [][]uint64 {
 	t.Helper()
 	caps := make([]*target.Capture, batch)
@@ -216,6 +259,7 @@ func drainAll(t *testing.T, tg *Target, tid int, batch int) [][]uint64 {
 		caps[i] = target.NewCapture(512, 64<<10)
 	}
 	var walks [][]uint64
+	var last time.Time
 	for {
 		n, err := tg.DrainSamples(target.ThreadID(tid), caps)
 		if err != nil {
@@ -225,6 +269,7 @@ func drainAll(t *testing.T, tg *Target, tid int, batch int) [][]uint64 {
 			if c.Stopped != 0 {
 				t.Fatalf("a drained sample stopped the thread for %v", c.Stopped)
 			}
+			checkSampleTime(t, tg, c, &last)
 			walks = append(walks, slices.Clone(c.PCs))
 		}
 		if n < len(caps) {
