@@ -9,6 +9,7 @@ import (
 	"github.com/macprof/macprof/intern"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -16,12 +17,12 @@ import (
 // out as frame records in memory and walks them with an unwind.Walker, so
 // that Capture.Walk carries the walk's hash.
 type walkingTarget struct {
-	*fakeTarget
+	*targettest.Fake
 	walker *unwind.Walker
 }
 
 func (w *walkingTarget) Capture(tid target.ThreadID, c *target.Capture) error {
-	pcs := w.threads[tid].stack
+	pcs := w.Thread(tid).Stack
 	const base = 0x7ff0_0000_0000
 	mem := make([]byte, 64+16*len(pcs))
 	fp := uint64(base + 64)
@@ -70,9 +71,9 @@ func TestCaptureBatchInterns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	threads := map[target.ThreadID]*fakeThread{1: {stack: a}, 2: {stack: a}, 3: {stack: b}, 4: {stack: c}}
-	walking := &walkingTarget{fakeTarget: newFake(10, threads), walker: walker}
-	plain := newFake(11, map[target.ThreadID]*fakeThread{1: {stack: b}, 2: {stack: a}, 3: {stack: c}})
+	threads := map[target.ThreadID]*targettest.Thread{1: {Stack: a}, 2: {Stack: a}, 3: {Stack: b}, 4: {Stack: c}}
+	walking := &walkingTarget{Fake: newFake(10, threads), walker: walker}
+	plain := newFake(11, map[target.ThreadID]*targettest.Thread{1: {Stack: b}, 2: {Stack: a}, 3: {Stack: c}})
 	s := tickable(t, Config{Hz: 100}, walking, plain)
 	tw, tp := s.targets[0], s.targets[1]
 
@@ -117,8 +118,8 @@ func TestCaptureBatchInterns(t *testing.T) {
 }
 
 func TestCPUModeCountsTimeWithoutANewKernelSampleOnTheLastStack(t *testing.T) {
-	f := newFake(10, map[target.ThreadID]*fakeThread{
-		1: {share: 1, stack: []uint64{1, 2, 3}, noSampleEvery: 3},
+	f := newFake(10, map[target.ThreadID]*targettest.Thread{
+		1: {Share: 1, Stack: []uint64{1, 2, 3}, NoSampleEvery: 3},
 	})
 	ws := run(t, Config{Hz: 100}, time.Second, f)
 	w := ws[0]
@@ -127,7 +128,7 @@ func TestCPUModeCountsTimeWithoutANewKernelSampleOnTheLastStack(t *testing.T) {
 	// CPU time from first sight (the first tick's, not counted) to the
 	// end is counted, all of it: about 99 samples in a second, fewer or
 	// more as a loaded machine made the run's end late or early.
-	used := f.cpuSeen(1)
+	used := f.CPUSeen(1)
 	if c, want := countBy(w)[1], samplesFor(used, 10*time.Millisecond); c < want*85/100 || c > want+1 {
 		t.Errorf("busy thread: %d samples for the %v of CPU from first sight to the end, want about %d", c, used, want)
 	}
@@ -139,9 +140,9 @@ func TestCPUModeCountsTimeWithoutANewKernelSampleOnTheLastStack(t *testing.T) {
 // TestStacksWalkedWithTablesAreMarked: a stack whose capture's walk used
 // unwind tables is marked CFI in the window, the others not.
 func TestStacksWalkedWithTablesAreMarked(t *testing.T) {
-	f := newFake(1, map[target.ThreadID]*fakeThread{
-		1: {share: 1, stack: []uint64{0x1000, 0x2000}, cfi: true},
-		2: {share: 1, stack: []uint64{0x3000, 0x4000}},
+	f := newFake(1, map[target.ThreadID]*targettest.Thread{
+		1: {Share: 1, Stack: []uint64{0x1000, 0x2000}, CFI: true},
+		2: {Share: 1, Stack: []uint64{0x3000, 0x4000}},
 	})
 	s, err := New(Config{Hz: 100})
 	if err != nil {

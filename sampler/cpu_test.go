@@ -6,13 +6,14 @@ import (
 
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 )
 
 func TestCPUModeCountsCPUTime(t *testing.T) {
-	f := newFake(10, map[target.ThreadID]*fakeThread{
-		1: {share: 1, stack: []uint64{1, 2, 3}},
-		2: {share: 0, stack: []uint64{4, 5}},
-		3: {share: 0.5, stack: []uint64{6, 7}},
+	f := newFake(10, map[target.ThreadID]*targettest.Thread{
+		1: {Share: 1, Stack: []uint64{1, 2, 3}},
+		2: {Share: 0, Stack: []uint64{4, 5}},
+		3: {Share: 0.5, Stack: []uint64{6, 7}},
 	})
 	const hz, d = 100, time.Second
 	ws := run(t, Config{Hz: hz}, d, f)
@@ -26,14 +27,14 @@ func TestCPUModeCountsCPUTime(t *testing.T) {
 	// longer or shorter than the run's second), none (and no stop at all)
 	// for the idle one.
 	period := time.Second / hz
-	if used, want := f.cpuSeen(1), samplesFor(f.cpuSeen(1), period); c[1] < want*85/100 || c[1] > want+1 {
+	if used, want := f.CPUSeen(1), samplesFor(f.CPUSeen(1), period); c[1] < want*85/100 || c[1] > want+1 {
 		t.Errorf("busy thread: %d samples for %v of CPU, want about %d", c[1], used, want)
 	}
-	if used, want := f.cpuSeen(3), samplesFor(f.cpuSeen(3), period); c[3] < want*80/100 || c[3] > want+1 {
+	if used, want := f.CPUSeen(3), samplesFor(f.CPUSeen(3), period); c[3] < want*80/100 || c[3] > want+1 {
 		t.Errorf("half-busy thread: %d samples for %v of CPU, want about %d", c[3], used, want)
 	}
-	if c[2] != 0 || f.captures[2] != 0 {
-		t.Errorf("idle thread: %d samples, %d captures; want none", c[2], f.captures[2])
+	if c[2] != 0 || f.Captures(2) != 0 {
+		t.Errorf("idle thread: %d samples, %d captures; want none", c[2], f.Captures(2))
 	}
 	if ws[0].Period != 10*time.Millisecond || ws[0].Stats.Captures == 0 || ws[0].Stats.StoppedP50 == 0 {
 		t.Errorf("window period %v, stats %+v", ws[0].Period, ws[0].Stats)
@@ -41,9 +42,9 @@ func TestCPUModeCountsCPUTime(t *testing.T) {
 }
 
 func TestWallModeCountsIdleThreadsWithoutStoppingThem(t *testing.T) {
-	f := newFake(10, map[target.ThreadID]*fakeThread{
-		1: {share: 1, stack: []uint64{1, 2, 3}},
-		2: {share: 0, stack: []uint64{4, 5}},
+	f := newFake(10, map[target.ThreadID]*targettest.Thread{
+		1: {Share: 1, Stack: []uint64{1, 2, 3}},
+		2: {Share: 0, Stack: []uint64{4, 5}},
 	})
 	ws := run(t, Config{Hz: 100, Mode: profile.ModeWall}, 500*time.Millisecond, f)
 	c := countBy(ws[0])
@@ -51,15 +52,15 @@ func TestWallModeCountsIdleThreadsWithoutStoppingThem(t *testing.T) {
 	if c[2] < ticks-2 || c[1] < ticks-2 {
 		t.Errorf("wall mode: busy %d, idle %d samples over %d ticks; want one per tick each", c[1], c[2], ticks)
 	}
-	if f.captures[2] != 1 {
-		t.Errorf("idle thread captured %d times, want once (its stack is reused)", f.captures[2])
+	if f.Captures(2) != 1 {
+		t.Errorf("idle thread captured %d times, want once (its stack is reused)", f.Captures(2))
 	}
 }
 
 func TestAddStartedCountsCPUTimeFromTheProcessStart(t *testing.T) {
 	for _, started := range []bool{false, true} {
-		f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
-		f.start = f.start.Add(-300 * time.Millisecond) // it has run for 300 ms already
+		f := newFake(10, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}})
+		f.Start = f.Start.Add(-300 * time.Millisecond) // it has run for 300 ms already
 		s, err := New(Config{Hz: 100})
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 )
 
 // drainingTarget is a fakeTarget whose kernel samples each thread once per
@@ -15,7 +16,7 @@ import (
 // in its sequence number (mod 97), so that counts per stack show whether
 // each drained sample was counted once.
 type drainingTarget struct {
-	*fakeTarget
+	*targettest.Fake
 	period  time.Duration
 	refused bool // KernelSampled reports a thread that had to be stopped
 	keep    int  // with lose: of every lose samples only the first keep reach the ring
@@ -41,8 +42,8 @@ type drainingTarget struct {
 	lastTaken map[target.ThreadID]int64
 }
 
-func newDraining(pid int, period time.Duration, threads map[target.ThreadID]*fakeThread) *drainingTarget {
-	return &drainingTarget{fakeTarget: newFake(pid, threads), period: period,
+func newDraining(pid int, period time.Duration, threads map[target.ThreadID]*targettest.Thread) *drainingTarget {
+	return &drainingTarget{Fake: newFake(pid, threads), period: period,
 		taken: map[target.ThreadID]int64{}, drained: map[target.ThreadID]int64{}, started: map[target.ThreadID]time.Duration{},
 		lastTaken: map[target.ThreadID]int64{}, dropped: map[target.ThreadID]int64{}, firstSight: map[target.ThreadID]time.Duration{}, startWait: map[target.ThreadID]time.Duration{}}
 }
@@ -51,23 +52,23 @@ func newDraining(pid int, period time.Duration, threads map[target.ThreadID]*fak
 // up to the exit if there is one.
 func (d *drainingTarget) cpu(t target.ThreadID) time.Duration {
 	now := time.Now()
-	if !d.exitAt.IsZero() && now.After(d.exitAt) {
-		now = d.exitAt
+	if !d.ExitAt.IsZero() && now.After(d.ExitAt) {
+		now = d.ExitAt
 	}
-	return time.Duration(float64(now.Sub(d.start)) * d.threads[t].share)
+	return time.Duration(float64(now.Sub(d.Start)) * d.Thread(t).Share)
 }
 
 func (d *drainingTarget) KernelSampled() (bool, bool) { return true, !d.refused }
 func (d *drainingTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
 	d.listings++
-	return d.fakeTarget.Threads(dst)
+	return d.Fake.Threads(dst)
 }
 func (d *drainingTarget) DrainInterval() time.Duration {
 	return target.DrainInterval(d.period, d.maxDrain, 10)
 }
 
 func (d *drainingTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
-	info, err := d.fakeTarget.Info(t)
+	info, err := d.Fake.Info(t)
 	if _, ok := d.firstSight[t]; !ok && err == nil {
 		d.firstSight[t], d.startWait[t] = info.CPUTime, schedWait()
 	}
@@ -79,7 +80,7 @@ func (d *drainingTarget) Capture(t target.ThreadID, c *target.Capture) error {
 		d.started[t] = d.cpu(t)
 		d.startWait[t] = max(0, schedWait()-d.startWait[t])
 	}
-	return d.fakeTarget.Capture(t, c)
+	return d.Fake.Capture(t, c)
 }
 
 func (d *drainingTarget) DrainSamples(t target.ThreadID, caps []*target.Capture) (int, error) {
@@ -103,7 +104,7 @@ func (d *drainingTarget) DrainSamples(t target.ThreadID, caps []*target.Capture)
 		}
 		c := caps[n]
 		c.Thread, c.Stopped = t, 0
-		c.PCs = append(append(c.PCs[:0], d.threads[t].stack...), 0x5000+uint64(seq%97))
+		c.PCs = append(append(c.PCs[:0], d.Thread(t).Stack...), 0x5000+uint64(seq%97))
 		n++
 	}
 	return n, nil
@@ -140,19 +141,19 @@ func drainedCounts(w *profile.Window, tid target.ThreadID, stack []uint64) (stop
 
 func TestDrainCountsEveryKernelSampleAndWakesLessOften(t *testing.T) {
 	const hz = 100
-	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{
-		1: {share: 1, stack: []uint64{1, 2, 3}},
-		2: {share: 0.5, stack: []uint64{4, 5}},
-		3: {share: 0, stack: []uint64{6}},
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{
+		1: {Share: 1, Stack: []uint64{1, 2, 3}},
+		2: {Share: 0.5, Stack: []uint64{4, 5}},
+		3: {Share: 0, Stack: []uint64{6}},
 	})
 	ws := run(t, Config{Hz: hz}, 1200*time.Millisecond, d)
 	w := ws[0]
 	c := countBy(w)
-	if c[3] != 0 || d.captures[3] != 0 {
-		t.Errorf("idle thread: %d samples, %d captures; want none", c[3], d.captures[3])
+	if c[3] != 0 || d.Captures(3) != 0 {
+		t.Errorf("idle thread: %d samples, %d captures; want none", c[3], d.Captures(3))
 	}
-	if d.captures[1] != 1 || d.captures[2] != 1 {
-		t.Errorf("threads captured %d and %d times, want once each (to start their samples)", d.captures[1], d.captures[2])
+	if d.Captures(1) != 1 || d.Captures(2) != 1 {
+		t.Errorf("threads captured %d and %d times, want once each (to start their samples)", d.Captures(1), d.Captures(2))
 	}
 	// The first tick a thread ran captures it once (a stop, counting its
 	// CPU time so far); then every sample the kernel took is counted,
@@ -183,7 +184,7 @@ func TestDrainCountsEveryKernelSampleAndWakesLessOften(t *testing.T) {
 // time read) only every listEvery, and every sample is still counted once.
 func TestDrainListsThreadsLessOftenThanItDrains(t *testing.T) {
 	const hz, runFor = 1000, 600 * time.Millisecond
-	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}})
 	begin := time.Now()
 	ws := run(t, Config{Hz: hz}, runFor, d)
 	elapsed := time.Since(begin)
@@ -207,7 +208,7 @@ func TestDrainListsThreadsLessOftenThanItDrains(t *testing.T) {
 // sample is still counted.
 func TestDrainIntervalIsTheTargets(t *testing.T) {
 	const hz = 20
-	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}})
 	d.maxDrain = time.Second // 10 periods: a drain every 500 ms
 	ws := run(t, Config{Hz: hz}, 1600*time.Millisecond, d)
 	w := ws[0]
@@ -223,7 +224,7 @@ func TestDrainIntervalIsTheTargets(t *testing.T) {
 // left of a window is cut to the window's end, so windows keep their length.
 func TestDrainIntervalEndsWindowsOnTime(t *testing.T) {
 	const hz, window = 20, 300 * time.Millisecond
-	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}})
 	d.maxDrain = time.Second // 10 periods: a drain every 500 ms
 	// Four windows and the last, cut short: about 1.5 s.
 	ws, waits := runWindows(t, Config{Hz: hz, Window: window}, 10*time.Second,
@@ -247,7 +248,7 @@ func TestDrainCountsLostSamplesApart(t *testing.T) {
 		want   profile.LostReason
 	}{{"reported", true, profile.LostBufferFull}, {"unreported", false, profile.LostNoSample}} {
 		t.Run(c.name, func(t *testing.T) {
-			d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})
+			d := newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}})
 			d.keep, d.lose = 1, 3
 			var tg target.Target = d
 			if c.report {
@@ -275,7 +276,7 @@ func TestDrainCountsLostSamplesApart(t *testing.T) {
 			// the kernel's next sample and the part period pending; at
 			// most what the CPU time the sampler last read holds (a
 			// loaded machine can read it later than the last drain).
-			most := samplesFor(d.lastCPU(1)-d.started[1], d.period) + 1
+			most := samplesFor(d.LastCPU(1)-d.started[1], d.period) + 1
 			if got := lost[c.want]; got < taken-kept-3 || got+sampled > max(taken+1, most) {
 				t.Errorf("%d samples counted as %s (%v), want the %d lost (%d counted in all at most)", got, c.want.Frame(), lost, taken-kept, most)
 			}
@@ -288,7 +289,7 @@ func TestDrainCountsLostSamplesApart(t *testing.T) {
 
 func TestDrainTicksEveryPeriodWhenAThreadIsStoppedForItsSamples(t *testing.T) {
 	const hz = 100
-	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1}}})
 	d.refused = true
 	ws := run(t, Config{Hz: hz}, 500*time.Millisecond, d)
 	// Ticks a loaded machine made late count as missed (only a loop
@@ -301,8 +302,8 @@ func TestDrainTicksEveryPeriodWhenAThreadIsStoppedForItsSamples(t *testing.T) {
 
 func TestDrainTakesTheLastSamplesOfATargetThatExits(t *testing.T) {
 	const hz = 100
-	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
-	d.exitAt = time.Now().Add(590 * time.Millisecond)
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1}}})
+	d.ExitAt = time.Now().Add(590 * time.Millisecond)
 	run(t, Config{Hz: hz}, 5*time.Second, d)
 	// Ticks at about 10, 20, 30 ms, then every 100 ms: the last drain
 	// before the exit at about 530 ms, the exit found at about 630 ms. The
@@ -323,19 +324,19 @@ func TestDrainDoesNotAllocate(t *testing.T) {
 
 func testDrainDoesNotAllocate(t *testing.T, timeline int) {
 	const hz = 1000
-	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{
-		1: {share: 1, stack: []uint64{1, 2, 3}}, 2: {share: 1, stack: []uint64{4, 5}},
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{
+		1: {Share: 1, Stack: []uint64{1, 2, 3}}, 2: {Share: 1, Stack: []uint64{4, 5}},
 	})
 	s := tickable(t, Config{Hz: hz, Timeline: timeline}, d)
 	tick := int64(0)
 	for i := 0; i < 300; i++ { // warm up: every stack interned, every map entry made
 		tick++
-		d.start = d.start.Add(-2 * time.Millisecond)
+		d.Start = d.Start.Add(-2 * time.Millisecond)
 		s.tick(tick)
 	}
 	allocs := testing.AllocsPerRun(50, func() {
 		tick++
-		d.start = d.start.Add(-2 * time.Millisecond) // 2 samples per tick
+		d.Start = d.Start.Add(-2 * time.Millisecond) // 2 samples per tick
 		s.tick(tick)
 	})
 	if allocs != 0 {
@@ -346,7 +347,7 @@ func testDrainDoesNotAllocate(t *testing.T, timeline int) {
 	listings := d.listings
 	allocs = testing.AllocsPerRun(50, func() {
 		tick++
-		d.start = d.start.Add(-2 * time.Millisecond)
+		d.Start = d.Start.Add(-2 * time.Millisecond)
 		s.tick(tick)
 	})
 	if allocs != 0 || d.listings > listings+1 {
@@ -358,7 +359,7 @@ func testDrainDoesNotAllocate(t *testing.T, timeline int) {
 }
 
 func TestDrainOfABackendThatNeverRunsDryEnds(t *testing.T) {
-	d := newDraining(10, 10*time.Millisecond, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	d := newDraining(10, 10*time.Millisecond, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1}}})
 	d.endless = true
 	s := tickable(t, Config{Hz: 100}, d)
 	d.started[1] = 0
@@ -370,7 +371,7 @@ func TestDrainOfABackendThatNeverRunsDryEnds(t *testing.T) {
 
 func TestDrainStartsSamplesAPeriodAfterFirstSightAndDrainsAtTheEnd(t *testing.T) {
 	const hz, runFor = 100, 590 * time.Millisecond
-	d := newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1}}})
 	begin := time.Now()
 	ws := run(t, Config{Hz: hz}, runFor, d)
 	// First sight at the first tick (a period in), the capture that starts

@@ -6,6 +6,7 @@ import (
 
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 )
 
 // keepingTarget is a drainingTarget that keeps its samples itself
@@ -23,14 +24,12 @@ type keepingTarget struct {
 // Threads, once it exited, still gives its threads with the exit, as
 // process rings do: what they left is to be drained.
 func (k *keepingTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, error) {
-	if !k.exitAt.IsZero() && time.Now().After(k.exitAt) {
+	if !k.ExitAt.IsZero() && time.Now().After(k.ExitAt) {
 		k.listings++
 		dst = dst[:0]
 		if !k.gone {
 			k.gone = true
-			for id := range k.threads {
-				dst = append(dst, id)
-			}
+			dst = append(dst, k.IDs()...)
 		}
 		return dst, target.ErrExited
 	}
@@ -58,8 +57,8 @@ func TestKeeperIsLeftAloneWhileItKeeps(t *testing.T) {
 	if k.keeps < 2 || k.listedWhileKept != 0 {
 		t.Errorf("Keep said yes %d times, with %d listings meanwhile; want 2 or more, and none", k.keeps, k.listedWhileKept)
 	}
-	if d.captures[1]+d.captures[2] != 0 {
-		t.Errorf("%d captures of a keeping target, want none", d.captures[1]+d.captures[2])
+	if d.Captures(1)+d.Captures(2) != 0 {
+		t.Errorf("%d captures of a keeping target, want none", d.Captures(1)+d.Captures(2))
 	}
 	checkEveryDrainedCounted(t, ws, d)
 	if first := d.drained[1]; first < 40 {
@@ -74,7 +73,7 @@ func TestKeeperThatExitedIsDrainedOnce(t *testing.T) {
 	const hz = 100
 	d := newKeptDraining(hz)
 	until := time.Now().Add(300 * time.Millisecond)
-	d.exitAt = until
+	d.ExitAt = until
 	k := &keepingTarget{drainingTarget: d, until: until}
 	start := time.Now()
 	ws := run(t, Config{Hz: hz}, 5*time.Second, k)
@@ -90,9 +89,9 @@ func TestKeeperThatExitedIsDrainedOnce(t *testing.T) {
 // newKeptDraining returns a drainingTarget of two threads, one using a CPU
 // and one half a CPU, sampled from the start, as process rings sample them.
 func newKeptDraining(hz int) *drainingTarget {
-	d := newDraining(10, time.Second/time.Duration(hz), map[target.ThreadID]*fakeThread{
-		1: {share: 1, stack: []uint64{1, 2, 3}},
-		2: {share: 0.5, stack: []uint64{4, 5}},
+	d := newDraining(10, time.Second/time.Duration(hz), map[target.ThreadID]*targettest.Thread{
+		1: {Share: 1, Stack: []uint64{1, 2, 3}},
+		2: {Share: 0.5, Stack: []uint64{4, 5}},
 	})
 	d.started[1], d.started[2] = 0, 0
 	return d
@@ -103,7 +102,7 @@ func newKeptDraining(hz int) *drainingTarget {
 func checkEveryDrainedCounted(t *testing.T, ws []*profile.Window, d *drainingTarget) {
 	t.Helper()
 	for _, tid := range []target.ThreadID{1, 2} {
-		stopped, sampled, _ := drainedCounts(ws[0], tid, d.threads[tid].stack)
+		stopped, sampled, _ := drainedCounts(ws[0], tid, d.Thread(tid).Stack)
 		if stopped != 0 || sampled != d.drained[tid] || d.drained[tid] == 0 {
 			t.Errorf("thread %d: %d samples counted from drains and %d on other stacks, of %d drained; want all drained, and on their own stacks",
 				tid, sampled, stopped, d.drained[tid])

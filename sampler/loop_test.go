@@ -11,11 +11,12 @@ import (
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 )
 
 func TestLateTicksAreMissedNotBunched(t *testing.T) {
-	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
-	f.delay = 25 * time.Millisecond // each tick takes 2.5 periods
+	f := newFake(10, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1}}})
+	f.Delay = 25 * time.Millisecond // each tick takes 2.5 periods
 	begin := time.Now()
 	ws := run(t, Config{Hz: 100}, 600*time.Millisecond, f)
 	elapsed := time.Since(begin) // 600 ms, or more on a loaded machine
@@ -35,14 +36,14 @@ func TestLateTicksAreMissedNotBunched(t *testing.T) {
 	// The CPU time of the missed ticks is still counted: about 60 samples
 	// for 600 ms, as many as the CPU time the fake reported from first
 	// sight to the end.
-	if n, want := countBy(ws[0])[1], samplesFor(f.cpuSeen(1), 10*time.Millisecond); n < want*75/100 {
-		t.Errorf("%d samples for %v of CPU at 100 Hz, want about %d", n, f.cpuSeen(1), want)
+	if n, want := countBy(ws[0])[1], samplesFor(f.CPUSeen(1), 10*time.Millisecond); n < want*75/100 {
+		t.Errorf("%d samples for %v of CPU at 100 Hz, want about %d", n, f.CPUSeen(1), want)
 	}
 }
 
 func TestWindowsExitAndKeepRunning(t *testing.T) {
-	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
-	f.exitAt = time.Now().Add(300 * time.Millisecond)
+	f := newFake(10, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1}}})
+	f.ExitAt = time.Now().Add(300 * time.Millisecond)
 	const window = 100 * time.Millisecond
 	var exited []int
 	// Windows that closed after OnExit was told of the exit.
@@ -74,8 +75,8 @@ func TestWindowsExitAndKeepRunning(t *testing.T) {
 	checkWindowLengths(t, ws, waits, window, 40*time.Millisecond)
 
 	// Without KeepRunning, Run ends when every target has exited.
-	f2 := newFake(11, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})
-	f2.exitAt = time.Now().Add(200 * time.Millisecond)
+	f2 := newFake(11, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1}}})
+	f2.ExitAt = time.Now().Add(200 * time.Millisecond)
 	s, _ := New(Config{Hz: 100})
 	s.Add(f2)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -90,7 +91,7 @@ func TestWindowsExitAndKeepRunning(t *testing.T) {
 // state, with a timeline kept (Config.Timeline) or not.
 func TestSamplerHotPathDoesNotAllocate(t *testing.T) {
 	for _, timeline := range []int{0, 1 << 20} {
-		f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2, 3}}, 2: {share: 1, stack: []uint64{4, 5}}})
+		f := newFake(10, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2, 3}}, 2: {Share: 1, Stack: []uint64{4, 5}}})
 		s := tickable(t, Config{Hz: 1000, Timeline: timeline}, f)
 		tick := int64(0)
 		for i := 0; i < 10; i++ { // warm up: threads, buffers, map entries
@@ -100,7 +101,7 @@ func TestSamplerHotPathDoesNotAllocate(t *testing.T) {
 		}
 		allocs := testing.AllocsPerRun(50, func() {
 			tick++
-			f.start = f.start.Add(-2 * time.Millisecond) // 2 periods of CPU per tick
+			f.Start = f.Start.Add(-2 * time.Millisecond) // 2 periods of CPU per tick
 			s.tick(tick)
 		})
 		if allocs != 0 {
@@ -136,14 +137,14 @@ func TestTimerDelayWakesTheRuntimeOncePerTick(t *testing.T) {
 // is added (a command launched at its exec, before the dynamic loader ran),
 // and which exits after exitAt, when its memory map can no longer be read.
 type lateLibrary struct {
-	*fakeTarget
+	*targettest.Fake
 }
 
 func (l lateLibrary) Images() (*images.Set, error) {
 	switch {
-	case l.exited():
+	case l.Exited():
 		return nil, target.ErrExited
-	case time.Since(l.start) < 20*time.Millisecond:
+	case time.Since(l.Start) < 20*time.Millisecond:
 		return images.NewSet([]*images.Image{{Path: "/bin/cmd", Start: 0x1000, Limit: 0x2000}}), nil
 	}
 	return images.NewSet([]*images.Image{{Path: "/bin/cmd", Start: 0x1000, Limit: 0x2000}, {Path: "/lib/late.so", Start: 0x7000, Limit: 0x8000}}), nil
@@ -153,9 +154,9 @@ func (l lateLibrary) Images() (*images.Set, error) {
 // the library it mapped after being added in its profile, so that its
 // frames there can be named.
 func TestImagesOfAShortLivedTarget(t *testing.T) {
-	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{0x7100, 0x1100}}})
+	f := newFake(10, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{0x7100, 0x1100}}})
 	// It exits before the steady refresh, a second after it was added.
-	f.exitAt = time.Now().Add(800 * time.Millisecond)
+	f.ExitAt = time.Now().Add(800 * time.Millisecond)
 	ws := run(t, Config{Hz: 100}, 1200*time.Millisecond, lateLibrary{f})
 	if len(ws) == 0 || len(ws[0].Processes) != 1 {
 		t.Fatalf("windows %d, want one with the process", len(ws))

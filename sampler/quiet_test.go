@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 )
 
 // slowDrain is a drainingTarget whose rings hold an hour of samples.
@@ -19,7 +20,7 @@ func (slowDrain) DrainInterval() time.Duration { return time.Hour }
 // created since it was last asked; otherwise every listEvery. Without it,
 // as the target allows.
 func TestSettledCapsTheDrainInterval(t *testing.T) {
-	d := slowDrain{newDraining(1, 50*time.Millisecond, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})}
+	d := slowDrain{newDraining(1, 50*time.Millisecond, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}})}
 	settled := false
 	asked := 0
 	for _, tc := range []struct {
@@ -56,7 +57,7 @@ func TestSettledCapsTheDrainInterval(t *testing.T) {
 // a period apart, have come: its next drain is then an hour away.
 func runSlowDrain(t *testing.T) (s *Sampler, wait func(n int64) bool, ticks *atomic.Int64) {
 	t.Helper()
-	d := slowDrain{newDraining(1, 10*time.Millisecond, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}}})}
+	d := slowDrain{newDraining(1, 10*time.Millisecond, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}})}
 	ticks = new(atomic.Int64)
 	s, err := New(Config{Hz: 100, OnTick: func(Progress) { ticks.Add(1) }})
 	if err != nil {
@@ -119,7 +120,7 @@ func (e exitingDrain) Info(t target.ThreadID) (target.ThreadInfo, error) {
 }
 func (e exitingDrain) ProcessCPU() (time.Duration, error) {
 	var sum time.Duration
-	for t := range e.threads {
+	for _, t := range e.IDs() {
 		sum += e.cpu(t)
 	}
 	return sum, nil
@@ -131,10 +132,10 @@ func (e exitingDrain) ProcessCPU() (time.Duration, error) {
 // process's clock holds too, is not counted again as [unsampled].
 func TestExitAfterALongDrainIntervalCountsOnce(t *testing.T) {
 	const hz = 100
-	d := exitingDrain{newDraining(10, time.Second/hz, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1}}})}
+	d := exitingDrain{newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1}}})}
 	// Ticks at about 10, 20, 30 ms, then every 300 ms: the exit comes
 	// about 250 ms after the last listing before it.
-	d.exitAt = time.Now().Add(580 * time.Millisecond)
+	d.ExitAt = time.Now().Add(580 * time.Millisecond)
 	ws := run(t, Config{Hz: hz}, 5*time.Second, d)
 	w := ws[0]
 	taken := int64((d.cpu(1) - d.started[1]) / d.period)

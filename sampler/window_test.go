@@ -6,10 +6,11 @@ import (
 
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
 )
 
 func TestEvictedStacksStayInTheWindow(t *testing.T) {
-	f := newFake(10, map[target.ThreadID]*fakeThread{1: {share: 1, stack: []uint64{1, 2}, stacks: 50}})
+	f := newFake(10, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}, Stacks: 50}})
 	ws := run(t, Config{Hz: 200, MaxStacks: 4}, 500*time.Millisecond, f)
 	w := ws[0]
 	var total int64

@@ -141,6 +141,13 @@ func (f *Fake) LastCPU(t target.ThreadID) time.Duration {
 	return f.seen[t][1]
 }
 
+// Thread returns thread t as given to New, or nil.
+func (f *Fake) Thread(t target.ThreadID) *Thread { return f.threads[t] }
+
+// IDs returns the threads' IDs in order, whether or not the process
+// exited.
+func (f *Fake) IDs() []target.ThreadID { return slices.Clone(f.ids) }
+
 // CPU returns thread t's CPU time now.
 func (f *Fake) CPU(t target.ThreadID) time.Duration {
 	return time.Duration(float64(time.Since(f.Start)) * f.threads[t].Share)
