@@ -53,7 +53,7 @@ func TestOuterLineDWARF(t *testing.T) {
 }
 
 // TestOuterLineGo checks OuterLine against Lines on the test binary's own
-// pclntab, every 31st byte of its text, inlined code included.
+// pclntab, every 211th byte of its text, inlined code included.
 func TestOuterLineGo(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -74,7 +74,7 @@ func TestOuterLineGo(t *testing.T) {
 		t.Fatalf("table: %v", err)
 	}
 	var addrs []uint64
-	for a := text.Addr; a < text.Addr+text.Size; a += 31 {
+	for a := text.Addr; a < text.Addr+text.Size; a += 211 {
 		addrs = append(addrs, a-img.Start+img.Offset)
 	}
 	// Table addresses are link-time ones: map through the table.
