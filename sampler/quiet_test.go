@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/target/targettest"
 )
@@ -52,10 +53,11 @@ func TestSettledCapsTheDrainInterval(t *testing.T) {
 }
 
 // runSlowDrain runs a sampler over a slowDrain target until the test ends
-// and returns it, with a function that waits (up to 20 s) until it has
-// ticked n times and the count of its ticks, once its first three ticks,
-// a period apart, have come: its next drain is then an hour away.
-func runSlowDrain(t *testing.T) (s *Sampler, wait func(n int64) bool, ticks *atomic.Int64) {
+// and returns it, with a function that waits (up to 20 s, else fails)
+// until it has ticked n times and the count of its ticks, once its first
+// three ticks, a period apart, have come: its next drain is then an hour
+// away.
+func runSlowDrain(t *testing.T) (s *Sampler, wait func(n int64, what string), ticks *atomic.Int64) {
 	t.Helper()
 	d := slowDrain{newDraining(1, 10*time.Millisecond, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}})}
 	ticks = new(atomic.Int64)
@@ -68,17 +70,11 @@ func runSlowDrain(t *testing.T) (s *Sampler, wait func(n int64) bool, ticks *ato
 	done := make(chan error)
 	go func() { done <- s.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	wait = func(n int64) bool {
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			if ticks.Load() >= n {
-				return true
-			}
-		}
-		return false
+	wait = func(n int64, what string) {
+		t.Helper()
+		testprog.WaitFor(t, 20*time.Second, func() bool { return ticks.Load() >= n }, what)
 	}
-	if !wait(3) {
-		t.Fatalf("%d ticks in 20 s at 100 Hz", ticks.Load())
-	}
+	wait(3, "3 ticks at 100 Hz")
 	time.Sleep(50 * time.Millisecond)
 	return s, wait, ticks
 }
@@ -97,9 +93,7 @@ func TestWakeAndDrainSoonTickAtOnce(t *testing.T) {
 			s, wait, ticks := runSlowDrain(t)
 			before := ticks.Load()
 			tc.call(s)
-			if !wait(before + 1) {
-				t.Fatalf("no tick within 20 s of %s", tc.name)
-			}
+			wait(before+1, "a tick after "+tc.name)
 			time.Sleep(500 * time.Millisecond)
 			if n := ticks.Load() - before; (n > 1) != tc.more {
 				t.Errorf("%d ticks in the 500 ms after %s; more than one: want %v", n, tc.name, tc.more)
