@@ -14,6 +14,7 @@ import (
 
 	"github.com/macprof/macprof/exporter"
 	"github.com/macprof/macprof/exporter/folded"
+	"github.com/macprof/macprof/internal/procstat"
 	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/ptrace"
@@ -24,20 +25,11 @@ import (
 // included, from /proc/PID/stat (utime and stime, in clock ticks of 10 ms).
 func processCPU(t *testing.T, pid int) time.Duration {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
+	s, err := procstat.Read(pid)
+	if err != nil || !s.Has(procstat.FieldSTime) {
+		t.Fatalf("%+v, %v", s, err)
 	}
-	// The fields after the command name, which ends at the last ')'.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	var utime, stime int64
-	if _, err := fmt.Sscan(f[11], &utime); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fmt.Sscan(f[12], &stime); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	return time.Duration(s.CPUTicks()) * (time.Second / procstat.ClockTicks)
 }
 
 // TestRecordCountsThreadsThatNeverUseAPeriod records 1,000 threads that
