@@ -171,7 +171,7 @@ func bench(n, runs int, macprof, elfs string) error {
 		ms(lv.best), ms(lv.median), float64(lv.best.Nanoseconds())/float64(n), ms(lv.cpu))
 	fmt.Printf("ratio llvm-symbolizer/macprof: %.1fx (best wall), %.1fx (median wall), %.1fx (CPU)\n",
 		float64(lv.best)/float64(mp.best), float64(lv.median)/float64(mp.median), float64(lv.cpu)/float64(max(mp.cpu, 1)))
-	fmt.Printf("function names agree on %d of %d addresses (the rest: aliases at one address, e.g. go:buildid and runtime.text)\n", agree, total)
+	fmt.Printf("function names agree on %d of %d addresses (the rest: .abi0 suffixes, which macprof drops as the Go runtime does, and aliases at one address)\n", agree, total)
 	fmt.Printf("in process: table build %.2f ms + %d lookups %.2f ms; linear scan per frame %.1f ms; ratio %.0fx\n",
 		ms(build), n, ms(lookups), ms(linear), float64(linear)/float64(build+lookups))
 	targets, err := elfTargets(dir, elfs)
