@@ -18,6 +18,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/macprof/macprof/internal/procstat"
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // badInputWait bounds how long macprof may take to refuse a bad input,
@@ -187,15 +190,10 @@ func TestSnapshotBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer z.Wait()
-	for deadline := time.Now().Add(badInputWait); ; time.Sleep(time.Millisecond) {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", z.Process.Pid))
-		if bytes.Contains(b, []byte(") Z ")) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the child did not become a zombie: %s", b)
-		}
-	}
+	testprog.WaitFor(t, badInputWait, func() bool {
+		s, err := procstat.Read(z.Process.Pid)
+		return err == nil && s.State == 'Z'
+	}, "the child to become a zombie")
 	pid := sleeper(t)
 	runBadInputs(t, []badInput{
 		{[]string{"snapshot"}, "macprof snapshot: give the process as -p PID", 2},

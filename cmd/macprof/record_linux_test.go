@@ -18,6 +18,7 @@ import (
 
 	pprof "github.com/google/pprof/profile"
 
+	"github.com/macprof/macprof/internal/procstat"
 	"github.com/macprof/macprof/internal/testprog"
 )
 
@@ -58,14 +59,11 @@ func macprofBinary(t *testing.T) (macprof, demo string) {
 
 // procCPU returns a process's total CPU time from /proc (clock ticks).
 func procCPU(t *testing.T, pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
+	s, err := procstat.Read(pid)
+	if err != nil || !s.Has(procstat.FieldSTime) {
+		t.Fatalf("%+v, %v", s, err)
 	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	ut, _ := strconv.Atoi(f[11])
-	st, _ := strconv.Atoi(f[12])
-	return time.Duration(ut+st) * 10 * time.Millisecond
+	return time.Duration(s.CPUTicks()) * (time.Second / procstat.ClockTicks)
 }
 
 // cpuPoll is a process's CPU time (its threads' schedstat) at a moment.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	pprof "github.com/google/pprof/profile"
+	"github.com/macprof/macprof/internal/procstat"
 )
 
 // signalWait bounds how long macprof may take to act on a signal: to
@@ -93,8 +94,8 @@ func profileWritten(path string) bool {
 
 // gone reports whether a process has exited (and perhaps been reaped).
 func gone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	return err != nil || bytes.Contains(b, []byte(") Z "))
+	s, err := procstat.Read(pid)
+	return err != nil || s.State == 'Z'
 }
 
 // TestRecordSIGTERMReachesCommand sends SIGTERM to record -- CMD, whose
