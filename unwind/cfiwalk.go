@@ -20,8 +20,11 @@ type Tables interface {
 // A frame whose code no table covers (JIT code, an object whose table is
 // not loaded yet) or whose object keeps frame pointers (a Go binary) is
 // unwound through its frame record instead, so that code without tables
-// walks as it does with Walk; when the interrupted PC itself has no table,
-// the whole walk is Walk's. A frame whose rule the table does not model
+// walks as it does with Walk, and the walk goes back to the tables where
+// a return address lands in code that has them (JIT code called from, and
+// calling, compiled code); on arm64, when the interrupted PC itself has no
+// table, the whole walk is Walk's, whose LR rule finds the caller of a
+// leaf that keeps no record. A frame whose rule the table does not model
 // (a CFA expression) ends the walk with StopUnsupported, except the
 // interrupted frame on amd64, which is taken to have pushed nothing (a
 // PLT stub, the usual case of such rules). Each frame's CFA must lie above
@@ -41,7 +44,7 @@ func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	if fp {
 		return w.Walk(regs, stack, dst)
 	}
-	if r == nil {
+	if r == nil && (w.tablesOnly || w.arch == ArchARM64) {
 		return w.noTable(regs, stack, dst)
 	}
 	out, res, s, half := w.walkCFI(regs, stack, tables, r, dst)

@@ -155,6 +155,35 @@ func TestWalkCFIThroughCodeWithoutTable(t *testing.T) {
 	}
 }
 
+// TestWalkCFIFromCodeWithoutTable: a sample in code no table covers (JIT
+// code, which keeps frame pointers) is unwound through its frame record,
+// and the walk takes the tables again where the return address lands in
+// code that has them: here mid, which keeps no frame record, so that a
+// frame-pointer walk from there loses start (amd64; on arm64 the walk is
+// Walk's, for the caller a leaf leaves in LR).
+func TestWalkCFIFromCodeWithoutTable(t *testing.T) {
+	s := newSynth(testBase, 4096)
+	sp := s.base + 0x100
+	f := sp + 0x20                         // the JIT frame's record
+	ret1 := uint64(objBase + fnMid + 0x20) // mid, past +4: CFA=SP+80
+	s.put(f, 0, ret1)                      // the saved FP: mid's caller's, zero
+	ret2 := uint64(objBase + fnStart + 0x10)
+	s.word(f+16+80-8, ret2) // mid's return address, its SP being f+16
+	regs := Regs{PC: jitBase + 0x40, SP: sp, FP: f}
+	w := mustWalker(t, Config{Arch: ArchAMD64})
+	tables := oneObject{testTable(ArchAMD64)}
+	got, res := w.WalkCFI(regs, s.stack(), tables, make([]uint64, 0, 64))
+	if want := []uint64{jitBase + 0x40, ret1, ret2}; !slices.Equal(got, want) || res.Stop != StopEnd || res.CFIFrames != 1 || !res.outermost || res.Hash != HashPCs(got) {
+		t.Errorf("got %#x %+v; want %#x to the end, mid by the table, start its outermost frame", got, res, want)
+	}
+	if fp, _ := w.Walk(regs, s.stack(), make([]uint64, 0, 64)); len(fp) != 2 {
+		t.Errorf("the frame-pointer walk gave %#x: the test does not show the tables taken again", fp)
+	}
+	if a := testing.AllocsPerRun(100, func() { w.WalkCFI(regs, s.stack(), tables, got) }); a != 0 {
+		t.Errorf("%v allocations per walk", a)
+	}
+}
+
 // TestWalkCFITablesOnly: with TablesOnly, code without a table ends the
 // walk.
 func TestWalkCFITablesOnly(t *testing.T) {
