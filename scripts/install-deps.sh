@@ -20,7 +20,7 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 command -v staticcheck >/dev/null 2>&1 || go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
-# The version cmd/macprof's TestRecordSpeedscopeShowsWhenThreadsRan looks for (speedscopeDir).
+# The version cmd/macprof's TestRecordSpeedscopeShowsWhenThreadsRan looks for (openInSpeedscope).
 speedscope="$HOME/.cache/macprof/speedscope"
 [ -f "$speedscope/node_modules/speedscope/dist/release/index.html" ] ||
   npm install --silent --no-audit --no-fund --prefix "$speedscope" speedscope@1.25.0 >/dev/null
