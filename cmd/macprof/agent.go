@@ -14,6 +14,7 @@ import (
 	"github.com/macprof/macprof/agent"
 	"github.com/macprof/macprof/exporter/otlp"
 	"github.com/macprof/macprof/exporter/pyroscope"
+	"github.com/macprof/macprof/internal/cli"
 	"github.com/macprof/macprof/internal/httpsafe"
 	"github.com/macprof/macprof/sampler"
 )
@@ -65,21 +66,21 @@ Examples:
 `
 
 func runAgent(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("agent", "macprof agent [-p PID[,PID...]]... [--name REGEX] [-d SECONDS] [exporter flags]", agentHelp, stderr)
-	pids := fs.pids(true, "profile process `PID` (repeatable, or a comma-separated list)")
+	fs := cli.NewFlagSet("agent", "macprof agent [-p PID[,PID...]]... [--name REGEX] [-d SECONDS] [exporter flags]", agentHelp, stderr)
+	pids := fs.PIDs(true, "profile process `PID` (repeatable, or a comma-separated list)")
 	name := fs.String("name", "", "profile every process of the agent's user (or --user) whose name, executable or command line matches `REGEX`")
 	owner := fs.String("user", "", "--name takes the processes of `USER` (a name or a uid) rather than the agent's own user's (e.g. --user www-data)")
 	hz := fs.Int("F", sampler.DefaultAgentHz, "sampling rate in `HZ` per thread")
-	window := fs.duration("window", "", 15*time.Second, "export a profile every `SECONDS` (or a duration: 1m)")
-	rescan := fs.duration("rescan", "", 10*time.Second, "look for processes matching --name every `SECONDS` (or a duration: 500ms)")
+	window := fs.Duration("window", "", 15*time.Second, "export a profile every `SECONDS` (or a duration: 1m)")
+	rescan := fs.Duration("rescan", "", 10*time.Second, "look for processes matching --name every `SECONDS` (or a duration: 500ms)")
 	mode := fs.String("mode", "cpu", "`MODE`: cpu or wall")
 	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
-	dur := fs.duration("d", "duration", 0, "stop after `SECONDS` (or a duration: 10m); 0 runs until SIGTERM")
-	shutdown := fs.duration("shutdown-timeout", "", 10*time.Second, "how long SIGTERM may take to flush queued windows, in `SECONDS` (or a duration)")
+	dur := fs.Duration("d", "duration", 0, "stop after `SECONDS` (or a duration: 10m); 0 runs until SIGTERM")
+	shutdown := fs.Duration("shutdown-timeout", "", 10*time.Second, "how long SIGTERM may take to flush queued windows, in `SECONDS` (or a duration)")
 	spool := fs.String("spool-dir", os.Getenv("MACPROF_SPOOL"), "keep queued windows in `DIR` too, so that a restart sends them (default $MACPROF_SPOOL)")
 	queueItems := fs.Int("queue-windows", 64, "queue at most `N` windows per exporter")
 	queueBytes := fs.Int64("queue-bytes", 64<<20, "queue at most `BYTES` per exporter")
-	retryMax := fs.duration("retry-max", "", 0, "longest wait between export retries, in `SECONDS` (or a duration); default: the window length, so that a recovered exporter is used again within one window")
+	retryMax := fs.Duration("retry-max", "", 0, "longest wait between export retries, in `SECONDS` (or a duration); default: the window length, so that a recovered exporter is used again within one window")
 	telemetry := fs.String("telemetry", "auto", "the agent's own metrics: `WHERE` = otlp, stdout, none, or auto (otlp when an OTLP endpoint is set)")
 	logFormat := fs.String("log-format", "text", "log as `FORMAT` text or json (to stderr)")
 	verbose := fs.Bool("v", false, "log each export")
@@ -90,17 +91,17 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	// A config file is applied first, then the command line over it.
 	// Every message is redacted: one may quote an endpoint's credentials.
 	fail := func(format string, a ...any) int {
-		return fs.usageError("%s", httpsafe.Redact(fmt.Sprintf(format, a...)))
+		return fs.UsageError("%s", httpsafe.Redact(fmt.Sprintf(format, a...)))
 	}
 	if err := agent.ApplyConfigFile(fs.FlagSet, args); err != nil {
 		return fail("%v", err)
 	}
 	appOnly := appOnlyFlags(fs.FlagSet)
-	if st, ok := fs.parse(args); !ok {
+	if st, ok := fs.ParseArgs(args); !ok {
 		return st
 	}
 	_ = configFile // applied above, before the command line
-	cfg := agent.Config{PIDs: pids.pids, Hz: *hz, Window: *window, Rescan: *rescan, Duration: *dur, ShutdownTimeout: *shutdown, Telemetry: *telemetry, Attach: osBackend.attach}
+	cfg := agent.Config{PIDs: pids.List(), Hz: *hz, Window: *window, Rescan: *rescan, Duration: *dur, ShutdownTimeout: *shutdown, Telemetry: *telemetry, Attach: osBackend.attach}
 	if *name != "" {
 		re, err := regexp.Compile(*name)
 		if err != nil {

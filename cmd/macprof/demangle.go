@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/macprof/macprof/demangle"
+	"github.com/macprof/macprof/internal/cli"
 )
 
 func init() {
@@ -40,9 +41,9 @@ Examples:
 `
 
 func runDemangle(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("demangle", demangleSynopsis, demangleHelp, stderr)
+	fs := cli.NewFlagSet("demangle", demangleSynopsis, demangleHelp, stderr)
 	simplified := fs.Bool("simplified", false, "print the simplified form profiles show")
-	if st, ok := fs.parse(args); !ok {
+	if st, ok := fs.ParseArgs(args); !ok {
 		return st
 	}
 	form := demangle.Full

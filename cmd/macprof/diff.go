@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/macprof/macprof/diff"
+	"github.com/macprof/macprof/internal/cli"
 )
 
 func init() {
@@ -11,7 +12,7 @@ func init() {
 }
 
 func runDiff(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("diff", "macprof diff [flags] BASE NEW", diff.Help, stderr)
+	fs := cli.NewFlagSet("diff", "macprof diff [flags] BASE NEW", diff.Help, stderr)
 	var bases, news, failOn, outs multiFlag
 	fs.Var(&bases, "base", "a baseline `PROFILE`, directory or pattern (repeatable)")
 	fs.Var(&news, "new", "a candidate `PROFILE`, directory or pattern (repeatable)")
@@ -28,7 +29,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	// write them.
 	var pos []string
 	for {
-		if st, ok := fs.parse(args); !ok {
+		if st, ok := fs.ParseArgs(args); !ok {
 			return st
 		}
 		if fs.NArg() == 0 {
@@ -38,7 +39,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		args = fs.Args()[1:]
 	}
 	if n := len(pos); (len(bases) == 0 && len(news) == 0 && n != 2) || ((len(bases) > 0 || len(news) > 0) && (n > 0 || len(bases) == 0 || len(news) == 0)) {
-		return fs.usageError("give BASE and NEW (or --base and --new), e.g. macprof diff base.pb.gz new.pb.gz")
+		return fs.UsageError("give BASE and NEW (or --base and --new), e.g. macprof diff base.pb.gz new.pb.gz")
 	}
 	return diff.Main(diff.Args{Base: bases, New: news, Positional: pos, FailOn: failOn, Outputs: outs,
 		Focus: *focus, Ignore: *ignore, LoadFollowing: *loadFollowing, Format: *format, Alpha: *alpha, Top: *top, Dispersion: *dispersion}, stdout, stderr)

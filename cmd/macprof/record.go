@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/macprof/macprof/internal/cli"
 	"github.com/macprof/macprof/record"
 	"github.com/macprof/macprof/sampler"
 	"github.com/macprof/macprof/target"
@@ -82,10 +83,10 @@ macprof record -p PID [-F HZ] [-d SECONDS] [--mode cpu|wall] -o FILE [-o FILE...
 macprof record [-F HZ] [-d SECONDS] [--mode cpu|wall] -o FILE [-o FILE...] -- CMD ARGS...`
 
 func runRecord(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("record", recordSynopsis, recordHelp, stderr)
-	pid := fs.pids(false, "`PID` of a running process to record")
+	fs := cli.NewFlagSet("record", recordSynopsis, recordHelp, stderr)
+	pid := fs.PIDs(false, "`PID` of a running process to record")
 	hz := fs.Int("F", sampler.DefaultHz, "sampling rate in `HZ` per thread")
-	dur := fs.duration("d", "duration", 0, "stop after `SECONDS` (5, 2.5) or a duration (30s, 500ms); 0 records until the target exits or Ctrl-C")
+	dur := fs.Duration("d", "duration", 0, "stop after `SECONDS` (5, 2.5) or a duration (30s, 500ms); 0 records until the target exits or Ctrl-C")
 	mode := fs.String("mode", "cpu", "`MODE`: cpu (threads that ran) or wall (every thread)")
 	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
 	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg, speedscope) instead of the extension")
@@ -95,12 +96,12 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no status line and no summary")
 	var outs multiFlag
 	fs.Var(&outs, "o", "write the profile to `FILE` (repeatable)")
-	fs.alias("o", "output")
+	fs.Alias("o", "output")
 	appOnly := appOnlyFlags(fs.FlagSet)
-	if st, ok := fs.parse(args); !ok {
+	if st, ok := fs.ParseArgs(args); !ok {
 		return st
 	}
-	fail := fs.usageError
+	fail := fs.UsageError
 	app, err := appOnly()
 	if err != nil {
 		return fail("%v", err)
@@ -116,7 +117,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("--unwind: %v", err)
 	}
-	cfg := record.Config{PID: pid.pid(), Command: fs.Args(), Hz: *hz, Duration: *dur, Mode: m, StopThreads: *capture == "stop",
+	cfg := record.Config{PID: pid.One(), Command: fs.Args(), Hz: *hz, Duration: *dur, Mode: m, StopThreads: *capture == "stop",
 		MaxFrames: *maxFrames, KernelStackBytes: *stackBytes, Unwind: method, Quiet: *quiet, Stderr: stderr, Prepare: prepareForSampling, Tune: tuneForSampling, AppOnly: app,
 		Attach: osBackend.attach, Launch: osBackend.launch, Descendants: osBackend.descendants, Settled: osBackend.settled,
 		WatchExit: osBackend.watchExit, FromTerminal: osBackend.fromTerminal}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/macprof/macprof/internal/cli"
 )
 
 // The setup command prepares this machine for profiling: on macOS it signs
@@ -84,15 +86,15 @@ Examples:
 `
 
 func runSetup(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("setup", setupSynopsis, setupDescription, stderr)
+	fs := cli.NewFlagSet("setup", setupSynopsis, setupDescription, stderr)
 	binary := fs.String("binary", "", "the macprof binary to sign, at `PATH` (default: the running one)")
 	plist := fs.String("plist", "", "`PATH` to write the entitlements plist to (default: a temporary file, removed afterwards)")
 	dryRun := fs.Bool("dry-run", false, "print the plist and the codesign command without running it")
-	if status, ok := fs.parse(args); !ok {
+	if status, ok := fs.ParseArgs(args); !ok {
 		return status
 	}
 	if fs.NArg() > 0 {
-		return fs.usageError("unexpected arguments %q", fs.Args())
+		return fs.UsageError("unexpected arguments %q", fs.Args())
 	}
 	if *binary == "" {
 		exe, err := os.Executable()

@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime/debug"
 
+	"github.com/macprof/macprof/internal/cli"
 	"github.com/macprof/macprof/snapshot"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
@@ -42,20 +43,20 @@ Examples:
 const snapshotMemoryLimit = 128 << 20
 
 func runSnapshot(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("snapshot", "macprof snapshot -p PID [--json] [--lines] [--max-frames N]", snapshotHelp, stderr)
-	pid := fs.pids(false, "`PID` of the process to snapshot (required)")
+	fs := cli.NewFlagSet("snapshot", "macprof snapshot -p PID [--json] [--lines] [--max-frames N]", snapshotHelp, stderr)
+	pid := fs.PIDs(false, "`PID` of the process to snapshot (required)")
 	asJSON := fs.Bool("json", false, "print JSON for scripts instead of text")
 	lines := fs.Bool("lines", false, "add file:line and inlined calls to the frames (as eu-stack -s -i; reads debug information, which takes longer)")
 	maxFrames := fs.Int("max-frames", unwind.DefaultMaxFrames, fmt.Sprintf("stop each walk after `N` frames (at most %d)", unwind.MaxMaxFrames))
-	if st, ok := fs.parse(args); !ok {
+	if st, ok := fs.ParseArgs(args); !ok {
 		return st
 	}
-	cfg := snapshot.Config{PID: pid.pid(), Options: target.Options{MaxFrames: *maxFrames}, Attach: osBackend.attach, Lines: *lines}
+	cfg := snapshot.Config{PID: pid.One(), Options: target.Options{MaxFrames: *maxFrames}, Attach: osBackend.attach, Lines: *lines}
 	if err := cfg.Validate(); err != nil || fs.NArg() > 0 {
 		if err == nil {
 			err = fmt.Errorf("unexpected argument %q: give the process as -p PID", fs.Arg(0))
 		}
-		return fs.usageError("%v", err)
+		return fs.UsageError("%v", err)
 	}
 	raisePriority()
 	// One short run whose heap is mostly the tables it keeps to the end:

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/macprof/macprof/internal/cli"
 	"github.com/macprof/macprof/symbolize"
 )
 
@@ -54,23 +55,23 @@ Examples:
 `
 
 func runSymbolize(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("symbolize", symbolizeSynopsis, symbolizeHelp, stderr)
+	fs := cli.NewFlagSet("symbolize", symbolizeSynopsis, symbolizeHelp, stderr)
 	bin := fs.String("o", "", "the `BINARY` (Mach-O or ELF) the addresses belong to (required)")
 	loadStr := fs.String("l", "", "runtime load address `LOADADDR` of the binary (hex): addresses are then runtime addresses")
 	arch := fs.String("arch", "", "`ARCH` slice of a universal Mach-O file: arm64, arm64e or x86_64 (default: this machine's, else the first)")
 	dsym := fs.String("dsym", "", "dSYM bundle (or the DWARF file inside it) at `PATH` for file:line; default BINARY.dSYM when present")
 	inline := fs.Bool("i", false, "print inlined frames too, one line each, innermost first")
-	if st, ok := fs.parse(args); !ok {
+	if st, ok := fs.ParseArgs(args); !ok {
 		return st
 	}
 	if *bin == "" {
-		return fs.usageError("-o BINARY is required")
+		return fs.UsageError("-o BINARY is required")
 	}
 	cfg := symbolize.Config{Binary: *bin, Arch: *arch, DSYM: *dsym, HaveLoad: *loadStr != "", Inline: *inline}
 	if cfg.HaveLoad {
 		v, err := symbolize.ParseAddr(*loadStr)
 		if err != nil {
-			return fs.usageError("-l %q: not a hexadecimal address", *loadStr)
+			return fs.UsageError("-l %q: not a hexadecimal address", *loadStr)
 		}
 		cfg.Load = v
 	}

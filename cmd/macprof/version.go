@@ -5,6 +5,8 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/macprof/macprof/internal/cli"
 )
 
 func init() {
@@ -12,12 +14,12 @@ func init() {
 }
 
 func runVersion(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("version", "macprof version", "Prints, in one line, the module version, the VCS revision (and whether the tree had\nchanges) and the Go toolchain, OS and architecture macprof was built with.", stderr)
-	if st, ok := fs.parse(args); !ok {
+	fs := cli.NewFlagSet("version", "macprof version", "Prints, in one line, the module version, the VCS revision (and whether the tree had\nchanges) and the Go toolchain, OS and architecture macprof was built with.", stderr)
+	if st, ok := fs.ParseArgs(args); !ok {
 		return st
 	}
 	if fs.NArg() > 0 {
-		return fs.usageError("unexpected argument %q", fs.Arg(0))
+		return fs.UsageError("unexpected argument %q", fs.Arg(0))
 	}
 	bi, _ := debug.ReadBuildInfo()
 	fmt.Fprintln(stdout, versionLine(bi, runtime.GOOS, runtime.GOARCH))

@@ -1,4 +1,7 @@
-package main
+// Package cli is macprof's command-line flags: GNU-style long aliases of
+// short flags (-p and --pid), durations in seconds or Go's form, PID lists,
+// and usage errors that print one line and the short usage, not the help.
+package cli
 
 import (
 	"errors"
@@ -12,10 +15,10 @@ import (
 	"time"
 )
 
-// flagSet is a command's flags with its synopsis, so that a usage error can
+// FlagSet is a command's flags with its synopsis, so that a usage error can
 // print the short usage rather than the whole help, and with long aliases
 // of short flags (-p and --pid), which the help lists together.
-type flagSet struct {
+type FlagSet struct {
 	*flag.FlagSet
 	synopsis    []string          // one usage line each, without "Usage: "
 	description string            // the help text between the synopsis and the flags
@@ -23,11 +26,11 @@ type flagSet struct {
 	longOf      map[string]string // flag -> its long alias
 }
 
-// newFlagSet returns the flags of command name. synopsis holds its usage
+// NewFlagSet returns the flags of command name. synopsis holds its usage
 // lines ("macprof record -p PID [flags]"), one per line; description is
 // what --help prints between them and the flags (examples, defaults).
-func newFlagSet(name, synopsis, description string, stderr io.Writer) *flagSet {
-	fs := &flagSet{
+func NewFlagSet(name, synopsis, description string, stderr io.Writer) *FlagSet {
+	fs := &FlagSet{
 		FlagSet:     flag.NewFlagSet(name, flag.ContinueOnError),
 		synopsis:    strings.Split(strings.TrimSpace(synopsis), "\n"),
 		description: strings.TrimSpace(description),
@@ -40,14 +43,14 @@ func newFlagSet(name, synopsis, description string, stderr io.Writer) *flagSet {
 }
 
 // help prints the whole help: synopsis, description, flags.
-func (fs *flagSet) help() {
+func (fs *FlagSet) help() {
 	w := fs.Output()
 	fs.writeSynopsis(w)
 	fmt.Fprintf(w, "\n%s\n\nFlags:\n", fs.description)
 	fs.printDefaults(w)
 }
 
-func (fs *flagSet) writeSynopsis(w io.Writer) {
+func (fs *FlagSet) writeSynopsis(w io.Writer) {
 	for i, s := range fs.synopsis {
 		if i == 0 {
 			fmt.Fprintf(w, "Usage: %s\n", strings.TrimSpace(s))
@@ -57,8 +60,8 @@ func (fs *flagSet) writeSynopsis(w io.Writer) {
 	}
 }
 
-// alias makes --long another name of the flag short (defined before).
-func (fs *flagSet) alias(short, long string) {
+// Alias makes --long another name of the flag short (defined before).
+func (fs *FlagSet) Alias(short, long string) {
 	f := fs.Lookup(short)
 	if f == nil {
 		panic("macprof: alias of an undefined flag " + short)
@@ -78,7 +81,7 @@ func dash(name string) string {
 // printDefaults lists the flags, each alias beside its flag, in the form
 // of flag.PrintDefaults but with GNU-style dashes (Go's flag package takes
 // one dash or two alike).
-func (fs *flagSet) printDefaults(w io.Writer) {
+func (fs *FlagSet) printDefaults(w io.Writer) {
 	fs.VisitAll(func(f *flag.Flag) {
 		if _, ok := fs.aliasOf[f.Name]; ok {
 			return
@@ -121,10 +124,10 @@ func isZeroValue(f *flag.Flag) bool {
 	return f.DefValue == v.String() || f.DefValue == "" || f.DefValue == "[]"
 }
 
-// parse parses args. -h/--help prints the whole help and returns status 0,
+// ParseArgs parses args. -h/--help prints the whole help and returns status 0,
 // a bad flag prints the short usage and returns 2; ok reports whether the
 // command should go on.
-func (fs *flagSet) parse(args []string) (status int, ok bool) {
+func (fs *FlagSet) ParseArgs(args []string) (status int, ok bool) {
 	out := fs.Output()
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
@@ -136,7 +139,7 @@ func (fs *flagSet) parse(args []string) (status int, ok bool) {
 		fs.Usage()
 		return 0, false
 	}
-	return fs.usageError("%s", flagError(err)), false
+	return fs.UsageError("%s", flagError(err)), false
 }
 
 // flagNameRE finds a flag name in the flag package's errors, which always
@@ -153,9 +156,9 @@ func flagError(err error) string {
 	})
 }
 
-// usageError prints what is wrong in one line, then the short usage and
+// UsageError prints what is wrong in one line, then the short usage and
 // where the help is, and returns the usage error status, 2.
-func (fs *flagSet) usageError(format string, a ...any) int {
+func (fs *FlagSet) UsageError(format string, a ...any) int {
 	w := fs.Output()
 	fmt.Fprintf(w, "macprof %s: %s\n", fs.Name(), fmt.Sprintf(format, a...))
 	fs.writeSynopsis(w)
@@ -170,7 +173,7 @@ type durationValue time.Duration
 func (d *durationValue) String() string { return time.Duration(*d).String() }
 
 func (d *durationValue) Set(s string) error {
-	v, err := parseDuration(s)
+	v, err := ParseDuration(s)
 	if err != nil {
 		return err
 	}
@@ -178,14 +181,14 @@ func (d *durationValue) Set(s string) error {
 	return nil
 }
 
-// duration defines a duration flag that takes seconds or a Go duration,
+// Duration defines a duration flag that takes seconds or a Go duration,
 // under name and, when long is not "", under --long too.
-func (fs *flagSet) duration(name, long string, value time.Duration, usage string) *time.Duration {
+func (fs *FlagSet) Duration(name, long string, value time.Duration, usage string) *time.Duration {
 	p := new(time.Duration)
 	*p = value
 	fs.Var((*durationValue)(p), name, usage)
 	if long != "" {
-		fs.alias(name, long)
+		fs.Alias(name, long)
 	}
 	return p
 }
@@ -195,8 +198,8 @@ var secondsRE = regexp.MustCompile(`^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)$`)
 // errDuration says what a duration flag takes.
 var errDuration = errors.New("want seconds (5, 2.5) or a duration (2s, 500ms, 1m30s)")
 
-// parseDuration reads seconds as a decimal number, else a Go duration.
-func parseDuration(s string) (time.Duration, error) {
+// ParseDuration reads seconds as a decimal number, else a Go duration.
+func ParseDuration(s string) (time.Duration, error) {
 	if !secondsRE.MatchString(s) {
 		d, err := time.ParseDuration(s)
 		if err != nil {
@@ -216,14 +219,14 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// pidsValue collects PIDs: repeated flags and comma-separated lists
+// PIDs collects PIDs: repeated flags and comma-separated lists
 // (-p 12,34, as perf takes them). With one set, a second PID is an error.
-type pidsValue struct {
+type PIDs struct {
 	pids []int
 	one  bool
 }
 
-func (p *pidsValue) String() string {
+func (p *PIDs) String() string {
 	if p == nil {
 		return ""
 	}
@@ -234,7 +237,7 @@ func (p *pidsValue) String() string {
 	return strings.Join(s, ",")
 }
 
-func (p *pidsValue) Set(v string) error {
+func (p *PIDs) Set(v string) error {
 	for _, f := range strings.Split(v, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n <= 0 {
@@ -248,17 +251,20 @@ func (p *pidsValue) Set(v string) error {
 	return nil
 }
 
-// pids defines -p and --pid, repeatable and taking lists when many,
+// PIDs defines -p and --pid, repeatable and taking lists when many,
 // else taking one PID.
-func (fs *flagSet) pids(many bool, usage string) *pidsValue {
-	p := &pidsValue{one: !many}
+func (fs *FlagSet) PIDs(many bool, usage string) *PIDs {
+	p := &PIDs{one: !many}
 	fs.Var(p, "p", usage)
-	fs.alias("p", "pid")
+	fs.Alias("p", "pid")
 	return p
 }
 
-// pid returns the one PID given, or 0.
-func (p *pidsValue) pid() int {
+// List returns the PIDs given, in order.
+func (p *PIDs) List() []int { return p.pids }
+
+// One returns the one PID given, or 0.
+func (p *PIDs) One() int {
 	if len(p.pids) == 0 {
 		return 0
 	}
