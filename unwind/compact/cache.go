@@ -35,7 +35,7 @@ func NewCache(maxBytes int64) *Cache {
 
 // Bytes returns the memory a table holds.
 func (t *Table) Bytes() int64 {
-	return int64(4*len(t.starts)+2*len(t.rule)+t.eh.Bytes()) + int64(len(t.rules))*int64(unsafe.Sizeof(Rule{})+unsafe.Sizeof(unwind.Rule{})) + 64
+	return int64(4*len(t.starts)+2*len(t.rule)+t.eh.Bytes()) + int64(len(t.rules))*int64(unsafe.Sizeof(Decoded{})+unsafe.Sizeof(unwind.Rule{})) + 64
 }
 
 // Get returns the table of key, building it with build when the cache has

@@ -11,7 +11,7 @@ import (
 // TestDecodeFixtureRules checks the rule of every fixture function against
 // what its disassembly shows (testdata/build.sh; llvm-objdump -d).
 func TestDecodeFixtureRules(t *testing.T) {
-	want := map[string]map[string]Rule{
+	want := map[string]map[string]Decoded{
 		"arm64": {
 			"caller":       {Kind: KindFrame},
 			"saver":        {Kind: KindFrame, Pairs: PairX19X20 | PairX21X22 | PairX23X24 | PairX25X26},
@@ -291,17 +291,17 @@ func TestWalkRules(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		arch unwind.Arch
-		r    Rule
+		r    Decoded
 		want unwind.Rule
 	}{
-		{"frame", unwind.ArchARM64, Rule{Kind: KindFrame}, frameRule},
-		{"frame x86", unwind.ArchAMD64, Rule{Kind: KindFrame, NRegs: 5}, frameRule},
-		{"arm64 frameless", unwind.ArchARM64, Rule{Kind: KindFrameless, StackSize: 32}, unwind.Rule{CFA: S, CFAOff: 32, RA: same}},
-		{"x86 frameless", unwind.ArchAMD64, Rule{Kind: KindFrameless, StackSize: 8}, unwind.Rule{CFA: S, CFAOff: 8, RA: saved, RAOff: -8}},
+		{"frame", unwind.ArchARM64, Decoded{Kind: KindFrame}, frameRule},
+		{"frame x86", unwind.ArchAMD64, Decoded{Kind: KindFrame, NRegs: 5}, frameRule},
+		{"arm64 frameless", unwind.ArchARM64, Decoded{Kind: KindFrameless, StackSize: 32}, unwind.Rule{CFA: S, CFAOff: 32, RA: same}},
+		{"x86 frameless", unwind.ArchAMD64, Decoded{Kind: KindFrameless, StackSize: 8}, unwind.Rule{CFA: S, CFAOff: 8, RA: saved, RAOff: -8}},
 		{"x86 frameless saving RBP", unwind.ArchAMD64, rbpSaver, unwind.Rule{CFA: S, CFAOff: 32, RA: saved, RAOff: -8, FP: saved, FPOff: -16}},
-		{"dwarf", unwind.ArchAMD64, Rule{Kind: KindDWARF, DWARFOffset: 0x40}, unwind.Rule{}},
-		{"none", unwind.ArchARM64, Rule{}, unwind.Rule{}},
-		{"invalid", unwind.ArchARM64, Rule{Kind: KindInvalid}, unwind.Rule{}},
+		{"dwarf", unwind.ArchAMD64, Decoded{Kind: KindDWARF, DWARFOffset: 0x40}, unwind.Rule{}},
+		{"none", unwind.ArchARM64, Decoded{}, unwind.Rule{}},
+		{"invalid", unwind.ArchARM64, Decoded{Kind: KindInvalid}, unwind.Rule{}},
 	} {
 		if got := toWalk(tc.arch, &tc.r); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)

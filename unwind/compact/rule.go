@@ -60,7 +60,7 @@ func (r Reg) String() string {
 	return fmt.Sprintf("Reg(%d)", uint8(r))
 }
 
-// ARM64 saved-pair bits of Rule.Pairs, in the order the pairs are stored
+// ARM64 saved-pair bits of Decoded.Pairs, in the order the pairs are stored
 // below the frame record (UNWIND_ARM64_FRAME_*_PAIR, compact_unwind_encoding.h
 // lines 292-300).
 const (
@@ -75,8 +75,9 @@ const (
 	PairD14D15 uint16 = 0x800
 )
 
-// Rule is the decoded unwind rule of one function range.
-type Rule struct {
+// Decoded is one function range's compact unwind encoding, decoded: the
+// format's view of it (a walk takes the unwind.Rule it becomes).
+type Decoded struct {
 	// Start and End bound the range, as offsets from the image's mach
 	// header; End is the next entry's Start.
 	Start, End uint32
@@ -114,7 +115,7 @@ type Rule struct {
 // Decode turns an encoding into a rule for arch. subImm reads the 32-bit
 // immediate of an x86_64 _STACK_IND function's "sub $n, %rsp" at the given
 // image offset; nil, or a false result, makes such rules KindInvalid.
-func Decode(arch unwind.Arch, start, end, enc uint32, subImm func(off uint32) (uint32, bool)) Rule {
+func Decode(arch unwind.Arch, start, end, enc uint32, subImm func(off uint32) (uint32, bool)) Decoded {
 	return decode(arch, start, end, enc, indirectSize(start, enc, subImm))
 }
 
@@ -138,8 +139,8 @@ func indirectSize(start, enc uint32, subImm func(off uint32) (uint32, bool)) uin
 }
 
 // decode is Decode with the _STACK_IND size already read (0: unknown).
-func decode(arch unwind.Arch, start, end, enc, indSize uint32) Rule {
-	r := Rule{Start: start, End: end, Encoding: enc,
+func decode(arch unwind.Arch, start, end, enc, indSize uint32) Decoded {
+	r := Decoded{Start: start, End: end, Encoding: enc,
 		Personality: uint8((enc & encPersonalityMask) >> encPersonalityShift),
 		HasLSDA:     enc&encHasLSDA != 0}
 	if enc == 0 {
@@ -156,7 +157,7 @@ func decode(arch unwind.Arch, start, end, enc, indSize uint32) Rule {
 }
 
 // decodeARM64 follows CompactUnwinder_arm64::stepWithCompactEncoding.
-func decodeARM64(r *Rule, enc uint32) {
+func decodeARM64(r *Decoded, enc uint32) {
 	switch enc & arm64ModeMask {
 	case arm64ModeFrame:
 		r.Kind, r.Pairs = KindFrame, uint16(enc&arm64SavedPairsMask)
@@ -170,7 +171,7 @@ func decodeARM64(r *Rule, enc uint32) {
 
 // decodeX86 follows CompactUnwinder_x86_64::stepWithCompactEncodingRBPFrame
 // and stepWithCompactEncodingFrameless.
-func decodeX86(r *Rule, enc, indSize uint32) {
+func decodeX86(r *Decoded, enc, indSize uint32) {
 	switch enc & x86ModeMask {
 	case x86ModeRBPFrame:
 		r.RegsOffset = 8 * ((enc & x86RBPFrameOffset) >> 16)
@@ -213,7 +214,7 @@ func decodeX86(r *Rule, enc, indSize uint32) {
 // of UNWIND_X86_64_REG_RBX..RBP (CompactUnwinder.hpp,
 // stepWithCompactEncodingFrameless): digit i counts the unused registers
 // before the i-th saved one, and has weight (5-i)*(4-i)*... down to 6-n+1.
-func permutation(r *Rule, n, p uint32) bool {
+func permutation(r *Decoded, n, p uint32) bool {
 	var used [7]bool
 	for i := uint32(0); i < n; i++ {
 		w := uint32(1)

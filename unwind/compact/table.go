@@ -21,7 +21,7 @@ type Table struct {
 	arch   unwind.Arch
 	starts []uint32      // entry starts, sorted; starts[i] <= starts[i+1]
 	rule   []uint16      // index in rules per entry
-	rules  []Rule        // distinct decoded rules, Start and End zero
+	rules  []Decoded     // distinct decoded rules, Start and End zero
 	walk   []unwind.Rule // walk[i] is rules[i] as a walk takes it
 	end    uint32        // end of the last range
 	// The DWARF-mode rules' FDEs: dwarf[i] is rules[i]'s slot in eh (-1:
@@ -83,10 +83,10 @@ func (t *Table) Len() int { return len(t.starts) }
 // Lookup returns the rule of the range that holds off, an offset from the
 // image's mach header (pc minus the image's load address). ok is false
 // when off lies outside every range. It does not allocate.
-func (t *Table) Lookup(off uint32) (r Rule, ok bool) {
+func (t *Table) Lookup(off uint32) (r Decoded, ok bool) {
 	p, start, end, ok := t.find(off)
 	if !ok {
-		return Rule{}, false
+		return Decoded{}, false
 	}
 	r = *p
 	r.Start, r.End = start, end
@@ -95,7 +95,7 @@ func (t *Table) Lookup(off uint32) (r Rule, ok bool) {
 
 // find returns the shared decoded rule of the range holding off (its Start
 // and End are zero) and the range's bounds.
-func (t *Table) find(off uint32) (r *Rule, start, end uint32, ok bool) {
+func (t *Table) find(off uint32) (r *Decoded, start, end uint32, ok bool) {
 	i, start, end, ok := t.index(off)
 	if !ok {
 		return nil, 0, 0, false

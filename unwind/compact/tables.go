@@ -25,7 +25,7 @@ var (
 // toWalk returns the unwind.Rule of a decoded compact rule for the
 // function's body; CFANone where the rule gives none (no information, an
 // invalid encoding, DWARF mode), so that a walk takes the frame record.
-func toWalk(arch unwind.Arch, r *Rule) unwind.Rule {
+func toWalk(arch unwind.Arch, r *Decoded) unwind.Rule {
 	switch r.Kind {
 	case KindFrame:
 		return frameRule

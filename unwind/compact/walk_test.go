@@ -9,7 +9,7 @@ import (
 
 // checkSlots verifies that the registers a rule says were saved lie where
 // the rule says: each slot holds the marker value of its register.
-func checkSlots(t *testing.T, m *machine, r *Rule, regs unwind.Regs) {
+func checkSlots(t *testing.T, m *machine, r *Decoded, regs unwind.Regs) {
 	t.Helper()
 	x86Num := map[Reg]int{RegRBX: 3, RegR12: 12, RegR13: 13, RegR14: 14, RegR15: 15, RegRBP: 5}
 	switch {
