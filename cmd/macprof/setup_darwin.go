@@ -9,17 +9,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/macprof/macprof/internal/permissions"
 )
 
 // setupPlatform writes the entitlements plist and runs codesign.
 func setupPlatform(r setupRequest, stdout, stderr io.Writer) int {
-	plist := entitlementsPlist(debuggerEntitlement)
+	plist := permissions.EntitlementsPlist(permissions.DebuggerEntitlement)
 	path := r.plist
 	if r.dryRun {
 		if path == "" {
 			path = "macprof.entitlements"
 		}
-		fmt.Fprintf(stdout, "Would write %s:\n%s\nWould run: codesign %s\n", path, plist, strings.Join(codesignArgs(path, r.binary), " "))
+		fmt.Fprintf(stdout, "Would write %s:\n%s\nWould run: codesign %s\n", path, plist, strings.Join(permissions.CodesignArgs(path, r.binary), " "))
 		return 0
 	}
 	if path == "" {
@@ -40,7 +42,7 @@ func setupPlatform(r setupRequest, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "macprof setup: codesign not found (it ships with macOS in /usr/bin): %v\n", err)
 		return 1
 	}
-	cmd := exec.Command(codesign, codesignArgs(path, r.binary)...)
+	cmd := exec.Command(codesign, permissions.CodesignArgs(path, r.binary)...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintf(stderr, "macprof setup: codesign %s: %v\n", r.binary, err)
@@ -49,7 +51,7 @@ func setupPlatform(r setupRequest, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	fmt.Fprintf(stdout, "Signed %s with %s.\n\n", r.binary, debuggerEntitlement)
+	fmt.Fprintf(stdout, "Signed %s with %s.\n\n", r.binary, permissions.DebuggerEntitlement)
 	fmt.Fprint(stdout, darwinAfterSetup)
 	return 0
 }

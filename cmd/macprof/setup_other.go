@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+
+	"github.com/macprof/macprof/internal/permissions"
 )
 
 // setupPlatform explains the ptrace permissions (Linux) or that there is
@@ -17,9 +19,9 @@ func setupPlatform(r setupRequest, stdout, stderr io.Writer) int {
 		return 0
 	}
 	scope, _ := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope")
-	fmt.Fprint(stdout, linuxPtraceAdvice(string(scope), os.Geteuid() == 0))
+	fmt.Fprint(stdout, permissions.LinuxPtraceAdvice(string(scope), os.Geteuid() == 0))
 	if r.dryRun || r.plist != "" {
-		fmt.Fprintf(stdout, "\n(--plist and --dry-run only matter on macOS, where this entitlements plist would be written:)\n%s", entitlementsPlist(debuggerEntitlement))
+		fmt.Fprintf(stdout, "\n(--plist and --dry-run only matter on macOS, where this entitlements plist would be written:)\n%s", permissions.EntitlementsPlist(permissions.DebuggerEntitlement))
 	}
 	return 0
 }
