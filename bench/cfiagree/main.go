@@ -183,7 +183,8 @@ func norm(name, dso string) string {
 }
 
 // readFolded reads macprof's folded stacks (root first), without the
-// [unsampled] pseudo stack.
+// [unsampled] and [lost: ...] pseudo stacks: CPU time no sample was
+// taken of has no stack to reach main or not.
 func readFolded(path string) ([]stack, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -200,7 +201,7 @@ func readFolded(path string) ([]stack, error) {
 			return nil, fmt.Errorf("%s: %q", path, line)
 		}
 		names := strings.Split(line[:i], ";")
-		if names[0] == "[unsampled]" {
+		if names[0] == "[unsampled]" || strings.HasPrefix(names[0], "[lost") {
 			continue
 		}
 		s := stack{n: n}
