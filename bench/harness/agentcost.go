@@ -26,6 +26,69 @@ type footprint struct {
 	nvcsw, nivcsw   int64
 	maxRSSKiB       int64
 	rss             []string // RSS at each -rss-every
+	// steady is the part of the run between the first and the last
+	// -rss-every reading, without its start and its end (a profiler's
+	// first look at the target's images, its last export or file).
+	steady procSpan
+}
+
+// procSpan is what a process used between two reads of /proc.
+type procSpan struct {
+	wall, cpu     time.Duration
+	nvcsw, nivcsw int64
+}
+
+func (p procSpan) share() float64 {
+	if p.wall <= 0 {
+		return 0
+	}
+	return 100 * p.cpu.Seconds() / p.wall.Seconds()
+}
+
+func (p procSpan) perSecond() (vol, invol float64) {
+	if p.wall <= 0 {
+		return 0, 0
+	}
+	return float64(p.nvcsw) / p.wall.Seconds(), float64(p.nivcsw) / p.wall.Seconds()
+}
+
+// procUsage reads a process's CPU time (/proc/PID/stat, in clock ticks of
+// 10 ms) and its threads' context switches (/proc/PID/task/*/status).
+func procUsage(pid int) (cpu time.Duration, vol, invol int64, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return 0, 0, 0, false
+	}
+	// utime and stime are fields 14 and 15, the 12th and 13th after comm.
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	cpu = time.Duration(ut+st) * 10 * time.Millisecond
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 2 {
+				continue
+			}
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			switch f[0] {
+			case "voluntary_ctxt_switches:":
+				vol += n
+			case "nonvoluntary_ctxt_switches:":
+				invol += n
+			}
+		}
+	}
+	return cpu, vol, invol, true
 }
 
 // share is the run's CPU in percent of one core.
@@ -46,9 +109,10 @@ func (f footprint) perSecond() (vol, invol float64) {
 
 func (f footprint) String() string {
 	v, iv := f.perSecond()
-	return fmt.Sprintf("%v: CPU %v (user %v, system %v) = %.3f%% of one core; switches %.1f/s vol., %.1f/s invol.; peak RSS %d MiB; RSS %s",
+	sv, siv := f.steady.perSecond()
+	return fmt.Sprintf("%v: CPU %v (user %v, system %v) = %.3f%% of one core; switches %.1f/s vol., %.1f/s invol.; peak RSS %d MiB; RSS %s MiB; steady %v: %.3f%%, %.1f/%.1f switches/s",
 		f.wall.Round(time.Second), (f.user + f.sys).Round(time.Millisecond), f.user.Round(time.Millisecond), f.sys.Round(time.Millisecond),
-		f.share(), v, iv, f.maxRSSKiB/1024, strings.Join(f.rss, ", "))
+		f.share(), v, iv, f.maxRSSKiB/1024, strings.Join(f.rss, ", "), f.steady.wall.Round(time.Second), f.steady.share(), sv, siv)
 }
 
 // measure runs cmd to its end and returns its rusage as a footprint. A
@@ -68,6 +132,8 @@ func measure(cmd *exec.Cmd, dur, every time.Duration, interrupt bool) (footprint
 	end := time.NewTimer(dur)
 	defer end.Stop()
 	var err error
+	var first, last procSpan
+	var firstAt, lastAt time.Time
 wait:
 	for {
 		select {
@@ -76,6 +142,12 @@ wait:
 		case <-tick.C:
 			if kb := rssKiB(cmd.Process.Pid); kb > 0 {
 				f.rss = append(f.rss, fmt.Sprintf("%d", kb/1024))
+			}
+			if cpu, v, iv, ok := procUsage(cmd.Process.Pid); ok {
+				last, lastAt = procSpan{cpu: cpu, nvcsw: v, nivcsw: iv}, time.Now()
+				if firstAt.IsZero() {
+					first, firstAt = last, lastAt
+				}
 			}
 		case <-end.C:
 			if interrupt {
@@ -89,6 +161,7 @@ wait:
 		}
 	}
 	f.wall = time.Since(start)
+	f.steady = procSpan{wall: lastAt.Sub(firstAt), cpu: last.cpu - first.cpu, nvcsw: last.nvcsw - first.nvcsw, nivcsw: last.nivcsw - first.nivcsw}
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {
 		return f, errors.New("no rusage")
@@ -204,6 +277,7 @@ func agentCost(args []string) error {
 	fmt.Printf("  agent: %s\n  perf:  %s\n", summary(agents), summary(perfs))
 	fmt.Printf("  load average (1, 5, 15 min) before: %s; after: %s\n", loadBefore, loadAfter)
 	fmt.Println("Row for bench/RESULTS.md (Agent):")
+	fmt.Println(resultHeader)
 	fmt.Println(resultRow(*threads, *rounds, *dur, revision(), agents, perfs, firstField(loadBefore), firstField(loadAfter)))
 	return nil
 }
@@ -214,7 +288,9 @@ func summary(fs []footprint) string {
 		return "not run"
 	}
 	share, vol, invol, rss := medians(fs)
-	return fmt.Sprintf("median %.3f%% of one core (runs %s), %.1f/%.1f switches/s vol./invol., peak RSS %d MiB", share, shares(fs), vol, invol, rss)
+	ss, sv, siv := steadyMedians(fs)
+	return fmt.Sprintf("median %.3f%% of one core (runs %s), %.1f/%.1f switches/s vol./invol., peak RSS %d MiB; steady part: %.3f%%, %.1f/%.1f switches/s",
+		share, shares(fs), vol, invol, rss, ss, sv, siv)
 }
 
 // medians returns the medians of the runs' CPU shares, switches a second
@@ -232,6 +308,20 @@ func medians(fs []footprint) (share, vol, invol float64, peakMiB int64) {
 	return share, vol, invol, peakMiB
 }
 
+// steadyMedians returns the medians of the runs' steady CPU shares and
+// switches a second.
+func steadyMedians(fs []footprint) (share, vol, invol float64) {
+	var s, v, iv []float64
+	for _, f := range fs {
+		a, b := f.steady.perSecond()
+		s, v, iv = append(s, f.steady.share()), append(v, a), append(iv, b)
+	}
+	_, share, _ = quartiles(s)
+	_, vol, _ = quartiles(v)
+	_, invol, _ = quartiles(iv)
+	return share, vol, invol
+}
+
 // shares lists each run's CPU share.
 func shares(fs []footprint) string {
 	var s []string
@@ -241,22 +331,29 @@ func shares(fs []footprint) string {
 	return strings.Join(s, ", ")
 }
 
+// resultHeader heads resultRow's table: medians of the runs, each run's
+// share in parentheses; "steady" leaves out each run's start and end.
+const resultHeader = `| macprof, target | runs | agent, share of one core | agent steady | agent switches/s vol. / invol. | agent peak RSS (RSS at each reading) | perf record -F 19 -g | perf steady | perf switches/s | perf peak RSS | load before → after |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`
+
 // resultRow is the Markdown table row of bench/RESULTS.md's Agent section:
 // the agent's medians beside perf's, with the load that says how far to
 // trust them.
 func resultRow(threads, rounds int, dur time.Duration, rev string, agents, perfs []footprint, loadBefore, loadAfter string) string {
 	aShare, aVol, aInvol, aRSS := medians(agents)
+	sShare, sVol, sInvol := steadyMedians(agents)
 	var rssRuns []string
 	for _, f := range agents {
 		rssRuns = append(rssRuns, strings.Join(f.rss, ", "))
 	}
-	perfCells := "not run | |"
+	perfCells := "not run | | |"
 	if len(perfs) > 0 {
 		pShare, pVol, pInvol, pRSS := medians(perfs)
-		perfCells = fmt.Sprintf("**%.2f%%** (%s) | %.1f / %.1f | %d MiB", pShare, shares(perfs), pVol, pInvol, pRSS)
+		psShare, _, _ := steadyMedians(perfs)
+		perfCells = fmt.Sprintf("**%.2f%%** (%s) | %.2f%% | %.1f / %.1f | %d MiB", pShare, shares(perfs), psShare, pVol, pInvol, pRSS)
 	}
-	return fmt.Sprintf("| `%s`, `deep.c` %d busy threads, 19 Hz | %d × %v | **%.2f%%** (%s) | %.1f / %.1f | %d MiB (%s) | %s | %s → %s |",
-		rev, threads, rounds, dur, aShare, shares(agents), aVol, aInvol, aRSS, strings.Join(rssRuns, "; "), perfCells, loadBefore, loadAfter)
+	return fmt.Sprintf("| `%s`, `deep.c` %d busy threads, 19 Hz | %d × %v | **%.2f%%** (%s) | %.2f%% | %.1f / %.1f (steady %.1f / %.1f) | %d MiB (%s) | %s | %s → %s |",
+		rev, threads, rounds, dur, aShare, shares(agents), sShare, aVol, aInvol, sVol, sInvol, aRSS, strings.Join(rssRuns, "; "), perfCells, loadBefore, loadAfter)
 }
 
 // revision is the checkout's short commit, marked when files differ from it.
