@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command lean is `macprof snapshot -p PID` built alone: the snapshot and
 // ptrace packages without the rest of macprof (OTLP, gRPC, pprof, the
 // diff), so that the snapshot bench can tell what the start-up of the
