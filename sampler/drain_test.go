@@ -275,9 +275,11 @@ func TestDrainCountsLostSamplesApart(t *testing.T) {
 			// All of the lost but the period of slack the sampler gives
 			// the kernel's next sample and the part period pending; at
 			// most what the CPU time the sampler last read holds (a
-			// loaded machine can read it later than the last drain).
-			most := samplesFor(d.LastCPU(1)-d.started[1], d.period) + 1
-			if got := lost[c.want]; got < taken-kept-3 || got+sampled > max(taken+1, most) {
+			// loaded machine can read it later than the last drain), and
+			// the part period settled at the end (one count: 98 for 97
+			// seen 8 times in 110 runs at load 40-70).
+			most := samplesFor(d.LastCPU(1)-d.started[1], d.period) + 2
+			if got := lost[c.want]; got < taken-kept-3 || got+sampled > max(taken+2, most) {
 				t.Errorf("%d samples counted as %s (%v), want the %d lost (%d counted in all at most)", got, c.want.Frame(), lost, taken-kept, most)
 			}
 			if c.report && lost[profile.LostNoSample] > 2 {
