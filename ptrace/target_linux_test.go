@@ -3,7 +3,6 @@
 package ptrace
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/macprof/macprof/internal/procstat"
 	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/target"
 )
@@ -90,14 +90,8 @@ func TestSIGTSTPedProfilerHoldsNoThread(t *testing.T) {
 		if err := unix.Kill(hpid, unix.SIGTSTP); err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			if allStopped(hpid) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: the profiler did not stop on SIGTSTP", round)
-			}
-		}
+		testprog.WaitFor(t, 10*time.Second, func() bool { return allStopped(hpid) },
+			fmt.Sprintf("round %d: the profiler to stop on SIGTSTP", round))
 		if tids := heldThreads(p.PID); len(tids) > 0 {
 			held++
 			t.Errorf("round %d: threads %v of the target held while the profiler is stopped", round, tids)
@@ -647,15 +641,14 @@ func waitExited(pid int, d time.Duration) (code, status int32, ok bool) {
 // childOf waits for the process to have a child and returns its PID.
 func childOf(t *testing.T, pid int) int {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+	var child int
+	testprog.WaitFor(t, 10*time.Second, func() bool {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-		if child, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && child > 0 {
-			return child
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("PID %d started no child", pid)
-		}
-	}
+		c, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		child = c
+		return err == nil && c > 0
+	}, fmt.Sprintf("PID %d to start a child", pid))
+	return child
 }
 
 // startVforkParent starts vfork.c, attaches to it in continuous mode, and
@@ -673,14 +666,10 @@ func startVforkParent(t *testing.T) (*testprog.Proc, *Target, int) {
 		t.Fatal(err)
 	}
 	child := childOf(t, p.PID)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		if st, _ := cpuTicks(t, p.PID); st == 'D' {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("PID %d did not enter the vfork wait (child %d)", p.PID, child)
-		}
-	}
+	testprog.WaitFor(t, 10*time.Second, func() bool {
+		st, _ := cpuTicks(t, p.PID)
+		return st == 'D'
+	}, fmt.Sprintf("PID %d to enter the vfork wait (child %d)", p.PID, child))
 	t.Cleanup(func() { unix.Kill(child, unix.SIGKILL) })
 	// The check captures make is bypassed, as a thread that enters the
 	// sleep just after it would.
@@ -742,14 +731,10 @@ func TestContinuousCaptureBoundsTheWaitForAStop(t *testing.T) {
 	if err := unix.Kill(child, unix.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if st, _ := cpuTicks(t, p.PID); st == 't' {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the thread did not reach its ptrace stop after its wait ended")
-		}
-	}
+	testprog.WaitFor(t, 5*time.Second, func() bool {
+		st, _ := cpuTicks(t, p.PID)
+		return st == 't'
+	}, "the thread to reach its ptrace stop after its wait ended")
 	tg.Capture(target.ThreadID(p.PID), c) // may find the process exiting
 	if len(tg.stop.stuck) != 0 || tg.stop.pinned {
 		t.Errorf("after the stop: %d threads stuck, pinned %v; want none, false", len(tg.stop.stuck), tg.stop.pinned)
@@ -772,17 +757,13 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 		if err := unix.Kill(child, unix.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		testprog.WaitFor(t, 10*time.Second, func() bool {
 			if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", p.PID, p.PID)); err != nil {
-				break
+				return true
 			}
-			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); len(b) == 0 || bytes.Contains(b, []byte(") Z ")) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the vfork child %d did not exit", child)
-			}
-		}
+			st, err := procstat.Read(child)
+			return err != nil || st.State == 'Z'
+		}, fmt.Sprintf("the vfork child %d to exit", child))
 		tg.Close()
 		if len(tg.stop.stuck) != 0 || tg.stop.pinned {
 			t.Errorf("after Close: %d threads stuck, pinned %v; want none, false", len(tg.stop.stuck), tg.stop.pinned)
