@@ -9,11 +9,13 @@ package symbolize
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -54,29 +56,78 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) error {
 	defer out.Flush()
 	var status error
 	if len(addrs) > 0 {
-		for _, a := range addrs {
-			if !s.line(out, []byte(a)) {
-				status = ErrNotAddress
-			}
+		words := make([][]byte, len(addrs))
+		for i, a := range addrs {
+			words[i] = []byte(a)
+		}
+		if !s.batch(out, words) {
+			status = ErrNotAddress
 		}
 		return status
 	}
-	// Flush what is printed before every read that may block, so that
-	// addresses typed or piped in one at a time are answered at once.
-	sc := bufio.NewScanner(flushingReader{stdin, out})
-	sc.Buffer(make([]byte, 256<<10), 1<<20)
-	sc.Split(scanASCIIWords)
-	for sc.Scan() {
-		if !s.line(out, sc.Bytes()) {
+	// Read what stdin holds, answer every whole word of it as one
+	// batch, and flush before the next read, which may block: addresses
+	// piped in one at a time are answered at once, and a file of them
+	// in batches of up to a buffer's worth.
+	buf := make([]byte, 0, 256<<10)
+	var words [][]byte
+	empty := 0
+	for {
+		if len(buf) == cap(buf) {
+			if cap(buf) >= maxWord {
+				return fmt.Errorf("reading standard input: %w", bufio.ErrTooLong)
+			}
+			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
+		}
+		if err := out.Flush(); err != nil {
+			return err
+		}
+		n, rerr := stdin.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if n == 0 && rerr == nil {
+			if empty++; empty >= 100 {
+				rerr = io.ErrNoProgress
+			}
+		} else {
+			empty = 0
+		}
+		// Whole words: each followed by a space, or the last one
+		// when nothing more comes.
+		words = words[:0]
+		rest := 0
+		for i := 0; i < len(buf); {
+			for i < len(buf) && isSpace(buf[i]) {
+				i++
+			}
+			j := i
+			for j < len(buf) && !isSpace(buf[j]) {
+				j++
+			}
+			if j == i || (j == len(buf) && rerr == nil) {
+				rest = i
+				break
+			}
+			words = append(words, buf[i:j])
+			rest = j
+			i = j
+		}
+		if !s.batch(out, words) {
 			status = ErrNotAddress
 		}
+		buf = buf[:copy(buf, buf[rest:])]
+		if rerr == io.EOF {
+			return status
+		}
+		if rerr != nil {
+			out.Flush()
+			return fmt.Errorf("reading standard input: %w", rerr)
+		}
 	}
-	if err := sc.Err(); err != nil {
-		out.Flush()
-		return fmt.Errorf("reading standard input: %w", err)
-	}
-	return status
 }
+
+// maxWord bounds one word read from standard input (as bufio.Scanner's
+// limit did).
+const maxWord = 1 << 20
 
 // open opens cfg.Binary and reads its table; every error names the file.
 func open(cfg Config) (*symbolizer, error) {
@@ -94,6 +145,7 @@ func open(cfg Config) (*symbolizer, error) {
 		return nil, err
 	}
 	s.table, s.names, s.lineNames = t, make([]string, t.Len()), map[string]string{}
+	s.lines = t.LineCursor()
 	return s, nil
 }
 
@@ -110,37 +162,35 @@ type symbolizer struct {
 	// lineNames are the demangled names of the functions the line
 	// tables name, by their raw name.
 	lineNames map[string]string
+	lines     *symcache.LineCursor // the table's lines, walked in address order
+	// answers and order are a batch's, reused from batch to batch.
+	answers []answer
+	order   []batchKey
+	packed  []uint64 // order, packed for sorting
+	// lastRaw is the last function name the line tables gave, and
+	// lastName what it prints as.
+	lastRaw, lastName string
 }
 
-// flushingReader flushes w before each read from r.
-type flushingReader struct {
-	r io.Reader
-	w *bufio.Writer
+// answer is what one word of a batch resolves to: its address, the
+// segment that holds it, and, from the table, the function and line.
+type answer struct {
+	addr   uint64
+	isAddr bool
+	img    *images.Image
+	off    uint64 // file offset, or link-time address when mapped
+	va     uint64
+	mapped bool
+	start  uint64
+	name   string
+	file   string
+	line   int
 }
 
-func (f flushingReader) Read(p []byte) (int, error) {
-	if err := f.w.Flush(); err != nil {
-		return 0, err
-	}
-	return f.r.Read(p)
-}
-
-// scanASCIIWords is bufio.ScanWords for ASCII whitespace only (addresses
-// are ASCII), without decoding UTF-8.
-func scanASCIIWords(data []byte, atEOF bool) (advance int, token []byte, err error) {
-	start := 0
-	for start < len(data) && isSpace(data[start]) {
-		start++
-	}
-	for i := start; i < len(data); i++ {
-		if isSpace(data[i]) {
-			return i + 1, data[start:i], nil
-		}
-	}
-	if atEOF && len(data) > start {
-		return len(data), data[start:], nil
-	}
-	return start, nil, nil
+// batchKey sorts a batch's table answers by address.
+type batchKey struct {
+	addr uint64
+	i    int
 }
 
 func isSpace(c byte) bool {
@@ -250,83 +300,147 @@ func newELFSymbolizer(f io.ReaderAt, bin string, load uint64) (*symbolizer, erro
 
 // line prints the line(s) for one word; false when it is not an address.
 func (s *symbolizer) line(w *bufio.Writer, word []byte) bool {
-	addr, ok := parseHex(word)
-	if !ok {
-		fmt.Fprintf(w, "?? (not an address: %s)\n", word)
-		return false
+	var a answer
+	s.parse(&a, word)
+	if a.isAddr && a.img != nil && s.fast() {
+		s.resolve(&a)
 	}
-	img := s.segment(addr)
-	if img == nil {
-		fmt.Fprintf(w, "%#x (not in %s)\n", addr, s.image)
-		return true
-	}
-	if s.table != nil && !s.inline {
-		// One line per address: look it up in the table directly,
-		// demangle each function once, and take the line without
-		// building a frame per inlined call; a one-shot batch gains
-		// nothing from the frame cache.
-		s.fast(w, img, addr)
-		return true
-	}
-	for _, f := range s.cache.Symbolize(img, addr, false) {
-		s.frame(w, f)
-	}
-	return true
+	s.print(w, &a, word)
+	return a.isAddr
 }
 
-// fast prints the line for addr from the table: the function that holds
-// it, with the address's own file:line when the table has lines (the
-// innermost inlined body's), as the frames of Cache.Symbolize would.
-func (s *symbolizer) fast(w *bufio.Writer, img *images.Image, addr uint64) {
-	off := img.FileOffset(addr)
-	b := w.AvailableBuffer() // append in place: Write then copies nothing
+// batch prints the lines for words, in their order, having looked the
+// table's addresses up in increasing order (so that the line tables of a
+// function are walked once for all of its addresses); false when some
+// word is not an address.
+func (s *symbolizer) batch(w *bufio.Writer, words [][]byte) bool {
+	s.answers = slices.Grow(s.answers[:0], len(words))[:len(words)]
+	s.order = s.order[:0]
+	for i, word := range words {
+		a := &s.answers[i]
+		s.parse(a, word)
+		if a.isAddr && a.img != nil && s.fast() {
+			s.order = append(s.order, batchKey{a.addr, i})
+		}
+	}
+	s.sortOrder()
+	for _, k := range s.order {
+		s.resolve(&s.answers[k.i])
+	}
+	all := true
+	for i, word := range words {
+		s.print(w, &s.answers[i], word)
+		all = all && s.answers[i].isAddr
+	}
+	return all
+}
+
+// sortOrder sorts s.order by address: as single words (address above,
+// index below) when both fit in 64 bits, which sorts several times faster
+// than pairs.
+func (s *symbolizer) sortOrder() {
+	const indexBits = 20
+	if len(s.order) > 1<<indexBits || len(s.order) < 2 {
+		slices.SortFunc(s.order, func(x, y batchKey) int { return cmp.Compare(x.addr, y.addr) })
+		return
+	}
+	s.packed = s.packed[:0]
+	for _, k := range s.order {
+		if k.addr >= 1<<(64-indexBits) {
+			slices.SortFunc(s.order, func(x, y batchKey) int { return cmp.Compare(x.addr, y.addr) })
+			return
+		}
+		s.packed = append(s.packed, k.addr<<indexBits|uint64(k.i))
+	}
+	slices.Sort(s.packed)
+	for j, v := range s.packed {
+		s.order[j] = batchKey{v >> indexBits, int(v & (1<<indexBits - 1))}
+	}
+}
+
+// fast reports whether an address is answered from the table in one line
+// (without the frame cache, which a one-shot batch gains nothing from).
+func (s *symbolizer) fast() bool { return s.table != nil && !s.inline }
+
+// parse fills a with word's address and segment.
+func (s *symbolizer) parse(a *answer, word []byte) {
+	*a = answer{}
+	a.addr, a.isAddr = parseHex(word)
+	if a.isAddr {
+		a.img = s.segment(a.addr)
+	}
+}
+
+// resolve fills a from the table: the function that holds its address,
+// with the address's own file:line when the table has lines (the
+// innermost inlined body's), as the frames of Cache.Symbolize would;
+// each function's name is demangled once.
+func (s *symbolizer) resolve(a *answer) {
+	a.off = a.img.FileOffset(a.addr)
 	i := -1
-	va, mapped := s.table.Address(off)
-	if mapped {
-		i = s.table.LookupIndex(va)
+	a.va, a.mapped = s.table.Address(a.off)
+	if a.mapped {
+		i = s.table.LookupIndex(a.va)
 	}
-	name, start := "", uint64(0)
-	file, line := "", 0
-	if i >= 0 {
-		var raw string
-		raw, start = s.table.Symbol(i)
-		if s.names[i] == "" {
-			s.names[i] = demangle.Name(raw, demangle.Simplified)
-			if raw == "" {
-				// An unnamed function: named by its link-time
-				// start, as profiles name it.
-				s.names[i] = s.image + "+0x" + strconv.FormatUint(start, 16)
-			}
+	if i < 0 {
+		if a.mapped {
+			a.off = a.va // in no function: its link-time address
 		}
-		name = s.names[i]
-		if raw != "" {
-			// As Cache.Symbolize: lines only for a named function.
-			file, line = s.outerLine(va, &name)
+		return
+	}
+	raw, start := s.table.Symbol(i)
+	a.start = start
+	if s.names[i] == "" {
+		s.names[i] = demangle.Name(raw, demangle.Simplified)
+		if raw == "" {
+			// An unnamed function: named by its link-time start,
+			// as profiles name it.
+			s.names[i] = s.image + "+0x" + strconv.FormatUint(start, 16)
 		}
 	}
+	a.name = s.names[i]
+	if raw != "" {
+		// As Cache.Symbolize: lines only for a named function.
+		a.file, a.line = s.outerLine(a.va, &a.name)
+	}
+}
+
+// print writes a's line(s); word is what it was read from.
+func (s *symbolizer) print(w *bufio.Writer, a *answer, word []byte) {
 	switch {
-	case name != "" && file != "":
-		b = append(b, name...)
+	case !a.isAddr:
+		fmt.Fprintf(w, "?? (not an address: %s)\n", word)
+		return
+	case a.img == nil:
+		fmt.Fprintf(w, "%#x (not in %s)\n", a.addr, s.image)
+		return
+	case !s.fast():
+		for _, f := range s.cache.Symbolize(a.img, a.addr, false) {
+			s.frame(w, f)
+		}
+		return
+	}
+	b := w.AvailableBuffer() // append in place: Write then copies nothing
+	switch {
+	case a.name != "" && a.file != "":
+		b = append(b, a.name...)
 		b = append(b, " (in "...)
 		b = append(b, s.image...)
 		b = append(b, ") ("...)
-		b = append(b, filepath.Base(file)...)
+		b = append(b, filepath.Base(a.file)...)
 		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(line), 10)
+		b = strconv.AppendInt(b, int64(a.line), 10)
 		b = append(b, ')')
-	case name != "":
-		b = append(b, name...)
+	case a.name != "":
+		b = append(b, a.name...)
 		b = append(b, " (in "...)
 		b = append(b, s.image...)
 		b = append(b, ") + "...)
-		b = strconv.AppendUint(b, va-start, 10)
+		b = strconv.AppendUint(b, a.va-a.start, 10)
 	default:
-		if mapped {
-			off = va // in no function: its link-time address
-		}
 		b = append(b, s.image...)
 		b = append(b, "+0x"...)
-		b = strconv.AppendUint(b, off, 16)
+		b = strconv.AppendUint(b, a.off, 16)
 		b = append(b, " (in "...)
 		b = append(b, s.image...)
 		b = append(b, ')')
@@ -355,12 +469,14 @@ func (s *symbolizer) outerLine(va uint64, name *string) (string, int) {
 	if !s.table.HasLines() {
 		return "", 0
 	}
-	fn, file, line, ok := s.table.OuterLine(va)
+	fn, file, line, ok := s.lines.OuterLine(va)
 	if !ok {
 		return "", 0
 	}
 	switch {
 	case fn == "":
+	case fn == s.lastRaw:
+		*name = s.lastName // the same function as the last address's
 	case !demangle.IsMangled(fn):
 		*name = fn // Go and C names: no map lookup
 	default:
@@ -370,6 +486,9 @@ func (s *symbolizer) outerLine(va uint64, name *string) (string, int) {
 			s.lineNames[fn] = d
 		}
 		*name = d
+	}
+	if fn != "" {
+		s.lastRaw, s.lastName = fn, *name
 	}
 	return file, line
 }

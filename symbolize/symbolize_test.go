@@ -1,8 +1,14 @@
 package symbolize
 
 import (
+	"bufio"
 	"bytes"
+	"debug/elf"
 	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,5 +73,75 @@ func TestSymbolizeStrippedByStart(t *testing.T) {
 		"prog_arm64_stripped+0x100000388 (in prog_arm64_stripped) + 48\n"
 	if out.String() != want {
 		t.Errorf("got %q, want %q", out.String(), want)
+	}
+}
+
+// TestSymbolizeBatchKeepsOrder checks that answering a batch in address
+// order prints what answering its words one at a time prints, in the
+// words' order, however the reads split the words: on the test binary (Go,
+// file:line from its pclntab), 3,000 addresses in random order with
+// repeats, a word that is not an address and one outside the binary.
+func TestSymbolizeBatchKeepsOrder(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := f.Section(".text")
+	f.Close()
+	if text == nil {
+		t.Fatalf("%s: no .text", exe)
+	}
+	rng := rand.New(rand.NewSource(1))
+	var words []string
+	for i := 0; i < 3000; i++ {
+		words = append(words, fmt.Sprintf("%#x", text.Addr+uint64(rng.Int63n(int64(text.Size)))))
+	}
+	words = append(words, words[:100]...)
+	words = append(words, "zz", "0x10")
+	rng.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
+
+	cfg := Config{Binary: exe}
+	s, err := open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	w := bufio.NewWriter(&want)
+	for _, word := range words {
+		s.line(w, []byte(word))
+	}
+	w.Flush()
+	if !strings.Contains(want.String(), ".go:") {
+		t.Fatalf("no file:line in %.200q", want.String())
+	}
+	in := strings.Join(words, "\n") + "\n"
+	for name, r := range map[string]func() io.Reader{
+		"whole":    func() io.Reader { return strings.NewReader(in) },
+		"one byte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(in)) },
+		"halves":   func() io.Reader { return iotest.HalfReader(strings.NewReader(strings.TrimSpace(in))) },
+	} {
+		var out bytes.Buffer
+		if err := Run(cfg, nil, r(), &out); !errors.Is(err, ErrNotAddress) {
+			t.Errorf("%s: %v, want ErrNotAddress", name, err)
+		}
+		if out.String() != want.String() {
+			got, exp := strings.Split(out.String(), "\n"), strings.Split(want.String(), "\n")
+			for i := range min(len(got), len(exp)) {
+				if got[i] != exp[i] {
+					t.Errorf("%s: line %d: %q, want %q", name, i, got[i], exp[i])
+					break
+				}
+			}
+			t.Errorf("%s: %d lines, want %d", name, len(got), len(exp))
+		}
+	}
+	var out bytes.Buffer
+	err = Run(cfg, nil, strings.NewReader(strings.Repeat("1", 2<<20)), &out)
+	if !errors.Is(err, bufio.ErrTooLong) {
+		t.Errorf("a 2 MiB word: %v, want %v", err, bufio.ErrTooLong)
 	}
 }

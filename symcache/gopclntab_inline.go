@@ -182,23 +182,28 @@ func (t *Gopclntab) fileLine(i uint32, entry, pc uint64) (string, int, bool) {
 	if !ok || fno < 0 || fno > 1<<30 {
 		return "", int(line), true
 	}
-	var file string
+	return t.fileName(i, fno), int(line), true
+}
+
+// fileName returns file number fno of function i ("" when the tables do
+// not name it).
+func (t *Gopclntab) fileName(i uint32, fno int64) string {
 	switch t.version {
 	case go12:
 		if fno > 0 && uint64(fno)*4+4 <= uint64(len(t.filetab12)) {
-			file = cstring(t.names, uint64(t.order.Uint32(t.filetab12[fno*4:])))
+			return cstring(t.names, uint64(t.order.Uint32(t.filetab12[fno*4:])))
 		}
 	default:
 		if cu, ok := t.funcField(i, 8); ok {
 			k := (uint64(cu) + uint64(fno)) * 4
 			if k+4 <= uint64(len(t.cutab)) {
 				if off := t.order.Uint32(t.cutab[k:]); off != ^uint32(0) {
-					file = cstring(t.files, uint64(off))
+					return cstring(t.files, uint64(off))
 				}
 			}
 		}
 	}
-	return file, int(line), true
+	return ""
 }
 
 // maxModuleSection bounds a data section scanned for moduledata.

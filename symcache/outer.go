@@ -71,3 +71,42 @@ func (l *DWARFLines) OuterLine(addr uint64) (function, file string, line int, ok
 	}
 	return fnUnit.nodes[fn.node].name, file, line, true
 }
+
+// LineCursor answers Table.OuterLine for one caller, which must not share
+// it: addresses of one Go function given in increasing order continue the
+// walk of its pc-line and pc-file tables where the previous one stopped,
+// instead of walking them again from the function's entry, so that a
+// sorted batch reads each function's tables once. Other line sources are
+// asked as Table.OuterLine asks them.
+type LineCursor struct {
+	t        *Table
+	src      LineSource
+	resolved bool
+	g        goLineCursor
+}
+
+// LineCursor returns a cursor over the table's lines.
+func (t *Table) LineCursor() *LineCursor { return &LineCursor{t: t} }
+
+// OuterLine returns what the table's OuterLine(addr) returns.
+func (c *LineCursor) OuterLine(addr uint64) (function, file string, line int, ok bool) {
+	if c.t.lines == nil {
+		return "", "", 0, false
+	}
+	if !c.resolved {
+		c.resolved = true
+		c.src = c.t.lines
+		if l, lazy := c.src.(*lazyLines); lazy {
+			if s := l.source(); s != nil {
+				c.src = s
+			}
+		}
+		if g, isGo := c.src.(*Gopclntab); isGo {
+			c.g.t = g
+		}
+	}
+	if c.g.t != nil {
+		return c.g.outerLine(addr)
+	}
+	return outerLine(c.src, addr)
+}

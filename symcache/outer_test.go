@@ -2,7 +2,9 @@ package symcache
 
 import (
 	"debug/elf"
+	"math/rand"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -106,6 +108,109 @@ func TestOuterLineInlineTree(t *testing.T) {
 		wf, wfile, wline, wok := collapse(p.Lines(pc))
 		if f, file, line, ok := p.OuterLine(pc); f != wf || file != wfile || line != wline || ok != wok {
 			t.Errorf("%#x: OuterLine %q %s:%d %v, Lines says %q %s:%d %v", pc, f, file, line, ok, wf, wfile, wline, wok)
+		}
+	}
+}
+
+// TestLineCursorGo checks LineCursor against OuterLine on the test
+// binary's own pclntab, at every 197th byte of its text given in
+// increasing, decreasing and shuffled order, and at every byte of a run of
+// functions: a cursor must answer as a fresh walk from the entry does.
+func TestLineCursorGo(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := f.Section(".text")
+	f.Close()
+	if text == nil {
+		t.Fatalf("%s: no .text", exe)
+	}
+	img := execImage(t, exe, 0)
+	tab, err := New(Options{}).Table(img)
+	if err != nil || !tab.HasLines() {
+		t.Fatalf("table: %v", err)
+	}
+	va := func(a uint64) uint64 {
+		v, ok := tab.Address(a - img.Start + img.Offset)
+		if !ok {
+			t.Fatalf("%#x not mapped", a)
+		}
+		return v
+	}
+	type answer struct {
+		function, file string
+		line           int
+		ok             bool
+	}
+	want := map[uint64]answer{}
+	var addrs []uint64
+	add := func(a uint64) {
+		v := va(a)
+		var w answer
+		w.function, w.file, w.line, w.ok = tab.OuterLine(v)
+		want[v] = w
+		addrs = append(addrs, v)
+	}
+	for a := text.Addr; a < text.Addr+text.Size; a += 197 {
+		add(a)
+	}
+	dense := text.Addr + text.Size/2
+	for a := dense; a < dense+4096; a++ {
+		add(a)
+	}
+	slices.Sort(addrs)
+	down := slices.Clone(addrs)
+	slices.Reverse(down)
+	shuffled := slices.Clone(addrs)
+	rand.New(rand.NewSource(1)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	for _, order := range [][]uint64{addrs, down, shuffled} {
+		c := tab.LineCursor()
+		bad := 0
+		for _, a := range order {
+			w := want[a]
+			wf, wfile, wline, wok := w.function, w.file, w.line, w.ok
+			if f, file, line, ok := c.OuterLine(a); f != wf || file != wfile || line != wline || ok != wok {
+				if bad++; bad <= 5 {
+					t.Errorf("%#x: cursor %q %s:%d %v, OuterLine %q %s:%d %v", a, f, file, line, ok, wf, wfile, wline, wok)
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%d of %d addresses differ", bad, len(order))
+		}
+	}
+}
+
+// TestLineCursorInlineTree checks the cursor on the hand-built pclntab
+// without and with go:func.*, every pc up and down.
+func TestLineCursorInlineTree(t *testing.T) {
+	data, gofunc := inlinePclntab()
+	for _, withTree := range []bool{false, true} {
+		p, err := ParseGopclntab(data, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withTree {
+			p.SetGoFunc(gofunc)
+		}
+		var pcs []uint64
+		for pc := uint64(0x400ff0); pc < 0x401030; pc++ {
+			pcs = append(pcs, pc)
+		}
+		c := goLineCursor{t: p}
+		for pass := 0; pass < 2; pass++ {
+			for _, pc := range pcs {
+				wf, wfile, wline, wok := p.OuterLine(pc)
+				if f, file, line, ok := c.outerLine(pc); f != wf || file != wfile || line != wline || ok != wok {
+					t.Errorf("go:func.* %v, %#x: cursor %q %s:%d %v, OuterLine %q %s:%d %v", withTree, pc, f, file, line, ok, wf, wfile, wline, wok)
+				}
+			}
+			slices.Reverse(pcs)
 		}
 	}
 }
