@@ -133,6 +133,7 @@ func Take(cfg Config) (*Snapshot, error) {
 	}
 	snap.Executable = executable(cfg.PID)
 	cache := symcache.New(symcache.Options{NoLines: !cfg.Lines})
+	expect(cache, imgs, caps)
 	var stopped time.Duration
 	for i := range caps {
 		c := &caps[i]
@@ -173,6 +174,18 @@ func Take(cfg Config) (*Snapshot, error) {
 	}
 	snap.StoppedNS = stopped.Nanoseconds()
 	return snap, nil
+}
+
+// expect gives cache every address the snapshot will symbolize, so that
+// it reads of each object only the symbols that name them.
+func expect(cache *symcache.Cache, imgs *images.Set, caps []target.Capture) {
+	for _, c := range caps {
+		for i, pc := range c.PCs {
+			if im := imgs.Lookup(pc); im != nil {
+				cache.Expect(im, pc, i > 0)
+			}
+		}
+	}
 }
 
 // symbolizeStack turns a captured stack into frames, expanding inlined

@@ -55,6 +55,14 @@ type Cache struct {
 	// costs a hash, atomic loads and key comparisons, no lock and no
 	// allocation.
 	hot []atomic.Pointer[hotFrame]
+
+	// defaultELF tells that ELF objects are read by LoadELF, so that
+	// Expect's tables (loadELFAt) answer as it does.
+	defaultELF bool
+	// expecting holds Expect's file offsets per object key until the
+	// object's first Symbolize moves them to expected; both under mu.
+	expecting map[string][]uint64
+	expected  map[string]*expectedTable
 }
 
 // hotSlots is the size of Cache.hot (a power of two).
@@ -112,6 +120,7 @@ func New(opts Options) *Cache {
 		// cache and its local symbols are shared by the images it loads.
 		images.FormatMachO: MachOLoader(MachOOptions{Pools: NewStringPools(0)}),
 	}}
+	c.defaultELF = opts.Loaders[images.FormatELF] == nil
 	for f, l := range opts.Loaders {
 		if l != nil {
 			c.loaders[f] = l
@@ -207,7 +216,10 @@ func (c *Cache) Symbolize(img *images.Image, addr uint64, caller bool) []Frame {
 
 func (c *Cache) resolve(img *images.Image, off uint64) []Frame {
 	unknown := []Frame{{Image: img.Name(), Offset: off}}
-	t, err := c.Table(img)
+	t, ok, err := c.expectedFor(img, off)
+	if !ok {
+		t, err = c.Table(img)
+	}
 	if err != nil || t == nil {
 		return unknown
 	}

@@ -251,11 +251,16 @@ func elfTable(object string, f *elf.File) (*Table, elfInfo, error) {
 			syms = append(syms, Symbol{Start: a})
 		}
 	}
+	return NewTable(object, syms, elfSegments(f), lines), info, nil
+}
+
+// elfSegments is f's PT_LOAD segments: file offsets to link-time addresses.
+func elfSegments(f *elf.File) []Segment {
 	var segs []Segment
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			segs = append(segs, Segment{Offset: p.Off, Addr: p.Vaddr, Size: p.Filesz})
 		}
 	}
-	return NewTable(object, syms, segs, lines), info, nil
+	return segs
 }

@@ -3,6 +3,7 @@ package symcache
 import (
 	"bytes"
 	"debug/elf"
+	"slices"
 	"testing"
 
 	"github.com/macprof/macprof/internal/objfile"
@@ -25,10 +26,33 @@ func FuzzELFTable(f *testing.F) {
 		if err != nil {
 			return
 		}
+		var addrs []uint64
 		for i := 0; i < tab.Len() && i < 1000; i++ {
 			_, start := tab.Symbol(i)
 			tab.Lookup(start)
 			tab.Lookup(start + 1)
+			if i%7 == 0 {
+				addrs = append(addrs, start+1)
+			}
+		}
+		// The few-address table (loadELFAt's) names them as tab does.
+		if elfPclntabSection(ef) != nil {
+			return
+		}
+		slices.Sort(addrs)
+		addrs = slices.Compact(addrs)
+		sel, err := elfSymbolsAt("fuzz", ef, addrs)
+		if err != nil {
+			t.Fatalf("elfSymbolsAt: %v, but ELFTable read the file", err)
+		}
+		sel.addEHStarts(ef)
+		few := NewTable("fuzz", sel.symbols(), nil, nil)
+		for _, a := range addrs {
+			wn, ws, wok := tab.Lookup(a)
+			gn, gs, gok := few.Lookup(a)
+			if wn != gn || ws != gs || wok != gok {
+				t.Errorf("%#x: %q at %#x (%v), want %q at %#x (%v)", a, gn, gs, gok, wn, ws, wok)
+			}
 		}
 	})
 }

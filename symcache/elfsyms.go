@@ -31,45 +31,90 @@ var goFuncNames = [...]string{"go:func.*\x00", "go.func.*\x00"}
 // returns how many entries the table has (the null entry aside) and the
 // value of the Go linker's go:func.* symbol when the table has it.
 func elfFuncSymbols(f *elf.File, typ elf.SectionType, dst []Symbol) (out []Symbol, entries int, goFunc uint64, err error) {
+	var pending []symName // kept symbols, by name offset
+	first := len(dst)
+	strs, entries, goFunc, err := scanFuncSymbols(f, typ, func(name uint32, value, size uint64) {
+		pending = append(pending, symName{name, uint32(len(dst) - first)})
+		dst = append(dst, Symbol{Start: value, Size: size})
+	})
+	if err != nil {
+		return dst[:first], 0, 0, err
+	}
+	nameSymbols(strs, pending, dst[first:])
+	return dst, entries, goFunc, nil
+}
+
+// symName is a kept symbol's name offset in its string table and its
+// index among the symbols being named.
+type symName struct{ name, idx uint32 }
+
+// nameSymbols sets the name of syms[p.idx] for every p in pending, from
+// the string table strs; pending is sorted in place.
+func nameSymbols(strs string, pending []symName, syms []Symbol) {
+	// Names in order of their offsets: the NUL that ends one ends every
+	// later one before it, so the string table is scanned once.
+	slices.SortFunc(pending, func(a, b symName) int { return cmp.Compare(a.name, b.name) })
+	nul := -1 // offset of the NUL last found
+	for _, p := range pending {
+		i := int(p.name)
+		if i >= len(strs) {
+			continue // no name, as debug/elf gives
+		}
+		if nul < i {
+			j := strings.IndexByte(strs[i:], 0)
+			if j < 0 {
+				nul = len(strs)
+			} else {
+				nul = i + j
+			}
+		}
+		if nul < len(strs) {
+			syms[p.idx].Name = TrimGoABI(strs[i:nul])
+		}
+	}
+}
+
+// scanFuncSymbols reads f's symbol table of type typ once, calling visit
+// with the name offset, value and size of each function symbol (as
+// elfFuncSymbols keeps them), and returns the string table, how many
+// entries the table has (the null entry aside) and go:func.*'s value.
+func scanFuncSymbols(f *elf.File, typ elf.SectionType, visit func(name uint32, value, size uint64)) (strs string, entries int, goFunc uint64, err error) {
 	s := f.SectionByType(typ)
 	if s == nil || s.Size == 0 {
-		return dst, 0, 0, nil
+		return "", 0, 0, nil
 	}
 	entSize := uint64(elf.Sym64Size)
 	if f.Class == elf.ELFCLASS32 {
 		entSize = elf.Sym32Size
 	}
 	if s.Size%entSize != 0 {
-		return dst, 0, 0, fmt.Errorf("%d bytes is not a whole number of %d-byte symbols", s.Size, entSize)
+		return "", 0, 0, fmt.Errorf("%d bytes is not a whole number of %d-byte symbols", s.Size, entSize)
 	}
 	if s.Size > objfile.MaxSymbolTable {
-		return dst, 0, 0, fmt.Errorf("%d bytes of symbols, over the limit of %d", s.Size, objfile.MaxSymbolTable)
+		return "", 0, 0, fmt.Errorf("%d bytes of symbols, over the limit of %d", s.Size, objfile.MaxSymbolTable)
 	}
 	if int(s.Link) >= len(f.Sections) || f.Sections[s.Link].Type != elf.SHT_STRTAB {
-		return dst, 0, 0, errors.New("no string table")
+		return "", 0, 0, errors.New("no string table")
 	}
 	st := f.Sections[s.Link]
 	if st.Size > objfile.MaxStringTable {
-		return dst, 0, 0, fmt.Errorf("%d-byte string table, over the limit of %d", st.Size, objfile.MaxStringTable)
+		return "", 0, 0, fmt.Errorf("%d-byte string table, over the limit of %d", st.Size, objfile.MaxStringTable)
 	}
 	// Read into the builder whose String the names slice: one copy.
 	var sb strings.Builder
 	sb.Grow(int(st.Size))
 	if _, err := io.CopyN(&sb, st.Open(), int64(st.Size)); err != nil {
-		return dst, 0, 0, fmt.Errorf("string table: %w", err)
+		return "", 0, 0, fmt.Errorf("string table: %w", err)
 	}
-	strs := sb.String()
+	strs = sb.String()
 
-	type named struct{ name, idx uint32 }
-	var pending []named // kept symbols, by name offset
-	first := len(dst)
 	r := s.Open()
 	buf := make([]byte, min(s.Size, symChunk)/entSize*entSize)
 	bo := f.ByteOrder
 	for left := s.Size; left > 0; {
 		chunk := buf[:min(left, uint64(len(buf)))]
 		if _, err := io.ReadFull(r, chunk); err != nil {
-			return dst, 0, 0, fmt.Errorf("symbols: %w", err)
+			return "", 0, 0, fmt.Errorf("symbols: %w", err)
 		}
 		for e := chunk; len(e) > 0; e = e[entSize:] {
 			entries++
@@ -95,31 +140,9 @@ func elfFuncSymbols(f *elf.File, typ elf.SectionType, dst []Symbol) (out []Symbo
 			if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC || value == 0 || elf.SectionIndex(shndx) == elf.SHN_UNDEF {
 				continue
 			}
-			pending = append(pending, named{name, uint32(len(dst) - first)})
-			dst = append(dst, Symbol{Start: value, Size: size})
+			visit(name, value, size)
 		}
 		left -= uint64(len(chunk))
 	}
-	// Names in order of their offsets: the NUL that ends one ends every
-	// later one before it, so the string table is scanned once.
-	slices.SortFunc(pending, func(a, b named) int { return cmp.Compare(a.name, b.name) })
-	nul := -1 // offset of the NUL last found
-	for _, p := range pending {
-		i := int(p.name)
-		if i >= len(strs) {
-			continue // no name, as debug/elf gives
-		}
-		if nul < i {
-			j := strings.IndexByte(strs[i:], 0)
-			if j < 0 {
-				nul = len(strs)
-			} else {
-				nul = i + j
-			}
-		}
-		if nul < len(strs) {
-			dst[first+int(p.idx)].Name = TrimGoABI(strs[i:nul])
-		}
-	}
-	return dst, max(entries-1, 0), goFunc, nil
+	return strs, max(entries-1, 0), goFunc, nil
 }

@@ -50,7 +50,7 @@ type Table struct {
 // kept as anonymous function starts (from LC_FUNCTION_STARTS, say): lookups
 // that land in them report no name. Among several symbols at one address,
 // the table keeps a named one over an anonymous one, a sized one over an
-// unsized one, then the shortest name. segs maps file offsets to
+// unsized one, then the shortest name, then the first in syms. segs maps file offsets to
 // addresses; an empty segs means file offsets are addresses. syms is not
 // modified.
 func NewTable(object string, syms []Symbol, segs []Segment, lines LineSource) *Table {
@@ -72,7 +72,10 @@ func NewTable(object string, syms []Symbol, segs []Segment, lines LineSource) *T
 		if a.start != b.start {
 			return cmp.Compare(a.start, b.start)
 		}
-		return cmp.Compare(a.pri, b.pri)
+		if a.pri != b.pri {
+			return cmp.Compare(a.pri, b.pri)
+		}
+		return cmp.Compare(a.idx, b.idx)
 	})
 	t := &Table{Object: object, segments: segs, lines: lines}
 	t.starts = make([]uint64, 0, len(syms))

@@ -1,0 +1,193 @@
+package symcache
+
+import (
+	"debug/elf"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/macprof/macprof/images"
+)
+
+// A snapshot symbolizes a few dozen addresses per object; LoadELF's whole
+// table (every symbol of .symtab and .dynsym, and of a debug file, sorted,
+// plus .eh_frame's starts) costs far more than the lookups. loadELFAt
+// reads the same symbol tables once, keeping only the symbols that can
+// name one of the given addresses (as libdwfl's dwfl_module_addrsym
+// does), so that its Table answers for those addresses as LoadELF's does.
+
+// loadELFAt builds a Table of img that gives, for each file offset in
+// offs, the answer LoadELF's Table gives; other addresses may get another
+// function's name. A Go binary (named from its pclntab) and the vDSO get
+// LoadELF's whole table.
+func loadELFAt(img *images.Image, offs []uint64) (*Table, error) {
+	if img.Path == "[vdso]" {
+		return LoadELF(img)
+	}
+	f, closeFile, err := openImageELF(img)
+	if err != nil {
+		return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
+	}
+	defer closeFile()
+	if elfPclntabSection(f) != nil {
+		return loadELFFile(img, f)
+	}
+	object := filepath.Base(img.Path)
+	segs := elfSegments(f)
+	addrs := linkAddresses(segs, offs)
+	sel, err := elfSymbolsAt(object, f, addrs)
+	if err != nil {
+		return nil, err
+	}
+	chosen := sel
+	var lines LineSource
+	// As loadELFFile: a debug file with more symbols names the
+	// functions, and its DWARF gives the lines.
+	if dbg := findDebugFile(img, f); dbg != "" {
+		if df, dclose, err := openDebugFile(dbg, img, f); err == nil {
+			dsel, derr := elfSymbolsAt(object, df, addrs)
+			if derr == nil && dsel.info.named > sel.info.named {
+				dsel.addEHStarts(df)
+				chosen = dsel
+			}
+			dclose()
+			if derr == nil && dsel.info.dwarf {
+				lines = elfLines(object, func() (*elf.File, func() error, error) { return openDebugFile(dbg, img, f) }, false, 0, true)
+			}
+		}
+	}
+	if chosen == sel {
+		sel.addEHStarts(f)
+	}
+	if lines == nil {
+		lines = elfLines(object, func() (*elf.File, func() error, error) { return openImageELF(img) }, false, 0, sel.info.dwarf)
+	}
+	syms := chosen.symbols()
+	return NewTable(object, syms, segs, lines), nil
+}
+
+// linkAddresses maps file offsets to link-time addresses through segs,
+// sorted and without repeats; an offset in no segment is left out.
+func linkAddresses(segs []Segment, offs []uint64) []uint64 {
+	t := Table{segments: segs}
+	addrs := make([]uint64, 0, len(offs))
+	for _, o := range offs {
+		if a, ok := t.Address(o); ok {
+			addrs = append(addrs, a)
+		}
+	}
+	slices.Sort(addrs)
+	return slices.Compact(addrs)
+}
+
+// pcSymbols is what one ELF file's symbol tables hold for a few
+// addresses: for each gap between two of them, the symbols at the
+// greatest start in it (NewTable picks among them), so that a Table of
+// these symbols answers for the addresses as elfTable's Table does.
+type pcSymbols struct {
+	addrs []uint64 // sorted
+	// best[j] holds the symbols at the greatest start in
+	// (addrs[j-1], addrs[j]].
+	best [][]pendingSym
+	strs [2]string // the string tables of .symtab and .dynsym
+	nsym int       // entries of .symtab
+	info elfInfo
+}
+
+// pendingSym is a symbol kept by pcSymbols before its name is read.
+type pendingSym struct {
+	start, size uint64
+	name        uint32 // offset in its table's strings
+	table       uint8  // 0: .symtab, 1: .dynsym
+	anonymous   bool   // an .eh_frame start
+}
+
+// elfSymbolsAt reads f's .symtab and .dynsym once, keeping what names
+// addrs (sorted).
+func elfSymbolsAt(object string, f *elf.File, addrs []uint64) (*pcSymbols, error) {
+	p := &pcSymbols{addrs: addrs, best: make([][]pendingSym, len(addrs))}
+	for k, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
+		var err error
+		var n int
+		p.strs[k], n, _, err = scanFuncSymbols(f, typ, func(name uint32, value, size uint64) {
+			p.info.named++
+			p.keep(pendingSym{start: value, size: size, name: name, table: uint8(k)})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("symcache: %s: %s: %w", object, [...]string{".symtab", ".dynsym"}[k], err)
+		}
+		if typ == elf.SHT_SYMTAB {
+			p.nsym = n
+		}
+	}
+	p.info.dwarf = f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
+	return p, nil
+}
+
+// keep files s under the first address at or after its start.
+func (p *pcSymbols) keep(s pendingSym) {
+	j := sort.Search(len(p.addrs), func(i int) bool { return p.addrs[i] >= s.start })
+	if j == len(p.addrs) {
+		return // after every address: names none of them
+	}
+	b := p.best[j]
+	switch {
+	case len(b) == 0 || s.start > b[0].start:
+		p.best[j] = append(b[:0], s)
+	case s.start == b[0].start:
+		p.best[j] = append(b, s)
+	}
+}
+
+// addEHStarts adds the function starts of f's .eh_frame, as elfTable does
+// for a stripped file (no .symtab), when an address lies in no sized
+// symbol: only there can such a start name it.
+func (p *pcSymbols) addEHStarts(f *elf.File) {
+	if p.nsym != 0 || p.allSized() {
+		return
+	}
+	starts, _ := ehFrameStarts(f, nil)
+	for _, a := range starts {
+		p.keep(pendingSym{start: a, anonymous: true})
+	}
+}
+
+// allSized reports whether each address lies inside a sized symbol among
+// the greatest-start symbols at or before it.
+func (p *pcSymbols) allSized() bool {
+	var cur []pendingSym
+	for j, a := range p.addrs {
+		if len(p.best[j]) > 0 {
+			cur = p.best[j]
+		}
+		in := false
+		for _, s := range cur {
+			if s.size != 0 && a-s.start < s.size {
+				in = true
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	return true
+}
+
+// symbols returns the kept symbols, named.
+func (p *pcSymbols) symbols() []Symbol {
+	var syms []Symbol
+	var pending [2][]symName
+	for _, b := range p.best {
+		for _, s := range b {
+			if !s.anonymous {
+				pending[s.table] = append(pending[s.table], symName{s.name, uint32(len(syms))})
+			}
+			syms = append(syms, Symbol{Start: s.start, Size: s.size})
+		}
+	}
+	for k := range pending {
+		nameSymbols(p.strs[k], pending[k], syms)
+	}
+	return syms
+}
