@@ -17,6 +17,7 @@ import (
 
 	pprof "github.com/google/pprof/profile"
 	"github.com/macprof/macprof/internal/procstat"
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // signalWait bounds how long macprof may take to act on a signal: to
@@ -152,11 +153,8 @@ func TestRecordSecondSignalExitsAtOnce(t *testing.T) {
 			if code != 128+int(syscall.SIGTERM) {
 				t.Errorf("status %d, want %d:\n%s", code, 128+int(syscall.SIGTERM), stderr.String())
 			}
-			for deadline := time.Now().Add(signalWait); !gone(pid); time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("the command (PID %d) was left running", pid)
-				}
-			}
+			testprog.WaitFor(t, signalWait, func() bool { return gone(pid) },
+				fmt.Sprintf("the command (PID %d) to end", pid))
 			if want := fmt.Sprintf("macprof record: terminated again: killed the command (PID %d) and exiting\n", pid); !strings.HasSuffix(stderr.String(), want) {
 				t.Errorf("stderr does not end with %q:\n%s", want, stderr.String())
 			}
