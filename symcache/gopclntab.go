@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // A Go binary's pclntab (.gopclntab, __gopclntab) holds every function's
@@ -48,8 +49,8 @@ type Gopclntab struct {
 	ptrSize   uint32
 	nfunc     uint32
 	textStart uint64
-	// names, files: the function-name and file-name tables, converted to
-	// strings once so that every name is a substring, not an allocation.
+	// names, files: the function-name and file-name tables as strings
+	// over the table's bytes (see bytesString).
 	names   string
 	files   string
 	cutab   []byte
@@ -209,12 +210,19 @@ func ParseGopclntab(data []byte, text uint64) (*Gopclntab, error) {
 			}
 		}
 	}
-	// One conversion each, shared by every name (see Gopclntab.names).
-	t.names = string(names)
+	// Strings over data, which the caller does not modify, so that
+	// every name is a substring: neither a copy nor an allocation.
+	t.names = bytesString(names)
 	if version != go12 {
-		t.files = string(files)
+		t.files = bytesString(files)
 	}
 	return t, nil
+}
+
+// bytesString returns b as a string without copying it: b must not be
+// modified afterwards (ParseGopclntab's data must not be).
+func bytesString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // Len returns the number of functions in the table.
