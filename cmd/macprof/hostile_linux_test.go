@@ -24,46 +24,7 @@ import (
 	"github.com/macprof/macprof/internal/testprog"
 )
 
-// evilMapSource maps a copy of its own executable, deletes the copy and
-// puts at its path what argv[2] names: a FIFO, a symbolic link to a device
-// that reads for ever, or a huge sparse file; then it spins.
-const evilMapSource = `
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-int main(int argc, char **argv) {
-	char path[4096], buf[65536];
-	snprintf(path, sizeof path, "%s/lib-%s.so", argv[1], argv[2]);
-	int in = open("/proc/self/exe", O_RDONLY), out = open(path, O_RDWR | O_CREAT | O_TRUNC, 0700);
-	ssize_t n;
-	off_t size = 0;
-	if (in < 0 || out < 0) { perror("open"); return 1; }
-	while ((n = read(in, buf, sizeof buf)) > 0) { if (write(out, buf, n) != n) return 1; size += n; }
-	if (mmap(NULL, size, PROT_READ | PROT_EXEC, MAP_PRIVATE, out, 0) == MAP_FAILED) { perror("mmap"); return 1; }
-	close(out);
-	unlink(path);
-	if (!strcmp(argv[2], "fifo")) {
-		if (mkfifo(path, 0600) != 0) { perror("mkfifo"); return 1; }
-	} else if (!strcmp(argv[2], "device")) {
-		if (symlink("/dev/zero", path) != 0) { perror("symlink"); return 1; }
-	} else {
-		int fd = open(path, O_RDWR | O_CREAT, 0600);
-		if (fd < 0 || ftruncate(fd, (off_t)1 << 40) != 0) { perror("sparse"); return 1; }
-		close(fd);
-	}
-	printf("ready\n");
-	fflush(stdout);
-	for (volatile unsigned long i = 0;; i++) {}
-}
-`
-
-// startEvilMap builds and starts the program above in a directory of its
+// startEvilMap builds and starts testprog/src/evilmap.c in a directory of its
 // own, as the unprivileged user nobody, and returns its PID.
 func startEvilMap(t *testing.T, kind string) int {
 	t.Helper()
@@ -74,12 +35,14 @@ func startEvilMap(t *testing.T, kind string) int {
 			t.Fatal(err)
 		}
 	}
-	src, bin := filepath.Join(dir, "evilmap.c"), filepath.Join(dir, "evilmap")
-	if err := os.WriteFile(src, []byte(evilMapSource), 0o644); err != nil {
+	// nobody cannot reach BuildC's directory (mode 0700): it runs a copy.
+	exe, err := os.ReadFile(testprog.BuildC(t, "evilmap.c"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("gcc", append(append([]string{}, testprog.CFlags...), "-o", bin, src)...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
+	bin := filepath.Join(dir, "evilmap")
+	if err := os.WriteFile(bin, exe, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, dir, kind)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
