@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // tool finds an external program the test needs, or fails saying what is
@@ -173,85 +175,32 @@ func TestSymbolizeGoAgreesWithAddr2line(t *testing.T) {
 	}
 }
 
-const cProg = `#include <stdio.h>
-#include <stdlib.h>
-
-static inline int sq(int x) { return x * x; }
-
-static inline int sum_sq(int n) {
-	int s = 0;
-	for (int i = 0; i < n; i++)
-		s += sq(i) ^ (s >> 3);
-	return s;
-}
-
-__attribute__((noinline)) int worker(int n) {
-	int t = 0;
-	for (int k = 0; k < n; k++)
-		t += sum_sq(k + n);
-	return t;
-}
-
-int main(int argc, char **argv) {
-	printf("%d\n", worker(argc > 1 ? atoi(argv[1]) : 7));
-	return 0;
-}
-`
-
 type llvmFrame struct {
 	FileName     string
 	FunctionName string
 	Line         int
 }
 
-const cxxProg = `#include <cstdio>
-#include <cstdlib>
-
-namespace geo {
-template <typename T> struct Vec {
-	T x, y;
-	T dot(const Vec &o) const { return x * o.x + y * o.y; }
-};
-static inline int area(int w) { return w * w + 1; }
-__attribute__((noinline)) int measure(const Vec<int> &v, int n) {
-	int s = 0;
-	for (int i = 0; i < n; i++)
-		s += v.dot(Vec<int>{i, n}) ^ area(i);
-	return s;
-}
-} // namespace geo
-
-int main(int argc, char **argv) {
-	geo::Vec<int> v{argc, 3};
-	std::printf("%d\n", geo::measure(v, argc > 1 ? std::atoi(argv[1]) : 7));
-	return 0;
-}
-`
-
 // TestSymbolizeCAgreesWithLLVMSymbolizer checks every byte of a gcc -O2 -g
 // C program's worker and main: with -i, every frame's function and
 // file:line equal llvm-symbolizer's (inlined frames included).
 func TestSymbolizeCAgreesWithLLVMSymbolizer(t *testing.T) {
-	checkLLVM(t, "gcc", "inl.c", cProg, "worker", "main")
+	checkLLVM(t, "gcc", "inline.c", "worker", "main")
 }
 
 // TestSymbolizeCXXAgreesWithLLVMSymbolizer is the same for C++ built with
 // g++ -O2 -g: demangled names, a template method and a static function
 // inlined.
 func TestSymbolizeCXXAgreesWithLLVMSymbolizer(t *testing.T) {
-	checkLLVM(t, "g++", "inl.cpp", cxxProg, "_ZN3geo7measure", "main")
+	checkLLVM(t, "g++", "inline.cpp", "_ZN3geo7measure", "main")
 }
 
-// checkLLVM builds source (file name name) with compiler -O2 -g and
+// checkLLVM builds src (a file in testprog.Dir) with compiler -O2 -g and
 // compares symbolize -i with llvm-symbolizer at every byte of the
 // functions whose symbol names start with one of prefixes.
-func checkLLVM(t *testing.T, compiler, name, source string, prefixes ...string) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, name)
-	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "inl")
+func checkLLVM(t *testing.T, compiler, src string, prefixes ...string) {
+	src = filepath.Join(testprog.Dir(), src)
+	bin := filepath.Join(t.TempDir(), "inl")
 	if out, err := exec.Command(tool(t, compiler), "-O2", "-g", "-o", bin, src).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", compiler, err, out)
 	}
@@ -314,12 +263,8 @@ func checkLLVM(t *testing.T, compiler, name, source string, prefixes ...string) 
 // demangled, answering another address of it with file:line allocates
 // nothing: a batch of addresses costs lookups, not garbage.
 func TestSymbolizeLinesNoAllocs(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "inl.cpp")
-	if err := os.WriteFile(src, []byte(cxxProg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "inl")
+	src := filepath.Join(testprog.Dir(), "inline.cpp")
+	bin := filepath.Join(t.TempDir(), "inl")
 	if out, err := exec.Command(tool(t, "g++"), "-O2", "-g", "-o", bin, src).CombinedOutput(); err != nil {
 		t.Fatalf("g++: %v\n%s", err, out)
 	}
@@ -353,21 +298,11 @@ func TestSymbolizeLinesNoAllocs(t *testing.T) {
 	}
 }
 
-// farC has a function in a section of its own, which the linker places
-// in a second executable segment.
-const farC = `__attribute__((noinline, section("farcode"))) int far_away(int x) { return x * 7 + 1; }
-int main(int argc, char **argv) { return far_away(argc); }
-`
-
 // TestSymbolizeSecondExecutableSegment checks an address in an ELF file's
 // second executable PT_LOAD segment (node has three): it is in the file.
 func TestSymbolizeSecondExecutableSegment(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "far.c")
-	if err := os.WriteFile(src, []byte(farC), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "far")
+	src := filepath.Join(testprog.Dir(), "farsection.c")
+	bin := filepath.Join(t.TempDir(), "far")
 	args := []string{"-O1", "-no-pie", "-o", bin, src, "-Wl,--section-start=farcode=0x900000"}
 	if out, err := exec.Command(tool(t, "gcc"), args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
