@@ -170,6 +170,9 @@ type symbolizer struct {
 	// lastRaw is the last function name the line tables gave, and
 	// lastName what it prints as.
 	lastRaw, lastName string
+	// lastFile is the last file the line tables gave, lastBase its base
+	// name, which is what is printed.
+	lastFile, lastBase string
 }
 
 // answer is what one word of a batch resolves to: its address, the
@@ -183,7 +186,7 @@ type answer struct {
 	mapped bool
 	start  uint64
 	name   string
-	file   string
+	file   string // base name
 	line   int
 }
 
@@ -427,7 +430,7 @@ func (s *symbolizer) print(w *bufio.Writer, a *answer, word []byte) {
 		b = append(b, " (in "...)
 		b = append(b, s.image...)
 		b = append(b, ") ("...)
-		b = append(b, filepath.Base(a.file)...)
+		b = append(b, a.file...) // a base name (see outerLine)
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(a.line), 10)
 		b = append(b, ')')
@@ -462,9 +465,9 @@ func (s *symbolizer) segment(addr uint64) *images.Image {
 	return nil
 }
 
-// outerLine returns the file:line of va from the table's lines ("" when
-// none) and sets *name to the function the lines name, when they name
-// one, demangled once per distinct name.
+// outerLine returns the file's base name and line of va from the table's
+// lines ("" when none) and sets *name to the function the lines name,
+// when they name one, demangled once per distinct name.
 func (s *symbolizer) outerLine(va uint64, name *string) (string, int) {
 	if !s.table.HasLines() {
 		return "", 0
@@ -490,7 +493,13 @@ func (s *symbolizer) outerLine(va uint64, name *string) (string, int) {
 	if fn != "" {
 		s.lastRaw, s.lastName = fn, *name
 	}
-	return file, line
+	if file == "" {
+		return "", line
+	}
+	if file != s.lastFile {
+		s.lastFile, s.lastBase = file, filepath.Base(file)
+	}
+	return s.lastBase, line
 }
 
 func (s *symbolizer) frame(w *bufio.Writer, f symcache.Frame) {
