@@ -9,38 +9,10 @@ import (
 	"testing"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/testprog"
 )
 
-// inlineC is a C program with static functions gcc inlines at -O2.
-const inlineC = `#include <stdio.h>
-#include <stdlib.h>
-
-static inline int sq(int x) { return x * x; }
-
-static inline int sum_sq(int n) {
-	int s = 0;
-	for (int i = 0; i < n; i++)
-		s += sq(i) ^ (s >> 3);
-	return s;
-}
-
-__attribute__((noinline)) int worker(int n) {
-	int t = 0;
-	for (int k = 0; k < n; k++)
-		t += sum_sq(k + n);
-	return t;
-}
-
-__attribute__((noinline)) int other(int n) { return worker(n) * 3 + sq(n); }
-
-int main(int argc, char **argv) {
-	int n = argc > 1 ? atoi(argv[1]) : 7;
-	printf("%d\n", other(n));
-	return 0;
-}
-`
-
-// buildInlineC compiles inlineC with gcc -O2 -g (DWARF 5 line tables and
+// buildInlineC compiles testprog/src/inlineother.c with gcc -O2 -g (DWARF 5 line tables and
 // inlined subroutines) and returns the binary.
 func buildInlineC(t *testing.T, extra ...string) string {
 	t.Helper()
@@ -50,12 +22,8 @@ func buildInlineC(t *testing.T, extra ...string) string {
 // buildInlineCB is buildInlineC for benchmarks too.
 func buildInlineCB(t testing.TB, extra ...string) string {
 	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "inl.c")
-	if err := os.WriteFile(src, []byte(inlineC), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "inl")
+	src := filepath.Join(testprog.Dir(), "inlineother.c")
+	bin := filepath.Join(t.TempDir(), "inl")
 	args := append([]string{"-O2", "-g", "-o", bin, src}, extra...)
 	if out, err := exec.Command(tool(t, "gcc"), args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %v: %v\n%s", args, err, out)
