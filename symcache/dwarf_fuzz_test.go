@@ -15,7 +15,7 @@ import (
 // give the same frames whichever lookup reads it first. The committed
 // seeds (testdata/fuzz/FuzzDWARFLines) are gcc -O2 -g object files:
 // testprog/src/inlineother.c, which has inlined functions, and ld -r of
-// multiCU's a.c, b.c, r.S and g.S (several units, one without ranges, one
+// multicu's a.c, b.c, r.S and g.S (several units, one without ranges, one
 // whose line program goes past its high_pc).
 func FuzzDWARFLines(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {

@@ -6,7 +6,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -14,213 +13,23 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/macprof/macprof/internal/testprog"
 )
 
-// multiCU is a C program of several compile units: inline functions of a
-// shared header inlined in each, cold parts split into .text.unlikely (a
+// buildMultiCU compiles testprog/src/multicu with gcc and returns the
+// binary. It is a C program of several compile units: inline functions of
+// a shared header inlined in each, cold parts split into .text.unlikely (a
 // unit and a subprogram with DW_AT_ranges), a function removed by
 // --gc-sections, a unit in DWARF 4, one without debug information and, on
 // amd64, three assembly units: s.S with what gas writes for it (s.c
 // elsewhere), r.S with a hand-written unit that has a line program and a
 // subprogram but no ranges of its own, and g.S with one whose line program
 // goes on past its high_pc (as glibc's units do into their padding).
-var multiCU = map[string]string{
-	"common.h": `static inline int mix(int a, int b) { return (a * 31) ^ (b >> 2); }
-static inline int fold(int n) {
-	int s = 0;
-	for (int i = 0; i < n; i++)
-		s += mix(i, s);
-	return s;
-}
-`,
-	"a.c": `#include "common.h"
-extern void sink(int);
-__attribute__((noinline)) int fa(int n) { return fold(n) + mix(n, 3); }
-__attribute__((noinline)) int fa_split(int n) {
-	if (__builtin_expect(n < -1000, 0)) {
-		for (int i = 0; i < 3; i++)
-			sink(fold(i - n));
-		return -1;
-	}
-	return fold(n + 1);
-}
-int unused_a(int n) { return n * 7 + fold(n); }
-`,
-	"b.c": `#include "common.h"
-static int table[64];
-__attribute__((noinline)) static int fill(int n) {
-	for (int i = 0; i < 64; i++)
-		table[i] = mix(i, n);
-	return table[n & 63];
-}
-__attribute__((noinline)) int fb(int n) { return fill(n) + fold(n & 15); }
-`,
-	"d.c": `#include "common.h"
-__attribute__((noinline)) int fd(int n) { return fold(n) * 3; }
-void sink(int v) { __asm__ volatile("" : : "r"(v)); }
-`,
-	"e.c": `int fe(int n) { return n * 5 + 1; }
-`,
-	"s.S": `	.text
-	.globl asm_add
-	.type asm_add, @function
-asm_add:
-	lea (%rdi,%rsi), %eax
-	add $1, %eax
-	ret
-	.size asm_add, .-asm_add
-	.section .note.GNU-stack,"",@progbits
-`,
-	"r.S": `	.text
-	.globl norange_fn
-	.type norange_fn, @function
-norange_fn:
-	.file 1 "norange.S"
-	.loc 1 10
-	lea 3(%rdi), %eax
-	.loc 1 11
-	imul %esi, %eax
-	.loc 1 12
-	ret
-.Lend:
-	.size norange_fn, .-norange_fn
-
-	.section .debug_abbrev,"",@progbits
-.Labbrev:
-	.uleb128 1	# compile_unit, children: name string, stmt_list sec_offset
-	.uleb128 0x11
-	.byte 1
-	.uleb128 0x03
-	.uleb128 0x08
-	.uleb128 0x10
-	.uleb128 0x17
-	.uleb128 0
-	.uleb128 0
-	.uleb128 2	# subprogram: name string, low_pc addr, high_pc data8
-	.uleb128 0x2e
-	.byte 0
-	.uleb128 0x03
-	.uleb128 0x08
-	.uleb128 0x11
-	.uleb128 0x01
-	.uleb128 0x12
-	.uleb128 0x07
-	.uleb128 0
-	.uleb128 0
-	.uleb128 0
-
-	.section .debug_info,"",@progbits
-	.long .Linfo_end - .Linfo_start
-.Linfo_start:
-	.value 4
-	.long .Labbrev
-	.byte 8
-	.uleb128 1
-	.asciz "norange.S"
-	.long .Lline
-	.uleb128 2
-	.asciz "norange_fn"
-	.quad norange_fn
-	.quad .Lend - norange_fn
-	.byte 0
-.Linfo_end:
-
-	.section .debug_line,"",@progbits
-.Lline:
-	.section .note.GNU-stack,"",@progbits
-`,
-	"g.S": `	.text
-	.globl gap_fn
-	.type gap_fn, @function
-gap_fn:
-	.file 1 "gap.S"
-	.loc 1 20
-	lea 5(%rdi), %eax
-.Lhigh:
-	.loc 1 21
-	add %esi, %eax
-	.loc 1 22
-	ret
-	.size gap_fn, .-gap_fn
-
-	.section .debug_abbrev,"",@progbits
-.Labbrev:
-	.uleb128 1	# compile_unit, children: name string, stmt_list sec_offset, low_pc addr, high_pc data8
-	.uleb128 0x11
-	.byte 1
-	.uleb128 0x03
-	.uleb128 0x08
-	.uleb128 0x10
-	.uleb128 0x17
-	.uleb128 0x11
-	.uleb128 0x01
-	.uleb128 0x12
-	.uleb128 0x07
-	.uleb128 0
-	.uleb128 0
-	.uleb128 2	# subprogram: name string, low_pc addr, high_pc data8
-	.uleb128 0x2e
-	.byte 0
-	.uleb128 0x03
-	.uleb128 0x08
-	.uleb128 0x11
-	.uleb128 0x01
-	.uleb128 0x12
-	.uleb128 0x07
-	.uleb128 0
-	.uleb128 0
-	.uleb128 0
-
-	.section .debug_info,"",@progbits
-	.long .Linfo_end - .Linfo_start
-.Linfo_start:
-	.value 4
-	.long .Labbrev
-	.byte 8
-	.uleb128 1
-	.asciz "gap.S"
-	.long .Lline
-	.quad gap_fn
-	.quad .Lhigh - gap_fn
-	.uleb128 2
-	.asciz "gap_fn"
-	.quad gap_fn
-	.quad .Lhigh - gap_fn
-	.byte 0
-.Linfo_end:
-
-	.section .debug_line,"",@progbits
-.Lline:
-	.section .note.GNU-stack,"",@progbits
-`,
-	"s.c": `int asm_add(int a, int b) { return a + b + 1; }
-`,
-	"main.c": `#include <stdlib.h>
-int fa(int), fa_split(int), fb(int), fd(int), fe(int);
-int asm_add(int, int);
-#ifdef __x86_64__
-int norange_fn(int, int), gap_fn(int, int);
-#else
-#define norange_fn(a, b) 0
-#define gap_fn(a, b) 0
-#endif
-int main(int argc, char **argv) {
-	int n = argc > 1 ? atoi(argv[1]) : 5;
-	return (fa(n) + fa_split(n) + fb(n) + fd(n) + fe(n) + asm_add(n, 2) + norange_fn(n, 3) + gap_fn(n, 4)) & 1;
-}
-`,
-}
-
-// buildMultiCU compiles multiCU with gcc -O2 -g and returns the binary.
 func buildMultiCU(t testing.TB) string {
 	t.Helper()
 	gcc := tool(t, "gcc")
-	dir := t.TempDir()
-	for name, src := range multiCU {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	src, dir := filepath.Join(testprog.Dir(), "multicu"), t.TempDir()
 	units := [][]string{
 		{"a.c", "-O2", "-g", "-ffunction-sections"},
 		{"b.c", "-O2", "-g"},
@@ -236,7 +45,7 @@ func buildMultiCU(t testing.TB) string {
 	var objs []string
 	for _, u := range units {
 		obj := filepath.Join(dir, u[0]+".o")
-		args := append([]string{"-c", "-o", obj, filepath.Join(dir, u[0])}, u[1:]...)
+		args := append([]string{"-c", "-o", obj, filepath.Join(src, u[0])}, u[1:]...)
 		if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 			t.Fatalf("gcc %v: %v\n%s", args, err, out)
 		}

@@ -1,0 +1,1 @@
+int fe(int n) { return n * 5 + 1; }

@@ -1,0 +1,1 @@
+int asm_add(int a, int b) { return a + b + 1; }
