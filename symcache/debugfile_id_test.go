@@ -16,10 +16,7 @@ import (
 // so the debug file is used only if it carries the program's build ID.
 func TestDebugFileMustCarryTheBuildID(t *testing.T) {
 	dir := t.TempDir()
-	src := filepath.Join(dir, "p.c")
-	if err := os.WriteFile(src, []byte(unnamedFDEs), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	src := filepath.Join(testprog.Dir(), "unnamedfdes.c")
 	gcc, objcopy := tool(t, "gcc"), tool(t, "objcopy", "llvm-objcopy")
 	bin, other := filepath.Join(dir, "p"), filepath.Join(dir, "other")
 	for _, args := range [][]string{{"-o", bin}, {"-Dhelper=TOPSEC", "-o", other}} {

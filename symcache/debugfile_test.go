@@ -9,31 +9,18 @@ import (
 	"testing"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/testprog"
 )
 
-// unnamedFDEs is C whose top-level assembly adds code with unwind
-// information but no symbol: a fully stripped build of it has more
-// .eh_frame FDEs than its debug file has function symbols, as glibc has.
-const unnamedFDEs = `
-static int __attribute__((noinline)) helper(int x) { return x * 3 + 1; }
-int main(int argc, char **argv) { (void)argv; return helper(argc); }
-#define NOSYM ".cfi_startproc\n nop\n ret\n .cfi_endproc\n"
-__asm__(".text\n" NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM
-	NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM NOSYM);
-`
-
-// TestStrippedObjectTakesTheDebugFilesNames strips a program of every
-// symbol into a separate debug file found by build ID (as Debian's -dbg
-// packages install them) and checks that its static function is named from
-// the debug file, though the stripped file's .eh_frame has more function
-// starts than the debug file has symbols.
+// TestStrippedObjectTakesTheDebugFilesNames strips a program
+// (testprog/src/unnamedfdes.c) of every symbol into a separate debug file
+// found by build ID (as Debian's -dbg packages install them) and checks
+// that its static function is named from the debug file, though the
+// stripped file's .eh_frame has more function starts than the debug file
+// has symbols.
 func TestStrippedObjectTakesTheDebugFilesNames(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "p.c")
-	if err := os.WriteFile(src, []byte(unnamedFDEs), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "p")
+	src := filepath.Join(testprog.Dir(), "unnamedfdes.c")
+	bin := filepath.Join(t.TempDir(), "p")
 	if out, err := exec.Command(tool(t, "gcc"), "-O1", "-g", "-Wl,--build-id", "-o", bin, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
@@ -133,25 +120,13 @@ func TestSystemLibcNamesFromItsDebugFile(t *testing.T) {
 	}
 }
 
-// glibcHidden renames a function with an asm label as glibc's hidden_proto
-// does for calls from inside the library.
-const glibcHidden = `
-int work(int x) __asm__("__GI_work");
-int __attribute__((noinline)) work(int x) { return x * 5 + 2; }
-int main(int argc, char **argv) { (void)argv; return work(argc); }
-`
-
 // TestDWARFNamesGlibcsHiddenAliasesByTheirName checks that a function whose
 // DWARF linkage name is glibc's internal __GI_ alias is named by its
 // DW_AT_name, the name users know (__libc_malloc, not
 // __GI___libc_malloc).
 func TestDWARFNamesGlibcsHiddenAliasesByTheirName(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "h.c")
-	if err := os.WriteFile(src, []byte(glibcHidden), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "h")
+	src := filepath.Join(testprog.Dir(), "glibchidden.c")
+	bin := filepath.Join(t.TempDir(), "h")
 	if out, err := exec.Command(tool(t, "gcc"), "-O1", "-g", "-o", bin, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
