@@ -6,11 +6,12 @@ import (
 	"debug/elf"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 var machoFixtures = filepath.Join("..", "..", "images", "testdata", "macho")
@@ -85,20 +86,16 @@ func TestSymbolizeErrors(t *testing.T) {
 	_ = out
 }
 
-// TestSymbolizeELF builds a small C program for Linux and symbolizes two
-// of its functions, at link-time addresses and with a load bias (PIE).
+// TestSymbolizeELF builds a small C program (testprog/src/alphabeta.c)
+// for Linux and symbolizes two of its functions, at link-time addresses
+// and with a load bias (PIE).
 func TestSymbolizeELF(t *testing.T) {
 	cc, err := exec.LookPath("clang")
 	if err != nil {
 		t.Fatal("this test needs clang on PATH (Debian: apt-get install clang)")
 	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "p.c")
-	if err := os.WriteFile(src, []byte("volatile int v;\n__attribute__((noinline)) int alpha(int x) { v = x; return x * 3 + v; }\n"+
-		"__attribute__((noinline)) int beta(int x) { v = x; return alpha(x) + v * 7; }\nint main(void) { return beta(v); }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(dir, "p")
+	src := filepath.Join(testprog.Dir(), "alphabeta.c")
+	exe := filepath.Join(t.TempDir(), "p")
 	if out, err := exec.Command(cc, "-O1", "-fPIE", "-pie", src, "-o", exe).CombinedOutput(); err != nil {
 		t.Fatalf("clang: %v\n%s", err, out)
 	}
