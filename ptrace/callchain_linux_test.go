@@ -349,20 +349,21 @@ func waitSamples(t *testing.T, tg *Target, tid target.ThreadID, caps []*target.C
 // spinningThread returns a thread of tg's that uses a CPU.
 func spinningThread(t *testing.T, tg *Target) target.ThreadID {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	var running target.ThreadID
+	testprog.WaitFor(t, 10*time.Second, func() bool {
 		tids, err := tg.Threads(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tid := range tids {
 			if st, _, err := tg.threads[int(tid)].files.stateCPU(make([]byte, 512)); err == nil && st == 'R' {
-				return tid
+				running = tid
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no running thread")
-		}
-	}
+		return false
+	}, "a running thread")
+	return running
 }
 
 // TestDrainIntervalFollowsTheBusyRings: a ring with stack copies holds ten

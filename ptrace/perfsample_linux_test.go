@@ -438,14 +438,10 @@ func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
 	// Wait for the thread to exit, then list: it is listed (departed)
 	// until its samples are drained.
 	task := fmt.Sprintf("/proc/%d/task/%d", p.PID, tid)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(task); err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the spinning thread did not exit")
-		}
-	}
+	testprog.WaitFor(t, 10*time.Second, func() bool {
+		_, err := os.Stat(task)
+		return err != nil
+	}, "the spinning thread to exit")
 	if tids, err := tg.Threads(nil); err != nil || !slices.Contains(tids, tid) {
 		t.Fatalf("threads after the exit: %v, %v; want %d still listed, its samples not drained", tids, err, tid)
 	}

@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -201,11 +202,8 @@ func TestKernelSampleRingOfASlowThreadStays(t *testing.T) {
 	}
 	// The signal takes effect when the thread next runs: on a loaded
 	// machine it may spin (and be sampled) for a while yet.
-	for deadline := time.Now().Add(30 * time.Second); !slices.Contains(threadsIn(p.PID, "S"), int(tid)); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("thread %d does not sleep 30 s after SIGUSR1", tid)
-		}
-	}
+	testprog.WaitFor(t, 30*time.Second, func() bool { return slices.Contains(threadsIn(p.PID, "S"), int(tid)) },
+		fmt.Sprintf("thread %d to sleep after SIGUSR1", tid))
 	th := tg.threads[int(tid)]
 	// A window that began long ago and holds every sample the thread left.
 	tg.hotMu.Lock()
