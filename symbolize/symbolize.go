@@ -167,6 +167,7 @@ type symbolizer struct {
 	answers []answer
 	order   []batchKey
 	packed  []uint64 // order, packed for sorting
+	scratch []uint64 // radixSort's other buffer
 	// lastRaw is the last function name the line tables gave, and
 	// lastName what it prints as.
 	lastRaw, lastName string
@@ -355,10 +356,38 @@ func (s *symbolizer) sortOrder() {
 		}
 		s.packed = append(s.packed, k.addr<<indexBits|uint64(k.i))
 	}
-	slices.Sort(s.packed)
+	s.packed, s.scratch = radixSort(s.packed, s.scratch)
 	for j, v := range s.packed {
 		s.order[j] = batchKey{v >> indexBits, int(v & (1<<indexBits - 1))}
 	}
+}
+
+// radixSort sorts v (least significant byte first, only as many bytes as
+// its largest value has), using tmp as the other buffer; it returns the
+// sorted slice and the buffer to reuse, either of which may be v's.
+// A batch's random addresses sort several times faster than by compares.
+func radixSort(v, tmp []uint64) (sorted, buf []uint64) {
+	var top uint64
+	for _, x := range v {
+		top |= x
+	}
+	tmp = slices.Grow(tmp[:0], len(v))[:len(v)]
+	for shift := uint(0); shift < 64 && top>>shift != 0; shift += 8 {
+		var count [257]int
+		for _, x := range v {
+			count[(x>>shift)&0xff+1]++
+		}
+		for i := 1; i < len(count); i++ {
+			count[i] += count[i-1]
+		}
+		for _, x := range v {
+			d := (x >> shift) & 0xff
+			tmp[count[d]] = x
+			count[d]++
+		}
+		v, tmp = tmp, v
+	}
+	return v, tmp
 }
 
 // fast reports whether an address is answered from the table in one line

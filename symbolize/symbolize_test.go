@@ -10,6 +10,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -143,5 +144,29 @@ func TestSymbolizeBatchKeepsOrder(t *testing.T) {
 	err = Run(cfg, nil, strings.NewReader(strings.Repeat("1", 2<<20)), &out)
 	if !errors.Is(err, bufio.ErrTooLong) {
 		t.Errorf("a 2 MiB word: %v, want %v", err, bufio.ErrTooLong)
+	}
+}
+
+// TestRadixSort checks radixSort against slices.Sort on random values of
+// several widths, with its buffers reused from one call to the next.
+func TestRadixSort(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	var v, tmp []uint64
+	for _, bits := range []uint{0, 1, 8, 9, 23, 43, 63, 64} {
+		for _, n := range []int{0, 1, 2, 1000} {
+			v = v[:0]
+			for range n {
+				x := rng.Uint64()
+				if bits < 64 {
+					x &= 1<<bits - 1
+				}
+				v = append(v, x)
+			}
+			want := slices.Sorted(slices.Values(v))
+			v, tmp = radixSort(v, tmp)
+			if !slices.Equal(v, want) {
+				t.Fatalf("%d values of %d bits: not sorted", n, bits)
+			}
+		}
 	}
 }
