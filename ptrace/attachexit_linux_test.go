@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -24,13 +25,8 @@ func TestAttachExitedProcess(t *testing.T) {
 	}
 	defer cmd.Wait()
 	pid := cmd.Process.Pid
-	deadline := time.Now().Add(10 * time.Second)
-	for !taskEnded(pid, pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("PID %d is no zombie after 10 s", pid)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testprog.WaitFor(t, 10*time.Second, func() bool { return taskEnded(pid, pid) },
+		fmt.Sprintf("PID %d to be a zombie", pid))
 	for _, continuous := range []bool{false, true} {
 		tg, err := Attach(pid, target.Options{Continuous: continuous})
 		if err == nil {
@@ -48,13 +44,8 @@ func TestAttachExitedProcess(t *testing.T) {
 // attach through its live thread, which a snapshot captures.
 func TestAttachWithMainThreadExited(t *testing.T) {
 	p := testprog.Start(t, testprog.BuildC(t, "mainexit.c"), "60")
-	deadline := time.Now().Add(10 * time.Second)
-	for !taskEnded(p.PID, p.PID) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the main thread of PID %d has not exited after 10 s", p.PID)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testprog.WaitFor(t, 10*time.Second, func() bool { return taskEnded(p.PID, p.PID) },
+		fmt.Sprintf("the main thread of PID %d to exit", p.PID))
 	if exitedProcess(p.PID) {
 		t.Error("exitedProcess: a process running on without its main thread taken for exiting")
 	}
