@@ -172,12 +172,8 @@ func TestRecordKilledTakesCommandAlong(t *testing.T) {
 			cmd.Process.Kill()
 			waitExit(t, cmd, stderr)
 			start := time.Now()
-			for !gone(pid) {
-				if time.Since(start) > signalWait {
-					t.Fatalf("the command (PID %d) still runs %v after macprof was killed", pid, signalWait)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			testprog.WaitFor(t, signalWait, func() bool { return gone(pid) },
+				fmt.Sprintf("the command (PID %d) to end after macprof was killed", pid))
 			t.Logf("the command ended %v after macprof", time.Since(start))
 		})
 	}
