@@ -218,14 +218,19 @@
 //     go at once and sampled thread by thread, as above.
 //   - Descendant rings (`descendantRingsFit`, `Target.useDescendantRings`): any other command
 //     `record` launches in cpu mode (C, Python, `--unwind auto` or `cfi`) is held at its exec too
-//     and gets the same per-CPU inherited events, whose samples of the command's own process are
+//     and gets per-CPU inherited events like those, whose samples of the command's own process are
 //     dropped (`processRings.kidsOnly`; its threads keep their own rings with stack copies and
 //     whole-table walks): they sample its descendants from their first period, read at each
 //     listing of its threads (`Threads`, not watched: a drain that lists no thread would leave
-//     them half full; `DrainInterval` drains at least as often as one busy thread fills a CPU's
-//     ring), each descendant thread listed departed under its PID. Their callchains are checked
-//     against the child's own image version and cut where a frame keeps no frame record (a child
-//     without frame pointers shows `[truncated];leaf...`). With `inherit_stat` the kernel writes
+//     them half full; `DrainInterval` drains at least as often as one busy thread fills half a
+//     CPU's ring), each descendant thread listed departed under its PID. Their samples copy the
+//     user registers and 16 KiB of stack (`processRings.stack`), as `perf record --call-graph
+//     dwarf` does with 8 KiB, into 2 MiB rings per CPU (within 8 MiB; halved while the
+//     locked-memory budget refuses them): `collect` first reads the records of forks, execs and
+//     mappings, then walks each copy where the kernel wrote it with the unwind tables of its
+//     process's image version at its time (`collectStacks`, no allocation in steady state), so a
+//     child without frame pointers (`sh -c python3 ...`, `make` running compilers) is walked
+//     whole, to the end of the copy. With `inherit_stat` the kernel writes
 //     a descendant thread's count (its CPU time) at its exit (`PERF_RECORD_READ`), which becomes its
 //     CPU time where it is more than its samples' periods, so the part period a short child ends
 //     with is counted (on its last stack or as lost) rather than missing; the kernel writes none
@@ -233,10 +238,10 @@
 //     contexts on one CPU), about a third of `forker`'s children, whose CPU time is then their
 //     samples'. `record` then does not look for children (`target.DescendantSampler`). 300
 //     children of 20 ms: 95% of the tree's rusage in the profile, against 43-78% when they were
-//     found every 100 ms (bench/RESULTS.md). The price: a long-lived child without frame
-//     pointers (`sh -c python3 ...`) has only its leaf trusted (`[truncated];leaf`), where a
-//     child found every 100 ms and given rings of its own was walked whole by its tables from
-//     then on (bench/RESULTS.md).
+//     found every 100 ms; `sh -c python3`: 96-97% of samples reach `Py_BytesMain`, none with
+//     callchains (bench/RESULTS.md). The price: a copy is not grown as a thread's own ring's
+//     is, so a child deeper than 16 KiB (Python's imports) is cut there (`[truncated]`), and
+//     the command's own samples are copied too before they are dropped.
 //   - `Capture` and `CaptureBatch` on such a target still take the newest sample (a capture that
 //     finds none newer counts the thread's CPU time since on its last stack).
 //   - Where `perf_event_open` or the ring's `mmap` fails (`perf_event_paranoid` 3, a container's

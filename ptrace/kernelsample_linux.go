@@ -379,7 +379,7 @@ func (t *Target) DrainInterval() time.Duration {
 		// Read only when the threads are listed, each CPU's ring
 		// as fast as one busy thread fills it.
 		for _, r := range p.rings {
-			long = min(long, t.chainFill(r)/2)
+			long = min(long, t.kidsFill(p, r)/2)
 		}
 	}
 	for _, th := range t.threads {
@@ -418,6 +418,17 @@ func (t *Target) chainFill(r *perfRing) time.Duration {
 		size = perfSampleMaxBytes(0)
 	}
 	holds := len(r.data)/size - perfRingSlack
+	return time.Duration(max(holds, 1)) * t.opts.KernelSamplePeriod
+}
+
+// kidsFill returns how long ring r of descendant rings p would take to
+// fill if its CPU were kept busy by descendants: as chainFill, or with
+// samples of p's stack copies. The caller holds hotMu.
+func (t *Target) kidsFill(p *processRings, r *perfRing) time.Duration {
+	if p.stack == 0 {
+		return t.chainFill(r)
+	}
+	holds := len(r.data)/perfSampleMaxBytes(p.stack) - perfRingSlack
 	return time.Duration(max(holds, 1)) * t.opts.KernelSamplePeriod
 }
 

@@ -131,7 +131,15 @@ func openAtExec(pid int, opts target.Options, kidsOnly bool) (*processRings, err
 		}
 	}
 	opts = opts.WithDefaults()
-	rings, err := openProcessRings(pid, opts.KernelSamplePeriod.Nanoseconds(), int64(opts.MaxFrames), kidsOnly)
+	stack := 0
+	if kidsOnly {
+		// Children of a command not sampled by frame records alone
+		// (C, Python) may be built without frame pointers too: their
+		// stacks are copied, twice perf's 8 KiB, which Python's
+		// imports outgrow (a copy cannot grow per child).
+		stack = 2 * perfStackBytes
+	}
+	rings, err := openProcessRings(pid, opts.KernelSamplePeriod.Nanoseconds(), int64(opts.MaxFrames), kidsOnly, stack)
 	if err == nil {
 		return rings, nil
 	}

@@ -49,11 +49,14 @@ import (
 // is walked from stack copies on its threads' rings of their own gets
 // process rings too, whose samples of the command's own process are
 // dropped: they sample its descendants, each from its first period, as the
-// process rings of a command with frame pointers do, and with the same
-// callchains, checked against the child's own unwind tables and cut where a
-// frame keeps no frame record. Without them a child was sampled only once
-// record's look for new children (every 100 ms) found it, and children
-// shorter than that were not sampled at all.
+// process rings of a command with frame pointers do. Their samples copy
+// the user registers and stack, as perf record --call-graph dwarf takes
+// them, and each copy is walked with the unwind tables of its process's
+// images at its time (collectStacks): a child may be built without frame
+// pointers (python3 under sh -c, compilers under make), which callchains
+// cannot walk. Without them a child was sampled only once record's look
+// for new children (every 100 ms) found it, and children shorter than that
+// were not sampled at all.
 
 // processRings is a launched command's per-CPU inherited events and the
 // samples last read from them.
@@ -67,6 +70,17 @@ type processRings struct {
 	// from the kernel's read records of its events (inherit_stat).
 	kidsOnly bool
 	exits    map[uint32]threadExit
+	// stack, when set, is the bytes of user stack each sample copies
+	// (with the user registers) instead of a callchain: collect walks
+	// each copy with walker and the unwind tables of its process's
+	// images at its time (fpOnly: by frame records alone). ends holds,
+	// per ring, where collect's first pass stopped reading.
+	stack  int
+	walker *unwind.Walker
+	fpOnly bool
+	ends   []uint64
+	sample perfSample
+	regBuf [8]uint64
 	// samples are those read at the last collect, in the order read (each
 	// CPU's oldest first); heads holds each thread's first and last
 	// sample, whose next links the rest. pcs holds their addresses, at
@@ -111,6 +125,12 @@ const (
 	processRingBytes = 512 << 10
 	processRingMin   = 64 << 10
 )
+
+// stackRingBytes is each CPU's ring of descendant rings with stack copies:
+// 124 samples of 16 KiB copies, drained when half of them could be written
+// (DrainInterval): every 60 ms at 999 Hz; within bigRingBudget as
+// processRingBytes.
+const stackRingBytes = 2 << 20
 
 // processRingsFit reports whether a command at path, run with opts, is
 // sampled through process rings: opts asks for them, with kernel samples,
@@ -200,18 +220,23 @@ func parseCPUList(s string) ([]int, error) {
 // the time per sample and records of forks, execs and executable mappings
 // (with build IDs where the kernel gives them), and maps their rings: processRingBytes each, within
 // bigRingBudget, halved while the kernel refuses them for want of locked
-// memory, down to processRingMin. kidsOnly opens descendant rings.
-func openProcessRings(pid int, period, maxFrames int64, kidsOnly bool) (*processRings, error) {
+// memory, down to processRingMin. kidsOnly opens descendant rings; stack,
+// when set, has each sample copy that many bytes of user stack with the
+// user registers instead of the callchain (stackRingBytes rings).
+func openProcessRings(pid int, period, maxFrames int64, kidsOnly bool, stack int) (*processRings, error) {
 	cpus, err := onlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("process rings: %w", err)
 	}
 	size := processRingBytes
+	if stack > 0 {
+		size = stackRingBytes
+	}
 	for size > processRingMin && len(cpus)*size > bigRingBudget {
 		size /= 2
 	}
 	for {
-		p, err := openProcessRingsSized(pid, cpus, period, size, kidsOnly)
+		p, err := openProcessRingsSized(pid, cpus, period, size, kidsOnly, stack)
 		if err == nil {
 			p.maxFrames = int(maxFrames)
 			return p, nil
@@ -223,7 +248,7 @@ func openProcessRings(pid int, period, maxFrames int64, kidsOnly bool) (*process
 	}
 }
 
-func openProcessRingsSized(pid int, cpus []int, period int64, size int, kidsOnly bool) (*processRings, error) {
+func openProcessRingsSized(pid int, cpus []int, period int64, size int, kidsOnly bool, stack int) (*processRings, error) {
 	attr := unix.PerfEventAttr{
 		Type:        unix.PERF_TYPE_SOFTWARE,
 		Config:      unix.PERF_COUNT_SW_TASK_CLOCK,
@@ -237,8 +262,20 @@ func openProcessRingsSized(pid int, cpus []int, period int64, size int, kidsOnly
 		Clockid: unix.CLOCK_MONOTONIC,
 	}
 	attr.Bits |= unix.PerfBitUseClockID
+	if stack > 0 {
+		// Stack copies, as perf record --call-graph dwarf takes them:
+		// walked with the unwind tables, they reach through code
+		// built without frame pointers.
+		attr.Sample_type = unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER
+		attr.Sample_regs_user, attr.Sample_stack_user = perfRegsMask, uint32(stack)
+		attr.Bits &^= unix.PerfBitExcludeCallchainKernel
+		attr.Sample_max_stack = 0
+	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
-	p := &processRings{pid: pid, rec: make([]byte, processRecordMax()), kidsOnly: kidsOnly}
+	p := &processRings{pid: pid, rec: make([]byte, processRecordMax()), kidsOnly: kidsOnly, stack: stack}
+	if stack > 0 {
+		p.rec = make([]byte, perfSampleMaxBytes(stack))
+	}
 	if kidsOnly {
 		// Each descendant's thread that exits writes a record of
 		// its count, the CPU time it used, into the rings: what its
@@ -298,9 +335,17 @@ func openProcessRingsSized(pid int, cpus []int, period int64, size int, kidsOnly
 	for _, r := range p.rings {
 		total += len(r.data)
 	}
+	p.heads = make(map[uint32]sampleList)
+	if stack > 0 {
+		// A sample record holds its whole copy: these hold a full
+		// read of the rings with 64 frames a sample (and grow if
+		// ever they must).
+		n := total/stack + 16
+		p.samples, p.pcs, p.ends = make([]ringSample, 0, n), make([]uint64, 0, 64*n), make([]uint64, len(p.rings))
+		return p, nil
+	}
 	p.samples = make([]ringSample, 0, total/processRecordMin)
 	p.pcs = make([]uint64, 0, total/8)
-	p.heads = make(map[uint32]sampleList)
 	if kidsOnly {
 		return p, nil // read at each listing, never kept
 	}
@@ -382,6 +427,15 @@ func (t *Target) useDescendantRings(p *processRings) {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
 	p.vdso = &lockedReader{t: t}
+	if p.stack > 0 {
+		// It reads nothing but the copy: the child has run on since.
+		w, err := newWalker(t.opts, nil)
+		if err != nil {
+			p.close()
+			return
+		}
+		p.walker, p.fpOnly = w, t.opts.Unwind == unwind.MethodFP
+	}
 	t.kernel.kids, t.kernel.exact = p, new(exactChains)
 }
 

@@ -632,3 +632,136 @@ func TestLaunchWithDescendantRings(t *testing.T) {
 		t.Errorf("%d samples, %d in child_burn: want 90%% of 600 ms at 1 ms, most in child_burn", total, inBurn)
 	}
 }
+
+// stackRecord is a PERF_RECORD_SAMPLE of descendant rings with stack copies
+// (TID, TIME, REGS_USER, STACK_USER) at time 0: the registers of
+// perfRegsMask (frame pointer, stack pointer, PC) and the copy of the stack
+// from sp.
+func stackRecord(pid, tid uint32, fp, sp, pc uint64, stack []byte) []byte {
+	le := binary.LittleEndian
+	rec := make([]byte, 8, 8+8+8+8+8*perfRegCount+8+len(stack)+8)
+	le.PutUint32(rec[0:], unix.PERF_RECORD_SAMPLE)
+	rec = le.AppendUint32(rec, pid)
+	rec = le.AppendUint32(rec, tid)
+	rec = le.AppendUint64(rec, 0)
+	rec = le.AppendUint64(rec, unix.PERF_SAMPLE_REGS_ABI_64)
+	regs := map[uint64]uint64{0: fp, 1: sp, 2: pc} // perfRegs's order
+	for i := range uint64(perfRegCount) {
+		rec = le.AppendUint64(rec, regs[i])
+	}
+	rec = le.AppendUint64(rec, uint64(len(stack)))
+	rec = append(rec, stack...)
+	rec = le.AppendUint64(rec, uint64(len(stack)))
+	le.PutUint16(rec[6:], uint16(len(rec)))
+	return rec
+}
+
+// framedStack is a stack copy at sp holding two frame records, the second
+// ending the chain: callers at 0x2000 and 0x3000.
+func framedStack(sp uint64) (fp uint64, stack []byte) {
+	le := binary.LittleEndian
+	stack = make([]byte, 64)
+	le.PutUint64(stack[16:], sp+32) // the first record: next record, return address
+	le.PutUint64(stack[24:], 0x2000)
+	le.PutUint64(stack[32:], 0) // the last
+	le.PutUint64(stack[40:], 0x3000)
+	return sp + 16, stack
+}
+
+// newFakeStackRings is descendant rings of process pid with stack copies
+// of 64 bytes, walked by frame records (no image version is known).
+func newFakeStackRings(t *testing.T, pid int, rings ...*perfRing) *processRings {
+	p := newFakeProcessRings(pid, rings...)
+	p.kidsOnly, p.exits, p.stack, p.ends = true, map[uint32]threadExit{}, 64, make([]uint64, len(rings))
+	p.maxFrames, p.rec = 8, make([]byte, perfSampleMaxBytes(64))
+	w, err := newWalker(target.Options{MaxFrames: 8}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.walker = w
+	return p
+}
+
+// TestDescendantStackRingsWalk: descendant rings with stack copies walk
+// each child's sample from its copy (here by frame records), drop the
+// command's own, skip a sample without user registers or with a copy
+// longer than its record, and hand each thread its walks, in order.
+func TestDescendantStackRingsWalk(t *testing.T) {
+	const sp = 0x7fff0000
+	r := fakeRing(4096)
+	p := newFakeStackRings(t, 100, r)
+	fp, stack := framedStack(sp)
+	r.write(stackRecord(100, 100, fp, sp, 0x1000, stack)) // the command's own
+	r.write(stackRecord(200, 200, fp, sp, 0x1100, stack))
+	bad := stackRecord(200, 200, fp, sp, 0x1200, stack)
+	binary.LittleEndian.PutUint64(bad[32+8*perfRegCount:], 1<<20) // a copy larger than the record
+	r.write(bad)
+	noRegs := stackRecord(200, 200, fp, sp, 0x1300, stack)
+	binary.LittleEndian.PutUint64(noRegs[24:], unix.PERF_SAMPLE_REGS_ABI_NONE)
+	noRegs = slices.Delete(noRegs, 32, 32+8*perfRegCount)
+	binary.LittleEndian.PutUint16(noRegs[6:], uint16(len(noRegs)))
+	r.write(noRegs)
+	r.write(stackRecord(200, 201, fp, sp, 0x1400, stack))
+	p.collect()
+	if got := takeAll(p, 100); len(got) != 0 {
+		t.Errorf("the command's own samples kept: %x", got)
+	}
+	want := [][]uint64{{0x1100, 0x2000, 0x3000}}
+	if got := takeAll(p, 200); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("thread 200: %x, want %x", got, want)
+	}
+	want = [][]uint64{{0x1400, 0x2000, 0x3000}}
+	if got := takeAll(p, 201); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("thread 201: %x, want %x", got, want)
+	}
+	if r.meta.Data_tail != r.meta.Data_head {
+		t.Errorf("the ring is not freed: tail %d, head %d", r.meta.Data_tail, r.meta.Data_head)
+	}
+}
+
+// TestDescendantStackRingsDoNotAllocate: reading and walking a drain's
+// stack copies and handing them out allocates nothing in steady state.
+func TestDescendantStackRingsDoNotAllocate(t *testing.T) {
+	const sp = 0x7fff0000
+	r := fakeRing(4096)
+	p := newFakeStackRings(t, 100, r)
+	fp, stack := framedStack(sp)
+	recs := [][]byte{stackRecord(200, 201, fp, sp, 0x1000, stack), stackRecord(200, 202, fp, sp, 0x1100, stack), stackRecord(100, 100, fp, sp, 0x1200, stack)}
+	caps := []*target.Capture{target.NewCapture(8, 0), target.NewCapture(8, 0)}
+	allocs := testing.AllocsPerRun(100, func() {
+		for _, rec := range recs {
+			r.write(rec)
+		}
+		p.collect()
+		for p.take(201, caps) == len(caps) {
+		}
+		for p.take(202, caps) == len(caps) {
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("collect and take: %v allocations a drain, want 0", allocs)
+	}
+}
+
+// FuzzDescendantStackCollect: whatever bytes a ring of stack copies holds
+// (the children decide their stacks and registers), collect and take
+// neither panic nor hand out more frames than maxFrames a sample.
+func FuzzDescendantStackCollect(f *testing.F) {
+	fp, stack := framedStack(0x7fff0000)
+	f.Add(stackRecord(200, 201, fp, 0x7fff0000, 0x1000, stack))
+	f.Add(append(stackRecord(200, 201, 0x10, 0x7fff0000, 0x1000, stack), stackRecord(100, 100, fp, 8, 0, nil)...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := fakeRing(1024)
+		p := newFakeStackRings(t, 100, r)
+		r.write(data[:min(len(data), 1024)])
+		p.collect()
+		for _, s := range p.samples {
+			if int(s.n) > p.maxFrames || int(s.off+s.n) > len(p.pcs) {
+				t.Fatalf("a sample of %d frames at %d of %d, maxFrames %d", s.n, s.off, len(p.pcs), p.maxFrames)
+			}
+		}
+		for tid := range maps.Clone(p.heads) {
+			takeAll(p, int(tid))
+		}
+	})
+}

@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"encoding/binary"
+	"slices"
 	"time"
 
 	"github.com/macprof/macprof/target"
@@ -24,6 +25,8 @@ type ringSample struct {
 	off, n   uint32 // its addresses: pcs[off : off+n]
 	ver      int32  // the version of its process's images (imageHistory), or -1
 	deep     bool   // the kernel's chain had more frames than kept
+	// stop is why the walk of its stack copy ended (stack copies only).
+	stop unwind.StopReason
 }
 
 // sampleList is a thread's samples not yet taken: first and last indexes
@@ -60,9 +63,13 @@ const keptFirst = 8 << 20
 func (p *processRings) collect() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.reserve()
 	clear(p.heads)
 	clear(p.exits)
+	if p.stack > 0 {
+		p.collectStacks()
+		return
+	}
+	p.reserve()
 	for i, chunk := range p.kept {
 		for len(chunk) >= 8 {
 			n := int(binary.LittleEndian.Uint16(chunk[6:]))
@@ -106,6 +113,116 @@ func (p *processRings) collect() {
 	for i := range p.samples {
 		s := &p.samples[i]
 		s.ver = p.hist.at(int(s.pid), s.time)
+	}
+}
+
+// collectStacks reads the rings of stack copies (never kept): first the
+// records that change a process's images, then each sample, walked where
+// the kernel wrote it with the unwind tables of its process's images at its
+// time, its frames appended to pcs. The rings are freed only after both
+// passes, which read the same records. It allocates nothing once samples
+// and pcs have grown to a collect's needs and no process forked, exec'd or
+// mapped code.
+func (p *processRings) collectStacks() {
+	p.samples, p.pcs = p.samples[:0], p.pcs[:0]
+	for i, r := range p.rings {
+		r.begin()
+		for {
+			at, size, typ, ok := r.nextRecord()
+			if !ok {
+				break
+			}
+			if typ != unix.PERF_RECORD_SAMPLE {
+				if rec := p.read(r, at, size); rec != nil {
+					p.record(rec)
+				}
+			}
+		}
+		p.ends[i] = r.pos
+	}
+	p.hist.apply(p.pid, p.vdso)
+	for i, r := range p.rings {
+		r.begin()
+		r.head = min(r.head, p.ends[i])
+		for {
+			at, size, typ, ok := r.nextRecord()
+			if !ok {
+				break
+			}
+			if typ == unix.PERF_RECORD_SAMPLE {
+				if rec := p.read(r, at, size); rec != nil {
+					p.walkSample(rec)
+				}
+			}
+		}
+		r.consume()
+	}
+}
+
+// read returns the record of size bytes at ring position at: in place, or
+// copied into rec where it wraps around the ring's end (nil if larger).
+func (p *processRings) read(r *perfRing, at, size uint64) []byte {
+	if rec := r.slice(at, int(size)); rec != nil {
+		return rec
+	}
+	if size > uint64(len(p.rec)) {
+		return nil
+	}
+	rec := p.rec[:size]
+	r.readAt(rec, at)
+	return rec
+}
+
+// walkSample appends the sample record rec (TID, TIME, REGS_USER,
+// STACK_USER) if it is well formed, has user registers and is not of the
+// command's own process in descendant rings: the walk of its stack copy
+// with the unwind tables of its process's images at its time (by frame
+// records where they are not known), at most maxFrames addresses.
+func (p *processRings) walkSample(rec []byte) {
+	ps := &p.sample
+	if err := parsePerfSample(rec, perfRegCount, p.regBuf[:], ps); err != nil || len(ps.regs) != perfRegCount || len(rec) < 16 {
+		return
+	}
+	pid := binary.LittleEndian.Uint32(rec[8:])
+	if p.kidsOnly && int(pid) == p.pid {
+		return // sampled by its threads' own rings
+	}
+	s := ringSample{pid: pid, tid: ps.tid, time: ps.time, next: -1, off: uint32(len(p.pcs))}
+	s.ver = p.hist.at(int(pid), s.time)
+	regs := perfRegs(ps.regs)
+	data := rec[ps.stackOff : ps.stackOff+ps.stackLen]
+	st := unwind.Stack{Base: regs.SP, Data: data, Lo: regs.SP, Hi: regs.SP + uint64(len(data))}
+	var res *cfi.Resolver
+	if s.ver >= 0 && !p.fpOnly {
+		_, res = p.hist.images(s.ver)
+	}
+	room := max(p.maxFrames, 1)
+	if cap(p.pcs)-len(p.pcs) < room {
+		p.pcs = slices.Grow(p.pcs, max(room, cap(p.pcs)))
+	}
+	l := len(p.pcs)
+	dst := p.pcs[l : l : l+room]
+	var out []uint64
+	var w unwind.Result
+	if res == nil {
+		out, w = p.walker.Walk(regs, &st, dst)
+	} else {
+		out, w = p.walker.WalkCFI(regs, &st, res, dst)
+	}
+	p.pcs = p.pcs[:l+copy(p.pcs[l:l+room], out)]
+	s.n, s.stop = uint32(len(p.pcs)-l), w.Stop
+	p.link(s)
+}
+
+// link appends s to samples and to its thread's list.
+func (p *processRings) link(s ringSample) {
+	i := int32(len(p.samples))
+	p.samples = append(p.samples, s)
+	if l, ok := p.heads[s.tid]; ok {
+		p.samples[l.last].next = i
+		p.heads[s.tid] = sampleList{first: l.first, last: i}
+	} else if len(p.heads) < maxDeparted {
+		p.heads[s.tid] = sampleList{first: i, last: i}
 	}
 }
 
@@ -262,14 +379,7 @@ func (p *processRings) add(rec []byte) {
 	}
 	s.n = uint32(len(p.pcs)) - s.off
 	s.deep = users > int(s.n) || users >= perfMaxStack()
-	i := int32(len(p.samples))
-	p.samples = append(p.samples, s)
-	if l, ok := p.heads[s.tid]; ok {
-		p.samples[l.last].next = i
-		p.heads[s.tid] = sampleList{first: l.first, last: i}
-	} else if len(p.heads) < maxDeparted {
-		p.heads[s.tid] = sampleList{first: i, last: i}
-	}
+	p.link(s)
 }
 
 // mappedSince reports whether the process mapped executable code since the
@@ -330,6 +440,9 @@ func (p *processRings) take(tid int, caps []*target.Capture) int {
 		pcs := p.pcs[s.off : s.off+s.n]
 		c.PCs = append(c.PCs[:0], pcs[:min(len(pcs), cap(c.PCs))]...)
 		c.Walk = unwind.Result{Stop: unwind.StopEnd}
+		if p.stack > 0 {
+			c.Walk.Stop = s.stop
+		}
 		if s.deep || len(c.PCs) < len(pcs) {
 			c.Walk.Stop = unwind.StopMaxFrames
 		}
@@ -366,8 +479,8 @@ func (t *Target) drainProcess(p *processRings, tid int, caps []*target.Capture) 
 		// Checked against the tables of the images its process had when
 		// it was taken.
 		r := p.takenRes[i]
-		if t.opts.Unwind == unwind.MethodFP {
-			r = nil
+		if t.opts.Unwind == unwind.MethodFP || p.stack > 0 {
+			r = nil // (stack copies were walked with the tables)
 		}
 		if r == nil || len(c.PCs) == 0 || k.exact.has(c.Walk.Hash, c.PCs, r) {
 			continue
