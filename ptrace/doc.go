@@ -198,7 +198,7 @@
 //     times while processes start on the machine, to find the command's children), and a
 //     `waitid` on its child, which reads no `/proc` file, tells the exit. Once the command exited (or
 //     the recording ends), one listing (`Threads`) moves every record kept and in the rings into
-//     one array with a list per thread (no sort), and `DrainSamples` hands a thread's out;
+//     one array with a list per thread (sorted by time only where a thread's samples from two CPUs' rings interleave), and `DrainSamples` hands a thread's out;
 //     chains the tables vouched for whole are remembered by hash (`exactChains`), as most
 //     samples repeat a stack. The listing that finds the process exited still gives its threads,
 //     departed, with `ErrExited` (the sampler drains what they left before it counts the target

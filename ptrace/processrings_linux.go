@@ -82,11 +82,13 @@ type processRings struct {
 	sample perfSample
 	regBuf [8]uint64
 	// samples are those read at the last collect, in the order read (each
-	// CPU's oldest first); heads holds each thread's first and last
-	// sample, whose next links the rest. pcs holds their addresses, at
+	// CPU's oldest first) or, if a thread's were not, by time (order);
+	// heads holds each thread's first and last sample, whose next links
+	// the rest, oldest first. pcs holds their addresses, at
 	// most maxFrames each.
 	samples   []ringSample
 	heads     map[uint32]sampleList
+	unordered bool // some thread's list is not oldest first (order)
 	pcs       []uint64
 	maxFrames int
 	rec       []byte // a record that wraps around its ring's end

@@ -765,3 +765,38 @@ func FuzzDescendantStackCollect(f *testing.F) {
 		}
 	})
 }
+
+// TestProcessRingsHandOutOldestFirst: a thread that moved between CPUs has
+// samples in both rings; its samples are handed out oldest first, and
+// collecting them so allocates nothing in steady state.
+func TestProcessRingsHandOutOldestFirst(t *testing.T) {
+	r0, r1 := fakeRing(1024), fakeRing(1024)
+	p := newFakeProcessRings(100, r0, r1)
+	recs := [][]byte{processRecordAt(10, 100, 101, 1), processRecordAt(30, 100, 101, 3), processRecordAt(20, 100, 101, 2), processRecordAt(15, 100, 102, 9)}
+	write := func() {
+		r0.write(recs[0])
+		r0.write(recs[1])
+		r1.write(recs[2])
+		r1.write(recs[3])
+	}
+	write()
+	p.collect()
+	if got, want := takeAll(p, 101), [][]uint64{{1}, {2}, {3}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("thread 101's samples: %x, want %x (by time)", got, want)
+	}
+	if got := takeAll(p, 102); len(got) != 1 {
+		t.Errorf("thread 102's samples: %x, want one", got)
+	}
+	caps := []*target.Capture{target.NewCapture(8, 0), target.NewCapture(8, 0)}
+	allocs := testing.AllocsPerRun(100, func() {
+		write()
+		p.collect()
+		for p.take(101, caps) == len(caps) {
+		}
+		for p.take(102, caps) == len(caps) {
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("collect and take: %v allocations a drain, want 0", allocs)
+	}
+}

@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"cmp"
 	"encoding/binary"
 	"slices"
 	"time"
@@ -65,6 +66,7 @@ func (p *processRings) collect() {
 	defer p.mu.Unlock()
 	clear(p.heads)
 	clear(p.exits)
+	p.unordered = false
 	if p.stack > 0 {
 		p.collectStacks()
 		return
@@ -114,6 +116,7 @@ func (p *processRings) collect() {
 		s := &p.samples[i]
 		s.ver = p.hist.at(int(s.pid), s.time)
 	}
+	p.order()
 }
 
 // collectStacks reads the rings of stack copies (never kept): first the
@@ -157,6 +160,7 @@ func (p *processRings) collectStacks() {
 		}
 		r.consume()
 	}
+	p.order()
 }
 
 // read returns the record of size bytes at ring position at: in place, or
@@ -214,15 +218,40 @@ func (p *processRings) walkSample(rec []byte) {
 	p.link(s)
 }
 
-// link appends s to samples and to its thread's list.
+// link appends s to samples and to its thread's list, and notes in
+// unordered a sample older than its thread's last.
 func (p *processRings) link(s ringSample) {
 	i := int32(len(p.samples))
 	p.samples = append(p.samples, s)
+	p.linkAt(i)
+}
+
+// linkAt appends samples[i] to its thread's list.
+func (p *processRings) linkAt(i int32) {
+	s := &p.samples[i]
 	if l, ok := p.heads[s.tid]; ok {
+		p.unordered = p.unordered || s.time < p.samples[l.last].time
 		p.samples[l.last].next = i
 		p.heads[s.tid] = sampleList{first: l.first, last: i}
 	} else if len(p.heads) < maxDeparted {
 		p.heads[s.tid] = sampleList{first: i, last: i}
+	}
+}
+
+// order makes each thread's list oldest first where a thread's samples
+// came from several CPUs' rings out of order (it moved between CPUs): a
+// stable sort of samples by time (which allocates nothing), then the lists
+// built again.
+func (p *processRings) order() {
+	if !p.unordered {
+		return
+	}
+	p.unordered = false
+	slices.SortStableFunc(p.samples, func(a, b ringSample) int { return cmp.Compare(a.time, b.time) })
+	clear(p.heads)
+	for i := range p.samples {
+		p.samples[i].next = -1
+		p.linkAt(int32(i))
 	}
 }
 
@@ -417,9 +446,9 @@ type threadSamples struct {
 	exitCPU     time.Duration
 }
 
-// take puts into caps tid's samples not yet taken, oldest first on each
-// CPU, and returns how many: each one's addresses (up to the capacity of
-// its PCs) in PCs, Walk.Stop StopMaxFrames where the chain was cut, else
+// take puts into caps tid's samples not yet taken, oldest first, and
+// returns how many: each one's addresses (up to the capacity of its PCs)
+// in PCs, Walk.Stop StopMaxFrames where the chain was cut, else
 // StopEnd, and its process and the images it had then (PID, Images,
 // Executable); res[i] is the resolver of caps[i]'s images' unwind tables
 // (nil where they are not known).
