@@ -46,7 +46,10 @@ does, where it allows. Made to run always-on across a fleet:
     an exporter succeeded exits with status 1 (config errors exit 2);
   - SIGTERM or SIGINT flushes what is queued within --shutdown-timeout.
 
-The OTLP exporter honours the standard OTEL_EXPORTER_OTLP_* variables
+An http/protobuf endpoint takes profiles at its path, or at
+/v1development/profiles when it has none; a gRPC one is host:port
+(localhost:4317 by default). The OTLP exporter honours the standard
+OTEL_EXPORTER_OTLP_* variables
 (endpoint, headers, protocol, TLS, timeout, compression), OTEL_SERVICE_NAME
 and OTEL_RESOURCE_ATTRIBUTES; flags override them. A collector needs
 --feature-gates=service.profilesSupport to accept profiles (deploy/ has a

@@ -86,6 +86,13 @@ func TestHelp(t *testing.T) {
 					t.Errorf("%q: help lacks %q:\n%s", args, w, help)
 				}
 			}
+			// A flag's usage says what it does in a line or two: the
+			// mechanism belongs in the docs.
+			for _, line := range strings.Split(help, "\n") {
+				if usage, _, _ := strings.Cut(line, " (default "); strings.HasPrefix(line, "    \t") && len(usage) > 200 {
+					t.Errorf("%q: a flag's usage of %d characters: %s", args, len(usage), line)
+				}
+			}
 		}
 	}
 }

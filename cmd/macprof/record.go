@@ -92,7 +92,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg, speedscope) instead of the extension")
 	maxFrames := fs.Int("max-frames", 512, "stop each stack walk after `N` frames")
 	stackBytes := fs.Int("stack-bytes", target.DefaultKernelStackBytes, fmt.Sprintf("Linux: copy up to `N` bytes of stack per sample of a deep thread (at most %d); deeper stacks end in [truncated]", target.MaxKernelStackBytes))
-	unwindFlag := fs.String("unwind", "auto", "`HOW` stacks are walked: auto (Linux: unwind tables, else frame pointers; macOS: frame pointers), cfi (unwind tables where an object has them) or fp (frame pointers only, as perf record -g)")
+	unwindFlag := fs.String("unwind", "auto", "`HOW` stacks are walked: auto (unwind tables, else frame pointers; macOS: frame pointers), cfi (tables only) or fp (frame pointers, as perf record -g)")
 	quiet := fs.Bool("q", false, "no status line and no summary")
 	var outs multiFlag
 	fs.Var(&outs, "o", "write the profile to `FILE` (repeatable)")

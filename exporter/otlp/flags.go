@@ -30,7 +30,7 @@ type Flags struct {
 // flags --service-name and --resource-attr take no prefix).
 func BindFlags(fs *flag.FlagSet, prefix string) *Flags {
 	f := &Flags{fs: fs, prefix: prefix, headers: keyValues{}, attrs: keyValues{}}
-	fs.StringVar(&f.endpoint, prefix+"endpoint", "", "OTLP endpoint: a URL for http/protobuf (profiles go to its path, or to "+HTTPPath+" when it has none), host:port or http(s)://host:port for gRPC (overrides OTEL_EXPORTER_OTLP_[PROFILES_]ENDPOINT; default "+DefaultHTTPEndpoint+", or "+DefaultGRPCEndpoint+" for gRPC)")
+	fs.StringVar(&f.endpoint, prefix+"endpoint", "", "OTLP endpoint: a URL (http/protobuf) or host:port (gRPC); default $OTEL_EXPORTER_OTLP_[PROFILES_]ENDPOINT, else "+DefaultHTTPEndpoint)
 	fs.StringVar(&f.protocol, prefix+"protocol", "", "OTLP protocol: http/protobuf or grpc (overrides OTEL_EXPORTER_OTLP_[PROFILES_]PROTOCOL; default http/protobuf)")
 	fs.BoolVar(&f.insecure, prefix+"insecure", false, "plaintext (http://, plaintext gRPC) to an endpoint given without a scheme (overrides OTEL_EXPORTER_OTLP_[PROFILES_]INSECURE)")
 	fs.Var(f.headers, prefix+"header", "`key=value` header sent with every export; repeatable (merged over OTEL_EXPORTER_OTLP_[PROFILES_]HEADERS)")
@@ -41,7 +41,7 @@ func BindFlags(fs *flag.FlagSet, prefix string) *Flags {
 	fs.StringVar(&f.key, prefix+"client-key", "", "PEM `file` of the client certificate's key")
 	fs.StringVar(&f.service, "service-name", "", "service.name of the profiles (overrides OTEL_SERVICE_NAME; default: each target's executable name)")
 	fs.Var(f.attrs, "resource-attr", "`key=value` resource attribute; repeatable (merged over OTEL_RESOURCE_ATTRIBUTES)")
-	fs.BoolVar(&f.noAliases, prefix+"no-label-aliases", false, "send attributes under their semantic-convention keys only, without the undotted copies (host_name, process_pid, thread, a dotted --resource-attr key with underscores) that Grafana Pyroscope needs to list and filter them")
+	fs.BoolVar(&f.noAliases, prefix+"no-label-aliases", false, "send semantic-convention keys only, without the undotted copies (host_name, process_pid, thread) Grafana Pyroscope filters on")
 	return f
 }
 
