@@ -226,7 +226,7 @@
 //     CPU's ring), each descendant thread listed departed under its PID. Their samples copy the
 //     user registers and 16 KiB of stack (`processRings.stack`), as `perf record --call-graph
 //     dwarf` does with 8 KiB, into 2 MiB rings per CPU (within 8 MiB; halved while the
-//     locked-memory budget refuses them): `collect` first reads the records of forks, execs and
+//     locked-memory budget refuses them, with the copies down to 8 KiB): `collect` first reads the records of forks, execs and
 //     mappings, then walks each copy where the kernel wrote it with the unwind tables of its
 //     process's image version at its time (`collectStacks`, no allocation in steady state), so a
 //     child without frame pointers (`sh -c python3 ...`, `make` running compilers) is walked

@@ -224,7 +224,8 @@ func parseCPUList(s string) ([]int, error) {
 // bigRingBudget, halved while the kernel refuses them for want of locked
 // memory, down to processRingMin. kidsOnly opens descendant rings; stack,
 // when set, has each sample copy that many bytes of user stack with the
-// user registers instead of the callchain (stackRingBytes rings).
+// user registers instead of the callchain (stackRingBytes rings), halved
+// with the rings down to perfStackBytes.
 func openProcessRings(pid int, period, maxFrames int64, kidsOnly bool, stack int) (*processRings, error) {
 	cpus, err := onlineCPUs()
 	if err != nil {
@@ -247,6 +248,11 @@ func openProcessRings(pid int, period, maxFrames int64, kidsOnly bool, stack int
 			return nil, err
 		}
 		size /= 2
+		if stack > perfStackBytes {
+			// Smaller copies first, so that a ring still holds as many
+			// samples and is not drained every few periods.
+			stack /= 2
+		}
 	}
 }
 

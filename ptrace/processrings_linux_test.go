@@ -800,3 +800,31 @@ func TestProcessRingsHandOutOldestFirst(t *testing.T) {
 		t.Errorf("collect and take: %v allocations a drain, want 0", allocs)
 	}
 }
+
+// TestDescendantStackRingsUnderABudget: descendant rings refused for want
+// of locked memory are opened smaller with smaller stack copies (down to
+// perfStackBytes), so that each ring still holds as many samples.
+func TestDescendantStackRingsUnderABudget(t *testing.T) {
+	const budget = 600 << 10 // per ring, as a user's budget would refuse more
+	old := mmapRing
+	t.Cleanup(func() { mmapRing = old })
+	mmapRing = func(fd, size int) ([]byte, error) {
+		if size > budget {
+			return nil, unix.EPERM
+		}
+		return old(fd, size)
+	}
+	p, err := openProcessRings(os.Getpid(), time.Millisecond.Nanoseconds(), 64, true, 2*perfStackBytes)
+	if err != nil {
+		t.Fatalf("descendant rings under a budget: %v", err)
+	}
+	defer p.close()
+	for _, r := range p.rings {
+		if len(r.data) > budget {
+			t.Errorf("a ring of %d bytes, over the budget", len(r.data))
+		}
+	}
+	if p.stack != perfStackBytes || len(p.rec) < perfSampleMaxBytes(p.stack) {
+		t.Errorf("stack copies of %d bytes (record buffer %d) in rings of %d bytes, want %d", p.stack, len(p.rec), len(p.rings[0].data), perfStackBytes)
+	}
+}
