@@ -58,57 +58,7 @@ func stepWalks(t *testing.T, bin, entry string) {
 	if start == 0 {
 		t.Fatalf("no function %s in %s", entry, bin)
 	}
-	runtime.LockOSThread() // ptrace requests come from the tracing thread
-	defer runtime.UnlockOSThread()
-	cmd := exec.Command(bin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	wait := func() {
-		t.Helper()
-		var ws unix.WaitStatus
-		if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
-			t.Fatal(err)
-		}
-		if !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP {
-			t.Fatalf("fixture: wait status %#x, want a SIGTRAP stop", ws)
-		}
-	}
-	wait() // at its exec
-	// A breakpoint at entry, taken out once hit.
-	orig := make([]byte, 8)
-	if _, err := unix.PtracePeekText(pid, uintptr(start), orig); err != nil {
-		t.Fatal(err)
-	}
-	trap := slices.Clone(orig)
-	trap[0] = 0xcc
-	if _, err := unix.PtracePokeText(pid, uintptr(start), trap); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.PtraceCont(pid, 0); err != nil {
-		t.Fatal(err)
-	}
-	wait()
-	var regs unix.PtraceRegs
-	if err := unix.PtraceGetRegs(pid, &regs); err != nil {
-		t.Fatal(err)
-	}
-	if regs.Rip != start+1 {
-		t.Fatalf("stopped at %#x, want the breakpoint at %#x", regs.Rip, start)
-	}
-	if _, err := unix.PtracePokeText(pid, uintptr(start), orig); err != nil {
-		t.Fatal(err)
-	}
-	regs.Rip = start
-	if err := unix.PtraceSetRegs(pid, &regs); err != nil {
-		t.Fatal(err)
-	}
+	pid, regs, wait := stopAt(t, bin, start)
 	lo, hi := stackMapping(t, pid)
 	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
 	if err != nil {
@@ -191,6 +141,64 @@ func stepWalks(t *testing.T, bin, entry string) {
 		t.Fatalf("none of %d steps was past a pop of rbp whose save the table still names: the fixture no longer tests epilogues", steps)
 	}
 	t.Logf("%d steps walked, %d of them past a pop of rbp the table still names", steps, epilogues)
+}
+
+// stopAt starts bin traced and runs it to addr (a breakpoint, taken out once
+// hit): its PID, its registers there, and a wait for its next SIGTRAP stop.
+// The calling goroutine stays on its thread, the tracer, until the test ends.
+func stopAt(t *testing.T, bin string, addr uint64) (int, unix.PtraceRegs, func()) {
+	t.Helper()
+	runtime.LockOSThread() // ptrace requests come from the tracing thread
+	t.Cleanup(runtime.UnlockOSThread)
+	cmd := exec.Command(bin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	wait := func() {
+		t.Helper()
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP {
+			t.Fatalf("fixture: wait status %#x, want a SIGTRAP stop", ws)
+		}
+	}
+	wait() // at its exec
+	orig := make([]byte, 8)
+	if _, err := unix.PtracePeekText(pid, uintptr(addr), orig); err != nil {
+		t.Fatal(err)
+	}
+	trap := slices.Clone(orig)
+	trap[0] = 0xcc
+	if _, err := unix.PtracePokeText(pid, uintptr(addr), trap); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.PtraceCont(pid, 0); err != nil {
+		t.Fatal(err)
+	}
+	wait()
+	var regs unix.PtraceRegs
+	if err := unix.PtraceGetRegs(pid, &regs); err != nil {
+		t.Fatal(err)
+	}
+	if regs.Rip != addr+1 {
+		t.Fatalf("stopped at %#x, want the breakpoint at %#x", regs.Rip, addr)
+	}
+	if _, err := unix.PtracePokeText(pid, uintptr(addr), orig); err != nil {
+		t.Fatal(err)
+	}
+	regs.Rip = addr
+	if err := unix.PtraceSetRegs(pid, &regs); err != nil {
+		t.Fatal(err)
+	}
+	return pid, regs, wait
 }
 
 // stackMapping returns the bounds of pid's [stack] mapping.

@@ -5,9 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"syscall"
 	"testing"
 
 	"github.com/macprof/macprof/unwind"
@@ -57,56 +55,7 @@ func TestWalkCFIFromFrameWithoutCFI(t *testing.T) {
 		t.Fatalf("jitlike starts % x, not push %%rbp; mov %%rsp, %%rbp", got)
 	}
 
-	runtime.LockOSThread() // ptrace requests come from the tracing thread
-	defer runtime.UnlockOSThread()
-	cmd := exec.Command(bin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	wait := func() {
-		t.Helper()
-		var ws unix.WaitStatus
-		if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
-			t.Fatal(err)
-		}
-		if !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP {
-			t.Fatalf("fixture: wait status %#x, want a SIGTRAP stop", ws)
-		}
-	}
-	wait() // at its exec
-	orig := make([]byte, 8)
-	if _, err := unix.PtracePeekText(pid, uintptr(body), orig); err != nil {
-		t.Fatal(err)
-	}
-	trap := slices.Clone(orig)
-	trap[0] = 0xcc
-	if _, err := unix.PtracePokeText(pid, uintptr(body), trap); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.PtraceCont(pid, 0); err != nil {
-		t.Fatal(err)
-	}
-	wait()
-	var regs unix.PtraceRegs
-	if err := unix.PtraceGetRegs(pid, &regs); err != nil {
-		t.Fatal(err)
-	}
-	if regs.Rip != body+1 {
-		t.Fatalf("stopped at %#x, want the breakpoint at %#x", regs.Rip, body)
-	}
-	if _, err := unix.PtracePokeText(pid, uintptr(body), orig); err != nil {
-		t.Fatal(err)
-	}
-	regs.Rip = body
-	if err := unix.PtraceSetRegs(pid, &regs); err != nil {
-		t.Fatal(err)
-	}
+	pid, regs, wait := stopAt(t, bin, body)
 	lo, hi := stackMapping(t, pid)
 	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
 	if err != nil {
