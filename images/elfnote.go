@@ -61,25 +61,37 @@ func ELFFileBuildID(f *elf.File) string {
 
 // findGNUBuildID scans ELF notes for NT_GNU_BUILD_ID (type 3, name "GNU").
 func findGNUBuildID(b []byte, bo binary.ByteOrder) string {
+	desc := findNote(b, bo, func(typ uint32, name, desc []byte) bool {
+		return typ == 3 && string(name) == "GNU\x00" && len(desc) > 0
+	})
+	if desc == nil {
+		return ""
+	}
+	return hex.EncodeToString(desc)
+}
+
+// findNote returns the description of the first ELF note in b that want
+// takes, or nil; a note running past b ends the scan.
+func findNote(b []byte, bo binary.ByteOrder, want func(typ uint32, name, desc []byte) bool) []byte {
 	align := func(n uint32) uint64 { return (uint64(n) + 3) &^ 3 }
 	for len(b) >= 12 {
 		namesz, descsz, typ := bo.Uint32(b[0:]), bo.Uint32(b[4:]), bo.Uint32(b[8:])
 		b = b[12:]
 		nameEnd := align(namesz)
 		if nameEnd > uint64(len(b)) {
-			return ""
+			return nil
 		}
 		name := b[:namesz]
 		b = b[nameEnd:]
 		descEnd := align(descsz)
 		if descEnd > uint64(len(b)) {
-			return ""
+			return nil
 		}
 		desc := b[:descsz]
 		b = b[descEnd:]
-		if typ == 3 && string(name) == "GNU\x00" && len(desc) > 0 {
-			return hex.EncodeToString(desc)
+		if want(typ, name, desc) {
+			return desc
 		}
 	}
-	return ""
+	return nil
 }

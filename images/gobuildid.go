@@ -58,27 +58,9 @@ func elfGoImage(path string) (GoInfo, error) {
 // findGoBuildIDNote scans ELF notes for the Go build ID note (type 4, name
 // "Go"), as cmd/link writes it.
 func findGoBuildIDNote(b []byte, bo binary.ByteOrder) string {
-	align := func(n uint32) uint64 { return (uint64(n) + 3) &^ 3 }
-	for len(b) >= 12 {
-		namesz, descsz, typ := bo.Uint32(b[0:]), bo.Uint32(b[4:]), bo.Uint32(b[8:])
-		b = b[12:]
-		nameEnd := align(namesz)
-		if nameEnd > uint64(len(b)) {
-			return ""
-		}
-		name := b[:namesz]
-		b = b[nameEnd:]
-		descEnd := align(descsz)
-		if descEnd > uint64(len(b)) {
-			return ""
-		}
-		desc := b[:descsz]
-		b = b[descEnd:]
-		if typ == 4 && string(name) == "Go\x00\x00" && len(desc) > 0 && printableID(desc) {
-			return string(desc)
-		}
-	}
-	return ""
+	return string(findNote(b, bo, func(typ uint32, name, desc []byte) bool {
+		return typ == 4 && string(name) == "Go\x00\x00" && len(desc) > 0 && printableID(desc)
+	}))
 }
 
 // goBuildIDPrefix and goBuildIDSuffix frame the build ID Go's linker writes
