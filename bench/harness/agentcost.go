@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/macprof/macprof/bench/internal/ready"
 )
 
 // footprint is what one profiler run cost, from its rusage at exit.
@@ -208,7 +210,7 @@ func agentCost(args []string) error {
 	})}
 	go srv.Serve(ln)
 	defer srv.Close()
-	target, err := startReady(deep, strconv.Itoa(*threads), "20")
+	target, err := ready.Start(deep, strconv.Itoa(*threads), "20")
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,6 +46,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/macprof/macprof/bench/internal/ready"
 )
 
 func main() {
@@ -87,31 +88,6 @@ func build(dir string) (macprof, demo, deep string, err error) {
 	return macprof, demo, deep, nil
 }
 
-// startReady starts a program and waits for its "ready" line.
-func startReady(bin string, args ...string) (*exec.Cmd, error) {
-	cmd := exec.Command(bin, args...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if sc.Text() == "ready" {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return cmd, nil
-		}
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	return nil, fmt.Errorf("%s exited before it was ready", bin)
-}
-
 func timeRun(name string, args ...string) (time.Duration, error) {
 	start := time.Now()
 	out, err := exec.Command(name, args...).CombinedOutput()
@@ -150,7 +126,7 @@ func snapshot(args []string) error {
 	if err != nil {
 		return errors.New("eu-stack not found: apt-get install elfutils")
 	}
-	target, err := startReady(deep, strconv.Itoa(*threads), "20")
+	target, err := ready.Start(deep, strconv.Itoa(*threads), "20")
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/macprof/macprof/bench/internal/ready"
 )
 
 func main() {
@@ -105,7 +106,7 @@ func run(rounds int, names []string, lines, lean bool) error {
 				return fmt.Errorf("gcc %s: %v\n%s", src, err, out)
 			}
 		}
-		p, err := startReady(bin, tg.args...)
+		p, err := ready.Start(bin, tg.args...)
 		if err != nil {
 			return err
 		}
@@ -171,31 +172,6 @@ func medians(us []usage) usage {
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
-
-// startReady starts a program and waits for its "ready" line.
-func startReady(bin string, args ...string) (*exec.Cmd, error) {
-	cmd := exec.Command(bin, args...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if sc.Text() == "ready" {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return cmd, nil
-		}
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	return nil, fmt.Errorf("%s exited before it was ready", bin)
-}
 
 // machine says what the figures were measured on.
 func machine() string {
