@@ -220,6 +220,7 @@ func FuzzProcMaps(f *testing.F) {
 	f.Add([]byte("1000-2000  r-xp   0  00:00  0   /path with  spaces (deleted)\n"))
 	f.Add([]byte("ffffffffffffe000-ffffffffffffffff --xp ffffffffffffffff 00:00 18446744073709551615 [vsyscall]\n"))
 	f.Add([]byte("\x00-\x00 \x00 \x00 \x00 \x00\n\n"))
+	f.Add([]byte("0-0 p 0 1000:0 0\n")) // a major of 13 bits: its high bits must not read as the minor's
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rs, err := ParseProcMaps(bytes.NewReader(data))
 		for _, r := range rs {
@@ -232,7 +233,8 @@ func FuzzProcMaps(f *testing.F) {
 			if strings.HasPrefix(r.Path, " ") || strings.Contains(r.Path, "\n") {
 				t.Fatalf("bad path %q", r.Path)
 			}
-			major, minor := r.Dev>>8&0xfff|r.Dev>>32&^0xfff, r.Dev&0xff|r.Dev>>12&^0xff
+			// glibc's major() and minor(): each takes only its own bits.
+			major, minor := r.Dev>>8&0xfff|r.Dev>>32&0xfffff000, r.Dev&0xff|r.Dev>>12&0xffffff00
 			line := fmt.Sprintf("%x-%x %s %x %x:%x %d %s\n", r.Start, r.End, r.Perms, r.Offset, major, minor, r.Inode, r.Path)
 			again, err := ParseProcMaps(strings.NewReader(line))
 			want := r
