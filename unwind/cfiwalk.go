@@ -34,6 +34,16 @@ type Tables interface {
 // frame's stack pointer is taken as restored: an epilogue popped it (GCC
 // keeps the save's rule to the function's end). Result.CFIFrames counts
 // frames unwound with a table.
+//
+// Where the walk needs words above a kernel sample's copy and the stack
+// has an After reader (and the walker no fallback), it reads them from the
+// thread as it is now: the outer frames of a deep stack rarely change
+// while the inner ones run. Each frame found so must still have a CFA
+// above the last, and its return address must follow a call instruction
+// in code a table covers (read through After too); the first that does
+// not ends the walk (StopNotAfterCall, or the usual reason). The frames
+// accepted follow AfterSampleMark in dst and are counted in
+// Result.AfterSampleFrames.
 func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) ([]uint64, Result) {
 	if tables == nil {
 		return w.Walk(regs, stack, dst)
@@ -100,6 +110,7 @@ walk:
 			res.Stop = full
 			break walk
 		}
+		reads := res.afterReads
 		// A return address points after its call, which may be the
 		// last instruction of the function: look up the call's.
 		look := pc
@@ -220,6 +231,24 @@ walk:
 		if ret == 0 {
 			res.Stop = StopEnd
 			break walk
+		}
+		if res.afterReads != reads || res.AfterSampleFrames > 0 {
+			// Read after the sample: checked, and marked where such
+			// frames begin.
+			if !w.afterCall(c.stack.After, tables, ret) {
+				res.Stop = StopNotAfterCall
+				break walk
+			}
+			if res.AfterSampleFrames == 0 {
+				if n+1 >= limit {
+					res.Stop = full
+					break walk
+				}
+				dst[n] = AfterSampleMark
+				n++
+				s, half = w.key.push(s, half, AfterSampleMark, n)
+			}
+			res.AfterSampleFrames++
 		}
 		dst[n] = ret
 		n++
@@ -412,24 +441,58 @@ func (w *Walker) readSlow(stack *Stack, addr uint64, res *Result) (uint64, StopR
 		return binary.LittleEndian.Uint64(stack.Data[off:]), StopEnd
 	}
 	if w.fallback == nil {
-		return 0, StopReadFailed
+		return readAfter(stack, addr, res)
 	}
 	res.FallbackReads++
+	if v, ok := readVia(w.fallback, addr); ok {
+		return v, StopEnd
+	}
+	return 0, StopReadFailed
+}
+
+// readAfter reads the word at addr through stack.After, which only words
+// above the copy, at most AfterSampleSpan bytes past its end, may be.
+func readAfter(stack *Stack, addr uint64, res *Result) (uint64, StopReason) {
+	end := stack.Base + uint64(len(stack.Data))
+	if stack.After == nil || end < stack.Base || addr < end || addr-end > AfterSampleSpan-8 {
+		return 0, StopReadFailed
+	}
+	res.afterReads++
+	if v, ok := readVia(stack.After, addr); ok {
+		return v, StopEnd
+	}
+	return 0, StopReadFailed
+}
+
+// afterCall reports whether ret, a return address read after the sample,
+// lies in code a table covers (or an object keeping frame pointers), right
+// after a call instruction: the code before it is read through r.
+func (w *Walker) afterCall(r MemoryReader, tables Tables, ret uint64) bool {
+	if ret < 8 || r == nil {
+		return false
+	}
+	if rule, fp := tables.Rule(ret - 1); rule == nil && !fp {
+		return false
+	}
+	v, ok := readVia(r, ret-8)
+	return ok && FollowsCall(w.arch, v)
+}
+
+// readVia reads the little-endian word at addr through r, into one of
+// recordBufs so that the read does not allocate.
+func readVia(r MemoryReader, addr uint64) (uint64, bool) {
 	for i := range recordBufs {
 		b := &recordBufs[i]
 		if b.busy.CompareAndSwap(false, true) {
-			err := w.fallback.ReadMemory(addr, b.buf[:8])
+			err := r.ReadMemory(addr, b.buf[:8])
 			v := binary.LittleEndian.Uint64(b.buf[:8])
 			b.busy.Store(false)
-			if err != nil {
-				return 0, StopReadFailed
-			}
-			return v, StopEnd
+			return v, err == nil
 		}
 	}
 	buf := make([]byte, 8)
-	if err := w.fallback.ReadMemory(addr, buf); err != nil {
-		return 0, StopReadFailed
+	if err := r.ReadMemory(addr, buf); err != nil {
+		return 0, false
 	}
-	return binary.LittleEndian.Uint64(buf), StopEnd
+	return binary.LittleEndian.Uint64(buf), true
 }

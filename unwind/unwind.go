@@ -50,11 +50,29 @@ type Regs struct {
 // Hi bound every frame record the walk accepts: a record outside [Lo, Hi) ends
 // the walk. Bytes inside the bounds but outside Data are read through the
 // walker's fallback reader, if it has one.
+//
+// After, when set and the walker has no fallback reader, reads the
+// thread's memory as it is now, after the copy was taken (a kernel sample
+// whose thread ran on): WalkCFI reads the words above the copy through it,
+// up to AfterSampleSpan bytes past the copy's end, and accepts a frame found
+// with them only where its return address follows a call instruction in
+// code some table covers; such frames come after the AfterSampleMark.
 type Stack struct {
 	Base   uint64
 	Data   []byte
 	Lo, Hi uint64
+	After  MemoryReader
 }
+
+// AfterSampleMark is the address WalkCFI puts between the frames it found
+// in the stack copy and those it read after the sample (Stack.After), so
+// that profiles can show where they begin. No code lies there: it is not
+// a canonical amd64 address, nor a user address on arm64.
+const AfterSampleMark uint64 = 0x8000_0000_0000_0001
+
+// AfterSampleSpan bounds what a walk reads through Stack.After: the words
+// up to this many bytes above the copy's end.
+const AfterSampleSpan = 1 << 20
 
 // Limits on the number of frames a walk returns.
 const (
@@ -79,6 +97,7 @@ const (
 	StopUnsupported                     // an unwind-table rule the walker does not model (WalkCFI)
 	StopNoFrameRecord                   // a frame keeps no frame record, in a walk of records taken elsewhere (CheckChain)
 	StopBelowSP                         // the interrupted frame's CFA is kept below the stack pointer, which a stack copy does not hold, and no scan found its caller (WalkCFI)
+	StopNotAfterCall                    // a return address read after the sample (Stack.After) does not follow a call instruction in known code (WalkCFI)
 )
 
 var stopReasonNames = [...]string{
@@ -92,6 +111,7 @@ var stopReasonNames = [...]string{
 	StopUnsupported:   "unwind rule not supported",
 	StopNoFrameRecord: "frame without a frame record",
 	StopBelowSP:       "CFA below the stack pointer, outside the stack copy",
+	StopNotAfterCall:  "return address read after the sample not after a call",
 }
 
 // String describes the reason in words.
@@ -186,9 +206,15 @@ type Result struct {
 	// found by scanning the stack copy, the CFA being out of reach
 	// (WalkCFI's scanReturn).
 	ScannedFrames int
+	// AfterSampleFrames counts the frames whose return addresses WalkCFI
+	// read through Stack.After, past the copy (the AfterSampleMark before
+	// them not counted).
+	AfterSampleFrames int
 	// outermost: the walk ended at the frame a table marks outermost (its
 	// return address undefined).
 	outermost bool
+	// afterReads counts the words read through Stack.After.
+	afterReads int
 	// Hash is HashPCs of exactly the addresses the walk returned, computed
 	// as they were read: a keyed 64-bit hash, never zero, whose key is
 	// drawn at random once per process so that a target cannot craft
