@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"sync"
 )
 
 // Defaults for the zero values of Config.
@@ -45,7 +46,9 @@ const (
 // NoLoadFollowing, as Config.LoadFollowing, judges every function.
 var NoLoadFollowing = regexp.MustCompile(`^\b\B$`)
 
-var defaultLoadFollowing = regexp.MustCompile(DefaultLoadFollowing)
+// defaultLoadFollowing is compiled on first use, not at start-up, which
+// every macprof command pays.
+var defaultLoadFollowing = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(DefaultLoadFollowing) })
 
 // Config is what one comparison judges and how.
 type Config struct {
@@ -235,7 +238,7 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 
 	lf := c.LoadFollowing
 	if lf == nil {
-		lf = defaultLoadFollowing
+		lf = defaultLoadFollowing()
 	}
 	judgedProfs, apart := splitLoadFollowing(all, lf)
 	r.LoadFollowing = apartShares(apart, all, len(base))

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/macprof/macprof/exporter"
@@ -111,7 +112,7 @@ type Client struct {
 	client *http.Client
 }
 
-var labelKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var labelKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // New checks cfg and returns a Client.
 func New(cfg Config) (*Client, error) {
@@ -210,7 +211,7 @@ func AppName(app string, labels map[string]string) (string, error) {
 	}
 	keys := make([]string, 0, len(labels))
 	for k, v := range labels {
-		if !labelKey.MatchString(k) {
+		if !labelKey().MatchString(k) {
 			return "", fmt.Errorf("pyroscope: label key %q: want [A-Za-z_][A-Za-z0-9_]* (dots become underscores)", k)
 		}
 		if strings.ContainsAny(v, "{},=\n\r") {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -143,15 +144,18 @@ func (fs *FlagSet) ParseArgs(args []string) (status int, ok bool) {
 }
 
 // flagNameRE finds a flag name in the flag package's errors, which always
-// write it with one dash.
-var flagNameRE = regexp.MustCompile(`(flag |unknown flag |argument: )-([A-Za-z0-9][A-Za-z0-9._-]*)`)
+// write it with one dash. It and secondsRE are compiled on first use, not
+// at start-up, which every command pays.
+var flagNameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(flag |unknown flag |argument: )-([A-Za-z0-9][A-Za-z0-9._-]*)`)
+})
 
 // flagError rewords the flag package's error: flag names as the help
 // writes them (--pid, -p) and "unknown flag" for an undefined one.
 func flagError(err error) string {
 	msg := strings.Replace(err.Error(), "flag provided but not defined: ", "unknown flag ", 1)
-	return flagNameRE.ReplaceAllStringFunc(msg, func(m string) string {
-		sub := flagNameRE.FindStringSubmatch(m)
+	return flagNameRE().ReplaceAllStringFunc(msg, func(m string) string {
+		sub := flagNameRE().FindStringSubmatch(m)
 		return sub[1] + dash(sub[2])
 	})
 }
@@ -193,14 +197,14 @@ func (fs *FlagSet) Duration(name, long string, value time.Duration, usage string
 	return p
 }
 
-var secondsRE = regexp.MustCompile(`^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)$`)
+var secondsRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)$`) })
 
 // errDuration says what a duration flag takes.
 var errDuration = errors.New("want seconds (5, 2.5) or a duration (2s, 500ms, 1m30s)")
 
 // ParseDuration reads seconds as a decimal number, else a Go duration.
 func ParseDuration(s string) (time.Duration, error) {
-	if !secondsRE.MatchString(s) {
+	if !secondsRE().MatchString(s) {
 		d, err := time.ParseDuration(s)
 		if err != nil {
 			return 0, errDuration

@@ -118,7 +118,7 @@ func FuzzFlagValues(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		d, err := ParseDuration(s)
-		if f, ferr := strconv.ParseFloat(s, 64); err == nil && ferr == nil && secondsRE.MatchString(s) {
+		if f, ferr := strconv.ParseFloat(s, 64); err == nil && ferr == nil && secondsRE().MatchString(s) {
 			if diff := math.Abs(float64(d) - f*1e9); diff > 1 && diff > math.Abs(f*1e9)*1e-15 {
 				t.Errorf("ParseDuration(%q) = %v, %v away from %g s", s, d, time.Duration(diff), f)
 			}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // CheckHeader refuses a header name that is not an HTTP token, or a value
@@ -84,7 +85,11 @@ const Redacted = "REDACTED"
 
 // secretKey matches query parameter names that hold secrets (api_key,
 // apikey, token, access_token, password, secret, sig, signature, auth...).
-var secretKey = regexp.MustCompile(`(?i)(key|token|secret|pass|pwd|auth|sig|cred|session)`)
+// The regexps here are compiled on first use, not at start-up, which every
+// command pays.
+var secretKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(key|token|secret|pass|pwd|auth|sig|cred|session)`)
+})
 
 // RedactURL returns rawURL with its password, or its user when there is no
 // password (a token given as the user), and every query value whose name
@@ -93,8 +98,8 @@ var secretKey = regexp.MustCompile(`(?i)(key|token|secret|pass|pwd|auth|sig|cred
 func RedactURL(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Opaque != "" {
-		s := userinfo.ReplaceAllString(rawURL, "${1}"+Redacted+"@")
-		return secretParam.ReplaceAllString(s, "${1}"+Redacted)
+		s := userinfo().ReplaceAllString(rawURL, "${1}"+Redacted+"@")
+		return secretParam().ReplaceAllString(s, "${1}"+Redacted)
 	}
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
@@ -108,7 +113,7 @@ func RedactURL(rawURL string) string {
 		changed := false
 		for i, kv := range q {
 			k, _, _ := strings.Cut(kv, "=")
-			if name, err := url.QueryUnescape(k); err == nil && secretKey.MatchString(name) || err != nil && secretKey.MatchString(k) {
+			if name, err := url.QueryUnescape(k); err == nil && secretKey().MatchString(name) || err != nil && secretKey().MatchString(k) {
 				q[i], changed = k+"="+Redacted, true
 			}
 		}
@@ -122,17 +127,19 @@ func RedactURL(rawURL string) string {
 // userinfo and secretParam match the userinfo and the secret query values
 // of a URL that does not parse.
 var (
-	userinfo    = regexp.MustCompile(`(://)[^/?#\s@]*@`)
-	secretParam = regexp.MustCompile(`(?i)([?&][^=&#\s]*(?:key|token|secret|pass|pwd|auth|sig|cred|session)[^=&#\s]*=)[^&#\s]*`)
+	userinfo    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(://)[^/?#\s@]*@`) })
+	secretParam = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)([?&][^=&#\s]*(?:key|token|secret|pass|pwd|auth|sig|cred|session)[^=&#\s]*=)[^&#\s]*`)
+	})
 )
 
 // urlInText finds URLs in free text (log messages, errors).
-var urlInText = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+var urlInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`) })
 
 // Redact returns s with every URL in it passed through RedactURL.
 func Redact(s string) string {
 	if !strings.Contains(s, "://") {
 		return s
 	}
-	return urlInText.ReplaceAllStringFunc(s, RedactURL)
+	return urlInText().ReplaceAllStringFunc(s, RedactURL)
 }
