@@ -1,18 +1,21 @@
 // Command snapshot measures `macprof snapshot -p PID` against `eu-stack -p
 // PID` on the same running processes, interleaved: an idle 7-thread
 // process (internal/testprog/src/idle.c), a busy 4-thread one and one of
-// 64 busy threads (deep.c). Each round runs both tools once on each target,
-// the order of the two swapped from round to round; it reports the median
-// wall time, CPU time and peak RSS (the children's rusage) of each and
-// the ratios macprof / eu-stack. With -lines it also compares
-// `macprof snapshot --lines` with `eu-stack -s -i` (file:line and inlined
-// calls), and with -lean bench/snapshot/lean, the same snapshot built
-// without the rest of macprof, with eu-stack (what the start-up of the
-// whole binary costs).
+// 64 busy threads (deep.c). Each round runs every tool once on each
+// target, the order rotated from round to round; it reports the median
+// wall time, CPU time and peak RSS (the children's rusage) of each and the
+// ratios to eu-stack measured in the same rounds. Optional tools:
+// -lines compares `macprof snapshot --lines` with `eu-stack -s -i` (file:line
+// and inlined calls); -lean runs bench/snapshot/lean, the same snapshot
+// built without the rest of macprof; -without-agent runs macprof built
+// without its agent command (cmd/macprof/agent.go left out through
+// `go build -overlay`, so without gRPC, OTLP and otel); -base REV runs
+// macprof built at git revision REV (a before/after comparison in the
+// same conditions).
 //
 // Usage (from the repository root, as root or with ptrace permission):
 //
-//	go run ./bench/snapshot [-rounds 5] [-targets idle7,busy4,busy64] [-lines] [-lean]
+//	go run ./bench/snapshot [-rounds 5] [-targets idle7,busy4,busy64] [-lines] [-lean] [-without-agent] [-base REV]
 package main
 
 import (
@@ -34,13 +37,22 @@ import (
 func main() {
 	rounds := flag.Int("rounds", 5, "interleaved rounds (at least 5 for the medians reported)")
 	targets := flag.String("targets", "idle7,busy4,busy64", "targets to measure, comma-separated: idle7, busy4, busy64")
-	lines := flag.Bool("lines", false, "also compare macprof snapshot --lines with eu-stack -s -i")
-	lean := flag.Bool("lean", false, "also compare bench/snapshot/lean (the snapshot without the rest of macprof) with eu-stack")
+	var o options
+	flag.BoolVar(&o.lines, "lines", false, "also compare macprof snapshot --lines with eu-stack -s -i")
+	flag.BoolVar(&o.lean, "lean", false, "also run bench/snapshot/lean (the snapshot without the rest of macprof)")
+	flag.BoolVar(&o.withoutAgent, "without-agent", false, "also run macprof built without cmd/macprof/agent.go (no gRPC, OTLP, otel)")
+	flag.StringVar(&o.base, "base", "", "also run macprof built at git revision `REV`")
 	flag.Parse()
-	if err := run(*rounds, strings.Split(*targets, ","), *lines, *lean); err != nil {
+	if err := run(*rounds, strings.Split(*targets, ","), o); err != nil {
 		fmt.Fprintln(os.Stderr, "snapshot bench:", err)
 		os.Exit(1)
 	}
+}
+
+// options are the tools measured besides macprof snapshot and eu-stack.
+type options struct {
+	lines, lean, withoutAgent bool
+	base                      string
 }
 
 // target is a process to snapshot: a program and its arguments.
@@ -62,36 +74,89 @@ type usage struct {
 	rssKB     int64
 }
 
-// tool is one command line to time; PID is appended.
+// tool is one command line to time (PID is appended) and the tool its
+// ratios are taken against ("" for a reference).
 type tool struct {
 	name string
 	args []string
+	ref  string
 }
 
-func run(rounds int, names []string, lines, lean bool) error {
+// build runs go build with args, the output last, in dir.
+func build(dir string, args ...string) error {
+	cmd := exec.Command("go", append([]string{"build"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// tools builds what o asks for in dir and returns the command lines.
+func tools(dir string, o options) ([]tool, error) {
+	eu, err := exec.LookPath("eu-stack")
+	if err != nil {
+		return nil, errors.New("eu-stack not found: apt-get install elfutils")
+	}
+	macprof := filepath.Join(dir, "macprof")
+	if err := build(".", "-o", macprof, "./cmd/macprof"); err != nil {
+		return nil, err
+	}
+	ts := []tool{{"eu-stack", []string{eu, "-p"}, ""}, {"macprof snapshot", []string{macprof, "snapshot", "-p"}, "eu-stack"}}
+	if o.base != "" {
+		src := filepath.Join(dir, "base")
+		if err := os.Mkdir(src, 0o755); err != nil {
+			return nil, err
+		}
+		// git archive, not a checkout: the working tree stays as it is.
+		if out, err := exec.Command("sh", "-c", `git archive "$1" | tar -x -C "$2"`, "sh", o.base, src).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("git archive %s: %v\n%s", o.base, err, out)
+		}
+		bin := filepath.Join(dir, "macprof-base")
+		if err := build(src, "-o", bin, "./cmd/macprof"); err != nil {
+			return nil, err
+		}
+		ts = append(ts, tool{"macprof snapshot @" + o.base, []string{bin, "snapshot", "-p"}, "eu-stack"})
+	}
+	if o.withoutAgent {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		overlay := filepath.Join(dir, "overlay.json")
+		agent := filepath.Join(wd, "cmd/macprof/agent.go")
+		if err := os.WriteFile(overlay, []byte(`{"Replace":{`+strconv.Quote(agent)+`:""}}`), 0o644); err != nil {
+			return nil, err
+		}
+		bin := filepath.Join(dir, "macprof-noagent")
+		if err := build(".", "-overlay", overlay, "-o", bin, "./cmd/macprof"); err != nil {
+			return nil, err
+		}
+		ts = append(ts, tool{"macprof without agent", []string{bin, "snapshot", "-p"}, "eu-stack"})
+	}
+	if o.lean {
+		bin := filepath.Join(dir, "lean")
+		if err := build(".", "-o", bin, "./bench/snapshot/lean"); err != nil {
+			return nil, err
+		}
+		ts = append(ts, tool{"lean (snapshot alone)", []string{bin}, "eu-stack"})
+	}
+	if o.lines {
+		ts = append(ts, tool{"eu-stack -s -i", []string{eu, "-s", "-i", "-p"}, ""},
+			tool{"macprof snapshot --lines", []string{macprof, "snapshot", "--lines", "-p"}, "eu-stack -s -i"})
+	}
+	return ts, nil
+}
+
+func run(rounds int, names []string, o options) error {
 	dir, err := os.MkdirTemp("", "macprof-snapshot-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	macprof := filepath.Join(dir, "macprof")
-	if out, err := exec.Command("go", "build", "-o", macprof, "./cmd/macprof").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	eu, err := exec.LookPath("eu-stack")
+	ts, err := tools(dir, o)
 	if err != nil {
-		return errors.New("eu-stack not found: apt-get install elfutils")
-	}
-	pairs := [][2]tool{{{"macprof snapshot", []string{macprof, "snapshot", "-p"}}, {"eu-stack", []string{eu, "-p"}}}}
-	if lean {
-		bin := filepath.Join(dir, "lean")
-		if out, err := exec.Command("go", "build", "-o", bin, "./bench/snapshot/lean").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build: %v\n%s", err, out)
-		}
-		pairs = append(pairs, [2]tool{{"lean (snapshot alone)", []string{bin}}, {"eu-stack", []string{eu, "-p"}}})
-	}
-	if lines {
-		pairs = append(pairs, [2]tool{{"macprof snapshot --lines", []string{macprof, "snapshot", "--lines", "-p"}}, {"eu-stack -s -i", []string{eu, "-s", "-i", "-p"}}})
+		return err
 	}
 	fmt.Printf("%s, %s, load average %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), machine(), loadavg())
 	for _, n := range names {
@@ -111,27 +176,34 @@ func run(rounds int, names []string, lines, lean bool) error {
 			return err
 		}
 		pid := strconv.Itoa(p.Process.Pid)
-		for _, pair := range pairs {
-			var runs [2][]usage
-			for r := 0; r < rounds; r++ {
-				for k := range 2 {
-					i := k ^ r%2 // swap the order every round
-					u, err := timeRun(append(slices.Clone(pair[i].args), pid))
-					if err != nil {
-						p.Process.Kill()
-						p.Wait()
-						return err
-					}
-					runs[i] = append(runs[i], u)
+		runs := make([][]usage, len(ts))
+		for r := 0; r < rounds; r++ {
+			for k := range ts {
+				i := (k + r) % len(ts) // rotate the order every round
+				u, err := timeRun(append(slices.Clone(ts[i].args), pid))
+				if err != nil {
+					p.Process.Kill()
+					p.Wait()
+					return err
 				}
+				runs[i] = append(runs[i], u)
 			}
-			m, e := medians(runs[0]), medians(runs[1])
-			fmt.Printf("%-17s %-26s wall %8v  CPU %8v  RSS %6.1f MB\n", tg.name, pair[0].name, m.wall.Round(time.Millisecond/10), m.cpu.Round(time.Millisecond/10), float64(m.rssKB)/1024)
-			fmt.Printf("%-17s %-26s wall %8v  CPU %8v  RSS %6.1f MB\n", "", pair[1].name, e.wall.Round(time.Millisecond/10), e.cpu.Round(time.Millisecond/10), float64(e.rssKB)/1024)
-			fmt.Printf("%-17s %-26s wall %.2fx  CPU %.2fx  RSS %.2fx  (median of %d interleaved rounds)\n", "", "ratio", ratio(m.wall, e.wall), ratio(m.cpu, e.cpu), float64(m.rssKB)/float64(e.rssKB), rounds)
 		}
 		p.Process.Kill()
 		p.Wait()
+		med := make(map[string]usage, len(ts))
+		for i, t := range ts {
+			med[t.name] = medians(runs[i])
+		}
+		fmt.Printf("%s (median of %d interleaved rounds)\n", tg.name, rounds)
+		for _, t := range ts {
+			m := med[t.name]
+			fmt.Printf("  %-36s wall %8v  CPU %8v  RSS %6.1f MB", t.name, m.wall.Round(time.Millisecond/10), m.cpu.Round(time.Millisecond/10), float64(m.rssKB)/1024)
+			if e, ok := med[t.ref]; ok {
+				fmt.Printf("  vs %s: wall %.2fx  CPU %.2fx  RSS %.2fx", t.ref, ratio(m.wall, e.wall), ratio(m.cpu, e.cpu), float64(m.rssKB)/float64(e.rssKB))
+			}
+			fmt.Println()
+		}
 	}
 	fmt.Printf("load average after: %s\n", loadavg())
 	return nil
