@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"math"
 
 	"github.com/macprof/macprof/internal/objfile"
 )
@@ -240,4 +241,66 @@ func uleb(b []byte, p uint64) (uint64, uint64, bool) {
 		}
 	}
 	return 0, p, false
+}
+
+// ehFrameHdrStarts returns the FDE starts that .eh_frame_hdr's search
+// table lists (the linker writes one entry per FDE of .eh_frame, sorted),
+// without walking .eh_frame; false when f has no such table this reads:
+// another layout, a table for another section, longer than .eh_frame
+// could need, or out of order. Its table is a binary search table of
+// (initial location, FDE address) pairs, each a signed 4-byte offset from
+// the header's start (LSB Core, ".eh_frame_hdr").
+func ehFrameHdrStarts(f *elf.File) ([]uint64, bool) {
+	hs, es := f.Section(".eh_frame_hdr"), f.Section(".eh_frame")
+	if hs == nil || es == nil || hs.Type == elf.SHT_NOBITS || hs.Size > maxEHFrame || f.ByteOrder != binary.LittleEndian {
+		return nil, false
+	}
+	hdr, err := hs.Data()
+	if err != nil {
+		return nil, false
+	}
+	return parseEHFrameHdr(hdr, hs.Addr, es.Addr, es.Size)
+}
+
+// ehHdrTableEnc is the table encoding GNU ld, gold and lld write:
+// DW_EH_PE_datarel | DW_EH_PE_sdata4.
+const ehHdrTableEnc = 0x30 | ehSdata4
+
+// parseEHFrameHdr reads the search table of an .eh_frame_hdr hdr loaded
+// at addr, for the .eh_frame at ehAddr of ehSize bytes.
+func parseEHFrameHdr(hdr []byte, addr, ehAddr, ehSize uint64) ([]uint64, bool) {
+	if len(hdr) < 4 || hdr[0] != 1 || hdr[3] != ehHdrTableEnc {
+		return nil, false
+	}
+	p := uint64(4)
+	ptr, ok := readEncoded(hdr, p, hdr[1], addr, binary.LittleEndian, 8)
+	if !ok || ptr != ehAddr {
+		return nil, false
+	}
+	n, _ := encodedSize(hdr, p, hdr[1], 8)
+	p += n
+	count, ok := readEncoded(hdr, p, hdr[2], addr, binary.LittleEndian, 8)
+	if !ok || hdr[2]&0x70 != 0 {
+		return nil, false
+	}
+	n, _ = encodedSize(hdr, p, hdr[2], 8)
+	p += n
+	// Every FDE takes at least 16 bytes of .eh_frame.
+	if count > (uint64(len(hdr))-p)/8 || count > ehSize/16 {
+		return nil, false
+	}
+	table := hdr[p : p+8*count]
+	starts := make([]uint64, 0, count)
+	prev := int64(math.MinInt64)
+	for i := uint64(0); i < count; i++ {
+		rel := int64(int32(binary.LittleEndian.Uint32(table[8*i:])))
+		if rel < prev {
+			return nil, false
+		}
+		prev = rel
+		if v := addr + uint64(rel); v != 0 {
+			starts = append(starts, v)
+		}
+	}
+	return starts, true
 }

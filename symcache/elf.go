@@ -244,8 +244,13 @@ func elfTable(object string, f *elf.File) (*Table, elfInfo, error) {
 	if nsym == 0 && lines == nil {
 		// Stripped (no .symtab): every function's start from
 		// .eh_frame, so that one without a .dynsym name is named
-		// image+0xSTART rather than after its neighbour.
-		starts, _ := ehFrameStarts(f, nil)
+		// image+0xSTART rather than after its neighbour. The
+		// sorted table of .eh_frame_hdr lists them without a walk
+		// of .eh_frame.
+		starts, ok := ehFrameHdrStarts(f)
+		if !ok {
+			starts, _ = ehFrameStarts(f, nil)
+		}
 		syms = slices.Grow(syms, len(starts))
 		for _, a := range starts {
 			syms = append(syms, Symbol{Start: a})

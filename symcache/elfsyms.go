@@ -31,8 +31,12 @@ var goFuncNames = [...]string{"go:func.*\x00", "go.func.*\x00"}
 // returns how many entries the table has (the null entry aside) and the
 // value of the Go linker's go:func.* symbol when the table has it.
 func elfFuncSymbols(f *elf.File, typ elf.SectionType, dst []Symbol) (out []Symbol, entries int, goFunc uint64, err error) {
-	var pending []symName // kept symbols, by name offset
 	first := len(dst)
+	// Room for every entry (bounded by objfile.MaxSymbolTable): growing
+	// the slices entry by entry would copy them again and again.
+	n := elfSymbolCount(f, typ)
+	pending := make([]symName, 0, n) // kept symbols, by name offset
+	dst = slices.Grow(dst, n)
 	strs, entries, goFunc, err := scanFuncSymbols(f, typ, func(name uint32, value, size uint64) {
 		pending = append(pending, symName{name, uint32(len(dst) - first)})
 		dst = append(dst, Symbol{Start: value, Size: size})
@@ -42,6 +46,19 @@ func elfFuncSymbols(f *elf.File, typ elf.SectionType, dst []Symbol) (out []Symbo
 	}
 	nameSymbols(strs, pending, dst[first:])
 	return dst, entries, goFunc, nil
+}
+
+// elfSymbolCount returns how many entries f's symbol table of type typ
+// has, or 0 when its size is not one scanFuncSymbols reads.
+func elfSymbolCount(f *elf.File, typ elf.SectionType) int {
+	s := f.SectionByType(typ)
+	if s == nil || s.Size > objfile.MaxSymbolTable {
+		return 0
+	}
+	if f.Class == elf.ELFCLASS32 {
+		return int(s.Size / elf.Sym32Size)
+	}
+	return int(s.Size / elf.Sym64Size)
 }
 
 // symName is a kept symbol's name offset in its string table and its
@@ -100,13 +117,12 @@ func scanFuncSymbols(f *elf.File, typ elf.SectionType, visit func(name uint32, v
 	if st.Size > objfile.MaxStringTable {
 		return "", 0, 0, fmt.Errorf("%d-byte string table, over the limit of %d", st.Size, objfile.MaxStringTable)
 	}
-	// Read into the builder whose String the names slice: one copy.
-	var sb strings.Builder
-	sb.Grow(int(st.Size))
-	if _, err := io.CopyN(&sb, st.Open(), int64(st.Size)); err != nil {
+	// Read straight into the bytes the names slice: one copy.
+	sb := make([]byte, st.Size)
+	if _, err := io.ReadFull(st.Open(), sb); err != nil {
 		return "", 0, 0, fmt.Errorf("string table: %w", err)
 	}
-	strs = sb.String()
+	strs = bytesString(sb)
 
 	r := s.Open()
 	buf := make([]byte, min(s.Size, symChunk)/entSize*entSize)
