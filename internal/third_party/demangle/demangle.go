@@ -3824,15 +3824,9 @@ func isLower(c byte) bool {
 // simplify replaces template parameters with their expansions, and
 // merges qualifiers.
 func simplify(a AST) AST {
-	seen := make(map[AST]bool)
-	skip := func(a AST) bool {
-		if seen[a] {
-			return true
-		}
-		seen[a] = true
-		return false
-	}
-	if r := a.Copy(simplifyOne, skip); r != nil {
+	seen := newASTSet()
+	defer seen.release()
+	if r := a.Copy(simplifyOne, seen.visit); r != nil {
 		return r
 	}
 	return a
