@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/internal/testprog"
 )
 
@@ -325,5 +326,59 @@ func TestSymbolizeSecondExecutableSegment(t *testing.T) {
 	got := run(t, Config{Binary: bin}, []uint64{0x900004, mainAddr})
 	if len(got) != 2 || got[0] != "far_away (in far) + 4" || got[1] != "main (in far) + 0" {
 		t.Errorf("got %q, want far_away (in far) + 4 and main (in far) + 0", got)
+	}
+}
+
+// TestSymbolizeManyCXXNames symbolizes the starts of 600 C++ functions
+// in one batch, enough for the names to be demangled on several
+// goroutines: each line must carry its own function's name, as
+// demangling them one at a time gives.
+func TestSymbolizeManyCXXNames(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	const n = 600
+	var src strings.Builder
+	src.WriteString("#include <vector>\n")
+	for i := range n {
+		fmt.Fprintf(&src, "namespace n%d { struct S { static int f(std::vector<int> const& v, char const* s); }; "+
+			"int S::f(std::vector<int> const& v, char const* s) { return int(v.size()) + s[%d]; } }\n", i, i%7)
+	}
+	src.WriteString("typedef int (*fn)(std::vector<int> const&, char const*);\nfn table[] = {")
+	for i := range n {
+		fmt.Fprintf(&src, "n%d::S::f,", i)
+	}
+	src.WriteString("};\nint main(int argc, char** argv) { std::vector<int> v(argc); return table[argc](v, argv[0]); }\n")
+	dir := t.TempDir()
+	cpp, bin := filepath.Join(dir, "many.cpp"), filepath.Join(dir, "many")
+	if err := os.WriteFile(cpp, []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(tool(t, "g++"), "-O1", "-o", bin, cpp).CombinedOutput(); err != nil {
+		t.Fatalf("g++: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []uint64
+	var want []string
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Size > 0 && strings.HasPrefix(s.Name, "_ZN") && strings.Contains(s.Name, "1S1f") {
+			addrs = append(addrs, s.Value)
+			want = append(want, demangle.Name(s.Name, demangle.Simplified)+" (in many) + 0")
+		}
+	}
+	if len(addrs) != n {
+		t.Fatalf("%d functions S::f in the binary, want %d", len(addrs), n)
+	}
+	got := run(t, Config{Binary: bin}, addrs)
+	for i := range addrs {
+		if got[i] != want[i] {
+			t.Fatalf("%#x: %q, want %q", addrs[i], got[i], want[i])
+		}
 	}
 }

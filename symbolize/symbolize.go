@@ -15,9 +15,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/images"
@@ -159,6 +162,9 @@ type symbolizer struct {
 	image    string
 	inline   bool
 	names    []string // demangled name per function index, filled lazily
+	// queued are the function indexes a batch found whose names are
+	// still to be demangled (by demangleQueued, on every CPU).
+	queued []int32
 	// lineNames are the demangled names of the functions the line
 	// tables name, by their raw name.
 	lineNames map[string]string
@@ -186,7 +192,8 @@ type answer struct {
 	va     uint64
 	mapped bool
 	start  uint64
-	name   string
+	fn     int32  // function index in the table, -1 for none
+	name   string // the line tables' name for it, or "" for names[fn]
 	file   string // base name
 	line   int
 }
@@ -308,6 +315,7 @@ func (s *symbolizer) line(w *bufio.Writer, word []byte) bool {
 	s.parse(&a, word)
 	if a.isAddr && a.img != nil && s.fast() {
 		s.resolve(&a)
+		s.demangleQueued()
 	}
 	s.print(w, &a, word)
 	return a.isAddr
@@ -331,6 +339,7 @@ func (s *symbolizer) batch(w *bufio.Writer, words [][]byte) bool {
 	for _, k := range s.order {
 		s.resolve(&s.answers[k.i])
 	}
+	s.demangleQueued()
 	all := true
 	for i, word := range words {
 		s.print(w, &s.answers[i], word)
@@ -396,7 +405,7 @@ func (s *symbolizer) fast() bool { return s.table != nil && !s.inline }
 
 // parse fills a with word's address and segment.
 func (s *symbolizer) parse(a *answer, word []byte) {
-	*a = answer{}
+	*a = answer{fn: -1}
 	a.addr, a.isAddr = parseHex(word)
 	if a.isAddr {
 		a.img = s.segment(a.addr)
@@ -406,7 +415,7 @@ func (s *symbolizer) parse(a *answer, word []byte) {
 // resolve fills a from the table: the function that holds its address,
 // with the address's own file:line when the table has lines (the
 // innermost inlined body's), as the frames of Cache.Symbolize would;
-// each function's name is demangled once.
+// each function's name is queued to be demangled once (demangleQueued).
 func (s *symbolizer) resolve(a *answer) {
 	a.off = a.img.FileOffset(a.addr)
 	i := -1
@@ -421,16 +430,20 @@ func (s *symbolizer) resolve(a *answer) {
 		return
 	}
 	raw, start := s.table.Symbol(i)
-	a.start = start
+	a.start, a.fn = start, int32(i)
 	if s.names[i] == "" {
-		s.names[i] = demangle.Name(raw, demangle.Simplified)
-		if raw == "" {
+		switch {
+		case raw == "":
 			// An unnamed function: named by its link-time start,
 			// as profiles name it.
 			s.names[i] = s.image + "+0x" + strconv.FormatUint(start, 16)
+		case demangle.IsMangled(raw):
+			s.names[i] = raw // until demangleQueued replaces it
+			s.queued = append(s.queued, int32(i))
+		default:
+			s.names[i] = raw // Go and C names
 		}
 	}
-	a.name = s.names[i]
 	if raw != "" {
 		// As Cache.Symbolize: lines only for a named function.
 		a.file, a.line = s.outerLine(a.va, &a.name)
@@ -452,10 +465,14 @@ func (s *symbolizer) print(w *bufio.Writer, a *answer, word []byte) {
 		}
 		return
 	}
+	name := a.name
+	if name == "" && a.fn >= 0 {
+		name = s.names[a.fn]
+	}
 	b := w.AvailableBuffer() // append in place: Write then copies nothing
 	switch {
-	case a.name != "" && a.file != "":
-		b = append(b, a.name...)
+	case name != "" && a.file != "":
+		b = append(b, name...)
 		b = append(b, " (in "...)
 		b = append(b, s.image...)
 		b = append(b, ") ("...)
@@ -463,8 +480,8 @@ func (s *symbolizer) print(w *bufio.Writer, a *answer, word []byte) {
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(a.line), 10)
 		b = append(b, ')')
-	case a.name != "":
-		b = append(b, a.name...)
+	case name != "":
+		b = append(b, name...)
 		b = append(b, " (in "...)
 		b = append(b, s.image...)
 		b = append(b, ") + "...)
@@ -530,6 +547,44 @@ func (s *symbolizer) outerLine(va uint64, name *string) (string, int) {
 	}
 	return s.lastBase, line
 }
+
+// demangleQueued demangles the names resolve queued, spread over the
+// CPUs when there are enough of them: C++ names are most of a large
+// binary's symbolization time, and each is demangled independently.
+func (s *symbolizer) demangleQueued() {
+	q := s.queued
+	s.queued = s.queued[:0]
+	workers := min(runtime.GOMAXPROCS(0), len(q)/minPerWorker)
+	if workers <= 1 {
+		for _, i := range q {
+			s.names[i] = demangle.Name(s.names[i], demangle.Simplified)
+		}
+		return
+	}
+	// Blocks handed out in turn, so that no worker idles while another
+	// has a run of long names left.
+	const block = 64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				lo := int(next.Add(block)) - block
+				if lo >= len(q) {
+					return
+				}
+				for _, i := range q[lo:min(lo+block, len(q))] {
+					s.names[i] = demangle.Name(s.names[i], demangle.Simplified)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// minPerWorker is how many names make it worth starting one more
+// goroutine to demangle them.
+const minPerWorker = 256
 
 func (s *symbolizer) frame(w *bufio.Writer, f symcache.Frame) {
 	w.WriteString(f.Name())
