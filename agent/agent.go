@@ -291,9 +291,9 @@ const agentMaxDrainInterval = time.Second
 // attach starts profiling pid; with owner set, only while pid runs as
 // that user.
 func (a *agent) attach(pid int, owner *int) error {
-	opts := target.Options{Continuous: true, Unattended: true, MaxDrainInterval: agentMaxDrainInterval}
+	opts := target.Options{Continuous: true, Unattended: true, Kernel: target.KernelSampling{MaxDrainInterval: agentMaxDrainInterval}}
 	if a.cfg.Mode == profile.ModeCPU && !a.cfg.StopThreads && a.cfg.Hz > 0 {
-		opts.KernelSamplePeriod = time.Second / time.Duration(a.cfg.Hz)
+		opts.Kernel.Period = time.Second / time.Duration(a.cfg.Hz)
 	}
 	t, err := a.cfg.Attach(pid, opts)
 	if err != nil {

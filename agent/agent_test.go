@@ -388,7 +388,7 @@ func TestAttachKernelSamples(t *testing.T) {
 		if err := a.attach(42, nil); err != nil {
 			t.Fatal(err)
 		}
-		if !got.Continuous || got.KernelSamplePeriod != tc.want {
+		if !got.Continuous || got.Kernel.Period != tc.want {
 			t.Errorf("mode %v stop %v: options %+v, want continuous with kernel sample period %v", tc.mode, tc.stop, got, tc.want)
 		}
 	}

@@ -249,7 +249,7 @@ func (t *Target) switchRing(th *thread) bool {
 // drainInterval returns how often t's rings holding periods periods'
 // samples must be drained.
 func (t *Target) drainInterval(periods int) time.Duration {
-	return target.DrainInterval(t.opts.KernelSamplePeriod, t.opts.MaxDrainInterval, periods)
+	return target.DrainInterval(t.opts.Kernel.Period, t.opts.Kernel.MaxDrainInterval, periods)
 }
 
 // drainPeriods is how many periods' samples a ring with stack copies holds.

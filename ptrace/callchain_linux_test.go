@@ -108,7 +108,7 @@ func FuzzParsePerfChainSample(f *testing.F) {
 // ten times less often.
 func TestKernelCallchainWithUnwindFP(t *testing.T) {
 	const period = 10 * time.Millisecond
-	opts := target.Options{Continuous: true, KernelSamplePeriod: period, Unwind: unwind.MethodFP}
+	opts := target.Options{Continuous: true, Unwind: unwind.MethodFP, Kernel: target.KernelSampling{Period: period}}
 	_, tg := startDeep(t, opts, "1", "12")
 	tids, err := tg.Threads(nil)
 	if err != nil {
@@ -176,7 +176,7 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 	t.Run("go", func(t *testing.T) {
 		p := testprog.Start(t, testprog.BuildGo(t, "godeep"), "1", "8")
 		const period = 2 * time.Millisecond
-		tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: period})
+		tg, err := Attach(p.PID, target.Options{Continuous: true, Kernel: target.KernelSampling{Period: period}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -433,7 +433,7 @@ func TestDrainIntervalFollowsTheBusyRings(t *testing.T) {
 // at 99 Hz ten periods are already a drain every 100 ms.
 func TestStackRingsHoldMorePeriodsWhereMemoryAllows(t *testing.T) {
 	tg := &Target{kernel: &kernelSampler{ringsMayGrow: true}}
-	tg.opts.KernelSamplePeriod = time.Second / 999
+	tg.opts.Kernel.Period = time.Second / 999
 	if got := tg.stackDrainPeriods(perfMaxStackBytes); got != bigStackPeriods {
 		t.Errorf("999 Hz, no rings yet: %d periods, want %d", got, bigStackPeriods)
 	}
@@ -448,11 +448,11 @@ func TestStackRingsHoldMorePeriodsWhereMemoryAllows(t *testing.T) {
 		t.Errorf("999 Hz, 1 MiB of budget left for a 512 KiB ring: %d periods, want %d", got, bigStackPeriods)
 	}
 	tg.kernel.ringBytes.Store(0)
-	tg.opts.KernelSamplePeriod = time.Second / 99
+	tg.opts.Kernel.Period = time.Second / 99
 	if got := tg.stackDrainPeriods(perfStackBytes); got != drainPeriods {
 		t.Errorf("99 Hz: %d periods, want %d", got, drainPeriods)
 	}
-	tg.opts.KernelSamplePeriod = time.Second / 999
+	tg.opts.Kernel.Period = time.Second / 999
 	tg.kernel.ringsMayGrow = false
 	if got := tg.stackDrainPeriods(perfStackBytes); got != drainPeriods {
 		t.Errorf("999 Hz under a locked-memory budget: %d periods, want %d", got, drainPeriods)
@@ -468,15 +468,15 @@ func TestStackRingsHoldMorePeriodsWhereMemoryAllows(t *testing.T) {
 // the time its ring takes to fill.
 func TestSmallChainRingsFollowTheirRate(t *testing.T) {
 	tg := &Target{kernel: &kernelSampler{ringsMayGrow: true}, threads: map[int]*thread{}}
-	tg.opts.KernelSamplePeriod = time.Second / 999
-	tg.opts.MaxDrainInterval = time.Second
+	tg.opts.Kernel.Period = time.Second / 999
+	tg.opts.Kernel.MaxDrainInterval = time.Second
 	long := tg.drainInterval(maxChainPeriods)
 	small := &perfRing{chain: true, interval: tg.drainInterval(chainRingPeriods)}
-	small.data = make([]byte, perfRingBytes(ringSpec{period: tg.opts.KernelSamplePeriod, interval: small.interval}))
+	small.data = make([]byte, perfRingBytes(ringSpec{period: tg.opts.Kernel.Period, interval: small.interval}))
 	big := &perfRing{chain: true, data: make([]byte, 2<<20), interval: long}
 	tg.threads[1], tg.threads[2] = &thread{tid: 1}, &thread{tid: 2}
 	tg.threads[1].kernel.ring, tg.threads[2].kernel.ring = big, small
-	if long != time.Second || small.interval != 100*tg.opts.KernelSamplePeriod {
+	if long != time.Second || small.interval != 100*tg.opts.Kernel.Period {
 		t.Fatalf("intervals %v and %v, want 1 s and 100 periods", long, small.interval)
 	}
 	if d := tg.DrainInterval(); d != small.interval {
@@ -487,12 +487,12 @@ func TestSmallChainRingsFollowTheirRate(t *testing.T) {
 	tk.noteDrain(t0)
 	tk.drainedBytes = 2 * 200 // two samples in a second
 	tk.noteDrain(t0.Add(time.Second))
-	worst := time.Duration(len(small.data)/perfSampleMaxBytes(0)-perfRingSlack) * tg.opts.KernelSamplePeriod
+	worst := time.Duration(len(small.data)/perfSampleMaxBytes(0)-perfRingSlack) * tg.opts.Kernel.Period
 	if d := tg.DrainInterval(); d != worst || d > 2*small.interval {
 		t.Errorf("its thread idle, no sample's size known: %v, want %v (what its ring holds of the largest samples)", d, worst)
 	}
 	tg.kernel.chainRecord = 400 // the largest sample drained
-	turnsBusy := time.Duration(len(small.data)/400-perfRingSlack) * tg.opts.KernelSamplePeriod
+	turnsBusy := time.Duration(len(small.data)/400-perfRingSlack) * tg.opts.Kernel.Period
 	if d := tg.DrainInterval(); d != turnsBusy || d <= small.interval || d >= long {
 		t.Errorf("its thread idle, samples up to 400 bytes: %v, want %v (what its ring holds of them)", d, turnsBusy)
 	}

@@ -78,7 +78,7 @@ func buildFixture(t *testing.T, src string, flags ...string) (string, func(uint6
 func startSampled(t *testing.T, bin string, period time.Duration) (*testprog.Proc, *Target, target.ThreadID, *target.Capture) {
 	t.Helper()
 	p := testprog.Start(t, bin)
-	tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: period})
+	tg, err := Attach(p.PID, target.Options{Continuous: true, Kernel: target.KernelSampling{Period: period}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@
 //     stop in time stays attached ("stuck") until it does
 //     (stopcapture_linux.go).
 //   - Kernel samples, for record in cpu mode (Options.Continuous with
-//     KernelSamplePeriod): each thread gets a perf_event whose ring the
+//     Options.Kernel.Period): each thread gets a perf_event whose ring the
 //     kernel fills with its registers and a stack copy every period of its
 //     CPU time, and the sampler drains the rings (DrainSamples) without
 //     stopping anyone. A thread's first capture, and every capture of a
@@ -79,7 +79,7 @@
 //     (a signal delivery and a handler run per capture): while only continuous targets are open,
 //     the SIGCHLD action carries `SA_NOCLDSTOP` (the runtime's handler is kept; only that flag
 //     changes; a persistent target clears it while it is open, because it needs the signals).
-//   - Kernel samples (continuous mode with `target.Options.KernelSamplePeriod`, which `record`
+//   - Kernel samples (continuous mode with `target.Options.Kernel.Period`, which `record`
 //     sets in cpu mode unless `--capture stop`): a thread is not stopped at all. On its first capture
 //     it gets a perf_event of its own (`PERF_COUNT_SW_TASK_CLOCK`, one sample per sampling period of
 //     its CPU time, `PERF_SAMPLE_TID | TIME | REGS_USER | STACK_USER`: the frame pointer, stack pointer and
@@ -97,7 +97,7 @@
 //     target's rings stay within 8 MiB: `chainDrainPeriods`) or the
 //     target has no ring with stack copies (an idle shell does not hold other targets to its
 //     interval), but at
-//     most `target.Options.MaxDrainInterval` (1 s for `record` and for the agent, whose
+//     most `target.Options.Kernel.MaxDrainInterval` (1 s for `record` and for the agent, whose
 //     windows last seconds) and at least one period: 1 s at 99 Hz and 999 Hz with callchains
 //     (as root), 10 ms at 999 Hz with stack copies (30 as root), 526 ms for the agent at 19 Hz.
 //     `record` holds drains to 100 ms unless no process or thread was created on the system
@@ -108,7 +108,7 @@
 //     that is longer than its interval, but within what it holds should its thread turn busy with
 //     samples as large as the largest drained yet (`chainFill`); a drain due after a window's end
 //     is brought forward to it, so windows keep their length.
-//   - Woken at half full (`ringwake_linux.go`, with `target.Options.SamplesWaiting`, which
+//   - Woken at half full (`ringwake_linux.go`, with `target.Options.Kernel.SamplesWaiting`, which
 //     `record` sets to `Sampler.DrainSoon`): the kernel marks a ring's file readable when its
 //     records pass half of it (without a watermark asked for, `ring_buffer_init` in
 //     `kernel/events/ring_buffer.c` sets the mark at half the data area; `TestRingWakesWhenHalfFull`
@@ -146,7 +146,7 @@
 //     executable filed under the exec the rings show next), with whose unwind tables they are
 //     walked and which they carry (`target.Capture.Images`). A thread whose walks ran past the copy has its event
 //     reopened, once its ring is drained, with twice the copy (16 KiB, then 32 KiB,
-//     `perfMaxStackBytes`; up to 65528 bytes, the kernel's limit, with `Options.KernelStackBytes`,
+//     `perfMaxStackBytes`; up to 65528 bytes, the kernel's limit, with `Options.Kernel.StackBytes`,
 //     record's `--stack-bytes`) and a ring to match (512 KiB at 99 Hz); the new event starts its first
 //     period afresh (that part period is counted as lost). Rings grow only where their
 //     locked memory is not budgeted (`CAP_IPC_LOCK`, root), and not once any ring was refused or
@@ -172,7 +172,7 @@
 //     (at most 127 frames each, `kernel.perf_event_max_stack`) in the same 128 KiB. So a Go
 //     program, or C built with frame pointers throughout, is sampled as cheaply as by `perf -g`,
 //     while python3 or gzip keep their stack copies and whole stacks.
-//   - Process rings (`processrings_linux.go`, its samples in `processsamples_linux.go`, `target.Options.ProcessRings`, which `record`
+//   - Process rings (`processrings_linux.go`, its samples in `processsamples_linux.go`, `target.Options.Kernel.ProcessRings`, which `record`
 //     sets): a launched command whose code all keeps frame pointers (a statically linked Go
 //     binary: Go keeps them and no other code is loaded; or any command with `--unwind fp`) is
 //     sampled as `perf record -g` samples a command. It is started with `PTRACE_TRACEME` from the

@@ -43,7 +43,7 @@ func (t *Target) DrainInterval() time.Duration {
 				long = min(long, t.chainFill(r)/2)
 			}
 		}
-		return max(long, t.opts.KernelSamplePeriod)
+		return max(long, t.opts.Kernel.Period)
 	}
 	if p := k.kids; p != nil {
 		// Read only when the threads are listed, each CPU's ring
@@ -75,7 +75,7 @@ func (t *Target) DrainInterval() time.Duration {
 			d = min(d, every)
 		}
 	}
-	return max(d, t.opts.KernelSamplePeriod)
+	return max(d, t.opts.Kernel.Period)
 }
 
 // chainFill returns how long the ring with callchains r would take to fill
@@ -88,7 +88,7 @@ func (t *Target) chainFill(r *perfRing) time.Duration {
 		size = perfSampleMaxBytes(0)
 	}
 	holds := len(r.data)/size - perfRingSlack
-	return time.Duration(max(holds, 1)) * t.opts.KernelSamplePeriod
+	return time.Duration(max(holds, 1)) * t.opts.Kernel.Period
 }
 
 // kidsFill returns how long ring r of descendant rings p would take to
@@ -99,7 +99,7 @@ func (t *Target) kidsFill(p *processRings, r *perfRing) time.Duration {
 		return t.chainFill(r)
 	}
 	holds := len(r.data)/perfSampleMaxBytes(p.stack) - perfRingSlack
-	return time.Duration(max(holds, 1)) * t.opts.KernelSamplePeriod
+	return time.Duration(max(holds, 1)) * t.opts.Kernel.Period
 }
 
 // noteDrain records, at the end of a drain of a ring, how long the ring

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Kernel samples (continuous mode with Options.KernelSamplePeriod): each
+// Kernel samples (continuous mode with Options.Kernel.Period): each
 // thread gets a perf_event of its own and a ring the kernel writes its
 // samples into (perfsample_linux.go), and the sampler drains the rings
 // without stopping the threads. A thread's first capture opens its ring
@@ -62,7 +62,7 @@ type kernelSampler struct {
 	ringBytes atomic.Int64
 	full      error
 	// waiting, when set, is called when a ring is half full
-	// (Options.SamplesWaiting; watchRing).
+	// (Options.Kernel.SamplesWaiting; watchRing).
 	waiting func()
 	// ringsMayGrow: rings may grow their stack copies (growRing) only
 	// where locked memory is not budgeted (CAP_IPC_LOCK): under a
@@ -89,7 +89,7 @@ func newKernelSampler(opts target.Options) (*kernelSampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringBusy: ringIdleTimeout / 2, maxRings: maxRings, ringsMayGrow: canLockMemory(), waiting: opts.SamplesWaiting,
+	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringBusy: ringIdleTimeout / 2, maxRings: maxRings, ringsMayGrow: canLockMemory(), waiting: opts.Kernel.SamplesWaiting,
 		rec: make([]byte, perfChainSampleMaxBytes()), lost: map[int]int64{}}, nil
 }
 
@@ -484,13 +484,13 @@ func canLockMemory() bool { return haveCapability(unix.CAP_IPC_LOCK) }
 // period afresh, counted as lost as in growRing.
 func (t *Target) growChainRing(th *thread) {
 	k, r := t.kernel, th.kernel.ring
-	most := perfRingBytes(ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(maxChainPeriods)})
+	most := perfRingBytes(ringSpec{period: t.opts.Kernel.Period, interval: t.drainInterval(maxChainPeriods)})
 	size := min(4*len(r.data), most)
 	if size <= len(r.data) || k.ringBytes.Load()+int64(size-len(r.data)) > bigRingBudget {
 		return
 	}
 	holds := size/perfSampleMaxBytes(0) - perfRingSlack
-	t.reopenRing(th, ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(holds), bytes: size})
+	t.reopenRing(th, ringSpec{period: t.opts.Kernel.Period, interval: t.drainInterval(holds), bytes: size})
 }
 
 // reopenRing opens a new event and ring for th with spec in place of the

@@ -139,7 +139,7 @@ func openAtExec(pid int, opts target.Options, kidsOnly bool) (*processRings, err
 		// imports outgrow (a copy cannot grow per child).
 		stack = 2 * perfStackBytes
 	}
-	rings, err := openProcessRings(pid, opts.KernelSamplePeriod.Nanoseconds(), int64(opts.MaxFrames), kidsOnly, stack)
+	rings, err := openProcessRings(pid, opts.Kernel.Period.Nanoseconds(), int64(opts.MaxFrames), kidsOnly, stack)
 	if err == nil {
 		return rings, nil
 	}

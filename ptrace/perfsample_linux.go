@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Kernel samples (TargetOptions.KernelSamplePeriod). Instead of stopping a
+// Kernel samples (target.Options.Kernel.Period). Instead of stopping a
 // thread, a capture takes the newest sample the kernel recorded of it: a
 // perf_event task-clock event per thread fires every period of the
 // thread's CPU time, and in that timer interrupt, on the thread's own CPU,
@@ -35,7 +35,7 @@ var ErrNoSample = target.ErrNoSample
 // 8 KiB, the stops' first copy too, deep enough for most stacks and small
 // enough that a sample costs the target little. A thread whose walks run
 // past the copy has its event reopened with twice the copy, up to
-// Options.KernelStackBytes (perfMaxStackBytes by default; as a stop's copy
+// Options.Kernel.StackBytes (perfMaxStackBytes by default; as a stop's copy
 // grows); a walk that still reaches the copy's end is marked truncated.
 const (
 	perfStackBytes    = 8 << 10
@@ -43,10 +43,10 @@ const (
 )
 
 // maxStackBytes returns the largest stack copy t's kernel samples take:
-// Options.KernelStackBytes within [perfStackBytes, the kernel's limit], a
+// Options.Kernel.StackBytes within [perfStackBytes, the kernel's limit], a
 // multiple of 8 as the kernel wants it.
 func (t *Target) maxStackBytes() int {
-	n := t.opts.KernelStackBytes
+	n := t.opts.Kernel.StackBytes
 	if n == 0 {
 		n = perfMaxStackBytes
 	}
@@ -92,7 +92,7 @@ func (t *Target) ringSpec(stack int) ringSpec {
 	if stack != 0 {
 		periods = t.stackDrainPeriods(stack)
 	}
-	return ringSpec{period: t.opts.KernelSamplePeriod, interval: t.drainInterval(periods), stack: stack}
+	return ringSpec{period: t.opts.Kernel.Period, interval: t.drainInterval(periods), stack: stack}
 }
 
 // stackDrainPeriods returns how many periods' samples a new ring with
@@ -104,7 +104,7 @@ func (t *Target) ringSpec(stack int) ringSpec {
 // while; perf --call-graph dwarf drains its 516 KiB per-CPU rings half
 // full.
 func (t *Target) stackDrainPeriods(stack int) int {
-	k, p := t.kernel, t.opts.KernelSamplePeriod
+	k, p := t.kernel, t.opts.Kernel.Period
 	if k == nil || !k.ringsMayGrow || time.Duration(bigStackPeriods)*p > target.DefaultMaxDrainInterval {
 		return drainPeriods
 	}
@@ -117,20 +117,20 @@ func (t *Target) stackDrainPeriods(stack int) int {
 
 // chainDrainPeriods returns how many periods' samples a new ring with
 // callchains holds: chainRingPeriods, or as many as the target's longest
-// drain interval (Options.MaxDrainInterval: a second for record) takes, up
+// drain interval (Options.Kernel.MaxDrainInterval: a second for record) takes, up
 // to maxChainPeriods, where locked memory is not budgeted (CAP_IPC_LOCK),
 // the target's rings stay within bigRingBudget and the sampler is not woken
-// when a ring is half full (Options.SamplesWaiting). At 999 Hz a hundred
+// when a ring is half full (Options.Kernel.SamplesWaiting). At 999 Hz a hundred
 // periods mean a drain every 100 ms; perf record -g drains its 516 KiB
 // per-CPU rings half full.
 func (t *Target) chainDrainPeriods() int {
-	k, p := t.kernel, t.opts.KernelSamplePeriod
+	k, p := t.kernel, t.opts.Kernel.Period
 	if k == nil || !k.ringsMayGrow || p <= 0 || k.waiting != nil {
 		// (With wake-ups at half full, a ring grows once its thread
 		// shows it busy: growChainRing.)
 		return chainRingPeriods
 	}
-	n := min(int(t.opts.MaxDrainInterval/p), maxChainPeriods)
+	n := min(int(t.opts.Kernel.MaxDrainInterval/p), maxChainPeriods)
 	if n <= chainRingPeriods {
 		return chainRingPeriods
 	}

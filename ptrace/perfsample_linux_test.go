@@ -161,7 +161,7 @@ func kernelCapture(t *testing.T, tg *Target, tid int, c *target.Capture) {
 }
 
 func TestKernelSampleCaptureMatchesAStop(t *testing.T) {
-	opts := target.Options{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
+	opts := target.Options{Continuous: true, Kernel: target.KernelSampling{Period: 10 * time.Millisecond}}
 	_, tg := startDeep(t, opts, "1", "12")
 	tids, err := tg.Threads(nil)
 	if err != nil {
@@ -200,7 +200,7 @@ func TestKernelSampleCaptureMatchesAStop(t *testing.T) {
 }
 
 func TestKernelSampleCaptureDoesNotAllocate(t *testing.T) {
-	opts := target.Options{Continuous: true, KernelSamplePeriod: time.Millisecond}
+	opts := target.Options{Continuous: true, Kernel: target.KernelSampling{Period: time.Millisecond}}
 	_, tg := startDeep(t, opts, "1", "5")
 	tids, _ := tg.Threads(nil)
 	tid := int(worker(t, tg, tids))
@@ -229,7 +229,7 @@ func TestKernelSampleCaptureDoesNotAllocate(t *testing.T) {
 }
 
 func TestKernelSampleRefusedFallsBackToStops(t *testing.T) {
-	opts := target.Options{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
+	opts := target.Options{Continuous: true, Kernel: target.KernelSampling{Period: 10 * time.Millisecond}}
 	_, tg := startDeep(t, opts, "1", "5")
 	refused := errors.New("perf_event_open: permission denied (test)")
 	tg.kernel.openRing = func(int, ringSpec) (*perfRing, bool, error) { return nil, false, refused }
@@ -297,7 +297,7 @@ func TestPerfRingHoldsADrainIntervalOfSamples(t *testing.T) {
 
 func TestDrainSamplesTakesEveryKernelSample(t *testing.T) {
 	const period = 10 * time.Millisecond // a ring holds 15 samples
-	opts := target.Options{Continuous: true, KernelSamplePeriod: period}
+	opts := target.Options{Continuous: true, Kernel: target.KernelSampling{Period: period}}
 	_, tg := startDeep(t, opts, "1", "12")
 	if on, all := tg.KernelSampled(); !on || !all {
 		t.Fatalf("KernelSampled() = %v, %v; want kernel samples on", on, all)
@@ -347,7 +347,7 @@ func TestDrainSamplesTakesEveryKernelSample(t *testing.T) {
 }
 
 func TestDrainSamplesDoesNotAllocate(t *testing.T) {
-	opts := target.Options{Continuous: true, KernelSamplePeriod: time.Millisecond}
+	opts := target.Options{Continuous: true, Kernel: target.KernelSampling{Period: time.Millisecond}}
 	_, tg := startDeep(t, opts, "1", "5")
 	tids, _ := tg.Threads(nil)
 	tid := worker(t, tg, tids)
@@ -388,7 +388,7 @@ func (t *Target) captureTransient(tid int, c *target.Capture) error {
 func startSpinExit(t *testing.T, period time.Duration, args ...string) (*testprog.Proc, *Target, target.ThreadID, *target.Capture) {
 	t.Helper()
 	p := testprog.Start(t, testprog.BuildC(t, "spinexit.c"), args...)
-	tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: period})
+	tg, err := Attach(p.PID, target.Options{Continuous: true, Kernel: target.KernelSampling{Period: period}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,13 +462,13 @@ func TestDrainSamplesOfAThreadThatExited(t *testing.T) {
 
 // TestDrainSamplesGrowTheStackCopyOfDeepStacks: a thread whose samples'
 // walks run past the stack copy has its copy doubled up to
-// Options.KernelStackBytes, after which its samples walk as far as a stop's
+// Options.Kernel.StackBytes, after which its samples walk as far as a stop's
 // walk; a stack deeper than the largest copy keeps its walks marked
 // truncated.
 func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		most     int    // Options.KernelStackBytes
+		most     int    // Options.Kernel.StackBytes
 		frame    string // bytes each of 12 levels holds
 		want     int    // the copy grown to
 		truncate bool   // the stack is deeper than the largest copy
@@ -483,7 +483,7 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			const period = 2 * time.Millisecond
-			opts := target.Options{Continuous: true, KernelSamplePeriod: period, KernelStackBytes: c.most}
+			opts := target.Options{Continuous: true, Kernel: target.KernelSampling{Period: period, StackBytes: c.most}}
 			_, tg := startDeep(t, opts, "1", "12", c.frame)
 			tids, _ := tg.Threads(nil)
 			tid := int(worker(t, tg, tids))
@@ -536,7 +536,7 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 
 func TestKernelSampleRingShrinksToTheLockedMemoryBudget(t *testing.T) {
 	const period = 5 * time.Millisecond
-	opts := target.Options{Continuous: true, KernelSamplePeriod: period}
+	opts := target.Options{Continuous: true, Kernel: target.KernelSampling{Period: period}}
 	_, tg := startDeep(t, opts, "1", "5")
 	// A budget that allows the smallest ring and no more, as the kernel's
 	// perf_event_mlock_kb does for a user without CAP_IPC_LOCK.
@@ -618,7 +618,7 @@ func TestDrainSamplesClosesTheRingOfAnIdleThread(t *testing.T) {
 
 func TestDrainSamplesKeepTheStackCopyUnderALockedMemoryBudget(t *testing.T) {
 	const period = 2 * time.Millisecond
-	opts := target.Options{Continuous: true, KernelSamplePeriod: period}
+	opts := target.Options{Continuous: true, Kernel: target.KernelSampling{Period: period}}
 	_, tg := startDeep(t, opts, "1", "12", "1536")
 	if !tg.kernel.ringsMayGrow {
 		t.Fatal("the tests run with CAP_IPC_LOCK (as root): rings should be allowed to grow")
@@ -663,7 +663,7 @@ func TestDrainSamplesKeepTheStackCopyUnderALockedMemoryBudget(t *testing.T) {
 // the count is taken only once.
 func TestDrainSamplesTellsTheSamplesTheKernelLost(t *testing.T) {
 	const period = 2 * time.Millisecond // a ring holds 60 samples (30 periods and slack, 512 KiB) or 15
-	opts := target.Options{Continuous: true, KernelSamplePeriod: period}
+	opts := target.Options{Continuous: true, Kernel: target.KernelSampling{Period: period}}
 	_, tg := startDeep(t, opts, "1", "12")
 	tids, _ := tg.Threads(nil)
 	tid := worker(t, tg, tids)

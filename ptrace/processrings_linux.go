@@ -21,7 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Process rings (target.Options.ProcessRings): the kernel samples of a
+// Process rings (target.Options.Kernel.ProcessRings): the kernel samples of a
 // launched command through one sampling event per CPU, inherited by every
 // thread it creates, opened while it is stopped at its exec, before it runs
 // an instruction of its own. This is what perf record -g does for a
@@ -140,7 +140,7 @@ const stackRingBytes = 2 << 20
 // linked Go binary: Go keeps frame pointers, and a binary without an
 // interpreter loads no other code).
 func processRingsFit(path string, opts target.Options) bool {
-	if !opts.ProcessRings || !opts.Continuous || opts.KernelSamplePeriod <= 0 {
+	if !opts.Kernel.ProcessRings || !opts.Continuous || opts.Kernel.Period <= 0 {
 		return false
 	}
 	switch opts.Unwind {
@@ -156,7 +156,7 @@ func processRingsFit(path string, opts target.Options) bool {
 // sampled through process rings (processRingsFit) gets descendant rings:
 // opts asks for process rings, with kernel samples.
 func descendantRingsFit(opts target.Options) bool {
-	return opts.ProcessRings && opts.Continuous && opts.KernelSamplePeriod > 0
+	return opts.Kernel.ProcessRings && opts.Continuous && opts.Kernel.Period > 0
 }
 
 // staticGo reports whether path is an ELF Go binary without an
@@ -487,7 +487,7 @@ func (t *Target) listSampledThreads(p *processRings) {
 			th.proc = proc
 			if th.lastCPU == 0 {
 				// Listed, but gone before its CPU time was read.
-				th.lastCPU = time.Duration(ts.n) * t.opts.KernelSamplePeriod
+				th.lastCPU = time.Duration(ts.n) * t.opts.Kernel.Period
 			}
 			continue
 		}
@@ -495,7 +495,7 @@ func (t *Target) listSampledThreads(p *processRings) {
 			return
 		}
 		th := &thread{tid: ts.tid, proc: proc, files: threadFiles{schedstat: -1, stat: -1}, gen: t.tasks.gen}
-		th.lastCPU = time.Duration(ts.n) * t.opts.KernelSamplePeriod
+		th.lastCPU = time.Duration(ts.n) * t.opts.Kernel.Period
 		t.departed[ts.tid] = th
 	}
 }
@@ -520,7 +520,7 @@ func (t *Target) listDescendantThreads(p *processRings) {
 			t.departed[ts.tid] = th
 		}
 		th.gen = t.tasks.gen
-		th.sampled += time.Duration(ts.n) * t.opts.KernelSamplePeriod
+		th.sampled += time.Duration(ts.n) * t.opts.Kernel.Period
 		th.exitCPU += ts.exitCPU
 		th.lastCPU = max(th.sampled, th.exitCPU)
 	}

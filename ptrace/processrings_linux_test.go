@@ -46,7 +46,7 @@ func TestParseCPUList(t *testing.T) {
 func TestProcessRingsFit(t *testing.T) {
 	goBin := testprog.BuildGo(t, "godeep")
 	cBin := testprog.BuildC(t, "churn.c")
-	on := target.Options{Continuous: true, KernelSamplePeriod: time.Millisecond, ProcessRings: true}
+	on := target.Options{Continuous: true, Kernel: target.KernelSampling{Period: time.Millisecond, ProcessRings: true}}
 	with := func(f func(*target.Options)) target.Options { o := on; f(&o); return o }
 	for _, tc := range []struct {
 		name string
@@ -58,8 +58,8 @@ func TestProcessRingsFit(t *testing.T) {
 		{"C with libc, auto", cBin, on, false},
 		{"C with libc, --unwind fp", cBin, with(func(o *target.Options) { o.Unwind = unwind.MethodFP }), true},
 		{"static Go, --unwind cfi", goBin, with(func(o *target.Options) { o.Unwind = unwind.MethodCFI }), false},
-		{"not asked for", goBin, with(func(o *target.Options) { o.ProcessRings = false }), false},
-		{"no kernel samples", goBin, with(func(o *target.Options) { o.KernelSamplePeriod = 0 }), false},
+		{"not asked for", goBin, with(func(o *target.Options) { o.Kernel.ProcessRings = false }), false},
+		{"no kernel samples", goBin, with(func(o *target.Options) { o.Kernel.Period = 0 }), false},
 		{"not a file", "/nonexistent", on, false},
 	} {
 		if got := processRingsFit(tc.path, tc.opts); got != tc.want {
@@ -256,7 +256,7 @@ func funcRange(t *testing.T, path, name string) (lo, hi uint64) {
 // and stops it at the test's end.
 func launchWithProcessRings(t *testing.T, args []string, opts target.Options) *Launched {
 	t.Helper()
-	opts.Continuous, opts.KernelSamplePeriod, opts.ProcessRings = true, time.Millisecond, true
+	opts.Continuous, opts.Kernel.Period, opts.Kernel.ProcessRings = true, time.Millisecond, true
 	l, err := Launch(args, opts)
 	if err != nil {
 		t.Fatalf("launch %s: %v", args[0], err)
@@ -515,7 +515,7 @@ func TestDescendantThreadsCPU(t *testing.T) {
 	r := fakeRing(1024)
 	p := newFakeProcessRings(100, r)
 	p.kidsOnly, p.exits = true, map[uint32]threadExit{}
-	tg := &Target{pid: 100, opts: target.Options{KernelSamplePeriod: period}, departed: map[int]*thread{}, tasks: &taskList{dir: -1},
+	tg := &Target{pid: 100, opts: target.Options{Kernel: target.KernelSampling{Period: period}}, departed: map[int]*thread{}, tasks: &taskList{dir: -1},
 		kernel: &kernelSampler{}}
 	r.write(processRecord(200, 201, 0x20))
 	r.write(processRecord(200, 201, 0x20))
@@ -545,7 +545,7 @@ func TestDescendantThreadsCPU(t *testing.T) {
 // own samples stay with its thread's own ring.
 func TestLaunchWithDescendantRings(t *testing.T) {
 	bin := testprog.BuildC(t, "forker.c")
-	opts := target.Options{Continuous: true, KernelSamplePeriod: time.Millisecond, ProcessRings: true, Unwind: unwind.MethodAuto}
+	opts := target.Options{Continuous: true, Unwind: unwind.MethodAuto, Kernel: target.KernelSampling{Period: time.Millisecond, ProcessRings: true}}
 	l, err := Launch([]string{bin, "30", "20", "2"}, opts)
 	if err != nil {
 		t.Fatalf("launch forker: %v", err)

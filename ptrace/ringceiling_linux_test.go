@@ -50,7 +50,7 @@ func ringsOpen(tg *Target) int {
 // stopped for their samples instead, with a warning; a ring that closes
 // makes room for a busy one of them.
 func TestKernelSampleRingsHaveACeiling(t *testing.T) {
-	opts := target.Options{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond}
+	opts := target.Options{Continuous: true, Kernel: target.KernelSampling{Period: 10 * time.Millisecond}}
 	_, tg := startDeep(t, opts, "4", "3")
 	tg.kernel.maxRings = 2
 	fds := perfFDs(t)
@@ -159,7 +159,7 @@ func procFDs(t *testing.T, pid int) int {
 func TestListedThreadHoldsOneFile(t *testing.T) {
 	const n = 200
 	p := testprog.Start(t, testprog.BuildC(t, "sparse.c"), strconv.Itoa(n), "50", "100")
-	tg, err := Attach(p.PID, target.Options{Continuous: true, KernelSamplePeriod: 10 * time.Millisecond})
+	tg, err := Attach(p.PID, target.Options{Continuous: true, Kernel: target.KernelSampling{Period: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/macprof/macprof/unwind"
 )
 
-// TestRingWakesWhenHalfFull: with Options.SamplesWaiting, a thread's first
+// TestRingWakesWhenHalfFull: with Options.Kernel.SamplesWaiting, a thread's first
 // ring with callchains is small and its watch calls SamplesWaiting once the
 // kernel has written half of it, not before; drains meanwhile leave the
 // interval to the long one; a drain that shows the ring filling within
@@ -24,9 +24,9 @@ func TestRingWakesWhenHalfFull(t *testing.T) {
 	var wakes atomic.Int64
 	var halfAtWake atomic.Bool
 	var tg *Target
-	opts := target.Options{Continuous: true, KernelSamplePeriod: period, MaxDrainInterval: time.Second, Unwind: unwind.MethodFP}
+	opts := target.Options{Continuous: true, Unwind: unwind.MethodFP, Kernel: target.KernelSampling{Period: period, MaxDrainInterval: time.Second}}
 	var ring atomic.Pointer[perfRing]
-	opts.SamplesWaiting = func() {
+	opts.Kernel.SamplesWaiting = func() {
 		if r := ring.Load(); r != nil && r.halfFull() {
 			halfAtWake.Store(true)
 		}

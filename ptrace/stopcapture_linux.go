@@ -83,7 +83,7 @@ func (t *Target) captureBatchHere(ids []target.ThreadID, caps []*target.Capture,
 }
 
 // captureContinuous captures one thread in continuous mode: from its newest
-// kernel sample when KernelSamplePeriod asks for them and its ring could be
+// kernel sample when Options.Kernel.Period asks for them and its ring could be
 // opened, by stopping it otherwise.
 func (t *Target) captureContinuous(tid int, c *target.Capture) error {
 	th, err := t.liveThread(tid)

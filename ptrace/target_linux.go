@@ -76,7 +76,7 @@ type Target struct {
 	persist *persistent    // persistent mode only
 	stop    *stopCapture   // continuous mode only
 	tasks   *taskList      // continuous mode only (under stateMu)
-	kernel  *kernelSampler // continuous mode with KernelSamplePeriod only
+	kernel  *kernelSampler // continuous mode with Options.Kernel.Period only
 
 	// heldAtExec: launched with process rings, held at its exec while
 	// attached (see attach).
@@ -137,7 +137,7 @@ func newTarget(pid int, opts target.Options) (*Target, error) {
 	if opts.Continuous {
 		t.stop = newStopCapture()
 		t.tasks = &taskList{dir: -1}
-		if opts.KernelSamplePeriod > 0 {
+		if opts.Kernel.Period > 0 {
 			if t.kernel, err = newKernelSampler(opts); err != nil {
 				return nil, err
 			}

@@ -38,7 +38,7 @@ type thread struct {
 	heldSig   int          // signal to inject when resuming (signal-delivery-stop)
 	groupStop bool         // the stop is a group-stop: resume with PTRACE_LISTEN
 	stop      threadStop   // stop-per-capture (continuous mode)
-	kernel    threadKernel // kernel samples (KernelSamplePeriod)
+	kernel    threadKernel // kernel samples (Options.Kernel.Period)
 }
 
 // closeFiles closes what is open for the thread.

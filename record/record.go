@@ -195,14 +195,14 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	stderr := cfg.Stderr
 	var windows []*profile.Window
 	status := newStatusLine(unlocked(stderr), cfg.Quiet)
-	opts := target.Options{MaxFrames: cfg.MaxFrames, Continuous: true, Unwind: cfg.Unwind, KernelStackBytes: cfg.KernelStackBytes}
+	opts := target.Options{MaxFrames: cfg.MaxFrames, Continuous: true, Unwind: cfg.Unwind, Kernel: target.KernelSampling{StackBytes: cfg.KernelStackBytes}}
 	if cfg.Mode == profile.ModeCPU && !cfg.StopThreads {
-		opts.KernelSamplePeriod = time.Second / time.Duration(cfg.Hz)
-		opts.MaxDrainInterval = quietDrainInterval
+		opts.Kernel.Period = time.Second / time.Duration(cfg.Hz)
+		opts.Kernel.MaxDrainInterval = quietDrainInterval
 		// A launched command whose code keeps frame pointers is
 		// sampled as perf record -g samples it: events it inherits,
 		// opened before it runs.
-		opts.ProcessRings = true
+		opts.Kernel.ProcessRings = true
 	}
 	rec.opts = opts
 	cache := symcache.New(symcache.Options{})
@@ -235,10 +235,10 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		return 2
 	}
 	rec.s = s
-	if opts.KernelSamplePeriod > 0 {
+	if opts.Kernel.Period > 0 {
 		// A kernel sample buffer half full is drained at once, so that
 		// buffers can be sized by what their threads use.
-		opts.SamplesWaiting = s.DrainSoon
+		opts.Kernel.SamplesWaiting = s.DrainSoon
 		rec.opts = opts
 	}
 	unprepare := func() {}

@@ -153,7 +153,7 @@ func TestRunLaunched(t *testing.T) {
 		Launch: func(args []string, o target.Options) (target.Launched, error) {
 			steps = append(steps, "launch")
 			launched = args
-			if !o.Continuous || o.KernelSamplePeriod != 0 || o.MaxFrames != 64 {
+			if !o.Continuous || o.Kernel.Period != 0 || o.MaxFrames != 64 {
 				t.Errorf("launch options %+v", o)
 			}
 			return root, nil
@@ -207,7 +207,7 @@ func TestRunStatus(t *testing.T) {
 	}
 
 	attach := func(pid int, o target.Options) (target.Target, error) {
-		if o.KernelSamplePeriod != time.Second/50 {
+		if o.Kernel.Period != time.Second/50 {
 			t.Errorf("cpu mode asks for no kernel samples: %+v", o)
 		}
 		return fake(pid, 0, time.Now().Add(50*time.Millisecond)), nil

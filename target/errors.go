@@ -19,7 +19,7 @@ var (
 	// is not stopped for a sample.
 	ErrThreadBlocked = errors.New("thread in uninterruptible sleep")
 	// ErrNoSample reports a thread the kernel has taken no sample of since
-	// the previous capture (Options.KernelSamplePeriod).
+	// the previous capture (Options.Kernel.Period).
 	ErrNoSample = errors.New("no kernel sample of the thread yet")
 	// ErrNotKernelSampled reports, from SampleDrainer.DrainSamples, a
 	// thread that has no kernel samples to drain: not sampled by the

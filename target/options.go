@@ -25,18 +25,32 @@ type Options struct {
 	// captures rather than one thread at a time with thread_suspend;
 	// see docs/DARWIN.md).
 	Unattended bool
-	// KernelSamplePeriod, when non-zero, asks a backend that can (Linux,
-	// continuous mode) to capture a running thread from the kernel's own
-	// samples of it, one every KernelSamplePeriod of its CPU time, instead
-	// of stopping it: set it to the sampling period in cpu mode. Wall mode,
-	// which needs idle threads' stacks too, leaves it zero.
-	KernelSamplePeriod time.Duration
-	// KernelStackBytes is the largest stack copy a kernel sample takes,
-	// for threads whose walks run past the smaller copies they start with
-	// (0: DefaultKernelStackBytes; at most MaxKernelStackBytes, the
+	// Unwind selects how stacks are walked (default unwind.MethodAuto:
+	// unwind tables where objects have them, frame pointers elsewhere).
+	// Backends without unwind tables walk frame pointers whatever it says.
+	Unwind unwind.Method
+	// Kernel configures sampling from the kernel's own samples of threads,
+	// which only the Linux backend takes; other backends ignore it.
+	Kernel KernelSampling
+}
+
+// KernelSampling configures a backend that captures running threads from
+// the kernel's own samples of them (Linux's perf events) rather than by
+// stopping them; one struct, so that the options only that backend reads
+// sit apart from those every backend reads.
+type KernelSampling struct {
+	// Period, when non-zero, asks a backend that can (Linux, continuous
+	// mode) to capture a running thread from the kernel's own samples of
+	// it, one every Period of its CPU time, instead of stopping it: set it
+	// to the sampling period in cpu mode. Wall mode, which needs idle
+	// threads' stacks too, leaves it zero.
+	Period time.Duration
+	// StackBytes is the largest stack copy a kernel sample takes, for
+	// threads whose walks run past the smaller copies they start with (0:
+	// DefaultKernelStackBytes; at most MaxKernelStackBytes, the
 	// kernel's limit). A walk that still reaches the copy's end is marked
 	// truncated.
-	KernelStackBytes int
+	StackBytes int
 	// MaxDrainInterval bounds the time between two drains of kernel
 	// samples (zero: DefaultMaxDrainInterval): new threads and processes
 	// are found at drains, and each drain wakes the profiler. The agent,
@@ -48,10 +62,6 @@ type Options struct {
 	// calls it may size a buffer by what its thread uses rather than by
 	// the drain interval.
 	SamplesWaiting func()
-	// Unwind selects how stacks are walked (default unwind.MethodAuto:
-	// unwind tables where objects have them, frame pointers elsewhere).
-	// Backends without unwind tables walk frame pointers whatever it says.
-	Unwind unwind.Method
 	// ProcessRings asks a backend that launches a command with kernel
 	// samples to sample the whole process from its first instruction
 	// through events it inherits (on Linux, one per CPU, as perf record
@@ -81,8 +91,8 @@ func (o Options) WithDefaults() Options {
 	if o.StackBytes == 0 {
 		o.StackBytes = DefaultStackBytes
 	}
-	if o.KernelStackBytes == 0 {
-		o.KernelStackBytes = DefaultKernelStackBytes
+	if o.Kernel.StackBytes == 0 {
+		o.Kernel.StackBytes = DefaultKernelStackBytes
 	}
 	return o
 }

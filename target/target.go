@@ -147,7 +147,7 @@ type BatchCapturer interface {
 }
 
 // SampleDrainer is implemented by backends that keep the kernel's own
-// samples of threads (Options.KernelSamplePeriod). The kernel samples each
+// samples of threads (Options.Kernel.Period). The kernel samples each
 // thread on the clock of its CPU time and keeps the samples until they are
 // read, so the sampler drains them every DrainInterval rather than asking
 // for one sample per period. Each drained sample stands for one period of
