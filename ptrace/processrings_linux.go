@@ -96,6 +96,7 @@ type processRings struct {
 	// takenRes the unwind-table resolvers of the samples take last gave
 	// out; vdso reads the command's [vdso].
 	hist     imageHistory
+	names    threadNames
 	takenRes []*cfi.Resolver
 	vdso     images.MemoryReader
 	// kept holds the process's sample records moved out of the rings by
@@ -242,6 +243,7 @@ func openProcessRings(pid int, period, maxFrames int64, kidsOnly bool, stack int
 		p, err := openProcessRingsSized(pid, cpus, period, size, kidsOnly, stack)
 		if err == nil {
 			p.maxFrames = int(maxFrames)
+			p.names.seed(pid, readComm(pid, pid))
 			return p, nil
 		}
 		if size <= processRingMin || !(errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM)) {
@@ -476,7 +478,11 @@ func (t *Target) listSampledThreads(p *processRings) {
 	k := t.kernel
 	k.procThreads = p.threadsWithSamples(k.procThreads)
 	for _, ts := range k.procThreads {
-		if _, ok := t.threads[ts.tid]; ok {
+		if th, ok := t.threads[ts.tid]; ok {
+			if ts.name != "" {
+				// As new as the rings: no wait for Info's next read.
+				th.name, th.nameAt = ts.name, time.Now()
+			}
 			continue
 		}
 		proc := 0
@@ -485,6 +491,7 @@ func (t *Target) listSampledThreads(p *processRings) {
 		}
 		if th, ok := t.departed[ts.tid]; ok {
 			th.proc = proc
+			t.nameSampled(th, ts.name)
 			if th.lastCPU == 0 {
 				// Listed, but gone before its CPU time was read.
 				th.lastCPU = time.Duration(ts.n) * t.opts.Kernel.Period
@@ -496,6 +503,7 @@ func (t *Target) listSampledThreads(p *processRings) {
 		}
 		th := &thread{tid: ts.tid, proc: proc, files: threadFiles{schedstat: -1, stat: -1}, gen: t.tasks.gen}
 		th.lastCPU = time.Duration(ts.n) * t.opts.Kernel.Period
+		t.nameSampled(th, ts.name)
 		t.departed[ts.tid] = th
 	}
 }
@@ -520,6 +528,7 @@ func (t *Target) listDescendantThreads(p *processRings) {
 			t.departed[ts.tid] = th
 		}
 		th.gen = t.tasks.gen
+		t.nameSampled(th, ts.name)
 		th.sampled += time.Duration(ts.n) * t.opts.Kernel.Period
 		th.exitCPU += ts.exitCPU
 		th.lastCPU = max(th.sampled, th.exitCPU)

@@ -112,6 +112,7 @@ func (p *processRings) collect() {
 		r.consume()
 	}
 	p.hist.apply(p.pid, p.vdso)
+	p.names.apply()
 	for i := range p.samples {
 		s := &p.samples[i]
 		s.ver = p.hist.at(int(s.pid), s.time)
@@ -144,6 +145,7 @@ func (p *processRings) collectStacks() {
 		p.ends[i] = r.pos
 	}
 	p.hist.apply(p.pid, p.vdso)
+	p.names.apply()
 	for i, r := range p.rings {
 		r.begin()
 		r.head = min(r.head, p.ends[i])
@@ -294,6 +296,9 @@ func (p *processRings) record(rec []byte) {
 		p.hist.note(rec)
 	case unix.PERF_RECORD_FORK, unix.PERF_RECORD_COMM:
 		p.hist.note(rec)
+		p.names.note(rec)
+	case unix.PERF_RECORD_EXIT:
+		p.names.note(rec)
 	case unix.PERF_RECORD_READ:
 		p.exited(rec)
 	}
@@ -416,8 +421,9 @@ func (p *processRings) add(rec []byte) {
 func (p *processRings) mappedSince() bool { return p.mapped.Swap(false) }
 
 // threadsWithSamples appends to dst each thread with samples not yet taken,
-// once, with how many and its process, and each descendant's thread the
-// last collect found exited (with the CPU time it used), once.
+// once, with how many, its process and its name (threadNames), and each
+// descendant's thread the last collect found exited (with the CPU time it
+// used), once.
 func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -428,11 +434,11 @@ func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
 			n++
 		}
 		e := p.exits[tid]
-		dst = append(dst, threadSamples{tid: int(tid), pid: int(p.samples[l.first].pid), n: n, exitCPU: time.Duration(e.ns)})
+		dst = append(dst, threadSamples{tid: int(tid), pid: int(p.samples[l.first].pid), n: n, exitCPU: time.Duration(e.ns), name: p.names.of(tid)})
 	}
 	for tid, e := range p.exits {
 		if _, ok := p.heads[tid]; !ok {
-			dst = append(dst, threadSamples{tid: int(tid), pid: int(e.pid), exitCPU: time.Duration(e.ns)})
+			dst = append(dst, threadSamples{tid: int(tid), pid: int(e.pid), exitCPU: time.Duration(e.ns), name: p.names.of(tid)})
 		}
 	}
 	return dst
@@ -440,10 +446,12 @@ func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
 
 // threadSamples is a thread, its process and how many samples of it were
 // collected; exitCPU, for a descendant's thread found exited, the CPU time
-// it used (0: not known).
+// it used (0: not known); name, its name by the rings' records ("": not
+// known).
 type threadSamples struct {
 	tid, pid, n int
 	exitCPU     time.Duration
+	name        string
 }
 
 // take puts into caps tid's samples not yet taken, oldest first, and

@@ -1,0 +1,160 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// threadNames names the threads process rings sample from the kernel's
+// records, as perf report does: a thread starts with the name of the
+// thread that created it (a fork record, of a thread or a process) and
+// takes a new one when it execs or renames itself (a comm record:
+// prctl(PR_SET_NAME), pthread_setname_np). The records are all that is
+// left of the name of a thread that ended before /proc could be read. A
+// thread's exit record has its name forgotten one apply later, once the
+// listing that follows the collect took it.
+type threadNames struct {
+	events []nameEvent       // read since the last apply
+	cur    map[uint32]string // each thread's name as of the last apply
+	exited []nameEvent       // threads that exited by the last apply, with their names
+}
+
+// nameEvent is a comm record (name set), a fork record (ptid the creating
+// thread) or an exit record (neither), with its time.
+type nameEvent struct {
+	time      uint64
+	tid, ptid uint32
+	name      string
+}
+
+// maxNameEvents bounds the records one collect keeps, and maxNamed the
+// threads threadNames holds a name for (a thread created when as many are
+// named has none from the records): every thread one collect's records
+// create, more than the threads whose samples it lists (maxDeparted).
+const (
+	maxNameEvents = 1 << 16
+	maxNamed      = maxNameEvents
+)
+
+// seed names thread tid, read before the thread ran (its exec's comm
+// record was written before the rings were opened).
+func (n *threadNames) seed(tid int, name string) {
+	if name == "" {
+		return
+	}
+	if n.cur == nil {
+		n.cur = make(map[uint32]string)
+	}
+	n.cur[uint32(tid)] = name
+}
+
+// note keeps rec if it is a comm record (pid, tid, the name padded with
+// NULs, then a 16-byte sample_id whose last 8 bytes are its time) or a fork
+// or exit record (pid, ppid, tid, ptid, time, sample_id). It allocates only the
+// name of a comm record, which a thread writes when it execs or renames
+// itself, not per sample.
+func (n *threadNames) note(rec []byte) {
+	le := binary.LittleEndian
+	if len(rec) < 8+8+16 || len(n.events) >= maxNameEvents {
+		return
+	}
+	switch le.Uint32(rec) {
+	case unix.PERF_RECORD_COMM:
+		name := rec[16 : len(rec)-16]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		if len(name) == 0 || len(name) > 64 {
+			return
+		}
+		n.events = append(n.events, nameEvent{time: le.Uint64(rec[len(rec)-8:]), tid: le.Uint32(rec[12:]), name: string(name)})
+	case unix.PERF_RECORD_FORK, unix.PERF_RECORD_EXIT:
+		if len(rec) < 32 {
+			return
+		}
+		e := nameEvent{time: le.Uint64(rec[24:]), tid: le.Uint32(rec[16:])}
+		if le.Uint32(rec) == unix.PERF_RECORD_FORK {
+			e.ptid = le.Uint32(rec[20:])
+		}
+		n.events = append(n.events, e)
+	}
+}
+
+// apply forgets the threads that exited by the last call (unless their id
+// was taken since by a thread of another name), then plays the records
+// noted since in time order (each CPU's ring is in order, not the rings
+// together): a fork gives the new thread its creator's name (or none, if
+// that is not known: a reused id loses the name of the thread that had
+// it), a comm record its own, an exit is noted.
+func (n *threadNames) apply() {
+	for _, e := range n.exited {
+		if n.cur[e.tid] == e.name {
+			delete(n.cur, e.tid)
+		}
+	}
+	clear(n.exited)
+	n.exited = n.exited[:0]
+	if len(n.events) == 0 {
+		return
+	}
+	slices.SortStableFunc(n.events, func(a, b nameEvent) int {
+		switch {
+		case a.time < b.time:
+			return -1
+		case a.time > b.time:
+			return 1
+		}
+		return 0
+	})
+	if n.cur == nil {
+		n.cur = make(map[uint32]string)
+	}
+	for i := range n.events {
+		e := &n.events[i]
+		name := e.name
+		switch {
+		case e.ptid != 0:
+			name = n.cur[e.ptid]
+		case name == "":
+			if had, ok := n.cur[e.tid]; ok {
+				n.exited = append(n.exited, nameEvent{tid: e.tid, name: had})
+			}
+			continue
+		}
+		if name == "" {
+			delete(n.cur, e.tid)
+			continue
+		}
+		if _, ok := n.cur[e.tid]; ok || len(n.cur) < maxNamed {
+			n.cur[e.tid] = name
+		}
+		e.name = ""
+	}
+	n.events = n.events[:0]
+}
+
+// of returns thread tid's name, or "" if the records did not tell it.
+func (n *threadNames) of(tid uint32) string { return n.cur[tid] }
+
+// nameSampled names th, a thread known from process rings' samples: named,
+// the rings' name for it, else (tried once) what /proc says while it still
+// runs; a thread that ended unnamed keeps none and is shown by its id. The
+// caller holds stateMu.
+func (t *Target) nameSampled(th *thread, named string) {
+	switch {
+	case named != "":
+		th.name = named
+	case th.name == "" && th.nameAt.IsZero():
+		pid := th.proc
+		if pid == 0 {
+			pid = t.pid
+		}
+		th.name, th.nameAt = readComm(pid, th.tid), time.Now()
+	}
+}
