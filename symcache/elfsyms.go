@@ -145,15 +145,20 @@ func scanFuncSymbols(f *elf.File, typ elf.SectionType, visit func(name uint32, v
 				name, value, size = bo.Uint32(e), uint64(bo.Uint32(e[4:])), uint64(bo.Uint32(e[8:]))
 				info, shndx = e[12], bo.Uint16(e[14:])
 			}
-			if uint64(name) < uint64(len(strs)) {
-				for _, g := range goFuncNames {
-					if strings.HasPrefix(strs[name:], g) {
-						goFunc = value
+			t := elf.ST_TYPE(info)
+			if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
+				// go:func.* is data (STT_OBJECT): only other
+				// symbols' names are compared with it.
+				if uint64(name) < uint64(len(strs)) && strs[name] == 'g' {
+					for _, g := range goFuncNames {
+						if strings.HasPrefix(strs[name:], g) {
+							goFunc = value
+						}
 					}
 				}
+				continue
 			}
-			t := elf.ST_TYPE(info)
-			if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC || value == 0 || elf.SectionIndex(shndx) == elf.SHN_UNDEF {
+			if value == 0 || elf.SectionIndex(shndx) == elf.SHN_UNDEF {
 				continue
 			}
 			visit(name, value, size)
