@@ -43,7 +43,11 @@ func (s *Sampler) drain(ts *targetState, tid target.ThreadID, th *threadState, l
 	}
 	for drained := 0; drained < most; {
 		for _, c := range s.drainCaps {
+			// A backend sets PID and Images only for a sample of
+			// another process or program: none may stay behind from
+			// an earlier drain of another thread.
 			c.Walk, c.Time = unwind.Result{}, time.Time{}
+			c.PID, c.Images, c.Executable = 0, nil, ""
 		}
 		k, err := ts.drainer.DrainSamples(tid, s.drainCaps)
 		if errors.Is(err, target.ErrNotKernelSampled) {
