@@ -108,7 +108,8 @@ type Options struct {
 	// folded stacks and flame graphs.
 	ProcessRoot bool
 	// ThreadRoot adds a frame per thread (its name, or "thread ID" when it
-	// has none) below the process frame, if any.
+	// has none, GoneThreadsName for thread 0) below the process frame, if
+	// any.
 	ThreadRoot bool
 	// Title is the flame graph's title (default: "macprof: ", the command
 	// or else the executables' names, the mode and the window's length).
@@ -333,9 +334,12 @@ func sampleFrames(w *profile.Window, r *resolver, opts Options, s profile.Sample
 		frames = append(frames, processFrame(w, r.proc(s.PID), s.PID))
 	}
 	if opts.ThreadRoot {
-		if s.ThreadName != "" {
+		switch {
+		case s.ThreadName != "":
 			frames = append(frames, s.ThreadName)
-		} else {
+		case s.Thread == 0:
+			frames = append(frames, GoneThreadsName)
+		default:
 			frames = append(frames, "thread "+strconv.FormatUint(uint64(s.Thread), 10))
 		}
 	}

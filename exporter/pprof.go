@@ -23,7 +23,8 @@ const (
 	// was walked with unwind tables (DWARF CFI) rather than frame pointers
 	// alone.
 	LabelUnwind = "unwind"
-	// LabelThreadID is the numeric label holding the thread id.
+	// LabelThreadID is the numeric label holding the thread id (omitted
+	// on the CPU time of threads gone before listed, which have none).
 	LabelThreadID = "thread_id"
 	// LabelPID is the numeric label holding the process id.
 	LabelPID = "pid"
@@ -39,6 +40,11 @@ const TruncatedFrame = "[truncated]"
 // that its samples still count in every format.
 const NoFramesFrame = "[no frames]"
 
+// GoneThreadsName names, where a thread's name is shown (timelines, a
+// thread root frame), thread 0 of a window: the CPU time of threads that
+// started and ended between two listings, which no thread id stands for.
+const GoneThreadsName = "[threads gone before listed]"
+
 // Profile builds the pprof profile of a window, symbolizing each unique
 // address once through c. It follows the Go runtime's CPU profiles: sample
 // types samples/count and cpu/nanoseconds, period type cpu/nanoseconds and
@@ -48,8 +54,8 @@ const NoFramesFrame = "[no frames]"
 //
 // Each process gets its own mappings (one per image a sample touches, the
 // main executable first); each sample has labels thread (name), thread_id
-// and pid (samples of one thread share their label maps: do not modify
-// them). Addresses outside every known image become locations without a
+// (none on thread 0, GoneThreadsName) and pid (samples of one thread share
+// their label maps: do not modify them). Addresses outside every known image become locations without a
 // mapping or function. Missed-sample counts are written as comments.
 func Profile(w *profile.Window, c *symcache.Cache, opts Options) (*pprof.Profile, error) {
 	r, err := newResolver(w, c, opts.AppOnly)
@@ -178,9 +184,9 @@ func (b *pprofBuilder) addSamples(samples [][]int, locs []*pprof.Location, perio
 		tk := threadKey{s.PID, s.Thread, s.ThreadName, w.Stacks[s.Stack].CFI}
 		lb, ok := threads[tk]
 		if !ok {
-			lb.num = map[string][]int64{
-				LabelThreadID: {int64(s.Thread)},
-				LabelPID:      {int64(s.PID)},
+			lb.num = map[string][]int64{LabelPID: {int64(s.PID)}}
+			if s.Thread != 0 {
+				lb.num[LabelThreadID] = []int64{int64(s.Thread)}
 			}
 			if s.ThreadName != "" {
 				lb.str = map[string][]string{LabelThread: {printable(s.ThreadName)}}

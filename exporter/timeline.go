@@ -131,10 +131,15 @@ func writeSpeedscope(out io.Writer, w *profile.Window, c *symcache.Cache, opts O
 // when the profile has several processes, its process.
 func threadName(w *profile.Window, r *resolver, s profile.Sample, withProcess bool) string {
 	name := s.ThreadName
-	if name == "" {
+	switch {
+	case s.Thread == 0:
+		name = GoneThreadsName
+	case name == "":
 		name = "thread"
 	}
-	name += " (tid " + strconv.FormatUint(uint64(s.Thread), 10) + ")"
+	if s.Thread != 0 {
+		name += " (tid " + strconv.FormatUint(uint64(s.Thread), 10) + ")"
+	}
 	if withProcess {
 		name = processFrame(w, r.proc(s.PID), s.PID) + ": " + name
 	}
