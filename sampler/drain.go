@@ -21,6 +21,32 @@ const (
 	maxKeptDrained = 1 << 22
 )
 
+// drainListed drains the kernel samples of ts's threads drained at its last
+// listing, on a tick that only drains (drainPolicy.drainOnly).
+func (s *Sampler) drainListed(ts *targetState) {
+	for tid, th := range ts.threads {
+		if th.drained {
+			th.drained = s.drain(ts, tid, th, false)
+		}
+	}
+}
+
+// drainAtExit drains what the kernel sampled of ts's threads since the
+// last drain, once ts has exited (tick n found it gone): of the threads
+// the exit's listing still gives (a SampleKeeper's, all it kept), and of
+// those listed before. A target without kernel samples has none.
+func (s *Sampler) drainAtExit(ts *targetState, n int64) {
+	if ts.drainer == nil {
+		return
+	}
+	for _, tid := range s.tids {
+		s.sampleThread(ts, tid, n)
+	}
+	for tid, th := range ts.threads {
+		s.drain(ts, tid, th, true)
+	}
+}
+
 // drain counts the kernel samples of a thread taken since the previous
 // tick, one period of its CPU time each, taking their periods off its
 // pending CPU time, and reports whether the thread is sampled by the kernel

@@ -345,7 +345,7 @@ func testDrainDoesNotAllocate(t *testing.T, timeline int) {
 		t.Fatalf("a draining tick allocates %.1f times", allocs)
 	}
 	// Ticks 1 ms apart, between listings: they only drain.
-	s.every = time.Millisecond
+	s.drains.every = time.Millisecond
 	listings := d.listings
 	allocs = testing.AllocsPerRun(50, func() {
 		tick++

@@ -57,8 +57,7 @@ func (s *Sampler) Run(ctx context.Context) error {
 		}
 		// Absolute deadlines: a late tick is counted as missed, never
 		// bunched up.
-		interval := s.interval()
-		s.every = interval
+		interval := s.drains.interval(s.targets, s.win.start)
 		next = next.Add(interval)
 		now := time.Now()
 		if late := now.Sub(next); late > 0 {
@@ -75,7 +74,7 @@ func (s *Sampler) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			if s.draining() || s.cfg.Mode == profile.ModeCPU {
+			if draining(s.targets) || s.cfg.Mode == profile.ModeCPU {
 				// The samples the kernel took since the last
 				// drain, and the CPU time used since the last
 				// tick, belong in the profile too.
@@ -99,8 +98,8 @@ func (s *Sampler) Run(ctx context.Context) error {
 			// take a few to show.
 			timer.Stop()
 			next = time.Now()
-			s.soon = wakeTicks
-		case <-s.drainSoon:
+			s.drains.woken()
+		case <-s.drains.now:
 			// A kernel buffer is half full: drain it now; the
 			// deadlines start again from now.
 			timer.Stop()
@@ -139,71 +138,6 @@ func timerDelay(d time.Duration) time.Duration {
 	return (d - netpollSlop).Truncate(time.Millisecond) + netpollSlop
 }
 
-// interval returns the time to the next tick: the sampling period, or the
-// longer drain interval (the shortest the targets ask for) while every
-// live target's threads are all sampled by the kernel, whose samples wait in its buffers until drained. A new
-// target's first three ticks are a period apart (unless it keeps its
-// samples: its threads are sampled from their start), so that its busy threads
-// (seen first at the first, which does not count their CPU time before)
-// start their kernel samples after a period of CPU rather than a drain
-// interval; it takes two ticks as a tick may come early (timerDelay).
-func (s *Sampler) interval() time.Duration {
-	var every time.Duration
-	for _, ts := range s.targets {
-		if ts.exited {
-			continue
-		}
-		if ts.drainer == nil || ts.ticks < 3 && ts.keeper == nil {
-			return s.period
-		}
-		if _, all := ts.drainer.KernelSampled(); !all {
-			return s.period
-		}
-		if d := ts.drainer.DrainInterval(); every == 0 || d < every {
-			every = d
-		}
-	}
-	if every <= 0 {
-		return s.period
-	}
-	switch {
-	case every <= listEvery:
-	case s.soon > 0:
-		s.soon--
-		every = listEvery
-	case s.cfg.Settled != nil && !s.cfg.Settled():
-		// Something new may have started: look again soon.
-		every = listEvery
-	}
-	if s.cfg.Window > 0 {
-		// A window closes at the first tick after its end: a drain
-		// interval as long as the window would make it twice as long.
-		// (windowSlop: a timer may fire up to a millisecond early.)
-		if rem := time.Until(s.win.start.Add(s.cfg.Window)) + windowSlop; rem > 0 && rem < every {
-			every = rem
-		}
-	}
-	return every
-}
-
-// wakeTicks is how many ticks after a Wake come at most listEvery apart:
-// a process whose exit woke the sampler may still show a thread or two.
-const wakeTicks = 10
-
-// windowSlop is added to the time left in a window when a drain is brought
-// forward to its end, so that the tick lands after it.
-const windowSlop = 2 * time.Millisecond
-
-// draining reports whether any live target's kernel samples are drained.
-func (s *Sampler) draining() bool {
-	for _, ts := range s.targets {
-		if !ts.exited && ts.drainer != nil {
-			return true
-		}
-	}
-	return false
-}
-
 func (s *Sampler) progress() Progress {
 	p := Progress{Elapsed: time.Since(s.startTime), Samples: s.total}
 	for _, ts := range s.targets {
@@ -225,18 +159,7 @@ func (s *Sampler) adopt() {
 		s.hadTargets = true
 		t := p.t
 		ts := &targetState{t: t, threads: map[target.ThreadID]*threadState{}, imgAt: time.Now(), fresh: p.fresh}
-		if d, ok := t.(target.SampleDrainer); ok && s.cfg.Mode == profile.ModeCPU {
-			if on, _ := d.KernelSampled(); on {
-				ts.drainer = d
-				ts.loss, _ = t.(target.SampleLossReporter)
-				// One that does not keep its samples when
-				// added never will (it has no buffer of its
-				// own to keep them from).
-				if k, ok := t.(target.SampleKeeper); ok && k.Keep() {
-					ts.keeper = k
-				}
-			}
-		}
+		ts.useDrainer(t, s.cfg.Mode)
 		ts.proc, _ = t.(target.ProcessCPUReporter)
 		ts.readProcBase()
 		ts.refreshImages()
@@ -293,17 +216,11 @@ func (s *Sampler) tick(n int64) {
 			ts.imgEvery = min(2*max(ts.imgEvery, firstImageRefresh), imageRefresh)
 			ts.refreshImages()
 		}
-		if ts.keeper != nil && !s.ending && ts.keeper.Keep() {
-			// The target keeps its samples until it exits or the
-			// recording ends (or its memory for them is full).
+		if keeps(ts, s.ending) {
 			continue
 		}
-		if s.drainOnly(ts) {
-			for tid, th := range ts.threads {
-				if th.drained {
-					th.drained = s.drain(ts, tid, th, false)
-				}
-			}
+		if s.drains.drainOnly(ts, s.ending) {
+			s.drainListed(ts)
 			continue
 		}
 		ts.ticks++
@@ -311,18 +228,7 @@ func (s *Sampler) tick(n int64) {
 		var err error
 		s.tids, err = ts.t.Threads(s.tids)
 		if err != nil {
-			if ts.drainer != nil {
-				// The samples the kernel took since the last drain
-				// are still to be had: of the threads the exit's
-				// listing still gives (a SampleKeeper's, all it
-				// kept), and of those listed before.
-				for _, tid := range s.tids {
-					s.sampleThread(ts, tid, n)
-				}
-				for tid, th := range ts.threads {
-					s.drain(ts, tid, th, true)
-				}
-			}
+			s.drainAtExit(ts, n)
 			s.settleAll(ts)
 			ts.exited = true
 			continue
@@ -340,26 +246,6 @@ func (s *Sampler) tick(n int64) {
 		}
 	}
 }
-
-// drainOnly reports whether this tick only drains the kernel samples of
-// ts's threads drained at its last listing: while every thread of ts is
-// sampled by the kernel and ticks come more often than listEvery, its
-// threads are listed and their CPU time read only every listEvery (and at
-// the run's last tick), as a drain interval can be as short as a period
-// (10 ms with stack copies at 999 Hz) and listing the threads costs as
-// much as draining them.
-func (s *Sampler) drainOnly(ts *targetState) bool {
-	if ts.drainer == nil || ts.ticks < 3 || s.ending || s.every <= 0 || s.every >= listEvery*9/10 || time.Since(ts.listedAt) >= listEvery*9/10 {
-		return false
-	}
-	_, all := ts.drainer.KernelSampled()
-	return all
-}
-
-// listEvery is the longest a kernel-sampled target's threads go unlisted
-// (drainOnly): new threads are found, and the CPU time of those the kernel
-// took no sample of counted, this often.
-const listEvery = target.DefaultMaxDrainInterval
 
 // The times between two reads of a target's images: the first, doubled at
 // each read up to the steady one.

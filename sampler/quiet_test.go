@@ -37,12 +37,12 @@ func TestSettledCapsTheDrainInterval(t *testing.T) {
 		}
 		s.win = s.newWindow(time.Now())
 		s.targets = append(s.targets, &targetState{t: d, drainer: d, ticks: 3})
-		if got := s.interval(); got != tc.want {
+		if got := s.drains.interval(s.targets, s.win.start); got != tc.want {
 			t.Errorf("Settled %v: interval %v, want %v", tc.fn != nil, got, tc.want)
 		}
 		if tc.fn != nil {
 			settled = true
-			if got := s.interval(); got != time.Hour {
+			if got := s.drains.interval(s.targets, s.win.start); got != time.Hour {
 				t.Errorf("settled: interval %v, want an hour", got)
 			}
 			if asked != 2 {

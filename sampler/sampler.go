@@ -59,7 +59,7 @@ type Config struct {
 	// Settled, when set, reports whether no process or thread was created
 	// on the system since its last call, which Run makes once per tick.
 	// While it does, kernel samples are drained as seldom as the targets
-	// allow (their Options.MaxDrainInterval); otherwise at least every
+	// allow (their Options.Kernel.MaxDrainInterval); otherwise at least every
 	// listEvery, so that a new thread or process is found within that.
 	// Nil: as seldom as the targets allow, always.
 	Settled func() bool
@@ -102,9 +102,9 @@ type Sampler struct {
 	tids      []target.ThreadID
 	hitImgs   []*images.Image // scratch for reportImageHits
 	// ending: the run's last tick, which lists every target's threads.
-	// every is the time between ticks the loop is keeping (0 outside Run).
 	ending bool
-	every  time.Duration
+	// drains decides the ticks' timing while kernel samples are drained.
+	drains drainPolicy
 
 	// The tick's batch: threads to capture and how many samples each
 	// stands for; the Capture buffers are reused from tick to tick.
@@ -123,12 +123,8 @@ type Sampler struct {
 	// spool keeps samples to intern later (Config.SpoolBytes); nil
 	// interns them at once.
 	spool *spool
-	// wake makes Run tick at once (Wake); soon counts the ticks after it
-	// that come at most listEvery apart.
+	// wake makes Run tick at once (Wake).
 	wake chan struct{}
-	soon int
-	// drainSoon makes Run tick at once, and only that (DrainSoon).
-	drainSoon chan struct{}
 
 	win        *windowState
 	hadTargets bool
@@ -228,24 +224,13 @@ func New(cfg Config) (*Sampler, error) {
 
 		cfiStacks: map[intern.StackID]struct{}{},
 		wake:      make(chan struct{}, 1),
-		drainSoon: make(chan struct{}, 1),
+		drains:    newDrainPolicy(cfg, time.Second/time.Duration(cfg.Hz)),
 	}
 	if cfg.SpoolBytes > 0 {
 		s.spool = &spool{limit: cfg.SpoolBytes}
 	}
 	in.OnEvict(s.keepEvicted)
 	return s, nil
-}
-
-// DrainSoon makes Run drain at once rather than at its next deadline, once,
-// without the quick ticks that follow a Wake; it may be called from any
-// goroutine. A backend calls it when a kernel sample buffer is half full
-// (target.Options.SamplesWaiting).
-func (s *Sampler) DrainSoon() {
-	select {
-	case s.drainSoon <- struct{}{}:
-	default:
-	}
 }
 
 // Wake makes Run tick at once rather than at its next deadline; it may be

@@ -1,0 +1,161 @@
+package sampler
+
+import (
+	"time"
+
+	"github.com/macprof/macprof/profile"
+	"github.com/macprof/macprof/target"
+)
+
+// drainPolicy decides when the loop ticks while targets' kernel samples are
+// drained (target.SampleDrainer), and what those ticks do for them: the
+// loop keeps the timer and the tick, the backend its own schedule
+// (DrainInterval), and this how the two meet across targets and windows.
+type drainPolicy struct {
+	period  time.Duration
+	window  time.Duration // Config.Window
+	settled func() bool   // Config.Settled
+	// every is the time between ticks the loop is keeping (0 outside Run).
+	every time.Duration
+	// soon counts the ticks after a Wake that come at most listEvery apart.
+	soon int
+	// now makes Run tick at once, and only that (DrainSoon).
+	now chan struct{}
+}
+
+func newDrainPolicy(cfg Config, period time.Duration) drainPolicy {
+	return drainPolicy{period: period, window: cfg.Window, settled: cfg.Settled, now: make(chan struct{}, 1)}
+}
+
+// DrainSoon makes Run drain at once rather than at its next deadline, once,
+// without the quick ticks that follow a Wake; it may be called from any
+// goroutine. A backend calls it when a kernel sample buffer is half full
+// (target.Options.Kernel.SamplesWaiting).
+func (s *Sampler) DrainSoon() {
+	select {
+	case s.drains.now <- struct{}{}:
+	default:
+	}
+}
+
+// useDrainer makes t's kernel samples, when it has them on (cpu mode
+// only), the source of ts's running threads' samples.
+func (ts *targetState) useDrainer(t target.Target, mode profile.Mode) {
+	d, ok := t.(target.SampleDrainer)
+	if !ok || mode != profile.ModeCPU {
+		return
+	}
+	if on, _ := d.KernelSampled(); !on {
+		return
+	}
+	ts.drainer = d
+	ts.loss, _ = t.(target.SampleLossReporter)
+	// One that does not keep its samples when added never will (it has
+	// no buffer of its own to keep them from).
+	if k, ok := t.(target.SampleKeeper); ok && k.Keep() {
+		ts.keeper = k
+	}
+}
+
+// interval returns the time to the next tick and keeps it as every: the
+// sampling period, or the longer drain interval (the shortest the targets
+// ask for) while every live target's threads are all sampled by the
+// kernel, whose samples wait in its buffers until drained. A new target's
+// first three ticks are a period apart (unless it keeps its samples: its
+// threads are sampled from their start), so that its busy threads (seen
+// first at the first, which does not count their CPU time before) start
+// their kernel samples after a period of CPU rather than a drain interval;
+// it takes two ticks as a tick may come early (timerDelay). winStart is
+// the start of the open window.
+func (p *drainPolicy) interval(targets []*targetState, winStart time.Time) time.Duration {
+	p.every = p.next(targets, winStart)
+	return p.every
+}
+
+func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Duration {
+	var every time.Duration
+	for _, ts := range targets {
+		if ts.exited {
+			continue
+		}
+		if ts.drainer == nil || ts.ticks < 3 && ts.keeper == nil {
+			return p.period
+		}
+		if _, all := ts.drainer.KernelSampled(); !all {
+			return p.period
+		}
+		if d := ts.drainer.DrainInterval(); every == 0 || d < every {
+			every = d
+		}
+	}
+	if every <= 0 {
+		return p.period
+	}
+	switch {
+	case every <= listEvery:
+	case p.soon > 0:
+		p.soon--
+		every = listEvery
+	case p.settled != nil && !p.settled():
+		// Something new may have started: look again soon.
+		every = listEvery
+	}
+	if p.window > 0 {
+		// A window closes at the first tick after its end: a drain
+		// interval as long as the window would make it twice as long.
+		// (windowSlop: a timer may fire up to a millisecond early.)
+		if rem := time.Until(winStart.Add(p.window)) + windowSlop; rem > 0 && rem < every {
+			every = rem
+		}
+	}
+	return every
+}
+
+// woken makes the next wakeTicks ticks come at most listEvery apart, as
+// what woke the loop (an exit) may take a few to show.
+func (p *drainPolicy) woken() { p.soon = wakeTicks }
+
+// wakeTicks is how many ticks after a Wake come at most listEvery apart:
+// a process whose exit woke the sampler may still show a thread or two.
+const wakeTicks = 10
+
+// windowSlop is added to the time left in a window when a drain is brought
+// forward to its end, so that the tick lands after it.
+const windowSlop = 2 * time.Millisecond
+
+// draining reports whether any live target's kernel samples are drained.
+func draining(targets []*targetState) bool {
+	for _, ts := range targets {
+		if !ts.exited && ts.drainer != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// keeps reports whether a tick leaves ts alone: its backend keeps its
+// samples until it exits or the recording ends (ending: the run's last
+// tick), or its memory for them is full.
+func keeps(ts *targetState, ending bool) bool {
+	return ts.keeper != nil && !ending && ts.keeper.Keep()
+}
+
+// drainOnly reports whether this tick only drains the kernel samples of
+// ts's threads drained at its last listing: while every thread of ts is
+// sampled by the kernel and ticks come more often than listEvery, its
+// threads are listed and their CPU time read only every listEvery (and at
+// the run's last tick, ending), as a drain interval can be as short as a
+// period (10 ms with stack copies at 999 Hz) and listing the threads costs
+// as much as draining them.
+func (p *drainPolicy) drainOnly(ts *targetState, ending bool) bool {
+	if ts.drainer == nil || ts.ticks < 3 || ending || p.every <= 0 || p.every >= listEvery*9/10 || time.Since(ts.listedAt) >= listEvery*9/10 {
+		return false
+	}
+	_, all := ts.drainer.KernelSampled()
+	return all
+}
+
+// listEvery is the longest a kernel-sampled target's threads go unlisted
+// (drainOnly): new threads are found, and the CPU time of those the kernel
+// took no sample of counted, this often.
+const listEvery = target.DefaultMaxDrainInterval
