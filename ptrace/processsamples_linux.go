@@ -221,8 +221,13 @@ func (p *processRings) walkSample(rec []byte) {
 }
 
 // link appends s to samples and to its thread's list, and notes in
-// unordered a sample older than its thread's last.
+// unordered a sample older than its thread's last. A sample the kernel
+// wrote no ids in (-1: its task was being released; 0: of another PID
+// namespace) is left out, rather than shown as a thread that never was.
 func (p *processRings) link(s ringSample) {
+	if s.tid == 0 || s.tid == ^uint32(0) || s.pid == 0 || s.pid == ^uint32(0) {
+		return
+	}
 	i := int32(len(p.samples))
 	p.samples = append(p.samples, s)
 	p.linkAt(i)

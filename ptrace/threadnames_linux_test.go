@@ -162,3 +162,27 @@ func TestThreadNamesNoAllocation(t *testing.T) {
 		t.Errorf("%.1f allocations per apply and lookup, want 0", a)
 	}
 }
+
+// TestProcessRingsNameThreads: through a collect of two CPUs' rings, the
+// command's thread has the name it had at its exec, the thread it created
+// the name it gave itself (on the other CPU, before it exited), and a
+// sample the kernel wrote no thread id in belongs to no thread.
+func TestProcessRingsNameThreads(t *testing.T) {
+	r0, r1 := fakeRing(4096), fakeRing(4096)
+	p := newFakeProcessRings(100, r0, r1)
+	p.names.seed(100, "cmd")
+	r0.write(threadForkRecord(100, 100, 101, 100, 2))
+	r1.write(threadCommRecord(100, 101, "worker", 3, false))
+	r1.write(processRecordAt(4, 100, 101, 0x1000))
+	r0.write(processRecordAt(6, 100, 100, 0x2000))
+	r0.write(threadExitRecord(100, 100, 101, 100, 7))
+	r0.write(processRecordAt(8, ^uint32(0), ^uint32(0), 0x3000))
+	p.collect()
+	got := map[int]string{}
+	for _, ts := range p.threadsWithSamples(nil) {
+		got[ts.tid] = ts.name
+	}
+	if len(got) != 2 || got[100] != "cmd" || got[101] != "worker" {
+		t.Errorf("threads with samples and their names %v, want 100 cmd and 101 worker", got)
+	}
+}
