@@ -207,7 +207,11 @@
 //     so its children's samples come too, each with its PID (`target.Capture.PID`; their threads
 //     are listed departed with `ThreadInfo.PID`, apart from the command's CPU time), and `record`
 //     does not follow the children of such a target (`target.DescendantSampler`): a child of
-//     20 ms is sampled from its first period. Each sample is looked up in the images its process
+//     20 ms is sampled from its first period. Each thread they list is named from the records as
+//     `perf report` names it (`threadnames_linux.go`): its last comm record (an exec,
+//     `prctl(PR_SET_NAME)`), else its creator's name at its fork; `/proc/PID/task/TID/comm` is
+//     read once, only for a thread the records leave unnamed, so that a thread that ended before
+//     the listing keeps its name. Each sample is looked up in the images its process
 //     had at its time (`imageversions_linux.go`): the records, sorted by time, give each process
 //     versions of its images (a fork starts with its parent's at the fork, an exec with none, a
 //     mapping adds its file), so the program before and after an exec, a child's own library or
