@@ -36,14 +36,14 @@ const hitPages = 256
 // PCs outside every image (JIT code lies outside every image for good).
 const unknownReread = 50 * time.Millisecond
 
-// note records the images pcs lie in. It does not allocate once every
-// page was seen.
-func (h *imageHits) note(set *images.Set, pcs []uint64) {
+// note records the images pcs lie in and reports whether one lies
+// outside every image. It does not allocate once every page was seen.
+func (h *imageHits) note(set *images.Set, pcs []uint64) (unknown bool) {
 	if set == nil {
 		if len(pcs) > 0 {
 			h.unknown = true
 		}
-		return
+		return len(pcs) > 0
 	}
 	if set != h.set {
 		h.set = set
@@ -58,7 +58,7 @@ func (h *imageHits) note(set *images.Set, pcs []uint64) {
 		im := set.Lookup(pc)
 		*e = hitPage{page: pg, img: im, valid: true}
 		if im == nil {
-			h.unknown = true
+			h.unknown, unknown = true, true
 			continue
 		}
 		key := im.BuildID
@@ -73,22 +73,36 @@ func (h *imageHits) note(set *images.Set, pcs []uint64) {
 			h.pending = append(h.pending, im)
 		}
 	}
+	return unknown
+}
+
+// rereadUnknown reads the image list again when a PC lay outside every
+// known image since the last read, at most every unknownReread, and
+// reports whether the list changed. A read that fails (dyld's list in use
+// while another dlopen adds to it) is tried again later: the pages already
+// looked up are not noted as unknown again.
+func (t *Target) rereadUnknown() bool {
+	h := &t.hits
+	if !h.unknown || t.closed || time.Since(h.readAt) < unknownReread {
+		return false
+	}
+	h.readAt = time.Now()
+	old := t.imgSet
+	_, err := t.Images()
+	h.unknown = err != nil
+	return t.imgSet != old
 }
 
 // ImagesHit appends to dst the images the target's samples hit for the
 // first time since the last call (target.ImageHitReporter), so that the
-// caller can read their symbols while the task lives. When a sample's PC
-// lay outside every known image, the image list is read again first (at
-// most every unknownReread).
+// caller can read their symbols while the task lives. The list is read
+// again first when a sample's PC lay outside every known image and the
+// capture could not read it (rereadUnknown).
 func (t *Target) ImagesHit(dst []*images.Image) []*images.Image {
 	t.calls.Lock()
 	defer t.calls.Unlock()
 	h := &t.hits
-	if h.unknown && !t.closed && time.Since(h.readAt) >= unknownReread {
-		h.unknown = false
-		h.readAt = time.Now()
-		t.readImages()
-	}
+	t.rereadUnknown()
 	dst = append(dst, h.pending...)
 	clear(h.pending)
 	h.pending = h.pending[:0]

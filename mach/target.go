@@ -322,10 +322,15 @@ func (t *Target) walk(regs unwind.Regs, st *unwind.Stack, c *target.Capture) {
 
 // noteCapture records the images a capture's PCs hit (ImagesHit) and
 // names the image list it was taken under, so that a sample taken before
-// an exec (or a dlclose) is not named from the list read after it. It
-// runs once the thread is resumed: none of it needs the thread stopped.
+// an exec (or a dlclose) is not named from the list read after it. A PC
+// outside every known image (a library dlopen'ed since the list was read)
+// has the list read again at once (rereadUnknown), so that this capture
+// is named under the new list too. It runs once the thread is resumed:
+// none of it needs the thread stopped.
 func (t *Target) noteCapture(c *target.Capture) {
-	t.hits.note(t.imgSet, c.PCs)
+	if t.hits.note(t.imgSet, c.PCs) && t.rereadUnknown() {
+		t.hits.note(t.imgSet, c.PCs)
+	}
 	c.Images, c.Executable = t.imgSet, t.path
 }
 

@@ -23,9 +23,12 @@ import (
 	pprof "github.com/google/pprof/profile"
 
 	"github.com/macprof/macprof/demangle"
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/images/dyldcachetest"
 	"github.com/macprof/macprof/internal/fixture"
 	"github.com/macprof/macprof/mach"
 	"github.com/macprof/macprof/mach/machtest"
+	"github.com/macprof/macprof/symcache"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
@@ -268,34 +271,177 @@ func TestModelRecordLaunchToExit(t *testing.T) {
 	}
 }
 
-// TestModelRecordShortCommand: a command that exits at once, a few ticks
-// in, is named too (from the task while it lived, or from the image's file
-// where dyld's list gives one with the image's UUID: symcache's
-// TestMemoryGoneUsesFile).
-func TestModelRecordShortCommand(t *testing.T) {
+// TestModelRecordDlopen: the program dlopens a library after the
+// profiler's first read of its image list and a new thread runs in it;
+// the program exits and the profile, written after the exit as the CLI
+// does, names the library's frames (its path does not exist here: the
+// names come from the task's memory, read once a PC outside every known
+// image had the list read again).
+func TestModelRecordDlopen(t *testing.T) {
 	m := newFlowModel(t)
-	prog := flowImage{flowProg.fixture, "", flowProgSlide}
-	prog.path, _ = filepath.Abs(prog.file())
 	exe := m.launchable(t, func(k *machtest.Kernel, path string) *machtest.Task {
-		tk := k.SpawnedTask(t, path, taskImages(prog))
-		populate(t, tk, flowChain{{prog, "leaf"}, {prog, "func_10"}, {prog, "local_10"}, {prog, "main"}})
-		tk.PlanExit(300, 0)
+		tk := k.SpawnedTask(t, path, taskImages(flowProg))
+		populate(t, tk, chainMain)
+		tk.PlanDlopen(t, 800, taskImages(flowLib), func() {
+			th := tk.AddThread("loader")
+			th.Busy = true
+			th.SetStacks(unwind.ArchARM64, flowStackTop-8<<20, flowStackSize, &machtest.Stack{PCs: chainLib.pcs(t)})
+		})
+		tk.PlanExit(4000, 0)
 		return tk
 	})
-	out := filepath.Join(t.TempDir(), "p.pb.gz")
-	if code, _, stderr := runCLI(t, recordCLI, "-F", "999", "-o", out, "--", exe); code != 0 {
-		t.Fatalf("status %d:\n%s", code, stderr)
+	recordNamed(t, 0, []flowChain{chainMain, chainLib}, "-F", "400", "--", exe)
+}
+
+// killAfterHit is a launched command killed (SIGKILL) right after its
+// Target first reports images that samples hit (ImagesHit), before
+// record's reader has read their symbols: the reads that follow find the
+// task's memory gone, and the names can come only from the images' files
+// on disk.
+type killAfterHit struct {
+	*mach.Launched
+	once sync.Once
+	kill func()
+}
+
+func (l *killAfterHit) ImagesHit(dst []*images.Image) []*images.Image {
+	n := len(dst)
+	dst = l.Launched.ImagesHit(dst)
+	if len(dst) > n {
+		l.once.Do(l.kill)
 	}
-	_, stacks := readProfile(t, out)
-	for s := range stacks {
-		if strings.Contains(s, "?") || strings.Contains(s, "+0x") {
-			t.Errorf("unnamed frames in %q", s)
+	return dst
+}
+
+// killAfterFirstHit makes the commands launched from now on killed right
+// after their first images-hit report (killAfterHit).
+func (m *flowModel) killAfterFirstHit() {
+	osBackend.launch = func(args []string, o target.Options) (target.Launched, error) {
+		l, err := mach.LaunchCommandKernel(m.k, args, o)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if len(stacks) == 0 {
-		t.Error("no samples")
+		tk := <-m.spawned
+		return &killAfterHit{Launched: l, kill: func() { m.k.Kill(tk.PID, syscall.SIGKILL) }}, nil
 	}
 }
+
+// onDisk is img under the path of its fixture file, which exists here.
+func onDisk(t *testing.T, img flowImage) flowImage {
+	t.Helper()
+	p, err := filepath.Abs(img.file())
+	if err != nil {
+		t.Fatal(err)
+	}
+	img.path = p
+	return img
+}
+
+// TestModelRecordKilledAfterFirstHit: the command is killed right after
+// the sampler's first report of the images its samples hit, before
+// record's reader could read them from the task: the reads fail (xnu
+// unmapped the task) and the frames are named from the images' files,
+// which dyld's list names and whose LC_UUID is the images'.
+func TestModelRecordKilledAfterFirstHit(t *testing.T) {
+	m := newFlowModel(t)
+	m.killAfterFirstHit()
+	prog, lib := onDisk(t, flowProg), onDisk(t, flowLib)
+	main := flowChain{{prog, "leaf"}, {prog, "func_10"}, {prog, "local_10"}, {prog, "main"}}
+	inLib := flowChain{{lib, "lib_helper"}, {lib, "lib_entry"}, {prog, "func_23"}, {prog, "local_23"}, {prog, "main"}}
+	exe := m.launchable(t, func(k *machtest.Kernel, path string) *machtest.Task {
+		tk := k.SpawnedTask(t, path, taskImages(prog, lib))
+		populate(t, tk, main, inLib)
+		return tk
+	})
+	recordNamed(t, 128+int(syscall.SIGKILL), []flowChain{main, inLib}, "-F", "400", "--", exe)
+}
+
+// TestModelRecordSharedCache: the program calls into a dylib of the dyld
+// shared cache (MH_DYLIB_IN_CACHE, the cache's UUID in
+// dyld_all_image_infos), whose path exists in no file system, the cache's
+// files being in the directory searched for them. Its frames are named
+// after the program's exit: its exports from the task's memory read while
+// the task lived and its locals (<redacted> in memory) from the cache's
+// .symbols file, the subcache with the dylib's bytes being absent; and,
+// when the task is killed before its memory could be read, all of them
+// from the cache's files (main file, subcache, .symbols).
+func TestModelRecordSharedCache(t *testing.T) {
+	files := []string{flowLib.file(), filepath.Join(filepath.Dir(flowLib.file()), "libtwo_arm64.dylib")}
+	c := dyldcachetest.Build(t, files)
+	d := c.Dylibs[0]
+	for _, memoryGone := range []bool{false, true} {
+		name := "from memory"
+		if memoryGone {
+			name = "memory gone"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			old := symcache.DefaultSharedCacheDirs
+			symcache.DefaultSharedCacheDirs = []string{dir}
+			t.Cleanup(func() { symcache.DefaultSharedCacheDirs = old })
+			m := newFlowModel(t)
+			prog := flowProg
+			if memoryGone {
+				c.WriteCache(t, dir, c.SubUUID())
+				m.killAfterFirstHit()
+				prog = onDisk(t, flowProg)
+			} else {
+				c.WriteFiles(t, dir, c.SymbolsUUID)
+			}
+			lib := flowImage{flowLib.fixture, d.InstallPath, d.Delta + dyldcachetest.Slide}
+			if _, err := os.Stat(lib.path); err == nil {
+				t.Fatalf("%s exists here: the test needs a path that does not", lib.path)
+			}
+			main := flowChain{{prog, "leaf"}, {prog, "func_10"}, {prog, "local_10"}, {prog, "main"}}
+			inLib := flowChain{{lib, "lib_helper"}, {lib, "lib_entry"}, {prog, "func_23"}, {prog, "local_23"}, {prog, "main"}}
+			exe := m.launchable(t, func(k *machtest.Kernel, path string) *machtest.Task {
+				tk := k.SpawnedTask(t, path, append(taskImages(prog), c.TaskImage(0)))
+				populate(t, tk, main, inLib)
+				tk.PlanExit(3000, 0)
+				return tk
+			})
+			status := 0
+			if memoryGone {
+				status = 128 + int(syscall.SIGKILL)
+			}
+			recordNamed(t, status, []flowChain{main, inLib}, "-F", "400", "--", exe)
+		})
+	}
+}
+
+// TestModelRecordShortCommand: a command that lives for less than 50
+// ticks at -F 999 (50 ms for a profiler that keeps up) before exiting on
+// its own has every sample named after its exit, its images' paths
+// existing nowhere here: the names come from the reads made in its first
+// ticks.
+func TestModelRecordShortCommand(t *testing.T) {
+	m := newFlowModel(t)
+	exe := m.launchable(t, func(k *machtest.Kernel, path string) *machtest.Task {
+		tk := k.SpawnedTask(t, path, taskImages(flowProg, flowLib))
+		populate(t, tk, chainMain, chainLib)
+		tk.PlanExit(shortCommandSteps, 0)
+		return tk
+	})
+	p := recordNamed(t, 0, []flowChain{chainMain, chainLib}, "-F", "999", "--", exe)
+	// Each tick captures each thread once (one thread_suspend): at most
+	// 50 ticks, 50 ms at -F 999 for a profiler that keeps up. The
+	// samples' values count the ticks of wall time instead, which a
+	// loaded machine stretches.
+	var wall int64
+	for _, s := range p.Sample {
+		wall += s.Value[0]
+	}
+	if n := m.k.Counts().Calls[machtest.CallThreadSuspend]; n > 2*50 {
+		t.Errorf("%d thread_suspend calls: the command lived more than 50 ticks", n)
+	} else {
+		t.Logf("%d captures of 2 threads; %d ticks of wall time in the samples", n, wall)
+	}
+}
+
+// shortCommandSteps is how many model steps the short command runs: 43
+// ticks of record's with two threads (measured: 86 captures; 400 steps
+// give 22 ticks, 820 give 52).
+const shortCommandSteps = 700
 
 // TestModelRecordInterrupted is Ctrl-C during `macprof record -- ./prog`:
 // the recording stops, the signal reaches the command (whose default

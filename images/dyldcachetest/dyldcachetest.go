@@ -79,6 +79,20 @@ type Cache struct {
 	Linkedit, Pool [2]uint64
 	// UUID is the cache's; SymbolsUUID the .symbols file's.
 	UUID, SymbolsUUID [16]byte
+
+	shared *fixture.SharedCache // TaskImage's
+}
+
+// TaskImage is dylib i as a task holds it (fixture.NewTask,
+// fixture.Task.AddImages): at its load address in the cache's memory,
+// listed under its install path. Every TaskImage of c names one
+// fixture.SharedCache, so that a task maps the cache once.
+func (c *Cache) TaskImage(i int) fixture.TaskImage {
+	if c.shared == nil {
+		c.shared = &fixture.SharedCache{Mem: c.Mem, UUID: c.UUID, Slide: Slide, Base: Base + Slide}
+	}
+	d := c.Dylibs[i]
+	return fixture.TaskImage{Path: d.InstallPath, Cache: c.shared, Load: d.Load}
 }
 
 // Build lays the thin arm64 dylibs at files out as one cache: each dylib's

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/macprof/macprof/internal/fixture"
+	"github.com/macprof/macprof/mach"
 )
 
 // plan schedules do at n model steps from now, or, for a task still held
@@ -75,4 +76,65 @@ func (k *Kernel) Exec(t testing.TB, old *Task, path string, imgs []fixture.TaskI
 		k.destroyPort(portObj{task: old, read: true})
 	})
 	return nt
+}
+
+// dlopenBusySteps is how many model steps dyld's image list stays "in
+// use" (infoArray NULL) while a dlopen adds its images.
+const dlopenBusySteps = 2
+
+// PlanDlopen makes the task's program dlopen imgs after n model steps of
+// running (see Dlopen); the list is in use for dlopenBusySteps steps, and
+// then, when non-nil, runs once the images are listed: the program's code
+// starting to run in them (add threads or stacks there). It is called
+// while the task is built, as PlanExit.
+func (tk *Task) PlanDlopen(t testing.TB, n int64, imgs []fixture.TaskImage, then func()) {
+	tk.plan(n, func() {
+		old := tk.mapAdded(t, imgs)
+		tk.plan(dlopenBusySteps, func() {
+			tk.listAdded(old)
+			if then != nil {
+				then()
+			}
+		})
+	})
+}
+
+// Dlopen adds imgs to the task's images at once, as dyld does for a
+// dlopen (dyld-1378 dyld/ExternallyViewableState.cpp addImages): the
+// images are mapped (dlopen maps a library before dyld lists it), then
+// dyld moves infoArrayChangeTimestamp (updateTimestamp), sets infoArray to
+// NULL "to denote it is in-use", builds a new array of the old entries and
+// the new ones (its own storage, reallocated: the old array's address is
+// freed), stores infoArrayCount, infoArrayChangeTimestamp and the new
+// infoArray, and only then calls triggerNotifications (lldb's breakpoint
+// function lldb_image_notifier; ExternallyViewableState.h calls the older
+// _dyld_debugger_notification historical). dlopen lists the new images
+// before any of their code runs (notifyDebuggerLoad(newLoaders): "tell
+// debugger about newly loaded images in case there is a crash during
+// fixups", before the fixups and initializers).
+func (k *Kernel) Dlopen(t testing.TB, tk *Task, imgs []fixture.TaskImage) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	tk.listAdded(tk.mapAdded(t, imgs))
+}
+
+// mapAdded maps imgs and a new image array listing them, leaves infoArray
+// NULL, and returns the old array's address.
+func (tk *Task) mapAdded(t testing.TB, imgs []fixture.TaskImage) uint64 {
+	old := tk.infos.ArrayAddr
+	tk.infos.AddImages(t, imgs).Each(func(addr uint64, data []byte) {
+		tk.mapRegion(addr, append([]byte(nil), data...), mach.VMProtRead)
+	})
+	tk.setInfoArrayUpdating(true)
+	return old
+}
+
+// listAdded stores the new count and the shared cache's fields, then the
+// new infoArray with the next timestamp, and frees the old array.
+func (tk *Task) listAdded(oldArray uint64) {
+	b, from := tk.infosBytes(), tk.infos.Infos
+	copy(b[offInfoArrayCount:offInfoArrayCount+4], from[offInfoArrayCount:])
+	copy(b[offCacheFields:offTimestamp], from[offCacheFields:offTimestamp])
+	tk.setInfoArrayUpdating(false)
+	tk.unmap(oldArray)
 }

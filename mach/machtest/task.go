@@ -349,12 +349,17 @@ func (k *Kernel) Reap(tk *Task) {
 
 // --- dyld ---
 
-// offInfoArray and offTimestamp are the offsets of infoArray and
-// infoArrayChangeTimestamp in struct dyld_all_image_infos (dyld
-// include/mach-o/dyld_images.h; images/dyld_layout_test.go checks them).
+// offInfoArrayCount, offInfoArray and offTimestamp are the offsets of
+// infoArrayCount, infoArray and infoArrayChangeTimestamp in struct
+// dyld_all_image_infos, offCacheFields that of sharedCacheSlide, which
+// sharedCacheUUID and sharedCacheBaseAddress follow up to the timestamp
+// (dyld include/mach-o/dyld_images.h; images/dyld_layout_test.go checks
+// them).
 const (
-	offInfoArray = 8
-	offTimestamp = 184
+	offInfoArrayCount = 4
+	offInfoArray      = 8
+	offCacheFields    = 152
+	offTimestamp      = 184
 )
 
 // SetInfoArrayUpdating sets infoArray to NULL, as dyld does while it
