@@ -8,7 +8,13 @@ import (
 
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/symcache"
+	"github.com/macprof/macprof/unwind"
 )
+
+// AfterSampleFrame is the function name of the pseudo frame between a
+// stack's frames found in the sample's stack copy and its callers, read
+// from the process after the sample (unwind.AfterSampleMark).
+const AfterSampleFrame = "[read after sample]"
 
 // location is one unique code address of one process, symbolized.
 type location struct {
@@ -177,6 +183,9 @@ func (r *resolver) appOnly(proc int, ids []int) []int {
 // location returns the index of the location of pc in process proc,
 // symbolizing it on first sight.
 func (r *resolver) location(proc int, set *images.Set, pc uint64, caller bool) int {
+	if pc == unwind.AfterSampleMark && caller {
+		return r.afterSample()
+	}
 	addr := pc
 	if caller && addr > 0 {
 		addr--
@@ -193,6 +202,19 @@ func (r *resolver) location(proc int, set *images.Set, pc uint64, caller bool) i
 	}
 	id := len(r.locs)
 	r.locs = append(r.locs, loc)
+	r.byKey[key] = id
+	return id
+}
+
+// afterSample returns the index of the AfterSampleFrame pseudo location,
+// added on first use.
+func (r *resolver) afterSample() int {
+	key := locKey{proc: -1, addr: unwind.AfterSampleMark}
+	if id, ok := r.byKey[key]; ok {
+		return id
+	}
+	id := len(r.locs)
+	r.locs = append(r.locs, location{proc: -1, frames: []symcache.Frame{{Function: AfterSampleFrame}}})
 	r.byKey[key] = id
 	return id
 }

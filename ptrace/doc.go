@@ -139,8 +139,11 @@
 //   - Each sample is walked on its stack copy where the kernel wrote it in the ring (copied out
 //     first only when it wraps around the ring's end; the ring is consumed after the walk), with a
 //     walker that has no fallback reader: the thread
-//     has run on since, so memory past the copy is no longer the sample's, and a walk that reaches
-//     the copy's end is marked truncated. A thread's ring also takes the kernel's `comm` records:
+//     has run on since, so memory past the copy is no longer the sample's. A walk that needs it
+//     reads it from the process now (`aftersample_linux.go`, `unwind.Stack.After`: the outer
+//     frames of a deep stack rarely change), accepts each frame found so only where its return
+//     address follows a call and its CFA rises, and puts `unwind.AfterSampleMark` (exporters'
+//     `[read after sample]`) before them; one that fails there is marked truncated. A thread's ring also takes the kernel's `comm` records:
 //     one marked as an exec, read in order with the samples, moves those after it to the next
 //     program's images (`execgens_linux.go`: one image set per program, the set read with a new
 //     executable filed under the exec the rings show next), with whose unwind tables they are

@@ -82,6 +82,9 @@ type kernelSampler struct {
 	// records said were dropped, until LostSamples takes them (a thread
 	// that departed is forgotten at its last drain, before).
 	lost map[int]int64
+	// after reads a thread's stack past its sample's copy, for the walk
+	// (aftersample_linux.go).
+	after afterSample
 }
 
 func newKernelSampler(opts target.Options) (*kernelSampler, error) {
@@ -233,9 +236,9 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 }
 
 // captureSampled fills c from the newest kernel sample of th and walks its
-// stack copy. The walk stops at the copy's end (marked truncated): the
-// thread has run on since the sample, so the rest of its stack is no longer
-// the sample's.
+// stack copy. Past the copy's end the thread has run on since the sample:
+// the walk reads on from the process, each frame checked and marked
+// (fillFromSample, unwind.Stack.After).
 func (t *Target) captureSampled(th *thread, c *target.Capture) error {
 	r := th.kernel.ring
 	at, size, ok := r.newest()
@@ -297,7 +300,7 @@ func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture, 
 	if !ok {
 		lo, hi = regs.SP, regs.SP+uint64(len(data))
 	}
-	st := unwind.Stack{Base: c.StackBase, Data: data, Lo: lo, Hi: hi}
+	st := unwind.Stack{Base: c.StackBase, Data: data, Lo: lo, Hi: hi, After: k.after.forWalk(t.pid)}
 	c.PCs, c.Walk = t.walk(k.walker, regs, &st, c.PCs[:0], false)
 	t.noteWalk(th, c)
 	return nil
@@ -396,7 +399,7 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		err := t.fillFromSample(th, at, size, caps[n], true)
 		t.tables.sample = nil
 		if err == nil {
-			th.kernel.ranOff = th.kernel.ranOff || caps[n].Walk.Stop == unwind.StopReadFailed
+			th.kernel.ranOff = th.kernel.ranOff || caps[n].Walk.LeftCopy()
 			caps[n].Images, caps[n].Executable = gen.set, gen.exe
 			n++
 		}

@@ -223,6 +223,11 @@ type Result struct {
 	Hash uint64
 }
 
+// LeftCopy reports whether the walk needed memory past its stack copy and
+// had no fallback reader for it: it ended there (StopReadFailed), or read
+// it after the sample (Stack.After). A larger copy would have served it.
+func (r Result) LeftCopy() bool { return r.Stop == StopReadFailed || r.afterReads > 0 }
+
 // Walk appends the PC and then the return address of each caller to dst[:0]
 // and returns the filled slice. It never grows dst beyond its capacity: with
 // a capacity smaller than the frame limit the walk ends with StopNoRoom.

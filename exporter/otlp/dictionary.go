@@ -7,6 +7,7 @@ import (
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/symcache"
+	"github.com/macprof/macprof/unwind"
 	pb "go.opentelemetry.io/proto/slim/otlp/profiles/v1development"
 )
 
@@ -51,6 +52,7 @@ type builder struct {
 	unsampled int32                         // location of the [unsampled] pseudo frame, 0 until used
 	lost      [profile.NumLostReasons]int32 // locations of the [lost] pseudo frames, by reason
 	system    int32                         // location of the [system] pseudo frame, 0 until used
+	after     int32                         // location of the [read after sample] pseudo frame, 0 until used
 	native    []int32                       // attribute indices of a machine-code frame's location
 	goFrame   []int32                       // attribute indices of a Go frame's location
 	imgGo     map[*images.Image]bool        // whether an image is a Go program's
@@ -191,6 +193,9 @@ func (b *builder) function(name, file string) int32 {
 // first sight. caller marks a return address: the location records the
 // address of the call (return address minus one), as pprof does.
 func (b *builder) location(set *images.Set, pc uint64, caller bool) int32 {
+	if pc == unwind.AfterSampleMark && caller {
+		return b.pseudoLocation(&b.after, exporter.AfterSampleFrame)
+	}
 	addr := pc
 	if caller && addr > 0 {
 		addr--
