@@ -163,7 +163,7 @@ func (t *Target) fillFromChain(th *thread, at, size uint64, c *target.Capture) e
 	if users >= perfMaxStack() || users > len(pcs) {
 		res.Stop = unwind.StopMaxFrames
 	}
-	if t.opts.Unwind != unwind.MethodFP {
+	if t.plan().tables {
 		if r := t.resolver(); r != nil {
 			check := unwind.CheckChain(pcs, r.NoWait())
 			if check.Trusted < len(pcs) || !check.Whole {
@@ -182,7 +182,7 @@ func (t *Target) fillFromChain(th *thread, at, size uint64, c *target.Capture) e
 // (none with a frame without a record between them) move its ring to
 // callchains (with --unwind auto).
 func (t *Target) noteWalk(th *thread, c *target.Capture) {
-	if t.opts.Unwind != unwind.MethodAuto || c.Walk.Stop != unwind.StopEnd {
+	if !t.plan().switchRings || c.Walk.Stop != unwind.StopEnd {
 		return
 	}
 	r := t.resolver()
@@ -213,10 +213,6 @@ func (t *Target) framePointersOnly(pcs []uint64) bool {
 	return true
 }
 
-// chainRings reports whether t's rings start with callchains: with
-// --unwind fp, which walks frame records whatever the tables say.
-func (t *Target) chainRings() bool { return t.opts.Unwind == unwind.MethodFP }
-
 // switchRing reopens the ring of th, drained, with callchains where its
 // walks were exact by frame records long enough, or with stack copies
 // where a callchain met a frame without a record; it reports whether it
@@ -229,7 +225,7 @@ func (t *Target) switchRing(th *thread) bool {
 	switch {
 	case tk.ring.chain && tk.needStack:
 		stack = max(tk.ringStack, perfStackBytes)
-	case !tk.ring.chain && t.opts.Unwind == unwind.MethodAuto && tk.exact >= max(tk.exactNeed, chainAfter):
+	case !tk.ring.chain && t.plan().switchRings && tk.exact >= max(tk.exactNeed, chainAfter):
 		stack = 0
 	default:
 		return false

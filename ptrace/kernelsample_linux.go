@@ -194,7 +194,7 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 		// callchains it had, or the stack copy it had grown to, if the
 		// budget allows.
 		stack := max(th.kernel.ringStack, perfStackBytes)
-		if th.kernel.chain || t.chainRings() {
+		if th.kernel.chain || t.plan().chainsFirst {
 			stack = 0
 		}
 		// The ring has no sample yet: this once, the thread is stopped,
@@ -204,7 +204,7 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 		// copies; a callchain that meets other code sends its ring back
 		// to stack copies, as any.
 		capErr := t.stopAndCapture(th, c)
-		if capErr == nil && th.kernel.ringStack == 0 && !th.kernel.chain && t.opts.Unwind == unwind.MethodAuto && t.framePointersOnly(c.PCs) {
+		if capErr == nil && th.kernel.ringStack == 0 && !th.kernel.chain && t.plan().switchRings && t.framePointersOnly(c.PCs) {
 			stack = 0
 		}
 		r, small, err := k.openRing(tid, t.ringSpec(stack))

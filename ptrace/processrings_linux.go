@@ -137,20 +137,13 @@ const stackRingBytes = 2 << 20
 
 // processRingsFit reports whether a command at path, run with opts, is
 // sampled through process rings: opts asks for them, with kernel samples,
-// and every frame of it keeps a frame record (--unwind fp, or a statically
-// linked Go binary: Go keeps frame pointers, and a binary without an
-// interpreter loads no other code).
+// and every frame of it is walked by its frame record
+// (walkPlan.framesAllByRecords).
 func processRingsFit(path string, opts target.Options) bool {
 	if !opts.Kernel.ProcessRings || !opts.Continuous || opts.Kernel.Period <= 0 {
 		return false
 	}
-	switch opts.Unwind {
-	case unwind.MethodFP:
-		return true
-	case unwind.MethodAuto:
-		return staticGo(path)
-	}
-	return false
+	return walkPlanOf(opts.Unwind).framesAllByRecords(path)
 }
 
 // descendantRingsFit reports whether a command run with opts that is not
@@ -444,7 +437,7 @@ func (t *Target) useDescendantRings(p *processRings) {
 			p.close()
 			return
 		}
-		p.walker, p.fpOnly = w, t.opts.Unwind == unwind.MethodFP
+		p.walker, p.fpOnly = w, !t.plan().tables
 	}
 	t.kernel.kids, t.kernel.exact = p, new(exactChains)
 }

@@ -521,7 +521,7 @@ func (t *Target) drainProcess(p *processRings, tid int, caps []*target.Capture) 
 		// Checked against the tables of the images its process had when
 		// it was taken.
 		r := p.takenRes[i]
-		if t.opts.Unwind == unwind.MethodFP || p.stack > 0 {
+		if !t.plan().tables || p.stack > 0 {
 			r = nil // (stack copies were walked with the tables)
 		}
 		if r == nil || len(c.PCs) == 0 || k.exact.has(c.Walk.Hash, c.PCs, r) {

@@ -84,7 +84,7 @@ func mapsFile(im *images.Image) bool {
 // sample's walk does both, the first at most once per object for a
 // bounded time, the second at most every missGap.
 func (t *Target) walk(w *unwind.Walker, regs unwind.Regs, st *unwind.Stack, dst []uint64, stopped bool) ([]uint64, unwind.Result) {
-	if t.opts.Unwind == unwind.MethodFP {
+	if !t.plan().tables {
 		return w.Walk(regs, st, dst)
 	}
 	r := t.resolver()
@@ -119,7 +119,7 @@ func (t *Target) resolver() *cfi.Resolver {
 // waiting for them (target.UnwindPreparer): a stop's walk does not wait
 // for a table, so a snapshot would otherwise walk by frame pointers alone.
 func (t *Target) PrepareUnwind() {
-	if t.opts.Unwind == unwind.MethodFP {
+	if !t.plan().tables {
 		return
 	}
 	if t.tables.res.Load() == nil {
@@ -132,5 +132,5 @@ func (t *Target) PrepareUnwind() {
 
 // newWalker returns a walker for the target's options.
 func newWalker(opts target.Options, fallback unwind.MemoryReader) (*unwind.Walker, error) {
-	return unwind.NewWalker(unwind.Config{Arch: nativeArch, MaxFrames: opts.MaxFrames, Fallback: fallback, TablesOnly: opts.Unwind == unwind.MethodCFI})
+	return unwind.NewWalker(unwind.Config{Arch: nativeArch, MaxFrames: opts.MaxFrames, Fallback: fallback, TablesOnly: walkPlanOf(opts.Unwind).tablesOnly})
 }

@@ -16,7 +16,7 @@ import (
 // process, as during the stop. A capture with an error or no copy keeps
 // the walk it has.
 func (t *Target) WalkCopies(caps []target.Capture) {
-	if t.opts.Unwind == unwind.MethodFP {
+	if !t.plan().tables {
 		return // the walk during the stop was this one
 	}
 	r := t.tables.res.Load()
