@@ -56,25 +56,24 @@ func elfAddresses(bin string, n int) ([]byte, error) {
 // benchELF times macprof symbolize and llvm-symbolizer on n addresses of
 // each ELF target. llvm-symbolizer demangles (as macprof does) and prints
 // file:line where there is DWARF, without inlined frames (macprof's default).
-func benchELF(targets []string, n, runs int, macprof, llvm string) error {
+func benchELF(targets []string, n, runs int, macprof, before, llvm string) error {
 	for _, bin := range targets {
 		in, err := elfAddresses(bin, n)
 		if err != nil {
 			return err
 		}
-		mp, mpOut, err := timeCmd(runs, in, macprof, "symbolize", "-o", bin)
+		mp, lv, bf, err := timeWithBefore(runs, in, before,
+			[]string{macprof, "symbolize", "-o", bin},
+			[]string{llvm, "--obj=" + bin, "--no-inlines"})
 		if err != nil {
 			return err
 		}
-		lv, lvOut, err := timeCmd(runs, in, llvm, "--obj="+bin, "--no-inlines")
-		if err != nil {
-			return err
-		}
-		agree, total := compare(mpOut, lvOut)
-		fmt.Printf("%s: macprof best %.1f ms, median %.1f ms, CPU %.1f ms; llvm-symbolizer best %.1f ms, median %.1f ms, CPU %.1f ms; ratio %.1fx best wall, %.1fx median wall, %.1fx CPU; names agree on %d of %d\n",
-			filepath.Base(bin), ms(mp.best), ms(mp.median), ms(mp.cpu), ms(lv.best), ms(lv.median), ms(lv.cpu),
-			float64(lv.best)/float64(mp.best), float64(lv.median)/float64(mp.median), float64(lv.cpu)/float64(max(mp.cpu, 1)),
+		agree, total := compare(mp.out, lv.out)
+		fmt.Printf("%s: macprof best %.1f ms, median %.1f ms, CPU median %.1f ms, least %.1f ms; llvm-symbolizer best %.1f ms, median %.1f ms, CPU median %.1f ms, least %.1f ms; ratio %.1fx best wall, %.1fx median wall, %.1fx median CPU, %.1fx least CPU; names agree on %d of %d\n",
+			filepath.Base(bin), ms(mp.best), ms(mp.median), ms(mp.cpu), ms(mp.cpuLeast), ms(lv.best), ms(lv.median), ms(lv.cpu), ms(lv.cpuLeast),
+			float64(lv.best)/float64(mp.best), float64(lv.median)/float64(mp.median), ratio(lv.cpu, mp.cpu), ratio(lv.cpuLeast, mp.cpuLeast),
 			agree, total)
+		printBefore(before, bf, lv)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@
 //
 // Usage (from the repository root):
 //
-//	go run ./bench/symbolize [-n 100000] [-runs 3] [-macprof PATH] [-elf BIN,...]
+//	go run ./bench/symbolize [-n 100000] [-runs 3] [-macprof PATH] [-before PATH] [-elf BIN,...]
 package main
 
 import (
@@ -57,17 +57,18 @@ func main() {
 
 func main() {
 	n := flag.Int("n", 100_000, "number of addresses")
-	runs := flag.Int("runs", 3, "runs of each command (the best is reported)")
+	runs := flag.Int("runs", 3, "runs of each command, in turn (best and median wall, median and least CPU reported)")
+	before := flag.String("before", "", "another macprof binary (an older build) timed in the same runs, for a before/after ratio")
 	prebuilt := flag.String("macprof", "", "a macprof binary to measure (default: build ./cmd/macprof)")
 	elfs := flag.String("elf", "", "comma-separated ELF binaries to measure besides a Go ELF with DWARF (default: libLLVM-14.so.1 and node where installed)")
 	flag.Parse()
-	if err := bench(*n, *runs, *prebuilt, *elfs); err != nil {
+	if err := bench(*n, *runs, *prebuilt, *before, *elfs); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/symbolize:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(n, runs int, macprof, elfs string) error {
+func bench(n, runs int, macprof, before, elfs string) error {
 	llvm, err := lookPath("llvm-symbolizer", "llvm-symbolizer-14")
 	if err != nil {
 		return err
@@ -127,15 +128,13 @@ func bench(n, runs int, macprof, elfs string) error {
 	}
 
 	// Processes, side by side.
-	mp, mpOut, err := timeCmd(runs, in.Bytes(), macprof, "symbolize", "-o", bin)
+	mp, lv, bf, err := timeWithBefore(runs, in.Bytes(), before,
+		[]string{macprof, "symbolize", "-o", bin},
+		[]string{llvm, "--obj=" + bin, "--no-inlines", "--functions=linkage", "--no-demangle"})
 	if err != nil {
 		return err
 	}
-	lv, lvOut, err := timeCmd(runs, in.Bytes(), llvm, "--obj="+bin, "--no-inlines", "--functions=linkage", "--no-demangle")
-	if err != nil {
-		return err
-	}
-	agree, total := compare(mpOut, lvOut)
+	agree, total := compare(mp.out, lv.out)
 
 	// In process: the sorted table against a linear scan per frame.
 	t0 := time.Now()
@@ -165,12 +164,13 @@ func bench(n, runs int, macprof, elfs string) error {
 
 	fmt.Printf("binary: GOOS=darwin GOARCH=arm64 Go program, %d symbols (%d KiB __text), %d addresses, best of %d runs\n",
 		st.Len(), text.Size>>10, n, runs)
-	fmt.Printf("macprof symbolize: best %.1f ms, median %.1f ms wall (%.0f ns/address); CPU %.1f ms\n",
-		ms(mp.best), ms(mp.median), float64(mp.best.Nanoseconds())/float64(n), ms(mp.cpu))
-	fmt.Printf("llvm-symbolizer:   best %.1f ms, median %.1f ms wall (%.0f ns/address); CPU %.1f ms\n",
-		ms(lv.best), ms(lv.median), float64(lv.best.Nanoseconds())/float64(n), ms(lv.cpu))
-	fmt.Printf("ratio llvm-symbolizer/macprof: %.1fx (best wall), %.1fx (median wall), %.1fx (CPU)\n",
-		float64(lv.best)/float64(mp.best), float64(lv.median)/float64(mp.median), float64(lv.cpu)/float64(max(mp.cpu, 1)))
+	fmt.Printf("macprof symbolize: best %.1f ms, median %.1f ms wall (%.0f ns/address); CPU median %.1f ms, least %.1f ms\n",
+		ms(mp.best), ms(mp.median), float64(mp.best.Nanoseconds())/float64(n), ms(mp.cpu), ms(mp.cpuLeast))
+	fmt.Printf("llvm-symbolizer:   best %.1f ms, median %.1f ms wall (%.0f ns/address); CPU median %.1f ms, least %.1f ms\n",
+		ms(lv.best), ms(lv.median), float64(lv.best.Nanoseconds())/float64(n), ms(lv.cpu), ms(lv.cpuLeast))
+	fmt.Printf("ratio llvm-symbolizer/macprof: %.1fx (best wall), %.1fx (median wall), %.1fx (median CPU), %.1fx (least CPU)\n",
+		float64(lv.best)/float64(mp.best), float64(lv.median)/float64(mp.median), ratio(lv.cpu, mp.cpu), ratio(lv.cpuLeast, mp.cpuLeast))
+	printBefore(before, bf, lv)
 	fmt.Printf("function names agree on %d of %d addresses (the rest: .abi0 suffixes, which macprof drops as the Go runtime does, and aliases at one address)\n", agree, total)
 	fmt.Printf("in process: table build %.2f ms + %d lookups %.2f ms; linear scan per frame %.1f ms; ratio %.0fx\n",
 		ms(build), n, ms(lookups), ms(linear), float64(linear)/float64(build+lookups))
@@ -178,7 +178,7 @@ func bench(n, runs int, macprof, elfs string) error {
 	if err != nil {
 		return err
 	}
-	if err := benchELF(targets, n, runs, macprof, llvm); err != nil {
+	if err := benchELF(targets, n, runs, macprof, before, llvm); err != nil {
 		return err
 	}
 	fmt.Printf("machine: %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
@@ -215,36 +215,83 @@ func lookPath(names ...string) (string, error) {
 
 // result is the timing of one command over several runs.
 type result struct {
-	best, median time.Duration // wall time
-	cpu          time.Duration // user+system time of the best run
+	best, median  time.Duration // wall time
+	cpu, cpuLeast time.Duration // user+system time: median and least of the runs
+	walls, cpus   []time.Duration
+	out           []byte // the output of the last run
 }
 
-// timeCmd runs a command runs times with stdin and returns its timings and
-// the output of the last run.
-func timeCmd(runs int, stdin []byte, name string, args ...string) (result, []byte, error) {
-	var walls []time.Duration
-	var r result
-	var out []byte
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) }
+
+// timeAll runs each command runs times with stdin, one after the other
+// in turn (so that a machine loaded by others weighs on all alike), and
+// returns their timings.
+func timeAll(runs int, stdin []byte, argvs ...[]string) ([]result, error) {
+	rs := make([]result, len(argvs))
 	for i := 0; i < runs; i++ {
-		cmd := exec.Command(name, args...)
-		cmd.Stdin = bytes.NewReader(stdin)
-		var o, e bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &o, &e
-		t0 := time.Now()
-		if err := cmd.Run(); err != nil {
-			return r, nil, fmt.Errorf("%s: %v\n%s", name, err, e.String())
+		for j, argv := range argvs {
+			if err := timeOnce(&rs[j], stdin, argv); err != nil {
+				return nil, err
+			}
 		}
-		d := time.Since(t0)
-		if len(walls) == 0 || d < r.best {
-			r.best = d
-			r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-		}
-		walls = append(walls, d)
-		out = o.Bytes()
 	}
-	slices.Sort(walls)
-	r.median = walls[len(walls)/2]
-	return r, out, nil
+	for j := range rs {
+		rs[j] = rs[j].done()
+	}
+	return rs, nil
+}
+
+// timeWithBefore times macprof symbolize (argv mp) and llvm-symbolizer
+// (lv) in turn, and the before binary (another macprof, given the same
+// arguments) among them when there is one.
+func timeWithBefore(runs int, stdin []byte, before string, mp, lv []string) (m, l, b result, err error) {
+	argvs := [][]string{mp, lv}
+	if before != "" {
+		argvs = append(argvs, append([]string{before}, mp[1:]...))
+	}
+	rs, err := timeAll(runs, stdin, argvs...)
+	if err != nil {
+		return m, l, b, err
+	}
+	if before != "" {
+		b = rs[2]
+	}
+	return rs[0], rs[1], b, nil
+}
+
+// printBefore prints the before binary's figures and ratios, if measured.
+func printBefore(name string, b, lv result) {
+	if len(b.walls) == 0 {
+		return
+	}
+	fmt.Printf("  before (%s): best %.1f ms, median %.1f ms, CPU median %.1f ms, least %.1f ms; ratio %.1fx best wall, %.1fx median wall, %.1fx median CPU, %.1fx least CPU\n",
+		name, ms(b.best), ms(b.median), ms(b.cpu), ms(b.cpuLeast),
+		float64(lv.best)/float64(b.best), float64(lv.median)/float64(b.median), ratio(lv.cpu, b.cpu), ratio(lv.cpuLeast, b.cpuLeast))
+}
+
+// timeOnce runs argv once with stdin and adds its times to r.
+func timeOnce(r *result, stdin []byte, argv []string) error {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	t0 := time.Now()
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %v\n%s", argv[0], err, e.String())
+	}
+	r.walls = append(r.walls, time.Since(t0))
+	r.cpus = append(r.cpus, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+	r.out = o.Bytes()
+	return nil
+}
+
+// done computes r's best and medians from its runs.
+func (r result) done() result {
+	slices.Sort(r.walls)
+	slices.Sort(r.cpus)
+	r.best, r.median = r.walls[0], r.walls[len(r.walls)/2]
+	r.cpuLeast, r.cpu = r.cpus[0], r.cpus[len(r.cpus)/2]
+	return r
 }
 
 // compare counts the addresses whose function names agree: macprof prints
