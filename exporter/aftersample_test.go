@@ -51,4 +51,12 @@ func TestAfterSampleFrame(t *testing.T) {
 	if len(names) != 4 || names[2] != AfterSampleFrame || names[0] != "" || names[3] != "" {
 		t.Errorf("pprof frames %q, want the third %s", names, AfterSampleFrame)
 	}
+	// App-only: the frames outside the application collapse around it.
+	b.Reset()
+	if err := Write(&b, FormatFolded, w, c, Options{AppOnly: &AppFilter{}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := SystemFrame + ";" + AfterSampleFrame + ";" + SystemFrame + " 3\n"; b.String() != want {
+		t.Errorf("app-only folded %q, want %q", b.String(), want)
+	}
 }

@@ -76,6 +76,9 @@ type resolver struct {
 	// into the location system (added on first use, -1 until then).
 	app    *AppFilter
 	system int
+	// after is the location of the AfterSampleFrame pseudo frame, -1
+	// until used.
+	after int
 }
 
 func newResolver(w *profile.Window, c *symcache.Cache, app *AppFilter) (*resolver, error) {
@@ -96,6 +99,7 @@ func newResolver(w *profile.Window, c *symcache.Cache, app *AppFilter) (*resolve
 		stacks: make(map[stackKey][]int, len(w.Stacks)),
 		app:    app,
 		system: -1,
+		after:  -1,
 	}
 	for i, p := range w.Processes {
 		if p.Gen != 0 {
@@ -177,7 +181,7 @@ func (r *resolver) appOnly(proc int, ids []int) []int {
 		r.locs = append(r.locs, location{proc: -1, frames: []symcache.Frame{{Function: SystemFrame}}})
 	}
 	exe := executable(r.w, proc)
-	return Collapse(ids, func(id int) bool { return id != r.system && r.app.IsApp(exe, r.locs[id].img) }, r.system)
+	return Collapse(ids, func(id int) bool { return id == r.after || id != r.system && r.app.IsApp(exe, r.locs[id].img) }, r.system)
 }
 
 // location returns the index of the location of pc in process proc,
@@ -207,14 +211,11 @@ func (r *resolver) location(proc int, set *images.Set, pc uint64, caller bool) i
 }
 
 // afterSample returns the index of the AfterSampleFrame pseudo location,
-// added on first use.
+// added on first use; app-only profiles keep it.
 func (r *resolver) afterSample() int {
-	key := locKey{proc: -1, addr: unwind.AfterSampleMark}
-	if id, ok := r.byKey[key]; ok {
-		return id
+	if r.after < 0 {
+		r.after = len(r.locs)
+		r.locs = append(r.locs, location{proc: -1, frames: []symcache.Frame{{Function: AfterSampleFrame}}})
 	}
-	id := len(r.locs)
-	r.locs = append(r.locs, location{proc: -1, frames: []symcache.Frame{{Function: AfterSampleFrame}}})
-	r.byKey[key] = id
-	return id
+	return r.after
 }

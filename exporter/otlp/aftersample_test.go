@@ -1,6 +1,7 @@
 package otlp_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -29,5 +30,18 @@ func TestBuildAfterSampleFrame(t *testing.T) {
 	lines := d.GetLocationTable()[locs[1]].GetLines()
 	if len(lines) != 1 || d.GetStringTable()[d.GetFunctionTable()[lines[0].GetFunctionIndex()].GetNameStrindex()] != exporter.AfterSampleFrame {
 		t.Errorf("second location's lines %v, want one named %s", lines, exporter.AfterSampleFrame)
+	}
+	// App-only: the frames outside the application collapse around it.
+	req = build(t, w, otlp.BuildOptions{AppOnly: &exporter.AppFilter{}})
+	d = req.GetDictionary()
+	s = req.GetResourceProfiles()[0].GetScopeProfiles()[0].GetProfiles()[0].GetSamples()[0]
+	var names []string
+	for _, li := range d.GetStackTable()[s.GetStackIndex()].GetLocationIndices() {
+		for _, ln := range d.GetLocationTable()[li].GetLines() {
+			names = append(names, d.GetStringTable()[d.GetFunctionTable()[ln.GetFunctionIndex()].GetNameStrindex()])
+		}
+	}
+	if want := []string{exporter.SystemFrame, exporter.AfterSampleFrame, exporter.SystemFrame}; !slices.Equal(names, want) {
+		t.Errorf("app-only stack %q, want %q", names, want)
 	}
 }

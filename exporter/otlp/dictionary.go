@@ -273,7 +273,7 @@ func (b *builder) pseudoLocation(slot *int32, name string) int32 {
 func (b *builder) stack(set *images.Set, exe string, s *profile.Stack, app *exporter.AppFilter) int32 {
 	ids := b.ids[:0]
 	for i, pc := range s.PCs {
-		if app != nil {
+		if app != nil && !(i > 0 && pc == unwind.AfterSampleMark) {
 			addr := pc
 			if i > 0 && addr > 0 {
 				addr--
