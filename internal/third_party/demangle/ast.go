@@ -5,9 +5,11 @@
 package demangle
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // AST is an abstract syntax tree representing a C++ declaration.
@@ -61,14 +63,26 @@ func ASTToString(a AST, options ...Option) string {
 		llvmStyle:       llvmStyle,
 		max:             max,
 		scopes:          1,
+		buf:             printBufs.Get().(*bytes.Buffer),
 	}
 	a.print(&ps)
 	s := ps.buf.String()
+	if ps.buf.Cap() <= maxPooledPrintBuf {
+		ps.buf.Reset()
+		printBufs.Put(ps.buf)
+	}
 	if max > 0 && len(s) > max {
 		s = s[:max]
 	}
 	return s
 }
+
+// printBufs are the buffers ASTToString prints into, reused: growing a
+// new buffer for every name allocated and copied it several times.
+var printBufs = sync.Pool{New: func() interface{} { return new(bytes.Buffer) }}
+
+// maxPooledPrintBuf bounds the buffer kept for reuse.
+const maxPooledPrintBuf = 64 << 10
 
 // The printState type holds information needed to print an AST.
 type printState struct {
@@ -93,8 +107,8 @@ type printState struct {
 	// In that case template parameters are printed without names.
 	lambdaTemplateArgs bool
 
-	buf  strings.Builder
-	last byte // Last byte written to buffer.
+	buf  *bytes.Buffer // from printBufs: the result is copied out once
+	last byte          // Last byte written to buffer.
 
 	// The inner field is a list of items to print for a type
 	// name.  This is used by types to implement the inside-out
@@ -543,7 +557,7 @@ func (la *LambdaAuto) print(ps *printState) {
 	if ps.llvmStyle {
 		ps.writeString("auto")
 	} else {
-		fmt.Fprintf(&ps.buf, "auto:%d", la.Index+1)
+		fmt.Fprintf(ps.buf, "auto:%d", la.Index+1)
 	}
 }
 
@@ -1592,10 +1606,10 @@ func (fp *FunctionParam) print(ps *printState) {
 		if fp.Index == 1 {
 			ps.writeString("fp")
 		} else {
-			fmt.Fprintf(&ps.buf, "fp%d", fp.Index-2)
+			fmt.Fprintf(ps.buf, "fp%d", fp.Index-2)
 		}
 	} else {
-		fmt.Fprintf(&ps.buf, "{parm#%d}", fp.Index)
+		fmt.Fprintf(ps.buf, "{parm#%d}", fp.Index)
 	}
 }
 
@@ -1745,7 +1759,7 @@ type BinaryFP struct {
 }
 
 func (bfp *BinaryFP) print(ps *printState) {
-	fmt.Fprintf(&ps.buf, "_Float%d%s", bfp.Bits, bfp.Suffix)
+	fmt.Fprintf(ps.buf, "_Float%d%s", bfp.Bits, bfp.Suffix)
 }
 
 func (bfp *BinaryFP) Traverse(fn func(AST) bool) {
@@ -4291,7 +4305,7 @@ type DefaultArg struct {
 
 func (da *DefaultArg) print(ps *printState) {
 	if !ps.llvmStyle {
-		fmt.Fprintf(&ps.buf, "{default arg#%d}::", da.Num+1)
+		fmt.Fprintf(ps.buf, "{default arg#%d}::", da.Num+1)
 	}
 	ps.print(da.Arg)
 }
