@@ -73,8 +73,8 @@ func TestRecordReadsDeepStacksAfterTheSample(t *testing.T) {
 	}
 	t.Logf("%d samples of the deep thread, %d reaching its root, %d with frames read after the sample\n%s", n, whole, after, stderr.String())
 	// 1.5 s at 999 Hz: about 1500 on an idle machine, 101 measured under
-	// a load of 24 on 2 cores.
-	if n < 50 {
+	// a load of 24 on 2 cores, 18 with -race under a load of 60.
+	if n < 10 {
 		t.Fatalf("%d samples of the deep thread: not the workload meant\n%s", n, strings.Join(foldedLines(stacks), "\n"))
 	}
 	if whole < n*95/100 {
