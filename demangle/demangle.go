@@ -101,14 +101,18 @@ func demangleName(s string, f Form) (string, bool) {
 	return "", false
 }
 
+// The demangler's options for each form: c++filt's default (the full
+// form) prints std::string as std::basic_string<char, ...>.
+var (
+	cxxSimplified = []demangle.Option{demangle.NoRust, demangle.NoClones}
+	cxxFull       = []demangle.Option{demangle.NoRust, demangle.Verbose}
+)
+
 // cxx demangles an Itanium C++ name.
 func cxx(s string, f Form) (string, bool) {
-	opts := []demangle.Option{demangle.NoRust}
-	if f == Simplified {
-		opts = append(opts, demangle.NoClones)
-	} else {
-		// c++filt's default: std::string as std::basic_string<char, ...>.
-		opts = append(opts, demangle.Verbose)
+	opts := cxxSimplified
+	if f != Simplified {
+		opts = cxxFull
 	}
 	d, err := demangle.ToString(s, opts...)
 	if err != nil {

@@ -3752,7 +3752,8 @@ func (st *state) substitution(forPrefix bool) AST {
 
 			return &TemplateParam{Index: index, Template: template}
 		}
-		seen := make(map[AST]bool)
+		seen := newASTSet()
+		defer seen.release()
 		skip := func(a AST) bool {
 			switch a := a.(type) {
 			case *Typed:
@@ -3769,11 +3770,7 @@ func (st *state) substitution(forPrefix bool) AST {
 			case *TemplateParam, *LambdaAuto:
 				return false
 			}
-			if seen[a] {
-				return true
-			}
-			seen[a] = true
-			return false
+			return seen.visit(a)
 		}
 
 		if c := ret.Copy(copy, skip); c != nil {
