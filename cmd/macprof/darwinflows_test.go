@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -279,10 +280,15 @@ func TestModelRecordLaunchToExit(t *testing.T) {
 // image had the list read again).
 func TestModelRecordDlopen(t *testing.T) {
 	m := newFlowModel(t)
+	var listRead atomic.Bool // TASK_DYLD_INFO asked: the first image read
+	m.k.OnCall(machtest.CallTaskInfo, func() { listRead.Store(true) })
 	exe := m.launchable(t, func(k *machtest.Kernel, path string) *machtest.Task {
 		tk := k.SpawnedTask(t, path, taskImages(flowProg))
 		populate(t, tk, chainMain)
 		tk.PlanDlopen(t, 800, taskImages(flowLib), func() {
+			if !listRead.Load() {
+				t.Error("the dlopen came before the profiler first read the image list")
+			}
 			th := tk.AddThread("loader")
 			th.Busy = true
 			th.SetStacks(unwind.ArchARM64, flowStackTop-8<<20, flowStackSize, &machtest.Stack{PCs: chainLib.pcs(t)})
