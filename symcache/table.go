@@ -68,15 +68,7 @@ func NewTable(object string, syms []Symbol, segs []Segment, lines LineSource) *T
 		}
 		keys[i] = symKey{start: s.Start, pri: pri, idx: uint32(i)}
 	}
-	slices.SortFunc(keys, func(a, b symKey) int {
-		if a.start != b.start {
-			return cmp.Compare(a.start, b.start)
-		}
-		if a.pri != b.pri {
-			return cmp.Compare(a.pri, b.pri)
-		}
-		return cmp.Compare(a.idx, b.idx)
-	})
+	sortKeys(keys)
 	t := &Table{Object: object, segments: segs, lines: lines}
 	t.starts = make([]uint64, 0, len(syms))
 	t.ends = make([]uint64, 0, len(syms))
@@ -121,6 +113,67 @@ func TrimGoABI(name string) string {
 		return name[:n-5]
 	}
 	return strings.TrimSuffix(name, ".abiinternal")
+}
+
+// sortKeys sorts keys by start, then rank, then index: a stable radix sort
+// by start (keys come in index order), then each run of one start by rank
+// and index. For the 100,000s of symbols of a large library, several
+// times faster than comparing.
+func sortKeys(keys []symKey) {
+	byRank := func(a, b symKey) int {
+		if a.pri != b.pri {
+			return cmp.Compare(a.pri, b.pri)
+		}
+		return cmp.Compare(a.idx, b.idx)
+	}
+	if len(keys) < 1<<10 {
+		slices.SortFunc(keys, func(a, b symKey) int {
+			if a.start != b.start {
+				return cmp.Compare(a.start, b.start)
+			}
+			return byRank(a, b)
+		})
+		return
+	}
+	var diff uint64 // the bits in which some start differs from the first
+	for _, k := range keys {
+		diff |= k.start ^ keys[0].start
+	}
+	tmp := make([]symKey, len(keys))
+	src, dst := keys, tmp
+	for shift := uint(0); shift < 64; shift += 8 {
+		if diff>>shift&0xff == 0 {
+			continue // the same byte in every start
+		}
+		var count [256]int
+		for _, k := range src {
+			count[k.start>>shift&0xff]++
+		}
+		pos := 0
+		for i, c := range count {
+			count[i] = pos
+			pos += c
+		}
+		for _, k := range src {
+			b := k.start >> shift & 0xff
+			dst[count[b]] = k
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+	for i := 0; i < len(keys); {
+		j := i + 1
+		for j < len(keys) && keys[j].start == keys[i].start {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(keys[i:j], byRank)
+		}
+		i = j
+	}
 }
 
 // symKey is what NewTable sorts: a symbol's start, its rank among symbols
