@@ -3,72 +3,93 @@ package ptrace
 import "errors"
 
 // afterSample reads a sampled thread's memory as it is now, for the walk of
-// its stack past the kernel's copy (unwind.Stack.After). A walk reads word
-// by word, upward, and the code before each return address: one
-// process_vm_readv per 4 KiB block, two blocks kept (the stack's, the
-// code's), forgotten before each walk so that a walk never sees memory
-// read before it began. Not safe for concurrent use: the kernel sampler's
-// walks take turns.
+// its stack past the kernel's copy (unwind.Stack.After). A walk reads its
+// stack word by word, upward, and the code before each return address: the
+// stack in blocks of 16 KiB from the first word asked (one process_vm_readv
+// each), the code in 64-byte lines kept by address (a recursion returns to
+// the same few addresses), all forgotten before each walk so that a walk
+// never sees memory read before it began. Not safe for concurrent use: the
+// kernel sampler's walks take turns.
 type afterSample struct {
 	mem    memReader
-	blocks [2]afterBlock
-	next   int // the block the next miss fills
+	lo, hi uint64 // the stack's mapping: reads inside go to stack
+	stack  struct {
+		base uint64
+		n    int
+		buf  [afterStackBlock]byte
+	}
+	code [afterCodeLines]struct {
+		base uint64
+		n    int
+		buf  [afterCodeLine]byte
+	}
 }
 
-// afterBlockSize is the bytes one read brings, aligned to their size.
-const afterBlockSize = 4096
-
-// afterBlock is the bytes read at base: n of them.
-type afterBlock struct {
-	base uint64
-	n    int
-	buf  [afterBlockSize]byte
-}
+// The sizes of afterSample's stack block and code lines, and the number of
+// lines.
+const (
+	afterStackBlock = 16 << 10
+	afterCodeLine   = 64
+	afterCodeLines  = 16
+)
 
 // forWalk forgets what was read and returns a for the next walk of a
-// thread of process pid.
-func (a *afterSample) forWalk(pid int) *afterSample {
-	a.mem.pid = pid
-	a.blocks[0].n, a.blocks[1].n = 0, 0
+// thread of process pid whose stack is mapped at [lo, hi).
+func (a *afterSample) forWalk(pid int, lo, hi uint64) *afterSample {
+	a.mem.pid, a.lo, a.hi = pid, lo, hi
+	a.stack.n = 0
+	for i := range a.code {
+		a.code[i].n = 0
+	}
 	return a
 }
 
-// ReadMemory fills dst from addr, from a block read in this walk or by
-// reading the block that holds addr.
+// ReadMemory fills dst from addr, from what this walk read already or by
+// reading the stack block or the code line that starts there.
 func (a *afterSample) ReadMemory(addr uint64, dst []byte) error {
-	for i := range a.blocks {
-		if a.blocks[i].copyOut(addr, dst) {
-			return nil
+	n := uint64(len(dst))
+	if addr >= a.lo && addr < a.hi {
+		s := &a.stack
+		if !holds(s.base, s.n, addr, n) {
+			// From addr up: the walk reads upward.
+			s.base, s.n = addr, 0
+			m, err := a.mem.readSome(addr, s.buf[:min(uint64(len(s.buf)), max(a.hi-addr, n))])
+			if err != nil {
+				return err
+			}
+			if s.n = m; !holds(s.base, s.n, addr, n) {
+				return errShortRead
+			}
 		}
-	}
-	if len(dst) > afterBlockSize/2 {
-		return a.mem.ReadMemory(addr, dst)
-	}
-	b := &a.blocks[a.next]
-	a.next ^= 1
-	b.base, b.n = addr&^(afterBlockSize-1), 0
-	if addr+uint64(len(dst)) > b.base+afterBlockSize {
-		b.base = addr // across the aligned block's end
-	}
-	n, err := a.mem.readSome(b.base, b.buf[:])
-	if err != nil {
-		return err
-	}
-	if b.n = n; b.copyOut(addr, dst) {
+		copy(dst, s.buf[addr-s.base:])
 		return nil
 	}
-	return errShortRead // unmapped from a page on
+	if n > afterCodeLine/2 {
+		return a.mem.ReadMemory(addr, dst)
+	}
+	l := &a.code[addr/afterCodeLine%afterCodeLines]
+	if !holds(l.base, l.n, addr, n) {
+		l.base, l.n = addr&^(afterCodeLine-1), 0
+		if addr+n > l.base+afterCodeLine {
+			l.base = addr // across the aligned line's end
+		}
+		m, err := a.mem.readSome(l.base, l.buf[:])
+		if err != nil {
+			return err
+		}
+		if l.n = m; !holds(l.base, l.n, addr, n) {
+			return errShortRead
+		}
+	}
+	copy(dst, l.buf[addr-l.base:])
+	return nil
+}
+
+// holds reports whether the n bytes read at base hold [addr, addr+size).
+func holds(base uint64, n int, addr, size uint64) bool {
+	off := addr - base
+	return addr >= base && off <= uint64(n) && uint64(n)-off >= size
 }
 
 // errShortRead: the memory after an address is not all mapped.
 var errShortRead = errors.New("memory not mapped to the end of the read")
-
-// copyOut fills dst from the block if it holds all of [addr, addr+len(dst)).
-func (b *afterBlock) copyOut(addr uint64, dst []byte) bool {
-	off := addr - b.base
-	if addr < b.base || off > uint64(b.n) || uint64(b.n)-off < uint64(len(dst)) {
-		return false
-	}
-	copy(dst, b.buf[off:])
-	return true
-}

@@ -300,7 +300,7 @@ func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture, 
 	if !ok {
 		lo, hi = regs.SP, regs.SP+uint64(len(data))
 	}
-	st := unwind.Stack{Base: c.StackBase, Data: data, Lo: lo, Hi: hi, After: k.after.forWalk(t.pid)}
+	st := unwind.Stack{Base: c.StackBase, Data: data, Lo: lo, Hi: hi, After: k.after.forWalk(t.pid, lo, hi)}
 	c.PCs, c.Walk = t.walk(k.walker, regs, &st, c.PCs[:0], false)
 	t.noteWalk(th, c)
 	return nil
