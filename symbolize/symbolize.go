@@ -71,8 +71,11 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) error {
 	// Read what stdin holds, answer every whole word of it as one
 	// batch, and flush before the next read, which may block: addresses
 	// piped in one at a time are answered at once, and a file of them
-	// in batches of up to a buffer's worth.
-	buf := make([]byte, 0, 256<<10)
+	// in batches of up to a buffer's worth: 64 KiB, about 7,000
+	// addresses, whose answers stay in memory already touched (with
+	// 256 KiB, a fresh process spent ~13% more CPU, mostly faulting in
+	// the batch's larger arrays).
+	buf := make([]byte, 0, 64<<10)
 	var words [][]byte
 	empty := 0
 	for {
