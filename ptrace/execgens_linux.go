@@ -90,3 +90,12 @@ func (t *Target) execImagesOf(n int) execImages {
 	defer t.imgMu.Unlock()
 	return g.at(min(n, maxExecGens))
 }
+
+// currentProgram reports whether the images after n execs are those of the
+// program the process runs now (as far as the rings and the last read of
+// its images tell): a re-read of its memory map adds to them.
+func (t *Target) currentProgram(n int) bool {
+	t.imgMu.Lock()
+	defer t.imgMu.Unlock()
+	return n == t.gens.seen && t.gens.next == nil
+}

@@ -176,7 +176,7 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 			last := th.kernel.lastStop
 			th.kernel.lastStop = now
 			if now.Sub(last) > k.ringBusy {
-				return t.stopAndCapture(th, c)
+				return t.stopCaptureAndWalk(th, c)
 			}
 		}
 		if k.rings.Load() >= k.maxRings {
@@ -188,7 +188,7 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 				k.full = fmt.Errorf("thread %d and others stopped for their samples: at most %d threads have sample buffers at once (each %d KiB of locked memory and a file)",
 					tid, k.maxRings, perfRingBytes(t.ringSpec(perfStackBytes))>>10)
 			}
-			return t.stopAndCapture(th, c)
+			return t.stopCaptureAndWalk(th, c)
 		}
 		// A thread whose ring was closed while it idled gets back the
 		// callchains it had, or the stack copy it had grown to, if the
@@ -203,7 +203,7 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 		// (Go) starts with callchains rather than after chainAfter stack
 		// copies; a callchain that meets other code sends its ring back
 		// to stack copies, as any.
-		capErr := t.stopAndCapture(th, c)
+		capErr := t.stopCaptureAndWalk(th, c)
 		if capErr == nil && th.kernel.ringStack == 0 && !th.kernel.chain && t.plan().switchRings && t.framePointersOnly(c.PCs) {
 			stack = 0
 		}
@@ -396,7 +396,13 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 			gen, genAt = t.execImagesOf(at), at
 		}
 		t.tables.sample = gen.res
+		t.tables.sampleNow = t.currentProgram(genAt)
 		err := t.fillFromSample(th, at, size, caps[n], true)
+		if t.tables.sample != gen.res {
+			// The walk re-read the memory map: the program's images
+			// grew (rereadForMiss).
+			gen = t.execImagesOf(genAt)
+		}
 		t.tables.sample = nil
 		if err == nil {
 			th.kernel.ranOff = th.kernel.ranOff || caps[n].Walk.LeftCopy()

@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -31,9 +32,20 @@ type targetTables struct {
 	// sample, while a kernel sample is walked, is the resolver of the
 	// images its process had when it was taken (nil: res).
 	sample *cfi.Resolver
+	// sampleNow tells that sample is the images of the program running
+	// now, which a re-read of the memory map extends (code loaded since
+	// it was read), not an earlier program's.
+	sampleNow bool
 	// lastMiss is when a walk last re-read the memory map for a PC in no
 	// known object (walks only).
 	lastMiss time.Time
+	// rewalk holds stopCaptureAndWalk's second walk.
+	rewalk []uint64
+	// missFound tells that that re-read found code the resolver did not
+	// know: the process is still loading code (a command's libraries at
+	// its start, dlopens one after another), so the next miss re-reads
+	// at once rather than after missGap.
+	missFound bool
 }
 
 // missGap bounds how often walks re-read the memory map for PCs in no
@@ -82,27 +94,98 @@ func mapsFile(im *images.Image) bool {
 // yet is then not waited for (the walk follows frame records meanwhile),
 // nor is the memory map re-read for a PC in no known object; a kernel
 // sample's walk does both, the first at most once per object for a
-// bounded time, the second at most every missGap.
+// bounded time, the second as rereadForMiss allows, walking again with
+// what it found.
 func (t *Target) walk(w *unwind.Walker, regs unwind.Regs, st *unwind.Stack, dst []uint64, stopped bool) ([]uint64, unwind.Result) {
 	if !t.plan().tables {
 		return w.Walk(regs, st, dst)
 	}
 	r := t.resolver()
-	if r != nil && !stopped && t.tables.sample == nil && !r.Covers(regs.PC) && time.Since(t.tables.lastMiss) >= missGap {
-		// Perhaps loaded since the map was read (the sampler reads it
-		// about once a second). Not while a thread is held stopped:
-		// reading the map and build IDs may take milliseconds.
-		t.tables.lastMiss = time.Now()
-		t.Images()
-		r = t.tables.res.Load()
-	}
 	switch {
 	case r == nil:
 		return w.Walk(regs, st, dst)
 	case stopped:
+		// Not while a thread is held stopped: reading the map and
+		// build IDs may take milliseconds.
 		return w.WalkCFI(regs, st, r.NoWait(), dst)
 	}
-	return w.WalkCFI(regs, st, r, dst)
+	if !r.Covers(regs.PC) {
+		r = t.rereadForMiss(r)
+	}
+	out, res := w.WalkCFI(regs, st, r, dst)
+	if n := len(out); n > 1 && !r.Covers(out[n-1]) {
+		// The walk ended in code the resolver does not know: a caller
+		// in a library loaded since the map was read.
+		if again := t.rereadForMiss(r); again != r {
+			r = again
+			out, res = w.WalkCFI(regs, st, r, dst)
+		}
+	}
+	return out, res
+}
+
+// stopCaptureAndWalk captures th by a stop, as a thread of a kernel-sampled
+// target is captured before its ring opens or while it idles, and walks the
+// copy again once th runs unless the walk made while th was held stopped
+// went to its end by unwind tables: that walk waited for no table (a frame
+// record chain may end early, or seem to end, where one was missing), and a thread's first capture often
+// comes before its libraries' tables are built (a command's first
+// milliseconds), which cut the stack of a capture that weighs all the CPU
+// time th used so far. The second walk waits for the tables and re-reads the
+// memory map as a kernel sample's does, within the copy alone.
+func (t *Target) stopCaptureAndWalk(th *thread, c *target.Capture) error {
+	err := t.stopAndCapture(th, c)
+	if err != nil || len(c.Stack) == 0 || !t.plan().tables {
+		return err
+	}
+	if w := c.Walk; !w.Stop.Truncated() && len(c.PCs) > 1 && w.CFIFrames >= len(c.PCs)-1 {
+		return nil // walked to its end by the tables
+	}
+	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: c.StackBase, Hi: c.StackBase + uint64(len(c.Stack))}
+	tt := &t.tables
+	tt.rewalk = slices.Grow(tt.rewalk[:0], max(t.opts.MaxFrames, 1))
+	pcs, res := t.walk(t.kernel.walker, c.Regs, &st, tt.rewalk[:0:max(t.opts.MaxFrames, 1)], false)
+	if !res.Stop.Truncated() || len(pcs) > len(c.PCs) {
+		c.PCs, c.Walk = append(c.PCs[:0], pcs...), res
+	}
+	return nil
+}
+
+// rereadForMiss re-reads the memory map for a walk that met a PC in no
+// object r knows (perhaps loaded since the map was read: the sampler reads
+// it about once a second) and returns the resolver to walk with: r when
+// nothing new was found or the read is not due. A kernel sample of an
+// earlier program is not re-read for: its map is gone. Re-reads come at
+// most every missGap, unless the last one found new code (JIT code, in no
+// file, would otherwise have the map read at every miss).
+func (t *Target) rereadForMiss(r *cfi.Resolver) *cfi.Resolver {
+	tt := &t.tables
+	if tt.sample != nil && !tt.sampleNow {
+		return r
+	}
+	if now := tt.res.Load(); now != nil && now != r {
+		// Read since r was taken (by the sampler, or for an earlier
+		// miss).
+		if tt.sample != nil {
+			tt.sample = now
+		}
+		return now
+	}
+	if !tt.missFound && time.Since(tt.lastMiss) < missGap {
+		return r
+	}
+	tt.lastMiss = time.Now()
+	before := tt.res.Load()
+	t.Images()
+	now := tt.res.Load()
+	tt.missFound = now != before
+	if now == nil || now == r {
+		return r
+	}
+	if tt.sample != nil {
+		tt.sample = now
+	}
+	return now
 }
 
 // resolver returns the unwind tables' resolver for the walk or chain

@@ -47,6 +47,37 @@ func BuildC(t testing.TB, src string) string {
 	})
 }
 
+// BuildCNoFP compiles src (a file in Dir) with gcc -O2 and without frame
+// pointers, and returns the binary's path: a program whose stacks can be
+// walked only through its unwind tables.
+func BuildCNoFP(t testing.TB, src string) string {
+	t.Helper()
+	return build(t, "nofp:"+strings.TrimSuffix(src, ".c")+"-nofp", func(out string) *exec.Cmd {
+		cc, err := exec.LookPath("gcc")
+		if err != nil {
+			t.Fatalf("gcc is needed to build test program %s: install it (apt-get install gcc, or run scripts/install-deps.sh)", src)
+		}
+		return exec.Command(cc, "-O2", "-g", "-pthread", "-fomit-frame-pointer", "-o", out, filepath.Join(Dir(), src))
+	})
+}
+
+// BuildCShared compiles src (a file in Dir) with gcc into a shared library
+// named lib, with extra flags (such as -DNAME=x), once per test run, and
+// returns its path.
+// Libraries are built with -O2 and without frame pointers: code that is
+// walked only through its unwind tables.
+func BuildCShared(t testing.TB, src, lib string, flags ...string) string {
+	t.Helper()
+	return build(t, "so:"+lib, func(out string) *exec.Cmd {
+		cc, err := exec.LookPath("gcc")
+		if err != nil {
+			t.Fatalf("gcc is needed to build test library %s: install it (apt-get install gcc, or run scripts/install-deps.sh)", lib)
+		}
+		args := append([]string{"-O2", "-g", "-fomit-frame-pointer", "-shared", "-fPIC", "-o", out}, flags...)
+		return exec.Command(cc, append(args, filepath.Join(Dir(), src))...)
+	})
+}
+
 // BuildGo builds the Go program in Dir()/pkg and returns the binary's path.
 func BuildGo(t testing.TB, pkg string) string {
 	t.Helper()

@@ -1,0 +1,54 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/internal/testprog"
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind/cfi"
+)
+
+// TestKernelSampleFirstCaptureWalksWithTables: a kernel-sampled thread's
+// first capture stops it (its ring is not open yet) and walks while it is
+// held, waiting for no table; when the tables are not built yet (a
+// command's first milliseconds), the copy is walked again once the thread
+// runs, with the tables, so that a program without frame pointers gets its
+// whole stack rather than [truncated];leaf weighing all its CPU time so far.
+func TestKernelSampleFirstCaptureWalksWithTables(t *testing.T) {
+	// Tables that take a while to build, as they do for a command's
+	// libraries under load.
+	old := cfiTables
+	cfiTables = cfi.NewCache(cfi.CacheOptions{Load: func(path string) (*cfi.Table, error) {
+		time.Sleep(300 * time.Millisecond)
+		return cfi.Load(path)
+	}})
+	t.Cleanup(func() { cfiTables = old })
+
+	p := testprog.Start(t, testprog.BuildCNoFP(t, "nofp.c"), "12")
+	tg, err := Attach(p.PID, target.Options{Continuous: true, Kernel: target.KernelSampling{Period: 10 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	if _, err := tg.Images(); err != nil { // as the sampler does when it takes a target
+		t.Fatal(err)
+	}
+	tids, err := tg.Threads(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := worker(t, tg, tids)
+	c := target.NewCapture(512, 64<<10)
+	if err := tg.Capture(tid, c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Stopped == 0 {
+		t.Fatalf("the first capture did not stop the thread: not the capture meant")
+	}
+	if c.Walk.Stop.Truncated() || len(c.PCs) < 14 {
+		t.Errorf("first capture: %d frames, ended %v; want the whole stack (at least 14 frames, to the thread's start)", len(c.PCs), c.Walk.Stop)
+	}
+}
