@@ -1,5 +1,5 @@
 // hopper: spends its first CPU time in libc's qsort (msort keeps no frame
-// pointers), then in libraries it dlopens one after another (argv[1..]),
+// pointers), then in libraries it dlopens one after another (argv[3..]),
 // each for LIB_SECONDS, so that a profiler's samples land in code mapped
 // after it read the memory map, one library after another.
 // Usage: hopper SORT_SECONDS LIB_SECONDS LIB...
