@@ -4,21 +4,15 @@ package record
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/macprof/macprof/exporter"
-	"github.com/macprof/macprof/exporter/folded"
 	"github.com/macprof/macprof/internal/procstat"
 	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/profile"
-	"github.com/macprof/macprof/ptrace"
-	"github.com/macprof/macprof/target"
 )
 
 // processCPU returns the CPU time pid's threads used so far, the ended ones
@@ -42,35 +36,18 @@ func TestRecordCountsThreadsThatNeverUseAPeriod(t *testing.T) {
 	for _, stop := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stop=%v", stop), func(t *testing.T) {
 			p := testprog.Start(t, bin, "1000", "50", "100")
-			out := filepath.Join(t.TempDir(), "p.folded")
-			var stderr bytes.Buffer
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
-			defer cancel()
 			// What the target used while the sampler ran (Tune is
 			// called just before and undone just after).
 			var before, after time.Duration
-			code := Run(ctx, Config{
+			out, stderr := runRecord(t, Config{
 				PID: p.PID, Hz: 99, Mode: profile.ModeCPU, StopThreads: stop,
-				Outputs: []Output{{Path: out, Format: exporter.FormatFolded}}, Stderr: &stderr,
-				Attach: func(pid int, o target.Options) (target.Target, error) { return ptrace.Attach(pid, o) },
 				Tune: func() func() {
 					before = processCPU(t, p.PID)
 					return func() { after = processCPU(t, p.PID) }
 				},
-			})
+			}, exporter.FormatFolded, 4*time.Second)
 			used := after - before
-			if code != 0 {
-				t.Fatalf("record: status %d\n%s", code, stderr.String())
-			}
-			f, err := os.Open(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			stacks, err := folded.Parse(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			stacks := readFolded(t, out)
 			var n, unsampled int64
 			for _, s := range stacks {
 				n += s.Count
@@ -88,8 +65,8 @@ func TestRecordCountsThreadsThatNeverUseAPeriod(t *testing.T) {
 			if d := total - used; d < -used*15/100 || d > used*15/100 {
 				t.Errorf("profile's CPU total %v, the target used %v: more than 15%% apart", total, used)
 			}
-			if e := stderr.String(); !strings.Contains(e, "could not be attributed to a stack") || !strings.Contains(e, "shown as [unsampled]") {
-				t.Errorf("the summary does not give the unsampled share:\n%s", stderr.String())
+			if e := stderr; !strings.Contains(e, "could not be attributed to a stack") || !strings.Contains(e, "shown as [unsampled]") {
+				t.Errorf("the summary does not give the unsampled share:\n%s", stderr)
 			}
 		})
 	}

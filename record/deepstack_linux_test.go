@@ -3,23 +3,16 @@
 package record
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"context"
-
 	"github.com/macprof/macprof/exporter"
 	"github.com/macprof/macprof/exporter/folded"
 	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/profile"
-	"github.com/macprof/macprof/ptrace"
-	"github.com/macprof/macprof/target"
 )
 
 // TestRecordReadsDeepStacksAfterTheSample: a thread 13 frames of over
@@ -32,27 +25,8 @@ import (
 func TestRecordReadsDeepStacksAfterTheSample(t *testing.T) {
 	bin := testprog.BuildC(t, "deep.c")
 	p := testprog.Start(t, bin, "1", "12", "4096")
-	out := filepath.Join(t.TempDir(), "p.folded")
-	var stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	code := Run(ctx, Config{
-		PID: p.PID, Hz: 999, Mode: profile.ModeCPU, Duration: 1500 * time.Millisecond,
-		Outputs: []Output{{Path: out, Format: exporter.FormatFolded}}, Stderr: &stderr,
-		Attach: func(pid int, o target.Options) (target.Target, error) { return ptrace.Attach(pid, o) },
-	})
-	if code != 0 {
-		t.Fatalf("record: status %d\n%s", code, stderr.String())
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	stacks, err := folded.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, summary := runRecord(t, Config{PID: p.PID, Hz: 999, Mode: profile.ModeCPU, Duration: 1500 * time.Millisecond}, exporter.FormatFolded, 60*time.Second)
+	stacks := readFolded(t, out)
 	var n, whole, after int64
 	for _, s := range stacks {
 		if leaf := s.Frames[len(s.Frames)-1]; leaf != "spin" && leaf != "recurse" {
@@ -71,7 +45,7 @@ func TestRecordReadsDeepStacksAfterTheSample(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d samples of the deep thread, %d reaching its root, %d with frames read after the sample\n%s", n, whole, after, stderr.String())
+	t.Logf("%d samples of the deep thread, %d reaching its root, %d with frames read after the sample\n%s", n, whole, after, summary)
 	// 1.5 s at 999 Hz: about 1500 on an idle machine, 101 measured under
 	// a load of 24 on 2 cores, 18 with -race under a load of 60.
 	if n < 10 {

@@ -26,21 +26,38 @@ import (
 // summary.
 func recordLaunched(t *testing.T, hz int, m unwind.Method, cmd ...string) ([]folded.Stack, string) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "p.folded")
+	out, summary := runRecord(t, Config{Command: cmd, Hz: hz, Mode: profile.ModeCPU, MaxFrames: 128, Unwind: m}, exporter.FormatFolded, 60*time.Second)
+	return readFolded(t, out), summary
+}
+
+// runRecord runs record with cfg on the Linux backend, as cmd/macprof
+// does, for at most limit, writing one output in format; it returns the
+// output's path and what record printed, and fails the test on a non-zero
+// exit status.
+func runRecord(t *testing.T, cfg Config, format exporter.Format, limit time.Duration) (string, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "p."+format.String())
 	var stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	code := Run(ctx, Config{
-		Command: cmd, Hz: hz, Mode: profile.ModeCPU, MaxFrames: 128, Unwind: m,
-		Outputs: []Output{{Path: out, Format: exporter.FormatFolded}}, Stderr: &stderr,
-		Launch:      func(args []string, o target.Options) (target.Launched, error) { return ptrace.Launch(args, o) },
-		Attach:      func(pid int, o target.Options) (target.Target, error) { return ptrace.Attach(pid, o) },
-		Descendants: func() func(int, []int) []int { return new(ptrace.ProcessTree).Descendants },
-	})
-	if code != 0 {
-		t.Fatalf("record %s: status %d\n%s", strings.Join(cmd, " "), code, stderr.String())
+	cfg.Outputs, cfg.Stderr = []Output{{Path: out, Format: format}}, &stderr
+	if cfg.Attach == nil {
+		cfg.Attach = func(pid int, o target.Options) (target.Target, error) { return ptrace.Attach(pid, o) }
 	}
-	f, err := os.Open(out)
+	if len(cfg.Command) > 0 {
+		cfg.Launch = func(args []string, o target.Options) (target.Launched, error) { return ptrace.Launch(args, o) }
+		cfg.Descendants = func() func(int, []int) []int { return new(ptrace.ProcessTree).Descendants }
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	if code := Run(ctx, cfg); code != 0 {
+		t.Fatalf("record %s (pid %d): status %d\n%s", strings.Join(cfg.Command, " "), cfg.PID, code, stderr.String())
+	}
+	return out, stderr.String()
+}
+
+// readFolded parses the folded profile at path.
+func readFolded(t *testing.T, path string) []folded.Stack {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +66,7 @@ func recordLaunched(t *testing.T, hz int, m unwind.Method, cmd ...string) ([]fol
 	if err != nil {
 		t.Fatal(err)
 	}
-	return stacks, stderr.String()
+	return stacks
 }
 
 // TestRecordCommandThatExecs: a static Go program that burns CPU and then

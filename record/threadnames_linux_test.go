@@ -3,11 +3,8 @@
 package record
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,8 +14,6 @@ import (
 	"github.com/macprof/macprof/exporter"
 	"github.com/macprof/macprof/internal/testprog"
 	mprofile "github.com/macprof/macprof/profile"
-	"github.com/macprof/macprof/ptrace"
-	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -127,20 +122,7 @@ func sampleHas(s *profile.Sample, fn string) bool {
 // pprof profile written.
 func recordLaunchedPprof(t *testing.T, hz int, m unwind.Method, cmd ...string) *profile.Profile {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "p.pb.gz")
-	var stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	code := Run(ctx, Config{
-		Command: cmd, Hz: hz, Mode: mprofile.ModeCPU, MaxFrames: 128, Unwind: m,
-		Outputs: []Output{{Path: out, Format: exporter.FormatPprof}}, Stderr: &stderr,
-		Launch:      func(args []string, o target.Options) (target.Launched, error) { return ptrace.Launch(args, o) },
-		Attach:      func(pid int, o target.Options) (target.Target, error) { return ptrace.Attach(pid, o) },
-		Descendants: func() func(int, []int) []int { return new(ptrace.ProcessTree).Descendants },
-	})
-	if code != 0 {
-		t.Fatalf("record %s: status %d\n%s", strings.Join(cmd, " "), code, stderr.String())
-	}
+	out, _ := runRecord(t, Config{Command: cmd, Hz: hz, Mode: mprofile.ModeCPU, MaxFrames: 128, Unwind: m}, exporter.FormatPprof, 60*time.Second)
 	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)
