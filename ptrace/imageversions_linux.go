@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"slices"
@@ -169,15 +170,7 @@ func (h *imageHistory) apply(base int, vdso images.MemoryReader) {
 	if h.timeline == nil {
 		h.timeline = map[int][]versionAt{}
 	}
-	slices.SortStableFunc(h.events, func(a, b procEvent) int {
-		switch {
-		case a.time < b.time:
-			return -1
-		case a.time > b.time:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(h.events, func(a, b procEvent) int { return cmp.Compare(a.time, b.time) })
 	fresh := len(h.versions) // versions from here on were made by this call
 	for _, e := range h.events {
 		full := len(h.versions) >= maxVersions

@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"slices"
 	"time"
@@ -103,15 +104,7 @@ func (n *threadNames) apply() {
 	if len(n.events) == 0 {
 		return
 	}
-	slices.SortStableFunc(n.events, func(a, b nameEvent) int {
-		switch {
-		case a.time < b.time:
-			return -1
-		case a.time > b.time:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(n.events, func(a, b nameEvent) int { return cmp.Compare(a.time, b.time) })
 	if n.cur == nil {
 		n.cur = make(map[uint32]string)
 	}

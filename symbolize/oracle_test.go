@@ -308,15 +308,7 @@ func TestSymbolizeSecondExecutableSegment(t *testing.T) {
 	if out, err := exec.Command(tool(t, "gcc"), args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syms, err := f.Symbols()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	syms := testprog.ELFSymbols(t, bin)
 	var mainAddr uint64
 	for _, s := range syms {
 		if s.Name == "main" {
@@ -355,15 +347,7 @@ func TestSymbolizeManyCXXNames(t *testing.T) {
 	if out, err := exec.Command(tool(t, "g++"), "-O1", "-o", bin, cpp).CombinedOutput(); err != nil {
 		t.Fatalf("g++: %v\n%s", err, out)
 	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syms, err := f.Symbols()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	syms := testprog.ELFSymbols(t, bin)
 	var addrs []uint64
 	var want []string
 	for _, s := range syms {

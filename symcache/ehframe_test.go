@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // TestELFStrippedStarts strips a C program (gcc -O2, static functions
@@ -20,15 +22,7 @@ func TestELFStrippedStarts(t *testing.T) {
 	if out, err := exec.Command(tool(t, "strip", "llvm-strip"), "--strip-all", "-o", stripped, bin).CombinedOutput(); err != nil {
 		t.Fatalf("strip: %v\n%s", err, out)
 	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syms, err := f.Symbols()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	syms := testprog.ELFSymbols(t, bin)
 	img := execImage(t, stripped, 0)
 	c := New(Options{})
 	anon := 0

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // TestUnnamedByLinkAddress checks that a stripped ELF's unnamed functions
@@ -25,15 +27,7 @@ func TestUnnamedByLinkAddress(t *testing.T) {
 			if out, err := exec.Command(tool(t, "strip", "llvm-strip"), "--strip-all", "-o", stripped, bin).CombinedOutput(); err != nil {
 				t.Fatalf("strip: %v\n%s", err, out)
 			}
-			f, err := elf.Open(bin)
-			if err != nil {
-				t.Fatal(err)
-			}
-			syms, err := f.Symbols()
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			syms := testprog.ELFSymbols(t, bin)
 			img := execImage(t, stripped, 0)
 			if img.Start == img.Offset {
 				t.Fatalf("fixture: text at %#x is at the same file offset; the test needs them apart", img.Start)

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"debug/elf"
 	"fmt"
 	"io"
 	"os/exec"
@@ -99,15 +98,7 @@ func TestSymbolizeELF(t *testing.T) {
 	if out, err := exec.Command(cc, "-O1", "-fPIE", "-pie", src, "-o", exe).CombinedOutput(); err != nil {
 		t.Fatalf("clang: %v\n%s", err, out)
 	}
-	f, err := elf.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syms, err := f.Symbols()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	syms := testprog.ELFSymbols(t, exe)
 	var args, pie, want []string
 	for _, s := range syms {
 		if (s.Name == "alpha" || s.Name == "beta") && s.Size > 4 {

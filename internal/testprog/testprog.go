@@ -118,6 +118,21 @@ func build(t testing.TB, key string, mk func(out string) *exec.Cmd) string {
 	return out
 }
 
+// ELFSymbols returns the symbol table (.symtab) of the ELF file bin.
+func ELFSymbols(t testing.TB, bin string) []elf.Symbol {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return syms
+}
+
 // Proc is a started test program.
 type Proc struct {
 	Cmd *exec.Cmd
@@ -188,16 +203,7 @@ func GoTool(t testing.TB) string {
 // link-time address, for a function).
 func ELFSymbol(t testing.TB, bin, name string) uint64 {
 	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
+	for _, s := range ELFSymbols(t, bin) {
 		if s.Name == name {
 			return s.Value
 		}
