@@ -9,18 +9,13 @@ package symbolize
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/images"
@@ -80,10 +75,13 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) error {
 	empty := 0
 	for {
 		if len(buf) == cap(buf) {
-			if cap(buf) >= maxWord {
+			// A word fills the buffer: twice as much room, up to
+			// maxWord (append's growth would pass it).
+			if len(buf) >= maxWord {
 				return fmt.Errorf("reading standard input: %w", bufio.ErrTooLong)
 			}
-			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
+			grown := make([]byte, len(buf), min(2*cap(buf), maxWord))
+			buf = grown[:copy(grown, buf)]
 		}
 		if err := out.Flush(); err != nil {
 			return err
@@ -324,84 +322,6 @@ func (s *symbolizer) line(w *bufio.Writer, word []byte) bool {
 	return a.isAddr
 }
 
-// batch prints the lines for words, in their order, having looked the
-// table's addresses up in increasing order (so that the line tables of a
-// function are walked once for all of its addresses); false when some
-// word is not an address.
-func (s *symbolizer) batch(w *bufio.Writer, words [][]byte) bool {
-	s.answers = slices.Grow(s.answers[:0], len(words))[:len(words)]
-	s.order = s.order[:0]
-	for i, word := range words {
-		a := &s.answers[i]
-		s.parse(a, word)
-		if a.isAddr && a.img != nil && s.fast() {
-			s.order = append(s.order, batchKey{a.addr, i})
-		}
-	}
-	s.sortOrder()
-	for _, k := range s.order {
-		s.resolve(&s.answers[k.i])
-	}
-	s.demangleQueued()
-	all := true
-	for i, word := range words {
-		s.print(w, &s.answers[i], word)
-		all = all && s.answers[i].isAddr
-	}
-	return all
-}
-
-// sortOrder sorts s.order by address: as single words (address above,
-// index below) when both fit in 64 bits, which sorts several times faster
-// than pairs.
-func (s *symbolizer) sortOrder() {
-	const indexBits = 20
-	if len(s.order) > 1<<indexBits || len(s.order) < 2 {
-		slices.SortFunc(s.order, func(x, y batchKey) int { return cmp.Compare(x.addr, y.addr) })
-		return
-	}
-	s.packed = s.packed[:0]
-	for _, k := range s.order {
-		if k.addr >= 1<<(64-indexBits) {
-			slices.SortFunc(s.order, func(x, y batchKey) int { return cmp.Compare(x.addr, y.addr) })
-			return
-		}
-		s.packed = append(s.packed, k.addr<<indexBits|uint64(k.i))
-	}
-	s.packed, s.scratch = radixSort(s.packed, s.scratch)
-	for j, v := range s.packed {
-		s.order[j] = batchKey{v >> indexBits, int(v & (1<<indexBits - 1))}
-	}
-}
-
-// radixSort sorts v (least significant byte first, only as many bytes as
-// its largest value has), using tmp as the other buffer; it returns the
-// sorted slice and the buffer to reuse, either of which may be v's.
-// A batch's random addresses sort several times faster than by compares.
-func radixSort(v, tmp []uint64) (sorted, buf []uint64) {
-	var top uint64
-	for _, x := range v {
-		top |= x
-	}
-	tmp = slices.Grow(tmp[:0], len(v))[:len(v)]
-	for shift := uint(0); shift < 64 && top>>shift != 0; shift += 8 {
-		var count [257]int
-		for _, x := range v {
-			count[(x>>shift)&0xff+1]++
-		}
-		for i := 1; i < len(count); i++ {
-			count[i] += count[i-1]
-		}
-		for _, x := range v {
-			d := (x >> shift) & 0xff
-			tmp[count[d]] = x
-			count[d]++
-		}
-		v, tmp = tmp, v
-	}
-	return v, tmp
-}
-
 // fast reports whether an address is answered from the table in one line
 // (without the frame cache, which a one-shot batch gains nothing from).
 func (s *symbolizer) fast() bool { return s.table != nil && !s.inline }
@@ -550,44 +470,6 @@ func (s *symbolizer) outerLine(va uint64, name *string) (string, int) {
 	}
 	return s.lastBase, line
 }
-
-// demangleQueued demangles the names resolve queued, spread over the
-// CPUs when there are enough of them: C++ names are most of a large
-// binary's symbolization time, and each is demangled independently.
-func (s *symbolizer) demangleQueued() {
-	q := s.queued
-	s.queued = s.queued[:0]
-	workers := min(runtime.GOMAXPROCS(0), len(q)/minPerWorker)
-	if workers <= 1 {
-		for _, i := range q {
-			s.names[i] = demangle.Name(s.names[i], demangle.Simplified)
-		}
-		return
-	}
-	// Blocks handed out in turn, so that no worker idles while another
-	// has a run of long names left.
-	const block = 64
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				lo := int(next.Add(block)) - block
-				if lo >= len(q) {
-					return
-				}
-				for _, i := range q[lo:min(lo+block, len(q))] {
-					s.names[i] = demangle.Name(s.names[i], demangle.Simplified)
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// minPerWorker is how many names make it worth starting one more
-// goroutine to demangle them.
-const minPerWorker = 256
 
 func (s *symbolizer) frame(w *bufio.Writer, f symcache.Frame) {
 	w.WriteString(f.Name())
