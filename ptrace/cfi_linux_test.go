@@ -29,21 +29,6 @@ func buildLeaf(t *testing.T, flags ...string) (string, func(uint64) string) {
 	return buildFixture(t, "leaf.c", flags...)
 }
 
-// elfSymbols returns the symbol table of the ELF file path.
-func elfSymbols(t *testing.T, path string) []elf.Symbol {
-	t.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return syms
-}
-
 // buildFixture is buildLeaf for testdata/src.
 func buildFixture(t *testing.T, src string, flags ...string) (string, func(uint64) string) {
 	t.Helper()
@@ -57,7 +42,7 @@ func buildFixture(t *testing.T, src string, flags ...string) (string, func(uint6
 		t.Fatalf("gcc %v: %v\n%s", args, err, out)
 	}
 	var funcs []elf.Symbol
-	for _, s := range elfSymbols(t, bin) {
+	for _, s := range testprog.ELFSymbols(t, bin) {
 		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
 			funcs = append(funcs, s)
 		}

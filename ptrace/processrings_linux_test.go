@@ -243,7 +243,7 @@ func FuzzProcessRingCollect(f *testing.F) {
 // path.
 func funcRange(t *testing.T, path, name string) (lo, hi uint64) {
 	t.Helper()
-	for _, s := range elfSymbols(t, path) {
+	for _, s := range testprog.ELFSymbols(t, path) {
 		if s.Name == name {
 			return s.Value, s.Value + s.Size
 		}
