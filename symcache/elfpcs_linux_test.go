@@ -75,6 +75,24 @@ func pcOffsets(f *elf.File, full *Table, r *rand.Rand, n int) []uint64 {
 	return offs
 }
 
+// openPCObject maps the object at path as an image and returns it, the
+// Table LoadELF builds of it, and the file opened (closed when the test
+// ends).
+func openPCObject(t *testing.T, path string) (*images.Image, *Table, *elf.File) {
+	t.Helper()
+	img := &images.Image{Path: path, Format: images.FormatELF, Start: 0x10000000, Limit: 0x10000000 + 1<<40}
+	full, err := LoadELF(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return img, full, f
+}
+
 // TestELFAtAsLoadELF checks that the Table loadELFAt builds for a few
 // addresses names each of them as LoadELF's whole Table does, on real
 // objects, while holding a few symbols rather than the whole table.
@@ -82,16 +100,7 @@ func TestELFAtAsLoadELF(t *testing.T) {
 	r := rand.New(rand.NewPCG(28, 6))
 	for _, path := range pcObjects(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			img := &images.Image{Path: path, Format: images.FormatELF, Start: 0x10000000, Limit: 0x10000000 + 1<<40}
-			full, err := LoadELF(img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := elf.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			img, full, f := openPCObject(t, path)
 			compared := 0
 			for batch := 0; batch < 12; batch++ {
 				offs := pcOffsets(f, full, r, 1+r.IntN(80))
@@ -128,16 +137,7 @@ func TestCacheExpect(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 28))
 	for _, path := range pcObjects(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			img := &images.Image{Path: path, Format: images.FormatELF, Start: 0x10000000, Limit: 0x10000000 + 1<<40}
-			full, err := LoadELF(img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := elf.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			img, full, f := openPCObject(t, path)
 			offs := pcOffsets(f, full, r, 100)
 			plain, told := New(Options{NoLines: true}), New(Options{NoLines: true})
 			for i, o := range offs[:50] {
