@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/macprof/macprof/images"
 )
 
 // collapse is what OuterLine must answer for frames: the last frame's
@@ -54,9 +56,10 @@ func TestOuterLineDWARF(t *testing.T) {
 	}
 }
 
-// TestOuterLineGo checks OuterLine against Lines on the test binary's own
-// pclntab, every 211th byte of its text, inlined code included.
-func TestOuterLineGo(t *testing.T) {
+// selfLines returns the test binary's .text section, the binary as an
+// image, and its table with lines (from its pclntab).
+func selfLines(t *testing.T) (*elf.Section, *images.Image, *Table) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +78,13 @@ func TestOuterLineGo(t *testing.T) {
 	if err != nil || !tab.HasLines() {
 		t.Fatalf("table: %v", err)
 	}
+	return text, img, tab
+}
+
+// TestOuterLineGo checks OuterLine against Lines on the test binary's own
+// pclntab, every 211th byte of its text, inlined code included.
+func TestOuterLineGo(t *testing.T) {
+	text, img, tab := selfLines(t)
 	var addrs []uint64
 	for a := text.Addr; a < text.Addr+text.Size; a += 211 {
 		addrs = append(addrs, a-img.Start+img.Offset)
@@ -117,24 +127,7 @@ func TestOuterLineInlineTree(t *testing.T) {
 // increasing, decreasing and shuffled order, and at every byte of a run of
 // functions: a cursor must answer as a fresh walk from the entry does.
 func TestLineCursorGo(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := f.Section(".text")
-	f.Close()
-	if text == nil {
-		t.Fatalf("%s: no .text", exe)
-	}
-	img := execImage(t, exe, 0)
-	tab, err := New(Options{}).Table(img)
-	if err != nil || !tab.HasLines() {
-		t.Fatalf("table: %v", err)
-	}
+	text, img, tab := selfLines(t)
 	va := func(a uint64) uint64 {
 		v, ok := tab.Address(a - img.Start + img.Offset)
 		if !ok {
