@@ -47,3 +47,44 @@ func TestWaitForFailsAfterTheTimeout(t *testing.T) {
 		t.Errorf("failed with %q after %v; want \"waited 30ms for the moon\" after 30ms or more", r.msg, took)
 	}
 }
+
+func TestPollCallsOnceMoreAfterTheTimeout(t *testing.T) {
+	start := time.Now()
+	var last time.Time
+	if Poll(30*time.Millisecond, func() bool { last = time.Now(); return false }) {
+		t.Fatal("Poll reported a condition that never held as held")
+	}
+	if d := last.Sub(start); d < 30*time.Millisecond {
+		t.Errorf("last call %v after the start, want one after the 30ms timeout", d)
+	}
+	calls := 0
+	if !Poll(time.Minute, func() bool { calls++; return calls == 3 }) || calls != 3 {
+		t.Errorf("Poll returned after %d calls, want true at the third", calls)
+	}
+}
+
+func TestPollEveryWaitsTheIntervalBeforeEachCall(t *testing.T) {
+	const interval = 20 * time.Millisecond
+	var calls []time.Time
+	start := time.Now()
+	held := PollEvery(time.Minute, interval, func() bool { calls = append(calls, time.Now()); return len(calls) == 3 })
+	if !held || len(calls) != 3 {
+		t.Fatalf("PollEvery returned %v after %d calls, want true at the third", held, len(calls))
+	}
+	for i, at := range calls {
+		prev := start
+		if i > 0 {
+			prev = calls[i-1]
+		}
+		if d := at.Sub(prev); d < interval {
+			t.Errorf("call %d came %v after the one before (or the start), want %v or more", i+1, d, interval)
+		}
+	}
+	start = time.Now()
+	if PollEvery(50*time.Millisecond, interval, func() bool { return false }) {
+		t.Fatal("PollEvery reported a condition that never held as held")
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("gave up after %v, want the 50ms timeout or more", d)
+	}
+}
