@@ -14,8 +14,9 @@
 //	    -rss-every (to see that it levels off), their medians, the load
 //	    average before and after, which says how far to trust the figures,
 //	    and a row for bench/RESULTS.md.
-//	harness overhead [-rates 99,999] [-duration 5s] [-rounds 10] [-no-perf] [-idle]
-//	    throughput of the demo workload alone (twice: the second run is a
+//	harness overhead [-workload go|c] [-rates 99,999] [-duration 5s] [-rounds 10] [-no-perf] [-no-stops] [-idle]
+//	    throughput of the demo workload (go: bench/demo; c: bench/cbusy, C
+//	    built with frame pointers and linked to the dynamic libc) alone (twice: the second run is a
 //	    control that shows the measurement's noise), under `macprof record`
 //	    (capturing from kernel samples, and with --capture stop, stopping
 //	    threads) and under `perf record -g`, at each rate; every round runs each
@@ -25,7 +26,7 @@
 //	    threads spent on a CPU, which shows what a profiler takes without
 //	    the run-to-run noise of the work's speed, and the CPU each profiler
 //	    used while the workload's threads ran (the demo reads its parent's
-//	    from /proc). With -idle, macprof also
+//	    from /proc). -no-stops leaves out --capture stop. With -idle, macprof also
 //	    runs beside the workload on a process that sleeps, which shows
 //	    what the sampler costs before it captures anything.
 //
@@ -80,12 +81,24 @@ func build(dir string) (macprof, demo, deep string, err error) {
 		{"go", "build", "-o", demo, "./bench/demo"},
 		{"gcc", "-O0", "-pthread", "-fno-omit-frame-pointer", "-o", deep, "internal/testprog/src/deep.c"},
 	}
+	return macprof, demo, deep, runSteps(steps)
+}
+
+// buildC compiles bench/cbusy into dir as most C programs are built that
+// keep frame pointers: optimised, linked to the ordinary dynamic libc.
+func buildC(dir string) (string, error) {
+	cbusy := filepath.Join(dir, "cbusy")
+	return cbusy, runSteps([][]string{{"gcc", "-O2", "-fno-omit-frame-pointer", "-pthread", "-o", cbusy, "bench/cbusy/cbusy.c"}})
+}
+
+// runSteps runs each command in turn, failing with the first one's output.
+func runSteps(steps [][]string) error {
 	for _, s := range steps {
 		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
-			return "", "", "", fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
+			return fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
 		}
 	}
-	return macprof, demo, deep, nil
+	return nil
 }
 
 func timeRun(name string, args ...string) (time.Duration, error) {
@@ -218,10 +231,11 @@ func stealTicks() int64 {
 	return v
 }
 
-// runDemo runs the demo under an optional profiler and returns its
+// runDemo runs a workload (its command line: bench/demo's, or one that
+// prints the same lines) under an optional profiler and returns its
 // throughput and, under macprof, macprof's own figures.
-func runDemo(prefix []string, demo string, dur time.Duration) (demoRun, error) {
-	args := append(append([]string{}, prefix...), demo, "-threads", "2", "-duration", dur.String())
+func runDemo(prefix, workload []string) (demoRun, error) {
+	args := append(append([]string{}, prefix...), workload...)
 	cmd := exec.Command(args[0], args[1:]...)
 	steal0, start := stealTicks(), time.Now()
 	out, err := cmd.CombinedOutput()
@@ -302,6 +316,8 @@ func overhead(args []string) error {
 	rates := fs.String("rates", "99,999", "sampling rates in Hz")
 	dur := fs.Duration("duration", 5*time.Second, "length of each workload run")
 	rounds := fs.Int("rounds", 10, "rounds; each runs every configuration once, in an order rotated round by round")
+	workloadName := fs.String("workload", "go", "the workload: go (bench/demo, static Go) or c (bench/cbusy: C with frame pointers, dynamic libc)")
+	noStops := fs.Bool("no-stops", false, "leave out macprof record --capture stop")
 	noPerf := fs.Bool("no-perf", false, "leave perf out (for a quick look at macprof alone)")
 	idle := fs.Bool("idle", false, "also run macprof at each rate beside the workload on a process that sleeps: the sampler's cost before any capture")
 	verbose := fs.Bool("v", false, "print every run's throughput")
@@ -314,6 +330,19 @@ func overhead(args []string) error {
 	macprof, demo, _, err := build(dir)
 	if err != nil {
 		return err
+	}
+	var workload []string
+	switch *workloadName {
+	case "go":
+		workload = []string{demo, "-threads", "2", "-duration", dur.String()}
+	case "c":
+		cbusy, err := buildC(dir)
+		if err != nil {
+			return err
+		}
+		workload = []string{cbusy, "2", strconv.FormatFloat(dur.Seconds(), 'f', -1, 64)}
+	default:
+		return fmt.Errorf("-workload %q: go or c", *workloadName)
 	}
 	perf, err := exec.LookPath("perf")
 	if err != nil && !*noPerf {
@@ -330,9 +359,11 @@ func overhead(args []string) error {
 		configs = append(configs, overheadConfig{name: "macprof " + hz + " Hz", prefix: func(dir string) []string {
 			return []string{macprof, "record", "-F", hz, "-o", filepath.Join(dir, "p.pb.gz"), "--"}
 		}})
-		configs = append(configs, overheadConfig{name: "macprof stops " + hz + " Hz", prefix: func(dir string) []string {
-			return []string{macprof, "record", "--capture", "stop", "-F", hz, "-o", filepath.Join(dir, "p.pb.gz"), "--"}
-		}})
+		if !*noStops {
+			configs = append(configs, overheadConfig{name: "macprof stops " + hz + " Hz", prefix: func(dir string) []string {
+				return []string{macprof, "record", "--capture", "stop", "-F", hz, "-o", filepath.Join(dir, "p.pb.gz"), "--"}
+			}})
+		}
 		if *idle {
 			configs = append(configs, overheadConfig{name: "macprof " + hz + " Hz idle", prefix: func(string) []string { return nil },
 				beside: idleSampler(macprof, hz)})
@@ -344,6 +375,7 @@ func overhead(args []string) error {
 		}
 	}
 	runs := make([][]demoRun, len(configs)) // runs[config][round]
+	loadBefore := loadAverage()
 	for r := 0; r < *rounds; r++ {
 		for k := range configs {
 			c := (k + r) % len(configs)
@@ -353,7 +385,7 @@ func overhead(args []string) error {
 					return err
 				}
 			}
-			v, err := runDemo(configs[c].prefix(dir), demo, *dur)
+			v, err := runDemo(configs[c].prefix(dir), workload)
 			if stop != nil {
 				stop()
 			}
@@ -362,10 +394,12 @@ func overhead(args []string) error {
 			}
 			runs[c] = append(runs[c], v)
 		}
-		fmt.Fprintf(os.Stderr, "round %d/%d done\n", r+1, *rounds)
+		fmt.Fprintf(os.Stderr, "round %d/%d done, load %s\n", r+1, *rounds, loadAverage())
 	}
-	fmt.Printf("demo workload, 2 busy threads on %d CPUs, %v per run, %d rounds (each runs every configuration once, order rotated)\n",
-		runtime.NumCPU(), *dur, *rounds)
+	loadAfter := loadAverage()
+	fmt.Printf("%s workload, 2 busy threads on %d CPUs, %v per run, %d rounds (each runs every configuration once, order rotated)\n",
+		*workloadName, runtime.NumCPU(), *dur, *rounds)
+	fmt.Printf("  load average (1, 5, 15 min) before: %s; after: %s\n", loadBefore, loadAfter)
 	var steals []float64
 	for _, rs := range runs {
 		for _, r := range rs {
