@@ -137,15 +137,21 @@ func openDebugFile(path string, img *images.Image, f *elf.File) (*elf.File, func
 	if err != nil {
 		return nil, nil, err
 	}
-	want := img.BuildID
-	if want == "" {
-		want = images.ELFFileBuildID(f)
-	}
-	if want != "" && images.ELFFileBuildID(df) != want {
+	if want, ok := debugFileOf(df, img, f); !ok {
 		dclose()
 		return nil, nil, fmt.Errorf("%s: not the debug file of build ID %s", path, want)
 	}
 	return df, dclose, nil
+}
+
+// debugFileOf returns the build ID of img's mapped file f and whether df
+// carries it (or f has none).
+func debugFileOf(df *elf.File, img *images.Image, f *elf.File) (want string, ok bool) {
+	want = img.BuildID
+	if want == "" {
+		want = images.ELFFileBuildID(f)
+	}
+	return want, want == "" || images.ELFFileBuildID(df) == want
 }
 
 // DebugDirs are searched for separate debug files, by build ID

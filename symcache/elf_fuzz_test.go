@@ -3,6 +3,8 @@ package symcache
 import (
 	"bytes"
 	"debug/elf"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -41,18 +43,53 @@ func FuzzELFTable(f *testing.F) {
 		}
 		slices.Sort(addrs)
 		addrs = slices.Compact(addrs)
-		sel, err := elfSymbolsAt("fuzz", ef, addrs)
+		sel, err := elfSymbolsAt("fuzz", ef, nil, addrs)
 		if err != nil {
 			t.Fatalf("elfSymbolsAt: %v, but ELFTable read the file", err)
 		}
 		sel.addEHStarts(ef)
-		few := NewTable("fuzz", sel.symbols(), nil, nil)
+		few := NewTable("fuzz", sel.symbols(false), nil, nil)
+		// The same through a mapping of the bytes as a file (loadELFAt's
+		// reads in place).
+		mapped := mappedSymbolsAt(t, data, addrs)
 		for _, a := range addrs {
 			wn, ws, wok := tab.Lookup(a)
 			gn, gs, gok := few.Lookup(a)
 			if wn != gn || ws != gs || wok != gok {
 				t.Errorf("%#x: %q at %#x (%v), want %q at %#x (%v)", a, gn, gs, gok, wn, ws, wok)
 			}
+			if gn, gs, gok = mapped.Lookup(a); wn != gn || ws != gs || wok != gok {
+				t.Errorf("mapped: %#x: %q at %#x (%v), want %q at %#x (%v)", a, gn, gs, gok, wn, ws, wok)
+			}
 		}
 	})
+}
+
+// mappedSymbolsAt writes data to a file and builds the few-address table
+// of addrs from its mapping (objfile.MapELF), closed before it returns.
+func mappedSymbolsAt(t *testing.T, data []byte, addrs []uint64) *Table {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "obj")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	ef, m, err := objfile.MapELF(file, maxELFRead)
+	if err != nil {
+		t.Fatalf("MapELF: %v, but the bytes were read", err)
+	}
+	if m == nil {
+		t.Fatal("MapELF: no mapping of a regular file")
+	}
+	defer m.Close()
+	sel, err := elfSymbolsAt("fuzz", ef, m, addrs)
+	if err != nil {
+		t.Fatalf("elfSymbolsAt mapped: %v, but ELFTable read the file", err)
+	}
+	sel.addEHStarts(ef)
+	return NewTable("fuzz", sel.symbols(true), nil, nil)
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/objfile"
+	"github.com/macprof/macprof/internal/safefile"
 )
 
 // A snapshot symbolizes a few dozen addresses per object; LoadELF's whole
@@ -21,50 +23,86 @@ import (
 // offs, the answer LoadELF's Table gives; other addresses may get another
 // function's name. A Go binary (named from its pclntab) and the vDSO get
 // LoadELF's whole table.
-func loadELFAt(img *images.Image, offs []uint64) (*Table, error) {
+//
+// Both files are read through read-only mappings (objfile.MapELF): the
+// symbol and string tables in place, only the names kept copied out.
+func loadELFAt(img *images.Image, offs []uint64) (t *Table, err error) {
 	if img.Path == "[vdso]" {
 		return LoadELF(img)
 	}
-	f, closeFile, err := openImageELF(img)
+	// A file that shrinks under its mapping faults: an error, not a
+	// crash (defers run before this one, closing the files).
+	defer objfile.RecoverFault(&err, objfile.PanicOnFault())
+	file, err := img.Open()
 	if err != nil {
 		return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
 	}
-	defer closeFile()
+	defer file.Close()
+	f, m, err := objfile.MapELF(file, maxELFRead)
+	if err != nil {
+		return nil, fmt.Errorf("symcache: %s: %w", img.Path, err)
+	}
+	defer m.Close()
 	if elfPclntabSection(f) != nil {
 		return loadELFFile(img, f)
 	}
 	object := filepath.Base(img.Path)
 	segs := elfSegments(f)
 	addrs := linkAddresses(segs, offs)
-	sel, err := elfSymbolsAt(object, f, addrs)
+	sel, err := elfSymbolsAt(object, f, m, addrs)
 	if err != nil {
 		return nil, err
 	}
-	chosen := sel
+	var syms []Symbol
+	chosen := false // the debug file's symbols
 	var lines LineSource
 	// As loadELFFile: a debug file with more symbols names the
 	// functions, and its DWARF gives the lines.
 	if dbg := findDebugFile(img, f); dbg != "" {
-		if df, dclose, err := openDebugFile(dbg, img, f); err == nil {
-			dsel, derr := elfSymbolsAt(object, df, addrs)
-			if derr == nil && dsel.info.named > sel.info.named {
-				dsel.addEHStarts(df)
-				chosen = dsel
-			}
-			dclose()
-			if derr == nil && dsel.info.dwarf {
+		if dsyms, more, ddwarf, ok := debugSymbolsAt(object, dbg, img, f, addrs, sel.info.named); ok {
+			syms, chosen = dsyms, more
+			if ddwarf {
 				lines = elfLines(object, func() (*elf.File, func() error, error) { return openDebugFile(dbg, img, f) }, false, 0, true)
 			}
 		}
 	}
-	if chosen == sel {
+	if !chosen {
 		sel.addEHStarts(f)
+		syms = sel.symbols(m != nil)
 	}
 	if lines == nil {
 		lines = elfLines(object, func() (*elf.File, func() error, error) { return openImageELF(img) }, false, 0, sel.info.dwarf)
 	}
-	syms := chosen.symbols()
 	return NewTable(object, syms, segs, lines), nil
+}
+
+// debugSymbolsAt reads the debug file at path found for img (whose own
+// file f holds named function symbols) as loadELFAt reads f: its symbols
+// for addrs and whether it has more named ones (only then are they
+// returned), whether it has DWARF, and whether it could be read.
+func debugSymbolsAt(object, path string, img *images.Image, f *elf.File, addrs []uint64, named int) (syms []Symbol, more, dwarf, ok bool) {
+	file, err := safefile.Open(path)
+	if err != nil {
+		return nil, false, false, false
+	}
+	defer file.Close()
+	df, m, err := objfile.MapELF(file, maxELFRead)
+	if err != nil {
+		return nil, false, false, false
+	}
+	defer m.Close()
+	if _, ok := debugFileOf(df, img, f); !ok {
+		return nil, false, false, false
+	}
+	dsel, err := elfSymbolsAt(object, df, m, addrs)
+	if err != nil {
+		return nil, false, false, false
+	}
+	if more = dsel.info.named > named; more {
+		dsel.addEHStarts(df)
+		syms = dsel.symbols(m != nil)
+	}
+	return syms, more, dsel.info.dwarf, true
 }
 
 // linkAddresses maps file offsets to link-time addresses through segs,
@@ -105,12 +143,12 @@ type pendingSym struct {
 
 // elfSymbolsAt reads f's .symtab and .dynsym once, keeping what names
 // addrs (sorted).
-func elfSymbolsAt(object string, f *elf.File, addrs []uint64) (*pcSymbols, error) {
+func elfSymbolsAt(object string, f *elf.File, m *objfile.Mapping, addrs []uint64) (*pcSymbols, error) {
 	p := &pcSymbols{addrs: addrs, best: make([][]pendingSym, len(addrs))}
 	for k, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
 		var err error
 		var n int
-		p.strs[k], n, _, err = scanFuncSymbols(f, typ, func(name uint32, value, size uint64) {
+		p.strs[k], n, _, err = scanFuncSymbols(f, m, typ, func(name uint32, value, size uint64) {
 			p.info.named++
 			p.keep(pendingSym{start: value, size: size, name: name, table: uint8(k)})
 		})
@@ -174,8 +212,9 @@ func (p *pcSymbols) allSized() bool {
 	return true
 }
 
-// symbols returns the kept symbols, named.
-func (p *pcSymbols) symbols() []Symbol {
+// symbols returns the kept symbols, named (their names copied when clone:
+// the string tables lie in a mapping).
+func (p *pcSymbols) symbols(clone bool) []Symbol {
 	var syms []Symbol
 	var pending [2][]symName
 	for _, b := range p.best {
@@ -187,7 +226,7 @@ func (p *pcSymbols) symbols() []Symbol {
 		}
 	}
 	for k := range pending {
-		nameSymbols(p.strs[k], pending[k], syms)
+		nameSymbols(p.strs[k], pending[k], syms, clone)
 	}
 	return syms
 }

@@ -2,7 +2,9 @@ package symcache
 
 import (
 	"debug/elf"
+	"errors"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/testprog"
 )
 
@@ -158,5 +161,51 @@ func TestCacheExpect(t *testing.T) {
 				t.Errorf("expected table has %d symbols for 50 addresses", e.entry.table.Len())
 			}
 		})
+	}
+}
+
+// TestSymbolsAtOfTruncatedMapping reads the symbols of a copy of libc
+// through its mapping after the file was cut to its first pages (a
+// target rewriting a library it mapped): the read must fail with
+// objfile.ErrFault, as loadELFAt's deferred recovery makes it, not crash.
+func TestSymbolsAtOfTruncatedMapping(t *testing.T) {
+	var lib string
+	for _, p := range pcObjects(t) {
+		if strings.Contains(filepath.Base(p), "libc.so") {
+			lib = p
+		}
+	}
+	data, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "libc.so.6")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	f, m, err := objfile.MapELF(file, maxELFRead)
+	if err != nil || m == nil {
+		t.Fatalf("MapELF: mapping %v, %v", m, err)
+	}
+	defer m.Close()
+	s := f.SectionByType(elf.SHT_DYNSYM)
+	if s == nil || s.Offset < 8192 {
+		t.Fatalf("%s: no .dynsym past its first two pages", lib)
+	}
+	if err := file.Truncate(4096); err != nil {
+		t.Fatal(err)
+	}
+	read := func() (err error) {
+		defer objfile.RecoverFault(&err, objfile.PanicOnFault())
+		_, err = elfSymbolsAt("libc", f, m, []uint64{s.Addr})
+		return err
+	}
+	if err := read(); !errors.Is(err, objfile.ErrFault) {
+		t.Fatalf("symbols of the truncated mapping: %v, want objfile.ErrFault", err)
 	}
 }

@@ -3,6 +3,7 @@ package symcache
 import (
 	"cmp"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -37,14 +38,14 @@ func elfFuncSymbols(f *elf.File, typ elf.SectionType, dst []Symbol) (out []Symbo
 	n := elfSymbolCount(f, typ)
 	pending := make([]symName, 0, n) // kept symbols, by name offset
 	dst = slices.Grow(dst, n)
-	strs, entries, goFunc, err := scanFuncSymbols(f, typ, func(name uint32, value, size uint64) {
+	strs, entries, goFunc, err := scanFuncSymbols(f, nil, typ, func(name uint32, value, size uint64) {
 		pending = append(pending, symName{name, uint32(len(dst) - first)})
 		dst = append(dst, Symbol{Start: value, Size: size})
 	})
 	if err != nil {
 		return dst[:first], 0, 0, err
 	}
-	nameSymbols(strs, pending, dst[first:])
+	nameSymbols(strs, pending, dst[first:], false)
 	return dst, entries, goFunc, nil
 }
 
@@ -66,8 +67,9 @@ func elfSymbolCount(f *elf.File, typ elf.SectionType) int {
 type symName struct{ name, idx uint32 }
 
 // nameSymbols sets the name of syms[p.idx] for every p in pending, from
-// the string table strs; pending is sorted in place.
-func nameSymbols(strs string, pending []symName, syms []Symbol) {
+// the string table strs (copied when clone, for strs in a mapping);
+// pending is sorted in place.
+func nameSymbols(strs string, pending []symName, syms []Symbol, clone bool) {
 	// Names in order of their offsets: the NUL that ends one ends every
 	// later one before it, so the string table is scanned once.
 	slices.SortFunc(pending, func(a, b symName) int { return cmp.Compare(a.name, b.name) })
@@ -86,7 +88,11 @@ func nameSymbols(strs string, pending []symName, syms []Symbol) {
 			}
 		}
 		if nul < len(strs) {
-			syms[p.idx].Name = TrimGoABI(strs[i:nul])
+			name := TrimGoABI(strs[i:nul])
+			if clone {
+				name = strings.Clone(name)
+			}
+			syms[p.idx].Name = name
 		}
 	}
 }
@@ -95,7 +101,10 @@ func nameSymbols(strs string, pending []symName, syms []Symbol) {
 // with the name offset, value and size of each function symbol (as
 // elfFuncSymbols keeps them), and returns the string table, how many
 // entries the table has (the null entry aside) and go:func.*'s value.
-func scanFuncSymbols(f *elf.File, typ elf.SectionType, visit func(name uint32, value, size uint64)) (strs string, entries int, goFunc uint64, err error) {
+// With m, f's mapping (objfile.MapELF), both tables are read in place and
+// the string table returned lies in m: the caller reads it with
+// objfile.PanicOnFault set and copies what it keeps before m is closed.
+func scanFuncSymbols(f *elf.File, m *objfile.Mapping, typ elf.SectionType, visit func(name uint32, value, size uint64)) (strs string, entries int, goFunc uint64, err error) {
 	s := f.SectionByType(typ)
 	if s == nil || s.Size == 0 {
 		return "", 0, 0, nil
@@ -117,6 +126,19 @@ func scanFuncSymbols(f *elf.File, typ elf.SectionType, visit func(name uint32, v
 	if st.Size > objfile.MaxStringTable {
 		return "", 0, 0, fmt.Errorf("%d-byte string table, over the limit of %d", st.Size, objfile.MaxStringTable)
 	}
+	if m != nil {
+		sb, err := objfile.SectionBytes(m, st)
+		if err != nil {
+			return "", 0, 0, fmt.Errorf("string table: %w", err)
+		}
+		strs = bytesString(sb)
+		b, err := objfile.SectionBytes(m, s)
+		if err != nil || uint64(len(b)) != s.Size {
+			return "", 0, 0, fmt.Errorf("symbols: %w", cmp.Or(err, io.ErrUnexpectedEOF))
+		}
+		entries, goFunc = scanSymbolEntries(b, f.ByteOrder, entSize, strs, visit)
+		return strs, max(entries-1, 0), goFunc, nil
+	}
 	// Read straight into the bytes the names slice: one copy.
 	sb := make([]byte, st.Size)
 	if _, err := io.ReadFull(st.Open(), sb); err != nil {
@@ -126,44 +148,56 @@ func scanFuncSymbols(f *elf.File, typ elf.SectionType, visit func(name uint32, v
 
 	r := s.Open()
 	buf := make([]byte, min(s.Size, symChunk)/entSize*entSize)
-	bo := f.ByteOrder
 	for left := s.Size; left > 0; {
 		chunk := buf[:min(left, uint64(len(buf)))]
 		if _, err := io.ReadFull(r, chunk); err != nil {
 			return "", 0, 0, fmt.Errorf("symbols: %w", err)
 		}
-		for e := chunk; len(e) > 0; e = e[entSize:] {
-			entries++
-			var name uint32
-			var info byte
-			var shndx uint16
-			var value, size uint64
-			if entSize == elf.Sym64Size {
-				name, info, shndx = bo.Uint32(e), e[4], bo.Uint16(e[6:])
-				value, size = bo.Uint64(e[8:]), bo.Uint64(e[16:])
-			} else {
-				name, value, size = bo.Uint32(e), uint64(bo.Uint32(e[4:])), uint64(bo.Uint32(e[8:]))
-				info, shndx = e[12], bo.Uint16(e[14:])
-			}
-			t := elf.ST_TYPE(info)
-			if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
-				// go:func.* is data (STT_OBJECT): only other
-				// symbols' names are compared with it.
-				if uint64(name) < uint64(len(strs)) && strs[name] == 'g' {
-					for _, g := range goFuncNames {
-						if strings.HasPrefix(strs[name:], g) {
-							goFunc = value
-						}
-					}
-				}
-				continue
-			}
-			if value == 0 || elf.SectionIndex(shndx) == elf.SHN_UNDEF {
-				continue
-			}
-			visit(name, value, size)
+		n, g := scanSymbolEntries(chunk, f.ByteOrder, entSize, strs, visit)
+		entries += n
+		if g != 0 {
+			goFunc = g
 		}
 		left -= uint64(len(chunk))
 	}
 	return strs, max(entries-1, 0), goFunc, nil
+}
+
+// scanSymbolEntries calls visit for each function symbol among the
+// entSize-byte entries of b (a whole number of them), whose names are in
+// strs, as scanFuncSymbols reads them; it returns how many entries b holds
+// and go:func.*'s value (0 if b has none).
+func scanSymbolEntries(b []byte, bo binary.ByteOrder, entSize uint64, strs string, visit func(name uint32, value, size uint64)) (entries int, goFunc uint64) {
+	for e := b; uint64(len(e)) >= entSize; e = e[entSize:] {
+		entries++
+		var name uint32
+		var info byte
+		var shndx uint16
+		var value, size uint64
+		if entSize == elf.Sym64Size {
+			name, info, shndx = bo.Uint32(e), e[4], bo.Uint16(e[6:])
+			value, size = bo.Uint64(e[8:]), bo.Uint64(e[16:])
+		} else {
+			name, value, size = bo.Uint32(e), uint64(bo.Uint32(e[4:])), uint64(bo.Uint32(e[8:]))
+			info, shndx = e[12], bo.Uint16(e[14:])
+		}
+		t := elf.ST_TYPE(info)
+		if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
+			// go:func.* is data (STT_OBJECT): only other
+			// symbols' names are compared with it.
+			if uint64(name) < uint64(len(strs)) && strs[name] == 'g' {
+				for _, g := range goFuncNames {
+					if strings.HasPrefix(strs[name:], g) {
+						goFunc = value
+					}
+				}
+			}
+			continue
+		}
+		if value == 0 || elf.SectionIndex(shndx) == elf.SHN_UNDEF {
+			continue
+		}
+		visit(name, value, size)
+	}
+	return entries, goFunc
 }

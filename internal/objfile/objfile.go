@@ -94,6 +94,45 @@ func NewELF(file *os.File, budget int64) (*elf.File, error) {
 	return f, nil
 }
 
+// MapELF is NewELF reading file through a read-only mapping of it (Map):
+// the headers are copied out, and the mapping is returned so that the
+// caller reads sections in place (Mapping.Bytes) and closes it after the
+// file. Where the file cannot be mapped it reads as NewELF does and the
+// mapping is nil.
+func MapELF(file *os.File, budget int64) (*elf.File, *Mapping, error) {
+	size, data, err := DataSize(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := Map(file, size, budget)
+	var r io.ReaderAt = m
+	if err != nil {
+		m, r = nil, safefile.Budget(file, budget)
+	}
+	f, err := elf.NewFile(r)
+	if err == nil {
+		err = CheckELF(f, size, data)
+	}
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	return f, m, nil
+}
+
+// SectionBytes returns the bytes of s, an uncompressed section with
+// bytes in the file, in place from m (read them only with PanicOnFault
+// set), or copied (s.Data) when m is nil or s is compressed.
+func SectionBytes(m *Mapping, s *elf.Section) ([]byte, error) {
+	if s.Type == elf.SHT_NOBITS {
+		return nil, errors.New("section " + s.Name + " has no bytes in the file")
+	}
+	if m == nil || s.Flags&elf.SHF_COMPRESSED != 0 {
+		return s.Data()
+	}
+	return m.Bytes(s.Offset, s.FileSize)
+}
+
 // CheckELF checks that every section with bytes in the file lies inside
 // its size bytes and is no larger than the data bytes it holds (a section
 // cannot be made of holes), and that no section is over the cap for its
