@@ -34,8 +34,8 @@ func Poll(timeout time.Duration, cond func() bool) bool {
 
 // PollEvery is Poll with cond called every interval, the first time after
 // one interval: for a condition that needs time to pass between calls,
-// such as a drain of kernel samples that should find some, or two reads
-// of a state compared.
+// such as a drain of kernel samples that should find some, or one that
+// costs more than a read of a file or two to check (a walk of /proc).
 func PollEvery(timeout, interval time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for {
