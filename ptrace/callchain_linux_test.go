@@ -5,7 +5,6 @@ package ptrace
 import (
 	"encoding/binary"
 	"errors"
-	"runtime"
 	"slices"
 	"syscall"
 	"testing"
@@ -127,19 +126,7 @@ func TestKernelCallchainWithUnwindFP(t *testing.T) {
 		t.Errorf("a callchain capture has %d bytes of stack, stopped %v", len(k.Stack), k.Stopped)
 	}
 	s := target.NewCapture(512, 64<<10)
-	runtime.LockOSThread()
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		tg.hotMu.Lock()
-		tg.tendStuck()
-		err = tg.captureTransient(tid, s)
-		tg.hotMu.Unlock()
-		if !errors.Is(err, target.ErrStopTimeout) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	runtime.UnlockOSThread()
-	if err != nil {
+	if err := stoppedCapture(tg, tid, s); err != nil {
 		t.Fatal(err)
 	}
 	if len(k.PCs) < 14 || !slices.Equal(k.PCs[1:], s.PCs[1:]) {
@@ -205,7 +192,7 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 		}
 		caps := drainCaps(8)
 		var stackWalk []uint64
-		for deadline := time.Now().Add(20 * time.Second); !th.kernel.ring.chain; time.Sleep(20 * time.Millisecond) {
+		if !testprog.PollEvery(20*time.Second, 20*time.Millisecond, func() bool {
 			stacks := !th.kernel.ring.chain // the ring switches after its last sample is drained
 			n := drainRing(t, tg, tid, caps)
 			for _, c := range caps[:n] {
@@ -213,9 +200,9 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 					stackWalk = slices.Clone(c.PCs) // a whole walk of a stack copy
 				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no callchains after 20 s (%d exact walks in a row)", th.kernel.exact)
-			}
+			return th.kernel.ring.chain
+		}) {
+			t.Fatalf("no callchains after 20 s (%d exact walks in a row)", th.kernel.exact)
 		}
 		if th.kernel.exactNeed != 2*chainAfter {
 			t.Errorf("exact walks needed next time: %d, want %d", th.kernel.exactNeed, 2*chainAfter)
@@ -223,16 +210,13 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 		if d := tg.DrainInterval(); d != 100*time.Millisecond {
 			t.Errorf("drain interval %v with callchains only, want 100 ms", d)
 		}
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if !testprog.PollEvery(10*time.Second, 20*time.Millisecond, func() bool {
 			n, err := tg.DrainSamples(tid, caps)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if n == 0 {
-				if time.Now().After(deadline) {
-					t.Fatal("no callchain sample in 10 s")
-				}
-				continue
+				return false
 			}
 			got := caps[n-1]
 			var last time.Time
@@ -240,7 +224,9 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 			if got.Walk.Stop != unwind.StopEnd || len(got.Stack) != 0 || len(got.PCs) != len(stackWalk) || !slices.Equal(got.PCs[1:], stackWalk[1:]) {
 				t.Fatalf("callchain %x (%v, %d stack bytes)\nstack walk %x", got.PCs, got.Walk.Stop, len(got.Stack), stackWalk)
 			}
-			break
+			return true
+		}) {
+			t.Fatal("no callchain sample in 10 s")
 		}
 	})
 	t.Run("frameless leaf", func(t *testing.T) {
@@ -264,7 +250,7 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 			t.Fatal("not moved to callchains")
 		}
 		var cut *target.Capture
-		for deadline := time.Now().Add(10 * time.Second); cut == nil; time.Sleep(10 * time.Millisecond) {
+		if !testprog.PollEvery(10*time.Second, 10*time.Millisecond, func() bool {
 			n, err := tg.DrainSamples(tid, caps)
 			if err != nil {
 				t.Fatal(err)
@@ -274,9 +260,9 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 					cut = c
 				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("no callchain cut at a frame without a frame record in 10 s")
-			}
+			return cut != nil
+		}) {
+			t.Fatal("no callchain cut at a frame without a frame record in 10 s")
 		}
 		if got := names(cut.PCs, name); !slices.Equal(got, []string{"spin"}) {
 			t.Errorf("cut callchain %v, want [spin]", got)
@@ -285,7 +271,7 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 		if th.kernel.ring.chain || th.kernel.exactNeed != 2*chainAfter {
 			t.Fatalf("after a cut callchain: callchains %v, %d exact walks needed; want stack copies, %d", th.kernel.ring.chain, th.kernel.exactNeed, 2*chainAfter)
 		}
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if !testprog.PollEvery(10*time.Second, 10*time.Millisecond, func() bool {
 			n, err := tg.DrainSamples(tid, caps)
 			if err != nil {
 				t.Fatal(err)
@@ -294,11 +280,10 @@ func TestCallchainRingFollowsTheTables(t *testing.T) {
 				if got := names(caps[n-1].PCs, name); len(got) < 3 || !slices.Equal(got[:3], []string{"spin", "alpha", "main"}) {
 					t.Errorf("stack copy walk %v; want spin, alpha, main, ...", got)
 				}
-				break
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("no sample with a stack copy in 10 s")
-			}
+			return n > 0
+		}) {
+			t.Fatal("no sample with a stack copy in 10 s")
 		}
 	})
 }
@@ -333,15 +318,15 @@ func drainCaps(n int) []*target.Capture {
 func waitSamples(t *testing.T, tg *Target, tid target.ThreadID, caps []*target.Capture, n int) int {
 	t.Helper()
 	got := 0
-	for deadline := time.Now().Add(20 * time.Second); got < n; time.Sleep(10 * time.Millisecond) {
+	if !testprog.PollEvery(20*time.Second, 10*time.Millisecond, func() bool {
 		k, err := tg.DrainSamples(tid, caps)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got += k
-		if time.Now().After(deadline) {
-			t.Fatalf("%d samples in 20 s, want %d", got, n)
-		}
+		return got >= n
+	}) {
+		t.Fatalf("%d samples in 20 s, want %d", got, n)
 	}
 	return got
 }

@@ -79,23 +79,15 @@ func startSampled(t *testing.T, bin string, period time.Duration) (*testprog.Pro
 	return p, tg, tid, c
 }
 
-// nextSample captures tid from a kernel sample newer than the last, waiting
-// for one until deadline.
-func nextSample(t *testing.T, tg *Target, tid target.ThreadID, c *target.Capture, deadline time.Time) {
+// newSample reports whether it captured tid from a kernel sample newer
+// than the last, failing the test at any other error than none yet.
+func newSample(t *testing.T, tg *Target, tid target.ThreadID, c *target.Capture) bool {
 	t.Helper()
-	for {
-		err := tg.Capture(tid, c)
-		if err == nil {
-			return
-		}
-		if !errors.Is(err, ErrNoSample) {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no kernel sample in time")
-		}
-		time.Sleep(10 * time.Millisecond)
+	err := tg.Capture(tid, c)
+	if err != nil && !errors.Is(err, ErrNoSample) {
+		t.Fatal(err)
 	}
+	return err == nil
 }
 
 // names symbolizes a walk: the PC, then each return address minus one.
@@ -125,9 +117,12 @@ func TestCFIWalkKeepsTheLeafsCaller(t *testing.T) {
 			// The first capture stops the thread (and opens its ring):
 			// its walk may come before the table is built.
 			p, tg, _, c := startSampled(t, bin, 5*time.Millisecond)
-			deadline := time.Now().Add(10 * time.Second)
-			for kernel := 0; kernel < 5; kernel++ {
-				nextSample(t, tg, target.ThreadID(p.PID), c, deadline)
+			kernel := 0
+			if !testprog.Poll(10*time.Second, func() bool {
+				if !newSample(t, tg, target.ThreadID(p.PID), c) {
+					return false
+				}
+				kernel++
 				got := names(c.PCs, name)
 				if len(got) < 3 || !slices.Equal(got[:3], []string{"spin", "alpha", "main"}) {
 					t.Fatalf("kernel sample walk %v (%v, %d CFI frames); want spin, alpha, main, ...", got, c.Walk.Stop, c.Walk.CFIFrames)
@@ -138,6 +133,9 @@ func TestCFIWalkKeepsTheLeafsCaller(t *testing.T) {
 				if slices.Contains(got[3:], "spin") || slices.Contains(got[3:], "alpha") || slices.Contains(got[3:], "main") {
 					t.Errorf("walk %v repeats a frame", got)
 				}
+				return kernel == 5
+			}) {
+				t.Fatalf("%d kernel samples in 10 s, want 5", kernel)
 			}
 			// With the table built, a kernel sample's capture and walk
 			// allocate nothing.
@@ -192,12 +190,18 @@ func TestCFIWalkKeepsTheLeafsCaller(t *testing.T) {
 func TestKernelSamplesCompileOnlyTheFDEsTheyMeet(t *testing.T) {
 	bin, name := buildLeaf(t, "-O2", "-fomit-frame-pointer")
 	p, tg, _, c := startSampled(t, bin, 5*time.Millisecond)
-	deadline := time.Now().Add(10 * time.Second)
-	for range 10 {
-		nextSample(t, tg, target.ThreadID(p.PID), c, deadline)
+	kernel := 0
+	if !testprog.Poll(10*time.Second, func() bool {
+		if !newSample(t, tg, target.ThreadID(p.PID), c) {
+			return false
+		}
+		kernel++
 		if got := names(c.PCs, name); len(got) < 4 || c.Walk.CFIFrames < 3 {
 			t.Fatalf("kernel sample walk %v (%v, %d CFI frames): not through main into libc", got, c.Walk.Stop, c.Walk.CFIFrames)
 		}
+		return kernel == 10
+	}) {
+		t.Fatalf("%d kernel samples in 10 s, want 10", kernel)
 	}
 	imgs, err := tg.Images()
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // TestWatchExitCallsOnExit: the callback comes when the process exits, not
@@ -60,8 +62,9 @@ func TestWatchExitStopWithoutExit(t *testing.T) {
 // TestPIDWatchSeesNewThreads: a new process (here, a thread of the kernel's
 // PID space like any other) ends the settled state, and two calls with
 // nothing started between them report it settled, unless the machine
-// started something meanwhile, which a retry gets past (for up to 30 s:
-// the tests of other packages start compilers beside this one).
+// started something meanwhile, which a retry 1 ms later gets past (for up
+// to a minute, what 30,000 retries took at the most: the tests of other
+// packages start compilers beside this one).
 func TestPIDWatchSeesNewThreads(t *testing.T) {
 	var w PIDWatch
 	if w.Settled() {
@@ -73,13 +76,7 @@ func TestPIDWatchSeesNewThreads(t *testing.T) {
 	if w.Settled() {
 		t.Fatal("settled after a process started")
 	}
-	for i := 0; ; i++ {
-		if w.Settled() {
-			break
-		}
-		if i == 30000 {
-			t.Fatal("never settled in 30,000 calls 1 ms apart")
-		}
-		time.Sleep(time.Millisecond)
+	if !testprog.PollEvery(time.Minute, time.Millisecond, w.Settled) {
+		t.Fatal("never settled in a minute of calls 1 ms apart")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/target"
 )
 
@@ -24,7 +25,8 @@ func LaunchWithStuckThread(args []string, opts target.Options) (*Launched, error
 	}
 	l.stop.skipBlockedCheck = true
 	defer func() { l.stop.skipBlockedCheck = false }()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	// Every millisecond: such a sleep may last little longer.
+	if !testprog.PollEvery(10*time.Second, time.Millisecond, func() bool {
 		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", l.PID()))
 		for _, p := range tasks {
 			b, _ := os.ReadFile(p)
@@ -36,11 +38,14 @@ func LaunchWithStuckThread(args []string, opts target.Options) (*Launched, error
 			fmt.Sscanf(filepath.Base(filepath.Dir(p)), "%d", &tid)
 			l.Threads(nil)
 			c := target.NewCapture(64, 64<<10)
-			if err := l.Capture(target.ThreadID(tid), c); !errors.Is(err, target.ErrStopTimeout) {
-				return l, fmt.Errorf("capture of thread %d in uninterruptible sleep: %v, want a timeout", tid, err)
+			if cerr := l.Capture(target.ThreadID(tid), c); !errors.Is(cerr, target.ErrStopTimeout) {
+				err = fmt.Errorf("capture of thread %d in uninterruptible sleep: %v, want a timeout", tid, cerr)
 			}
-			return l, nil
+			return true
 		}
+		return false
+	}) {
+		err = errors.New("no thread entered an uninterruptible sleep")
 	}
-	return l, errors.New("no thread entered an uninterruptible sleep")
+	return l, err
 }

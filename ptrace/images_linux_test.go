@@ -25,13 +25,14 @@ func TestImagesBuildIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var got string
+	var all bool
+	if !testprog.PollEvery(10*time.Second, 50*time.Millisecond, func() bool {
 		set, err := tg.Images()
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, all := "", true
+		got, all = "", true
 		for _, im := range set.Images() {
 			if im.Path == bin {
 				got = im.BuildID
@@ -40,12 +41,8 @@ func TestImagesBuildIDs(t *testing.T) {
 				all = false
 			}
 		}
-		if got == want && all {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("build ID of %s = %q, want %q; every image has one: %v", bin, got, want, all)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return got == want && all
+	}) {
+		t.Fatalf("build ID of %s = %q, want %q; every image has one: %v", bin, got, want, all)
 	}
 }

@@ -42,12 +42,7 @@ func TestImagesReadWhatIsMapped(t *testing.T) {
 	}
 	defer tg.Close()
 	var exe *images.Image
-	deadline := time.Now().Add(10 * time.Second)
-	for exe == nil || exe.BuildID == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("no build ID for %s in 10 s: %v", bin, exe)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testprog.PollEvery(10*time.Second, 20*time.Millisecond, func() bool {
 		set, err := tg.Images()
 		if err != nil {
 			t.Fatal(err)
@@ -57,6 +52,9 @@ func TestImagesReadWhatIsMapped(t *testing.T) {
 				exe = im
 			}
 		}
+		return exe != nil && exe.BuildID != ""
+	}) {
+		t.Fatalf("no build ID for %s in 10 s: %v", bin, exe)
 	}
 	if want, _ := images.ELFBuildID(secret); exe.BuildID == want {
 		t.Fatalf("build ID %s is the secret's: read at the path", exe.BuildID)

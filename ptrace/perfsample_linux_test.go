@@ -146,18 +146,33 @@ func kernelCapture(t *testing.T, tg *Target, tid int, c *target.Capture) {
 	if err := captureStop(t, tg, target.ThreadID(tid), c); err != nil || c.Stopped == 0 {
 		t.Fatalf("first capture: %v, stopped %v; want a stop", err, c.Stopped)
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		err := tg.Capture(target.ThreadID(tid), c)
-		if err == nil {
-			if c.Stopped != 0 {
-				t.Fatalf("a capture after the first stopped the thread for %v", c.Stopped)
-			}
-			return
-		}
-		if !errors.Is(err, ErrNoSample) || time.Now().After(deadline) {
-			t.Fatalf("capture from kernel samples: %v (ring error: %v)", err, tg.KernelSampleError())
-		}
+	var err error
+	if !testprog.PollEvery(5*time.Second, 20*time.Millisecond, func() bool {
+		err = tg.Capture(target.ThreadID(tid), c)
+		return !errors.Is(err, ErrNoSample)
+	}) || err != nil {
+		t.Fatalf("capture from kernel samples: %v (ring error: %v)", err, tg.KernelSampleError())
 	}
+	if c.Stopped != 0 {
+		t.Fatalf("a capture after the first stopped the thread for %v", c.Stopped)
+	}
+}
+
+// stoppedCapture captures tid stopped, as a capture without kernel samples
+// does, the ring left alone; again while the thread does not stop in time
+// (a loaded machine), for up to 30 s.
+func stoppedCapture(tg *Target, tid int, c *target.Capture) error {
+	runtime.LockOSThread() // every ptrace request of a capture from one thread, as Capture does
+	defer runtime.UnlockOSThread()
+	var err error
+	testprog.Poll(30*time.Second, func() bool {
+		tg.hotMu.Lock()
+		tg.tendStuck() // a thread that stopped late is let go, as the next tick does
+		err = tg.captureTransient(tid, c)
+		tg.hotMu.Unlock()
+		return !errors.Is(err, target.ErrStopTimeout)
+	})
+	return err
 }
 
 func TestKernelSampleCaptureMatchesAStop(t *testing.T) {
@@ -176,19 +191,7 @@ func TestKernelSampleCaptureMatchesAStop(t *testing.T) {
 	// The same thread stopped: spinning in the same leaf, it has the same
 	// callers (return addresses), frame for frame.
 	s := target.NewCapture(512, 64<<10)
-	runtime.LockOSThread() // every ptrace request of a capture from one thread, as Capture does
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		tg.hotMu.Lock()
-		tg.tendStuck() // a thread that stopped late is let go, as the next tick does
-		err = tg.captureTransient(tid, s)
-		tg.hotMu.Unlock()
-		if !errors.Is(err, target.ErrStopTimeout) || time.Now().After(deadline) {
-			break // (a loaded machine can keep the thread from stopping in time)
-		}
-		time.Sleep(time.Millisecond)
-	}
-	runtime.UnlockOSThread()
-	if err != nil {
+	if err := stoppedCapture(tg, tid, s); err != nil {
 		t.Fatal(err)
 	}
 	if len(k.PCs) < 14 || !slices.Equal(k.PCs[1:], s.PCs[1:]) {
@@ -412,17 +415,16 @@ func spinFor(t *testing.T, tg *Target, tid target.ThreadID, d time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	var used time.Duration
+	if !testprog.Poll(30*time.Second, func() bool {
 		info, err := tg.Info(tid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.CPUTime-from.CPUTime >= d {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("thread %d used %v of CPU in 30 s, want %v", tid, info.CPUTime-from.CPUTime, d)
-		}
+		used = info.CPUTime - from.CPUTime
+		return used >= d
+	}) {
+		t.Fatalf("thread %d used %v of CPU in 30 s, want %v", tid, used, d)
 	}
 }
 
@@ -493,8 +495,10 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 			}
 			caps := []*target.Capture{target.NewCapture(512, 64<<10)}
 			sawShort := false
-			for i := 0; i < 200 && (tg.threads[tid].kernel.ringStack < c.want || !tg.threads[tid].kernel.ringFull); i++ {
-				time.Sleep(10 * time.Millisecond)
+			// Drains until the copy grew and a full ring was seen, for
+			// up to 5 s (what 200 drains 10 ms apart took at the most);
+			// the checks below say what is missing.
+			testprog.PollEvery(5*time.Second, 10*time.Millisecond, func() bool {
 				for {
 					n, err := tg.DrainSamples(target.ThreadID(tid), caps)
 					if err != nil {
@@ -505,7 +509,8 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 					}
 					sawShort = sawShort || caps[0].Walk.Stop == unwind.StopReadFailed
 				}
-			}
+				return tg.threads[tid].kernel.ringStack >= c.want && tg.threads[tid].kernel.ringFull
+			})
 			if !sawShort {
 				t.Error("no sample's walk ran past an 8 KiB copy")
 			}
@@ -514,15 +519,17 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 			}
 			var last []uint64
 			var lastStop unwind.StopReason
-			for deadline := time.Now().Add(5 * time.Second); last == nil; time.Sleep(10 * time.Millisecond) {
-				if n, err := tg.DrainSamples(target.ThreadID(tid), caps); err != nil {
+			if !testprog.PollEvery(5*time.Second, 10*time.Millisecond, func() bool {
+				n, err := tg.DrainSamples(target.ThreadID(tid), caps)
+				if err != nil {
 					t.Fatal(err)
-				} else if n > 0 {
+				}
+				if n > 0 {
 					last, lastStop = slices.Clone(caps[0].PCs), caps[0].Walk.Stop
 				}
-				if time.Now().After(deadline) {
-					t.Fatal("no sample after the copy grew")
-				}
+				return n > 0
+			}) {
+				t.Fatal("no sample after the copy grew")
 			}
 			switch {
 			case c.truncate && (!lastStop.Truncated() || len(last) >= len(stop.PCs)):
@@ -564,19 +571,15 @@ func TestKernelSampleRingShrinksToTheLockedMemoryBudget(t *testing.T) {
 	if on, all := tg.KernelSampled(); !on || !all {
 		t.Errorf("KernelSampled() = %v, %v: a small ring still samples every thread", on, all)
 	}
-	// Ten periods: more samples than the ring holds.
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		time.Sleep(10 * period)
+	// Drains ten periods apart: more samples than the ring holds.
+	if !testprog.PollEvery(5*time.Second, 10*period, func() bool {
 		walks := drainAll(t, tg, tid, 4)
 		if len(walks) > 3 {
 			t.Fatalf("%d samples drained from a ring that holds three", len(walks))
 		}
-		if len(walks) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no sample in the small ring")
-		}
+		return len(walks) > 0
+	}) {
+		t.Fatal("no sample in the small ring")
 	}
 }
 
@@ -592,21 +595,19 @@ func TestDrainSamplesClosesTheRingOfAnIdleThread(t *testing.T) {
 	}
 	// Drain until the ring is closed: samples while it spins, none once it
 	// sleeps, and after ringIdle without one the ring goes.
-	deadline := time.Now().Add(10 * time.Second)
 	drained := 0
-	for {
-		time.Sleep(20 * time.Millisecond)
+	if !testprog.PollEvery(10*time.Second, 20*time.Millisecond, func() bool {
 		n, err := tg.DrainSamples(tid, []*target.Capture{c})
 		if errors.Is(err, target.ErrNotKernelSampled) {
-			break
+			return true
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		drained += n
-		if time.Now().After(deadline) {
-			t.Fatal("the ring of a thread asleep for seconds is still open")
-		}
+		return false
+	}) {
+		t.Fatal("the ring of a thread asleep for seconds is still open")
 	}
 	if drained == 0 {
 		t.Error("no sample drained while the thread spun")

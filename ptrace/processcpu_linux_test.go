@@ -26,10 +26,8 @@ func TestProcessCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for statCPU(t, p.PID) < 200*time.Millisecond && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testprog.WaitFor(t, 30*time.Second, func() bool { return statCPU(t, p.PID) >= 200*time.Millisecond },
+		"the target to use 200 ms of CPU, a time to compare")
 	before := statCPU(t, p.PID)
 	got, err := tg.ProcessCPU()
 	after := statCPU(t, p.PID)

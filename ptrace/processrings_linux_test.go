@@ -288,8 +288,7 @@ func TestLaunchWithProcessRings(t *testing.T) {
 	}
 	var samples, inSpin, whole int
 	cpu := map[target.ThreadID]time.Duration{}
-	for deadline := time.Now().Add(20 * time.Second); inSpin < 500 && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
+	if !testprog.PollEvery(20*time.Second, 100*time.Millisecond, func() bool {
 		tids, err := l.Threads(nil)
 		if err != nil {
 			t.Fatal(err)
@@ -328,8 +327,8 @@ func TestLaunchWithProcessRings(t *testing.T) {
 				}
 			}
 		}
-	}
-	if inSpin < 500 {
+		return inSpin >= 500
+	}) {
 		t.Fatalf("%d samples in main.spin (of %d) in 20 s, want 500", inSpin, samples)
 	}
 	if whole < inSpin*95/100 {
@@ -357,8 +356,7 @@ func TestProcessRingsKeepShortLivedThreads(t *testing.T) {
 	l := launchWithProcessRings(t, []string{bin, "2"}, target.Options{Unwind: unwind.MethodFP})
 	seenAlive := map[target.ThreadID]bool{}
 	var departedSamples int
-	for deadline := time.Now().Add(20 * time.Second); departedSamples < 50 && time.Now().Before(deadline); {
-		time.Sleep(200 * time.Millisecond)
+	testprog.PollEvery(20*time.Second, 200*time.Millisecond, func() bool {
 		tids, err := l.Threads(nil)
 		if err != nil {
 			t.Fatal(err)
@@ -389,7 +387,8 @@ func TestProcessRingsKeepShortLivedThreads(t *testing.T) {
 				}
 			}
 		}
-	}
+		return departedSamples >= 50
+	})
 	if departedSamples < 50 {
 		t.Errorf("%d samples of threads never listed alive in 20 s, want 50", departedSamples)
 	}
@@ -405,14 +404,17 @@ func TestProcessRingsKeepUntilExit(t *testing.T) {
 	l := launchWithProcessRings(t, []string{bin, "-threads", "2", "-duration", "1s"}, target.Options{})
 	p := l.processRings()
 	keeps, kept := 0, 0
-	for deadline := time.Now().Add(20 * time.Second); l.Keep(); keeps++ {
-		if time.Now().After(deadline) {
-			t.Fatal("Keep still keeping 20 s after the start of a 1 s command")
+	if !testprog.PollEvery(20*time.Second, 100*time.Millisecond, func() bool {
+		if !l.Keep() {
+			return true
 		}
+		keeps++
 		p.mu.Lock()
 		kept = max(kept, p.keptBytes)
 		p.mu.Unlock()
-		time.Sleep(100 * time.Millisecond)
+		return false
+	}) {
+		t.Fatal("Keep still keeping 20 s after the start of a 1 s command")
 	}
 	if keeps < 5 || kept == 0 {
 		t.Errorf("Keep kept %d times, at most %d bytes, during a 1 s command; want 5 times and some bytes", keeps, kept)
@@ -566,8 +568,7 @@ func TestLaunchWithDescendantRings(t *testing.T) {
 	cpu := map[int]time.Duration{} // by child
 	samples := map[int]int{}
 	var inBurn, total int
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
+	testprog.PollEvery(60*time.Second, 100*time.Millisecond, func() bool { // until the command exited
 		tids, err := l.Threads(nil)
 		if err != nil && !errors.Is(err, target.ErrExited) {
 			t.Fatal(err)
@@ -607,10 +608,8 @@ func TestLaunchWithDescendantRings(t *testing.T) {
 				}
 			}
 		}
-		if err != nil {
-			break
-		}
-	}
+		return err != nil
+	})
 	short, counted := 0, 0
 	for pid, d := range cpu {
 		if d < time.Duration(samples[pid])*time.Millisecond || d < 15*time.Millisecond {

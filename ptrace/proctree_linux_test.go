@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // startTree starts sh with a tree of sleeping descendants below it, started
@@ -53,15 +55,12 @@ func startTree(t *testing.T) (root int, want []int) {
 func waitTree(t *testing.T, pt *ProcessTree, root int, want []int) {
 	t.Helper()
 	var got []int
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	if !testprog.PollEvery(5*time.Second, 20*time.Millisecond, func() bool {
 		got = pt.Descendants(root, got)
 		slices.Sort(got)
-		if slices.Equal(got, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Descendants(%d) = %v, want %v", root, got, want)
-		}
+		return slices.Equal(got, want)
+	}) {
+		t.Fatalf("Descendants(%d) = %v, want %v", root, got, want)
 	}
 }
 

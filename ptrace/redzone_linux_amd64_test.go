@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // TestCFIWalkFindsTheCallerOfARedZoneCFA: a kernel sample in redzone_spin,
@@ -16,14 +18,10 @@ func TestCFIWalkFindsTheCallerOfARedZoneCFA(t *testing.T) {
 	bin, name := buildFixture(t, "redzone.c", "-O2", "-fomit-frame-pointer")
 	_, tg, tid, c := startSampled(t, bin, 5*time.Millisecond)
 	want := []string{"redzone_spin", "alpha", "main"}
-	scanned := 0
-	for kernel, deadline := 0, time.Now().Add(10*time.Second); kernel < 20; {
-		nextSample(t, tg, tid, c, deadline)
-		if c.Walk.CFIFrames == 0 { // walked before the table was built
-			if time.Now().After(deadline) {
-				t.Fatalf("%d kernel samples walked with tables in 10 s", kernel)
-			}
-			continue
+	kernel, scanned := 0, 0
+	if !testprog.Poll(10*time.Second, func() bool {
+		if !newSample(t, tg, tid, c) || c.Walk.CFIFrames == 0 { // none yet, or walked before the table was built
+			return false
 		}
 		kernel++
 		got := names(c.PCs, name)
@@ -31,6 +29,9 @@ func TestCFIWalkFindsTheCallerOfARedZoneCFA(t *testing.T) {
 			t.Fatalf("kernel sample walk %v (%v, %d scanned); want %v, ...", got, c.Walk.Stop, c.Walk.ScannedFrames, want)
 		}
 		scanned += c.Walk.ScannedFrames
+		return kernel == 20
+	}) {
+		t.Fatalf("%d kernel samples walked with tables in 10 s", kernel)
 	}
 	// The loop, where the CFA is in the red zone, is nearly all of the
 	// time.

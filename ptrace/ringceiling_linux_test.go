@@ -106,18 +106,14 @@ func TestKernelSampleRingOfALightThreadCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	fds := perfFDs(t)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		time.Sleep(20 * time.Millisecond)
+	if !testprog.PollEvery(10*time.Second, 20*time.Millisecond, func() bool {
 		_, err := tg.DrainSamples(tid, []*target.Capture{c})
-		if errors.Is(err, target.ErrNotKernelSampled) {
-			break
-		}
-		if err != nil {
+		if err != nil && !errors.Is(err, target.ErrNotKernelSampled) {
 			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the ring of a thread asleep is still open")
-		}
+		return err != nil
+	}) {
+		t.Fatal("the ring of a thread asleep is still open")
 	}
 	if fds-perfFDs(t) != 1 {
 		t.Fatalf("%d perf files closed with the ring, want 1", fds-perfFDs(t))
@@ -165,13 +161,13 @@ func TestListedThreadHoldsOneFile(t *testing.T) {
 	}
 	t.Cleanup(func() { tg.Close() })
 	var tids []target.ThreadID
-	for deadline := time.Now().Add(30 * time.Second); len(tids) < n+1; time.Sleep(10 * time.Millisecond) {
+	if !testprog.Poll(30*time.Second, func() bool {
 		if tids, err = tg.Threads(tids[:0]); err != nil {
 			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d threads listed, want %d", len(tids), n+1)
-		}
+		return len(tids) >= n+1
+	}) {
+		t.Fatalf("%d threads listed, want %d", len(tids), n+1)
 	}
 	for _, tid := range tids {
 		if _, err := tg.Info(tid); err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
@@ -52,10 +53,8 @@ func TestRingWakesWhenHalfFull(t *testing.T) {
 	// Nothing drains: the kernel fills the ring, and wakes the watch at
 	// half of it (a second of CPU at the least with 64 KiB of samples of
 	// up to ~130 bytes; a loaded machine gives the thread less).
-	for deadline := time.Now().Add(30 * time.Second); wakes.Load() == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no wake-up in 30 s; %d bytes in the ring of %d", r.meta.Data_head-r.meta.Data_tail, len(r.data))
-		}
+	if !testprog.Poll(30*time.Second, func() bool { return wakes.Load() > 0 }) {
+		t.Fatalf("no wake-up in 30 s; %d bytes in the ring of %d", r.meta.Data_head-r.meta.Data_tail, len(r.data))
 	}
 	if !halfAtWake.Load() {
 		t.Errorf("woken with the ring less than half full")
@@ -70,9 +69,11 @@ func TestRingWakesWhenHalfFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	for deadline := time.Now().Add(20 * time.Second); tg.kernel.ringsMayGrow && tg.threads[tid].kernel.ring == r && time.Now().Before(deadline); {
-		time.Sleep(200 * time.Millisecond)
-		drainRing(t, tg, target.ThreadID(tid), caps)
+	if tg.kernel.ringsMayGrow {
+		testprog.PollEvery(20*time.Second, 200*time.Millisecond, func() bool {
+			drainRing(t, tg, target.ThreadID(tid), caps)
+			return tg.threads[tid].kernel.ring != r
+		})
 	}
 	grown := tg.threads[tid].kernel.ring
 	to, err := tg.Info(target.ThreadID(tid))

@@ -144,12 +144,13 @@ func threadsIn(pid int, states string) []int {
 // capture lets the thread go once it stopped.
 func captureStop(t *testing.T, tg *Target, id target.ThreadID, c *target.Capture) error {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-		err := tg.Capture(id, c)
+	var err error
+	testprog.Poll(30*time.Second, func() bool {
+		err = tg.Capture(id, c)
 		// EPERM: Attach's access check may still hold the thread, where
 		// it did not stop in time (a loaded machine); it lets go soon.
-		if !errors.Is(err, target.ErrStopTimeout) && !errors.Is(err, unix.EPERM) || time.Now().After(deadline) {
-			return err
+		if !errors.Is(err, target.ErrStopTimeout) && !errors.Is(err, unix.EPERM) {
+			return true
 		}
 		// A first capture opens the thread's ring before it stops the
 		// thread: the retry is to stop it again, not read the ring.
@@ -162,7 +163,9 @@ func captureStop(t *testing.T, tg *Target, id target.ThreadID, c *target.Capture
 			tg.stateMu.Unlock()
 			tg.hotMu.Unlock()
 		}
-	}
+		return false
+	})
+	return err
 }
 
 // startDeep starts deep.c with args and attaches to it with opts; the target
@@ -408,14 +411,11 @@ func testTargetExitsMidCapture(t *testing.T, opts target.Options) {
 		p.Cmd.Process.Kill()
 	}()
 	c := target.NewCapture(512, 64<<10)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if time.Now().After(deadline) {
-			t.Fatal("capture kept succeeding 10 s after the target was killed")
-		}
+	// No pause between rounds: a capture is under way when the kill comes.
+	if !testprog.PollEvery(10*time.Second, 0, func() bool {
 		tids, err := tg.Threads(nil)
 		if errors.Is(err, target.ErrExited) {
-			break
+			return true
 		}
 		for _, id := range tids {
 			if err := tg.Capture(id, c); err != nil && !errors.Is(err, target.ErrNoThread) && !errors.Is(err, target.ErrExited) && !errors.Is(err, target.ErrStopTimeout) {
@@ -423,11 +423,12 @@ func testTargetExitsMidCapture(t *testing.T, opts target.Options) {
 			}
 		}
 		if opts.Continuous {
-			continue
+			return false
 		}
-		if _, err := tg.CaptureAll(nil); errors.Is(err, target.ErrExited) {
-			break
-		}
+		_, err = tg.CaptureAll(nil)
+		return errors.Is(err, target.ErrExited)
+	}) {
+		t.Fatal("capture kept succeeding 10 s after the target was killed")
 	}
 	if _, err := tg.Images(); !errors.Is(err, target.ErrExited) {
 		t.Errorf("Images after exit: %v, want target.ErrExited", err)
@@ -442,9 +443,7 @@ func TestTargetExecsMidCapture(t *testing.T) {
 	}
 	defer tg.Close()
 	c := target.NewCapture(512, 64<<10)
-	deadline := time.Now().Add(15 * time.Second)
-	execd := false
-	for time.Now().Before(deadline) && !execd {
+	if !testprog.PollEvery(15*time.Second, 20*time.Millisecond, func() bool {
 		tids, err := tg.Threads(nil)
 		if err != nil {
 			t.Fatal(err)
@@ -458,20 +457,18 @@ func TestTargetExecsMidCapture(t *testing.T) {
 		if errors.Is(err, target.ErrExited) {
 			// Its memory map is empty for a moment while it execs
 			// (seen in a loaded run): look again.
-			time.Sleep(20 * time.Millisecond)
-			continue
+			return false
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, im := range set.Images() {
 			if strings.HasSuffix(im.Path, "/sleep") {
-				execd = true
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !execd {
+		return false
+	}) {
 		t.Fatal("never saw the exec'd image")
 	}
 	if err := tg.Close(); err != nil {
@@ -511,13 +508,11 @@ func TestSIGKILLedProfilerLeavesTargetRunning(t *testing.T) {
 		// a loaded machine takes to give it a CPU) and no thread is
 		// stopped.
 		_, before := cpuTicks(t, p.PID)
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			if _, after := cpuTicks(t, p.PID); after > before {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: target stopped after the profiler was killed: no CPU time in 10 s; threads in a stop: %v", i, stoppedThreads(p.PID))
-			}
+		if !testprog.Poll(10*time.Second, func() bool {
+			_, after := cpuTicks(t, p.PID)
+			return after > before
+		}) {
+			t.Fatalf("round %d: target stopped after the profiler was killed: no CPU time in 10 s; threads in a stop: %v", i, stoppedThreads(p.PID))
 		}
 		if tids := stoppedThreads(p.PID); len(tids) > 0 {
 			t.Fatalf("round %d: threads %v of the target stopped after the profiler was killed", i, tids)
@@ -623,19 +618,27 @@ func TestContinuousReleaseReapsThreadKilledWhileHeld(t *testing.T) {
 }
 
 // waitExited waits up to d for the process, a child of this test, to have
-// exited, without reaping it (the test program's own cleanup reaps it), and
-// returns its si_code and si_status. A ptrace-stop is reported to this
-// process (the tracer) too, even without WSTOPPED.
+// exited, as exited says.
 func waitExited(pid int, d time.Duration) (code, status int32, ok bool) {
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		// si_status sits at 24 in a SIGCHLD siginfo.
-		if err == nil && siginfoPID(&info) == pid {
-			return siginfoCode(&info), *(*int32)(unsafe.Add(unsafe.Pointer(&info), 24)), true
-		}
+	ok = testprog.Poll(d, func() bool {
+		code, status, ok = exited(pid)
+		return ok
+	})
+	return code, status, ok
+}
+
+// exited reports whether the process, a child of this test, has exited,
+// without reaping it (the test program's own cleanup reaps it), and returns
+// its si_code and si_status. A ptrace-stop is reported to this process (the
+// tracer) too, even without WSTOPPED.
+func exited(pid int) (code, status int32, ok bool) {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if err != nil || siginfoPID(&info) != pid {
+		return 0, 0, false
 	}
-	return 0, 0, false
+	// si_status sits at 24 in a SIGCHLD siginfo.
+	return siginfoCode(&info), *(*int32)(unsafe.Add(unsafe.Pointer(&info), 24)), true
 }
 
 // childOf waits for the process to have a child and returns its PID.
@@ -683,23 +686,21 @@ func startVforkParent(t *testing.T) (*testprog.Proc, *Target, int) {
 // status.
 func awaitExit0(t *testing.T, tg *Target, pid int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	if !testprog.Poll(5*time.Second, func() bool {
 		if ws, ok := tg.ExitStatus(); ok {
 			if !ws.Exited() || ws.ExitStatus() != 0 {
 				t.Fatalf("PID %d: reaped with status %#x, want an exit with status 0", pid, uint32(ws))
 			}
-			return
+			return true
 		}
-		if code, status, ok := waitExited(pid, 5*time.Millisecond); ok {
-			if code != cldExited || status != 0 {
-				t.Fatalf("PID %d: wait reports code %d status %#x, want an exit with status 0 (CLD_EXITED %d); left stopped?", pid, code, status, cldExited)
-			}
-			return
+		code, status, ok := exited(pid)
+		if ok && (code != cldExited || status != 0) {
+			t.Fatalf("PID %d: wait reports code %d status %#x, want an exit with status 0 (CLD_EXITED %d); left stopped?", pid, code, status, cldExited)
 		}
-		if time.Now().After(deadline) {
-			st, _ := cpuTicks(t, pid)
-			t.Fatalf("PID %d did not exit after its vfork wait ended (state %c): left stopped?", pid, st)
-		}
+		return ok
+	}) {
+		st, _ := cpuTicks(t, pid)
+		t.Fatalf("PID %d did not exit after its vfork wait ended (state %c): left stopped?", pid, st)
 	}
 }
 
@@ -823,14 +824,12 @@ func TestContinuousTargetEndsWhenOnlyAZombieLeaderIsLeft(t *testing.T) {
 	}
 	defer tg.Close()
 	var tids []target.ThreadID
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if tids, err = tg.Threads(tids); errors.Is(err, target.ErrExited) {
-			break
-		}
-		if time.Now().After(deadline) {
-			st, _ := cpuTicks(t, pid)
-			t.Fatalf("PID %d (state %c) still listed as live: %v", pid, st, err)
-		}
+	if !testprog.Poll(5*time.Second, func() bool {
+		tids, err = tg.Threads(tids)
+		return errors.Is(err, target.ErrExited)
+	}) {
+		st, _ := cpuTicks(t, pid)
+		t.Fatalf("PID %d (state %c) still listed as live: %v", pid, st, err)
 	}
 	if st, _ := cpuTicks(t, pid); st != 'Z' {
 		t.Fatalf("PID %d is in state %c, want a zombie", pid, st)
@@ -865,14 +864,11 @@ func TestContinuousTargetEndsWhenEveryThreadIsAZombie(t *testing.T) {
 	if err := p.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		_, err := tg.Threads(nil)
-		if errors.Is(err, target.ErrExited) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("threads of a process whose every thread is a zombie (%v): %v, want target.ErrExited", stoppedThreads(p.PID), err)
-		}
+	if !testprog.Poll(10*time.Second, func() bool {
+		_, err = tg.Threads(nil)
+		return errors.Is(err, target.ErrExited)
+	}) {
+		t.Fatalf("threads of a process whose every thread is a zombie (%v): %v, want target.ErrExited", stoppedThreads(p.PID), err)
 	}
 	for _, tid := range []int{p.PID, worker} {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", p.PID, tid))
