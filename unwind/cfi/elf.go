@@ -3,6 +3,7 @@ package cfi
 import (
 	"debug/elf"
 	"fmt"
+	"runtime"
 
 	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/safefile"
@@ -20,22 +21,38 @@ const maxFileRead = 3*maxSectionBytes + 16<<20
 
 // Load builds the table of the ELF object at path. Only a regular file is
 // opened, its sections' sizes are checked against what it holds, and reads
-// are bounded.
+// are bounded. The call-frame sections are read in place from a read-only
+// mapping of the file (objfile.MapELF), not copied: where .eh_frame_hdr
+// indexes .eh_frame, the table keeps the mapping, unmapped once the table
+// is unreachable, and a lookup compiles only the FDE it needs from it.
 func Load(path string) (*Table, error) {
 	file, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cfi: %w", err)
 	}
 	defer file.Close()
-	f, err := objfile.NewELF(file, maxFileRead)
+	f, m, err := objfile.MapELF(file, maxFileRead)
 	if err != nil {
 		return nil, fmt.Errorf("cfi: %s: %w", path, err)
 	}
-	t, err := FromELF(f)
+	t, err := fromMapping(f, m)
+	if t != nil && t.lazy != nil && t.lazy.mapped {
+		runtime.AddCleanup(t.lazy, func(m *objfile.Mapping) { m.Close() }, m)
+	} else {
+		m.Close()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cfi: %s: %w", path, err)
 	}
 	return t, nil
+}
+
+// fromMapping is FromELF reading f's sections in place from m, its
+// mapping (nil: copied); a fault of the mapping (the file shrank) is an
+// error.
+func fromMapping(f *elf.File, m *objfile.Mapping) (t *Table, err error) {
+	defer objfile.RecoverFault(&err, objfile.PanicOnFault())
+	return fromELF(f, m, true)
 }
 
 // FromELF builds the table of an open 64-bit little-endian ELF object
@@ -43,11 +60,13 @@ func Load(path string) (*Table, error) {
 // through .eh_frame_hdr and compiled FDE by FDE as lookups meet them where
 // the header allows, else with the rest (Build). A Go binary, which keeps
 // frame pointers, gets an empty table that says so.
-func FromELF(f *elf.File) (*Table, error) { return fromELF(f, true) }
+func FromELF(f *elf.File) (*Table, error) { return fromELF(f, nil, true) }
 
-// fromELF is FromELF, with index false compiling every FDE at once (Build),
-// as the tests that compare the two do.
-func fromELF(f *elf.File, index bool) (*Table, error) {
+// fromELF is FromELF, reading sections in place from m, f's mapping, when
+// not nil (read them with objfile.PanicOnFault set); with index false it
+// compiles every FDE at once (Build), as the tests that compare the two
+// do.
+func fromELF(f *elf.File, m *objfile.Mapping, index bool) (*Table, error) {
 	var arch unwind.Arch
 	switch f.Machine {
 	case elf.EM_X86_64:
@@ -71,14 +90,17 @@ func fromELF(f *elf.File, index bool) (*Table, error) {
 	}
 	var secs []Section
 	for _, name := range []string{".eh_frame", ".debug_frame"} {
-		if data, addr, ok := sectionData(f, name, maxSectionBytes); ok {
+		if data, addr, ok := sectionData(f, m, name, maxSectionBytes); ok {
 			secs = append(secs, Section{Data: data, Addr: addr, EH: name == ".eh_frame"})
 		}
 	}
 	if index && len(secs) > 0 && secs[0].EH {
 		// A header of .eh_frame's FDEs takes at most half its size.
-		if hdr, addr, ok := sectionData(f, ".eh_frame_hdr", uint64(len(secs[0].Data)/2+64)); ok {
+		if hdr, addr, ok := sectionData(f, m, ".eh_frame_hdr", uint64(len(secs[0].Data)/2+64)); ok {
 			if x := newIndex(arch, secs[0], hdr, addr, segs); x != nil {
+				// Only the index keeps .eh_frame: Build
+				// copies what it compiles.
+				x.mapped = m != nil
 				t := Build(arch, secs[1:], segs)
 				t.lazy = x
 				return t, nil
@@ -88,14 +110,14 @@ func fromELF(f *elf.File, index bool) (*Table, error) {
 	return Build(arch, secs, segs), nil
 }
 
-// sectionData reads the section called name, if it has bytes in the file
-// and no more than limit.
-func sectionData(f *elf.File, name string, limit uint64) (data []byte, addr uint64, ok bool) {
+// sectionData returns the section called name, if it has bytes in the
+// file and no more than limit: in place from m when not nil, else read.
+func sectionData(f *elf.File, m *objfile.Mapping, name string, limit uint64) (data []byte, addr uint64, ok bool) {
 	s := f.Section(name)
 	if s == nil || s.Type == elf.SHT_NOBITS || s.Size > limit {
 		return nil, 0, false
 	}
-	data, err := s.Data()
+	data, err := objfile.SectionBytes(m, s)
 	if err != nil {
 		return nil, 0, false
 	}

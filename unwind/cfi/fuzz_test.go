@@ -67,8 +67,8 @@ func FuzzLazyIndex(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		eh, ehAddr, _ := sectionData(ef, ".eh_frame", maxSectionBytes)
-		hdr, hdrAddr, _ := sectionData(ef, ".eh_frame_hdr", maxSectionBytes)
+		eh, ehAddr, _ := sectionData(ef, nil, ".eh_frame", maxSectionBytes)
+		hdr, hdrAddr, _ := sectionData(ef, nil, ".eh_frame_hdr", maxSectionBytes)
 		f.Add(eh, ehAddr, hdr, hdrAddr, fx.arch == unwind.ArchARM64)
 		ef.Close()
 	}

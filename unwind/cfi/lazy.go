@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -36,6 +37,11 @@ type ehIndex struct {
 	cies  map[uint64]*cie
 	byOff map[uint64]*fdeRows // compiled FDEs by section offset: entries may share one
 	rows  atomic.Int64        // rows compiled
+	// mapped: sec.Data lies in a mapping of the file (Load), which
+	// faults if the file shrinks, so compiling runs with
+	// objfile.PanicOnFault set. The search table is a copy: lookups
+	// read it unguarded.
+	mapped bool
 }
 
 // fdeRows is one compiled FDE, in file offsets: rows[i] applies from
@@ -172,12 +178,30 @@ func (x *ehIndex) compile(i int) *fdeRows {
 	if !ok {
 		f = &fdeRows{}
 		if x.rows.Load() < 2*int64(len(x.sec.Data)) {
-			f = x.parse(i, pos)
+			f = x.parseGuarded(i, pos)
 		}
 		x.byOff[pos] = f
 		x.rows.Add(int64(len(f.rows)))
 	}
 	x.fdes[i].Store(f)
+	return f
+}
+
+// parseGuarded is parse, where .eh_frame lies in a mapping of its file
+// with a fault (the file shrank) making the FDE unusable.
+func (x *ehIndex) parseGuarded(i int, pos uint64) *fdeRows {
+	if !x.mapped {
+		return x.parse(i, pos)
+	}
+	var f *fdeRows
+	err := func() (err error) {
+		defer objfile.RecoverFault(&err, objfile.PanicOnFault())
+		f = x.parse(i, pos)
+		return nil
+	}()
+	if err != nil {
+		return &fdeRows{}
+	}
 	return f
 }
 

@@ -26,7 +26,7 @@ func wholeBuild(t testing.TB, path string) *Table {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tab, err := fromELF(f, false)
+	tab, err := fromELF(f, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
