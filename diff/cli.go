@@ -31,19 +31,23 @@ and relative to the base.
 
 The test. A function's count is binomial in the profile's total (each
 sample is one draw), so a change in share has a binomial standard error.
-Shares vary from run to run more than sampling explains (load, caches,
-clock), so the binomial variance is scaled by a dispersion: a prior
-(--dispersion, default 2.5, above the 1.7-2.2 bench/diffstat measured on a
-loaded machine) counted as 20 degrees of freedom, combined, when a side has
-two or more profiles, with the spread of all functions' shares between
-them (quasi-binomial: Pearson's chi-square over its degrees of freedom); at
-least 1. A function fails when its rise passes the normal quantile times
-that error and reaches a threshold. The level --alpha is for the whole
-decision, split (Bonferroni) over the changes that reach a threshold.
-Record three or more times a side: the spread is then measured, not only
-assumed. Each function's mde is the smallest rise this data would have
-found 80% of the time: record more (longer, or more profiles) when the
-change you care about is below it.
+Shares vary from run to run more than sampling explains, in two ways. All
+of them a little (a dispersion scales the binomial variance: a prior,
+--dispersion, default 2.5, counted as 20 degrees of freedom, combined with
+Pearson's chi-square of all functions' shares between a side's profiles),
+and the large ones much more, as load and caches move a function's time
+against the rest: a run spread, the standard deviation of a share's
+log-odds from run to run (a prior, --run-spread, default 0.12, counted as
+4 degrees of freedom, combined with what two or more profiles a side
+measure). The run spread's part of the variance, (p(1-p) x spread)² per
+run, shrinks with more profiles, not with longer ones. A function fails
+when its rise passes the t quantile (on the degrees of freedom the
+variance stands on) times the standard error and reaches a threshold. The
+level --alpha is for the whole decision, split (Bonferroni) over the
+changes that reach a threshold. Record five or more times a side: one
+profile a side finds only large changes of large functions. Each
+function's mde is the smallest rise this data would have found 80% of the
+time: record more profiles when the change you care about is below it.
 
 Load-following functions (--load-following, by default Go's asynchronous
 preemption, background and assisting garbage collection, scheduler and
@@ -90,6 +94,9 @@ type Args struct {
 	Top           int
 	// Dispersion is --dispersion, the prior for one profile a side.
 	Dispersion float64
+	// RunSpread is --run-spread, the prior run spread (0 the default,
+	// negative none).
+	RunSpread float64
 }
 
 // Main runs `macprof diff`: it checks a, compares, writes the report to
@@ -108,12 +115,15 @@ func Main(a Args, stdout, stderr io.Writer) int {
 	default:
 		return fail("give BASE and NEW (or --base and --new), e.g. macprof diff base.pb.gz new.pb.gz")
 	}
-	cfg := Config{Top: a.Top, Alpha: a.Alpha, Dispersion: a.Dispersion}
+	cfg := Config{Top: a.Top, Alpha: a.Alpha, Dispersion: a.Dispersion, RunSpread: a.RunSpread}
 	if a.Alpha <= 0 || a.Alpha >= 1 {
 		return fail("--alpha must be between 0 and 1, not %g", a.Alpha)
 	}
 	if a.Dispersion != 0 && (a.Dispersion < 1 || a.Dispersion > 100) {
 		return fail("--dispersion must be between 1 and 100, not %g", a.Dispersion)
+	}
+	if a.RunSpread > 2 || a.RunSpread != a.RunSpread {
+		return fail("--run-spread must be at most 2 (a negative value: none), not %g", a.RunSpread)
 	}
 	f, err := ParseFormat(a.Format)
 	if err != nil {

@@ -130,6 +130,7 @@ func TestBadInput(t *testing.T) {
 		{"bad output", []string{"-o", filepath.Join(dir, "x.png"), good, good}, "unknown output"},
 		{"bad alpha", []string{"--alpha", "2", good, good}, "--alpha"},
 		{"bad dispersion", []string{"--dispersion", "0.5", good, good}, "--dispersion"},
+		{"bad run spread", []string{"--run-spread", "3", good, good}, "--run-spread"},
 		{"unwritable output", []string{"-o", filepath.Join(dir, "no/such/dir.svg"), good, good}, "no such file"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

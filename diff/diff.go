@@ -41,6 +41,16 @@ const (
 	// priorDF is the weight of the assumed dispersion, in degrees of
 	// freedom, against the measured one.
 	priorDF = 20
+	// DefaultRunSpread is the run spread assumed beside what the profiles
+	// measure: the standard deviation, from run to run, of a function's
+	// share on the log-odds scale (0.12: a share of 50% moving by 3
+	// points). bench/diffstat measured 0.11 to 0.19 for its benchmark's
+	// main loop, at half the time, on a loaded machine (bench/RESULTS.md).
+	DefaultRunSpread = 0.12
+	// runPriorDF is the weight of the assumed run spread, in degrees of
+	// freedom, against the measured one (one per profile beyond the first,
+	// on each side).
+	runPriorDF = 4
 )
 
 // NoLoadFollowing, as Config.LoadFollowing, judges every function.
@@ -74,6 +84,12 @@ type Config struct {
 	// combined with the measured one (estimateDispersion), weighted as
 	// priorDF degrees of freedom; never below 1.
 	Dispersion float64
+	// RunSpread is the run spread to assume (DefaultRunSpread when 0, none
+	// when negative): the standard deviation of a share's log-odds from
+	// run to run, which more samples in a run do not shrink. With two or
+	// more profiles on a side it is combined with the measured one
+	// (estimateRunVar), weighted as runPriorDF degrees of freedom.
+	RunSpread float64
 	// LoadFollowing matches the functions set apart: a sample with one of
 	// them on its stack counts in no judged share and is reported under
 	// the outermost such function. nil means DefaultLoadFollowing,
@@ -121,6 +137,11 @@ type Report struct {
 	// measured on DispersionDF degrees of freedom (0 with one a side).
 	Dispersion   float64 `json:"dispersion"`
 	DispersionDF int     `json:"dispersion_df"`
+	// RunSpread is the run-to-run standard deviation of a share's
+	// log-odds the test assumed: the prior, combined with what the
+	// profiles measured on RunSpreadDF degrees of freedom.
+	RunSpread   float64 `json:"run_spread"`
+	RunSpreadDF int     `json:"run_spread_df"`
 	// Alpha is the level of the whole decision and Tests the number of
 	// changes it was split over.
 	Alpha  float64  `json:"alpha"`
@@ -271,6 +292,17 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 	// of freedom where 200 runs measured 2 (bench/diffstat).
 	r.DispersionDF = dfb + dfn
 	r.Dispersion = max(1, (prior*priorDF+cb+cn)/float64(priorDF+r.DispersionDF))
+	rb, rdfb := estimateRunVar(ct.flat[:nb], totals[:nb])
+	rn, rdfn := estimateRunVar(ct.flat[nb:], totals[nb:])
+	runPrior := c.RunSpread
+	switch {
+	case runPrior == 0:
+		runPrior = DefaultRunSpread
+	case runPrior < 0:
+		runPrior = 0
+	}
+	r.RunSpreadDF = rdfb + rdfn
+	r.RunSpread = math.Sqrt(max(0, (runPrior*runPrior*runPriorDF+rb*float64(rdfb)+rn*float64(rdfn))/float64(runPriorDF+r.RunSpreadDF)))
 	for k, key := range ct.keys {
 		if (c.Focus != nil && !c.Focus.MatchString(key.Name)) || (c.Ignore != nil && c.Ignore.MatchString(key.Name)) {
 			continue
@@ -280,7 +312,7 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 		}
 		judged[k] = true
 		for mi, counts := range [2][][]int64{ct.flat, ct.cum} {
-			st := shareTest{baseTotal: totals[:nb], newTotal: totals[nb:], dispersion: r.Dispersion}
+			st := shareTest{baseTotal: totals[:nb], newTotal: totals[nb:], dispersion: r.Dispersion, runVar: r.RunSpread * r.RunSpread, runDF: float64(runPriorDF + r.RunSpreadDF)}
 			for i := range all {
 				v := at(counts[i], k)
 				if i < nb {
@@ -389,8 +421,8 @@ func change(r shareResult, alpha float64) Change {
 		rel := 100 * (r.new/r.base - 1)
 		c.Relative = &rel
 	}
-	if r.seBinom > 0 {
-		c.Z = r.delta / r.seBinom
+	if r.se > 0 {
+		c.Z = r.delta / r.se
 	}
 	c.Significant = c.Delta > 0 && c.Delta >= c.Noise
 	return c
@@ -398,11 +430,11 @@ func change(r shareResult, alpha float64) Change {
 
 // method states the test in one sentence for the report.
 func method(kb, kn int) string {
-	s := "z-test on each function's share with the binomial standard error (each sample one draw) times √dispersion"
+	s := "z-test on each function's share; its variance is the binomial one (each sample one draw) times the dispersion, plus the run spread's, (p(1-p) x run spread)² per run averaged over each side's runs"
 	if kb >= 2 || kn >= 2 {
-		s += " (the prior combined with the spread of all functions' shares between profiles, over sampling's)"
+		s += " (priors combined with the spread measured between profiles)"
 	} else {
-		s += " (the prior alone: one profile a side cannot show the run-to-run spread)"
+		s += " (the priors alone: one profile a side cannot show the run-to-run spread)"
 	}
 	return s + "; one-sided, Bonferroni over the changes that reach a --fail-on threshold"
 }

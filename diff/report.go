@@ -112,7 +112,7 @@ func (r *Report) writeText(w io.Writer) error {
 		fmt.Fprintf(bw, "\n%s\n", s)
 	}
 	fmt.Fprintf(bw, "\n%s\n", r.totalLine())
-	fmt.Fprintf(bw, "Test: %s; dispersion %s; alpha %g over %s.\n", r.Method, r.dispersion(), r.Alpha, plural(r.Tests, "test"))
+	fmt.Fprintf(bw, "Test: %s; dispersion %s; run spread %s; alpha %g over %s.\n", r.Method, r.dispersion(), r.runSpread(), r.Alpha, plural(r.Tests, "test"))
 	return bw.Flush()
 }
 
@@ -152,9 +152,17 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(bw, "\n%s\n\n<details><summary>How this is decided</summary>\n\n", r.totalLine())
 	fmt.Fprintf(bw, "Shares are of each side's total samples (without the load-following functions set apart); Δ is in percentage points; ± is the change a rise must exceed to be beyond noise; mde is the smallest rise this data would have found 80%% of the time. ")
-	fmt.Fprintf(bw, "Test: %s; dispersion %s; alpha %g over %s. A function fails when a rise is significant and reaches a threshold.\n\n", r.Method, r.dispersion(), r.Alpha, plural(r.Tests, "test"))
+	fmt.Fprintf(bw, "Test: %s; dispersion %s; run spread %s; alpha %g over %s. A function fails when a rise is significant and reaches a threshold.\n\n", r.Method, r.dispersion(), r.runSpread(), r.Alpha, plural(r.Tests, "test"))
 	fmt.Fprintf(bw, "Base: %s\n\nNew: %s\n\n</details>\n", mdEscape(strings.Join(r.Base.Profiles, ", ")), mdEscape(strings.Join(r.New.Profiles, ", ")))
 	return bw.Flush()
+}
+
+// runSpread states the run spread used and where it came from.
+func (r *Report) runSpread() string {
+	if r.RunSpreadDF > 0 {
+		return fmt.Sprintf("%.3f (the prior with the spread measured on %d degrees of freedom)", r.RunSpread, r.RunSpreadDF)
+	}
+	return fmt.Sprintf("%.3f (assumed)", r.RunSpread)
 }
 
 // dispersion states the dispersion used and where it came from.

@@ -10,6 +10,13 @@ type shareTest struct {
 	// dispersion scales the binomial variance: how much more shares vary
 	// from run to run than sampling alone explains (1 or more).
 	dispersion float64
+	// runVar is the variance of a share's log-odds from run to run (the
+	// run spread squared): the part of the noise that more samples in a
+	// run do not shrink, only more runs.
+	runVar float64
+	// runDF is the degrees of freedom runVar stands on (prior and
+	// measured).
+	runDF float64
 }
 
 // shareResult is the outcome of a shareTest: pooled shares, the change and
@@ -18,6 +25,12 @@ type shareResult struct {
 	base, new float64 // pooled shares, 0..1
 	delta     float64 // new - base
 	seBinom   float64 // sampling error of a count (two-proportion), times √dispersion
+	seRun     float64 // the run spread's error of the change
+	se        float64 // the whole standard error of the change
+	// df is the standard error's degrees of freedom (Satterthwaite): the
+	// sampling part is known, the run spread's only from a few profiles
+	// and the prior, which a t quantile accounts for.
+	df float64
 }
 
 // run computes the pooled shares and the standard error. Each sample is
@@ -35,21 +48,44 @@ func (t *shareTest) run() shareResult {
 	r.delta = r.new - r.base
 	p := float64(cb+cn) / float64(nb+nn)
 	r.seBinom = math.Sqrt(max(t.dispersion, 1) * p * (1 - p) * (1/float64(nb) + 1/float64(nn)))
+	// A run that moves the log-odds by e moves the share by p(1-p)e; a
+	// side's pooled share weighs each run by its samples.
+	v := p * (1 - p)
+	r.seRun = math.Sqrt(t.runVar * v * v * (runWeight(t.baseTotal) + runWeight(t.newTotal)))
+	r.se = math.Hypot(r.seBinom, r.seRun)
+	r.df = math.Inf(1)
+	if r.seRun > 0 && t.runDF > 0 {
+		r.df = math.Pow(r.se/r.seRun, 4) * t.runDF
+	}
 	return r
 }
 
+// runWeight is Σn²/(Σn)² over a side's profiles: the variance of its
+// pooled share, per unit of one run's variance (1/k for k equal runs).
+func runWeight(totals []int64) float64 {
+	var s, s2 float64
+	for _, n := range totals {
+		s += float64(n)
+		s2 += float64(n) * float64(n)
+	}
+	if s == 0 {
+		return 0
+	}
+	return s2 / (s * s)
+}
+
 // bound returns the change in share a function must exceed to be beyond
-// noise at one-sided level alpha: the normal quantile times the standard
-// error.
+// noise at one-sided level alpha: the t quantile on the error's degrees
+// of freedom times the standard error.
 func (r shareResult) bound(alpha float64) float64 {
-	return normalQuantile(1-alpha) * r.seBinom
+	return tQuantile(1-alpha, r.df) * r.se
 }
 
 // detectable is the minimum detectable rise at level alpha: the true
 // change that passes the bound with probability power, under the same
 // standard error.
 func (r shareResult) detectable(alpha float64) float64 {
-	return (normalQuantile(1-alpha) + normalQuantile(power)) * r.seBinom
+	return (tQuantile(1-alpha, r.df) + normalQuantile(power)) * r.se
 }
 
 func sum(v []int64) int64 {
@@ -134,8 +170,156 @@ func estimateDispersion(flat [][]int64, totals []int64) (chi2 float64, df int) {
 	return chi2, (k - 1) * (cells - 1)
 }
 
+// estimateRunVar measures one side's run spread: how much the log-odds of
+// the functions' flat shares move from profile to profile beyond sampling.
+// For each function with a share p of the side's samples, the profiles'
+// squared deviations from p (each weighted by its samples) exceed what
+// sampling gives, p(1-p) per degree of freedom, by about the run
+// variance times (p(1-p))² (Σn - Σn²/Σn); summed over functions, the
+// ratio is the estimate. The weights make the largest functions count most:
+// their shares move with the load the most (bench/diffstat: a benchmark's
+// main loop at two thirds of the time, 14% on the log-odds scale, where the
+// pooled chi-square, ruled by the many small functions, read 1.4). It
+// returns the estimate, which may be below zero by chance, and its degrees
+// of freedom, one fewer than the profiles (0 for fewer than two).
+func estimateRunVar(flat [][]int64, totals []int64) (float64, int) {
+	k := len(flat)
+	if k < 2 {
+		return 0, 0
+	}
+	var all, all2 float64
+	for _, n := range totals {
+		if n <= 0 {
+			return 0, 0
+		}
+		all += float64(n)
+		all2 += float64(n) * float64(n)
+	}
+	keys := 0
+	for _, v := range flat {
+		keys = max(keys, len(v))
+	}
+	var excess, weight float64
+	for j := range keys {
+		var c int64
+		for i := range k {
+			c += at(flat[i], j)
+		}
+		if c == 0 {
+			continue
+		}
+		p := float64(c) / all
+		v := p * (1 - p)
+		var ss float64
+		for i := range k {
+			d := float64(at(flat[i], j))/float64(totals[i]) - p
+			ss += float64(totals[i]) * d * d
+		}
+		excess += ss - v*float64(k-1)
+		weight += v * v * (all - all2/all)
+	}
+	if weight == 0 {
+		return 0, 0
+	}
+	return excess / weight, k - 1
+}
+
 // normalQuantile is the inverse of the standard normal distribution
 // function.
 func normalQuantile(p float64) float64 {
 	return -math.Sqrt2 * math.Erfcinv(2*p)
+}
+
+// tQuantile is the inverse of Student's t distribution function with df
+// degrees of freedom (the normal one for df above 1e6): Newton's method on
+// tCDF from the normal quantile, which is below the answer for p > 1/2.
+func tQuantile(p, df float64) float64 {
+	z := normalQuantile(p)
+	if df > 1e6 || math.IsInf(df, 1) || p == 0.5 {
+		return z
+	}
+	if p < 0.5 {
+		return -tQuantile(1-p, df)
+	}
+	lg1, _ := math.Lgamma((df + 1) / 2)
+	lg2, _ := math.Lgamma(df / 2)
+	logNorm := lg1 - lg2 - 0.5*math.Log(df*math.Pi)
+	t := z
+	for range 100 {
+		pdf := math.Exp(logNorm - (df+1)/2*math.Log1p(t*t/df))
+		step := (tCDF(t, df) - p) / pdf
+		// The distribution function is concave above 0, so Newton's steps
+		// from below never overshoot; halve a step that would cross 0.
+		if t-step <= 0 {
+			step = t / 2
+		}
+		t -= step
+		if math.Abs(step) <= 1e-12*t {
+			break
+		}
+	}
+	return t
+}
+
+// tCDF is Student's t distribution function: P(T <= t) with df degrees of
+// freedom, from the regularized incomplete beta function.
+func tCDF(t, df float64) float64 {
+	x := df / (df + t*t)
+	tail := 0.5 * betaInc(df/2, 0.5, x)
+	if t > 0 {
+		return 1 - tail
+	}
+	return tail
+}
+
+// betaInc is the regularized incomplete beta function I_x(a, b), by its
+// continued fraction (Lentz's method), on the side where it converges fast.
+func betaInc(a, b, x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	if x >= 1 {
+		return 1
+	}
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log1p(-x))
+	if x < (a+1)/(a+b+2) {
+		return front * betaCF(a, b, x) / a
+	}
+	return 1 - front*betaCF(b, a, 1-x)/b
+}
+
+func betaCF(a, b, x float64) float64 {
+	const tiny = 1e-300
+	c, d := 1.0, 1-(a+b)*x/(a+1)
+	if math.Abs(d) < tiny {
+		d = tiny
+	}
+	d = 1 / d
+	h := d
+	for m := 1; m <= 300; m++ {
+		fm := float64(m)
+		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
+		for i := range 2 {
+			if i == 1 {
+				num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
+			}
+			d = 1 + num*d
+			if math.Abs(d) < tiny {
+				d = tiny
+			}
+			c = 1 + num/c
+			if math.Abs(c) < tiny {
+				c = tiny
+			}
+			d = 1 / d
+			h *= d * c
+		}
+		if math.Abs(d*c-1) < 1e-15 {
+			break
+		}
+	}
+	return h
 }

@@ -22,6 +22,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	loadFollowing := fs.String("load-following", diff.DefaultLoadFollowing, "set apart, unjudged, the samples under functions whose name matches `REGEX`, as their share follows load ('' for none)")
 	alpha := fs.Float64("alpha", diff.DefaultAlpha, "one-sided significance `LEVEL` of the whole decision")
 	dispersion := fs.Float64("dispersion", diff.DefaultDispersion, "run-to-run `VARIANCE` of shares over sampling's, assumed when no side has two profiles to measure it")
+	runSpread := fs.Float64("run-spread", diff.DefaultRunSpread, "run-to-run standard deviation of a share's log-odds (`SD`) assumed beside what two or more profiles a side measure (negative: none)")
 	format := fs.String("format", "text", "`FORMAT` of the report on stdout: text, markdown or json")
 	top := fs.Int("top", diff.DefaultTop, "list `N` functions in the report (regressions always; -1: all)")
 	fs.Var(&outs, "o", "also write `FILE`: .svg flame graph, .pb.gz pprof diff, .md/.json/.txt report (repeatable)")
@@ -42,5 +43,5 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		return fs.UsageError("give BASE and NEW (or --base and --new), e.g. macprof diff base.pb.gz new.pb.gz")
 	}
 	return diff.Main(diff.Args{Base: bases, New: news, Positional: pos, FailOn: failOn, Outputs: outs,
-		Focus: *focus, Ignore: *ignore, LoadFollowing: *loadFollowing, Format: *format, Alpha: *alpha, Top: *top, Dispersion: *dispersion}, stdout, stderr)
+		Focus: *focus, Ignore: *ignore, LoadFollowing: *loadFollowing, Format: *format, Alpha: *alpha, Top: *top, Dispersion: *dispersion, RunSpread: *runSpread}, stdout, stderr)
 }
