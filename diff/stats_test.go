@@ -330,3 +330,16 @@ func TestRunSpread(t *testing.T) {
 		t.Errorf("one a side: run spread %.3f (%d df), want the prior %.3f", one.RunSpread, one.RunSpreadDF, DefaultRunSpread)
 	}
 }
+
+// TestTQuantile: Student's t quantiles against published tables, and the
+// normal one for very many degrees of freedom.
+func TestTQuantile(t *testing.T) {
+	for _, c := range []struct{ p, df, want float64 }{
+		{0.975, 1, 12.7062}, {0.975, 4, 2.7764}, {0.995, 10, 3.1693},
+		{0.9995, 8, 5.0413}, {0.95, 30, 1.6973}, {0.025, 4, -2.7764}, {0.999, 1e7, 3.0902},
+	} {
+		if got := tQuantile(c.p, c.df); math.Abs(got-c.want) > 1e-4 {
+			t.Errorf("tQuantile(%g, %g) = %.5f, want %.4f", c.p, c.df, got, c.want)
+		}
+	}
+}

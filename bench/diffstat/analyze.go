@@ -90,7 +90,7 @@ func ns(rs []run) []float64 {
 // in turn, or in consecutive blocks when blocked): false alarms among same-build pairs (base against base and slow
 // against slow), and for base against slow how often the target was found,
 // its median minimum detectable change and benchstat's verdict on ns/op.
-func report(w io.Writer, base, slow []run, sizes []int, methods []method, blocked bool) error {
+func report(w io.Writer, base, slow []run, sizes []int, methods []method, blocked, slide bool) error {
 	var samples []int64
 	for _, r := range append(append([]run(nil), base...), slow...) {
 		samples = append(samples, r.prof.Samples)
@@ -107,7 +107,7 @@ func report(w io.Writer, base, slow []run, sizes []int, methods []method, blocke
 			alarms, pairs := 0, 0
 			names := map[string]int{}
 			for _, rs := range [][]run{base, slow} {
-				for i := 0; i+2*k <= len(rs); i += 2 * k {
+				for i := 0; i+2*k <= len(rs); i += step(2*k, slide) {
 					a, b := split(rs[i:i+2*k], blocked)
 					r, err := diff.Compare(profs(a), profs(b), m.cfg)
 					if err != nil {
@@ -127,7 +127,7 @@ func report(w io.Writer, base, slow []run, sizes []int, methods []method, blocke
 			}
 			found, sets, bsFound := 0, 0, 0
 			var mdes []float64
-			for i := 0; i+k <= len(base) && i+k <= len(slow); i += k {
+			for i := 0; i+k <= len(base) && i+k <= len(slow); i += step(k, slide) {
 				r, err := diff.Compare(profs(base[i:i+k]), profs(slow[i:i+k]), m.cfg)
 				if err != nil {
 					return err
@@ -157,6 +157,16 @@ func report(w io.Writer, base, slow []run, sizes []int, methods []method, blocke
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// step is how far the next set starts: past this one, or one run on when
+// the sets slide (overlapping, so that a pool of N runs gives about N sets
+// of any size, each of runs recorded close in time).
+func step(size int, slide bool) int {
+	if slide {
+		return 1
+	}
+	return size
 }
 
 // split divides 2k consecutive runs into two sides: alternate runs, so

@@ -33,7 +33,14 @@ func main() {
 	jobs := flag.Int("jobs", 2, "benchmarks run at a time")
 	benchtime := flag.String("benchtime", "3000x", "each run's -test.benchtime: a count of iterations fixes the CPU time, whatever the load")
 	blocked := flag.Bool("blocked", false, "compare same-build runs in consecutive blocks, not alternated (shows the drift of the machine's load)")
+	slide := flag.Bool("slide", false, "compare overlapping sets, each starting one run after the last, not disjoint ones (sets share runs)")
 	judgeAll := flag.Bool("judge-all", false, "also report with no function set apart as load-following, and with sampling alone assumed")
+	resample := flag.Int("resample", 0, "also compare `N` random sets of the pool at each size (sets share runs)")
+	local := flag.Bool("local", false, "with -resample: each set of consecutive runs, as a CI job records base and head in turn")
+	seed := flag.Uint64("seed", 1, "the random sets' seed")
+	dispersion := flag.Float64("dispersion", 0, "the default method's --dispersion (0: macprof diff's default)")
+	runSpread := flag.Float64("run-spread", 0, "the default method's --run-spread (0: macprof diff's default, negative: none)")
+	spreadOnly := flag.Bool("spread", false, "report only each function's run-to-run spread of its share, per build")
 	flag.Parse()
 	if *add > 0 {
 		dir, err := os.MkdirTemp("", "diffstat")
@@ -60,14 +67,29 @@ func main() {
 	if len(base) < 2 || len(slow) < 2 {
 		fatal(fmt.Errorf("%s: %d base and %d slow profiles, want at least 2 of each (-add N records more)", *pool, len(base), len(slow)))
 	}
-	methods := []method{{"macprof diff, default flags", diff.Config{}}}
+	if *spreadOnly {
+		if err := spread(os.Stdout, map[string][]run{"base": base, "slow": slow}); err != nil {
+			fatal(err)
+		}
+		return
+	}
+	name := "macprof diff, default flags"
+	if *dispersion != 0 || *runSpread != 0 {
+		name = fmt.Sprintf("macprof diff --dispersion %g --run-spread %g", *dispersion, *runSpread)
+	}
+	methods := []method{{name, diff.Config{Dispersion: *dispersion, RunSpread: *runSpread}}}
 	if *judgeAll {
 		methods = append(methods,
 			method{"macprof diff --load-following '' (every function judged)", diff.Config{LoadFollowing: diff.NoLoadFollowing}},
 			method{"macprof diff --load-following '' --dispersion 1 (every function judged, sampling alone assumed)", diff.Config{LoadFollowing: diff.NoLoadFollowing, Dispersion: 1}})
 	}
-	if err := report(os.Stdout, base, slow, []int{1, 3, 5}, methods, *blocked); err != nil {
+	if err := report(os.Stdout, base, slow, []int{1, 3, 5}, methods, *blocked, *slide); err != nil {
 		fatal(err)
+	}
+	if *resample > 0 {
+		if err := resampled(os.Stdout, base, slow, []int{1, 3, 5}, methods, *resample, *seed, *local); err != nil {
+			fatal(err)
+		}
 	}
 }
 
