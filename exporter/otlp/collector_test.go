@@ -13,6 +13,7 @@ import (
 	"github.com/macprof/macprof/exporter/upload"
 	"github.com/macprof/macprof/internal/collectortest"
 	"github.com/macprof/macprof/internal/fixture"
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // TestRealCollector sends a window of the test binary's own functions to a
@@ -130,16 +131,11 @@ func TestRealCollectorDownAndBack(t *testing.T) {
 		t.Fatalf("send to a stopped collector: %v, want a retryable *ExportError", err)
 	}
 	col.Restart()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	if !testprog.PollEvery(30*time.Second, 200*time.Millisecond, func() bool {
 		err = exp.Send(context.Background(), body)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("send after restart: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return err == nil
+	}) {
+		t.Fatalf("send after restart: %v", err)
 	}
 	if _, ok := col.WaitSamples(20*time.Second, func(ss []collectortest.Sample) bool { return len(ss) >= 3 }); !ok {
 		t.Fatalf("nothing arrived after restart; log:\n%s", col.Log())
@@ -177,7 +173,7 @@ func TestUploaderThroughCollectorOutage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(2 * time.Second) // a few failed attempts
+	testprog.WaitFor(t, 20*time.Second, func() bool { return u.Stats().Failed >= 3 }, "a few failed attempts")
 	if st := u.Stats(); st.Failed == 0 || st.Sent != 0 || st.QueueItems != 5 {
 		t.Fatalf("while the collector is down: %+v", st)
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // fakeSink fails while down is set, and records what it received.
@@ -80,17 +82,6 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	return l.w.Write(b)
 }
 
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func fastConfig() Config {
 	return Config{Name: "test", MaxItems: 10, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Logger: quietLogger(nil)}
 }
@@ -131,13 +122,13 @@ func TestOutageWithinBound(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 5*time.Second, "a few failed attempts", func() bool { return u.Stats().Failed >= 3 })
+	testprog.WaitFor(t, 5*time.Second, func() bool { return u.Stats().Failed >= 3 }, "a few failed attempts")
 	st := u.Stats()
 	if st.QueueItems != 10 || st.QueueBytes != int64(len(strings.Join(want, ""))) || st.Sent != 0 {
 		t.Errorf("during the outage: %+v", st)
 	}
 	sink.setDown(false)
-	waitFor(t, 5*time.Second, "all items sent", func() bool { return u.Stats().Sent == 10 })
+	testprog.WaitFor(t, 5*time.Second, func() bool { return u.Stats().Sent == 10 }, "all items sent")
 	if got := sink.received(); !slices.Equal(got, want) {
 		t.Errorf("received %q, want %q", got, want)
 	}
@@ -171,7 +162,7 @@ func TestOutageBeyondBound(t *testing.T) {
 		t.Errorf("dropped %d, want 21", st.Dropped)
 	}
 	sink.setDown(false)
-	waitFor(t, 5*time.Second, "the queue to drain", func() bool { return u.Stats().QueueItems == 0 })
+	testprog.WaitFor(t, 5*time.Second, func() bool { return u.Stats().QueueItems == 0 }, "the queue to drain")
 	got := sink.received()
 	// An older item may have been in flight (being retried) when the
 	// queue overflowed, and in-flight items are not dropped: then it
@@ -229,7 +220,7 @@ func TestPermanentErrorNotRetried(t *testing.T) {
 	cfg.Logger = quietLogger(&logs)
 	u, _ := New(sink, cfg)
 	u.Enqueue([]byte("x"), nil)
-	waitFor(t, 5*time.Second, "rejection", func() bool { return u.Stats().Rejected == 1 })
+	testprog.WaitFor(t, 5*time.Second, func() bool { return u.Stats().Rejected == 1 }, "rejection")
 	time.Sleep(50 * time.Millisecond)
 	st := u.Stats()
 	if st.Failed != 1 || st.QueueItems != 0 || st.Sent != 0 {
@@ -249,7 +240,7 @@ func TestBackoffAndRetryAfter(t *testing.T) {
 	cfg.Jitter = -1 // no jitter: exact delays
 	u, _ := New(sink, cfg)
 	u.Enqueue([]byte("x"), nil)
-	waitFor(t, 5*time.Second, "6 attempts", func() bool { return u.Stats().Failed >= 6 })
+	testprog.WaitFor(t, 5*time.Second, func() bool { return u.Stats().Failed >= 6 }, "6 attempts")
 	sink.mu.Lock()
 	at := slices.Clone(sink.attempts[:6])
 	sink.err = retryAfterErr{300 * time.Millisecond}
@@ -267,7 +258,7 @@ func TestBackoffAndRetryAfter(t *testing.T) {
 	}
 	// A server's Retry-After longer than the backoff wins.
 	n := u.Stats().Failed
-	waitFor(t, 5*time.Second, "two retry-after attempts", func() bool { return u.Stats().Failed >= n+3 })
+	testprog.WaitFor(t, 5*time.Second, func() bool { return u.Stats().Failed >= n+3 }, "two retry-after attempts")
 	sink.mu.Lock()
 	last := sink.attempts[len(sink.attempts)-2:]
 	gap := last[1].Sub(last[0])
@@ -339,11 +330,11 @@ func TestShutdownDeadlineWithHungSend(t *testing.T) {
 	cfg.AttemptTimeout = time.Hour
 	u, _ := New(sink, cfg)
 	u.Enqueue([]byte("x"), nil)
-	waitFor(t, time.Second, "the send to start", func() bool {
+	testprog.WaitFor(t, time.Second, func() bool {
 		sink.mu.Lock()
 		defer sink.mu.Unlock()
 		return len(sink.attempts) > 0
-	})
+	}, "the send to start")
 	start := time.Now()
 	if err := u.Shutdown(ctxTimeout(t, 100*time.Millisecond)); err == nil {
 		t.Error("shutdown with a hung send returned nil")
@@ -543,7 +534,7 @@ func TestFailuresLoggedLoudlyThenLimited(t *testing.T) {
 	}
 	start := time.Now()
 	u.Enqueue([]byte("w"), nil)
-	waitFor(t, 5*time.Second, "the first WARN", func() bool { return strings.Contains(logged(), "level=WARN") })
+	testprog.WaitFor(t, 5*time.Second, func() bool { return strings.Contains(logged(), "level=WARN") }, "the first WARN")
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("first WARN after %v", d)
 	}
@@ -552,7 +543,7 @@ func TestFailuresLoggedLoudlyThenLimited(t *testing.T) {
 	}
 	time.Sleep(time.Second)
 	sink.setDown(false)
-	waitFor(t, 5*time.Second, "recovery", func() bool { return len(sink.received()) == 1 })
+	testprog.WaitFor(t, 5*time.Second, func() bool { return len(sink.received()) == 1 }, "recovery")
 	if err := u.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

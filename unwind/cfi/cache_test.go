@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/unwind"
 )
 
@@ -77,13 +78,7 @@ func TestCacheWaitsBounded(t *testing.T) {
 		t.Errorf("waited %v", d)
 	}
 	close(release)
-	deadline := time.Now().Add(5 * time.Second)
-	for c.Table("k", "p") == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the finished build was never picked up")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testprog.WaitFor(t, 5*time.Second, func() bool { return c.Table("k", "p") != nil }, "the finished build to be picked up")
 }
 
 // TestCacheBounded: at most MaxTables tables stay cached, and at most
