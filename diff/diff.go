@@ -143,7 +143,9 @@ type Report struct {
 	RunSpread   float64 `json:"run_spread"`
 	RunSpreadDF int     `json:"run_spread_df"`
 	// Alpha is the level of the whole decision and Tests the number of
-	// changes it was split over.
+	// statistics it was split over: the changes that reach a threshold, a
+	// function's flat and cum share once when they are equal (a function
+	// that calls nothing).
 	Alpha  float64  `json:"alpha"`
 	Tests  int      `json:"tests"`
 	FailOn []string `json:"fail_on"`
@@ -277,6 +279,7 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 		metric Metric
 		t      Threshold
 		res    shareResult
+		stat   [2]int // the statistic tested: function and metric, flat for a cum equal to it
 	}
 	var cands []cand
 	results := make([][2]shareResult, len(ct.keys))
@@ -324,15 +327,26 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 			res := st.run()
 			results[k][mi] = res
 			m := [2]Metric{Flat, Cum}[mi]
+			stat := [2]int{k, mi}
+			if mi == 1 && sameCounts(ct.flat, ct.cum, k) {
+				stat[1] = 0
+			}
 			for _, t := range c.FailOn {
 				if t.Metric == m && reaches(t, res.base, res.new) {
-					cands = append(cands, cand{k, m, t, res})
+					cands = append(cands, cand{k, m, t, res, stat})
 				}
 			}
 		}
 	}
 	totalRes, totalJudged := r.compareTotal(base, nw, c.FailOn)
-	tests := len(cands)
+	// One test per statistic: a leaf-only function's cum share is its
+	// flat share, the same test, and two thresholds of one metric judge
+	// one statistic.
+	stats := make(map[[2]int]bool)
+	for _, cd := range cands {
+		stats[cd.stat] = true
+	}
+	tests := len(stats)
 	if totalJudged {
 		tests++
 	}
@@ -382,6 +396,17 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// sameCounts reports whether function k's flat and cum counts are equal in
+// every profile: it is never a caller, so its two shares are one.
+func sameCounts(flat, cum [][]int64, k int) bool {
+	for i := range flat {
+		if at(flat[i], k) != at(cum[i], k) {
+			return false
+		}
+	}
+	return true
 }
 
 // size orders functions: a regression by its largest failed rise, the

@@ -183,3 +183,24 @@ func TestExpandByContent(t *testing.T) {
 		t.Errorf("a directory without profiles: %v", err)
 	}
 }
+
+// TestOneTestPerStatistic: a function that calls nothing has its cum share
+// equal to its flat share, one statistic, so its rise in both is one test
+// of the Bonferroni split, not two; a caller's cum share is another.
+func TestOneTestPerStatistic(t *testing.T) {
+	dir := t.TempDir()
+	base := writeFolded(t, dir, "base.folded", "main;f 500\nmain;g 500\n")
+	leaf := writeFolded(t, dir, "leaf.folded", "main;f 700\nmain;g 300\n")
+	caller := writeFolded(t, dir, "caller.folded", "main;f 500\nmain;f;h 200\nmain;g 300\n")
+	r, err := Run(Config{Base: []string{base}, New: []string{leaf}, RunSpread: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Tests != 1 || len(r.Regressions) != 1 || r.Regressions[0] != "f" || len(r.Functions[0].Failed) != 2 {
+		t.Errorf("leaf f rose 20 points: %d tests, regressions %v, f failed %v; want 1 test, f failing flat and cum", r.Tests, r.Regressions, r.Functions[0].Failed)
+	}
+	// f's cum rose (h under it, new), h's flat and cum (one statistic).
+	if r, err = Run(Config{Base: []string{base}, New: []string{caller}, RunSpread: -1}); err != nil || r.Tests != 2 {
+		t.Errorf("f's cum and h: %v, %d tests, want 2", err, r.Tests)
+	}
+}
