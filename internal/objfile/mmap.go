@@ -3,7 +3,6 @@ package objfile
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -30,12 +29,12 @@ var ErrFault = errors.New("the mapped file changed under the read")
 // they are handed out.
 type Mapping struct {
 	data []byte
-	left atomic.Int64 // bytes still to hand out (Bytes, ReadAt)
+	left atomic.Int64 // bytes still to hand out
 }
 
 // Map maps the first size bytes of file read-only (size as DataSize
-// gives it); budget bounds the bytes that Bytes and ReadAt hand out in
-// all, as safefile.Budget bounds reads. It fails where the system cannot
+// gives it); budget bounds the bytes that Bytes hands out in all, as
+// safefile.Budget bounds reads. It fails where the system cannot
 // map files, for an empty file and over maxMapping bytes.
 func Map(file *os.File, size, budget int64) (*Mapping, error) {
 	if size <= 0 || size > maxMapping {
@@ -70,23 +69,6 @@ func (m *Mapping) Bytes(off, n uint64) ([]byte, error) {
 		return nil, fmt.Errorf("%d bytes at %#x: over the read budget: %w", n, off, ErrBadSize)
 	}
 	return m.data[off : off+n : off+n], nil
-}
-
-// ReadAt copies from the mapping as a file's ReadAt reads; a fault is
-// returned as ErrFault.
-func (m *Mapping) ReadAt(p []byte, off int64) (n int, err error) {
-	if off < 0 || off > int64(len(m.data)) {
-		return 0, fmt.Errorf("read at %d: past the end of the %d-byte mapping: %w", off, len(m.data), io.EOF)
-	}
-	if m.left.Add(-int64(len(p))) < 0 {
-		return 0, fmt.Errorf("read of %d bytes at %d: over the read budget: %w", len(p), off, ErrBadSize)
-	}
-	defer RecoverFault(&err, PanicOnFault())
-	n = copy(p, m.data[off:])
-	if n < len(p) {
-		err = io.EOF
-	}
-	return n, err
 }
 
 // PanicOnFault makes a fault of the calling goroutine (a read of a

@@ -94,28 +94,27 @@ func NewELF(file *os.File, budget int64) (*elf.File, error) {
 	return f, nil
 }
 
-// MapELF is NewELF reading file through a read-only mapping of it (Map):
-// the headers are copied out, and the mapping is returned so that the
-// caller reads sections in place (Mapping.Bytes) and closes it after the
-// file. Where the file cannot be mapped it reads as NewELF does and the
-// mapping is nil.
+// MapELF is NewELF also returning a read-only mapping of file (Map), so
+// that the caller reads large sections in place (SectionBytes) and closes
+// it after the file; nil where the file cannot be mapped. The headers and
+// the File's own reads (small sections) go through pread, which costs
+// less than the page faults of their scattered pages; budget bounds
+// those reads, and again what is taken from the mapping.
 func MapELF(file *os.File, budget int64) (*elf.File, *Mapping, error) {
 	size, data, err := DataSize(file)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := Map(file, size, budget)
-	var r io.ReaderAt = m
+	f, err := elf.NewFile(safefile.Budget(file, budget))
 	if err != nil {
-		m, r = nil, safefile.Budget(file, budget)
-	}
-	f, err := elf.NewFile(r)
-	if err == nil {
-		err = CheckELF(f, size, data)
-	}
-	if err != nil {
-		m.Close()
 		return nil, nil, err
+	}
+	if err := CheckELF(f, size, data); err != nil {
+		return nil, nil, err
+	}
+	m, err := Map(file, size, budget)
+	if err != nil {
+		m = nil
 	}
 	return f, m, nil
 }
