@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/internal/fixture"
+	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/mach"
 	"github.com/macprof/macprof/mach/machtest"
 	"github.com/macprof/macprof/snapshot"
@@ -258,11 +259,12 @@ func TestModelSnapshotCommand(t *testing.T) {
 		}
 	}
 	snap = nil
-	deadline := time.Now().Add(3 * time.Second)
-	for len(w.k.Rights()) > 0 && time.Now().Before(deadline) {
+	// Collects until the Target's cleanup ran; the world's check says
+	// what is left.
+	testprog.PollEvery(3*time.Second, 10*time.Millisecond, func() bool {
 		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(w.k.Rights()) == 0
+	})
 }
 
 // TestModelLaunchAttachRefused: a launched command whose task port is

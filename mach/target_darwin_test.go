@@ -11,6 +11,7 @@ package mach
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"unsafe"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/symcache"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
@@ -74,22 +76,21 @@ func syscallKill(pid int) {
 // threadNamed waits until the target has a thread with the given name.
 func threadNamed(t *testing.T, tg *Target, name string) target.ThreadID {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	var named target.ThreadID
+	testprog.WaitFor(t, 5*time.Second, func() bool {
 		ids, err := tg.Threads(nil)
 		if err != nil {
 			t.Fatalf("Threads: %v", err)
 		}
 		for _, id := range ids {
-			info, err := tg.Info(id)
-			if err == nil && info.Name == name {
-				return id
+			if info, err := tg.Info(id); err == nil && info.Name == name {
+				named = id
+				return true
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("no thread named %q within 5s", name)
-	return 0
+		return false
+	}, fmt.Sprintf("a thread named %q", name))
+	return named
 }
 
 // symbolize returns the function names of a stack, innermost first.
@@ -313,9 +314,7 @@ func TestSelf(t *testing.T) {
 		selfSpinning.Store(true)
 		machTestSelfSpin(&stop)
 	}()
-	for !selfSpinning.Load() {
-		time.Sleep(time.Millisecond)
-	}
+	testprog.WaitFor(t, 10*time.Second, selfSpinning.Load, "the spinning goroutine to start")
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	tg, err := Self(target.Options{})
