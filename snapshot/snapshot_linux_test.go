@@ -212,13 +212,12 @@ func waitInSyscall(t *testing.T, pid int, nr int) {
 	t.Helper()
 	want := strconv.Itoa(nr) + " "
 	var got []byte
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	if !testprog.Poll(10*time.Second, func() bool {
 		got, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
-		if bytes.HasPrefix(got, []byte(want)) {
-			return
-		}
+		return bytes.HasPrefix(got, []byte(want))
+	}) {
+		t.Fatalf("PID %d not in system call %d after 10 s: /proc/PID/syscall says %q", pid, nr, got)
 	}
-	t.Fatalf("PID %d not in system call %d after 10 s: /proc/PID/syscall says %q", pid, nr, got)
 }
 
 // TestSnapshotOfThreadStorm snapshots a process that creates thousands of
