@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/target/targettest"
@@ -129,13 +130,11 @@ func TestRunSecondSignal(t *testing.T) {
 	done := runAsync(cfg)
 	time.Sleep(200 * time.Millisecond)
 	sigs <- syscall.SIGTERM
-	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
-		if b, _ := os.ReadFile(out); len(b) > 0 {
-			break
-		}
-		if time.Since(start) > signalWait {
-			t.Fatal("no profile after the first signal")
-		}
+	if !testprog.Poll(signalWait, func() bool {
+		b, _ := os.ReadFile(out)
+		return len(b) > 0
+	}) {
+		t.Fatal("no profile after the first signal")
 	}
 	select {
 	case code := <-done:

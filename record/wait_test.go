@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/profile"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/target/targettest"
@@ -68,14 +69,16 @@ func TestRunSaysItWaitsForTheCommand(t *testing.T) {
 		// The note comes waitNoteAfter after the outputs; with -q, wait
 		// as long for nothing to come.
 		note := "; waiting for the command (PID 10) to exit (Ctrl-C interrupts it, a second Ctrl-C kills it)\n"
-		deadline := time.Now().Add(20 * time.Second)
-		for !strings.Contains(stderr.String(), note) && time.Now().Before(deadline) {
+		testprog.Poll(20*time.Second, func() bool {
+			if strings.Contains(stderr.String(), note) {
+				return true
+			}
 			if _, err := os.Stat(out); quiet && err == nil {
 				time.Sleep(2 * waitNoteAfter)
-				break
+				return true
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return false
+		})
 		select {
 		case code := <-done:
 			t.Fatalf("quiet %v: Run returned %d while the command still ran", quiet, code)
