@@ -70,6 +70,9 @@ type processRings struct {
 	// from the kernel's read records of its events (inherit_stat).
 	kidsOnly bool
 	exits    map[uint32]threadExit
+	// filtered: a BPF program on every ring's event drops the samples
+	// of process pid in the kernel (kidsfilter_linux.go).
+	filtered bool
 	// stack, when set, is the bytes of user stack each sample copies
 	// (with the user registers) instead of a callchain: collect walks
 	// each copy with walker and the unwind tables of its process's
@@ -288,6 +291,14 @@ func openProcessRingsSized(pid int, cpus []int, period int64, size int, kidsOnly
 	}
 	p.clock = newSampleClock()
 	page := os.Getpagesize()
+	prog := -1
+	if kidsOnly {
+		if fd, err := loadDropProcess(pid); err == nil {
+			prog = fd
+			defer closeFD(prog) // each event holds its own reference
+		}
+	}
+	p.filtered = prog >= 0
 	for _, cpu := range cpus {
 		fd, err := perfEventOpenCPU(&attr, pid, cpu)
 		if errors.Is(err, unix.EINVAL) && attr.Bits&perfBitBuildID != 0 {
@@ -313,6 +324,9 @@ func openProcessRingsSized(pid int, cpus []int, period int64, size int, kidsOnly
 		if err != nil {
 			p.close()
 			return nil, fmt.Errorf("perf_event_open on process %d, CPU %d: %w", pid, cpu, err)
+		}
+		if prog >= 0 && setDropProcess(fd, prog) != nil {
+			p.filtered = false
 		}
 		dataPages := max(1, size/page)
 		mem, err := mmapRing(fd, (1+dataPages)*page)
