@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/objfile"
@@ -165,7 +164,7 @@ func elfSymbolsAt(object string, f *elf.File, m *objfile.Mapping, addrs []uint64
 
 // keep files s under the first address at or after its start.
 func (p *pcSymbols) keep(s pendingSym) {
-	j := sort.Search(len(p.addrs), func(i int) bool { return p.addrs[i] >= s.start })
+	j, _ := slices.BinarySearch(p.addrs, s.start) // the first at or after it
 	if j == len(p.addrs) {
 		return // after every address: names none of them
 	}
