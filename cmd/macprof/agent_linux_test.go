@@ -144,7 +144,7 @@ func TestAgentExportsToCollector(t *testing.T) {
 func awaitWindows(t *testing.T, col *collectortest.Collector, seen, old map[uint64]bool, want int) int {
 	t.Helper()
 	n := 0
-	for end := time.Now().Add(15 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+	testprog.PollEvery(15*time.Second, 250*time.Millisecond, func() bool {
 		windowsReceived(t, col, seen)
 		n = 0
 		for k := range seen {
@@ -152,10 +152,9 @@ func awaitWindows(t *testing.T, col *collectortest.Collector, seen, old map[uint
 				n++
 			}
 		}
-		if n >= want || time.Now().After(end) {
-			return n
-		}
-	}
+		return n >= want
+	})
+	return n
 }
 
 // rss returns a process's resident set size in KiB.
@@ -287,7 +286,7 @@ func TestAgentExportersDownFromStart(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	warned := map[string]time.Duration{}
-	for len(warned) < 2 && time.Since(start) < 20*time.Second {
+	testprog.PollEvery(20*time.Second, 50*time.Millisecond, func() bool {
 		for _, line := range strings.Split(log.String(), "\n") {
 			for _, exp := range []string{"otlp", "pyroscope"} {
 				if _, ok := warned[exp]; !ok && strings.Contains(line, "level=WARN") && strings.Contains(line, "uploader="+exp) &&
@@ -296,8 +295,8 @@ func TestAgentExportersDownFromStart(t *testing.T) {
 				}
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(warned) == 2
+	})
 	for _, exp := range []string{"otlp", "pyroscope"} {
 		d, ok := warned[exp]
 		if !ok {

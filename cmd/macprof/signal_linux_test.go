@@ -46,12 +46,12 @@ func recordCommand(t *testing.T, capture, script string) (*exec.Cmd, *bytes.Buff
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	var pid int
-	for deadline := time.Now().Add(signalWait); pid == 0; time.Sleep(10 * time.Millisecond) {
+	if !testprog.Poll(signalWait, func() bool {
 		b, _ := os.ReadFile(pidFile)
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		if pid == 0 && time.Now().After(deadline) {
-			t.Fatalf("the command did not start:\n%s", stderr.String())
-		}
+		return pid != 0
+	}) {
+		t.Fatalf("the command did not start:\n%s", stderr.String())
 	}
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	// Let it be sampled for a while.
@@ -132,14 +132,8 @@ func TestRecordSecondSignalExitsAtOnce(t *testing.T) {
 			cmd, stderr, pid, out := recordCommand(t, capture, `trap "" TERM; while :; do :; done`)
 			cmd.Process.Signal(syscall.SIGTERM)
 			start := time.Now()
-			for {
-				if profileWritten(out) {
-					break
-				}
-				if time.Since(start) > signalWait {
-					t.Fatalf("no profile %v after the first SIGTERM:\n%s", signalWait, stderr.String())
-				}
-				time.Sleep(10 * time.Millisecond)
+			if !testprog.Poll(signalWait, func() bool { return profileWritten(out) }) {
+				t.Fatalf("no profile %v after the first SIGTERM:\n%s", signalWait, stderr.String())
 			}
 			t.Logf("profile written %v after the first SIGTERM", time.Since(start))
 			// The command ignored it and runs on, untraced.
