@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"runtime"
 	"slices"
 	"strconv"
@@ -253,7 +252,7 @@ type sudoIdentity struct {
 // (SUDO_UID set and not 0), with their supplementary groups and home, or
 // nil when it does not. SUDO_UID or SUDO_GID that are set but unusable are
 // an error: running the command as root instead would be a silent surprise.
-func sudoUser(euid int, getenv func(string) string, lookup func(uid string) (*user.User, []string, error)) (*sudoIdentity, error) {
+func sudoUser(euid int, getenv func(string) string, lookup func(uid string) (*account, []string, error)) (*sudoIdentity, error) {
 	suid, sgid := getenv("SUDO_UID"), getenv("SUDO_GID")
 	if euid != 0 || (suid == "" && sgid == "") {
 		return nil, nil
@@ -273,7 +272,7 @@ func sudoUser(euid int, getenv func(string) string, lookup func(uid string) (*us
 	if err != nil {
 		return nil, fmt.Errorf("launch under sudo: look up user %d (SUDO_UID): %w", uid, err)
 	}
-	id := &sudoIdentity{cred: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, home: u.HomeDir, name: u.Username}
+	id := &sudoIdentity{cred: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, home: u.home, name: u.name}
 	for _, g := range groups {
 		n, err := strconv.ParseUint(g, 10, 32)
 		if err != nil {
@@ -284,23 +283,47 @@ func sudoUser(euid int, getenv func(string) string, lookup func(uid string) (*us
 	// sudo sets SUDO_GID to the user's own group; another (SUDO_GID=0 in
 	// an environment the user wrote) would run the command with a group
 	// the user does not have.
-	if strconv.FormatUint(gid, 10) != u.Gid && !slices.Contains(id.cred.Groups, uint32(gid)) {
+	if strconv.FormatUint(gid, 10) != u.gid && !slices.Contains(id.cred.Groups, uint32(gid)) {
 		return nil, fmt.Errorf("launch under sudo: SUDO_GID %d is not a group of user %d (SUDO_UID); unset SUDO_UID and SUDO_GID to run the command as root", gid, uid)
 	}
 	return id, nil
 }
 
-// lookupUser returns the user uid names and the ids of their groups.
-func lookupUser(uid string) (*user.User, []string, error) {
-	u, err := user.LookupId(uid)
+// account is a user's name, primary group id and home directory.
+type account struct{ name, gid, home string }
+
+// lookupUser returns the user uid names and the ids of their groups, as
+// the system's name services (NSS: files, LDAP, sssd) know them, through
+// getent and id: os/user would do the same only through cgo, which would
+// make every macprof command load libc and start slower.
+func lookupUser(uid string) (*account, []string, error) {
+	out, err := exec.Command("getent", "passwd", uid).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 2 {
+			return nil, nil, fmt.Errorf("no user has uid %s", uid)
+		}
+		return nil, nil, fmt.Errorf("getent passwd %s: %w", uid, err)
+	}
+	u, err := parsePasswd(string(out), uid)
 	if err != nil {
 		return nil, nil, err
 	}
-	groups, err := u.GroupIds()
+	out, err = exec.Command("id", "-G", "--", u.name).Output()
 	if err != nil {
-		return nil, nil, fmt.Errorf("groups of %s: %w", u.Username, err)
+		return nil, nil, fmt.Errorf("groups of %s: id -G: %w", u.name, err)
 	}
-	return u, groups, nil
+	return u, strings.Fields(string(out)), nil
+}
+
+// parsePasswd reads the passwd entry of uid from getent's output
+// (name:password:uid:gid:gecos:home:shell).
+func parsePasswd(out, uid string) (*account, error) {
+	line, _, _ := strings.Cut(out, "\n")
+	f := strings.Split(line, ":")
+	if len(f) != 7 || f[2] != uid || f[0] == "" {
+		return nil, fmt.Errorf("getent passwd %s: not a passwd entry of that uid: %q", uid, line)
+	}
+	return &account{name: f[0], gid: f[3], home: f[5]}, nil
 }
 
 // env returns environ with HOME (and USER, LOGNAME) set to the user's, as

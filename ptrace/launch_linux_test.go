@@ -2,18 +2,17 @@ package ptrace
 
 import (
 	"errors"
-	"os/user"
 	"slices"
 	"strings"
 	"testing"
 )
 
 func TestSudoUser(t *testing.T) {
-	lookup := func(uid string) (*user.User, []string, error) {
+	lookup := func(uid string) (*account, []string, error) {
 		if uid != "1000" {
 			return nil, nil, errors.New("unknown user")
 		}
-		return &user.User{Uid: "1000", Username: "ann", HomeDir: "/home/ann"}, []string{"1000", "27", "100"}, nil
+		return &account{name: "ann", home: "/home/ann"}, []string{"1000", "27", "100"}, nil
 	}
 	env := func(kv ...string) func(string) string {
 		return func(k string) string {
@@ -66,5 +65,25 @@ func TestSudoUser(t *testing.T) {
 	got := id.env([]string{"HOME=/root", "PATH=/bin", "USER=root"})
 	if want := []string{"PATH=/bin", "HOME=/home/ann", "USER=ann", "LOGNAME=ann"}; !slices.Equal(got, want) {
 		t.Errorf("environment %q, want %q", got, want)
+	}
+}
+
+// TestLookupUser reads an account as the name services hold it: root's, and
+// one that does not exist.
+func TestLookupUser(t *testing.T) {
+	u, groups, err := lookupUser("0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.name != "root" || u.gid != "0" || u.home == "" || !slices.Contains(groups, "0") {
+		t.Errorf("uid 0: %+v, groups %q; want root, gid 0, a home, in group 0", u, groups)
+	}
+	if _, _, err := lookupUser("4194303"); err == nil || !strings.Contains(err.Error(), "no user has uid 4194303") {
+		t.Errorf("an unknown uid: err = %v", err)
+	}
+	for _, bad := range []string{"", "ann:x:1000:1000::/home/ann", "bob:x:1001:1001::/home/bob:/bin/sh", ":x:1000:1000::/:/bin/sh"} {
+		if u, err := parsePasswd(bad, "1000"); err == nil {
+			t.Errorf("parsePasswd(%q) = %+v, want an error", bad, u)
+		}
 	}
 }

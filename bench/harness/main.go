@@ -78,6 +78,7 @@ func build(dir string) (macprof, demo, deep string, err error) {
 	macprof, demo, deep = filepath.Join(dir, "macprof"), filepath.Join(dir, "demo"), filepath.Join(dir, "deep")
 	steps := [][]string{
 		{"go", "build", "-o", macprof, "./cmd/macprof"},
+		{"go", "build", "-o", filepath.Join(dir, "macprof-agent"), "./cmd/macprof-agent"}, // macprof agent runs it
 		{"go", "build", "-o", demo, "./bench/demo"},
 		{"gcc", "-O0", "-pthread", "-fno-omit-frame-pointer", "-o", deep, "internal/testprog/src/deep.c"},
 	}

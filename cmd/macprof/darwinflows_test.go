@@ -27,6 +27,7 @@ import (
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/images/dyldcachetest"
 	"github.com/macprof/macprof/internal/fixture"
+	"github.com/macprof/macprof/internal/osbackend"
 	"github.com/macprof/macprof/mach"
 	"github.com/macprof/macprof/mach/machtest"
 	"github.com/macprof/macprof/symcache"
@@ -120,9 +121,9 @@ func newFlowModel(t *testing.T) *flowModel {
 	t.Helper()
 	m := &flowModel{k: machtest.New(), spawned: make(chan *machtest.Task, 16)}
 	old := osBackend
-	osBackend = backend{
-		attach: func(pid int, o target.Options) (target.Target, error) { return mach.AttachKernel(m.k, pid, o) },
-		launch: func(args []string, o target.Options) (target.Launched, error) {
+	osBackend = osbackend.Backend{
+		Attach: func(pid int, o target.Options) (target.Target, error) { return mach.AttachKernel(m.k, pid, o) },
+		Launch: func(args []string, o target.Options) (target.Launched, error) {
 			return mach.LaunchCommandKernel(m.k, args, o)
 		},
 	}
@@ -322,7 +323,7 @@ func (l *killAfterHit) ImagesHit(dst []*images.Image) []*images.Image {
 // killAfterFirstHit makes the commands launched from now on killed right
 // after their first images-hit report (killAfterHit).
 func (m *flowModel) killAfterFirstHit() {
-	osBackend.launch = func(args []string, o target.Options) (target.Launched, error) {
+	osBackend.Launch = func(args []string, o target.Options) (target.Launched, error) {
 		l, err := mach.LaunchCommandKernel(m.k, args, o)
 		if err != nil {
 			return nil, err

@@ -12,9 +12,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"syscall"
-
-	"github.com/macprof/macprof/profile"
 )
 
 // command is one macprof subcommand.
@@ -83,17 +80,3 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nRun 'macprof <command> --help' for a command's flags and examples.")
 }
-
-// parseMode maps a --mode value to its profile.Mode.
-func parseMode(s string) (profile.Mode, bool) {
-	switch s {
-	case "cpu":
-		return profile.ModeCPU, true
-	case "wall":
-		return profile.ModeWall, true
-	}
-	return 0, false
-}
-
-// stopSignals end a sampling command.
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}

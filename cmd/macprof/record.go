@@ -99,7 +99,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	var outs multiFlag
 	fs.Var(&outs, "o", "write the profile to `FILE` (repeatable)")
 	fs.Alias("o", "output")
-	appOnly := appOnlyFlags(fs.FlagSet)
+	appOnly := cli.AppOnlyFlags(fs.FlagSet)
 	if st, ok := fs.ParseArgs(args); !ok {
 		return st
 	}
@@ -108,7 +108,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	m, ok := parseMode(*mode)
+	m, ok := cli.ParseMode(*mode)
 	if !ok {
 		return fail("--mode must be cpu or wall, not %q", *mode)
 	}
@@ -121,8 +121,8 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := record.Config{PID: pid.One(), Command: fs.Args(), Hz: *hz, Duration: *dur, Mode: m, StopThreads: *capture == "stop",
 		MaxFrames: *maxFrames, KernelStackBytes: *stackBytes, Unwind: method, Quiet: *quiet, Stderr: stderr, Prepare: prepareForSampling, Tune: tuneForSampling, AppOnly: app,
-		Attach: osBackend.attach, Launch: osBackend.launch, Descendants: osBackend.descendants, Settled: osBackend.settled,
-		WatchExit: osBackend.watchExit, FromTerminal: osBackend.fromTerminal}
+		Attach: osBackend.Attach, Launch: osBackend.Launch, Descendants: osBackend.Descendants, Settled: osBackend.Settled,
+		WatchExit: osBackend.WatchExit, FromTerminal: osBackend.FromTerminal}
 	if err := cfg.Validate(); err != nil {
 		return fail("%v", err)
 	}

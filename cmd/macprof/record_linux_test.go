@@ -29,7 +29,8 @@ var (
 	demoPath string
 )
 
-// macprofBinary builds macprof and the demo workload once per test run.
+// macprofBinary builds macprof, macprof-agent beside it, and the demo
+// workload once per test run.
 func macprofBinary(t *testing.T) (macprof, demo string) {
 	t.Helper()
 	binOnce.Do(func() {
@@ -44,7 +45,8 @@ func macprofBinary(t *testing.T) (macprof, demo string) {
 			return
 		}
 		binPath, demoPath = filepath.Join(dir, "macprof"), filepath.Join(dir, "demo")
-		for _, b := range [][2]string{{binPath, "."}, {demoPath, "../../bench/demo"}} {
+		// macprof agent runs the macprof-agent beside macprof.
+		for _, b := range [][2]string{{binPath, "."}, {filepath.Join(dir, agentBinary), "../macprof-agent"}, {demoPath, "../../bench/demo"}} {
 			if out, err := exec.Command(gobin, "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
 				binErr = fmt.Errorf("build %s: %v\n%s", b[1], err, out)
 				return

@@ -26,7 +26,8 @@ const setupDescription = `
 Prepare this machine for profiling.
 
 On macOS, setup writes an entitlements file granting
-com.apple.security.cs.debugger and signs the macprof binary ad hoc with it:
+com.apple.security.cs.debugger and signs the macprof binary, and the
+macprof-agent beside it, ad hoc with it:
 
     codesign --force --options runtime --sign - --entitlements PLIST MACPROF
 
@@ -56,7 +57,7 @@ Examples:
 
 func runSetup(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet("setup", setupSynopsis, setupDescription, stderr)
-	binary := fs.String("binary", "", "the macprof binary to sign, at `PATH` (default: the running one)")
+	binary := fs.String("binary", "", "the binary to sign, at `PATH` (default: the running macprof and the macprof-agent beside it)")
 	plist := fs.String("plist", "", "`PATH` to write the entitlements plist to (default: a temporary file, removed afterwards)")
 	dryRun := fs.Bool("dry-run", false, "print the plist and the codesign command without running it")
 	if status, ok := fs.ParseArgs(args); !ok {
@@ -65,18 +66,24 @@ func runSetup(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return fs.UsageError("unexpected arguments %q", fs.Args())
 	}
+	r := setupRequest{binaries: []string{*binary}, plist: *plist, dryRun: *dryRun}
 	if *binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
 			fmt.Fprintf(stderr, "macprof setup: cannot find the macprof binary: %v (use --binary)\n", err)
 			return 1
 		}
-		*binary = exe
+		r.binaries = []string{exe}
+		// The agent attaches as macprof does, so it needs the same signature.
+		if agent, err := findAgent(func() (string, error) { return exe, nil }, nil); err == nil {
+			r.binaries = append(r.binaries, agent)
+		}
 	}
-	return setupPlatform(setupRequest{binary: *binary, plist: *plist, dryRun: *dryRun}, stdout, stderr)
+	return setupPlatform(r, stdout, stderr)
 }
 
 type setupRequest struct {
-	binary, plist string
-	dryRun        bool
+	binaries []string // to sign
+	plist    string
+	dryRun   bool
 }

@@ -21,7 +21,10 @@ func setupPlatform(r setupRequest, stdout, stderr io.Writer) int {
 		if path == "" {
 			path = "macprof.entitlements"
 		}
-		fmt.Fprintf(stdout, "Would write %s:\n%s\nWould run: codesign %s\n", path, plist, strings.Join(permissions.CodesignArgs(path, r.binary), " "))
+		fmt.Fprintf(stdout, "Would write %s:\n%s\n", path, plist)
+		for _, binary := range r.binaries {
+			fmt.Fprintf(stdout, "Would run: codesign %s\n", strings.Join(permissions.CodesignArgs(path, binary), " "))
+		}
 		return 0
 	}
 	if path == "" {
@@ -42,16 +45,19 @@ func setupPlatform(r setupRequest, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "macprof setup: codesign not found (it ships with macOS in /usr/bin): %v\n", err)
 		return 1
 	}
-	cmd := exec.Command(codesign, permissions.CodesignArgs(path, r.binary)...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintf(stderr, "macprof setup: codesign %s: %v\n", r.binary, err)
-		if os.Geteuid() != 0 {
-			fmt.Fprintln(stderr, "If the binary is not writable by you, run: sudo macprof setup")
+	for _, binary := range r.binaries {
+		cmd := exec.Command(codesign, permissions.CodesignArgs(path, binary)...)
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(stderr, "macprof setup: codesign %s: %v\n", binary, err)
+			if os.Geteuid() != 0 {
+				fmt.Fprintln(stderr, "If the binary is not writable by you, run: sudo macprof setup")
+			}
+			return 1
 		}
-		return 1
+		fmt.Fprintf(stdout, "Signed %s with %s.\n", binary, permissions.DebuggerEntitlement)
 	}
-	fmt.Fprintf(stdout, "Signed %s with %s.\n\n", r.binary, permissions.DebuggerEntitlement)
+	fmt.Fprintln(stdout)
 	fmt.Fprint(stdout, darwinAfterSetup)
 	return 0
 }

@@ -51,7 +51,7 @@ func runSnapshot(args []string, stdout, stderr io.Writer) int {
 	if st, ok := fs.ParseArgs(args); !ok {
 		return st
 	}
-	cfg := snapshot.Config{PID: pid.One(), Options: target.Options{MaxFrames: *maxFrames}, Attach: osBackend.attach, Lines: *lines}
+	cfg := snapshot.Config{PID: pid.One(), Options: target.Options{MaxFrames: *maxFrames}, Attach: osBackend.Attach, Lines: *lines}
 	if err := cfg.Validate(); err != nil || fs.NArg() > 0 {
 		if err == nil {
 			err = fmt.Errorf("unexpected argument %q: give the process as -p PID", fs.Arg(0))

@@ -31,7 +31,7 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 // recorded a revision. bi may be nil (a binary built without module
 // support).
 func versionLine(bi *debug.BuildInfo, goos, goarch string) string {
-	v, rev := buildVersionOf(bi)
+	v, rev := cli.BuildVersionOf(bi)
 	goVersion := runtime.Version()
 	if bi != nil && bi.GoVersion != "" {
 		goVersion = bi.GoVersion
@@ -41,38 +41,10 @@ func versionLine(bi *debug.BuildInfo, goos, goarch string) string {
 		if len(rev) > 12 {
 			rev = rev[:12]
 		}
-		if buildSetting(bi, "vcs.modified") == "true" {
+		if cli.BuildSetting(bi, "vcs.modified") == "true" {
 			rev += ", modified"
 		}
 		s += " (" + rev + ")"
 	}
 	return s + " " + goVersion + " " + goos + "/" + goarch
-}
-
-// buildVersion returns macprof's module version ("(devel)" when unknown)
-// and the VCS revision it was built from, if known.
-func buildVersion() (version, revision string) {
-	bi, _ := debug.ReadBuildInfo()
-	return buildVersionOf(bi)
-}
-
-func buildVersionOf(bi *debug.BuildInfo) (version, revision string) {
-	version = "(devel)"
-	if bi != nil && bi.Main.Version != "" {
-		version = bi.Main.Version
-	}
-	return version, buildSetting(bi, "vcs.revision")
-}
-
-// buildSetting returns the value of a build setting, or "".
-func buildSetting(bi *debug.BuildInfo, key string) string {
-	if bi == nil {
-		return ""
-	}
-	for _, s := range bi.Settings {
-		if s.Key == key {
-			return s.Value
-		}
-	}
-	return ""
 }

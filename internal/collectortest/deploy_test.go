@@ -113,7 +113,7 @@ func TestLaunchdPlist(t *testing.T) {
 	// Crashes restart, exits (a config error's 2) do not: KeepAlive is
 	// {Crashed: true}, never SuccessfulExit, and panics crash by signal.
 	seq := strings.Join(texts, " ")
-	for _, want := range []string{"KeepAlive Crashed <true>", "GOTRACEBACK crash"} {
+	for _, want := range []string{"ProgramArguments /usr/local/bin/macprof-agent --config", "KeepAlive Crashed <true>", "GOTRACEBACK crash"} {
 		if !strings.Contains(seq, want) {
 			t.Errorf("plist lacks %q: %s", want, seq)
 		}
@@ -135,7 +135,7 @@ func TestSystemdUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ExecStart=/usr/local/bin/macprof agent", "KillSignal=SIGTERM", "CAP_SYS_PTRACE", "[Install]",
+	for _, want := range []string{"ExecStart=/usr/local/bin/macprof-agent --config", "KillSignal=SIGTERM", "CAP_SYS_PTRACE", "[Install]",
 		"Restart=on-failure", "RestartPreventExitStatus=2", "Environment=GOTRACEBACK=crash"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("unit lacks %q", want)
@@ -147,7 +147,7 @@ func TestSystemdUnit(t *testing.T) {
 	}
 	out, _ := exec.Command(sa, "verify", unit).CombinedOutput()
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if line != "" && !strings.Contains(line, "/usr/local/bin/macprof is not executable") {
+		if line != "" && !strings.Contains(line, "/usr/local/bin/macprof-agent is not executable") {
 			t.Errorf("systemd-analyze verify: %s", line)
 		}
 	}
