@@ -7,15 +7,13 @@
 // ratios to eu-stack measured in the same rounds. Optional tools:
 // -lines compares `macprof snapshot --lines` with `eu-stack -s -i` (file:line
 // and inlined calls); -lean runs bench/snapshot/lean, the same snapshot
-// built without the rest of macprof; -without-agent runs macprof built
-// without its agent command (cmd/macprof/agent.go left out through
-// `go build -overlay`, so without gRPC, OTLP and otel); -base REV runs
+// built without the rest of macprof; -base REV runs
 // macprof built at git revision REV (a before/after comparison in the
 // same conditions).
 //
 // Usage (from the repository root, as root or with ptrace permission):
 //
-//	go run ./bench/snapshot [-rounds 5] [-targets idle7,busy4,busy64] [-lines] [-lean] [-without-agent] [-base REV]
+//	go run ./bench/snapshot [-rounds 5] [-targets idle7,busy4,busy64] [-lines] [-lean] [-base REV]
 package main
 
 import (
@@ -40,7 +38,6 @@ func main() {
 	var o options
 	flag.BoolVar(&o.lines, "lines", false, "also compare macprof snapshot --lines with eu-stack -s -i")
 	flag.BoolVar(&o.lean, "lean", false, "also run bench/snapshot/lean (the snapshot without the rest of macprof)")
-	flag.BoolVar(&o.withoutAgent, "without-agent", false, "also run macprof built without cmd/macprof/agent.go (no gRPC, OTLP, otel)")
 	flag.StringVar(&o.base, "base", "", "also run macprof built at git revision `REV`")
 	flag.Parse()
 	if err := run(*rounds, strings.Split(*targets, ","), o); err != nil {
@@ -51,8 +48,8 @@ func main() {
 
 // options are the tools measured besides macprof snapshot and eu-stack.
 type options struct {
-	lines, lean, withoutAgent bool
-	base                      string
+	lines, lean bool
+	base        string
 }
 
 // target is a process to snapshot: a program and its arguments.
@@ -117,22 +114,6 @@ func tools(dir string, o options) ([]tool, error) {
 			return nil, err
 		}
 		ts = append(ts, tool{"macprof snapshot @" + o.base, []string{bin, "snapshot", "-p"}, "eu-stack"})
-	}
-	if o.withoutAgent {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		overlay := filepath.Join(dir, "overlay.json")
-		agent := filepath.Join(wd, "cmd/macprof/agent.go")
-		if err := os.WriteFile(overlay, []byte(`{"Replace":{`+strconv.Quote(agent)+`:""}}`), 0o644); err != nil {
-			return nil, err
-		}
-		bin := filepath.Join(dir, "macprof-noagent")
-		if err := build(".", "-overlay", overlay, "-o", bin, "./cmd/macprof"); err != nil {
-			return nil, err
-		}
-		ts = append(ts, tool{"macprof without agent", []string{bin, "snapshot", "-p"}, "eu-stack"})
 	}
 	if o.lean {
 		bin := filepath.Join(dir, "lean")
