@@ -53,8 +53,11 @@ type Cache struct {
 	frames *lru.Cache[frameKey, []Frame]
 	// hot is a small two-way, lock-free cache in front of frames: a hit
 	// costs a hash, atomic loads and key comparisons, no lock and no
-	// allocation.
-	hot []atomic.Pointer[hotFrame]
+	// allocation. It is allocated once hotAfter frames were looked up
+	// outside it: a one-off snapshot symbolizes a few dozen, and 128 KiB
+	// of fresh memory costs it more page faults than the lookups.
+	hot    atomic.Pointer[[hotSlots]atomic.Pointer[hotFrame]]
+	missed atomic.Int64 // lookups while hot is nil
 
 	// defaultELF tells that ELF objects are read by LoadELF, so that
 	// Expect's tables (loadELFAt) answer as it does.
@@ -67,6 +70,9 @@ type Cache struct {
 
 // hotSlots is the size of Cache.hot (a power of two).
 const hotSlots = 1 << 14
+
+// hotAfter is how many lookups a Cache makes before it allocates hot.
+const hotAfter = 1024
 
 type hotFrame struct {
 	key    frameKey
@@ -128,7 +134,6 @@ func New(opts Options) *Cache {
 	}
 	c.tables, _ = lru.New[string, *tableEntry](opts.MaxTables)
 	c.frames, _ = lru.New[frameKey, []Frame](opts.MaxFrames)
-	c.hot = make([]atomic.Pointer[hotFrame], hotSlots)
 	return c
 }
 
@@ -192,9 +197,16 @@ func (c *Cache) Symbolize(img *images.Image, addr uint64, caller bool) []Frame {
 	if key.build == "" {
 		key.path = img.File()
 	}
+	hot := c.hot.Load()
+	if hot == nil {
+		if c.missed.Add(1) == hotAfter {
+			c.hot.Store(new([hotSlots]atomic.Pointer[hotFrame]))
+		}
+		return c.frame(img, key)
+	}
 	// Two-way: the key may sit in its slot or the slot's neighbour.
 	i := key.slot()
-	a, b := &c.hot[i], &c.hot[i^1]
+	a, b := &hot[i], &hot[i^1]
 	ha, hb := a.Load(), b.Load()
 	if ha != nil && ha.key == key {
 		return ha.frames
@@ -202,15 +214,22 @@ func (c *Cache) Symbolize(img *images.Image, addr uint64, caller bool) []Frame {
 	if hb != nil && hb.key == key {
 		return hb.frames
 	}
-	frames, ok := c.frames.Get(key)
-	if !ok {
-		frames = c.resolve(img, off)
-		c.frames.Add(key, frames)
-	}
+	frames := c.frame(img, key)
 	if ha != nil && hb == nil {
 		a = b
 	}
 	a.Store(&hotFrame{key: key, frames: frames})
+	return frames
+}
+
+// frame returns the frames of key, in img, from the frame cache or
+// resolved and cached.
+func (c *Cache) frame(img *images.Image, key frameKey) []Frame {
+	frames, ok := c.frames.Get(key)
+	if !ok {
+		frames = c.resolve(img, key.addr)
+		c.frames.Add(key, frames)
+	}
 	return frames
 }
 

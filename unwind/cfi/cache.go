@@ -151,11 +151,23 @@ type Object struct {
 type Resolver struct {
 	cache *Cache
 	objs  []resolved
-	rules *[ruleSlots]ruleSlot
+	// rules is allocated once ruleCacheAfter rules were looked up: a
+	// one-off snapshot looks up a few dozen, and 48 KiB of fresh memory
+	// costs it more page faults than the lookups.
+	rules  *[ruleSlots]ruleSlot
+	misses int
 }
 
 // ruleSlots is the size of a Resolver's rule cache (a power of two).
 const ruleSlots = 1 << 11
+
+// ruleCacheAfter is how many rules a Resolver looks up before it keeps
+// them in its rule cache.
+const ruleCacheAfter = 256
+
+// noSlot is the slot of every address while a Resolver has no rule
+// cache: empty, and never written.
+var noSlot ruleSlot
 
 // ruleSlot is one address's answer: its rule (nil: none) or that its object
 // keeps frame pointers.
@@ -174,7 +186,7 @@ type resolved struct {
 // NewResolver returns a resolver over objs (which may overlap: the first
 // to start wins).
 func NewResolver(cache *Cache, objs []Object) *Resolver {
-	r := &Resolver{cache: cache, rules: new([ruleSlots]ruleSlot)}
+	r := &Resolver{cache: cache}
 	for _, o := range objs {
 		if o.Limit > o.Start {
 			r.objs = append(r.objs, resolved{Object: o})
@@ -207,6 +219,9 @@ func (r *Resolver) Rule(pc uint64) (rule *unwind.Rule, framePointers bool) {
 // slot returns the rule cache's slot for pc. Rule checks it before calling
 // rule, so that a hit costs one call, the walker's, not two.
 func (r *Resolver) slot(pc uint64) *ruleSlot {
+	if r.rules == nil {
+		return &noSlot
+	}
 	return &r.rules[(pc*0x9e3779b97f4a7c15)>>(64-11)] // ruleSlots == 1<<11
 }
 
@@ -222,13 +237,19 @@ func (r *Resolver) rule(pc uint64, wait time.Duration) (*unwind.Rule, bool) {
 	if t == nil {
 		return nil, false // no object, or its table not built yet: not remembered
 	}
-	if t.FramePointers() {
-		*slot = ruleSlot{pc: pc + 1, fp: true}
-		return nil, true
+	s := ruleSlot{pc: pc + 1, fp: true}
+	if !t.FramePointers() {
+		s = ruleSlot{pc: pc + 1, rule: t.Find(pc - bias)}
 	}
-	rule := t.Find(pc - bias)
-	*slot = ruleSlot{pc: pc + 1, rule: rule}
-	return rule, false
+	if slot == &noSlot {
+		if r.misses++; r.misses < ruleCacheAfter {
+			return s.rule, s.fp
+		}
+		r.rules = new([ruleSlots]ruleSlot)
+		slot = r.slot(pc)
+	}
+	*slot = s
+	return s.rule, s.fp
 }
 
 // Warm builds the tables of every object of r, up to maxLoads at once,
