@@ -97,10 +97,9 @@ func fromELF(f *elf.File, m *objfile.Mapping, index bool) (*Table, error) {
 	if index && len(secs) > 0 && secs[0].EH {
 		// A header of .eh_frame's FDEs takes at most half its size.
 		if hdr, addr, ok := sectionData(f, m, ".eh_frame_hdr", uint64(len(secs[0].Data)/2+64)); ok {
-			if x := newIndex(arch, secs[0], hdr, addr, segs); x != nil {
-				// Only the index keeps .eh_frame: Build
-				// copies what it compiles.
-				x.mapped = m != nil
+			if x := indexOf(arch, secs[0], hdr, addr, segs, m != nil); x != nil {
+				// Only the index keeps .eh_frame and its
+				// header: Build copies what it compiles.
 				t := Build(arch, secs[1:], segs)
 				t.lazy = x
 				return t, nil

@@ -30,19 +30,24 @@ type ehIndex struct {
 	table   []byte
 	count   int
 	hdrAddr uint64
-	fdes    []atomic.Pointer[fdeRows] // compiled FDEs, by entry
+	// fdes holds the compiled FDEs by entry, in chunks of fdeChunk
+	// allocated as their first FDE is compiled: a snapshot compiles a
+	// few of libc's thousands.
+	fdes []atomic.Pointer[[fdeChunk]atomic.Pointer[fdeRows]]
 
 	mu    sync.Mutex // held while compiling
 	m     machine
 	cies  map[uint64]*cie
 	byOff map[uint64]*fdeRows // compiled FDEs by section offset: entries may share one
 	rows  atomic.Int64        // rows compiled
-	// mapped: sec.Data lies in a mapping of the file (Load), which
-	// faults if the file shrinks, so compiling runs with
-	// objfile.PanicOnFault set. The search table is a copy: lookups
-	// read it unguarded.
+	// mapped: sec.Data and table lie in a mapping of the file (Load),
+	// which faults if the file shrinks, so lookups and compiling run
+	// with objfile.PanicOnFault set.
 	mapped bool
 }
+
+// fdeChunk is how many entries' compiled FDEs are allocated at once.
+const fdeChunk = 64
 
 // fdeRows is one compiled FDE, in file offsets: rows[i] applies from
 // rows[i].Off up to the next row or end. No rows: the FDE cannot be used.
@@ -65,6 +70,13 @@ const (
 // table running past its end or longer than eh could need, or out of
 // order. (An entry pointing at no usable FDE is found out when compiled.)
 func newIndex(arch unwind.Arch, eh Section, hdr []byte, hdrAddr uint64, segs []Segment) *ehIndex {
+	return indexOf(arch, eh, hdr, hdrAddr, segs, false)
+}
+
+// indexOf is newIndex, with mapped telling that eh and hdr lie in a
+// mapping of their file (read with objfile.PanicOnFault set): the index
+// then reads hdr's table in place instead of copying it.
+func indexOf(arch unwind.Arch, eh Section, hdr []byte, hdrAddr uint64, segs []Segment, mapped bool) *ehIndex {
 	if len(hdr) < 4 || hdr[0] != hdrVersion || hdr[3] != hdrTableEnc {
 		return nil
 	}
@@ -82,14 +94,18 @@ func newIndex(arch unwind.Arch, eh Section, hdr []byte, hdrAddr uint64, segs []S
 	if n > uint64(len(table)/8) || n > uint64(len(eh.Data)/16) {
 		return nil
 	}
-	// A copy: the header may be much longer than its table.
-	x := &ehIndex{sec: eh, segs: segs, table: bytes.Clone(table[:8*n]), count: int(n), hdrAddr: hdrAddr}
+	table = table[:8*n : 8*n]
+	if !mapped {
+		// A copy: the header may be much longer than its table.
+		table = bytes.Clone(table)
+	}
+	x := &ehIndex{sec: eh, segs: segs, table: table, count: int(n), hdrAddr: hdrAddr, mapped: mapped}
 	for i := 1; i < x.count; i++ {
 		if x.loc(i) < x.loc(i-1) {
 			return nil
 		}
 	}
-	x.fdes = make([]atomic.Pointer[fdeRows], x.count)
+	x.fdes = make([]atomic.Pointer[[fdeChunk]atomic.Pointer[fdeRows]], (x.count+fdeChunk-1)/fdeChunk)
 	// Rows in small chunks: an index compiles few FDEs, a whole build
 	// all of them.
 	x.m.arch, x.m.eh, x.m.chunk = arch, true, lazyRowChunk
@@ -112,6 +128,22 @@ func (x *ehIndex) fdeAddr(i int) uint64 {
 // index covers off (if not, another section may). The rule must not be
 // modified.
 func (x *ehIndex) find(off uint64) (r *unwind.Rule, covered bool) {
+	if x.mapped {
+		return x.findGuarded(off)
+	}
+	return x.search(off)
+}
+
+// findGuarded is find over a mapping: a fault (the file shrank) finds
+// nothing.
+func (x *ehIndex) findGuarded(off uint64) (r *unwind.Rule, covered bool) {
+	var err error
+	defer objfile.RecoverFault(&err, objfile.PanicOnFault())
+	return x.search(off)
+}
+
+// search is find.
+func (x *ehIndex) search(off uint64) (r *unwind.Rule, covered bool) {
 	vaddr, ok := toVaddr(x.segs, off)
 	if !ok || x.count == 0 {
 		return nil, false
@@ -129,11 +161,19 @@ func (x *ehIndex) find(off uint64) (r *unwind.Rule, covered bool) {
 	if i == 0 {
 		return nil, false
 	}
-	f := x.fdes[i-1].Load()
+	f := x.compiled(i - 1)
 	if f == nil {
 		f = x.compile(i - 1)
 	}
 	return f.find(off)
+}
+
+// compiled returns entry i's compiled FDE, nil if not compiled yet.
+func (x *ehIndex) compiled(i int) *fdeRows {
+	if c := x.fdes[i/fdeChunk].Load(); c != nil {
+		return c[i%fdeChunk].Load()
+	}
+	return nil
 }
 
 // find returns the rule of the compiled FDE f at file offset off and
@@ -170,7 +210,7 @@ func (f *fdeRows) find(off uint64) (r *unwind.Rule, covered bool) {
 func (x *ehIndex) compile(i int) *fdeRows {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if f := x.fdes[i].Load(); f != nil {
+	if f := x.compiled(i); f != nil {
 		return f
 	}
 	pos := x.fdeAddr(i) - x.sec.Addr
@@ -183,7 +223,12 @@ func (x *ehIndex) compile(i int) *fdeRows {
 		x.byOff[pos] = f
 		x.rows.Add(int64(len(f.rows)))
 	}
-	x.fdes[i].Store(f)
+	c := x.fdes[i/fdeChunk].Load()
+	if c == nil {
+		c = new([fdeChunk]atomic.Pointer[fdeRows])
+		x.fdes[i/fdeChunk].Store(c)
+	}
+	c[i%fdeChunk].Store(f)
 	return f
 }
 
@@ -240,7 +285,7 @@ func (x *ehIndex) parse(i int, pos uint64) *fdeRows {
 // compileAll compiles every FDE not compiled yet.
 func (x *ehIndex) compileAll() {
 	for i := range x.count {
-		if x.fdes[i].Load() == nil {
+		if x.compiled(i) == nil {
 			x.compile(i)
 		}
 	}
@@ -251,7 +296,7 @@ func (x *ehIndex) spans() []span {
 	x.compileAll()
 	out := make([]span, 0, x.count)
 	for i := range x.count {
-		if f := x.fdes[i].Load(); len(f.rows) > 0 {
+		if f := x.compiled(i); len(f.rows) > 0 {
 			out = append(out, span{start: f.start, end: f.end, rows: f.rows})
 		}
 	}
@@ -262,7 +307,7 @@ func (x *ehIndex) spans() []span {
 // search table, a pointer per entry, and 32 bytes a compiled row (a whole
 // build keeps about 6).
 func (x *ehIndex) bytes() int {
-	return len(x.sec.Data) + len(x.table) + 8*len(x.fdes) + 32*int(x.rows.Load())
+	return len(x.sec.Data) + len(x.table) + 8*x.count + 32*int(x.rows.Load())
 }
 
 // toVaddr converts a file offset to the virtual address a segment loads
