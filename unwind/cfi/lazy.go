@@ -94,7 +94,7 @@ func indexOf(arch unwind.Arch, eh Section, hdr []byte, hdrAddr uint64, segs []Se
 	if n > uint64(len(table)/8) || n > uint64(len(eh.Data)/16) {
 		return nil
 	}
-	table = table[:8*n : 8*n]
+	table = table[: 8*n : 8*n]
 	if !mapped {
 		// A copy: the header may be much longer than its table.
 		table = bytes.Clone(table)
