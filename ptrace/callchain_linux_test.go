@@ -351,27 +351,30 @@ func spinningThread(t *testing.T, tg *Target) target.ThreadID {
 	return running
 }
 
-// TestDrainIntervalFollowsTheBusyRings: a ring with stack copies holds ten
-// periods' samples (thirty with CAP_IPC_LOCK at this rate), so while its
-// thread spins the drains come every ten (thirty) periods; once it sleeps,
+// TestDrainIntervalFollowsTheBusyRings: a ring with stack copies that holds
+// thirty periods' samples (the budget for rings of a hundred spent) has the
+// drains come every thirty periods while its thread spins; once it sleeps,
 // its ring would take far longer to fill, and the drains come as seldom as
 // rings with callchains allow.
 func TestDrainIntervalFollowsTheBusyRings(t *testing.T) {
 	const period = time.Millisecond
 	p, tg, tid, _ := startSpinExit(t, period, "30000", "idle")
+	if !tg.kernel.ringsMayGrow {
+		t.Fatal("rings cannot grow: the test needs CAP_IPC_LOCK (root)")
+	}
+	tg.kernel.ringBytes.Add(bigRingBudget - 600<<10 - tg.kernel.ringBytes.Load())
+	if !tg.reopenRing(tg.threads[int(tid)], tg.ringSpec(perfStackBytes)) {
+		t.Fatal("the spinning thread's ring could not be reopened")
+	}
 	r := tg.threads[int(tid)].kernel.ring
 	if r == nil || r.chain {
 		t.Fatal("the spinning thread has no ring with stack copies")
 	}
 	short, long := r.interval, tg.drainInterval(chainRingPeriods)
-	want := 10 * period
-	if tg.kernel.ringsMayGrow {
-		want = bigStackPeriods * period
+	if want := bigStackPeriods * period; short != want || long != 100*time.Millisecond {
+		t.Fatalf("intervals %v and %v, want %v and 100 ms", short, long, want)
 	}
-	if short != want || long != 100*time.Millisecond {
-		t.Fatalf("intervals %v and %v, want %v and 100 ms (rings may grow: %v)", short, long, want, tg.kernel.ringsMayGrow)
-	}
-	if n := perfRingBytes(tg.ringSpec(perfStackBytes)); len(r.data) < n {
+	if n := perfRingBytes(ringSpec{period: period, interval: short, stack: perfStackBytes}); len(r.data) < n {
 		t.Errorf("ring of %d bytes, want %d", len(r.data), n)
 	}
 	if d := tg.DrainInterval(); d != short {
@@ -412,32 +415,48 @@ func TestDrainIntervalFollowsTheBusyRings(t *testing.T) {
 	}
 }
 
-// TestStackRingsHoldMorePeriodsWhereMemoryAllows: above 300 Hz, and only
-// where locked memory is not budgeted, a ring with stack copies holds
-// thirty periods' samples, until the target's rings reach bigRingBudget;
-// at 99 Hz ten periods are already a drain every 100 ms.
+// TestStackRingsHoldMorePeriodsWhereMemoryAllows: where locked memory is not
+// budgeted, a ring with stack copies holds as many periods' samples as the
+// longest drain interval takes, up to a hundred, else thirty, while the
+// target's rings stay within bigRingBudget; else ten.
 func TestStackRingsHoldMorePeriodsWhereMemoryAllows(t *testing.T) {
 	tg := &Target{kernel: &kernelSampler{ringsMayGrow: true}}
 	tg.opts.Kernel.Period = time.Second / 999
-	if got := tg.stackDrainPeriods(perfMaxStackBytes); got != bigStackPeriods {
-		t.Errorf("999 Hz, no rings yet: %d periods, want %d", got, bigStackPeriods)
+	tg.opts.Kernel.MaxDrainInterval = time.Second // record's
+	if got := tg.stackDrainPeriods(perfStackBytes); got != stackRingPeriods {
+		t.Errorf("999 Hz, no rings yet: %d periods, want %d", got, stackRingPeriods)
 	}
-	if n := perfRingBytes(tg.ringSpec(perfMaxStackBytes)); n != 2<<20 {
-		t.Errorf("a ring with 32 KiB copies holding %d periods: %d bytes, want 2 MiB", bigStackPeriods, n)
+	if got := tg.stackDrainPeriods(16 << 10); got != stackRingPeriods {
+		t.Errorf("999 Hz, 16 KiB copies: %d periods, want %d (a 2 MiB ring)", got, stackRingPeriods)
+	}
+	if got := tg.stackDrainPeriods(32 << 10); got != bigStackPeriods {
+		t.Errorf("999 Hz, 32 KiB copies: %d periods, want %d (a ring of a hundred would be 4 MiB)", got, bigStackPeriods)
+	}
+	if n := perfRingBytes(tg.ringSpec(perfStackBytes)); n != 1<<20 {
+		t.Errorf("a ring with 8 KiB copies holding %d periods: %d bytes, want 1 MiB", stackRingPeriods, n)
 	}
 	tg.kernel.ringBytes.Store(bigRingBudget - 1<<20)
-	if got := tg.stackDrainPeriods(perfMaxStackBytes); got != drainPeriods {
-		t.Errorf("999 Hz, 1 MiB of budget left for a 2 MiB ring: %d periods, want %d", got, drainPeriods)
+	if got := tg.stackDrainPeriods(32 << 10); got != drainPeriods {
+		t.Errorf("999 Hz, 1 MiB of budget left, 32 KiB copies: %d periods, want %d (thirty take 2 MiB)", got, drainPeriods)
 	}
+	if got := tg.stackDrainPeriods(perfStackBytes); got != stackRingPeriods {
+		t.Errorf("999 Hz, 1 MiB of budget left for a 1 MiB ring: %d periods, want %d", got, stackRingPeriods)
+	}
+	tg.kernel.ringBytes.Store(bigRingBudget - 600<<10)
 	if got := tg.stackDrainPeriods(perfStackBytes); got != bigStackPeriods {
-		t.Errorf("999 Hz, 1 MiB of budget left for a 512 KiB ring: %d periods, want %d", got, bigStackPeriods)
+		t.Errorf("999 Hz, 600 KiB of budget left: %d periods, want %d (a 512 KiB ring)", got, bigStackPeriods)
 	}
 	tg.kernel.ringBytes.Store(0)
 	tg.opts.Kernel.Period = time.Second / 99
+	if got := tg.stackDrainPeriods(perfStackBytes); got != 99 {
+		t.Errorf("99 Hz, drains at most a second apart: %d periods, want 99", got)
+	}
+	tg.opts.Kernel.MaxDrainInterval = 0 // 100 ms
 	if got := tg.stackDrainPeriods(perfStackBytes); got != drainPeriods {
-		t.Errorf("99 Hz: %d periods, want %d", got, drainPeriods)
+		t.Errorf("99 Hz, drains at most 100 ms apart: %d periods, want %d", got, drainPeriods)
 	}
 	tg.opts.Kernel.Period = time.Second / 999
+	tg.opts.Kernel.MaxDrainInterval = time.Second
 	tg.kernel.ringsMayGrow = false
 	if got := tg.stackDrainPeriods(perfStackBytes); got != drainPeriods {
 		t.Errorf("999 Hz under a locked-memory budget: %d periods, want %d", got, drainPeriods)

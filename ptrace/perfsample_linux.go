@@ -96,23 +96,38 @@ func (t *Target) ringSpec(stack int) ringSpec {
 }
 
 // stackDrainPeriods returns how many periods' samples a new ring with
-// stack copies of stack bytes holds: bigStackPeriods where that is still
-// under the listing interval (above 300 Hz), locked memory is not
+// stack copies of stack bytes holds: as many as the target's longest drain
+// interval (Options.Kernel.MaxDrainInterval) takes, up to
+// stackRingPeriods, else bigStackPeriods, where locked memory is not
 // budgeted (CAP_IPC_LOCK) and the target's rings stay within
-// bigRingBudget, else drainPeriods. At 999 Hz ten periods mean a drain
-// every 10 ms, and each wake-up costs the profiled threads a CPU for a
-// while; perf --call-graph dwarf drains its 516 KiB per-CPU rings half
-// full.
+// bigRingBudget; else drainPeriods. Each wake-up costs the profiled
+// threads a CPU for a while: at 999 Hz ten periods mean a drain every
+// 10 ms, a hundred every 100 ms, and at 99 Hz a ring of ninety-nine
+// periods lets a quiet machine's recording wake once a second, as with
+// callchains; perf --call-graph dwarf drains its 516 KiB per-CPU rings
+// half full.
 func (t *Target) stackDrainPeriods(stack int) int {
 	k, p := t.kernel, t.opts.Kernel.Period
-	if k == nil || !k.ringsMayGrow || time.Duration(bigStackPeriods)*p > target.DefaultMaxDrainInterval {
+	if k == nil || !k.ringsMayGrow || p <= 0 {
 		return drainPeriods
 	}
-	big := perfRingBytes(ringSpec{period: p, interval: time.Duration(bigStackPeriods) * p, stack: stack})
-	if k.ringBytes.Load()+int64(big) > bigRingBudget {
-		return drainPeriods
+	longest := t.opts.Kernel.MaxDrainInterval
+	if longest <= 0 {
+		longest = target.DefaultMaxDrainInterval
 	}
-	return bigStackPeriods
+	for _, n := range []int{min(int(longest/p), stackRingPeriods), bigStackPeriods} {
+		if n <= drainPeriods || time.Duration(n)*p > longest {
+			continue
+		}
+		big := perfRingBytes(ringSpec{period: p, interval: time.Duration(n) * p, stack: stack})
+		if n > bigStackPeriods && big > stackRingMaxBytes {
+			continue // copies grown large: thirty periods
+		}
+		if k.ringBytes.Load()+int64(big) <= bigRingBudget {
+			return n
+		}
+	}
+	return drainPeriods
 }
 
 // chainDrainPeriods returns how many periods' samples a new ring with
@@ -145,14 +160,23 @@ func (t *Target) chainDrainPeriods() int {
 // (chainDrainPeriods): 2 MiB of the largest samples.
 const maxChainPeriods = 1000
 
-// bigStackPeriods is the periods a ring with stack copies holds where
-// memory allows (stackDrainPeriods); bigRingBudget bounds the data areas
-// of a target's rings for rings that large (2 MiB each with 32 KiB
-// copies).
+// bigStackPeriods is the periods a ring with stack copies holds where one
+// of stackRingPeriods does not fit the budget (stackDrainPeriods);
+// bigRingBudget bounds the data areas of a target's rings for rings that
+// large (2 MiB each with 32 KiB copies and thirty periods).
 const (
 	bigStackPeriods = 30
 	bigRingBudget   = 8 << 20
 )
+
+// stackRingPeriods bounds the periods a ring with stack copies holds
+// (stackDrainPeriods): 1 MiB with 8 KiB copies, as a ring with callchains
+// holds chainRingPeriods.
+const stackRingPeriods = 100
+
+// stackRingMaxBytes bounds a ring of more than bigStackPeriods periods: a
+// hundred periods of copies up to 16 KiB.
+const stackRingMaxBytes = 2 << 20
 
 // perfRingBytes returns the size of the data area of a ring for spec: a
 // power of two that holds the samples of one drain interval and
