@@ -61,6 +61,12 @@ Thresholds (--fail-on, comma-separated or repeated; any one fails):
   flat:+N%, cum:+N%     a rise of N% relative to the base share
   total:+N%             the mean total (CPU time) rose by N%; only for
                         recordings of a fixed amount of work
+  time:+N%              a function's own time per profile (its flat
+                        samples, preempted ones included) rose by N%,
+                        tested against its spread between profiles and a
+                        prior (--time-spread 0.08): only for profiles of a
+                        fixed amount of work (go test -benchtime 20000x),
+                        where it finds far smaller changes than shares do
 
 Exit status: 0 no significant regression, 1 regression (the functions are
 named on stderr, worst first), 2 usage or input error.
@@ -97,6 +103,9 @@ type Args struct {
 	// RunSpread is --run-spread, the prior run spread (0 the default,
 	// negative none).
 	RunSpread float64
+	// TimeSpread is --time-spread, the prior time spread (0 the default,
+	// negative none).
+	TimeSpread float64
 }
 
 // Main runs `macprof diff`: it checks a, compares, writes the report to
@@ -115,7 +124,7 @@ func Main(a Args, stdout, stderr io.Writer) int {
 	default:
 		return fail("give BASE and NEW (or --base and --new), e.g. macprof diff base.pb.gz new.pb.gz")
 	}
-	cfg := Config{Top: a.Top, Alpha: a.Alpha, Dispersion: a.Dispersion, RunSpread: a.RunSpread}
+	cfg := Config{Top: a.Top, Alpha: a.Alpha, Dispersion: a.Dispersion, RunSpread: a.RunSpread, TimeSpread: a.TimeSpread}
 	if a.Alpha <= 0 || a.Alpha >= 1 {
 		return fail("--alpha must be between 0 and 1, not %g", a.Alpha)
 	}
@@ -124,6 +133,9 @@ func Main(a Args, stdout, stderr io.Writer) int {
 	}
 	if a.RunSpread > 2 || a.RunSpread != a.RunSpread {
 		return fail("--run-spread must be at most 2 (a negative value: none), not %g", a.RunSpread)
+	}
+	if a.TimeSpread > 2 || a.TimeSpread != a.TimeSpread {
+		return fail("--time-spread must be at most 2 (a negative value: none), not %g", a.TimeSpread)
 	}
 	f, err := ParseFormat(a.Format)
 	if err != nil {

@@ -47,6 +47,12 @@ const (
 	// points). bench/diffstat measured 0.11 to 0.19 for its benchmark's
 	// main loop, at half the time, on a loaded machine (bench/RESULTS.md).
 	DefaultRunSpread = 0.12
+	// DefaultTimeSpread is the time spread assumed beside what the
+	// profiles measure: the relative standard deviation of a function's
+	// own time from run to run, for a fixed amount of work. bench/diffstat
+	// measured about 0.05 for its benchmark's main loop on a loaded
+	// machine, whose load moved it by up to 20% over an hour.
+	DefaultTimeSpread = 0.08
 	// runPriorDF is the weight of the assumed run spread, in degrees of
 	// freedom, against the measured one (one per profile beyond the first,
 	// on each side).
@@ -90,6 +96,10 @@ type Config struct {
 	// more profiles on a side it is combined with the measured one
 	// (estimateRunVar), weighted as runPriorDF degrees of freedom.
 	RunSpread float64
+	// TimeSpread is the time spread to assume for the time metric
+	// (DefaultTimeSpread when 0, none when negative), combined with what
+	// two or more profiles a side measure, as RunSpread.
+	TimeSpread float64
 	// LoadFollowing matches the functions set apart: a sample with one of
 	// them on its stack counts in no judged share and is reported under
 	// the outermost such function. nil means DefaultLoadFollowing,
@@ -142,6 +152,11 @@ type Report struct {
 	// profiles measured on RunSpreadDF degrees of freedom.
 	RunSpread   float64 `json:"run_spread"`
 	RunSpreadDF int     `json:"run_spread_df"`
+	// TimeSpread is the relative run-to-run standard deviation of a
+	// function's own time the time metric assumed (0 without a time
+	// threshold), on TimeSpreadDF measured degrees of freedom.
+	TimeSpread   float64 `json:"time_spread,omitempty"`
+	TimeSpreadDF int     `json:"time_spread_df,omitempty"`
 	// Alpha is the level of the whole decision and Tests the number of
 	// statistics it was split over: the changes that reach a threshold, a
 	// function's flat and cum share once when they are equal (a function
@@ -184,6 +199,9 @@ type Function struct {
 	File string `json:"file,omitempty"`
 	Flat Change `json:"flat"`
 	Cum  Change `json:"cum"`
+	// Time is the change of its own time per profile, relative (in
+	// percent), when a time threshold is set.
+	Time *Change `json:"time,omitempty"`
 	// Failed lists the thresholds this function reached with a
 	// significant change; non-empty means a regression.
 	Failed []string `json:"failed,omitempty"`
@@ -279,7 +297,8 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 		metric Metric
 		t      Threshold
 		res    shareResult
-		stat   [2]int // the statistic tested: function and metric, flat for a cum equal to it
+		time   *timeResult // for the time metric, instead of res
+		stat   [2]int      // the statistic tested: function and metric, flat for a cum equal to it
 	}
 	var cands []cand
 	results := make([][2]shareResult, len(ct.keys))
@@ -333,8 +352,16 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 			}
 			for _, t := range c.FailOn {
 				if t.Metric == m && reaches(t, res.base, res.new) {
-					cands = append(cands, cand{k, m, t, res, stat})
+					cands = append(cands, cand{k, m, t, res, nil, stat})
 				}
+			}
+		}
+	}
+	timeRes := r.compareTimes(all, nb, lf, ct.keys, judged, c)
+	for k, tr := range timeRes {
+		for _, t := range c.FailOn {
+			if t.Metric == Time && tr.base > 0 && 100*(tr.new/tr.base-1) >= t.Value {
+				cands = append(cands, cand{fn: k, metric: Time, t: t, time: &timeRes[k], stat: [2]int{k, 2}})
 			}
 		}
 	}
@@ -355,6 +382,12 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 
 	failed := make(map[int][]string)
 	for _, cd := range cands {
+		if cd.time != nil {
+			if cd.time.change(alphaEach).Significant {
+				failed[cd.fn] = appendOnce(failed[cd.fn], cd.t.String())
+			}
+			continue
+		}
 		if cd.res.delta > 0 && cd.res.delta >= cd.res.bound(alphaEach) {
 			failed[cd.fn] = appendOnce(failed[cd.fn], cd.t.String())
 		}
@@ -367,6 +400,10 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 		f := Function{Name: names[k], Flat: change(results[k][0], alphaEach), Cum: change(results[k][1], alphaEach), Failed: failed[k]}
 		if r.keyed {
 			f.File = key.File
+		}
+		if timeRes != nil {
+			tc := timeRes[k].change(alphaEach)
+			f.Time = &tc
 		}
 		r.Functions = append(r.Functions, f)
 	}
@@ -396,6 +433,48 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// compareTimes compares each judged function's own time per profile when
+// a time threshold is set (nil otherwise): the time spread is the prior
+// (DefaultTimeSpread) combined with what two or more profiles a side
+// measure, as the run spread is.
+func (r *Report) compareTimes(all []*Profile, nb int, lf *regexp.Regexp, keys []Frame, judged []bool, c Config) []timeResult {
+	want := false
+	for _, t := range c.FailOn {
+		want = want || t.Metric == Time
+	}
+	if !want {
+		return nil
+	}
+	counts := timeCounts(all, lf, keys, r.keyed)
+	vb, db := estimateTimeVar(counts[:nb])
+	vn, dn := estimateTimeVar(counts[nb:])
+	prior := c.TimeSpread
+	switch {
+	case prior == 0:
+		prior = DefaultTimeSpread
+	case prior < 0:
+		prior = 0
+	}
+	r.TimeSpreadDF = db + dn
+	r.TimeSpread = math.Sqrt(max(0, (prior*prior*runPriorDF+vb*float64(db)+vn*float64(dn))/float64(runPriorDF+r.TimeSpreadDF)))
+	out := make([]timeResult, len(keys))
+	for k := range keys {
+		if !judged[k] {
+			continue
+		}
+		b, n := make([]float64, nb), make([]float64, len(all)-nb)
+		for i := range all {
+			if i < nb {
+				b[i] = counts[i][k]
+			} else {
+				n[i-nb] = counts[i][k]
+			}
+		}
+		out[k] = compareTime(b, n, r.TimeSpread*r.TimeSpread, runPriorDF)
+	}
+	return out
 }
 
 // sameCounts reports whether function k's flat and cum counts are equal in

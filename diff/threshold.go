@@ -15,6 +15,10 @@ const (
 	Flat  Metric = "flat"  // a function's own share of the total
 	Cum   Metric = "cum"   // the share of samples with the function anywhere on the stack
 	Total Metric = "total" // the profile's total (time, or samples), base and new
+	// Time is a function's own time per profile (its flat samples, those
+	// Go's preemption interrupted included): only for profiles of a fixed
+	// amount of work, like total.
+	Time Metric = "time"
 )
 
 // Threshold is one --fail-on rule: a rise of the metric by at least Value,
@@ -59,7 +63,7 @@ func ParseThresholds(s string) ([]Threshold, error) {
 
 func parseThreshold(s string) (Threshold, error) {
 	bad := func(why string) (Threshold, error) {
-		return Threshold{}, fmt.Errorf("--fail-on %q: %s (want METRIC:+N%% or METRIC:+Npp, METRIC flat, cum or total)", s, why)
+		return Threshold{}, fmt.Errorf("--fail-on %q: %s (want METRIC:+N%% or METRIC:+Npp, METRIC flat, cum, total or time)", s, why)
 	}
 	m, v, ok := strings.Cut(s, ":")
 	if !ok {
@@ -67,7 +71,7 @@ func parseThreshold(s string) (Threshold, error) {
 	}
 	t := Threshold{Metric: Metric(m)}
 	switch t.Metric {
-	case Flat, Cum, Total:
+	case Flat, Cum, Total, Time:
 	default:
 		return bad("unknown metric " + strconv.Quote(m))
 	}
@@ -80,8 +84,8 @@ func parseThreshold(s string) (Threshold, error) {
 	default:
 		return bad("the value needs a unit, % or pp")
 	}
-	if t.PP && t.Metric == Total {
-		return bad("total takes a relative change (%), not points")
+	if t.PP && (t.Metric == Total || t.Metric == Time) {
+		return bad(string(t.Metric) + " takes a relative change (%), not points")
 	}
 	x, err := strconv.ParseFloat(strings.TrimPrefix(v, "+"), 64)
 	if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) || strings.HasPrefix(v, "-") {
