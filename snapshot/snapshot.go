@@ -6,8 +6,11 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/macprof/macprof/images"
@@ -119,21 +122,25 @@ func Take(cfg Config) (*Snapshot, error) {
 		// table is not built yet).
 		w.WalkCopies(caps)
 	}
+	if imgs2, err := t.Images(); err == nil && imgs2 != nil {
+		imgs, imgErr = imgs2, nil // the set after the capture is the one in force
+	}
+	cache := symcache.New(symcache.Options{NoLines: !cfg.Lines})
+	expect(cache, imgs, caps)
+	// The objects' symbols load side by side while the threads are
+	// detached; symbolizing below waits for those it needs.
+	loading := preload(cache, imgs, caps)
+	defer loading.Wait()
 	if cerr := t.Close(); cerr != nil {
 		snap.Missing = append(snap.Missing, "detach: "+cerr.Error())
 	}
 	if capErr != nil && len(caps) == 0 {
 		return nil, fmt.Errorf("capture: %w", capErr)
 	}
-	if imgs2, err := t.Images(); err == nil && imgs2 != nil {
-		imgs, imgErr = imgs2, nil // the set after the capture is the one in force
-	}
 	if imgErr != nil {
 		snap.Missing = append(snap.Missing, "loaded images unknown, frames are not symbolized: "+imgErr.Error())
 	}
 	snap.Executable = executable(cfg.PID)
-	cache := symcache.New(symcache.Options{NoLines: !cfg.Lines})
-	expect(cache, imgs, caps)
 	var stopped time.Duration
 	for i := range caps {
 		c := &caps[i]
@@ -186,6 +193,37 @@ func expect(cache *symcache.Cache, imgs *images.Set, caps []target.Capture) {
 			}
 		}
 	}
+}
+
+// preload symbolizes the first address each object of the stacks holds on
+// runtime.GOMAXPROCS(0) goroutines, which loads the objects' symbols
+// (the expected ones, see expect) side by side; it returns at once.
+func preload(cache *symcache.Cache, imgs *images.Set, caps []target.Capture) *sync.WaitGroup {
+	type first struct {
+		img    *images.Image
+		pc     uint64
+		caller bool
+	}
+	var objs []first
+	seen := map[string]bool{}
+	for _, c := range caps {
+		for i, pc := range c.PCs {
+			if im := imgs.Lookup(pc); im != nil && !seen[im.Key()] {
+				seen[im.Key()] = true
+				objs = append(objs, first{im, pc, i > 0})
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range min(len(objs), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(objs)); i = next.Add(1) - 1 {
+				cache.Symbolize(objs[i].img, objs[i].pc, objs[i].caller)
+			}
+		})
+	}
+	return &wg
 }
 
 // symbolizeStack turns a captured stack into frames, expanding inlined
