@@ -2,21 +2,27 @@
 // code and how often it finds a real slowdown, as a CI user would meet
 // them: a Go benchmark package (testdata/work) built twice, as it is and
 // with score (about half the CPU time) 30% slower, each run a fresh
-// `go test -bench . -cpuprofile`. It keeps the profiles in a pool directory,
-// so that runs add up, and compares disjoint sets of them:
+// `go test -bench . -cpuprofile` of a fixed count of iterations. It keeps
+// the profiles in a pool directory, so that runs add up, and compares
+// sets of them:
 //
 //	go run ./bench/diffstat -pool /tmp/diffstat -add 100   # record 100 of each build, then report
 //	go run ./bench/diffstat -pool /tmp/diffstat            # report on the pool as it is
-//	go run ./bench/diffstat -pool /tmp/diffstat -judge-all # also without the set-apart and the dispersion
+//	go run ./bench/diffstat -pool /tmp/diffstat -judge-all # also the methods before
+//	go run ./bench/diffstat -pool DIR -resample 1000 -local # 1,000 random sets of consecutive runs a size
+//	go run ./bench/diffstat -pool DIR -spread               # each function's run-to-run spread
 //
 // Run it from the repository root. The report gives, at 1, 3 and 5
 // profiles a side, the false alarms among pairs of identical builds, the
 // share of slow-against-base sets in which score was found, score's
 // minimum detectable change, and, on the same runs' ns/op, what benchstat's
-// test (Mann-Whitney U at 0.05) found. Same-build pairs take alternate runs
-// a side, as a CI job interleaves base and head; -blocked compares
-// consecutive blocks instead, which the machine's load drifting between
-// them can fail.
+// test (Mann-Whitney U at 0.05) found; with the default thresholds and
+// with a function's own time added (time:+10%). Same-build pairs take
+// alternate runs a side, as a CI job interleaves base and head; -blocked
+// compares consecutive blocks instead, which the machine's load drifting
+// between them can fail. Disjoint sets are few; -resample draws random
+// ones, which share runs (the report says how many distinct runs its
+// alarms involve).
 package main
 
 import (
@@ -40,6 +46,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "the random sets' seed")
 	dispersion := flag.Float64("dispersion", 0, "the default method's --dispersion (0: macprof diff's default)")
 	runSpread := flag.Float64("run-spread", 0, "the default method's --run-spread (0: macprof diff's default, negative: none)")
+	failOn := flag.String("fail-on", "", "the default method's --fail-on (\"\": macprof diff's default)")
 	spreadOnly := flag.Bool("spread", false, "report only each function's run-to-run spread of its share, per build")
 	flag.Parse()
 	if *add > 0 {
@@ -74,14 +81,25 @@ func main() {
 		return
 	}
 	name := "macprof diff, default flags"
-	if *dispersion != 0 || *runSpread != 0 {
-		name = fmt.Sprintf("macprof diff --dispersion %g --run-spread %g", *dispersion, *runSpread)
+	if *dispersion != 0 || *runSpread != 0 || *failOn != "" {
+		name = fmt.Sprintf("macprof diff --dispersion %g --run-spread %g --fail-on %q", *dispersion, *runSpread, *failOn)
 	}
-	methods := []method{{name, diff.Config{Dispersion: *dispersion, RunSpread: *runSpread}}}
+	cfg := diff.Config{Dispersion: *dispersion, RunSpread: *runSpread}
+	if *failOn != "" {
+		th, err := diff.ParseThresholds(*failOn)
+		if err != nil {
+			fatal(err)
+		}
+		cfg.FailOn = th
+	}
+	methods := []method{{name, cfg}}
+	if *failOn == "" {
+		methods = append(methods, method{"macprof diff --fail-on " + timeFailOn + " (the runs do a fixed amount of work)", diff.Config{FailOn: mustThresholds(timeFailOn)}})
+	}
 	if *judgeAll {
 		methods = append(methods,
-			method{"macprof diff --load-following '' (every function judged)", diff.Config{LoadFollowing: diff.NoLoadFollowing}},
-			method{"macprof diff --load-following '' --dispersion 1 (every function judged, sampling alone assumed)", diff.Config{LoadFollowing: diff.NoLoadFollowing, Dispersion: 1}})
+			method{"macprof diff --run-spread -1 (the dispersion alone, the method before the run spread)", diff.Config{RunSpread: -1}},
+			method{"macprof diff --load-following '' --dispersion 1 --run-spread -1 (every function judged, sampling alone assumed)", diff.Config{LoadFollowing: diff.NoLoadFollowing, Dispersion: 1, RunSpread: -1}})
 	}
 	if err := report(os.Stdout, base, slow, []int{1, 3, 5}, methods, *blocked, *slide); err != nil {
 		fatal(err)
@@ -91,6 +109,18 @@ func main() {
 			fatal(err)
 		}
 	}
+}
+
+// timeFailOn adds a function's own time to the default thresholds, as the
+// workflow does for a benchmark run a fixed count of iterations.
+const timeFailOn = "flat:+1pp,cum:+1pp,time:+10%"
+
+func mustThresholds(s string) []diff.Threshold {
+	th, err := diff.ParseThresholds(s)
+	if err != nil {
+		fatal(err)
+	}
+	return th
 }
 
 func fatal(err error) {
