@@ -13,7 +13,10 @@ import "errors"
 type afterSample struct {
 	mem    memReader
 	lo, hi uint64 // the stack's mapping: reads inside go to stack
-	stack  struct {
+	// top is the end of the highest stack word this walk asked for: how
+	// much copy the walk needed (growRing).
+	top   uint64
+	stack struct {
 		base uint64
 		n    int
 		buf  [afterStackBlock]byte
@@ -36,7 +39,7 @@ const (
 // forWalk forgets what was read and returns a for the next walk of a
 // thread of process pid whose stack is mapped at [lo, hi).
 func (a *afterSample) forWalk(pid int, lo, hi uint64) *afterSample {
-	a.mem.pid, a.lo, a.hi = pid, lo, hi
+	a.mem.pid, a.lo, a.hi, a.top = pid, lo, hi, 0
 	a.stack.n = 0
 	for i := range a.code {
 		a.code[i].n = 0
@@ -49,6 +52,7 @@ func (a *afterSample) forWalk(pid int, lo, hi uint64) *afterSample {
 func (a *afterSample) ReadMemory(addr uint64, dst []byte) error {
 	n := uint64(len(dst))
 	if addr >= a.lo && addr < a.hi {
+		a.top = max(a.top, addr+n)
 		s := &a.stack
 		if !holds(s.base, s.n, addr, n) {
 			// From addr up: the walk reads upward.

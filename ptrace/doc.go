@@ -148,10 +148,16 @@
 //     program's images (`execgens_linux.go`: one image set per program, the set read with a new
 //     executable filed under the exec the rings show next), with whose unwind tables they are
 //     walked and which they carry (`target.Capture.Images`). A thread whose walks ran past the copy has its event
-//     reopened, once its ring is drained, with twice the copy (16 KiB, then 32 KiB,
-//     `perfMaxStackBytes`; up to 65528 bytes, the kernel's limit, with `Options.Kernel.StackBytes`,
-//     record's `--stack-bytes`) and a ring to match (512 KiB at 99 Hz); the new event starts its first
-//     period afresh (that part period is counted as lost). Rings grow only where their
+//     reopened, once its ring is drained, with a larger copy and a ring to match (`growRing`):
+//     at once the power of two that holds what its walks read after the sample (an 8 KiB copy
+//     of a 40 KiB stack becomes 64 KiB), else twice the copy, up to `perfMaxStackBytes`, 65528
+//     bytes, the kernel's limit (`Options.Kernel.StackBytes`, record's `--stack-bytes`, lowers
+//     it); the new event starts its first
+//     period afresh (that part period is counted as lost). Where the thread has run on, a frame
+//     read after the sample is a guess that the checks above often reject: a recursion that moves
+//     up and down by more than 64 KiB of stack within a millisecond (biome formatting brackets
+//     200 deep) leaves at the read most of a copy's last 4 KiB rewritten, and perf's 64 KiB copy
+//     walks to the root in 16% of its samples there (bench/RESULTS.md). Rings grow only where their
 //     locked memory is not budgeted (`CAP_IPC_LOCK`, root), and not once any ring was refused or
 //     reduced: under a user's budget a few grown rings would leave none for new threads. Go puts
 //     fixed-size `make`s of up to 64 KiB on the stack, so the demo's workers need 32 KiB: the
@@ -265,7 +271,7 @@
 //     ran: such a thread is stopped for its captures, and gets a ring again (with the callchains
 //     or the stack copy it had) when two of its captures come within 2.5 s. A target has at most 256 rings (`maxRings`):
 //     beyond that threads are stopped and `KernelSampleWarning` says so. A busy thread costs one
-//     perf fd and 128 KiB of locked memory (up to 512 KiB once its copy grew, as root); every
+//     perf fd and 128 KiB of locked memory (more once its copy grew, as root); every
 //     listed thread holds one `/proc` file (`schedstat`, read each tick), and `stat` is opened only
 //     for threads whose state is read (stop-mode captures, the leader's exit check). Wall mode needs stacks of threads that are not running, which the kernel does
 //     not sample, so it always stops threads.

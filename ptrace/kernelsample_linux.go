@@ -103,6 +103,10 @@ type threadKernel struct {
 	ringStack int       // the stack bytes its ring's samples copy
 	ringFull  bool      // ringStack cannot grow (at its limit, or refused)
 	ranOff    bool      // a walk of a sample in its ring ran past the stack copy
+	// need is the most stack above SP a walk of a sample in its ring
+	// read after the sample (0: none, or not known): what its copy
+	// grows to at once (growRing).
+	need int
 	// The samples its ring had since windowStart (when it was opened, or
 	// the last ringIdle began).
 	windowStart   time.Time
@@ -302,6 +306,9 @@ func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture, 
 	}
 	st := unwind.Stack{Base: c.StackBase, Data: data, Lo: lo, Hi: hi, After: k.after.forWalk(t.pid, lo, hi)}
 	c.PCs, c.Walk = t.walk(k.walker, regs, &st, c.PCs[:0], false)
+	if top := k.after.top; top > regs.SP && c.Walk.LeftCopy() {
+		th.kernel.need = max(th.kernel.need, int(min(top-regs.SP, 1<<30)))
+	}
 	t.noteWalk(th, c)
 	return nil
 }
@@ -518,17 +525,32 @@ func (t *Target) reopenRing(th *thread, spec ringSpec) bool {
 }
 
 // growRing reopens the kernel sample event of th, whose samples' walks ran
-// past their stack copies, with twice the copy (and a ring to match), up to
-// maxStackBytes, once its ring is drained. The new event starts its first period afresh: the
+// past their stack copies, with a larger copy (and a ring to match), up to
+// maxStackBytes, once its ring is drained: twice the copy, or at once the
+// power of two that holds what the walks read after the sample (an 8 KiB
+// copy of a 40 KiB stack becomes 64 KiB, not 16 then 32 then 64, a
+// drain's samples read after the sample at each step). The new event starts its first period afresh: the
 // sampler counts the CPU time of that part period as lost. If
 // the kernel refuses the larger ring, the thread keeps the one it has.
 func (t *Target) growRing(th *thread) {
 	most := t.maxStackBytes()
-	size := min(2*th.kernel.ringStack, most)
+	size := min(grownCopy(th.kernel.ringStack, th.kernel.need), most)
+	th.kernel.need = 0
 	if size <= th.kernel.ringStack || !t.reopenRing(th, t.ringSpec(size)) {
 		th.kernel.ringFull = true
 		return
 	}
 	th.kernel.ringStack, th.kernel.ranOff = size, false
 	th.kernel.ringFull = size >= most
+}
+
+// grownCopy returns the copy that replaces one of have bytes whose walks
+// needed need bytes of stack above SP (0: not known): twice have, or the
+// smallest power of two holding need, whichever is larger.
+func grownCopy(have, need int) int {
+	size := 2 * have
+	for size > 0 && size < need {
+		size *= 2
+	}
+	return size
 }

@@ -15,16 +15,16 @@ import (
 	"github.com/macprof/macprof/profile"
 )
 
-// TestRecordReadsDeepStacksAfterTheSample: a thread 13 frames of over
-// 4 KiB deep (deep.c: 1 thread, depth 12, 4096 bytes a level), deeper than
-// the kernel's stack copy (32 KiB at most by default), recorded as the CLI
+// TestRecordReadsDeepStacksAfterTheSample: a thread 21 frames of over
+// 4 KiB deep (deep.c: 1 thread, depth 20, 4096 bytes a level), deeper than
+// the kernel's stack copy (65528 bytes at most, its limit), recorded as the CLI
 // does at 999 Hz: at least 95% of its samples reach its root (clone3,
 // start_thread), the frames past the copy read from the process after the
 // sample, above a [read after sample] frame. Walks that stopped at the
 // copy's end reached it in 4% of the samples (bench/RESULTS.md).
 func TestRecordReadsDeepStacksAfterTheSample(t *testing.T) {
 	bin := testprog.BuildC(t, "deep.c")
-	p := testprog.Start(t, bin, "1", "12", "4096")
+	p := testprog.Start(t, bin, "1", "20", "4096")
 	out, summary := runRecord(t, Config{PID: p.PID, Hz: 999, Mode: profile.ModeCPU, Duration: 1500 * time.Millisecond}, exporter.FormatFolded, 60*time.Second)
 	stacks := readFolded(t, out)
 	var n, whole, after int64

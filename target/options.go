@@ -77,9 +77,13 @@ const DefaultStackBytes = 64 << 10
 
 // The largest stack copy of a kernel sample: by default, and the kernel's
 // limit (a sample record's size is 16 bits; perf record --call-graph
-// dwarf takes the same). Larger copies cost each sample their copying.
+// dwarf takes the same). The default is the limit: only threads whose
+// walks run past their first copies get larger ones, and a frame read
+// from the process after the sample is a guess where the thread has run
+// on (a recursion going up and down); larger copies cost each sample
+// their copying.
 const (
-	DefaultKernelStackBytes = 32 << 10
+	DefaultKernelStackBytes = MaxKernelStackBytes
 	MaxKernelStackBytes     = 65528
 )
 
