@@ -28,6 +28,7 @@ import (
 	"github.com/macprof/macprof/images/dyldcachetest"
 	"github.com/macprof/macprof/internal/fixture"
 	"github.com/macprof/macprof/internal/osbackend"
+	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/mach"
 	"github.com/macprof/macprof/mach/machtest"
 	"github.com/macprof/macprof/symcache"
@@ -131,10 +132,10 @@ func newFlowModel(t *testing.T) *flowModel {
 		osBackend = old
 		// What snapshot keeps for symbols read after Close, the task
 		// port, goes with the Target's GC cleanup.
-		for deadline := time.Now().Add(3 * time.Second); len(m.k.Rights()) > 0 && time.Now().Before(deadline); {
+		testprog.PollEvery(3*time.Second, 10*time.Millisecond, func() bool {
 			runtime.GC()
-			time.Sleep(10 * time.Millisecond)
-		}
+			return len(m.k.Rights()) == 0
+		})
 		m.k.Check(t)
 	})
 	return m
