@@ -34,9 +34,10 @@ var ErrNoSample = target.ErrNoSample
 // first (the kernel copies less when the stack above SP is shallower):
 // 8 KiB, the stops' first copy too, deep enough for most stacks and small
 // enough that a sample costs the target little. A thread whose walks run
-// past the copy has its event reopened with twice the copy, up to
-// Options.Kernel.StackBytes (perfMaxStackBytes by default; as a stop's copy
-// grows); a walk that still reaches the copy's end is marked truncated.
+// past the copy has its event reopened with a larger copy (growRing), up to
+// Options.Kernel.StackBytes (perfMaxStackBytes, the kernel's limit, by
+// default); past the largest, a walk reads on after the sample
+// (aftersample_linux.go).
 const (
 	perfStackBytes    = 8 << 10
 	perfMaxStackBytes = target.DefaultKernelStackBytes

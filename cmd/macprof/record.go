@@ -50,7 +50,8 @@ kernel refuses (perf_event_paranoid), each sample stops the thread for about
 object's unwind tables, by frame pointers where it has none. A stack deeper
 than the kernel's copy is read on from the process, each frame checked, its
 callers above a [read after sample] frame; where that fails it ends in
-[truncated]: raise the copy with --stack-bytes.
+[truncated]. The copy grows to the kernel's limit (65528 bytes) for threads
+that need it; --stack-bytes lowers that.
 docs/ARCHITECTURE.md says how each way works; bench/RESULTS.md what it costs.
 
 The summary (stderr) says what share of the target's CPU time the profile
@@ -69,7 +70,6 @@ Examples:
   macprof record -F 999 -o flame.svg -o stacks.folded -- ./mybenchmark -n 10
   macprof record --mode wall -d 10s -p 1234 -o wall.pb.gz
   macprof record --unwind fp -o cpu.pb.gz -- make -j2      # as perf record -g
-  macprof record --stack-bytes 65528 -o deep.svg -- ./deep  # deep recursion
   sudo macprof record -o app.svg -- ./app  # macOS: root, or see macprof setup
 `
 
@@ -93,7 +93,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
 	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg, speedscope) instead of the extension")
 	maxFrames := fs.Int("max-frames", 512, "stop each stack walk after `N` frames")
-	stackBytes := fs.Int("stack-bytes", target.DefaultKernelStackBytes, fmt.Sprintf("Linux: copy up to `N` bytes of stack per sample of a deep thread (at most %d); deeper stacks are read on after the sample", target.MaxKernelStackBytes))
+	stackBytes := fs.Int("stack-bytes", target.DefaultKernelStackBytes, fmt.Sprintf("Linux: copy up to `N` bytes of stack per sample of a deep thread (at most %d, the default); deeper stacks are read on after the sample", target.MaxKernelStackBytes))
 	unwindFlag := fs.String("unwind", "auto", "`HOW` stacks are walked: auto (unwind tables, else frame pointers; macOS: frame pointers), cfi (tables only) or fp (frame pointers, as perf record -g)")
 	quiet := fs.Bool("q", false, "no status line and no summary")
 	var outs multiFlag
