@@ -126,7 +126,7 @@ func report(w io.Writer, base, slow []run, sizes []int, methods []method, blocke
 				}
 			}
 			found, sets, bsFound := 0, 0, 0
-			var mdes []float64
+			var mdes, tmdes []float64
 			for i := 0; i+k <= len(base) && i+k <= len(slow); i += step(k, slide) {
 				r, err := diff.Compare(profs(base[i:i+k]), profs(slow[i:i+k]), m.cfg)
 				if err != nil {
@@ -139,6 +139,9 @@ func report(w io.Writer, base, slow []run, sizes []int, methods []method, blocke
 				for _, f := range r.Functions {
 					if f.Name == target {
 						mdes = append(mdes, f.Flat.MDE)
+						if f.Time != nil {
+							tmdes = append(tmdes, f.Time.MDE)
+						}
 					}
 				}
 				if p := mannWhitneyP(ns(base[i:i+k]), ns(slow[i:i+k])); p < 0.05 && median(ns(slow[i:i+k])) > median(ns(base[i:i+k])) {
@@ -148,7 +151,7 @@ func report(w io.Writer, base, slow []run, sizes []int, methods []method, blocke
 			fmt.Fprintf(w, "%-7d %-28s %-22s %-13s %-24s\n", k,
 				fmt.Sprintf("%d/%d (%.1f%%)", alarms, pairs, pct(alarms, pairs)),
 				fmt.Sprintf("%d/%d (%.0f%%)", found, sets, pct(found, sets)),
-				fmt.Sprintf("%.2fpp", median(mdes)),
+				mdeText(mdes, tmdes),
 				fmt.Sprintf("%d/%d (%.0f%%)", bsFound, sets, pct(bsFound, sets)))
 			if len(names) > 0 {
 				fmt.Fprintf(w, "        alarms named: %v\n", names)
@@ -219,4 +222,13 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// mdeText is score's median minimum detectable change: of its share, and
+// of its own time when that was judged.
+func mdeText(share, time []float64) string {
+	if len(time) > 0 {
+		return fmt.Sprintf("%.1fpp, %.0f%% time", median(share), median(time))
+	}
+	return fmt.Sprintf("%.2fpp", median(share))
 }

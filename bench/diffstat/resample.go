@@ -72,7 +72,7 @@ func resampled(w io.Writer, base, slow []run, sizes []int, methods []method, n i
 				}
 			}
 			found, bsFound := 0, 0
-			var mdes []float64
+			var mdes, tmdes []float64
 			for range n {
 				if len(base) < k || len(slow) < k {
 					break
@@ -92,6 +92,9 @@ func resampled(w io.Writer, base, slow []run, sizes []int, methods []method, n i
 				for _, f := range r.Functions {
 					if f.Name == target {
 						mdes = append(mdes, f.Flat.MDE)
+						if f.Time != nil {
+							tmdes = append(tmdes, f.Time.MDE)
+						}
 					}
 				}
 				if p := mannWhitneyP(ns(a), ns(b)); p < 0.05 && median(ns(b)) > median(ns(a)) {
@@ -101,7 +104,7 @@ func resampled(w io.Writer, base, slow []run, sizes []int, methods []method, n i
 			fmt.Fprintf(w, "%-7d %-28s %-22s %-13s %-24s\n", k,
 				fmt.Sprintf("%d/%d (%.2f%%)", alarms, n, pct(alarms, n)),
 				fmt.Sprintf("%d/%d (%.0f%%)", found, n, pct(found, n)),
-				fmt.Sprintf("%.2fpp", median(mdes)),
+				mdeText(mdes, tmdes),
 				fmt.Sprintf("%d/%d (%.0f%%)", bsFound, n, pct(bsFound, n)))
 			if alarms > 0 {
 				fmt.Fprintf(w, "        runs in the alarms: %s\n", mostUsed(byRun, alarms))
