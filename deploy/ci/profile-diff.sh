@@ -14,8 +14,10 @@
 #   RECORD_PKG  the program macprof records, a package of the repository [./bench/demo]
 #   RECORD_ARGS its arguments [-threads 2 -duration 5s]
 #   BENCH_PKG   the Go benchmark package [./diff]
-#   BENCH_TIME  go test -benchtime [3s]
-#   RUNS        recordings and benchmark runs a side [3]
+#   BENCH_TIME  go test -benchtime [3s]; a count (20x) fixes the work a run does
+#   BENCH_FAIL_ON  macprof diff --fail-on for the benchmark [its default];
+#               with a count, add time:+10% (a function's own time per run)
+#   RUNS        recordings and benchmark runs a side [5]
 # Recording needs ptrace permission: as another user than root the script
 # runs `macprof record` with sudo (setup-go's go is not needed under sudo).
 set -euo pipefail
@@ -35,7 +37,9 @@ record_pkg=${RECORD_PKG:-./bench/demo}
 read -r -a record_args <<<"${RECORD_ARGS:--threads 2 -duration 5s}"
 bench_pkg=${BENCH_PKG:-./diff}
 bench_time=${BENCH_TIME:-3s}
-runs=${RUNS:-3}
+bench_fail_on=()
+if [ -n "${BENCH_FAIL_ON:-}" ]; then bench_fail_on=(--fail-on "$BENCH_FAIL_ON"); fi
+runs=${RUNS:-5}
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo=sudo; fi
 
@@ -76,6 +80,6 @@ status=0
   "$out/record-base" "$out/record-head" >>"$out/summary.md" || status=$?
 echo >>"$out/summary.md"
 s=0
-"$macprof" diff --format markdown "$out/gotest-base" "$out/gotest-head" >>"$out/summary.md" || s=$?
+"$macprof" diff --format markdown "${bench_fail_on[@]}" "$out/gotest-base" "$out/gotest-head" >>"$out/summary.md" || s=$?
 if [ $s -gt $status ]; then status=$s; fi
 exit $status
