@@ -6,11 +6,9 @@ package snapshot
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/macprof/macprof/images"
@@ -127,8 +125,8 @@ func Take(cfg Config) (*Snapshot, error) {
 	}
 	cache := symcache.New(symcache.Options{NoLines: !cfg.Lines})
 	expect(cache, imgs, caps)
-	// The objects' symbols load side by side while the threads are
-	// detached; symbolizing below waits for those it needs.
+	// The objects' symbols load while the threads are detached;
+	// symbolizing below waits for those it needs.
 	loading := preload(cache, imgs, caps)
 	defer loading.Wait()
 	if cerr := t.Close(); cerr != nil {
@@ -195,9 +193,11 @@ func expect(cache *symcache.Cache, imgs *images.Set, caps []target.Capture) {
 	}
 }
 
-// preload symbolizes the first address each object of the stacks holds on
-// runtime.GOMAXPROCS(0) goroutines, which loads the objects' symbols
-// (the expected ones, see expect) side by side; it returns at once.
+// preload symbolizes, on a goroutine of its own, the first address each
+// object of the stacks holds, which loads the objects' symbols (the
+// expected ones, see expect) while the caller detaches; it returns at
+// once. One goroutine, not one per CPU: on two CPUs loads side by side
+// cost more CPU (runtime threads woken, spinning) than they save time.
 func preload(cache *symcache.Cache, imgs *images.Set, caps []target.Capture) *sync.WaitGroup {
 	type first struct {
 		img    *images.Image
@@ -215,14 +215,11 @@ func preload(cache *symcache.Cache, imgs *images.Set, caps []target.Capture) *sy
 		}
 	}
 	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range min(len(objs), runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(objs)); i = next.Add(1) - 1 {
-				cache.Symbolize(objs[i].img, objs[i].pc, objs[i].caller)
-			}
-		})
-	}
+	wg.Go(func() {
+		for _, o := range objs {
+			cache.Symbolize(o.img, o.pc, o.caller)
+		}
+	})
 	return &wg
 }
 
