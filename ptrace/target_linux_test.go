@@ -779,6 +779,7 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 		// thread, which the runtime never ends: a goroutine that finds
 		// itself there gives way to another.)
 		done := make(chan error, 1)
+		var tracer int // the OS thread that attached the target
 		var capture func()
 		capture = func() {
 			runtime.LockOSThread()
@@ -788,6 +789,7 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 				return
 			}
 			defer runtime.UnlockOSThread() // balances ours; the capture's pin stays
+			tracer = unix.Gettid()
 			c := target.NewCapture(512, 64<<10)
 			err := tg.Capture(target.ThreadID(p.PID), c)
 			tg.Close()
@@ -802,6 +804,12 @@ func TestContinuousCloseLetsGoOfStuckThreads(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
+		// Until that thread has ended the target is still traced, and the
+		// end of its vfork wait would be a ptrace-stop this process sees.
+		testprog.WaitFor(t, 10*time.Second, func() bool {
+			_, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tracer))
+			return err != nil
+		}, fmt.Sprintf("the thread %d that attached PID %d to end", tracer, p.PID))
 		if err := unix.Kill(child, unix.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
