@@ -90,9 +90,10 @@
 //   - Drained, not polled (`target.SampleDrainer`): the kernel keeps every sample until it is
 //     read, so while every thread of every target is kernel-sampled the sampler wakes only as often
 //     as the target's rings need (`SampleDrainer.DrainInterval`, from `target.DrainInterval`): ten
-//     periods while any ring copies stacks (thirty above 300 Hz where locked memory is not budgeted,
-//     `CAP_IPC_LOCK`, while the target's rings stay within 8 MiB: `stackDrainPeriods`, a drain
-//     every 30 ms rather than 10 at 999 Hz), a hundred while all take callchains (below; up to a
+//     periods while any ring copies stacks (as many as `MaxDrainInterval` takes, up to a hundred in
+//     a ring of at most 2 MiB, else thirty, where locked memory is not budgeted, `CAP_IPC_LOCK`,
+//     while the target's rings stay within 8 MiB: `stackDrainPeriods`, a drain every 100 ms rather
+//     than 10 at 999 Hz), a hundred while all take callchains (below; up to a
 //     thousand, as many as `MaxDrainInterval` takes, where locked memory is not budgeted and the
 //     target's rings stay within 8 MiB: `chainDrainPeriods`) or the
 //     target has no ring with stack copies (an idle shell does not hold other targets to its
@@ -232,7 +233,9 @@
 //   - Descendant rings (`descendantRingsFit`, `Target.useDescendantRings`): any other command
 //     `record` launches in cpu mode (C, Python, `--unwind auto` or `cfi`) is held at its exec too
 //     and gets per-CPU inherited events like those, whose samples of the command's own process are
-//     dropped (`processRings.kidsOnly`; its threads keep their own rings with stack copies and
+//     dropped, in the kernel by a BPF program on each event where one can be loaded
+//     (`kidsfilter_linux.go`: nothing copied for them), else by `collect`
+//     (`processRings.kidsOnly`; its threads keep their own rings with stack copies and
 //     whole-table walks): they sample its descendants from their first period, read at each
 //     listing of its threads (`Threads`, not watched: a drain that lists no thread would leave
 //     them half full; `DrainInterval` drains at least as often as one busy thread fills half a
