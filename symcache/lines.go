@@ -97,7 +97,7 @@ func elfLines(object string, open func() (*elf.File, func() error, error), isGo 
 				return nil, err
 			}
 			defer closeFile()
-			d, err := f.DWARF()
+			d, err := elfLineDWARF(f)
 			if err != nil {
 				return nil, fmt.Errorf("symcache: %s: %w", object, err)
 			}
