@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"sync"
@@ -316,15 +315,7 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 	r.Dispersion = max(1, (prior*priorDF+cb+cn)/float64(priorDF+r.DispersionDF))
 	rb, rdfb := estimateRunVar(ct.flat[:nb], totals[:nb])
 	rn, rdfn := estimateRunVar(ct.flat[nb:], totals[nb:])
-	runPrior := c.RunSpread
-	switch {
-	case runPrior == 0:
-		runPrior = DefaultRunSpread
-	case runPrior < 0:
-		runPrior = 0
-	}
-	r.RunSpreadDF = rdfb + rdfn
-	r.RunSpread = math.Sqrt(max(0, (runPrior*runPrior*runPriorDF+rb*float64(rdfb)+rn*float64(rdfn))/float64(runPriorDF+r.RunSpreadDF)))
+	r.RunSpread, r.RunSpreadDF = pooledSpread(c.RunSpread, DefaultRunSpread, rb, rdfb, rn, rdfn)
 	for k, key := range ct.keys {
 		if (c.Focus != nil && !c.Focus.MatchString(key.Name)) || (c.Ignore != nil && c.Ignore.MatchString(key.Name)) {
 			continue
@@ -435,48 +426,6 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 	return r, nil
 }
 
-// compareTimes compares each judged function's own time per profile when
-// a time threshold is set (nil otherwise): the time spread is the prior
-// (DefaultTimeSpread) combined with what two or more profiles a side
-// measure, as the run spread is.
-func (r *Report) compareTimes(all []*Profile, nb int, lf *regexp.Regexp, keys []Frame, judged []bool, c Config) []timeResult {
-	want := false
-	for _, t := range c.FailOn {
-		want = want || t.Metric == Time
-	}
-	if !want {
-		return nil
-	}
-	counts := timeCounts(all, lf, keys, r.keyed)
-	vb, db := estimateTimeVar(counts[:nb])
-	vn, dn := estimateTimeVar(counts[nb:])
-	prior := c.TimeSpread
-	switch {
-	case prior == 0:
-		prior = DefaultTimeSpread
-	case prior < 0:
-		prior = 0
-	}
-	r.TimeSpreadDF = db + dn
-	r.TimeSpread = math.Sqrt(max(0, (prior*prior*runPriorDF+vb*float64(db)+vn*float64(dn))/float64(runPriorDF+r.TimeSpreadDF)))
-	out := make([]timeResult, len(keys))
-	for k := range keys {
-		if !judged[k] {
-			continue
-		}
-		b, n := make([]float64, nb), make([]float64, len(all)-nb)
-		for i := range all {
-			if i < nb {
-				b[i] = counts[i][k]
-			} else {
-				n[i-nb] = counts[i][k]
-			}
-		}
-		out[k] = compareTime(b, n, r.TimeSpread*r.TimeSpread, runPriorDF)
-	}
-	return out
-}
-
 // sameCounts reports whether function k's flat and cum counts are equal in
 // every profile: it is never a caller, so its two shares are one.
 func sameCounts(flat, cum [][]int64, k int) bool {
@@ -552,164 +501,4 @@ func hasFiles(p *Profile) bool {
 		}
 	}
 	return false
-}
-
-// counts holds each profile's flat and cumulative count per function key.
-type counts struct {
-	keys      []Frame
-	flat, cum [][]int64 // [profile][key]
-}
-
-func at(v []int64, k int) int64 {
-	if k < len(v) {
-		return v[k]
-	}
-	return 0
-}
-
-// key is a frame's identity across builds: its name, and the file's base
-// name when every profile has files (two builds' paths differ by checkout).
-func key(f Frame, keyed bool) Frame {
-	if !keyed || f.File == "" {
-		return Frame{Name: f.Name}
-	}
-	return Frame{Name: f.Name, File: filepath.Base(f.File)}
-}
-
-// count adds up every profile's flat and cumulative counts per function; a
-// function that appears twice in one stack (recursion) counts once there.
-func count(ps []*Profile, keyed bool) *counts {
-	ids := make(map[Frame]int32)
-	c := &counts{flat: make([][]int64, len(ps)), cum: make([][]int64, len(ps))}
-	var seen []int32 // per key: the last stack it was counted in, +1
-	serial := int32(0)
-	grow := func(v []int64) []int64 {
-		for len(v) < len(c.keys) {
-			v = append(v, 0)
-		}
-		return v
-	}
-	for i, p := range ps {
-		flat, cum := c.flat[i], c.cum[i]
-		for _, s := range p.Stacks {
-			serial++
-			var leaf int32
-			for _, f := range s.Frames {
-				k := key(f, keyed)
-				id, ok := ids[k]
-				if !ok {
-					id = int32(len(c.keys))
-					ids[k] = id
-					c.keys = append(c.keys, k)
-					seen = append(seen, 0)
-				}
-				leaf = id
-				if int(id) >= len(cum) {
-					cum, flat = grow(cum), grow(flat)
-				}
-				if seen[id] != serial {
-					seen[id] = serial
-					cum[id] += s.Count
-				}
-			}
-			flat[leaf] += s.Count
-		}
-		c.flat[i], c.cum[i] = flat, cum
-	}
-	return c
-}
-
-// displayNames gives each key its name, with the file added where two
-// keys share a name.
-func displayNames(keys []Frame, keyed bool) []string {
-	n := make(map[string]int)
-	for _, k := range keys {
-		n[k.Name]++
-	}
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = k.Name
-		if keyed && n[k.Name] > 1 && k.File != "" {
-			out[i] += " (" + k.File + ")"
-		}
-	}
-	return out
-}
-
-// totalResult compares the sides' totals: time where every profile has a
-// sampling period, else samples.
-type totalResult struct {
-	base, new float64 // mean totals
-	se        float64 // of the relative change
-}
-
-func (r *Report) compareTotal(base, nw []*Profile, failOn []Threshold) (totalResult, bool) {
-	timed := true
-	for _, p := range append(append([]*Profile(nil), base...), nw...) {
-		timed = timed && p.Period > 0
-	}
-	vals := func(ps []*Profile) []float64 {
-		v := make([]float64, len(ps))
-		for i, p := range ps {
-			v[i] = float64(p.Samples)
-			if timed {
-				v[i] *= float64(p.Period)
-			}
-		}
-		return v
-	}
-	vb, vn := vals(base), vals(nw)
-	res := totalResult{base: mean(vb), new: mean(vn)}
-	if len(vb) >= 2 && len(vn) >= 2 {
-		res.se = math.Sqrt(variance(vb)/float64(len(vb))+variance(vn)/float64(len(vn))) / res.base
-	}
-	// The sampling error of the counts is a floor either way: the log of
-	// a ratio of Poisson counts has variance 1/a + 1/b.
-	var cb, cn int64
-	for _, p := range base {
-		cb += p.Samples
-	}
-	for _, p := range nw {
-		cn += p.Samples
-	}
-	res.se = max(res.se, math.Sqrt(1/float64(cb)+1/float64(cn))*(res.new/res.base))
-	judged := false
-	for _, t := range failOn {
-		if t.Metric == Total && 100*(res.new/res.base-1) >= t.Value {
-			judged = true
-		}
-	}
-	return res, judged
-}
-
-func (t totalResult) change(alpha float64) Change {
-	rel := 100 * (t.new/t.base - 1)
-	q := normalQuantile(1 - alpha)
-	c := Change{Base: 100, New: 100 * t.new / t.base, Delta: rel, Relative: &rel, Noise: 100 * q * t.se,
-		MDE: 100 * (q + normalQuantile(power)) * t.se}
-	if t.se > 0 {
-		c.Z = (t.new/t.base - 1) / t.se
-	}
-	c.Significant = rel > 0 && rel >= c.Noise
-	return c
-}
-
-func mean(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
-func variance(v []float64) float64 {
-	if len(v) < 2 {
-		return 0
-	}
-	m := mean(v)
-	var ss float64
-	for _, x := range v {
-		ss += (x - m) * (x - m)
-	}
-	return ss / float64(len(v)-1)
 }

@@ -323,3 +323,19 @@ func betaCF(a, b, x float64) float64 {
 	}
 	return h
 }
+
+// pooledSpread is a spread measured on each side (variances v1 and v2 on
+// df1 and df2 degrees of freedom) pooled with a prior counted as
+// runPriorDF degrees of freedom, and the degrees of freedom measured. A
+// prior of 0 means def, a negative one none: a few profiles alone
+// understate the spread (bench/diffstat).
+func pooledSpread(prior, def, v1 float64, df1 int, v2 float64, df2 int) (spread float64, df int) {
+	switch {
+	case prior == 0:
+		prior = def
+	case prior < 0:
+		prior = 0
+	}
+	df = df1 + df2
+	return math.Sqrt(max(0, (prior*prior*runPriorDF+v1*float64(df1)+v2*float64(df2))/float64(runPriorDF+df))), df
+}

@@ -107,7 +107,7 @@ type timeResult struct {
 // measured spread. The log of the ratio of means has that variance over k
 // a side, on the t distribution of the summed degrees of freedom.
 func compareTime(base, nw []float64, timeVar, timeDF float64) timeResult {
-	r := timeResult{base: meanOf(base), new: meanOf(nw), df: math.Inf(1)}
+	r := timeResult{base: mean(base), new: mean(nw), df: math.Inf(1)}
 	if r.base <= 0 || r.new <= 0 {
 		return r // absent on a side: the shares judge it
 	}
@@ -146,10 +146,36 @@ func (r timeResult) change(alpha float64) Change {
 	return c
 }
 
-func meanOf(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
+// compareTimes compares each judged function's own time per profile when
+// a time threshold is set (nil otherwise): the time spread is the prior
+// (DefaultTimeSpread) combined with what two or more profiles a side
+// measure, as the run spread is.
+func (r *Report) compareTimes(all []*Profile, nb int, lf *regexp.Regexp, keys []Frame, judged []bool, c Config) []timeResult {
+	want := false
+	for _, t := range c.FailOn {
+		want = want || t.Metric == Time
 	}
-	return s / float64(len(v))
+	if !want {
+		return nil
+	}
+	counts := timeCounts(all, lf, keys, r.keyed)
+	vb, db := estimateTimeVar(counts[:nb])
+	vn, dn := estimateTimeVar(counts[nb:])
+	r.TimeSpread, r.TimeSpreadDF = pooledSpread(c.TimeSpread, DefaultTimeSpread, vb, db, vn, dn)
+	out := make([]timeResult, len(keys))
+	for k := range keys {
+		if !judged[k] {
+			continue
+		}
+		b, n := make([]float64, nb), make([]float64, len(all)-nb)
+		for i := range all {
+			if i < nb {
+				b[i] = counts[i][k]
+			} else {
+				n[i-nb] = counts[i][k]
+			}
+		}
+		out[k] = compareTime(b, n, r.TimeSpread*r.TimeSpread, runPriorDF)
+	}
+	return out
 }
