@@ -40,3 +40,5 @@ require (
 
 // The C++ demangler, with fixes not yet upstream (internal/third_party/demangle/PATCHES.md).
 replace github.com/ianlancetaylor/demangle => ./internal/third_party/demangle
+
+replace github.com/google/pprof => ./internal/third_party/pprof

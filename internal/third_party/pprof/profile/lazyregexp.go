@@ -1,0 +1,31 @@
+// Copyright 2026 The macprof Authors. A local patch to
+// github.com/google/pprof/profile; see ../PATCHES.md.
+
+package profile
+
+import (
+	"regexp"
+	"sync"
+)
+
+// lazyRegexp is a regular expression compiled on its first use, so that a
+// program that links this package but never parses a legacy profile does
+// not compile twenty of them at start-up.
+type lazyRegexp struct {
+	once sync.Once
+	src  string
+	re   *regexp.Regexp
+}
+
+func lazyCompile(src string) *lazyRegexp { return &lazyRegexp{src: src} }
+
+func (l *lazyRegexp) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.src) })
+	return l.re
+}
+
+func (l *lazyRegexp) FindStringSubmatch(s string) []string { return l.get().FindStringSubmatch(s) }
+
+func (l *lazyRegexp) FindAllString(s string, n int) []string { return l.get().FindAllString(s, n) }
+
+func (l *lazyRegexp) FindStringIndex(s string) []int { return l.get().FindStringIndex(s) }
