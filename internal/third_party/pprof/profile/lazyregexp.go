@@ -29,3 +29,7 @@ func (l *lazyRegexp) FindStringSubmatch(s string) []string { return l.get().Find
 func (l *lazyRegexp) FindAllString(s string, n int) []string { return l.get().FindAllString(s, n) }
 
 func (l *lazyRegexp) FindStringIndex(s string) []int { return l.get().FindStringIndex(s) }
+
+func (l *lazyRegexp) FindAllStringSubmatchIndex(s string, n int) [][]int {
+	return l.get().FindAllStringSubmatchIndex(s, n)
+}

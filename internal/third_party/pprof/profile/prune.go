@@ -25,13 +25,13 @@ import (
 
 var (
 	reservedNames = []string{"(anonymous namespace)", "operator()"}
-	bracketRx     = func() *regexp.Regexp {
+	bracketRx     = lazyCompile(func() string {
 		var quotedNames []string
 		for _, name := range append(reservedNames, "(") {
 			quotedNames = append(quotedNames, regexp.QuoteMeta(name))
 		}
-		return regexp.MustCompile(strings.Join(quotedNames, "|"))
-	}()
+		return strings.Join(quotedNames, "|")
+	}())
 )
 
 // simplifyFunc does some primitive simplification of function names.
