@@ -33,6 +33,11 @@ type Options struct {
 	// so that no object's DWARF or Go line table is ever read (what a
 	// one-off snapshot spends most of its time on otherwise).
 	NoLines bool
+	// NoDWARFLines takes file:line and inlined calls from Go's line
+	// tables only and never reads DWARF, whose decompression and parsing
+	// cost a continuous profiler more CPU than minutes of sampling
+	// (libc's debug file: about 150 ms); frames there are named by symbol.
+	NoDWARFLines bool
 }
 
 // DefaultLoadTimeout is the default Options.LoadTimeout: a file a target
@@ -45,6 +50,7 @@ const DefaultLoadTimeout = 10 * time.Second
 type Cache struct {
 	form        demangle.Form
 	noLines     bool
+	noDWARF     bool
 	loaders     map[images.Format]Loader
 	loadTimeout time.Duration
 
@@ -120,7 +126,7 @@ func New(opts Options) *Cache {
 	if opts.FullNames {
 		form = demangle.Full
 	}
-	c := &Cache{form: form, noLines: opts.NoLines, loadTimeout: opts.LoadTimeout, loaders: map[images.Format]Loader{
+	c := &Cache{form: form, noLines: opts.NoLines, noDWARF: opts.NoDWARFLines, loadTimeout: opts.LoadTimeout, loaders: map[images.Format]Loader{
 		images.FormatELF: LoadELF,
 		// One loader per Cache: the string pools of the dyld shared
 		// cache and its local symbols are shared by the images it loads.
@@ -261,7 +267,7 @@ func (c *Cache) resolve(img *images.Image, off uint64) []Frame {
 	// Tables keep names mangled, so that building a table costs no
 	// demangling: demangle each frame once, here.
 	name = demangle.Name(name, c.form)
-	if t.lines != nil && !c.noLines {
+	if t.lines != nil && !c.noLines && !(c.noDWARF && readsDWARF(t.lines)) {
 		if fs := t.lines.Lines(vaddr); len(fs) > 0 {
 			out := make([]Frame, len(fs))
 			for i, f := range fs {

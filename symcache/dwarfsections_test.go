@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/macprof/macprof/images"
 )
 
 // TestELFLinesReadNoLocationLists corrupts the compressed .debug_loclists
@@ -118,5 +120,36 @@ func BenchmarkELFLineDWARFLibc(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestNoDWARFLinesReadsNoDWARF: with NoDWARFLines an object whose lines
+// come from DWARF is named by symbol and its DWARF never loaded, while a
+// Go line table is still read; without it both give their lines.
+func TestNoDWARFLinesReadsNoDWARF(t *testing.T) {
+	img := &images.Image{Path: "/nonexistent/obj", BuildID: "0123456789abcdef", Format: images.FormatELF, Start: 0x10000, Limit: 0x20000}
+	for _, noDWARF := range []bool{true, false} {
+		for _, fromDWARF := range []bool{true, false} {
+			lines := &countingLines{}
+			loads := 0
+			load := func() (LineSource, error) { loads++; return lines, nil }
+			src := newLazyLines(load)
+			if fromDWARF {
+				src = newLazyDWARF(load)
+			}
+			c := New(Options{NoDWARFLines: noDWARF, Loaders: map[images.Format]Loader{images.FormatELF: func(*images.Image) (*Table, error) {
+				return NewTable("obj", []Symbol{{Name: "outer", Start: 0x100, Size: 0x100}}, nil, src), nil
+			}}})
+			fr := c.Symbolize(img, 0x10110, false)
+			if noDWARF && fromDWARF {
+				if len(fr) != 1 || fr[0].Function != "outer" || fr[0].Line != 0 || loads != 0 {
+					t.Errorf("NoDWARFLines, DWARF source: frames %+v, loads %d; want outer alone and no load", fr, loads)
+				}
+				continue
+			}
+			if len(fr) != 2 || fr[1].Function != "outer" || fr[1].Line != 9 || loads != 1 {
+				t.Errorf("NoDWARFLines %v, DWARF source %v: frames %+v, loads %d; want the inlined call, then outer at a.c:9", noDWARF, fromDWARF, fr, loads)
+			}
+		}
 	}
 }

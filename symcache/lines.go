@@ -20,10 +20,29 @@ type lazyLines struct {
 	load func() (LineSource, error)
 	src  LineSource
 	err  error
+	// dwarf marks a source read from DWARF, not from a Go line table.
+	dwarf bool
 }
 
 func newLazyLines(load func() (LineSource, error)) *lazyLines {
 	return &lazyLines{load: load}
+}
+
+// newLazyDWARF is newLazyLines for a source read from DWARF.
+func newLazyDWARF(load func() (LineSource, error)) *lazyLines {
+	return &lazyLines{load: load, dwarf: true}
+}
+
+// readsDWARF reports whether src reads DWARF (Options.NoDWARFLines leaves
+// those out) rather than a Go line table.
+func readsDWARF(src LineSource) bool {
+	switch s := src.(type) {
+	case *lazyLines:
+		return s.dwarf
+	case *DWARFLines:
+		return true
+	}
+	return false
 }
 
 // lineLoadTimeout bounds how long the first lookup waits for an object's
@@ -91,7 +110,7 @@ func elfLines(object string, open func() (*elf.File, func() error, error), isGo 
 			return t, nil
 		})
 	case hasDWARF:
-		return newLazyLines(func() (LineSource, error) {
+		return newLazyDWARF(func() (LineSource, error) {
 			f, closeFile, err := open()
 			if err != nil {
 				return nil, err
@@ -116,7 +135,11 @@ func machOFileLines(path, uuid string, isGo, hasDWARF, dwarfOnly bool) LineSourc
 	if !(isGo && !dwarfOnly) && !hasDWARF {
 		return nil
 	}
-	return newLazyLines(func() (LineSource, error) {
+	newLazy := newLazyLines
+	if !isGo || dwarfOnly {
+		newLazy = newLazyDWARF
+	}
+	return newLazy(func() (LineSource, error) {
 		f, err := images.OpenMachOUUID(path, uuid)
 		if err != nil {
 			return nil, err

@@ -90,7 +90,7 @@ func dsymLines(o MachOOptions, file, uuid string) LineSource {
 	if _, err := os.Stat(dsym); err != nil {
 		return nil
 	}
-	return newLazyLines(func() (LineSource, error) {
+	return newLazyDWARF(func() (LineSource, error) {
 		l, err := OpenDSYM(dsym, uuid)
 		if err != nil {
 			return nil, err
