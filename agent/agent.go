@@ -45,6 +45,11 @@ type Config struct {
 	// which costs the targets and the agent far less than a stop per
 	// sample.
 	StopThreads bool
+	// DWARFLines gives native frames file:line and inlined calls from the
+	// objects' DWARF. Without it only Go code has lines (from its own line
+	// table) and other frames are named by symbol: reading libc's debug
+	// file alone costs more CPU than minutes of sampling.
+	DWARFLines bool
 	// ShutdownTimeout bounds the flush of queued windows at the end.
 	ShutdownTimeout time.Duration
 	// Duration, when positive, ends the run after that long.
@@ -211,7 +216,7 @@ func Run(ctx context.Context, cfg Config) int {
 	encodeDone := make(chan struct{})
 	go func() {
 		defer close(encodeDone)
-		cache := symcache.New(symcache.Options{})
+		cache := symcache.New(symcache.Options{NoDWARFLines: !cfg.DWARFLines})
 		for w := range windows {
 			a.export(w, cache)
 		}
