@@ -81,7 +81,7 @@ func Run(args []string, stdout, stderr io.Writer, attach func(pid int, opts targ
 	rescan := fs.Duration("rescan", "", 10*time.Second, "look for processes matching --name every `SECONDS` (or a duration: 500ms)")
 	mode := fs.String("mode", "cpu", "`MODE`: cpu or wall")
 	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
-	dwarfLines := fs.Bool("dwarf-lines", false, "give native frames file:line and inlined calls from the objects' DWARF (Go code has them from its own line table either way); decompressing and parsing DWARF costs the agent more CPU than minutes of sampling")
+	dwarfLines := fs.Bool("dwarf-lines", false, "give native frames file:line and inlined calls from DWARF (Go code has them either way); reading a large debug file costs more CPU than minutes of sampling")
 	dur := fs.Duration("d", "duration", 0, "stop after `SECONDS` (or a duration: 10m); 0 runs until SIGTERM")
 	shutdown := fs.Duration("shutdown-timeout", "", 10*time.Second, "how long SIGTERM may take to flush queued windows, in `SECONDS` (or a duration)")
 	spool := fs.String("spool-dir", os.Getenv("MACPROF_SPOOL"), "keep queued windows in `DIR` too, so that a restart sends them (default $MACPROF_SPOOL)")
