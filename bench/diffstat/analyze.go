@@ -133,17 +133,7 @@ func report(w io.Writer, base, slow []run, sizes []int, methods []method, blocke
 					return err
 				}
 				sets++
-				if slices.Contains(r.Regressions, target) {
-					found++
-				}
-				for _, f := range r.Functions {
-					if f.Name == target {
-						mdes = append(mdes, f.Flat.MDE)
-						if f.Time != nil {
-							tmdes = append(tmdes, f.Time.MDE)
-						}
-					}
-				}
+				tallyTarget(r, target, &found, &mdes, &tmdes)
 				if p := mannWhitneyP(ns(base[i:i+k]), ns(slow[i:i+k])); p < 0.05 && median(ns(slow[i:i+k])) > median(ns(base[i:i+k])) {
 					bsFound++
 				}
@@ -231,4 +221,21 @@ func mdeText(share, time []float64) string {
 		return fmt.Sprintf("%.1fpp, %.0f%% time", median(share), median(time))
 	}
 	return fmt.Sprintf("%.2fpp", median(share))
+}
+
+// tallyTarget adds what r says of target to a method's tally: one more find
+// where it is a regression, and its minimum detectable changes (share, and
+// time where judged).
+func tallyTarget(r *diff.Report, target string, found *int, mdes, tmdes *[]float64) {
+	if slices.Contains(r.Regressions, target) {
+		*found++
+	}
+	for _, f := range r.Functions {
+		if f.Name == target {
+			*mdes = append(*mdes, f.Flat.MDE)
+			if f.Time != nil {
+				*tmdes = append(*tmdes, f.Time.MDE)
+			}
+		}
+	}
 }

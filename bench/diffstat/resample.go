@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"slices"
 	"sort"
 
 	"github.com/macprof/macprof/diff"
@@ -86,17 +85,7 @@ func resampled(w io.Writer, base, slow []run, sizes []int, methods []method, n i
 				if err != nil {
 					return err
 				}
-				if slices.Contains(r.Regressions, target) {
-					found++
-				}
-				for _, f := range r.Functions {
-					if f.Name == target {
-						mdes = append(mdes, f.Flat.MDE)
-						if f.Time != nil {
-							tmdes = append(tmdes, f.Time.MDE)
-						}
-					}
-				}
+				tallyTarget(r, target, &found, &mdes, &tmdes)
 				if p := mannWhitneyP(ns(a), ns(b)); p < 0.05 && median(ns(b)) > median(ns(a)) {
 					bsFound++
 				}
