@@ -35,15 +35,7 @@ func tool(t *testing.T, names ...string) string {
 // step bytes) of an unstripped ELF file; prefix selects by name prefix.
 func funcAddrs(t *testing.T, bin, prefix string, step uint64) []uint64 {
 	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
+	syms := testprog.ELFSymbols(t, bin)
 	var out []uint64
 	for _, s := range syms {
 		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Size > 0 && strings.HasPrefix(s.Name, prefix) {

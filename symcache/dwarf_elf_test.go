@@ -1,7 +1,6 @@
 package symcache
 
 import (
-	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -35,15 +34,7 @@ func buildInlineCB(t testing.TB, extra ...string) string {
 // (link-time), from .symtab.
 func elfFuncAddrs(t *testing.T, bin string, names ...string) []uint64 {
 	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
+	syms := testprog.ELFSymbols(t, bin)
 	var out []uint64
 	for _, s := range syms {
 		for _, n := range names {
