@@ -12,13 +12,57 @@ import (
 // when s is neither.
 func rust(s string, full bool) (string, bool) {
 	s = stripLLVMSuffix(s)
-	if out, rest, ok := rustLegacy(s, full); ok {
+	if rest, ok := legacyRest(s); ok {
+		// What follows the path decides before anything is built:
+		// most _ZN names are C++, whose parameters follow the "E".
 		if rest != "" && (rest[0] != '.' || !symbolLike(rest)) {
 			return "", false
 		}
+		out, rest, _ := rustLegacy(s, full)
 		return out + rest, true
 	}
 	return rustV0(s, full)
+}
+
+// legacyRest returns what follows the "E" of a legacy Rust name's
+// length-prefixed identifiers (as rustLegacy reads them), without
+// decoding them; ok is false when s is not such a name.
+func legacyRest(s string) (rest string, ok bool) {
+	switch {
+	case strings.HasPrefix(s, "_ZN"):
+		s = s[3:]
+	case strings.HasPrefix(s, "__ZN"):
+		s = s[4:]
+	case strings.HasPrefix(s, "ZN"):
+		s = s[2:]
+	default:
+		return "", false
+	}
+	for {
+		if s == "" {
+			return "", false
+		}
+		if s[0] == 'E' {
+			return s[1:], true
+		}
+		n := 0
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			n++
+		}
+		if n == 0 {
+			return "", false
+		}
+		l, err := strconv.Atoi(s[:n])
+		if err != nil || l > len(s)-n {
+			return "", false
+		}
+		for _, c := range []byte(s[n : n+l]) {
+			if c >= 0x80 {
+				return "", false
+			}
+		}
+		s = s[n+l:]
+	}
 }
 
 // stripLLVMSuffix drops a ThinLTO ".llvm.HEX" suffix, the last thing LLVM

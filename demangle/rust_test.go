@@ -235,3 +235,41 @@ func TestRustRecursionNoLeak(t *testing.T) {
 		}
 	}
 }
+
+// TestRustRejectsCxxWithoutAllocating checks that a C++ nested name, which
+// every Itanium name is tried as first, is refused as Rust from what
+// follows its "E" alone: nothing decoded, nothing allocated.
+func TestRustRejectsCxxWithoutAllocating(t *testing.T) {
+	for _, s := range []string{
+		"_ZN4llvm9MCContext21finalizeDwarfSectionsERNS_10MCStreamerE",
+		"_ZN2v88internal8compiler25SimplifiedOperatorReducer6ReduceEPNS1_4NodeE",
+		"_ZN3fooE\xc3\xa9", // not ASCII after the path: neither Rust form
+	} {
+		if got, ok := rust(s, false); ok {
+			t.Errorf("%q demangled as Rust to %q", s, got)
+		}
+		if n := testing.AllocsPerRun(100, func() { rust(s, false) }); n != 0 {
+			t.Errorf("%q: %v allocations to refuse it", s, n)
+		}
+	}
+}
+
+// TestLegacyRestAsRustLegacy checks that legacyRest finds the path's end
+// where rustLegacy does, on Rust and C++ names and malformed ones.
+func TestLegacyRestAsRustLegacy(t *testing.T) {
+	names := []string{
+		"_ZN4llvm9MCContext21finalizeDwarfSectionsERNS_10MCStreamerE",
+		"_ZN3fooE.llvm moocow", "_ZN4test", "_ZNfooE", "_ZN5*70527e27.ll34csaғE",
+		"_ZN2222222222222222222222EE", "_ZN3fo\xffE", "__ZN3fooEv", "ZN3fooE",
+	}
+	for _, c := range rustCases {
+		names = append(names, c.in)
+	}
+	for _, s := range names {
+		rest, ok := legacyRest(s)
+		_, wantRest, wantOK := rustLegacy(s, false)
+		if ok != wantOK || rest != wantRest {
+			t.Errorf("%q: legacyRest = %q, %v; rustLegacy's rest %q, %v", s, rest, ok, wantRest, wantOK)
+		}
+	}
+}
