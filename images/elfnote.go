@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/safefile"
@@ -34,6 +35,97 @@ func ELFBuildID(path string) (string, error) {
 		return "", fmt.Errorf("build ID of %s: %w", path, err)
 	}
 	return ELFFileBuildID(f), nil
+}
+
+// headBytes is how much of a file fileBuildID reads at once: the ELF
+// header, the program headers and, in linkers' usual layout, the notes.
+const headBytes = 4096
+
+// fileBuildID returns the GNU build ID of the ELF file f, or "". It reads
+// the notes of the program headers (PT_NOTE) from the file's first page,
+// one read where the headers and notes lie there (as linkers put them), so
+// that a snapshot's build-ID checks of each object cost no parse of its
+// section headers; a file whose segments hold no build ID, or whose
+// headers lie elsewhere, is read as ELFBuildID reads it (the sections'
+// .note.gnu.build-id too).
+func fileBuildID(f *os.File) (string, error) {
+	if id, ok := segmentBuildID(f); ok {
+		return id, nil
+	}
+	ef, err := objfile.NewELF(f, maxBuildIDRead)
+	if err != nil {
+		return "", err
+	}
+	return ELFFileBuildID(ef), nil
+}
+
+// segmentBuildID returns the GNU build ID of the PT_NOTE segments of r, an
+// ELF file; ok is false when it has none there or cannot tell without
+// parsing the file's sections.
+func segmentBuildID(r io.ReaderAt) (id string, ok bool) {
+	var head [headBytes]byte
+	n, err := r.ReadAt(head[:], 0)
+	if err != nil && err != io.EOF {
+		return "", false
+	}
+	b := head[:n]
+	if len(b) < 52 || string(b[:4]) != elf.ELFMAG {
+		return "", false
+	}
+	var bo binary.ByteOrder
+	switch elf.Data(b[elf.EI_DATA]) {
+	case elf.ELFDATA2LSB:
+		bo = binary.LittleEndian
+	case elf.ELFDATA2MSB:
+		bo = binary.BigEndian
+	default:
+		return "", false
+	}
+	// Where the program headers are and what each holds: type, then
+	// the offset and size of its bytes in the file.
+	var phoff, entsize, num uint64
+	var offAt, sizeAt int
+	switch elf.Class(b[elf.EI_CLASS]) {
+	case elf.ELFCLASS64:
+		if len(b) < 64 {
+			return "", false
+		}
+		phoff, entsize, num = bo.Uint64(b[32:]), uint64(bo.Uint16(b[54:])), uint64(bo.Uint16(b[56:]))
+		offAt, sizeAt = 8, 32
+	case elf.ELFCLASS32:
+		phoff, entsize, num = uint64(bo.Uint32(b[28:])), uint64(bo.Uint16(b[42:])), uint64(bo.Uint16(b[44:]))
+		offAt, sizeAt = 4, 16
+	default:
+		return "", false
+	}
+	if entsize < uint64(sizeAt)+8 || num == 0 || num == 0xffff || phoff > uint64(len(b)) || num*entsize > uint64(len(b))-phoff {
+		return "", false
+	}
+	word := func(p []byte) uint64 {
+		if sizeAt == 32 {
+			return bo.Uint64(p)
+		}
+		return uint64(bo.Uint32(p))
+	}
+	for i := uint64(0); i < num; i++ {
+		ph := b[phoff+i*entsize:]
+		if elf.ProgType(bo.Uint32(ph)) != elf.PT_NOTE {
+			continue
+		}
+		off, size := word(ph[offAt:]), min(word(ph[sizeAt:]), maxNoteBytes)
+		var note []byte
+		if off <= uint64(len(b)) && size <= uint64(len(b))-off {
+			note = b[off : off+size]
+		} else {
+			note = make([]byte, size)
+			m, _ := r.ReadAt(note, int64(min(off, 1<<62)))
+			note = note[:m]
+		}
+		if id := findGNUBuildID(note, bo); id != "" {
+			return id, true
+		}
+	}
+	return "", false
 }
 
 // ELFFileBuildID returns the GNU build ID of an open ELF file, or "".

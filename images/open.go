@@ -7,7 +7,6 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/safefile"
 )
 
@@ -69,11 +68,11 @@ func (im *Image) check(f *os.File) error {
 		}
 	}
 	if im.BuildID != "" && im.Format == FormatELF {
-		ef, err := objfile.NewELF(f, maxBuildIDRead)
+		id, err := fileBuildID(f)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.Name(), err)
 		}
-		if id := ELFFileBuildID(ef); id != im.BuildID {
+		if id != im.BuildID {
 			return fmt.Errorf("%s: build ID %q, mapped %q: %w", f.Name(), id, im.BuildID, ErrNotMapped)
 		}
 	}
@@ -90,9 +89,9 @@ func MappedELFBuildID(im *Image) (string, error) {
 		return "", fmt.Errorf("build ID of %s: %w", im.Path, err)
 	}
 	defer file.Close()
-	f, err := objfile.NewELF(file, maxBuildIDRead)
+	id, err := fileBuildID(file)
 	if err != nil {
 		return "", fmt.Errorf("build ID of %s: %w", im.Path, err)
 	}
-	return ELFFileBuildID(f), nil
+	return id, nil
 }
