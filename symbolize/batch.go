@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/macprof/macprof/demangle"
+	"github.com/macprof/macprof/internal/objfile"
 )
 
 // A batch of addresses is looked up in address order (each function's
@@ -113,6 +114,14 @@ func (s *symbolizer) demangleQueued() {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
+			// The raw names may lie in the file's mapping.
+			var err error
+			defer func() {
+				if err != nil {
+					s.fault.CompareAndSwap(nil, &err)
+				}
+			}()
+			defer objfile.RecoverFault(&err, objfile.PanicOnFault())
 			for {
 				lo := int(next.Add(block)) - block
 				if lo >= len(q) {

@@ -4,11 +4,19 @@ package symbolize
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/macprof/macprof/internal/objfile"
+	"github.com/macprof/macprof/internal/testprog"
 )
 
 // TestSymbolizeRefusesSpecialFiles: a FIFO (which no one writes) or a
@@ -31,5 +39,44 @@ func TestSymbolizeRefusesSpecialFiles(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s: Run still waiting after 10 s", path)
 		}
+	}
+}
+
+// truncateOnRead is a reader of addresses that first truncates the binary
+// being symbolized, as a file replaced in place under the command would be.
+type truncateOnRead struct {
+	t    *testing.T
+	path string
+	r    io.Reader
+	done bool
+}
+
+func (r *truncateOnRead) Read(p []byte) (int, error) {
+	if !r.done {
+		r.done = true
+		if err := os.Truncate(r.path, 0); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	return r.r.Read(p)
+}
+
+// TestSymbolizeFileTruncatedUnderIt checks that an ELF file truncated
+// after its table was built, whose names are read in place from its
+// mapping, gives an error naming it, not a crash (SIGBUS).
+func TestSymbolizeFileTruncatedUnderIt(t *testing.T) {
+	src := filepath.Join(testprog.Dir(), "farsection.c")
+	bin := filepath.Join(t.TempDir(), "far")
+	if out, err := exec.Command(tool(t, "gcc"), "-O1", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	var in bytes.Buffer
+	for _, a := range funcAddrs(t, bin, "", 1) {
+		fmt.Fprintf(&in, "%#x\n", a)
+	}
+	var out bytes.Buffer
+	err := Run(Config{Binary: bin}, nil, &truncateOnRead{t: t, path: bin, r: &in}, &out)
+	if !errors.Is(err, objfile.ErrFault) || !strings.Contains(err.Error(), bin) {
+		t.Errorf("err %v, want objfile.ErrFault naming %s (output %.200q)", err, bin, out.String())
 	}
 }

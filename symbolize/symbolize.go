@@ -9,6 +9,7 @@ package symbolize
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -16,9 +17,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/safefile"
 	"github.com/macprof/macprof/symcache"
 )
@@ -45,11 +49,21 @@ var ErrNotAddress = errors.New("a word is not an address")
 // piped in one at a time are answered at once. Errors opening the binary
 // name it; an error reading stdin is "reading standard input: ...";
 // otherwise the error is ErrNotAddress or nil.
-func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) error {
+func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err error) {
+	// An ELF file's names are read in place from its mapping: a file
+	// that shrinks under it faults, an error naming it (these defers
+	// run last, after the mapping is closed).
+	defer func() {
+		if errors.Is(err, objfile.ErrFault) && !strings.Contains(err.Error(), cfg.Binary) {
+			err = fmt.Errorf("%s: %w", cfg.Binary, err)
+		}
+	}()
+	defer objfile.RecoverFault(&err, objfile.PanicOnFault())
 	s, err := open(cfg)
 	if err != nil {
 		return err
 	}
+	defer s.close()
 	out := bufio.NewWriterSize(stdout, 256<<10)
 	defer out.Flush()
 	var status error
@@ -61,7 +75,7 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) error {
 		if !s.batch(out, words) {
 			status = ErrNotAddress
 		}
-		return status
+		return cmp.Or(s.faulted(), status)
 	}
 	// Read what stdin holds, answer every whole word of it as one
 	// batch, and flush before the next read, which may block: addresses
@@ -118,6 +132,9 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) error {
 		if !s.batch(out, words) {
 			status = ErrNotAddress
 		}
+		if err := s.faulted(); err != nil {
+			return err
+		}
 		buf = buf[:copy(buf, buf[rest:])]
 		if rerr == io.EOF {
 			return status
@@ -154,7 +171,14 @@ func open(cfg Config) (*symbolizer, error) {
 }
 
 type symbolizer struct {
-	img *images.Image // the (first) executable segment, the table's
+	// unmap releases the mapping an ELF file's table lies in, once
+	// loaded (symcache.LoadELFMapped; set by the loader's goroutine).
+	unmapMu sync.Mutex
+	unmap   func() error
+	// fault is the first fault a demangling goroutine met reading a
+	// name from that mapping.
+	fault atomic.Pointer[error]
+	img   *images.Image // the (first) executable segment, the table's
 	// segments are the ELF file's other executable segments (node has
 	// three): an address is mapped by the one that holds it.
 	segments []*images.Image
@@ -307,7 +331,36 @@ func newELFSymbolizer(f io.ReaderAt, bin string, load uint64) (*symbolizer, erro
 	if len(segs) == 0 {
 		return nil, fmt.Errorf("%s: no executable PT_LOAD segment", bin)
 	}
-	return &symbolizer{img: segs[0], segments: segs[1:], image: filepath.Base(bin), cache: symcache.New(symcache.Options{MaxFrames: 1 << 20})}, nil
+	s := &symbolizer{img: segs[0], segments: segs[1:], image: filepath.Base(bin)}
+	// The table's names stay in the file's mapping (not copied): a
+	// one-shot command reads the few it prints.
+	mapped := func(img *images.Image) (*symcache.Table, error) {
+		t, unmap, err := symcache.LoadELFMapped(img)
+		s.unmapMu.Lock()
+		s.unmap = unmap
+		s.unmapMu.Unlock()
+		return t, err
+	}
+	s.cache = symcache.New(symcache.Options{MaxFrames: 1 << 20, Loaders: map[images.Format]symcache.Loader{images.FormatELF: mapped}})
+	return s, nil
+}
+
+// close unmaps what the table's names lie in; s answers nothing after.
+func (s *symbolizer) close() {
+	s.unmapMu.Lock()
+	defer s.unmapMu.Unlock()
+	if s.unmap != nil {
+		s.unmap()
+		s.unmap = nil
+	}
+}
+
+// faulted returns the fault a demangling goroutine met, if any.
+func (s *symbolizer) faulted() error {
+	if p := s.fault.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // line prints the line(s) for one word; false when it is not an address.

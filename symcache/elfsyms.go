@@ -32,13 +32,19 @@ var goFuncNames = [...]string{"go:func.*\x00", "go.func.*\x00"}
 // returns how many entries the table has (the null entry aside) and the
 // value of the Go linker's go:func.* symbol when the table has it.
 func elfFuncSymbols(f *elf.File, typ elf.SectionType, dst []Symbol) (out []Symbol, entries int, goFunc uint64, err error) {
+	return elfFuncSymbolsIn(f, nil, typ, dst)
+}
+
+// elfFuncSymbolsIn is elfFuncSymbols reading the tables in place from m,
+// f's mapping, when m is not nil: the names then lie in m, not copied.
+func elfFuncSymbolsIn(f *elf.File, m *objfile.Mapping, typ elf.SectionType, dst []Symbol) (out []Symbol, entries int, goFunc uint64, err error) {
 	first := len(dst)
 	// Room for every entry (bounded by objfile.MaxSymbolTable): growing
 	// the slices entry by entry would copy them again and again.
 	n := elfSymbolCount(f, typ)
 	pending := make([]symName, 0, n) // kept symbols, by name offset
 	dst = slices.Grow(dst, n)
-	strs, entries, goFunc, err := scanFuncSymbols(f, nil, typ, func(name uint32, value, size uint64) {
+	strs, entries, goFunc, err := scanFuncSymbols(f, m, typ, func(name uint32, value, size uint64) {
 		pending = append(pending, symName{name, uint32(len(dst) - first)})
 		dst = append(dst, Symbol{Start: value, Size: size})
 	})
