@@ -129,9 +129,12 @@ func Take(cfg Config) (*Snapshot, error) {
 	// symbolizing below waits for those it needs.
 	loading := preload(cache, imgs, caps)
 	defer loading.Wait()
-	if cerr := t.Close(); cerr != nil {
-		snap.Missing = append(snap.Missing, "detach: "+cerr.Error())
-	}
+	// Detaching can take as long as the symbolizing (a tracer on the
+	// main thread stops every thread again to detach it), and the
+	// symbolizing needs the target no more: the two run side by side.
+	// The deferred Close waits for this one on every return.
+	detached := make(chan error, 1)
+	go func() { detached <- t.Close() }()
 	if capErr != nil && len(caps) == 0 {
 		return nil, fmt.Errorf("capture: %w", capErr)
 	}
@@ -176,6 +179,9 @@ func Take(cfg Config) (*Snapshot, error) {
 	}
 	if capErr != nil {
 		snap.Missing = append(snap.Missing, capErr.Error())
+	}
+	if cerr := <-detached; cerr != nil {
+		snap.Missing = append(snap.Missing, "detach: "+cerr.Error())
 	}
 	snap.StoppedNS = stopped.Nanoseconds()
 	return snap, nil

@@ -181,3 +181,54 @@ func TestTakeWalksCopiesAfterTheStop(t *testing.T) {
 		t.Errorf("thread 1 = %+v, want the frames of the second walk", th)
 	}
 }
+
+// memoryProbe is an image's memory that reports its first read.
+type memoryProbe struct{ read chan struct{} }
+
+func (m *memoryProbe) ReadMemory(addr uint64, dst []byte) error {
+	select {
+	case m.read <- struct{}{}:
+	default:
+	}
+	return errors.New("no memory here")
+}
+
+// slowDetach is a fake whose Close (the detach) lasts until the snapshot's
+// symbols are being read, and fails.
+type slowDetach struct {
+	*targettest.Fake
+	probe    *memoryProbe
+	sawRead  bool
+	closings int
+}
+
+func (f *slowDetach) Close() error {
+	f.closings++
+	if f.closings == 1 {
+		select {
+		case <-f.probe.read:
+			f.sawRead = true
+		case <-time.After(10 * time.Second):
+		}
+	}
+	f.Fake.Close()
+	return errors.New("thread 9 would not detach")
+}
+
+// TestTakeDetachesBesideTheSymbolizing: the detach (which may stop every
+// thread again) runs while the objects' symbols are read, and its error
+// is still reported.
+func TestTakeDetachesBesideTheSymbolizing(t *testing.T) {
+	f := &slowDetach{Fake: newFake(), probe: &memoryProbe{read: make(chan struct{}, 1)}}
+	f.ImageSet = images.NewSet([]*images.Image{{Path: "[vdso]", Start: 0x1000, Limit: 0x2000, Format: images.FormatELF, Memory: f.probe}})
+	snap, err := Take(Config{PID: 42, Attach: func(int, target.Options) (target.Target, error) { return f, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.sawRead {
+		t.Error("the detach ended before any symbol was read")
+	}
+	if !slices.Contains(snap.Missing, "detach: thread 9 would not detach") {
+		t.Errorf("Missing = %q, want the detach's error", snap.Missing)
+	}
+}
