@@ -1,6 +1,7 @@
 package symcache
 
 import (
+	"cmp"
 	"debug/elf"
 	"fmt"
 	"io"
@@ -176,10 +177,19 @@ func machOGoLines(m *images.MachO, r io.ReaderAt, size int64) (*Gopclntab, error
 			return nil, fmt.Errorf("%s: no file data", sec.Name)
 		}
 		n := min(sec.Size-skip, limit)
-		if size >= 0 && uint64(sec.Offset)+skip+n > uint64(size) {
+		if size < 0 {
+			return readChunked(r, int64(uint64(sec.Offset)+skip), int64(n))
+		}
+		if uint64(sec.Offset)+skip+n > uint64(size) {
 			return nil, fmt.Errorf("%s: %d bytes at %#x exceed the file", sec.Name, n, uint64(sec.Offset)+skip)
 		}
-		return readChunked(r, int64(uint64(sec.Offset)+skip), int64(n))
+		// The file holds them: read at once, not grown chunk by
+		// chunk (each growth zeroed and copied the bytes again).
+		buf := make([]byte, n)
+		if got, err := r.ReadAt(buf, int64(uint64(sec.Offset)+skip)); uint64(got) < n {
+			return nil, fmt.Errorf("reading %d bytes at %#x: %w", n, uint64(sec.Offset)+skip, cmp.Or(err, io.ErrUnexpectedEOF))
+		}
+		return buf, nil
 	}
 	if s.Size > maxGopclntab {
 		return nil, fmt.Errorf("__gopclntab: %d bytes exceed the limit of %d", s.Size, maxGopclntab)
