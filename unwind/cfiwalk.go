@@ -58,6 +58,10 @@ func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 		return w.noTable(regs, stack, dst)
 	}
 	out, res, s, half := w.walkCFI(regs, stack, tables, r, dst)
+	if res.Stop == StopReadFailed && stack.Chain != nil {
+		out, res, s, half = w.splice(regs, stack, tables, out, res, s, half)
+	}
+	res.at = frameAt{}
 	res.Hash = w.key.finish(s, half, len(out))
 	return out, res
 }
@@ -117,6 +121,7 @@ walk:
 		if !first {
 			look--
 		}
+		res.at.look, res.at.sp, res.at.fp = look, sp, fp
 		rule, fpObj := r0, false
 		if r0 == nil {
 			rule, fpObj = tables.Rule(look)
@@ -178,6 +183,7 @@ walk:
 				res.Stop = StopOutOfStack
 				break walk
 			}
+			res.Top = max(res.Top, cfa)
 			switch rule.RA {
 			case RegSaved:
 				var ok bool

@@ -57,11 +57,20 @@ type Regs struct {
 // up to AfterSampleSpan bytes past the copy's end, and accepts a frame found
 // with them only where its return address follows a call instruction in
 // code some table covers; such frames come after the AfterSampleMark.
+//
+// Chain, when set, is the kernel's walk of the same stack's frame records
+// taken in the same sample (perf_event's user callchain: the PC, then the
+// return address of each record from FP on), ChainCut telling that it
+// stopped at the kernel's depth limit: WalkCFI takes the callers from it
+// where the copy ends, if the walk is then at one of its records and the
+// tables say the frames from there on keep theirs (splice.go).
 type Stack struct {
-	Base   uint64
-	Data   []byte
-	Lo, Hi uint64
-	After  MemoryReader
+	Base     uint64
+	Data     []byte
+	Lo, Hi   uint64
+	After    MemoryReader
+	Chain    []uint64
+	ChainCut bool
 }
 
 // AfterSampleMark is the address WalkCFI puts between the frames it found
@@ -215,6 +224,15 @@ type Result struct {
 	outermost bool
 	// afterReads counts the words read through Stack.After.
 	afterReads int
+	// Top is the highest CFA of the frames WalkCFI unwound with a table
+	// (0: none): with the words read below it, what a stack copy must
+	// hold for the walk to stay in it, as far as the tables tell.
+	Top uint64
+	// ChainFrames counts the frames taken from Stack.Chain.
+	ChainFrames int
+	// at is the frame the walk was unwinding when it ended, while
+	// WalkCFI runs.
+	at frameAt
 	// Hash is HashPCs of exactly the addresses the walk returned, computed
 	// as they were read: a keyed 64-bit hash, never zero, whose key is
 	// drawn at random once per process so that a target cannot craft
@@ -222,6 +240,10 @@ type Result struct {
 	// which therefore means "not computed".
 	Hash uint64
 }
+
+// frameAt is a frame of a walk: the address its rule was looked up at,
+// its SP and FP.
+type frameAt struct{ look, sp, fp uint64 }
 
 // LeftCopy reports whether the walk needed memory past its stack copy and
 // had no fallback reader for it: it ended there (StopReadFailed), or read
