@@ -30,7 +30,9 @@ import (
 // a row were walked exactly by frame records (unwind.CheckChain); a
 // callchain the tables find a frame without a record in is cut there
 // (marked truncated) and the ring goes back to stack copies, to try again
-// after twice as many samples. With --unwind cfi rings always copy stacks.
+// after twice as many samples. Threads whose walks are not exact but read
+// little of the copy take hybrid samples (hybrid_linux.go). With --unwind
+// cfi rings always copy stacks.
 
 // Samples of stack walks exact by frame records before a thread's ring is
 // reopened with callchains, at first and at most (after each return to
@@ -214,32 +216,36 @@ func (t *Target) framePointersOnly(pcs []uint64) bool {
 }
 
 // switchRing reopens the ring of th, drained, with callchains where its
-// walks were exact by frame records long enough, or with stack copies
-// where a callchain met a frame without a record; it reports whether it
-// did. The new event starts its first period afresh (the sampler counts
+// walks were exact by frame records long enough, else with hybrid samples
+// where hybrid samples would have served them long enough
+// (hybrid_linux.go), or with whole stack copies where a callchain met a
+// frame without a record or a hybrid sample's walk was cut; it reports
+// whether it did. The new event starts its first period afresh (the sampler counts
 // that part period as lost). If the kernel refuses the new ring,
 // the thread keeps the one it has.
 func (t *Target) switchRing(th *thread) bool {
 	tk := &th.kernel
-	var stack int
+	var spec ringSpec
+	back := false
+	need := max(tk.exactNeed, chainAfter)
 	switch {
-	case tk.ring.chain && tk.needStack:
-		stack = max(tk.ringStack, perfStackBytes)
-	case !tk.ring.chain && t.plan().switchRings && tk.exact >= max(tk.exactNeed, chainAfter):
-		stack = 0
+	case (tk.ring.chain || tk.ring.hybrid) && tk.needStack:
+		spec, back = t.ringSpec(max(tk.ringStack, perfStackBytes)), true
+	case !tk.ring.chain && t.plan().switchRings && tk.exact >= need:
+		spec = t.ringSpec(0)
+	case !tk.ring.chain && !tk.ring.hybrid && t.plan().switchRings && tk.slim >= need && tk.slimNeed > 0:
+		spec = t.hybridSpec(tk.slimNeed)
 	default:
+		tk.slim, tk.slimNeed = 0, 0
 		return false
 	}
-	if !t.reopenRing(th, t.ringSpec(stack)) {
-		tk.needStack, tk.exact = false, 0
-		return false
+	ok := t.reopenRing(th, spec)
+	if ok && back {
+		tk.exactNeed = min(2*need, chainAfterMax)
+		tk.ringStack = spec.stack
 	}
-	if stack != 0 {
-		tk.exactNeed = min(2*max(tk.exactNeed, chainAfter), chainAfterMax)
-		tk.ringStack = stack
-	}
-	tk.needStack, tk.exact = false, 0
-	return true
+	tk.needStack, tk.exact, tk.slim, tk.slimNeed = false, 0, 0, 0
+	return ok
 }
 
 // drainInterval returns how often t's rings holding periods periods'

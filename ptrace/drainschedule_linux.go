@@ -115,7 +115,11 @@ func (tk *threadKernel) noteDrain(now time.Time) {
 		if tk.ring.chain {
 			holds, used = len(tk.ring.data)-perfRingSlack*perfSampleMaxBytes(0), tk.drainedBytes
 		} else {
-			holds, used = len(tk.ring.data)/perfSampleMaxBytes(tk.ringStack)-perfRingSlack, tk.drained
+			size := tk.ring.sampleMax
+			if size == 0 {
+				size = perfSampleMaxBytes(tk.ringStack)
+			}
+			holds, used = len(tk.ring.data)/size-perfRingSlack, tk.drained
 		}
 		fill := float64(now.Sub(tk.lastDrain)) * float64(max(holds, 1)) / float64(max(used, 1))
 		tk.fill = time.Duration(min(fill, float64(time.Hour)))

@@ -37,6 +37,13 @@ type kernelSampler struct {
 	sample perfSample
 	rec    []byte
 	chain  perfChainSample
+	// With a hybrid sample (hybrid_linux.go): the record where it wraps
+	// around its ring's end, the sample, its callchain's user addresses.
+	hrec   []byte
+	hybrid perfHybridSample
+	hchain []uint64
+	// probe holds the walks of copyReach's trials.
+	probe []uint64
 	// chainRecord is the largest sample with a callchain drained yet (0:
 	// none), by which DrainInterval judges what a small ring holds.
 	chainRecord int
@@ -93,7 +100,8 @@ func newKernelSampler(opts target.Options) (*kernelSampler, error) {
 		return nil, err
 	}
 	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringBusy: ringIdleTimeout / 2, maxRings: maxRings, ringsMayGrow: canLockMemory(), waiting: opts.Kernel.SamplesWaiting,
-		rec: make([]byte, perfChainSampleMaxBytes()), lost: map[int]int64{}}, nil
+		rec: make([]byte, perfChainSampleMaxBytes()), lost: map[int]int64{},
+		hrec: make([]byte, perfHybridSampleMaxBytes(hybridMaxCopy)), hchain: make([]uint64, 0, perfMaxStack()), probe: make([]uint64, 0, max(opts.MaxFrames, unwind.DefaultMaxFrames))}, nil
 }
 
 // threadKernel is a thread's kernel sampling state.
@@ -122,6 +130,13 @@ type threadKernel struct {
 	chain            bool
 	needStack        bool
 	exact, exactNeed int
+	// Hybrid samples (hybrid_linux.go): slim, the walks of its stack
+	// copies in a row a hybrid sample could have served, the most stack
+	// they needed slimNeed (exactNeed tells how many move it to hybrid
+	// samples too); slimWait, the samples to pass before the next trial,
+	// slimBackoff the last such wait.
+	slim, slimNeed        int
+	slimWait, slimBackoff int
 	// For its ring: the samples and bytes of the drain under way, when
 	// the last one ended, and how long the ring took to fill at the rate
 	// seen then (0: not known yet), which DrainInterval heeds.
@@ -277,6 +292,9 @@ func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture, 
 	if r.chain {
 		return t.fillFromChain(th, at, size, c)
 	}
+	if r.hybrid {
+		return t.fillFromHybrid(th, at, size, c, inPlace)
+	}
 	head := k.head[:min(int(size), perfSampleHeadLen(perfRegCount))]
 	r.readAt(head, at)
 	s := &k.sample
@@ -310,6 +328,7 @@ func (t *Target) fillFromSample(th *thread, at, size uint64, c *target.Capture, 
 		th.kernel.need = max(th.kernel.need, int(min(top-regs.SP, 1<<30)))
 	}
 	t.noteWalk(th, c)
+	t.noteCopyReach(th, c, &st)
 	return nil
 }
 
@@ -434,7 +453,7 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		t.stateMu.Lock()
 		t.forgetDeparted(tid)
 		t.stateMu.Unlock()
-	case th.kernel.needStack || th.kernel.exact >= max(th.kernel.exactNeed, chainAfter):
+	case th.kernel.needStack || th.kernel.exact >= max(th.kernel.exactNeed, chainAfter) || th.kernel.slim >= max(th.kernel.exactNeed, chainAfter):
 		t.switchRing(th)
 	case th.kernel.ranOff && !r.chain && !th.kernel.ringFull && k.ringsMayGrow && k.small == nil && k.openErr == nil:
 		t.growRing(th)

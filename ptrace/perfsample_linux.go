@@ -84,6 +84,17 @@ type ringSpec struct {
 	// bytes, when set, is the size of the data area, rather than what
 	// interval's samples need (a ring grown by what its thread uses).
 	bytes int
+	// hybrid: the samples carry the kernel's callchain as well as stack
+	// bytes of stack (hybrid_linux.go).
+	hybrid bool
+}
+
+// sampleMaxBytes bounds the size of one sample record of a ring of spec.
+func (s ringSpec) sampleMaxBytes() int {
+	if s.hybrid {
+		return perfHybridSampleMaxBytes(s.stack)
+	}
+	return perfSampleMaxBytes(s.stack)
 }
 
 // ringSpec returns the spec of a ring of t's with stack copies of stack
@@ -189,7 +200,7 @@ func perfRingBytes(spec ringSpec) int {
 	}
 	samples := int(spec.interval/spec.period) + perfRingSlack
 	n := perfMinRingBytes
-	for n < samples*perfSampleMaxBytes(spec.stack) {
+	for n < samples*spec.sampleMaxBytes() {
 		n *= 2
 	}
 	return n
@@ -203,8 +214,11 @@ type perfRing struct {
 	data []byte                  // the data area, a power of two long
 	head uint64                  // data_head when reading began
 	pos  uint64                  // the next record to read
-	// chain: its samples hold the kernel's callchain, not a stack copy.
-	chain bool
+	// chain: its samples hold the kernel's callchain, not a stack copy;
+	// hybrid: both, the copy small (hybrid_linux.go).
+	chain, hybrid bool
+	// sampleMax bounds the size of one of its samples.
+	sampleMax int
 	// clock turns its samples' times into the captures' (zero: the
 	// kernel times them on its own clock).
 	clock sampleClock
@@ -244,6 +258,12 @@ func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
 		Sample_stack_user: uint32(stackBytes),
 		// Times on the clock Go's monotonic readings use (sampleClock).
 		Clockid: unix.CLOCK_MONOTONIC,
+	}
+	if spec.hybrid {
+		// The kernel's walk of the frame records and a small copy.
+		attr.Sample_type |= unix.PERF_SAMPLE_CALLCHAIN
+		attr.Bits |= unix.PerfBitExcludeCallchainKernel
+		attr.Sample_max_stack = uint16(perfMaxStack())
 	}
 	if stackBytes == 0 {
 		// The kernel's walk of the user stack's frame records, as
@@ -290,7 +310,7 @@ func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("sample ring of thread %d: %w", tid, err)
 	}
-	r.chain, r.interval, r.clock = stackBytes == 0, spec.interval, clock
+	r.chain, r.hybrid, r.interval, r.clock, r.sampleMax = stackBytes == 0, spec.hybrid && stackBytes != 0, spec.interval, clock, spec.sampleMaxBytes()
 	return r, small, nil
 }
 
