@@ -11,29 +11,43 @@ import (
 // open-addressing hash table over the nodes' pointers, reused through a
 // pool. It answers as map[AST]bool did for simplify at a fraction of the
 // cost (simplify was a third of the time to demangle a C++ name, most of
-// it in that map).
+// it in that map). A slot holds a member only when it carries the set's
+// generation, so that emptying the set is a new generation, not a clear
+// of the whole table (whose interface slots were written under the
+// garbage collector's barriers: a fifth of demangling a name, once one
+// long name had grown the pooled table).
 type astSet struct {
-	slots []AST // len is a power of two; nil is empty
+	slots []astSlot // len is a power of two
 	n     int
+	gen   uint32 // never 0, the generation of a zeroed slot
+}
+
+type astSlot struct {
+	a   AST
+	gen uint32
 }
 
 // maxPooledSlots bounds the table a pooled set keeps: a rare huge name
 // must not make every later walk clear a large table.
 const maxPooledSlots = 1 << 12
 
-var astSets = sync.Pool{New: func() interface{} { return &astSet{slots: make([]AST, 64)} }}
+var astSets = sync.Pool{New: func() interface{} { return &astSet{slots: make([]astSlot, 64), gen: 1} }}
 
 func newASTSet() *astSet { return astSets.Get().(*astSet) }
 
-// release clears s and returns it to the pool.
+// release empties s and returns it to the pool.
 func (s *astSet) release() {
 	if len(s.slots) > maxPooledSlots {
 		return
 	}
-	for i := range s.slots {
-		s.slots[i] = nil
-	}
 	s.n = 0
+	if s.gen++; s.gen == 0 {
+		// Generations wrapped: old slots would look current.
+		for i := range s.slots {
+			s.slots[i] = astSlot{}
+		}
+		s.gen = 1
+	}
 	astSets.Put(s)
 }
 
@@ -48,15 +62,16 @@ func astHash(a AST) uintptr {
 func (s *astSet) visit(a AST) bool {
 	mask := uintptr(len(s.slots) - 1)
 	for i := astHash(a) & mask; ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case nil:
-			s.slots[i] = a
+		sl := &s.slots[i]
+		switch {
+		case sl.gen != s.gen:
+			sl.a, sl.gen = a, s.gen
 			s.n++
 			if 2*s.n > len(s.slots) {
 				s.grow()
 			}
 			return false
-		case a:
+		case sl.a == a:
 			return true
 		}
 	}
@@ -65,16 +80,16 @@ func (s *astSet) visit(a AST) bool {
 // grow doubles s's table.
 func (s *astSet) grow() {
 	old := s.slots
-	s.slots = make([]AST, 2*len(old))
+	s.slots = make([]astSlot, 2*len(old))
 	mask := uintptr(len(s.slots) - 1)
-	for _, a := range old {
-		if a == nil {
+	for _, sl := range old {
+		if sl.gen != s.gen {
 			continue
 		}
-		i := astHash(a) & mask
-		for s.slots[i] != nil {
+		i := astHash(sl.a) & mask
+		for s.slots[i].gen == s.gen {
 			i = (i + 1) & mask
 		}
-		s.slots[i] = a
+		s.slots[i] = sl
 	}
 }
