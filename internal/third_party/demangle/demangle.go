@@ -1623,6 +1623,24 @@ var builtinTypes = map[byte]string{
 	'z': "...",
 }
 
+// byteNames returns m as an array indexed by the byte: a lookup without
+// hashing ("" for a byte m does not have; no value of m is "").
+func byteNames(m map[byte]string) *[256]string {
+	var a [256]string
+	for c, n := range m {
+		a[c] = n
+	}
+	return &a
+}
+
+// builtinTypeNames and qualifierNames are builtinTypes and qualifiers
+// as byteNames gives them: the maps' hashing was a twelfth of demangling
+// a C++ name.
+var (
+	builtinTypeNames = byteNames(builtinTypes)
+	qualifierNames   = byteNames(qualifiers)
+)
+
 // demangleType parses:
 //
 //	<type> ::= <builtin-type>
@@ -1669,7 +1687,7 @@ func (st *state) demangleType(isCast bool) AST {
 	// Use correct substitution for a template parameter.
 	var sub AST
 
-	if btype, ok := builtinTypes[st.str[0]]; ok {
+	if btype := builtinTypeNames[st.str[0]]; btype != "" {
 		ret = &BuiltinType{Name: btype}
 		st.advance(1)
 		if q != nil {
@@ -2148,7 +2166,7 @@ func (st *state) cvQualifiers() AST {
 	var q []AST
 qualLoop:
 	for len(st.str) > 0 {
-		if qv, ok := qualifiers[st.str[0]]; ok {
+		if qv := qualifierNames[st.str[0]]; qv != "" {
 			qual := &Qualifier{Name: qv}
 			q = append([]AST{qual}, q...)
 			st.advance(1)
