@@ -157,7 +157,7 @@ func Main(a Args, stdout, stderr io.Writer) int {
 			return fail("--%s: %v", re.flag, err)
 		}
 	}
-	cfg.LoadFollowing = NoLoadFollowing
+	cfg.LoadFollowing = NoLoadFollowing()
 	if a.LoadFollowing != "" {
 		if cfg.LoadFollowing, err = regexp.Compile(a.LoadFollowing); err != nil {
 			return fail("--load-following: %v", err)

@@ -58,8 +58,10 @@ const (
 	runPriorDF = 4
 )
 
-// NoLoadFollowing, as Config.LoadFollowing, judges every function.
-var NoLoadFollowing = regexp.MustCompile(`^\b\B$`)
+// NoLoadFollowing returns the Config.LoadFollowing that judges every
+// function. It is compiled on first use: a regexp compiled at start-up
+// was a percent of the CPU time of every macprof command (snapshot's).
+var NoLoadFollowing = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\b\B$`) })
 
 // defaultLoadFollowing is compiled on first use, not at start-up, which
 // every macprof command pays.

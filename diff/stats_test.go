@@ -130,7 +130,7 @@ func TestLoadFollowingJudgedWhenAsked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 30))
 	alarms := 0
 	for range 20 {
-		r, err := Compare(side(rng, 1, 1000, workShares), side(rng, 1, 1000, workShares), Config{LoadFollowing: NoLoadFollowing, Dispersion: 1, RunSpread: -1})
+		r, err := Compare(side(rng, 1, 1000, workShares), side(rng, 1, 1000, workShares), Config{LoadFollowing: NoLoadFollowing(), Dispersion: 1, RunSpread: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

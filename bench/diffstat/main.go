@@ -99,7 +99,7 @@ func main() {
 	if *judgeAll {
 		methods = append(methods,
 			method{"macprof diff --run-spread -1 (the dispersion alone, the method before the run spread)", diff.Config{RunSpread: -1}},
-			method{"macprof diff --load-following '' --dispersion 1 --run-spread -1 (every function judged, sampling alone assumed)", diff.Config{LoadFollowing: diff.NoLoadFollowing, Dispersion: 1, RunSpread: -1}})
+			method{"macprof diff --load-following '' --dispersion 1 --run-spread -1 (every function judged, sampling alone assumed)", diff.Config{LoadFollowing: diff.NoLoadFollowing(), Dispersion: 1, RunSpread: -1}})
 	}
 	if err := report(os.Stdout, base, slow, []int{1, 3, 5}, methods, *blocked, *slide); err != nil {
 		fatal(err)
