@@ -57,19 +57,28 @@ func ASTToString(a AST, options ...Option) string {
 		}
 	}
 
+	scratch := printBufs.Get().(*printScratch)
 	ps := printState{
 		tparams:         tparams,
 		enclosingParams: enclosingParams,
 		llvmStyle:       llvmStyle,
 		max:             max,
 		scopes:          1,
-		buf:             printBufs.Get().(*bytes.Buffer),
+		buf:             &scratch.buf,
+		printing:        scratch.printing[:0],
 	}
 	a.print(&ps)
 	s := ps.buf.String()
-	if ps.buf.Cap() <= maxPooledPrintBuf {
+	if ps.buf.Cap() <= maxPooledPrintBuf && cap(ps.printing) <= maxPooledPrinting {
 		ps.buf.Reset()
-		printBufs.Put(ps.buf)
+		// The stack is empty again; its old entries must not keep
+		// this name's nodes alive.
+		p := ps.printing[:cap(ps.printing)]
+		for i := range p {
+			p[i] = nil
+		}
+		scratch.printing = p[:0]
+		printBufs.Put(scratch)
 	}
 	if max > 0 && len(s) > max {
 		s = s[:max]
@@ -79,7 +88,18 @@ func ASTToString(a AST, options ...Option) string {
 
 // printBufs are the buffers ASTToString prints into, reused: growing a
 // new buffer for every name allocated and copied it several times.
-var printBufs = sync.Pool{New: func() interface{} { return new(bytes.Buffer) }}
+var printBufs = sync.Pool{New: func() interface{} { return new(printScratch) }}
+
+// printScratch is what ASTToString reuses from name to name: the buffer
+// and the printing stack (which grew from nothing for every name: a tenth
+// of the demangler's allocations).
+type printScratch struct {
+	buf      bytes.Buffer
+	printing []AST
+}
+
+// maxPooledPrinting bounds the printing stack kept for reuse.
+const maxPooledPrinting = 1 << 10
 
 // maxPooledPrintBuf bounds the buffer kept for reuse.
 const maxPooledPrintBuf = 64 << 10

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // ErrNotMangledName is returned by CheckedDemangle if the string does
@@ -319,6 +320,21 @@ func doDemangle(name string, options ...Option) (ret AST, err error) {
 	}
 
 	st := &state{str: name, verbose: verbose, abiTags: abiTags}
+	sp := subsPool.Get().(*substitutions)
+	st.subs = (*sp)[:0]
+	defer func() {
+		// The candidates are nodes of the result, which the list
+		// must not keep alive from the pool.
+		subs := st.subs
+		if cap(subs) > maxPooledSubs {
+			return
+		}
+		for i := range subs {
+			subs[i] = nil
+		}
+		*sp = subs[:0]
+		subsPool.Put(sp)
+	}()
 	a := st.encoding(params, notForLocalName)
 
 	// Accept a clone suffix.
@@ -3594,6 +3610,13 @@ func (st *state) cloneSuffix(a AST) AST {
 // substitutions is the list of substitution candidates that may
 // appear later in the string.
 type substitutions []AST
+
+// subsPool holds the lists doDemangle reuses: growing a new one for
+// every name was a tenth of the demangler's allocations.
+var subsPool = sync.Pool{New: func() interface{} { s := make(substitutions, 0, 32); return &s }}
+
+// maxPooledSubs bounds the list kept for reuse.
+const maxPooledSubs = 1 << 10
 
 // add adds a new substitution candidate.
 func (subs *substitutions) add(a AST) {
