@@ -329,6 +329,7 @@ func doDemangle(name string, options ...Option) (ret AST, err error) {
 		if cap(subs) > maxPooledSubs {
 			return
 		}
+		subs = subs[:cap(subs)] // a restored state's list may have left more
 		for i := range subs {
 			subs[i] = nil
 		}
