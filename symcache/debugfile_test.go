@@ -12,13 +12,12 @@ import (
 	"github.com/macprof/macprof/internal/testprog"
 )
 
-// TestStrippedObjectTakesTheDebugFilesNames strips a program
-// (testprog/src/unnamedfdes.c) of every symbol into a separate debug file
-// found by build ID (as Debian's -dbg packages install them) and checks
-// that its static function is named from the debug file, though the
-// stripped file's .eh_frame has more function starts than the debug file
-// has symbols.
-func TestStrippedObjectTakesTheDebugFilesNames(t *testing.T) {
+// strippedWithDebugFile builds testprog/src/unnamedfdes.c, strips it of
+// every symbol into a separate debug file in a directory of its own, found
+// there by build ID (as Debian's -dbg packages install them), and returns
+// the stripped program, that directory and the program's build ID.
+func strippedWithDebugFile(t *testing.T) (stripped, dbgDir, id string) {
+	t.Helper()
 	src := filepath.Join(testprog.Dir(), "unnamedfdes.c")
 	bin := filepath.Join(t.TempDir(), "p")
 	if out, err := exec.Command(tool(t, "gcc"), "-O1", "-g", "-Wl,--build-id", "-o", bin, src).CombinedOutput(); err != nil {
@@ -28,34 +27,31 @@ func TestStrippedObjectTakesTheDebugFilesNames(t *testing.T) {
 	if err != nil || len(id) < 4 {
 		t.Fatalf("build ID of %s: %q, %v", bin, id, err)
 	}
-	dbgDir := t.TempDir()
+	dbgDir = t.TempDir()
 	dbg := filepath.Join(dbgDir, ".build-id", id[:2], id[2:]+".debug")
 	if err := os.MkdirAll(filepath.Dir(dbg), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	stripped := filepath.Join(t.TempDir(), "p")
+	stripped = filepath.Join(t.TempDir(), "p")
 	objcopy := tool(t, "objcopy", "llvm-objcopy")
 	for _, args := range [][]string{{"--only-keep-debug", bin, dbg}, {"--strip-all", bin, stripped}} {
 		if out, err := exec.Command(objcopy, args...).CombinedOutput(); err != nil {
 			t.Fatalf("objcopy %v: %v\n%s", args, err, out)
 		}
 	}
-	// The premise: more FDE starts in the stripped file than function
-	// symbols in the debug file.
-	sf, err := elf.Open(stripped)
-	if err != nil {
-		t.Fatal(err)
-	}
-	starts, _ := ehFrameStarts(sf, nil)
-	sf.Close()
-	df, err := elf.Open(dbg)
+	return stripped, dbgDir, id
+}
+
+// debugFunctions returns the function symbols of the debug file in dbgDir
+// of build ID id that have an address, and the address of helper.
+func debugFunctions(t *testing.T, dbgDir, id string) (funcs int, helper uint64) {
+	t.Helper()
+	df, err := elf.Open(filepath.Join(dbgDir, ".build-id", id[:2], id[2:]+".debug"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	syms, _ := df.Symbols()
 	df.Close()
-	funcs := 0
-	var helper uint64
 	for _, s := range syms {
 		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
 			funcs++
@@ -67,13 +63,37 @@ func TestStrippedObjectTakesTheDebugFilesNames(t *testing.T) {
 	if helper == 0 {
 		t.Fatal("no helper in the debug file's symbols")
 	}
+	return funcs, helper
+}
+
+// useDebugDir makes dir the only place debug files are looked for until
+// the test ends.
+func useDebugDir(t *testing.T, dir string) {
+	old := DebugDirs
+	DebugDirs = []string{dir}
+	t.Cleanup(func() { DebugDirs = old })
+}
+
+// TestStrippedObjectTakesTheDebugFilesNames checks that the static
+// function of a program stripped into a debug file is named from the debug
+// file, though the stripped file's .eh_frame has more function starts than
+// the debug file has symbols.
+func TestStrippedObjectTakesTheDebugFilesNames(t *testing.T) {
+	stripped, dbgDir, id := strippedWithDebugFile(t)
+	// The premise: more FDE starts in the stripped file than function
+	// symbols in the debug file.
+	sf, err := elf.Open(stripped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts, _ := ehFrameStarts(sf, nil)
+	sf.Close()
+	funcs, helper := debugFunctions(t, dbgDir, id)
 	if len(starts) <= funcs {
 		t.Fatalf("the stripped program has %d FDE starts, the debug file %d functions: the test needs more starts", len(starts), funcs)
 	}
 
-	old := DebugDirs
-	DebugDirs = []string{dbgDir}
-	t.Cleanup(func() { DebugDirs = old })
+	useDebugDir(t, dbgDir)
 	img := execImage(t, stripped, 0)
 	img.BuildID = id
 	got := New(Options{}).Symbolize(img, helper, false)

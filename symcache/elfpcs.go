@@ -48,60 +48,96 @@ func loadELFAt(img *images.Image, offs []uint64) (t *Table, err error) {
 	object := filepath.Base(img.Path)
 	segs := elfSegments(f)
 	addrs := linkAddresses(segs, offs)
-	sel, err := elfSymbolsAt(object, f, m, addrs)
-	if err != nil {
-		return nil, err
-	}
-	var syms []Symbol
-	chosen := false // the debug file's symbols
-	var lines LineSource
-	// As loadELFFile: a debug file with more symbols names the
-	// functions, and its DWARF gives the lines.
-	if dbg := findDebugFile(img, f); dbg != "" {
-		if dsyms, more, ddwarf, ok := debugSymbolsAt(object, dbg, img, f, addrs, sel.info.named); ok {
-			syms, chosen = dsyms, more
-			if ddwarf {
-				lines = elfLines(object, func() (*elf.File, func() error, error) { return openDebugFile(dbg, img, f) }, false, 0, true)
-			}
+	// As loadELFFile: a debug file with more named symbols names the
+	// functions, and its DWARF gives the lines. f's own tables are not
+	// read where the debug file has more named symbols than they have
+	// entries (a stripped library's .dynsym against its -dbg file's
+	// .symtab): they could not win.
+	dbg := findDebugFile(img, f)
+	var d *debugSel
+	if dbg != "" {
+		if d = debugSymbolsAt(object, dbg, img, f, addrs); d != nil {
+			defer d.close()
 		}
 	}
-	if !chosen {
+	var sel *pcSymbols
+	if n, ok := symbolEntries(f); d == nil || !ok || d.sel.info.named <= n {
+		if sel, err = elfSymbolsAt(object, f, m, addrs); err != nil {
+			return nil, err
+		}
+	}
+	var syms []Symbol
+	var lines LineSource
+	if d != nil && d.sel.info.dwarf {
+		lines = elfLines(object, func() (*elf.File, func() error, error) { return openDebugFile(dbg, img, f) }, false, 0, true)
+	}
+	if d != nil && (sel == nil || d.sel.info.named > sel.info.named) {
+		d.sel.addEHStarts(d.f)
+		syms = d.sel.symbols(d.m != nil)
+	} else {
 		sel.addEHStarts(f)
 		syms = sel.symbols(m != nil)
 	}
 	if lines == nil {
-		lines = elfLines(object, func() (*elf.File, func() error, error) { return openImageELF(img) }, false, 0, sel.info.dwarf)
+		dwarf := hasDWARF(f)
+		if sel != nil {
+			dwarf = sel.info.dwarf
+		}
+		lines = elfLines(object, func() (*elf.File, func() error, error) { return openImageELF(img) }, false, 0, dwarf)
 	}
 	return NewTable(object, syms, segs, lines), nil
 }
 
+// debugSel is a debug file's symbols for some addresses, read in place
+// from its mapping, open until close.
+type debugSel struct {
+	sel   *pcSymbols
+	f     *elf.File
+	m     *objfile.Mapping
+	close func()
+}
+
 // debugSymbolsAt reads the debug file at path found for img (whose own
-// file f holds named function symbols) as loadELFAt reads f: its symbols
-// for addrs and whether it has more named ones (only then are they
-// returned), whether it has DWARF, and whether it could be read.
-func debugSymbolsAt(object, path string, img *images.Image, f *elf.File, addrs []uint64, named int) (syms []Symbol, more, dwarf, ok bool) {
+// file is f) as loadELFAt reads f, keeping what names addrs; nil when it
+// cannot be read or is not img's debug file.
+func debugSymbolsAt(object, path string, img *images.Image, f *elf.File, addrs []uint64) *debugSel {
 	file, err := safefile.Open(path)
 	if err != nil {
-		return nil, false, false, false
+		return nil
 	}
-	defer file.Close()
 	df, m, err := objfile.MapELF(file, maxELFRead)
 	if err != nil {
-		return nil, false, false, false
+		file.Close()
+		return nil
 	}
-	defer m.Close()
+	d := &debugSel{f: df, m: m, close: func() { m.Close(); file.Close() }}
 	if _, ok := debugFileOf(df, img, f); !ok {
-		return nil, false, false, false
+		d.close()
+		return nil
 	}
-	dsel, err := elfSymbolsAt(object, df, m, addrs)
-	if err != nil {
-		return nil, false, false, false
+	if d.sel, err = elfSymbolsAt(object, df, m, addrs); err != nil {
+		d.close()
+		return nil
 	}
-	if more = dsel.info.named > named; more {
-		dsel.addEHStarts(df)
-		syms = dsel.symbols(m != nil)
+	return d
+}
+
+// symbolEntries returns how many entries f's .symtab and .dynsym hold in
+// all, at least as many as their named function symbols; ok is false when
+// a table's size is over what scanFuncSymbols reads (it then fails).
+func symbolEntries(f *elf.File) (n int, ok bool) {
+	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
+		if s := f.SectionByType(typ); s != nil && s.Size > objfile.MaxSymbolTable {
+			return 0, false
+		}
+		n += elfSymbolCount(f, typ)
 	}
-	return syms, more, dsel.info.dwarf, true
+	return n, true
+}
+
+// hasDWARF reports whether f has DWARF (as elfSymbolsAt records it).
+func hasDWARF(f *elf.File) bool {
+	return f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
 }
 
 // linkAddresses maps file offsets to link-time addresses through segs,
@@ -158,7 +194,7 @@ func elfSymbolsAt(object string, f *elf.File, m *objfile.Mapping, addrs []uint64
 			p.nsym = n
 		}
 	}
-	p.info.dwarf = f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
+	p.info.dwarf = hasDWARF(f)
 	return p, nil
 }
 
