@@ -250,12 +250,16 @@ func uleb(b []byte, p uint64) (uint64, uint64, bool) {
 // could need, or out of order. Its table is a binary search table of
 // (initial location, FDE address) pairs, each a signed 4-byte offset from
 // the header's start (LSB Core, ".eh_frame_hdr").
-func ehFrameHdrStarts(f *elf.File) ([]uint64, bool) {
+func ehFrameHdrStarts(f *elf.File) ([]uint64, bool) { return ehFrameHdrStartsIn(f, nil) }
+
+// ehFrameHdrStartsIn is ehFrameHdrStarts reading the table in place from
+// m, f's mapping, when m is not nil (read with objfile.PanicOnFault set).
+func ehFrameHdrStartsIn(f *elf.File, m *objfile.Mapping) ([]uint64, bool) {
 	hs, es := f.Section(".eh_frame_hdr"), f.Section(".eh_frame")
 	if hs == nil || es == nil || hs.Type == elf.SHT_NOBITS || hs.Size > maxEHFrame || f.ByteOrder != binary.LittleEndian {
 		return nil, false
 	}
-	hdr, err := hs.Data()
+	hdr, err := objfile.SectionBytes(m, hs)
 	if err != nil {
 		return nil, false
 	}

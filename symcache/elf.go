@@ -294,7 +294,7 @@ func elfTableIn(object string, f *elf.File, m *objfile.Mapping) (*Table, elfInfo
 		// image+0xSTART rather than after its neighbour. The
 		// sorted table of .eh_frame_hdr lists them without a walk
 		// of .eh_frame.
-		starts, ok := ehFrameHdrStarts(f)
+		starts, ok := ehFrameHdrStartsIn(f, m)
 		if !ok {
 			starts, _ = ehFrameStarts(f, nil)
 		}
