@@ -232,3 +232,33 @@ func TestTakeDetachesBesideTheSymbolizing(t *testing.T) {
 		t.Errorf("Missing = %q, want the detach's error", snap.Missing)
 	}
 }
+
+// countingWriter counts the writes made to it.
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// TestWriteTextWritesInBlocks: the text of a snapshot of a few threads
+// reaches its writer in one write, not one per line (each a system call
+// to a pipe or terminal), and reads as when written line by line.
+func TestWriteTextWritesInBlocks(t *testing.T) {
+	s := &Snapshot{PID: 7, Executable: "/bin/app", StoppedNS: 41500}
+	for tid := uint64(7); tid < 12; tid++ {
+		th := Thread{TID: tid, Name: "app"}
+		for i := range 8 {
+			th.Frames = append(th.Frames, Frame{Address: fmt.Sprintf("%#x", 0x1000+i), Image: "app", Function: "f", Offset: uint64(i)})
+		}
+		s.Threads = append(s.Threads, th)
+	}
+	var w countingWriter
+	s.WriteText(&w)
+	if lines := strings.Count(w.String(), "\n"); lines != 1+5*9 || w.writes != 1 {
+		t.Errorf("%d lines in %d writes, want 46 lines in one write", lines, w.writes)
+	}
+}
