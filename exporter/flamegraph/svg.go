@@ -3,7 +3,6 @@ package flamegraph
 import (
 	"bufio"
 	_ "embed"
-	"encoding/xml"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -382,9 +381,49 @@ func isUnknown(name string) bool {
 	return strings.HasPrefix(name, "0x") || strings.Contains(name, "+0x") || strings.HasPrefix(name, "[")
 }
 
-// escape writes s as XML character data (valid in attributes too).
+// escape writes s as XML character data (valid in attributes too), as
+// encoding/xml's EscapeText writes it: that package is not linked for
+// this alone, since its init (a 250-entry map) ran at the start of every
+// macprof command. Errors are w's (bufio.Writer reports them at Flush).
 func escape(w io.Writer, s string) {
-	// xml.EscapeText only fails when w does; bufio.Writer reports that
-	// at Flush.
-	_ = xml.EscapeText(w, []byte(s))
+	last := 0
+	for i := 0; i < len(s); {
+		r, width := utf8.DecodeRuneInString(s[i:])
+		var esc string
+		switch r {
+		case '"':
+			esc = "&#34;"
+		case '\'':
+			esc = "&#39;"
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '\t':
+			esc = "&#x9;"
+		case '\n':
+			esc = "&#xA;"
+		case '\r':
+			esc = "&#xD;"
+		default:
+			if !xmlChar(r) || r == utf8.RuneError && width == 1 {
+				esc = "\uFFFD"
+			}
+		}
+		i += width
+		if esc == "" {
+			continue
+		}
+		io.WriteString(w, s[last:i-width])
+		io.WriteString(w, esc)
+		last = i
+	}
+	io.WriteString(w, s[last:])
+}
+
+// xmlChar reports whether r is in XML's Char production.
+func xmlChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
 }
