@@ -42,40 +42,50 @@ func (c *pcCursor) value(pc uint64, quantum uint32) (int64, bool) {
 	if c.steps > 0 && pc < c.cur {
 		return c.val, true
 	}
-	for !c.done {
-		if len(c.p) == 0 {
-			c.done = true
+	if c.done {
+		return 0, false
+	}
+	// The walk keeps its place in locals, stored back once: it was the
+	// largest part of symbolizing a Go binary.
+	p, val, lo, cur, steps := c.p, c.val, c.lo, c.cur, c.steps
+	for len(p) > 0 {
+		uv, n := uint64(p[0]), 1 // most deltas are one byte
+		if uv >= 0x80 {
+			uv, n = binary.Uvarint(p)
+		}
+		if n <= 0 || (uv == 0 && steps > 0) {
 			break
 		}
-		p := c.p
-		uv, n := binary.Uvarint(p)
-		if n <= 0 || (uv == 0 && c.steps > 0) {
-			c.done = true
-			break
-		}
-		p = p[n:]
-		val := c.val
+		rest := p[n:]
+		next := val
 		if uv&1 != 0 {
-			val += int64(^(uv >> 1))
+			next += int64(^(uv >> 1))
 		} else {
-			val += int64(uv >> 1)
+			next += int64(uv >> 1)
 		}
-		d, n := binary.Uvarint(p)
-		if n <= 0 {
-			c.done = true
+		if len(rest) == 0 {
 			break
 		}
-		c.p = p[n:]
-		if c.steps > 0 {
-			c.lo = c.cur
+		d, m := uint64(rest[0]), 1
+		if d >= 0x80 {
+			d, m = binary.Uvarint(rest)
 		}
-		c.steps++
-		c.val = val
-		c.cur += d * uint64(quantum)
-		if pc < c.cur {
-			return c.val, true
+		if m <= 0 {
+			break
+		}
+		p = rest[m:]
+		if steps > 0 {
+			lo = cur
+		}
+		steps++
+		val = next
+		cur += d * uint64(quantum)
+		if pc < cur {
+			c.p, c.val, c.lo, c.cur, c.steps = p, val, lo, cur, steps
+			return val, true
 		}
 	}
+	c.p, c.val, c.lo, c.cur, c.steps, c.done = p, val, lo, cur, steps, true
 	return 0, false
 }
 
