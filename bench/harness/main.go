@@ -322,6 +322,7 @@ func overhead(args []string) error {
 	noPerf := fs.Bool("no-perf", false, "leave perf out (for a quick look at macprof alone)")
 	idle := fs.Bool("idle", false, "also run macprof at each rate beside the workload on a process that sleeps: the sampler's cost before any capture")
 	verbose := fs.Bool("v", false, "print every run's throughput")
+	before := fs.String("before", "", "also run this macprof binary (built from an earlier commit) at each rate, for a before/after in one run")
 	fs.Parse(args)
 	dir, err := os.MkdirTemp("", "macprof-bench-")
 	if err != nil {
@@ -360,6 +361,11 @@ func overhead(args []string) error {
 		configs = append(configs, overheadConfig{name: "macprof " + hz + " Hz", prefix: func(dir string) []string {
 			return []string{macprof, "record", "-F", hz, "-o", filepath.Join(dir, "p.pb.gz"), "--"}
 		}})
+		if *before != "" {
+			configs = append(configs, overheadConfig{name: "macprof before " + hz + " Hz", prefix: func(dir string) []string {
+				return []string{*before, "record", "-F", hz, "-o", filepath.Join(dir, "p.pb.gz"), "--"}
+			}})
+		}
 		if !*noStops {
 			configs = append(configs, overheadConfig{name: "macprof stops " + hz + " Hz", prefix: func(dir string) []string {
 				return []string{macprof, "record", "--capture", "stop", "-F", hz, "-o", filepath.Join(dir, "p.pb.gz"), "--"}

@@ -18,8 +18,10 @@
 # built with debug info, which measures the symbolization of its DWARF more
 # than the sampling.
 #
-# usage: [PYTHON=...] bench/pyoverhead/run.sh [RATES] [SECONDS] [ROUNDS]   (from the repository root, as root)
-# RATES is one rate in Hz or several with commas: 99,999.
+# usage: [PYTHON=...] [BEFORE=macprof-binary] bench/pyoverhead/run.sh [RATES] [SECONDS] [ROUNDS]   (from the repository root, as root)
+# RATES is one rate in Hz or several with commas: 99,999. BEFORE, a macprof
+# built from an earlier commit, adds its runs at each rate: a before/after
+# in one run.
 set -euo pipefail
 rates=${1:-999} dur=${2:-5} rounds=${3:-4}
 py=${PYTHON:-/usr/bin/python3}
@@ -46,12 +48,14 @@ one() {
 configs=("alone" "alone (control)")
 for rate in ${rates//,/ }; do
 	configs+=("macprof record -F $rate" "perf --call-graph dwarf -F $rate")
+	[ -z "${BEFORE:-}" ] || configs+=("before: macprof record -F $rate")
 done
 config() {
 	local name=${configs[$1]} rate=${configs[$1]##* }
 	case $name in
 	alone*) one "$name" ;;
 	macprof*) one "$name" "$dir/macprof" record -q -F "$rate" -o "$dir/p.pb.gz" -- ;;
+	before*) one "$name" "$BEFORE" record -q -F "$rate" -o "$dir/before.pb.gz" -- ;;
 	perf*) one "$name" perf record -q --call-graph dwarf -F "$rate" -o "$dir/perf.data" -- ;;
 	esac
 }
