@@ -182,6 +182,14 @@
 //     (at most 127 frames each, `kernel.perf_event_max_stack`) in the same 128 KiB. So a Go
 //     program, or C built with frame pointers throughout, is sampled as cheaply as by `perf -g`,
 //     while python3 or gzip keep their stack copies and whole stacks.
+//   - Hybrid samples (`hybrid_linux.go`): a thread whose walks are not exact by frame records but
+//     need at most 4 KiB of copy (what they read, or less where the callchain gives the callers
+//     past a point: `copyReach`) is reopened, after 32 such walks in a row, with samples that carry
+//     the callchain and a copy of that size (`PERF_SAMPLE_CALLCHAIN | STACK_USER`). The walk
+//     unwinds the copy with the tables and, where it needs more, takes the callers from the chain
+//     where that is what a whole copy's walk gives (`unwind.Stack.Chain`); a walk that can do
+//     neither is cut there (`StopReadFailed`) and the ring goes back to whole copies, to try again
+//     after twice as many walks.
 //   - Process rings (`processrings_linux.go`, its samples in `processsamples_linux.go`, `target.Options.Kernel.ProcessRings`, which `record`
 //     sets): a launched command whose code all keeps frame pointers (a statically linked Go
 //     binary: Go keeps them and no other code is loaded; or any command with `--unwind fp`) is
