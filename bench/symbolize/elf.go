@@ -73,6 +73,7 @@ func benchELF(targets []string, n, runs int, macprof, before, llvm string) error
 			filepath.Base(bin), ms(mp.best), ms(mp.median), ms(mp.cpu), ms(mp.cpuLeast), ms(lv.best), ms(lv.median), ms(lv.cpu), ms(lv.cpuLeast),
 			float64(lv.best)/float64(mp.best), float64(lv.median)/float64(mp.median), ratio(lv.cpu, mp.cpu), ratio(lv.cpuLeast, mp.cpuLeast),
 			agree, total)
+		fmt.Println("  " + content(mp.out, lv.out))
 		printBefore(before, bf, lv)
 	}
 	return nil

@@ -172,6 +172,7 @@ func bench(n, runs int, macprof, before, elfs string) error {
 		float64(lv.best)/float64(mp.best), float64(lv.median)/float64(mp.median), ratio(lv.cpu, mp.cpu), ratio(lv.cpuLeast, mp.cpuLeast))
 	printBefore(before, bf, lv)
 	fmt.Printf("function names agree on %d of %d addresses (the rest: .abi0 suffixes, which macprof drops as the Go runtime does, and aliases at one address)\n", agree, total)
+	fmt.Println("  " + content(mp.out, lv.out))
 	fmt.Printf("in process: table build %.2f ms + %d lookups %.2f ms; linear scan per frame %.1f ms; ratio %.0fx\n",
 		ms(build), n, ms(lookups), ms(linear), float64(linear)/float64(build+lookups))
 	targets, err := elfTargets(dir, elfs)
@@ -292,6 +293,34 @@ func (r result) done() result {
 	r.best, r.median = r.walls[0], r.walls[len(r.walls)/2]
 	r.cpuLeast, r.cpu = r.cpus[0], r.cpus[len(r.cpus)/2]
 	return r
+}
+
+// content says what each tool printed for the addresses: how many got a
+// function name (macprof names a function without a symbol by its start,
+// image+0xSTART; llvm-symbolizer prints ??) and how many a file:line with
+// a line (llvm-symbolizer prints "file:0:0" or "??:0:0" without one).
+func content(mp, lv []byte) string {
+	var mpNamed, mpLines int
+	for _, line := range strings.Split(strings.TrimSuffix(string(mp), "\n"), "\n") {
+		name, rest, _ := strings.Cut(line, " (in ")
+		if name != "??" && !strings.Contains(name, "+0x") {
+			mpNamed++
+		}
+		if _, fl, ok := strings.Cut(rest, ") ("); ok && strings.HasSuffix(fl, ")") && !strings.HasSuffix(fl, ":0)") {
+			mpLines++
+		}
+	}
+	var lvNamed, lvLines int
+	for _, blk := range strings.Split(strings.TrimSpace(string(lv)), "\n\n") {
+		name, loc, _ := strings.Cut(blk, "\n")
+		if name != "??" {
+			lvNamed++
+		}
+		if f := strings.Split(loc, ":"); len(f) >= 3 && f[len(f)-2] != "0" {
+			lvLines++
+		}
+	}
+	return fmt.Sprintf("content: macprof named %d by a symbol, %d with file:line; llvm-symbolizer named %d, %d with file:line", mpNamed, mpLines, lvNamed, lvLines)
 }
 
 // compare counts the addresses whose function names agree: macprof prints
