@@ -312,10 +312,12 @@ func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full Sto
 		return dst[:n], res, s, half
 	}
 	end := sp + 8*scanWords
+	short := false // a read or a candidate's walk ended past the copy
 	for i, tries := uint64(0), 0; i < scanWords && tries < scanTries; i++ {
 		p := sp + 8*i
 		v, st := w.readWord(c, p, &res)
 		if st != StopEnd {
+			short = st == StopReadFailed
 			break
 		}
 		if v <= p || v >= end || v%8 != 0 {
@@ -328,6 +330,7 @@ func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full Sto
 		}
 		ret, st := w.readWord(c, a, &res)
 		if ret &= w.mask; st != StopEnd || ret == 0 {
+			short = short || st == StopReadFailed
 			continue
 		}
 		if r, fpObj := tables.Rule(ret - 1); r == nil && !fpObj {
@@ -349,8 +352,14 @@ func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full Sto
 		if got.Stop == full || got.Stop == StopEnd && (got.outermost || len(out) >= n+3) {
 			return out, got, s3, half3
 		}
+		short = short || got.Stop == StopReadFailed
 	}
 	res.Stop = StopBelowSP
+	if short && c.stack.Chain != nil {
+		// A hybrid sample's small copy (Stack.Chain): a whole copy might
+		// have held the candidate, so the walk is cut as where it ends.
+		res.Stop, res.at = StopReadFailed, frameAt{}
+	}
 	return dst[:n], res, s, half
 }
 

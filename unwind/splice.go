@@ -30,7 +30,7 @@ func (w *Walker) splice(regs Regs, stack *Stack, tables Tables, out []uint64, re
 		return out, res, s, half
 	}
 	at := res.at
-	if at.fp&swiftAsyncMask != 0 || !w.keepsRecord(tables, at.look) {
+	if at.look == 0 || at.fp&swiftAsyncMask != 0 || !w.keepsRecord(tables, at.look) {
 		return out, res, s, half
 	}
 	// The kernel's records: the one at fp gives chain[k+1].

@@ -136,3 +136,29 @@ func FuzzWalkCFISplice(f *testing.F) {
 		}
 	})
 }
+
+// TestWalkCFISpliceRedZone: a red-zone scan (scanReturn) that finds no
+// candidate within a small copy with a callchain ends the walk as where the
+// copy ends (StopReadFailed), not StopBelowSP, and takes nothing from the
+// chain: a whole copy might have held the candidate.
+func TestWalkCFISpliceRedZone(t *testing.T) {
+	tab := oneObject{testTable(ArchAMD64)}
+	w := mustWalker(t, Config{Arch: ArchAMD64})
+	regs, st, want := redZone(newSynth(testBase, 4096), true)
+	chain := []uint64{regs.PC, 0x1234}
+	st.Chain = chain
+	got, res := w.WalkCFI(regs, st, tab, make([]uint64, 0, 64))
+	if !slices.Equal(got, want) || res.Stop != StopEnd || res.ChainFrames != 0 {
+		t.Errorf("whole copy with a chain: %#x %v; want %#x, end of chain", got, res.Stop, want)
+	}
+	small := *st
+	small.Data = st.Data[:0x40] // the saved SP at SP+0x58 lies past it
+	got, res = w.WalkCFI(regs, &small, tab, make([]uint64, 0, 64))
+	if !slices.Equal(got, want[:1]) || res.Stop != StopReadFailed || res.ChainFrames != 0 {
+		t.Errorf("small copy with a chain: %#x %v; want %#x, %v", got, res.Stop, want[:1], StopReadFailed)
+	}
+	small.Chain = nil
+	if _, res = w.WalkCFI(regs, &small, tab, make([]uint64, 0, 64)); res.Stop != StopBelowSP {
+		t.Errorf("small copy without a chain: %v; want %v", res.Stop, StopBelowSP)
+	}
+}
