@@ -117,24 +117,24 @@ func ToString(name string, options ...Option) (string, error) {
 	// It starts with _ZN and ends with "17h" followed by 16 hex digits
 	// followed by "E" followed by an optional suffix starting with "."
 	// (which we ignore).
-	if strings.HasPrefix(name, "_ZN") {
+	// NoRust is looked for first: it saves every C++ nested name a
+	// search of the whole name for "E." (patch 11).
+	noRust := false
+	for _, o := range options {
+		if o == NoRust {
+			noRust = true
+			break
+		}
+	}
+	if !noRust && strings.HasPrefix(name, "_ZN") {
 		rname := name
 		if pos := strings.LastIndex(rname, "E."); pos > 0 {
 			rname = rname[:pos+1]
 		}
 		if strings.HasSuffix(rname, "E") && len(rname) > 23 && rname[len(rname)-20:len(rname)-17] == "17h" {
-			noRust := false
-			for _, o := range options {
-				if o == NoRust {
-					noRust = true
-					break
-				}
-			}
-			if !noRust {
-				s, ok := oldRustToString(rname, options)
-				if ok {
-					return s, nil
-				}
+			s, ok := oldRustToString(rname, options)
+			if ok {
+				return s, nil
 			}
 		}
 	}
