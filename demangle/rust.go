@@ -161,8 +161,28 @@ func isRustHash(e string) bool {
 	return true
 }
 
-var legacyEscapes = map[string]string{
-	"SP": "@", "BP": "*", "RF": "&", "LT": "<", "GT": ">", "LP": "(", "RP": ")", "C": ",",
+// legacyEscape is the character a legacy "$XX$" escape stands for; a
+// switch, not a map, so that the package's init builds nothing.
+func legacyEscape(esc string) (string, bool) {
+	switch esc {
+	case "SP":
+		return "@", true
+	case "BP":
+		return "*", true
+	case "RF":
+		return "&", true
+	case "LT":
+		return "<", true
+	case "GT":
+		return ">", true
+	case "LP":
+		return "(", true
+	case "RP":
+		return ")", true
+	case "C":
+		return ",", true
+	}
+	return "", false
 }
 
 // unescapeLegacy writes identifier e with its "$XX$" escapes and ".."
@@ -190,7 +210,7 @@ func unescapeLegacy(b *strings.Builder, e string) {
 				return
 			}
 			esc := e[1 : end+1]
-			if r, ok := legacyEscapes[esc]; ok {
+			if r, ok := legacyEscape(esc); ok {
 				b.WriteString(r)
 			} else if c, ok := escapedRune(esc); ok {
 				b.WriteRune(c)

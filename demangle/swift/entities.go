@@ -379,11 +379,13 @@ func (d *demangler) genericRequirement() *node {
 	return r
 }
 
-var valueWitnessKinds = map[string]int{
-	"al": 0, "ca": 1, "ta": 2, "de": 3, "xx": 4, "XX": 5, "CP": 6, "Cp": 7, "cp": 8, "Tk": 9,
-	"tk": 10, "pr": 11, "TK": 12, "Xx": 13, "Cc": 14, "Tt": 15, "tT": 16, "xs": 17, "xg": 18,
-	"ug": 19, "up": 20, "ui": 21, "et": 22, "st": 23,
-}
+var valueWitnessKinds = lazy[map[string]int]{build: func() map[string]int {
+	return map[string]int{
+		"al": 0, "ca": 1, "ta": 2, "de": 3, "xx": 4, "XX": 5, "CP": 6, "Cp": 7, "cp": 8, "Tk": 9,
+		"tk": 10, "pr": 11, "TK": 12, "Xx": 13, "Cc": 14, "Tt": 15, "tT": 16, "xs": 17, "xg": 18,
+		"ug": 19, "up": 20, "ui": 21, "et": 22, "st": 23,
+	}
+}}
 
 var valueWitnessNames = [...]string{
 	"allocateBuffer", "assignWithCopy", "assignWithTake", "deallocateBuffer", "destroy",
@@ -399,7 +401,7 @@ func (d *demangler) valueWitness() *node {
 	if d.pos+2 > len(d.text) {
 		return nil
 	}
-	k, ok := valueWitnessKinds[d.text[d.pos:d.pos+2]]
+	k, ok := valueWitnessKinds.get()[d.text[d.pos:d.pos+2]]
 	d.pos += 2
 	if !ok {
 		return nil

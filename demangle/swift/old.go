@@ -163,7 +163,7 @@ func (o *oldDemangler) global(depth int) *node {
 		if o.pos+2 > len(o.text) {
 			return nil
 		}
-		k, ok := valueWitnessKinds[o.text[o.pos:o.pos+2]]
+		k, ok := valueWitnessKinds.get()[o.text[o.pos:o.pos+2]]
 		o.pos += 2
 		if !ok {
 			return nil

@@ -3,10 +3,12 @@ package swift
 // Entities of the Swift 3 mangling and their generics: accessors, generic
 // parameters, dependent and associated types, signatures, archetypes, tuples.
 
-var oldAccessors = map[byte]kind{
-	'g': kGetter, 'G': kGlobalGetter, 's': kSetter, 'm': kMaterializeForSet, 'w': kWillSet,
-	'W': kDidSet, 'r': kReadAccessor, 'M': kModifyAccessor,
-}
+var oldAccessors = lazy[map[byte]kind]{build: func() map[byte]kind {
+	return map[byte]kind{
+		'g': kGetter, 'G': kGlobalGetter, 's': kSetter, 'm': kMaterializeForSet, 'w': kWillSet,
+		'W': kDidSet, 'r': kReadAccessor, 'M': kModifyAccessor,
+	}
+}}
 
 func (o *oldDemangler) entity(depth int) *node {
 	if depth > oldMaxDepth {
@@ -74,10 +76,10 @@ func (o *oldDemangler) entity(depth int) *node {
 		if name = o.declName(depth + 1); name == nil {
 			return nil
 		}
-	case oldAccessors[c] != kNone:
+	case oldAccessors.get()[c] != kNone:
 		o.pos++
 		wrap = true
-		k = oldAccessors[c]
+		k = oldAccessors.get()[c]
 		if name = o.declName(depth + 1); name == nil {
 			return nil
 		}

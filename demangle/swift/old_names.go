@@ -125,15 +125,17 @@ func (o *oldDemangler) swiftTypeOld(k kind, name string) *node {
 	return o.with(k, o.textNode(kModule, "Swift"), o.textNode(kIdentifier, name))
 }
 
-var oldStdTypes = map[byte]stdType{
-	'a': {kStructure, "Array"}, 'b': {kStructure, "Bool"}, 'c': {kStructure, "UnicodeScalar"},
-	'd': {kStructure, "Double"}, 'f': {kStructure, "Float"}, 'i': {kStructure, "Int"},
-	'V': {kStructure, "UnsafeRawPointer"}, 'v': {kStructure, "UnsafeMutableRawPointer"},
-	'P': {kStructure, "UnsafePointer"}, 'p': {kStructure, "UnsafeMutablePointer"},
-	'q': {kEnum, "Optional"}, 'Q': {kEnum, "ImplicitlyUnwrappedOptional"},
-	'R': {kStructure, "UnsafeBufferPointer"}, 'r': {kStructure, "UnsafeMutableBufferPointer"},
-	'S': {kStructure, "String"}, 'u': {kStructure, "UInt"},
-}
+var oldStdTypes = lazy[map[byte]stdType]{build: func() map[byte]stdType {
+	return map[byte]stdType{
+		'a': {kStructure, "Array"}, 'b': {kStructure, "Bool"}, 'c': {kStructure, "UnicodeScalar"},
+		'd': {kStructure, "Double"}, 'f': {kStructure, "Float"}, 'i': {kStructure, "Int"},
+		'V': {kStructure, "UnsafeRawPointer"}, 'v': {kStructure, "UnsafeMutableRawPointer"},
+		'P': {kStructure, "UnsafePointer"}, 'p': {kStructure, "UnsafeMutablePointer"},
+		'q': {kEnum, "Optional"}, 'Q': {kEnum, "ImplicitlyUnwrappedOptional"},
+		'R': {kStructure, "UnsafeBufferPointer"}, 'r': {kStructure, "UnsafeMutableBufferPointer"},
+		'S': {kStructure, "String"}, 'u': {kStructure, "UInt"},
+	}
+}}
 
 func (o *oldDemangler) substitutionIndex(depth int) *node {
 	if o.empty() {
@@ -145,7 +147,7 @@ func (o *oldDemangler) substitutionIndex(depth int) *node {
 	if o.nextIf('C') {
 		return o.textNode(kModule, "__C_Synthesized")
 	}
-	if t, ok := oldStdTypes[o.peek()]; ok {
+	if t, ok := oldStdTypes.get()[o.peek()]; ok {
 		o.pos++
 		return o.swiftTypeOld(t.k, t.name)
 	}

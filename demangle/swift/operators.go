@@ -245,38 +245,42 @@ type stdType struct {
 	name string
 }
 
-var stdTypes = map[byte]stdType{
-	'A': {kStructure, "AutoreleasingUnsafeMutablePointer"}, 'a': {kStructure, "Array"},
-	'b': {kStructure, "Bool"}, 'D': {kStructure, "Dictionary"}, 'd': {kStructure, "Double"},
-	'f': {kStructure, "Float"}, 'h': {kStructure, "Set"}, 'I': {kStructure, "DefaultIndices"},
-	'i': {kStructure, "Int"}, 'J': {kStructure, "Character"}, 'N': {kStructure, "ClosedRange"},
-	'n': {kStructure, "Range"}, 'O': {kStructure, "ObjectIdentifier"}, 'P': {kStructure, "UnsafePointer"},
-	'p': {kStructure, "UnsafeMutablePointer"}, 'R': {kStructure, "UnsafeBufferPointer"},
-	'r': {kStructure, "UnsafeMutableBufferPointer"}, 'S': {kStructure, "String"},
-	's': {kStructure, "Substring"}, 'u': {kStructure, "UInt"}, 'V': {kStructure, "UnsafeRawPointer"},
-	'v': {kStructure, "UnsafeMutableRawPointer"}, 'W': {kStructure, "UnsafeRawBufferPointer"},
-	'w': {kStructure, "UnsafeMutableRawBufferPointer"}, 'q': {kEnum, "Optional"},
-	'B': {kProtocol, "BinaryFloatingPoint"}, 'E': {kProtocol, "Encodable"}, 'e': {kProtocol, "Decodable"},
-	'F': {kProtocol, "FloatingPoint"}, 'G': {kProtocol, "RandomNumberGenerator"}, 'H': {kProtocol, "Hashable"},
-	'j': {kProtocol, "Numeric"}, 'K': {kProtocol, "BidirectionalCollection"},
-	'k': {kProtocol, "RandomAccessCollection"}, 'L': {kProtocol, "Comparable"}, 'l': {kProtocol, "Collection"},
-	'M': {kProtocol, "MutableCollection"}, 'm': {kProtocol, "RangeReplaceableCollection"},
-	'Q': {kProtocol, "Equatable"}, 'T': {kProtocol, "Sequence"}, 't': {kProtocol, "IteratorProtocol"},
-	'U': {kProtocol, "UnsignedInteger"}, 'X': {kProtocol, "RangeExpression"}, 'x': {kProtocol, "Strideable"},
-	'Y': {kProtocol, "RawRepresentable"}, 'y': {kProtocol, "StringProtocol"}, 'Z': {kProtocol, "SignedInteger"},
-	'z': {kProtocol, "BinaryInteger"},
-}
+var stdTypes = lazy[map[byte]stdType]{build: func() map[byte]stdType {
+	return map[byte]stdType{
+		'A': {kStructure, "AutoreleasingUnsafeMutablePointer"}, 'a': {kStructure, "Array"},
+		'b': {kStructure, "Bool"}, 'D': {kStructure, "Dictionary"}, 'd': {kStructure, "Double"},
+		'f': {kStructure, "Float"}, 'h': {kStructure, "Set"}, 'I': {kStructure, "DefaultIndices"},
+		'i': {kStructure, "Int"}, 'J': {kStructure, "Character"}, 'N': {kStructure, "ClosedRange"},
+		'n': {kStructure, "Range"}, 'O': {kStructure, "ObjectIdentifier"}, 'P': {kStructure, "UnsafePointer"},
+		'p': {kStructure, "UnsafeMutablePointer"}, 'R': {kStructure, "UnsafeBufferPointer"},
+		'r': {kStructure, "UnsafeMutableBufferPointer"}, 'S': {kStructure, "String"},
+		's': {kStructure, "Substring"}, 'u': {kStructure, "UInt"}, 'V': {kStructure, "UnsafeRawPointer"},
+		'v': {kStructure, "UnsafeMutableRawPointer"}, 'W': {kStructure, "UnsafeRawBufferPointer"},
+		'w': {kStructure, "UnsafeMutableRawBufferPointer"}, 'q': {kEnum, "Optional"},
+		'B': {kProtocol, "BinaryFloatingPoint"}, 'E': {kProtocol, "Encodable"}, 'e': {kProtocol, "Decodable"},
+		'F': {kProtocol, "FloatingPoint"}, 'G': {kProtocol, "RandomNumberGenerator"}, 'H': {kProtocol, "Hashable"},
+		'j': {kProtocol, "Numeric"}, 'K': {kProtocol, "BidirectionalCollection"},
+		'k': {kProtocol, "RandomAccessCollection"}, 'L': {kProtocol, "Comparable"}, 'l': {kProtocol, "Collection"},
+		'M': {kProtocol, "MutableCollection"}, 'm': {kProtocol, "RangeReplaceableCollection"},
+		'Q': {kProtocol, "Equatable"}, 'T': {kProtocol, "Sequence"}, 't': {kProtocol, "IteratorProtocol"},
+		'U': {kProtocol, "UnsignedInteger"}, 'X': {kProtocol, "RangeExpression"}, 'x': {kProtocol, "Strideable"},
+		'Y': {kProtocol, "RawRepresentable"}, 'y': {kProtocol, "StringProtocol"}, 'Z': {kProtocol, "SignedInteger"},
+		'z': {kProtocol, "BinaryInteger"},
+	}
+}}
 
 // concurrencyTypes are the second-level standard substitutions ("Sc").
-var concurrencyTypes = map[byte]stdType{
-	'A': {kProtocol, "Actor"}, 'C': {kStructure, "CheckedContinuation"}, 'c': {kStructure, "UnsafeContinuation"},
-	'E': {kStructure, "CancellationError"}, 'e': {kStructure, "UnownedSerialExecutor"}, 'F': {kProtocol, "Executor"},
-	'f': {kProtocol, "SerialExecutor"}, 'G': {kStructure, "TaskGroup"}, 'g': {kStructure, "ThrowingTaskGroup"},
-	'h': {kProtocol, "TaskExecutor"}, 'I': {kProtocol, "AsyncIteratorProtocol"}, 'i': {kProtocol, "AsyncSequence"},
-	'J': {kStructure, "UnownedJob"}, 'M': {kClass, "MainActor"}, 'P': {kStructure, "TaskPriority"},
-	'S': {kStructure, "AsyncStream"}, 's': {kStructure, "AsyncThrowingStream"}, 'T': {kStructure, "Task"},
-	't': {kStructure, "UnsafeCurrentTask"},
-}
+var concurrencyTypes = lazy[map[byte]stdType]{build: func() map[byte]stdType {
+	return map[byte]stdType{
+		'A': {kProtocol, "Actor"}, 'C': {kStructure, "CheckedContinuation"}, 'c': {kStructure, "UnsafeContinuation"},
+		'E': {kStructure, "CancellationError"}, 'e': {kStructure, "UnownedSerialExecutor"}, 'F': {kProtocol, "Executor"},
+		'f': {kProtocol, "SerialExecutor"}, 'G': {kStructure, "TaskGroup"}, 'g': {kStructure, "ThrowingTaskGroup"},
+		'h': {kProtocol, "TaskExecutor"}, 'I': {kProtocol, "AsyncIteratorProtocol"}, 'i': {kProtocol, "AsyncSequence"},
+		'J': {kStructure, "UnownedJob"}, 'M': {kClass, "MainActor"}, 'P': {kStructure, "TaskPriority"},
+		'S': {kStructure, "AsyncStream"}, 's': {kStructure, "AsyncThrowingStream"}, 'T': {kStructure, "Task"},
+		't': {kStructure, "UnsafeCurrentTask"},
+	}
+}}
 
 func (d *demangler) standardSubstitution() *node {
 	switch d.next() {
@@ -295,9 +299,9 @@ func (d *demangler) standardSubstitution() *node {
 	if repeat > maxRepeat {
 		return nil
 	}
-	table := stdTypes
+	table := stdTypes.get()
 	if d.nextIf('c') {
-		table = concurrencyTypes
+		table = concurrencyTypes.get()
 	}
 	t, ok := table[d.next()]
 	if !ok {

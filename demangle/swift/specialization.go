@@ -266,11 +266,13 @@ func (d *demangler) funcSpecParam(k kind) *node {
 	return nil
 }
 
-var outlinedKinds = map[byte]kind{
-	'B': kOutlinedInitializeWithTakeNoValueWitness, 'C': kOutlinedInitializeWithCopyNoValueWitness,
-	'D': kOutlinedAssignWithTakeNoValueWitness, 'F': kOutlinedAssignWithCopyNoValueWitness,
-	'H': kOutlinedDestroyNoValueWitness, 'y': kOutlinedCopy, 'e': kOutlinedConsume,
-	'r': kOutlinedRetain, 's': kOutlinedRelease, 'b': kOutlinedInitializeWithTake,
-	'c': kOutlinedInitializeWithCopy, 'd': kOutlinedAssignWithTake, 'f': kOutlinedAssignWithCopy,
-	'h': kOutlinedDestroy, 'g': kOutlinedEnumGetTag,
-}
+var outlinedKinds = lazy[map[byte]kind]{build: func() map[byte]kind {
+	return map[byte]kind{
+		'B': kOutlinedInitializeWithTakeNoValueWitness, 'C': kOutlinedInitializeWithCopyNoValueWitness,
+		'D': kOutlinedAssignWithTakeNoValueWitness, 'F': kOutlinedAssignWithCopyNoValueWitness,
+		'H': kOutlinedDestroyNoValueWitness, 'y': kOutlinedCopy, 'e': kOutlinedConsume,
+		'r': kOutlinedRetain, 's': kOutlinedRelease, 'b': kOutlinedInitializeWithTake,
+		'c': kOutlinedInitializeWithCopy, 'd': kOutlinedAssignWithTake, 'f': kOutlinedAssignWithCopy,
+		'h': kOutlinedDestroy, 'g': kOutlinedEnumGetTag,
+	}
+}}

@@ -21,8 +21,8 @@ var swiftValueWitnesses = []struct{ mangling, name string }{
 // TestValueWitnessKinds checks every value witness Swift mangles, in both
 // manglings and both forms, and that no other two letters are one.
 func TestValueWitnessKinds(t *testing.T) {
-	if len(valueWitnessKinds) != len(swiftValueWitnesses) {
-		t.Errorf("%d value witness manglings, Swift has %d", len(valueWitnessKinds), len(swiftValueWitnesses))
+	if len(valueWitnessKinds.get()) != len(swiftValueWitnesses) {
+		t.Errorf("%d value witness manglings, Swift has %d", len(valueWitnessKinds.get()), len(swiftValueWitnesses))
 	}
 	for _, w := range swiftValueWitnesses {
 		name := string(w.name[0]+'a'-'A') + w.name[1:]

@@ -68,7 +68,7 @@ func (d *demangler) witness() *node {
 			}
 			return d.with(k, d.popKind(kType), idx)
 		}
-		k, ok := outlinedKinds[oc]
+		k, ok := outlinedKinds.get()[oc]
 		if !ok {
 			return nil
 		}

@@ -3910,28 +3910,32 @@ type Literal struct {
 }
 
 // Suffixes to use for constants of the given integer type.
-var builtinTypeSuffix = map[string]string{
-	"int":                "",
-	"unsigned int":       "u",
-	"long":               "l",
-	"unsigned long":      "ul",
-	"long long":          "ll",
-	"unsigned long long": "ull",
-}
+var builtinTypeSuffix = lazy[map[string]string]{build: func() map[string]string {
+	return map[string]string{
+		"int":                "",
+		"unsigned int":       "u",
+		"long":               "l",
+		"unsigned long":      "ul",
+		"long long":          "ll",
+		"unsigned long long": "ull",
+	}
+}}
 
 // Builtin float types.
-var builtinTypeFloat = map[string]bool{
-	"double":      true,
-	"long double": true,
-	"float":       true,
-	"__float128":  true,
-	"half":        true,
-}
+var builtinTypeFloat = lazy[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{
+		"double":      true,
+		"long double": true,
+		"float":       true,
+		"__float128":  true,
+		"half":        true,
+	}
+}}
 
 func (l *Literal) print(ps *printState) {
 	isFloat := false
 	if b, ok := l.Type.(*BuiltinType); ok {
-		if suffix, ok := builtinTypeSuffix[b.Name]; ok {
+		if suffix, ok := builtinTypeSuffix.get()[b.Name]; ok {
 			if l.Neg {
 				ps.writeByte('-')
 			}
@@ -3955,7 +3959,7 @@ func (l *Literal) print(ps *printState) {
 			}
 			return
 		} else {
-			isFloat = builtinTypeFloat[b.Name]
+			isFloat = builtinTypeFloat.get()[b.Name]
 		}
 	}
 

@@ -1239,87 +1239,89 @@ type operator struct {
 
 // The operators map maps the mangled operator names to information
 // about them.
-var operators = map[string]operator{
-	"aN": {"&=", 2, precAssign},
-	"aS": {"=", 2, precAssign},
-	"aa": {"&&", 2, precLogicalAnd},
-	"ad": {"&", 1, precUnary},
-	"an": {"&", 2, precAnd},
-	"at": {"alignof ", 1, precUnary},
-	"aw": {"co_await ", 1, precPrimary},
-	"az": {"alignof ", 1, precUnary},
-	"cc": {"const_cast", 2, precPostfix},
-	"cl": {"()", 2, precPostfix},
-	// cp is not in the ABI but is used by clang "when the call
-	// would use ADL except for being parenthesized."
-	// The trailing space indicates this to the printer.
-	"cp": {"() ", 2, precPostfix},
-	"cm": {",", 2, precComma},
-	"co": {"~", 1, precUnary},
-	"dV": {"/=", 2, precAssign},
-	"dX": {"[...]=", 3, precAssign},
-	"da": {"delete[] ", 1, precUnary},
-	"dc": {"dynamic_cast", 2, precPostfix},
-	"de": {"*", 1, precUnary},
-	"di": {"=", 2, precAssign},
-	"dl": {"delete ", 1, precUnary},
-	"ds": {".*", 2, precPtrMem},
-	"dt": {".", 2, precPostfix},
-	"dv": {"/", 2, precAssign},
-	"dx": {"]=", 2, precAssign},
-	"eO": {"^=", 2, precAssign},
-	"eo": {"^", 2, precXor},
-	"eq": {"==", 2, precEqual},
-	"fl": {"...", 2, precPrimary},
-	"fr": {"...", 2, precPrimary},
-	"fL": {"...", 3, precPrimary},
-	"fR": {"...", 3, precPrimary},
-	"ge": {">=", 2, precRel},
-	"gs": {"::", 1, precUnary},
-	"gt": {">", 2, precRel},
-	"ix": {"[]", 2, precPostfix},
-	"lS": {"<<=", 2, precAssign},
-	"le": {"<=", 2, precRel},
-	"li": {`operator"" `, 1, precUnary},
-	"ls": {"<<", 2, precShift},
-	"lt": {"<", 2, precRel},
-	"mI": {"-=", 2, precAssign},
-	"mL": {"*=", 2, precAssign},
-	"mi": {"-", 2, precAdd},
-	"ml": {"*", 2, precMul},
-	"mm": {"--", 1, precPostfix},
-	"na": {"new[]", 3, precUnary},
-	"ne": {"!=", 2, precEqual},
-	"ng": {"-", 1, precUnary},
-	"nt": {"!", 1, precUnary},
-	"nw": {"new", 3, precUnary},
-	"nx": {"noexcept", 1, precUnary},
-	"oR": {"|=", 2, precAssign},
-	"oo": {"||", 2, precLogicalOr},
-	"or": {"|", 2, precOr},
-	"pL": {"+=", 2, precAssign},
-	"pl": {"+", 2, precAdd},
-	"pm": {"->*", 2, precPtrMem},
-	"pp": {"++", 1, precPostfix},
-	"ps": {"+", 1, precUnary},
-	"pt": {"->", 2, precPostfix},
-	"qu": {"?", 3, precCond},
-	"rM": {"%=", 2, precAssign},
-	"rS": {">>=", 2, precAssign},
-	"rc": {"reinterpret_cast", 2, precPostfix},
-	"rm": {"%", 2, precMul},
-	"rs": {">>", 2, precShift},
-	"sP": {"sizeof...", 1, precUnary},
-	"sZ": {"sizeof...", 1, precUnary},
-	"sc": {"static_cast", 2, precPostfix},
-	"ss": {"<=>", 2, precSpaceship},
-	"st": {"sizeof ", 1, precUnary},
-	"sz": {"sizeof ", 1, precUnary},
-	"te": {"typeid ", 1, precPostfix},
-	"ti": {"typeid ", 1, precPostfix},
-	"tr": {"throw", 0, precPrimary},
-	"tw": {"throw ", 1, precUnary},
-}
+var operators = lazy[map[string]operator]{build: func() map[string]operator {
+	return map[string]operator{
+		"aN": {"&=", 2, precAssign},
+		"aS": {"=", 2, precAssign},
+		"aa": {"&&", 2, precLogicalAnd},
+		"ad": {"&", 1, precUnary},
+		"an": {"&", 2, precAnd},
+		"at": {"alignof ", 1, precUnary},
+		"aw": {"co_await ", 1, precPrimary},
+		"az": {"alignof ", 1, precUnary},
+		"cc": {"const_cast", 2, precPostfix},
+		"cl": {"()", 2, precPostfix},
+		// cp is not in the ABI but is used by clang "when the call
+		// would use ADL except for being parenthesized."
+		// The trailing space indicates this to the printer.
+		"cp": {"() ", 2, precPostfix},
+		"cm": {",", 2, precComma},
+		"co": {"~", 1, precUnary},
+		"dV": {"/=", 2, precAssign},
+		"dX": {"[...]=", 3, precAssign},
+		"da": {"delete[] ", 1, precUnary},
+		"dc": {"dynamic_cast", 2, precPostfix},
+		"de": {"*", 1, precUnary},
+		"di": {"=", 2, precAssign},
+		"dl": {"delete ", 1, precUnary},
+		"ds": {".*", 2, precPtrMem},
+		"dt": {".", 2, precPostfix},
+		"dv": {"/", 2, precAssign},
+		"dx": {"]=", 2, precAssign},
+		"eO": {"^=", 2, precAssign},
+		"eo": {"^", 2, precXor},
+		"eq": {"==", 2, precEqual},
+		"fl": {"...", 2, precPrimary},
+		"fr": {"...", 2, precPrimary},
+		"fL": {"...", 3, precPrimary},
+		"fR": {"...", 3, precPrimary},
+		"ge": {">=", 2, precRel},
+		"gs": {"::", 1, precUnary},
+		"gt": {">", 2, precRel},
+		"ix": {"[]", 2, precPostfix},
+		"lS": {"<<=", 2, precAssign},
+		"le": {"<=", 2, precRel},
+		"li": {`operator"" `, 1, precUnary},
+		"ls": {"<<", 2, precShift},
+		"lt": {"<", 2, precRel},
+		"mI": {"-=", 2, precAssign},
+		"mL": {"*=", 2, precAssign},
+		"mi": {"-", 2, precAdd},
+		"ml": {"*", 2, precMul},
+		"mm": {"--", 1, precPostfix},
+		"na": {"new[]", 3, precUnary},
+		"ne": {"!=", 2, precEqual},
+		"ng": {"-", 1, precUnary},
+		"nt": {"!", 1, precUnary},
+		"nw": {"new", 3, precUnary},
+		"nx": {"noexcept", 1, precUnary},
+		"oR": {"|=", 2, precAssign},
+		"oo": {"||", 2, precLogicalOr},
+		"or": {"|", 2, precOr},
+		"pL": {"+=", 2, precAssign},
+		"pl": {"+", 2, precAdd},
+		"pm": {"->*", 2, precPtrMem},
+		"pp": {"++", 1, precPostfix},
+		"ps": {"+", 1, precUnary},
+		"pt": {"->", 2, precPostfix},
+		"qu": {"?", 3, precCond},
+		"rM": {"%=", 2, precAssign},
+		"rS": {">>=", 2, precAssign},
+		"rc": {"reinterpret_cast", 2, precPostfix},
+		"rm": {"%", 2, precMul},
+		"rs": {">>", 2, precShift},
+		"sP": {"sizeof...", 1, precUnary},
+		"sZ": {"sizeof...", 1, precUnary},
+		"sc": {"static_cast", 2, precPostfix},
+		"ss": {"<=>", 2, precSpaceship},
+		"st": {"sizeof ", 1, precUnary},
+		"sz": {"sizeof ", 1, precUnary},
+		"te": {"typeid ", 1, precPostfix},
+		"ti": {"typeid ", 1, precPostfix},
+		"tr": {"throw", 0, precPrimary},
+		"tw": {"throw ", 1, precUnary},
+	}
+}}
 
 // operatorName parses:
 //
@@ -1353,7 +1355,7 @@ func (st *state) operatorName(inExpression bool) (AST, int) {
 		}
 
 		return &Cast{To: t}, 1
-	} else if op, ok := operators[code]; ok {
+	} else if op, ok := operators.get()[code]; ok {
 		return &Operator{Name: op.name, precedence: op.prec}, op.args
 	} else {
 		st.failEarlier("unrecognized operator code", 2)
@@ -1616,29 +1618,31 @@ func (st *state) callOffset(c byte) {
 }
 
 // builtinTypes maps the type letter to the type name.
-var builtinTypes = map[byte]string{
-	'a': "signed char",
-	'b': "bool",
-	'c': "char",
-	'd': "double",
-	'e': "long double",
-	'f': "float",
-	'g': "__float128",
-	'h': "unsigned char",
-	'i': "int",
-	'j': "unsigned int",
-	'l': "long",
-	'm': "unsigned long",
-	'n': "__int128",
-	'o': "unsigned __int128",
-	's': "short",
-	't': "unsigned short",
-	'v': "void",
-	'w': "wchar_t",
-	'x': "long long",
-	'y': "unsigned long long",
-	'z': "...",
-}
+var builtinTypes = lazy[map[byte]string]{build: func() map[byte]string {
+	return map[byte]string{
+		'a': "signed char",
+		'b': "bool",
+		'c': "char",
+		'd': "double",
+		'e': "long double",
+		'f': "float",
+		'g': "__float128",
+		'h': "unsigned char",
+		'i': "int",
+		'j': "unsigned int",
+		'l': "long",
+		'm': "unsigned long",
+		'n': "__int128",
+		'o': "unsigned __int128",
+		's': "short",
+		't': "unsigned short",
+		'v': "void",
+		'w': "wchar_t",
+		'x': "long long",
+		'y': "unsigned long long",
+		'z': "...",
+	}
+}}
 
 // byteNames returns m as an array indexed by the byte: a lookup without
 // hashing ("" for a byte m does not have; no value of m is "").
@@ -1654,8 +1658,8 @@ func byteNames(m map[byte]string) *[256]string {
 // as byteNames gives them: the maps' hashing was a twelfth of demangling
 // a C++ name.
 var (
-	builtinTypeNames = byteNames(builtinTypes)
-	qualifierNames   = byteNames(qualifiers)
+	builtinTypeNames = lazy[*[256]string]{build: func() *[256]string { return byteNames(builtinTypes.get()) }}
+	qualifierNames   = lazy[*[256]string]{build: func() *[256]string { return byteNames(qualifiers.get()) }}
 )
 
 // demangleType parses:
@@ -1704,7 +1708,7 @@ func (st *state) demangleType(isCast bool) AST {
 	// Use correct substitution for a template parameter.
 	var sub AST
 
-	if btype := builtinTypeNames[st.str[0]]; btype != "" {
+	if btype := builtinTypeNames.get()[st.str[0]]; btype != "" {
 		ret = &BuiltinType{Name: btype}
 		st.advance(1)
 		if q != nil {
@@ -1799,7 +1803,7 @@ func (st *state) demangleType(isCast bool) AST {
 			// This substitution is not itself a
 			// substitution candidate, unless template
 			// arguments were added.
-			if ret == subAST[c2] || ret == verboseAST[c2] {
+			if ret == subAST.get()[c2] || ret == verboseAST.get()[c2] {
 				addSubst = false
 			}
 		}
@@ -2170,11 +2174,13 @@ func mergeQualifiers(q1AST, q2AST AST) AST {
 
 // qualifiers maps from the character used in the mangled name to the
 // string to print.
-var qualifiers = map[byte]string{
-	'r': "restrict",
-	'V': "volatile",
-	'K': "const",
-}
+var qualifiers = lazy[map[byte]string]{build: func() map[byte]string {
+	return map[byte]string{
+		'r': "restrict",
+		'V': "volatile",
+		'K': "const",
+	}
+}}
 
 // cvQualifiers parses:
 //
@@ -2183,7 +2189,7 @@ func (st *state) cvQualifiers() AST {
 	var q []AST
 qualLoop:
 	for len(st.str) > 0 {
-		if qv := qualifierNames[st.str[0]]; qv != "" {
+		if qv := qualifierNames.get()[st.str[0]]; qv != "" {
 			qual := &Qualifier{Name: qv}
 			q = append([]AST{qual}, q...)
 			st.advance(1)
@@ -3625,60 +3631,64 @@ func (subs *substitutions) add(a AST) {
 }
 
 // subAST maps standard substitution codes to the corresponding AST.
-var subAST = map[byte]AST{
-	't': &Name{Name: "std"},
-	'a': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "allocator"}},
-	'b': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "basic_string"}},
-	's': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "string"}},
-	'i': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "istream"}},
-	'o': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "ostream"}},
-	'd': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "iostream"}},
-}
+var subAST = lazy[map[byte]AST]{build: func() map[byte]AST {
+	return map[byte]AST{
+		't': &Name{Name: "std"},
+		'a': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "allocator"}},
+		'b': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "basic_string"}},
+		's': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "string"}},
+		'i': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "istream"}},
+		'o': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "ostream"}},
+		'd': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "iostream"}},
+	}
+}}
 
 // verboseAST maps standard substitution codes to the long form of the
 // corresponding AST.  We use this when the Verbose option is used, to
 // match the standard demangler.
-var verboseAST = map[byte]AST{
-	't': &Name{Name: "std"},
-	'a': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "allocator"}},
-	'b': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "basic_string"}},
+var verboseAST = lazy[map[byte]AST]{build: func() map[byte]AST {
+	return map[byte]AST{
+		't': &Name{Name: "std"},
+		'a': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "allocator"}},
+		'b': &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "basic_string"}},
 
-	// std::basic_string<char, std::char_traits<char>, std::allocator<char> >
-	's': &Template{
-		Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "basic_string"}},
-		Args: []AST{
-			&BuiltinType{Name: "char"},
-			&Template{
-				Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "char_traits"}},
-				Args: []AST{&BuiltinType{Name: "char"}}},
-			&Template{
-				Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "allocator"}},
-				Args: []AST{&BuiltinType{Name: "char"}}}}},
-	// std::basic_istream<char, std::char_traits<char> >
-	'i': &Template{
-		Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "basic_istream"}},
-		Args: []AST{
-			&BuiltinType{Name: "char"},
-			&Template{
-				Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "char_traits"}},
-				Args: []AST{&BuiltinType{Name: "char"}}}}},
-	// std::basic_ostream<char, std::char_traits<char> >
-	'o': &Template{
-		Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "basic_ostream"}},
-		Args: []AST{
-			&BuiltinType{Name: "char"},
-			&Template{
-				Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "char_traits"}},
-				Args: []AST{&BuiltinType{Name: "char"}}}}},
-	// std::basic_iostream<char, std::char_traits<char> >
-	'd': &Template{
-		Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "basic_iostream"}},
-		Args: []AST{
-			&BuiltinType{Name: "char"},
-			&Template{
-				Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "char_traits"}},
-				Args: []AST{&BuiltinType{Name: "char"}}}}},
-}
+		// std::basic_string<char, std::char_traits<char>, std::allocator<char> >
+		's': &Template{
+			Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "basic_string"}},
+			Args: []AST{
+				&BuiltinType{Name: "char"},
+				&Template{
+					Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "char_traits"}},
+					Args: []AST{&BuiltinType{Name: "char"}}},
+				&Template{
+					Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "allocator"}},
+					Args: []AST{&BuiltinType{Name: "char"}}}}},
+		// std::basic_istream<char, std::char_traits<char> >
+		'i': &Template{
+			Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "basic_istream"}},
+			Args: []AST{
+				&BuiltinType{Name: "char"},
+				&Template{
+					Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "char_traits"}},
+					Args: []AST{&BuiltinType{Name: "char"}}}}},
+		// std::basic_ostream<char, std::char_traits<char> >
+		'o': &Template{
+			Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "basic_ostream"}},
+			Args: []AST{
+				&BuiltinType{Name: "char"},
+				&Template{
+					Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "char_traits"}},
+					Args: []AST{&BuiltinType{Name: "char"}}}}},
+		// std::basic_iostream<char, std::char_traits<char> >
+		'd': &Template{
+			Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "basic_iostream"}},
+			Args: []AST{
+				&BuiltinType{Name: "char"},
+				&Template{
+					Name: &Qualified{Scope: &Name{Name: "std"}, Name: &Name{Name: "char_traits"}},
+					Args: []AST{&BuiltinType{Name: "char"}}}}},
+	}
+}}
 
 // substitution parses:
 //
@@ -3731,14 +3741,14 @@ func (st *state) substitution(forPrefix bool) AST {
 		return ret
 	} else {
 		st.advance(1)
-		m := subAST
+		m := subAST.get()
 		if st.verbose {
-			m = verboseAST
+			m = verboseAST.get()
 		}
 		// For compatibility with the standard demangler, use
 		// a longer name for a constructor or destructor.
 		if forPrefix && len(st.str) > 0 && (st.str[0] == 'C' || st.str[0] == 'D') {
-			m = verboseAST
+			m = verboseAST.get()
 		}
 		a, ok := m[c]
 		if !ok {

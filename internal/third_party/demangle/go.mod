@@ -1,3 +1,3 @@
 module github.com/ianlancetaylor/demangle
 
-go 1.13
+go 1.21

@@ -621,29 +621,31 @@ func (rst *rustState) demangleType() {
 	}
 }
 
-var rustBasicTypes = map[byte]string{
-	'a': "i8",
-	'b': "bool",
-	'c': "char",
-	'd': "f64",
-	'e': "str",
-	'f': "f32",
-	'h': "u8",
-	'i': "isize",
-	'j': "usize",
-	'l': "i32",
-	'm': "u32",
-	'n': "i128",
-	'o': "u128",
-	'p': "_",
-	's': "i16",
-	't': "u16",
-	'u': "()",
-	'v': "...",
-	'x': "i64",
-	'y': "u64",
-	'z': "!",
-}
+var rustBasicTypes = lazy[map[byte]string]{build: func() map[byte]string {
+	return map[byte]string{
+		'a': "i8",
+		'b': "bool",
+		'c': "char",
+		'd': "f64",
+		'e': "str",
+		'f': "f32",
+		'h': "u8",
+		'i': "isize",
+		'j': "usize",
+		'l': "i32",
+		'm': "u32",
+		'n': "i128",
+		'o': "u128",
+		'p': "_",
+		's': "i16",
+		't': "u16",
+		'u': "()",
+		'v': "...",
+		'x': "i64",
+		'y': "u64",
+		'z': "!",
+	}
+}}
 
 // basicType parses:
 //
@@ -652,7 +654,7 @@ func (rst *rustState) basicType() {
 	if len(rst.str) < 1 {
 		rst.fail("expected basic type")
 	}
-	str, ok := rustBasicTypes[rst.str[0]]
+	str, ok := rustBasicTypes.get()[rst.str[0]]
 	if !ok {
 		rst.fail("unrecognized basic type character")
 	}
