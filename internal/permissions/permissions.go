@@ -6,7 +6,6 @@ package permissions
 
 import (
 	"fmt"
-	"html"
 	"strings"
 )
 
@@ -21,8 +20,11 @@ func EntitlementsPlist(keys ...string) []byte {
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	b.WriteString(`<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">` + "\n")
 	b.WriteString(`<plist version="1.0">` + "\n<dict>\n")
+	// html.EscapeString's five escapes, without linking package html,
+	// whose init every macprof command would pay.
+	esc := strings.NewReplacer(`&`, "&amp;", `'`, "&#39;", `<`, "&lt;", `>`, "&gt;", `"`, "&#34;")
 	for _, k := range keys {
-		fmt.Fprintf(&b, "\t<key>%s</key>\n\t<true/>\n", html.EscapeString(k))
+		fmt.Fprintf(&b, "\t<key>%s</key>\n\t<true/>\n", esc.Replace(k))
 	}
 	b.WriteString("</dict>\n</plist>\n")
 	return []byte(b.String())

@@ -61,6 +61,26 @@ func TestEntitlementsPlist(t *testing.T) {
 	}
 }
 
+// TestEntitlementsPlistEscapesAsHTML: a key with each character XML
+// gives a meaning is written with html.EscapeString's escapes and reads
+// back as itself.
+func TestEntitlementsPlistEscapesAsHTML(t *testing.T) {
+	key := `a<b>&'"c`
+	got := EntitlementsPlist(key)
+	if want := "<key>a&lt;b&gt;&amp;&#39;&#34;c</key>"; !bytes.Contains(got, []byte(want)) {
+		t.Errorf("plist does not hold %s:\n%s", want, got)
+	}
+	var doc struct {
+		Keys []string `xml:"dict>key"`
+	}
+	if err := xml.Unmarshal(got, &doc); err != nil {
+		t.Fatalf("plist is not XML: %v\n%s", err, got)
+	}
+	if !slices.Equal(doc.Keys, []string{key}) {
+		t.Errorf("keys read back %q, want %q", doc.Keys, []string{key})
+	}
+}
+
 // TestCodesignArgs: macprof is signed ad hoc with the hardened runtime
 // (--options runtime), as samply setup does (samply
 // src/mac/codesign_setup.rs: codesign --force --options runtime --sign -
