@@ -120,8 +120,12 @@ func Take(cfg Config) (*Snapshot, error) {
 		// table is not built yet).
 		w.WalkCopies(caps)
 	}
-	if imgs2, err := t.Images(); err == nil && imgs2 != nil {
-		imgs, imgErr = imgs2, nil // the set after the capture is the one in force
+	if !covers(imgs, caps) {
+		// An object mapped since the first read, or a build ID not read
+		// in time then: the set after the capture is the one in force.
+		if imgs2, err := t.Images(); err == nil && imgs2 != nil {
+			imgs, imgErr = imgs2, nil
+		}
 	}
 	cache := symcache.New(symcache.Options{NoLines: !cfg.Lines})
 	expect(cache, imgs, caps)
@@ -185,6 +189,25 @@ func Take(cfg Config) (*Snapshot, error) {
 	}
 	snap.StoppedNS = stopped.Nanoseconds()
 	return snap, nil
+}
+
+// covers reports whether imgs, read before the stop, holds every captured
+// address in an object with its build ID (or read from memory, as the
+// vDSO): the snapshot then symbolizes with it, without reading and parsing
+// the memory map again.
+func covers(imgs *images.Set, caps []target.Capture) bool {
+	if imgs == nil {
+		return false
+	}
+	for _, c := range caps {
+		for _, pc := range c.PCs {
+			im := imgs.Lookup(pc)
+			if im == nil || (im.BuildID == "" && im.Memory == nil) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // expect gives cache every address the snapshot will symbolize, so that

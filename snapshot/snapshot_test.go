@@ -262,3 +262,62 @@ func TestWriteTextWritesInBlocks(t *testing.T) {
 		t.Errorf("%d lines in %d writes, want 46 lines in one write", lines, w.writes)
 	}
 }
+
+// imagesInTurn is a target whose Images returns sets[0], then sets[1], and
+// so on (the last one from then on), counting the calls.
+type imagesInTurn struct {
+	*targettest.Fake
+	sets  []*images.Set
+	calls int
+}
+
+func (t *imagesInTurn) Images() (*images.Set, error) {
+	s := t.sets[min(t.calls, len(t.sets)-1)]
+	t.calls++
+	return s, nil
+}
+
+// TestTakeReadsImagesAgainOnlyWhenNeeded: the memory map read before the
+// stop serves when it holds every captured address in an object with a
+// build ID (one read and parse of /proc/PID/maps saved); an address in
+// an object mapped since, or an object whose build ID was not read in
+// time, takes the set read after the capture.
+func TestTakeReadsImagesAgainOnlyWhenNeeded(t *testing.T) {
+	libx := &images.Image{Path: "/nonexistent/libx.so", Start: 0x1000, Limit: 0x2000, BuildID: "ab12"}
+	liby := &images.Image{Path: "/nonexistent/liby.so", Start: 0x5000, Limit: 0x6000, BuildID: "cd34"}
+	noID := &images.Image{Path: "/nonexistent/libx.so", Start: 0x1000, Limit: 0x2000}
+	for _, tc := range []struct {
+		name      string
+		sets      []*images.Set
+		pcs       []uint64
+		wantCalls int
+		want      []string // each frame's image
+	}{
+		{"covered", []*images.Set{images.NewSet([]*images.Image{libx}), images.NewSet(nil)},
+			[]uint64{0x1010, 0x1020}, 1, []string{"libx.so", "libx.so"}},
+		{"mapped since", []*images.Set{images.NewSet([]*images.Image{libx}), images.NewSet([]*images.Image{libx, liby})},
+			[]uint64{0x1010, 0x5020}, 2, []string{"libx.so", "liby.so"}},
+		{"no build ID yet", []*images.Set{images.NewSet([]*images.Image{noID}), images.NewSet([]*images.Image{libx, liby})},
+			[]uint64{0x1010, 0x5020}, 2, []string{"libx.so", "liby.so"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			f.Snapshot = []target.Capture{{Thread: 1, PCs: tc.pcs}}
+			tg := &imagesInTurn{Fake: f, sets: tc.sets}
+			snap, err := Take(Config{PID: 42, Attach: func(int, target.Options) (target.Target, error) { return tg, nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tg.calls != tc.wantCalls {
+				t.Errorf("Images called %d times, want %d", tg.calls, tc.wantCalls)
+			}
+			var got []string
+			for _, fr := range snap.Threads[0].Frames {
+				got = append(got, fr.Image)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("frames' images %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
