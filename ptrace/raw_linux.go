@@ -29,17 +29,53 @@ func ptraceRaw(req, tid int, addr, data uintptr) error {
 	return nil
 }
 
-// wait4Raw is wait4 as a raw system call. Blocking in it holds the P; the
-// sampler is the only busy goroutine, so the other Ps run the rest.
+// wait4Raw is wait4 without the runtime's system call bookkeeping: with
+// WNOHANG a raw system call, else one that hands its P back first
+// (wait4Blocking).
 func wait4Raw(tid int, ws *unix.WaitStatus, options int) (int, error) {
 	var status uint32
-	r, _, e := unix.RawSyscall6(unix.SYS_WAIT4, uintptr(tid), uintptr(unsafe.Pointer(&status)), uintptr(options), 0, 0, 0)
+	var r uintptr
+	var e unix.Errno
+	if options&unix.WNOHANG != 0 {
+		r, _, e = unix.RawSyscall6(unix.SYS_WAIT4, uintptr(tid), uintptr(unsafe.Pointer(&status)), uintptr(options), 0, 0, 0)
+	} else {
+		r, e = wait4Blocking(tid, &status, options)
+	}
 	if e != 0 {
 		return 0, e
 	}
 	*ws = unix.WaitStatus(status)
 	return int(r), nil
 }
+
+// wait4Blocking is a wait4 that may block, made as the runtime makes the
+// calls it knows will block: its P is handed off before the call
+// (entersyscallblock) and taken back after it. A raw system call that
+// blocks keeps its goroutine running on its P, so for as long as the
+// tracee takes to stop (tens of milliseconds on a loaded machine) no other
+// goroutine may run there, sysmon polls every 20 µs to 10 ms, and it
+// signals the thread every 10 ms to preempt a goroutine that cannot be; a
+// regular system call (entersyscall) wakes a sleeping sysmon at its start
+// and keeps the P for up to 10 ms. With the P idle, sysmon sleeps.
+//
+//go:nosplit
+//go:norace
+func wait4Blocking(tid int, status *uint32, options int) (uintptr, unix.Errno) {
+	entersyscallblock()
+	r, _, e := unix.RawSyscall6(unix.SYS_WAIT4, uintptr(tid), uintptr(unsafe.Pointer(status)), uintptr(options), 0, 0, 0)
+	exitsyscall()
+	return r, e
+}
+
+// entersyscallblock and exitsyscall are the runtime's own, which it keeps
+// reachable by linkname for code that makes its own blocking system calls
+// (go.dev/issue/67401).
+//
+//go:linkname entersyscallblock runtime.entersyscallblock
+func entersyscallblock()
+
+//go:linkname exitsyscall runtime.exitsyscall
+func exitsyscall()
 
 // preadRaw is pread(2) at offset 0 as a raw system call.
 func preadRaw(fd int, buf []byte) (int, error) { return preadAtRaw(fd, buf, 0) }
