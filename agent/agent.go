@@ -286,12 +286,12 @@ func NewLogger(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }
 
-// agentMaxDrainInterval lets the agent drain kernel samples every ten
-// periods (526 ms at its default 19 Hz) rather than every 100 ms as record
-// does: each drain wakes the agent, and its windows last seconds, so new
-// threads found half a second later lose nothing that matters (bench/
-// RESULTS.md has the wake-ups this saves).
-const agentMaxDrainInterval = time.Second
+// agentMaxDrainInterval lets the agent drain kernel samples every 5 s
+// rather than every 100 ms as record does: each drain wakes the agent, and
+// its windows last 15 s, so new threads found seconds later lose nothing
+// that matters; a ring half full wakes it sooner (SamplesWaiting), so
+// none overflows meanwhile (bench/RESULTS.md has the wake-ups this saves).
+const agentMaxDrainInterval = 5 * time.Second
 
 // attach starts profiling pid; with owner set, only while pid runs as
 // that user.
@@ -299,6 +299,7 @@ func (a *agent) attach(pid int, owner *int) error {
 	opts := target.Options{Continuous: true, Unattended: true, Kernel: target.KernelSampling{MaxDrainInterval: agentMaxDrainInterval}}
 	if a.cfg.Mode == profile.ModeCPU && !a.cfg.StopThreads && a.cfg.Hz > 0 {
 		opts.Kernel.Period = time.Second / time.Duration(a.cfg.Hz)
+		opts.Kernel.SamplesWaiting = a.s.DrainSoon
 	}
 	t, err := a.cfg.Attach(pid, opts)
 	if err != nil {

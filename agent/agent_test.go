@@ -369,7 +369,9 @@ func TestTelemetryOverHTTP(t *testing.T) {
 }
 
 // In cpu mode the agent asks the backend for kernel samples at its period
-// (as record does); with StopThreads, and in wall mode, it does not.
+// (as record does), drained at most agentMaxDrainInterval apart and sooner
+// when a buffer is half full; with StopThreads, and in wall mode, it does
+// not.
 func TestAttachKernelSamples(t *testing.T) {
 	for _, tc := range []struct {
 		mode profile.Mode
@@ -390,6 +392,10 @@ func TestAttachKernelSamples(t *testing.T) {
 		}
 		if !got.Continuous || got.Kernel.Period != tc.want {
 			t.Errorf("mode %v stop %v: options %+v, want continuous with kernel sample period %v", tc.mode, tc.stop, got, tc.want)
+		}
+		if kernel := tc.want > 0; (got.Kernel.SamplesWaiting != nil) != kernel || got.Kernel.MaxDrainInterval != agentMaxDrainInterval {
+			t.Errorf("mode %v stop %v: woken by half-full buffers %v, drains at most %v apart; want %v and %v",
+				tc.mode, tc.stop, got.Kernel.SamplesWaiting != nil, got.Kernel.MaxDrainInterval, kernel, agentMaxDrainInterval)
 		}
 	}
 }
