@@ -50,7 +50,10 @@
 //     a launched command's exit goes to its parent as usual. Any OS thread can be the tracer for one
 //     capture, so `CaptureBatch` captures a tick's threads on the sampler's own goroutine, locked to
 //     its thread for the batch, with raw system calls (a regular system call lets Go's sysmon hand
-//     the P away, which costs more in context switches than the call). Threads are listed from
+//     the P away, which costs more in context switches than the call), except the wait4 that may
+//     block for a stop: it hands its P off first, as the runtime does for calls it knows will
+//     block (`entersyscallblock`), so that sysmon sleeps rather than polling and preempting
+//     the waiting goroutine every 10 ms while the tracee takes its time. Threads are listed from
 //     `/proc/PID/task` (a directory kept open, read with raw `getdents`); threads in uninterruptible
 //     sleep (`D`) are skipped rather than waited for; a thread that exits meanwhile is reported as
 //     gone. The wait for a stop is bounded: a thread can still enter uninterruptible sleep (a vfork
@@ -98,9 +101,9 @@
 //     target's rings stay within 8 MiB: `chainDrainPeriods`) or the
 //     target has no ring with stack copies (an idle shell does not hold other targets to its
 //     interval), but at
-//     most `target.Options.Kernel.MaxDrainInterval` (1 s for `record` and for the agent, whose
-//     windows last seconds) and at least one period: 1 s at 99 Hz and 999 Hz with callchains
-//     (as root), 10 ms at 999 Hz with stack copies (30 as root), 526 ms for the agent at 19 Hz.
+//     most `target.Options.Kernel.MaxDrainInterval` (1 s for `record`, 5 s for the agent, whose
+//     windows last 15 s and which a half-full ring wakes) and at least one period: 1 s at 99 Hz and 999 Hz with callchains
+//     (as root), 10 ms at 999 Hz with stack copies (30 as root), 526 ms to 5 s for the agent at 19 Hz.
 //     `record` holds drains to 100 ms unless no process or thread was created on the system
 //     since the last tick (`sampler.Config.Settled`, below). A
 //     ring with stack copies shortens the interval only if, at the rate of its last drain, it
