@@ -94,37 +94,46 @@ type perfChainSample struct {
 // TID|TIME|CALLCHAIN|REGS_USER with nregs registers, held whole in rec. s.regs
 // points into regs. Every length is checked against the record's.
 func parsePerfChainSample(rec []byte, nregs int, regs []uint64, s *perfChainSample) error {
+	_, err := parseChainAndRegs(rec, nregs, regs, s)
+	return err
+}
+
+// parseChainAndRegs decodes the fields a sample with a callchain starts
+// with (header, TID, TIME, CALLCHAIN, REGS_USER) into s and returns the
+// offset in rec of what follows the registers.
+func parseChainAndRegs(rec []byte, nregs int, regs []uint64, s *perfChainSample) (int, error) {
 	le := binary.LittleEndian
 	if len(rec) < 8+8+8+8 {
-		return fmt.Errorf("sample record of %d bytes", len(rec))
+		return 0, fmt.Errorf("sample record of %d bytes", len(rec))
 	}
 	if size := int(le.Uint16(rec[6:])); size != len(rec) {
-		return fmt.Errorf("sample record says %d bytes, has %d", size, len(rec))
+		return 0, fmt.Errorf("sample record says %d bytes, has %d", size, len(rec))
 	}
 	s.tid = le.Uint32(rec[12:])
 	s.time = le.Uint64(rec[16:])
 	n := le.Uint64(rec[24:])
 	off := 32
 	if n > uint64(len(rec)-off)/8 {
-		return fmt.Errorf("sample record too short for a callchain of %d", n)
+		return 0, fmt.Errorf("sample record too short for a callchain of %d", n)
 	}
 	s.chainOff, s.nchain = off, int(n)
 	off += 8 * int(n)
 	if len(rec) < off+8 {
-		return fmt.Errorf("sample record has no register ABI")
+		return 0, fmt.Errorf("sample record has no register ABI")
 	}
 	abi := le.Uint64(rec[off:])
 	off += 8
 	s.regs = regs[:0]
 	if abi != unix.PERF_SAMPLE_REGS_ABI_NONE {
 		if len(rec) < off+8*nregs || cap(regs) < nregs {
-			return fmt.Errorf("sample record too short for %d registers", nregs)
+			return 0, fmt.Errorf("sample record too short for %d registers", nregs)
 		}
 		for i := 0; i < nregs; i++ {
 			s.regs = append(s.regs, le.Uint64(rec[off+8*i:]))
 		}
+		off += 8 * nregs
 	}
-	return nil
+	return off, nil
 }
 
 // fillFromChain fills c from the callchain sample of size bytes at ring

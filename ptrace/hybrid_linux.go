@@ -9,7 +9,6 @@ import (
 
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
-	"golang.org/x/sys/unix"
 )
 
 // Hybrid samples: the kernel's callchain and a small stack copy in each
@@ -73,37 +72,11 @@ type perfHybridSample struct {
 // in rec. s.regs points into regs. Every length is checked against the
 // record's.
 func parsePerfHybridSample(rec []byte, nregs int, regs []uint64, s *perfHybridSample) error {
+	off, err := parseChainAndRegs(rec, nregs, regs, &s.perfChainSample)
+	if err != nil {
+		return err
+	}
 	le := binary.LittleEndian
-	if len(rec) < 8+8+8+8 {
-		return fmt.Errorf("sample record of %d bytes", len(rec))
-	}
-	if size := int(le.Uint16(rec[6:])); size != len(rec) {
-		return fmt.Errorf("sample record says %d bytes, has %d", size, len(rec))
-	}
-	s.tid = le.Uint32(rec[12:])
-	s.time = le.Uint64(rec[16:])
-	n := le.Uint64(rec[24:])
-	off := 32
-	if n > uint64(len(rec)-off)/8 {
-		return fmt.Errorf("sample record too short for a callchain of %d", n)
-	}
-	s.chainOff, s.nchain = off, int(n)
-	off += 8 * int(n)
-	if len(rec) < off+8 {
-		return fmt.Errorf("sample record has no register ABI")
-	}
-	abi := le.Uint64(rec[off:])
-	off += 8
-	s.regs = regs[:0]
-	if abi != unix.PERF_SAMPLE_REGS_ABI_NONE {
-		if len(rec) < off+8*nregs || cap(regs) < nregs {
-			return fmt.Errorf("sample record too short for %d registers", nregs)
-		}
-		for i := 0; i < nregs; i++ {
-			s.regs = append(s.regs, le.Uint64(rec[off+8*i:]))
-		}
-		off += 8 * nregs
-	}
 	if len(rec) < off+8 {
 		return fmt.Errorf("sample record has no stack size")
 	}
