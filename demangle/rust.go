@@ -24,18 +24,26 @@ func rust(s string, full bool) (string, bool) {
 	return rustV0(s, full)
 }
 
+// cutLegacyPrefix strips a legacy Rust name's "_ZN" (or, as some tools
+// print it, "__ZN" or "ZN"); ok is false when s has none of them.
+func cutLegacyPrefix(s string) (string, bool) {
+	switch {
+	case strings.HasPrefix(s, "_ZN"):
+		return s[3:], true
+	case strings.HasPrefix(s, "__ZN"):
+		return s[4:], true
+	case strings.HasPrefix(s, "ZN"):
+		return s[2:], true
+	}
+	return "", false
+}
+
 // legacyRest returns what follows the "E" of a legacy Rust name's
 // length-prefixed identifiers (as rustLegacy reads them), without
 // decoding them; ok is false when s is not such a name.
 func legacyRest(s string) (rest string, ok bool) {
-	switch {
-	case strings.HasPrefix(s, "_ZN"):
-		s = s[3:]
-	case strings.HasPrefix(s, "__ZN"):
-		s = s[4:]
-	case strings.HasPrefix(s, "ZN"):
-		s = s[2:]
-	default:
+	s, ok = cutLegacyPrefix(s)
+	if !ok {
 		return "", false
 	}
 	for {
@@ -96,14 +104,8 @@ func symbolLike(s string) bool {
 // hash. Unlike Itanium C++, a leading "_" is part of the identifier;
 // rustc only adds one before a "$" escape. rest is what follows the "E".
 func rustLegacy(s string, full bool) (out, rest string, ok bool) {
-	switch {
-	case strings.HasPrefix(s, "_ZN"):
-		s = s[3:]
-	case strings.HasPrefix(s, "__ZN"):
-		s = s[4:]
-	case strings.HasPrefix(s, "ZN"):
-		s = s[2:]
-	default:
+	s, ok = cutLegacyPrefix(s)
+	if !ok {
 		return "", "", false
 	}
 	for i := 0; i < len(s); i++ {
