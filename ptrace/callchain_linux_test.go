@@ -5,11 +5,14 @@ package ptrace
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
 	"slices"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/internal/procstat"
 	"github.com/macprof/macprof/internal/testprog"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
@@ -331,23 +334,41 @@ func waitSamples(t *testing.T, tg *Target, tid target.ThreadID, caps []*target.C
 	return got
 }
 
-// spinningThread returns a thread of tg's that uses a CPU.
+// spinningThread returns the thread of tg's that gained the most CPU time
+// over 200 ms. A thread's state alone would not do: on a loaded machine a
+// main thread about to sleep is still runnable ('R') for a while.
 func spinningThread(t *testing.T, tg *Target) target.ThreadID {
 	t.Helper()
+	ticks := func(tid target.ThreadID) uint64 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", tg.pid, tid))
+		if err != nil {
+			return 0
+		}
+		s, err := procstat.Parse(b)
+		if err != nil || !s.Has(procstat.FieldSTime) {
+			return 0
+		}
+		return s.CPUTicks()
+	}
 	var running target.ThreadID
 	testprog.WaitFor(t, 10*time.Second, func() bool {
 		tids, err := tg.Threads(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tid := range tids {
-			if st, _, err := tg.threads[int(tid)].files.stateCPU(make([]byte, 512)); err == nil && st == 'R' {
-				running = tid
-				return true
+		before := make([]uint64, len(tids))
+		for i, tid := range tids {
+			before[i] = ticks(tid)
+		}
+		time.Sleep(200 * time.Millisecond)
+		var most uint64
+		for i, tid := range tids {
+			if now := ticks(tid); now > before[i] && now-before[i] > most {
+				most, running = now-before[i], tid
 			}
 		}
-		return false
-	}, "a running thread")
+		return most > 0
+	}, "a thread gaining CPU time")
 	return running
 }
 
