@@ -29,7 +29,7 @@ const cxxCorpusSize = 20_000
 // dynamic symbol tables of cxxCorpusLibs (what `llvm-nm -D --defined-only`
 // lists), chosen by a hash of the name so that the sample is the same on
 // every run and spread over every library.
-func cxxCorpus(t *testing.T) []string {
+func cxxCorpus(t testing.TB) []string {
 	t.Helper()
 	seen := map[string]bool{}
 	for _, pattern := range cxxCorpusLibs {

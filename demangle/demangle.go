@@ -108,8 +108,12 @@ var (
 	cxxFull       = []demangle.Option{demangle.NoRust, demangle.Verbose}
 )
 
-// cxx demangles an Itanium C++ name.
+// cxx demangles an Itanium C++ name: most by cxxFast, the others by
+// the full demangler.
 func cxx(s string, f Form) (string, bool) {
+	if d, ok := cxxFast(s, f); ok {
+		return d, true
+	}
 	opts := cxxSimplified
 	if f != Simplified {
 		opts = cxxFull

@@ -1,0 +1,175 @@
+package demangle
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// cxxFullDemangler is cxx without the fast path: the full demangler alone.
+func cxxFullDemangler(s string, f Form) (string, bool) {
+	opts := cxxSimplified
+	if f != Simplified {
+		opts = cxxFull
+	}
+	d, err := demangle.ToString(s, opts...)
+	return d, err == nil
+}
+
+// TestCxxFastEqualsFull checks that, on the 20,000 names of the C++
+// corpus, every name the fast path takes comes out as the full
+// demangler prints it, in both forms, and that it takes most of them.
+func TestCxxFastEqualsFull(t *testing.T) {
+	names := cxxCorpus(t)
+	taken := 0
+	var diff []string
+	for _, n := range names {
+		for _, f := range []Form{Simplified, Full} {
+			got, ok := cxxFast(n, f)
+			if !ok {
+				continue
+			}
+			if f == Simplified {
+				taken++
+			}
+			if want, wok := cxxFullDemangler(n, f); !wok || got != want {
+				diff = append(diff, fmt.Sprintf("%s (form %d)\n   got %s\n  want %s (ok %v)", n, f, got, want, wok))
+			}
+		}
+	}
+	t.Logf("the fast path takes %d of %d names (%.1f%%)", taken, len(names), 100*float64(taken)/float64(len(names)))
+	for _, d := range diff[:min(len(diff), 20)] {
+		t.Error(d)
+	}
+	if len(diff) > 0 {
+		t.Fatalf("%d names differ from the full demangler", len(diff))
+	}
+	if taken*10 < len(names)*6 {
+		t.Errorf("the fast path takes %d of %d names, fewer than 60%%", taken, len(names))
+	}
+}
+
+// TestCxxFast checks the shapes the fast path prints (the wanted strings
+// are c++filt's) and some it leaves to the full demangler.
+func TestCxxFast(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"_Z3fooi", "foo(int)"},
+		{"_Z3foov", "foo()"},
+		{"_ZN1a1b1fERKS0_", "a::b::f(a::b const&)"},
+		{"_ZNK1a1fEPKcz", "a::f(char const*, ...) const"},
+		{"_ZN1aC2Ev", "a::a()"},
+		{"_ZN1aD0Ev", "a::~a()"},
+		{"_ZNSt6vectorIiSaIiEEC2Ev", "std::vector<int, std::allocator<int> >::vector()"},
+		{"_ZN1a1fIiEEvT_", "void a::f<int>(int)"},
+		{"_ZN1a1fILb1ELi3ELm256EEEPcv", "char* a::f<true, 3, 256ul>()"},
+		{"_ZN2v84baseL3divEii", "v8::base::div(int, int)"},
+		{"_ZN12_GLOBAL__N_13fooEOS_", "(anonymous namespace)::foo((anonymous namespace)&&)"},
+		{"_ZN1a1bINS_1cIiEEE1fERKS3_", "a::b<a::c<int> >::f(a::b<a::c<int> > const&)"},
+		{"_ZN2v88internal15SearchStringRawIKtKhEElPNS0_7IsolateEPKT_iPKT0_ii",
+			"long v8::internal::SearchStringRaw<unsigned short const, unsigned char const>(v8::internal::Isolate*, unsigned short const*, int, unsigned char const*, int, int)"},
+	} {
+		for _, f := range []Form{Simplified, Full} {
+			got, ok := cxxFast(c.in, f)
+			if c.in == "_ZN2v88internal15SearchStringRawIKtKhEElPNS0_7IsolateEPKT_iPKT0_ii" {
+				// const of a const parameter: the full demangler
+				// merges the qualifiers; the fast path leaves it.
+				if ok {
+					t.Errorf("cxxFast(%s) took it: %s", c.in, got)
+				}
+				if got := Name(c.in, f); got != c.want {
+					t.Errorf("Name(%s)\n got %s\nwant %s", c.in, got, c.want)
+				}
+				continue
+			}
+			if !ok || got != c.want {
+				t.Errorf("cxxFast(%s, %d) = %q, %v; want %q", c.in, f, got, ok, c.want)
+			}
+		}
+	}
+	// A clone suffix: dropped from the simplified form, the full form
+	// left to the full demangler ("[clone .constprop.0]").
+	const clone = "_ZN1a1fEi.constprop.0"
+	if got, ok := cxxFast(clone, Simplified); !ok || got != "a::f(int)" {
+		t.Errorf("cxxFast(%s, Simplified) = %q, %v", clone, got, ok)
+	}
+	if got, ok := cxxFast(clone, Full); ok {
+		t.Errorf("cxxFast(%s, Full) took it: %q", clone, got)
+	}
+	for _, in := range []string{
+		"_ZNKSs4copyEPcmm",            // std::string, spelled out in full
+		"_ZN1aplERKS_",                // an operator
+		"_ZZN1a1fEvE1x",               // a local name
+		"_ZN1a1fIJiiEEEvDpT_",         // a pack
+		"_Z1fPFviE",                   // a function type
+		"_Z1fRA3_i",                   // an array
+		"_ZN1a1fEvi",                  // void among parameters
+		"_ZN1a1fES0_",                 // a substitution that is not there
+		"_ZN1a1fEPRi",                 // a pointer to a reference
+		"_ZN1a1fET_",                  // no template for T_
+		"_Z3fooB5cxx11v",              // an ABI tag
+		"_ZN12_GLOBAL__N_11fE.cold",   // no parameters before a suffix
+		"_ZN3foo3barEi.llvm.1234abcd", // a suffix in the full form
+	} {
+		if got, ok := cxxFast(in, Full); ok {
+			t.Errorf("cxxFast(%s, Full) took it: %q", in, got)
+		}
+	}
+}
+
+// TestCxxFastAllocs checks that the fast path allocates the result alone.
+func TestCxxFastAllocs(t *testing.T) {
+	const in = "_ZN4llvm6object7ELFFileINS0_7ELFTypeILNS_7support10endiannessE1ELb1EEEE3endEv"
+	if _, ok := cxxFast(in, Simplified); !ok {
+		t.Fatalf("cxxFast(%s) did not take it", in)
+	}
+	want := 1.0
+	if raceEnabled {
+		want = 3 // a dropped parser: itself and its two buffers, now and then
+	}
+	if n := testing.AllocsPerRun(100, func() { cxxFast(in, Simplified) }); n > want {
+		t.Errorf("cxxFast: %v allocations, want at most %v (the result)", n, want)
+	}
+}
+
+// FuzzCxxFast checks that the fast path never fails where the full
+// demangler succeeds differently, and never panics.
+func FuzzCxxFast(f *testing.F) {
+	for _, s := range []string{"_ZN1a1b1fERKS0_", "_ZN1a1fIiEEvT_", "_ZN1a1fILb1ELi3ELm256EEEPcv", "_ZNSt6vectorIiSaIiEEC2Ev", "_ZN2v84baseL3divEii", "_ZN1a1fEi.constprop.0", "_ZN1a1bINS_1cIiEEE1fERKS3_"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, form := range []Form{Simplified, Full} {
+			got, ok := cxxFast(s, form)
+			if !ok {
+				continue
+			}
+			if want, wok := cxxFullDemangler(s, form); !wok || got != want {
+				t.Errorf("%q (form %d): fast %q, full %q (ok %v)", s, form, got, want, wok)
+			}
+		}
+	})
+}
+
+// BenchmarkCxx demangles the corpus names the fast path takes, by it and
+// by the full demangler (ns/op is per name).
+func BenchmarkCxx(b *testing.B) {
+	var names []string
+	for _, n := range cxxCorpus(b) {
+		if _, ok := cxxFast(n, Simplified); ok {
+			names = append(names, n)
+		}
+	}
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			cxxFast(names[i%len(names)], Simplified)
+		}
+	})
+	b.Run("full", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			cxxFullDemangler(names[i%len(names)], Simplified)
+		}
+	})
+}
