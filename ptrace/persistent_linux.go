@@ -27,6 +27,9 @@ type persistent struct {
 	sigch     chan os.Signal // SIGCHLD: some tracee changed state
 	drainWant bool           // a state change is waiting for drain
 	waitTimer *time.Timer    // ends awaitHeld's sleep at its deadline
+	// release makes captureAll detach its threads rather than resume
+	// them (CaptureAllAndDetach).
+	release bool
 }
 
 func newPersistent() *persistent {
@@ -349,8 +352,12 @@ func (t *Target) captureAll(dst []target.Capture) ([]target.Capture, error) {
 			c.Err = err
 		}
 	}
-	for _, th := range held {
-		t.resume(th)
+	if t.persist.release {
+		t.letGoCaptured(held)
+	} else {
+		for _, th := range held {
+			t.resume(th)
+		}
 	}
 	stopped := time.Since(start)
 	for i := range dst {

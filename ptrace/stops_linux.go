@@ -116,3 +116,39 @@ func (t *Target) captureHeld(th *thread, c *target.Capture, limit int) error {
 	c.PCs, c.Walk = t.walk(t.walker, regs, &st, c.PCs, true)
 	return nil
 }
+
+// CaptureAllAndDetach is CaptureAll for a target captured once (a
+// snapshot): each thread is detached from the stop of its capture instead
+// of resumed, so that Close need not stop it again to detach it (it then
+// lets go only of threads that started since). Memory reads and
+// WalkCopies still work; captures after it find no thread.
+func (t *Target) CaptureAllAndDetach(dst []target.Capture) ([]target.Capture, error) {
+	if t.continuous() {
+		return dst[:0], errNotPersistent
+	}
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	r := &t.hot
+	r.op, r.captures, r.err = opCaptureAll, dst, nil
+	t.persist.release = true
+	t.call(r)
+	t.persist.release = false
+	out := r.captures
+	r.captures = nil
+	return out, r.err
+}
+
+// letGoCaptured detaches the held threads, each with the signal its stop
+// intercepted, and forgets them: nothing of them is left to detach. The
+// tracer thread calls it.
+func (t *Target) letGoCaptured(held []*thread) {
+	for _, th := range held {
+		th.letGo() // ESRCH: it ended, which detaches it too
+	}
+	t.stateMu.Lock()
+	for _, th := range held {
+		th.closeFiles()
+		delete(t.threads, th.tid)
+	}
+	t.stateMu.Unlock()
+}

@@ -112,7 +112,13 @@ func Take(cfg Config) (*Snapshot, error) {
 		t.Close()
 		return nil, fmt.Errorf("this backend cannot stop every thread at once")
 	}
-	caps, capErr := snapper.CaptureAll(nil)
+	var caps []target.Capture
+	var capErr error
+	if d, ok := t.(detachingSnapshotter); ok {
+		caps, capErr = d.CaptureAllAndDetach(nil)
+	} else {
+		caps, capErr = snapper.CaptureAll(nil)
+	}
 	if w, ok := t.(target.CopyWalker); ok {
 		// The threads run again: walk their copies with the unwind
 		// tables of the objects they meet, built now (the walk during
@@ -133,10 +139,11 @@ func Take(cfg Config) (*Snapshot, error) {
 	// symbolizing below waits for those it needs.
 	loading := preload(cache, imgs, caps)
 	defer loading.Wait()
-	// Detaching can take as long as the symbolizing (a tracer on the
-	// main thread stops every thread again to detach it), and the
-	// symbolizing needs the target no more: the two run side by side.
-	// The deferred Close waits for this one on every return.
+	// Detaching can take as long as the symbolizing (a backend that
+	// cannot detach at the capture stops every thread again to detach
+	// it), and the symbolizing needs the target no more: the two run
+	// side by side. The deferred Close waits for this one on every
+	// return.
 	detached := make(chan error, 1)
 	go func() { detached <- t.Close() }()
 	if capErr != nil && len(caps) == 0 {
@@ -189,6 +196,13 @@ func Take(cfg Config) (*Snapshot, error) {
 	}
 	snap.StoppedNS = stopped.Nanoseconds()
 	return snap, nil
+}
+
+// detachingSnapshotter is implemented by backends that can let every
+// thread go from the stop of its capture: a snapshot captures once, and
+// detaching at Close would stop every thread a second time.
+type detachingSnapshotter interface {
+	CaptureAllAndDetach(dst []target.Capture) ([]target.Capture, error)
 }
 
 // covers reports whether imgs, read before the stop, holds every captured

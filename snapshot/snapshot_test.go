@@ -321,3 +321,37 @@ func TestTakeReadsImagesAgainOnlyWhenNeeded(t *testing.T) {
 		})
 	}
 }
+
+// detachingTarget is a fake that can let its threads go at the capture
+// (CaptureAllAndDetach), counting which capture Take asks for.
+type detachingTarget struct {
+	*targettest.Fake
+	all, detaching int
+}
+
+func (f *detachingTarget) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
+	f.all++
+	return f.Fake.CaptureAll(dst)
+}
+
+func (f *detachingTarget) CaptureAllAndDetach(dst []target.Capture) ([]target.Capture, error) {
+	f.detaching++
+	return f.Fake.CaptureAll(dst)
+}
+
+// TestTakeDetachesAtTheCapture: a backend that can detach every thread
+// from the stop of its capture is asked to, so that the detach at Close
+// does not stop the threads a second time.
+func TestTakeDetachesAtTheCapture(t *testing.T) {
+	f := &detachingTarget{Fake: newFake()}
+	snap, err := Take(Config{PID: 42, Attach: func(int, target.Options) (target.Target, error) { return f, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.detaching != 1 || f.all != 0 {
+		t.Errorf("CaptureAllAndDetach called %d times and CaptureAll %d, want 1 and 0", f.detaching, f.all)
+	}
+	if len(snap.Threads) != 4 || len(snap.Threads[0].Frames) != 3 {
+		t.Errorf("snapshot = %+v", snap)
+	}
+}
