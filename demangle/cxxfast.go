@@ -4,16 +4,18 @@ import "sync"
 
 // cxxFast demangles the Itanium C++ names of the common shapes without
 // building the full demangler's tree: a function's plain or nested name
-// (const, a constructor or destructor, templates of types and integer
-// literals), its return type when it is a template, and parameters of
-// builtin, class, enum and std:: types, template parameters, pointers,
-// references, const and substitutions. About half the functions of a
-// C++ binary (LLVM's, node's) are such names, and this prints them ~10
-// times faster, with one allocation. ok is false for every other name
-// (operators, local names, packs, expressions, function types, arrays,
-// abbreviations such as Ss, clone suffixes, ...), which the full
+// (const, ref-qualified, a constructor, destructor or operator, ABI
+// tags, templates of types, packs and integer literals), its return
+// type when it is a template, and parameters of builtin, class, enum and
+// std:: types, template parameters and pack expansions, pointers,
+// references, const, function types and pointers to them, and
+// substitutions. Three quarters of the functions of a C++ binary
+// (LLVM's, node's) are such names, and this prints them several times
+// faster, with one allocation. ok is false for every other name (local
+// names, expressions, arrays, member pointers, thunks, conversion
+// operators, a clone suffix in the full form, ...), which the full
 // demangler then takes; for those it takes, the result is the full
-// demangler's in both forms (TestCxxFastEqualsFull).
+// demangler's in both forms (TestCxxFastEqualsFull, FuzzCxxFast).
 func cxxFast(s string, f Form) (string, bool) {
 	if len(s) < 3 || s[0] != '_' || s[1] != 'Z' {
 		return "", false
@@ -21,12 +23,13 @@ func cxxFast(s string, f Form) (string, bool) {
 	p := fastPool.Get().(*fastParser)
 	defer fastPool.Put(p)
 	p.reset(s)
+	p.form = f
 	name := p.functionName()
 	if p.bad {
 		return "", false
 	}
 	if p.i == len(s) {
-		if p.isConst || p.hasReturn {
+		if p.isConst || p.hasReturn || p.refQual != "" {
 			return "", false
 		}
 		return string(p.text(name)), true
@@ -45,8 +48,9 @@ func cxxFast(s string, f Form) (string, bool) {
 	}
 	var ret span
 	if p.hasReturn {
-		ret = p.typ().span
-		if p.bad || p.i >= end {
+		t := p.typ()
+		ret = t.span
+		if p.bad || p.i >= end || t.fn || t.closed {
 			return "", false
 		}
 	}
@@ -57,14 +61,21 @@ func cxxFast(s string, f Form) (string, bool) {
 		p.i++ // no parameters
 	}
 	for p.i < end {
-		if s[p.i] == 'v' {
+		var t fastType
+		switch {
+		case s[p.i] == 'v':
 			return "", false // void among other parameters
+		case s[p.i] == 'D' && p.i+1 < len(s) && s[p.i+1] == 'p':
+			t = p.expansion()
+		default:
+			t = p.typ()
 		}
-		t := p.typ()
-		if p.bad {
+		if p.bad || t.fn {
 			return "", false
 		}
-		p.params = append(p.params, t.span)
+		if !t.empty {
+			p.params = append(p.params, t.span)
+		}
 	}
 	// The whole name, printed after all the parts it is made of.
 	start := len(p.out)
@@ -84,6 +95,7 @@ func cxxFast(s string, f Form) (string, bool) {
 	if p.isConst {
 		p.out = append(p.out, " const"...)
 	}
+	p.out = append(p.out, p.refQual...)
 	return string(p.out[start:]), true
 }
 
@@ -101,10 +113,14 @@ type fastParser struct {
 	// args is the stack of template arguments being parsed; fnArgs are
 	// the function's own (a function template's), which T_ names.
 	args, fnArgs []fastType
-	haveFnArgs   bool
+	// packElems are the elements of the packs parsed.
+	packElems  []fastType
+	haveFnArgs bool
 	// isConst and hasReturn say whether the function is const and
 	// whether its name is a template's, with a return type.
 	isConst, hasReturn bool
+	refQual            string // " &" or " &&" after a nested name's K
+	form               Form
 }
 
 // fastPool keeps parsers and their buffers from name to name (on the
@@ -116,7 +132,8 @@ var fastPool = sync.Pool{New: func() any {
 func (p *fastParser) reset(s string) {
 	p.s, p.i, p.bad = s, 2, false
 	p.out, p.subs, p.params, p.args, p.fnArgs = p.out[:0], p.subs[:0], p.params[:0], p.args[:0], p.fnArgs[:0]
-	p.haveFnArgs, p.isConst, p.hasReturn = false, false, false
+	p.packElems = p.packElems[:0]
+	p.haveFnArgs, p.isConst, p.hasReturn, p.refQual = false, false, false, ""
 }
 
 // span is a range of fastParser.out.
@@ -130,6 +147,16 @@ type fastType struct {
 	name    bool // a name, which may be a nested name's prefix
 	literal bool // a template argument's value, not a type
 	cv      bool // const, which K may not be applied to again
+	// A template argument pack (J...E) prints its elements; an empty
+	// one prints nothing.
+	pack, empty bool
+	// A function type (F...E) is its return type (span) and its
+	// parameters (params, "(int, char)"); a pointer or reference to one
+	// is closed: nothing more may be made of it here.
+	fn, closed bool
+	params     span
+	// A pack's elements are packElems[elemLo:elemHi].
+	elemLo, elemHi int32
 }
 
 func (p *fastParser) text(sp span) []byte { return p.out[sp.lo:sp.hi] }
@@ -164,10 +191,13 @@ func (p *fastParser) functionName() span {
 		name = p.emit([]byte("std::"), p.unqualified(), "")
 	case c >= '1' && c <= '9' || c == 'L':
 		name = p.emit(nil, p.unqualified(), "")
+	case c >= 'a' && c <= 'z':
+		name = p.emit(nil, p.operator(), "")
 	default:
 		p.fail()
 		return span{}
 	}
+	name, _ = p.abiTags(name)
 	if p.peek() == 'I' {
 		p.subs = append(p.subs, fastType{span: name, name: true})
 		var base int
@@ -194,6 +224,57 @@ func (p *fastParser) unqualified() string {
 	return id
 }
 
+// abiTags appends the ABI tags (B <source-name>, "[abi:cxx11]") that
+// follow to sp, the last span emitted, and says whether there were any.
+func (p *fastParser) abiTags(sp span) (span, bool) {
+	tagged := false
+	for !p.bad && p.peek() == 'B' {
+		p.i++
+		tag := p.sourceName()
+		if int(sp.hi) != len(p.out) {
+			sp = p.emit(p.text(sp), "", "")
+		}
+		p.out = append(p.out, "[abi:"...)
+		p.out = append(p.out, tag...)
+		p.out = append(p.out, ']')
+		sp.hi = int32(len(p.out))
+		tagged = true
+	}
+	return sp, tagged
+}
+
+// operator parses an operator's name (two letters) and returns how it
+// prints ("operator<<", "operator new").
+func (p *fastParser) operator() string {
+	if p.i+1 < len(p.s) {
+		code := p.s[p.i : p.i+2]
+		for _, o := range fastOperators {
+			if o[0] == code {
+				p.i += 2
+				return o[1]
+			}
+		}
+	}
+	p.fail()
+	return ""
+}
+
+// fastOperators are the operators the fast path names, by their code.
+var fastOperators = [...][2]string{
+	{"aN", "operator&="}, {"aS", "operator="}, {"aa", "operator&&"}, {"ad", "operator&"},
+	{"an", "operator&"}, {"cl", "operator()"}, {"cm", "operator,"}, {"co", "operator~"},
+	{"dV", "operator/="}, {"da", "operator delete[]"}, {"de", "operator*"}, {"dl", "operator delete"},
+	{"dv", "operator/"}, {"eO", "operator^="}, {"eo", "operator^"}, {"eq", "operator=="},
+	{"ge", "operator>="}, {"gt", "operator>"}, {"ix", "operator[]"}, {"lS", "operator<<="},
+	{"le", "operator<="}, {"ls", "operator<<"}, {"lt", "operator<"}, {"mI", "operator-="},
+	{"mL", "operator*="}, {"mi", "operator-"}, {"ml", "operator*"}, {"mm", "operator--"},
+	{"na", "operator new[]"}, {"ne", "operator!="}, {"ng", "operator-"}, {"nt", "operator!"},
+	{"nw", "operator new"}, {"oR", "operator|="}, {"oo", "operator||"}, {"or", "operator|"},
+	{"pL", "operator+="}, {"pl", "operator+"}, {"pm", "operator->*"}, {"pp", "operator++"},
+	{"ps", "operator+"}, {"pt", "operator->"}, {"qu", "operator?"}, {"rM", "operator%="},
+	{"rS", "operator>>="}, {"rm", "operator%"}, {"rs", "operator>>"}, {"ss", "operator<=>"},
+}
+
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -215,6 +296,13 @@ func (p *fastParser) nested(function bool) span {
 			return span{}
 		}
 		p.isConst = true
+		p.i++
+	}
+	if c := p.peek(); function && (c == 'R' || c == 'O') {
+		p.refQual = " &"
+		if c == 'O' {
+			p.refQual = " &&"
+		}
 		p.i++
 	}
 	var cur span
@@ -248,7 +336,16 @@ func (p *fastParser) nested(function bool) span {
 			} else {
 				cur = p.emit(nil, id, "")
 			}
+			var tagged bool
+			if cur, tagged = p.abiTags(cur); tagged {
+				id = "" // no constructor of it here
+			}
 			last, named, std = id, true, false
+		case c >= 'a' && c <= 'z' && function && have:
+			op := p.operator()
+			cur = p.emit(p.text(cur), "::", op)
+			cur, _ = p.abiTags(cur)
+			last, named, std = "", true, false
 		case c == 'S' && !have && p.i+1 < len(p.s) && p.s[p.i+1] == 't':
 			p.i += 2
 			cur, std, candidate = p.emit(nil, "std", ""), true, false
@@ -312,7 +409,9 @@ func (p *fastParser) templateArgs(cur span) (sp span, base int) {
 		switch p.peek() {
 		case 'L':
 			a = p.literal()
-		case 0, 'X', 'J':
+		case 'J':
+			a = p.pack()
+		case 0, 'X':
 			p.fail()
 		default:
 			a = p.typ()
@@ -330,17 +429,193 @@ func (p *fastParser) templateArgs(cur span) (sp span, base int) {
 		p.out = append(p.out, ' ') // as after operator<
 	}
 	p.out = append(p.out, '<')
-	for n, a := range p.args[base:] {
-		if n > 0 {
+	args := p.args[base:]
+	first := true
+	for _, a := range args {
+		if a.empty {
+			continue // an empty pack prints nothing
+		}
+		if !first {
 			p.out = append(p.out, ", "...)
 		}
-		p.out = append(p.out, p.text(a.span)...)
+		p.appendType(a)
+		first = false
 	}
-	if p.out[len(p.out)-1] == '>' {
+	// No space before the '>' after a trailing empty pack (as c++filt).
+	if p.out[len(p.out)-1] == '>' && !(len(args) > 1 && args[len(args)-1].empty) {
 		p.out = append(p.out, ' ')
 	}
 	p.out = append(p.out, '>')
 	return span{int32(lo), int32(len(p.out))}, base
+}
+
+// expansion parses Dp [PROK]* T <number> _, a parameter pack's
+// expansion (as parameters: Args&&...), and returns the parameters it
+// stands for, printed as a list.
+func (p *fastParser) expansion() fastType {
+	p.i += 2 // Dp
+	mods := p.i
+	for p.i < len(p.s) && (p.s[p.i] == 'P' || p.s[p.i] == 'R' || p.s[p.i] == 'O' || p.s[p.i] == 'K') {
+		p.i++
+	}
+	mods2 := p.i
+	if p.peek() != 'T' {
+		p.fail()
+		return fastType{}
+	}
+	// The pack itself, through templateParam's checks but for its kind.
+	p.i++
+	idx := 0
+	if p.peek() != '_' {
+		n, digits := 0, 0
+		for ; p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9'; p.i++ {
+			n = n*10 + int(p.s[p.i]-'0')
+			if digits++; n > len(p.fnArgs) {
+				p.fail()
+				return fastType{}
+			}
+		}
+		if digits == 0 || p.peek() != '_' {
+			p.fail()
+			return fastType{}
+		}
+		idx = n + 1
+	}
+	p.i++ // _
+	if !p.haveFnArgs || idx >= len(p.fnArgs) || !p.fnArgs[idx].pack || p.peek() == 'I' {
+		p.fail()
+		return fastType{}
+	}
+	// Candidates: the pack, each modified type, the expansion; none
+	// of which may be named again here.
+	for range mods2 - mods + 2 {
+		p.subs = append(p.subs, fastType{pack: true, literal: true, closed: true})
+	}
+	pk := p.fnArgs[idx]
+	elems := p.packElems[pk.elemLo:pk.elemHi]
+	lo := len(p.out)
+	for n, e := range elems {
+		if e.fn || e.closed || e.literal || e.pack {
+			p.fail()
+			return fastType{}
+		}
+		if n > 0 {
+			p.out = append(p.out, ", "...)
+		}
+		p.out = append(p.out, p.text(e.span)...)
+		ref, rref, cv := e.ref, e.ref && len(p.out) >= 2 && p.out[len(p.out)-1] == '&' && p.out[len(p.out)-2] == '&', e.cv
+		for j := mods2 - 1; j >= mods; j-- {
+			switch c := p.s[j]; {
+			case c == 'K':
+				if ref || cv {
+					p.fail()
+					return fastType{}
+				}
+				p.out, cv = append(p.out, " const"...), true
+			case c == 'P':
+				if ref {
+					p.fail()
+					return fastType{}
+				}
+				p.out, cv = append(p.out, '*'), false
+			case c == 'R' && rref:
+				p.out, rref = p.out[:len(p.out)-1], false // && & is &
+			case c == 'R' && !ref:
+				p.out, ref = append(p.out, '&'), true
+			case c == 'O' && !ref:
+				p.out, ref, rref = append(p.out, "&&"...), true, true
+			}
+		}
+	}
+	return fastType{span: span{int32(lo), int32(len(p.out))}, pack: true, empty: len(elems) == 0}
+}
+
+// appendType appends t's text to out; a function type as a type of its
+// own: "void (int)".
+func (p *fastParser) appendType(t fastType) {
+	p.out = append(p.out, p.text(t.span)...)
+	if t.fn {
+		p.out = append(p.out, ' ')
+		p.out = append(p.out, p.text(t.params)...)
+	}
+}
+
+// function parses F <return type> <parameters> E, a function type.
+func (p *fastParser) function() fastType {
+	p.i++ // F
+	ret := p.typ()
+	if p.bad || ret.fn || ret.closed || ret.literal || ret.pack {
+		p.fail()
+		return fastType{}
+	}
+	base := len(p.params)
+	if p.peek() == 'v' && p.i+1 < len(p.s) && p.s[p.i+1] == 'E' {
+		p.i++ // no parameters
+	}
+	for !p.bad && p.peek() != 'E' {
+		c := p.peek()
+		if c == 0 || c == 'v' || (c == 'R' || c == 'O') && p.i+1 < len(p.s) && p.s[p.i+1] == 'E' {
+			p.fail() // void among parameters, or a ref-qualifier
+			break
+		}
+		a := p.typ()
+		if a.fn {
+			p.fail()
+		}
+		p.params = append(p.params, a.span)
+	}
+	if p.bad {
+		return fastType{}
+	}
+	p.i++ // E
+	lo := len(p.out)
+	p.out = append(p.out, '(')
+	for n, a := range p.params[base:] {
+		if n > 0 {
+			p.out = append(p.out, ", "...)
+		}
+		p.out = append(p.out, p.text(a)...)
+	}
+	p.out = append(p.out, ')')
+	p.params = p.params[:base]
+	return fastType{span: ret.span, params: span{int32(lo), int32(len(p.out))}, fn: true}
+}
+
+// pack parses J <template-arg>* E, an argument pack of types and
+// literals, printed as its elements.
+func (p *fastParser) pack() fastType {
+	p.i++ // J
+	base := len(p.args)
+	for !p.bad && p.peek() != 'E' {
+		var a fastType
+		switch p.peek() {
+		case 'L':
+			a = p.literal()
+		case 0, 'X', 'J':
+			p.fail()
+		default:
+			a = p.typ()
+		}
+		p.args = append(p.args, a)
+	}
+	if p.bad {
+		return fastType{}
+	}
+	p.i++ // E
+	elems := p.args[base:]
+	lo := len(p.out)
+	for n, a := range elems {
+		if n > 0 {
+			p.out = append(p.out, ", "...)
+		}
+		p.appendType(a)
+	}
+	t := fastType{span: span{int32(lo), int32(len(p.out))}, pack: true, empty: len(elems) == 0}
+	t.elemLo = int32(len(p.packElems))
+	p.packElems = append(p.packElems, elems...)
+	t.elemHi = int32(len(p.packElems))
+	p.args = p.args[:base]
+	return t
 }
 
 // literal parses L <type> [n] <digits> E, an integer template argument.
@@ -516,7 +791,7 @@ func (p *fastParser) templateParam() fastType {
 		idx = n + 1
 	}
 	p.i++ // _
-	if !p.haveFnArgs || idx >= len(p.fnArgs) || p.fnArgs[idx].literal {
+	if !p.haveFnArgs || idx >= len(p.fnArgs) || p.fnArgs[idx].literal || p.fnArgs[idx].pack {
 		p.fail()
 		return fastType{}
 	}
@@ -563,9 +838,23 @@ func (p *fastParser) typ() fastType {
 	case c == 'P' || c == 'R' || c == 'O' || c == 'K':
 		p.i++
 		inner := p.typ()
-		if p.bad || inner.ref || inner.literal || c == 'K' && inner.cv {
+		if p.bad || inner.ref || inner.literal || inner.pack || inner.closed || c == 'K' && (inner.cv || inner.fn) {
 			p.fail()
 			return fastType{}
+		}
+		if inner.fn {
+			// A pointer or reference to a function: void (*)(int).
+			ptr := " (*)"
+			switch c {
+			case 'R':
+				ptr, t.ref = " (&)", true
+			case 'O':
+				ptr, t.ref = " (&&)", true
+			}
+			t.span, t.closed = p.emit(p.text(inner.span), ptr, ""), true
+			p.out = append(p.out, p.text(inner.params)...)
+			t.hi = int32(len(p.out))
+			break
 		}
 		suffix := "*"
 		switch c {
@@ -581,6 +870,17 @@ func (p *fastParser) typ() fastType {
 		p.i += 2
 		t.span, t.name = p.emit([]byte("std::"), p.unqualified(), ""), true
 		t = p.maybeTemplate(t, true)
+	case c == 'S' && p.i+1 < len(p.s) && (p.s[p.i+1] == 's' || p.s[p.i+1] == 'i' || p.s[p.i+1] == 'o' || p.s[p.i+1] == 'd'):
+		// std::string and the streams: not candidates.
+		n := fastStdTypes[p.s[p.i+1]][p.form]
+		p.i += 2
+		if p.peek() == 'I' {
+			p.fail()
+			return fastType{}
+		}
+		return fastType{span: p.emit(nil, n, ""), name: true}
+	case c == 'F':
+		t = p.function()
 	case c == 'S' && p.i+1 < len(p.s) && (p.s[p.i+1] == 'a' || p.s[p.i+1] == 'b'):
 		n := "std::allocator"
 		if p.s[p.i+1] == 'b' {
@@ -622,6 +922,15 @@ func (p *fastParser) typ() fastType {
 	}
 	p.subs = append(p.subs, t)
 	return t
+}
+
+// fastStdTypes are the abbreviations Ss, Si, So and Sd as each form
+// prints them.
+var fastStdTypes = [256][2]string{
+	's': {Simplified: "std::string", Full: "std::basic_string<char, std::char_traits<char>, std::allocator<char> >"},
+	'i': {Simplified: "std::istream", Full: "std::basic_istream<char, std::char_traits<char> >"},
+	'o': {Simplified: "std::ostream", Full: "std::basic_ostream<char, std::char_traits<char> >"},
+	'd': {Simplified: "std::iostream", Full: "std::basic_iostream<char, std::char_traits<char> >"},
 }
 
 // maybeTemplate returns the name t, or the template t<args> when

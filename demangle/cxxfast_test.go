@@ -66,22 +66,17 @@ func TestCxxFast(t *testing.T) {
 		{"_ZN2v84baseL3divEii", "v8::base::div(int, int)"},
 		{"_ZN12_GLOBAL__N_13fooEOS_", "(anonymous namespace)::foo((anonymous namespace)&&)"},
 		{"_ZN1a1bINS_1cIiEEE1fERKS3_", "a::b<a::c<int> >::f(a::b<a::c<int> > const&)"},
-		{"_ZN2v88internal15SearchStringRawIKtKhEElPNS0_7IsolateEPKT_iPKT0_ii",
-			"long v8::internal::SearchStringRaw<unsigned short const, unsigned char const>(v8::internal::Isolate*, unsigned short const*, int, unsigned char const*, int, int)"},
+		{"_ZN4llvmlsERNS_11raw_ostreamERKNS_5APIntE", "llvm::operator<<(llvm::raw_ostream&, llvm::APInt const&)"},
+		{"_ZN1aaSEOS_", "a::operator=(a&&)"},
+		{"_ZN4llvm3sys22getDefaultTargetTripleB5cxx11Ev", "llvm::sys::getDefaultTargetTriple[abi:cxx11]()"},
+		{"_ZNKR1a1fEv", "a::f() const &"},
+		{"_ZN4llvm8SCCPPass3runERNS_8FunctionERNS_15AnalysisManagerIS1_JEEE", "llvm::SCCPPass::run(llvm::Function&, llvm::AnalysisManager<llvm::Function>&)"},
+		{"_ZN4llvm12hash_combineIJjPNS_5ValueENS_9hash_codeEEEES3_DpRKT_", "llvm::hash_code llvm::hash_combine<unsigned int, llvm::Value*, llvm::hash_code>(unsigned int const&, llvm::Value* const&, llvm::hash_code const&)"},
+		{"_ZN4llvm27install_fatal_error_handlerEPFvPvPKcbES0_", "llvm::install_fatal_error_handler(void (*)(void*, char const*, bool), void*)"},
+		{"_ZN1a1fERKSt8functionIFbiEE", "a::f(std::function<bool (int)> const&)"},
 	} {
 		for _, f := range []Form{Simplified, Full} {
 			got, ok := cxxFast(c.in, f)
-			if c.in == "_ZN2v88internal15SearchStringRawIKtKhEElPNS0_7IsolateEPKT_iPKT0_ii" {
-				// const of a const parameter: the full demangler
-				// merges the qualifiers; the fast path leaves it.
-				if ok {
-					t.Errorf("cxxFast(%s) took it: %s", c.in, got)
-				}
-				if got := Name(c.in, f); got != c.want {
-					t.Errorf("Name(%s)\n got %s\nwant %s", c.in, got, c.want)
-				}
-				continue
-			}
 			if !ok || got != c.want {
 				t.Errorf("cxxFast(%s, %d) = %q, %v; want %q", c.in, f, got, ok, c.want)
 			}
@@ -97,17 +92,17 @@ func TestCxxFast(t *testing.T) {
 		t.Errorf("cxxFast(%s, Full) took it: %q", clone, got)
 	}
 	for _, in := range []string{
-		"_ZNKSs4copyEPcmm",            // std::string, spelled out in full
-		"_ZN1aplERKS_",                // an operator
-		"_ZZN1a1fEvE1x",               // a local name
-		"_ZN1a1fIJiiEEEvDpT_",         // a pack
-		"_Z1fPFviE",                   // a function type
-		"_Z1fRA3_i",                   // an array
-		"_ZN1a1fEvi",                  // void among parameters
-		"_ZN1a1fES0_",                 // a substitution that is not there
-		"_ZN1a1fEPRi",                 // a pointer to a reference
-		"_ZN1a1fET_",                  // no template for T_
-		"_Z3fooB5cxx11v",              // an ABI tag
+		"_ZNKSs4copyEPcmm",     // std::string as a prefix
+		"_ZN1acvbEv",           // a conversion operator
+		"_ZZN1a1fEvE1x",        // a local name
+		"_ZN1a1fIJiiEEEvDpT0_", // a pack that is not there
+		"_Z1fPPFviE",           // a pointer to a function pointer
+		"_Z1fRA3_i",            // an array
+		"_ZN1a1fEvi",           // void among parameters
+		"_ZN1a1fES0_",          // a substitution that is not there
+		"_ZN1a1fEPRi",          // a pointer to a reference
+		"_ZN1a1fET_",           // no template for T_
+		"_ZN2v88internal15SearchStringRawIKtKhEElPNS0_7IsolateEPKT_iPKT0_ii", // const of a const
 		"_ZN12_GLOBAL__N_11fE.cold",   // no parameters before a suffix
 		"_ZN3foo3barEi.llvm.1234abcd", // a suffix in the full form
 	} {
@@ -135,7 +130,7 @@ func TestCxxFastAllocs(t *testing.T) {
 // FuzzCxxFast checks that the fast path never fails where the full
 // demangler succeeds differently, and never panics.
 func FuzzCxxFast(f *testing.F) {
-	for _, s := range []string{"_ZN1a1b1fERKS0_", "_ZN1a1fIiEEvT_", "_ZN1a1fILb1ELi3ELm256EEEPcv", "_ZNSt6vectorIiSaIiEEC2Ev", "_ZN2v84baseL3divEii", "_ZN1a1fEi.constprop.0", "_ZN1a1bINS_1cIiEEE1fERKS3_"} {
+	for _, s := range []string{"_ZN1a1b1fERKS0_", "_ZN1a1fIiEEvT_", "_ZN1a1fILb1ELi3ELm256EEEPcv", "_ZNSt6vectorIiSaIiEEC2Ev", "_ZN2v84baseL3divEii", "_ZN1a1fEi.constprop.0", "_ZN1a1bINS_1cIiEEE1fERKS3_", "_ZN4llvm12hash_combineIJjPNS_5ValueENS_9hash_codeEEEES3_DpRKT_", "_ZN4llvm27install_fatal_error_handlerEPFvPvPKcbES0_", "_ZN4llvm3sys22getDefaultTargetTripleB5cxx11Ev", "_ZNKR1a1fEv", "_ZN4llvmlsERNS_11raw_ostreamERKNS_5APIntE", "_ZN1a1fERSo"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
