@@ -233,6 +233,9 @@ type perfRing struct {
 	// execs counts the exec records of its thread's process read from it,
 	// from execBase, the execs the target had seen when it was opened.
 	execs, execBase int
+	// comms counts the comm records read from it (an exec or a thread's
+	// rename in its process), which Threads takes (nameWatch).
+	comms atomic.Uint32
 }
 
 // mmapRing maps size bytes of a perf_event file's ring; tests replace it
@@ -364,6 +367,7 @@ func (r *perfRing) next() (at, size uint64, ok bool) {
 			return at, size, ok
 		}
 		if typ == unix.PERF_RECORD_COMM {
+			r.comms.Add(1)
 			// An exec (the comm record marked as such; a rename is
 			// not): the samples after it are another program's.
 			var misc [2]byte

@@ -488,7 +488,8 @@ func (t *Target) listSampledThreads(p *processRings) {
 		if th, ok := t.threads[ts.tid]; ok {
 			if ts.name != "" {
 				// As new as the rings: no wait for Info's next read.
-				th.name, th.nameAt = ts.name, time.Now()
+				th.name = ts.name
+				t.names.read(th, time.Now())
 			}
 			continue
 		}

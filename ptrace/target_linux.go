@@ -54,7 +54,8 @@ type Target struct {
 	exited   bool
 	closed   bool
 	infoBuf  [256]byte
-	pathBuf  [64]byte // for /proc paths built under stateMu
+	pathBuf  [64]byte  // for /proc paths built under stateMu
+	names    nameWatch // when threads' names are read again (threadnames_linux.go)
 
 	// imgMu guards the image cache, which Images fills from any goroutine.
 	imgMu    sync.Mutex

@@ -151,3 +151,58 @@ func (t *Target) nameSampled(th *thread, named string) {
 		th.name, th.nameAt = readComm(pid, th.tid), time.Now()
 	}
 }
+
+// nameWatch decides when Info reads a thread's name from /proc again. A
+// name is read when the thread is first seen; then after a comm record (a
+// thread of the process renamed itself or another, or it exec'd) was read
+// from any of its rings; and else 1 s after the first read, then after
+// twice as long each time, up to nameRecheck: a thread that names itself
+// just after it was listed has its name within a second, as when every
+// thread's comm file was read every second, which cost a tenth of the
+// agent's steady CPU while threads are named once, at their start. The
+// caller holds stateMu.
+type nameWatch struct {
+	// gen counts the listings that found comm records in a ring;
+	// each thread's nameGen is gen as of its last read.
+	gen uint64
+	// every is the longest a name goes unread (0: nameRecheck;
+	// tests shorten it).
+	every time.Duration
+	// reads counts the comm files read (for tests).
+	reads int
+}
+
+// nameRecheck bounds how long a thread renamed without a record in a ring
+// (by another thread that has none, as a comm record goes only to the
+// renaming thread's events) keeps its old name: within a window.
+// nameFirstRecheck is the wait after a thread's first read.
+const (
+	nameRecheck      = 10 * time.Second
+	nameFirstRecheck = time.Second
+)
+
+// noteComms notes a comm record read from r since the last call.
+func (w *nameWatch) noteComms(r *perfRing) {
+	if r != nil && r.comms.Swap(0) != 0 {
+		w.gen++
+	}
+}
+
+// due reports whether th's name is to be read now.
+func (w *nameWatch) due(th *thread, now time.Time) bool {
+	return th.nameAt.IsZero() || th.nameGen != w.gen || now.Sub(th.nameAt) >= min(th.nameWait, w.longest())
+}
+
+// read notes that th's name was read at now.
+func (w *nameWatch) read(th *thread, now time.Time) {
+	th.nameAt, th.nameGen = now, w.gen
+	th.nameWait = min(max(2*th.nameWait, nameFirstRecheck), w.longest())
+}
+
+// longest returns the longest a name goes unread.
+func (w *nameWatch) longest() time.Duration {
+	if w.every > 0 {
+		return w.every
+	}
+	return nameRecheck
+}

@@ -24,9 +24,13 @@ type thread struct {
 	proc  int // the process of a descendant's thread process rings sampled; 0: the target's
 	files threadFiles
 	// For Info.
-	name    string
-	nameAt  time.Time
-	lastCPU time.Duration // CPU time at the previous Info call
+	name   string
+	nameAt time.Time
+	// nameWatch's state: its gen when name was read, the wait before
+	// the next read.
+	nameGen  uint64
+	nameWait time.Duration
+	lastCPU  time.Duration // CPU time at the previous Info call
 	// A descendant's thread descendant rings sampled: the periods of its
 	// samples so far, and the CPU time it used by the kernel's count at
 	// its exit (0 until then).
@@ -95,7 +99,7 @@ func (t *Target) dying(th *thread) bool {
 	return err != nil
 }
 
-// info reads a thread's CPU time, state and (at most once a second) name.
+// info reads a thread's CPU time, state and (when nameWatch says) name.
 func (t *Target) info(tid int) (target.ThreadInfo, error) {
 	th, ok := t.threads[tid]
 	if !ok {
@@ -118,9 +122,9 @@ func (t *Target) info(tid int) (target.ThreadInfo, error) {
 	// the previous call" instead.
 	running := cpu != th.lastCPU
 	th.lastCPU = cpu
-	if now := time.Now(); th.name == "" || now.Sub(th.nameAt) > time.Second {
+	if now := time.Now(); t.names.due(th, now) {
 		t.readThreadName(th)
-		th.nameAt = now
+		t.names.read(th, now)
 	}
 	return target.ThreadInfo{ID: target.ThreadID(tid), Name: th.name, CPUTime: cpu, Running: running}, nil
 }
@@ -133,6 +137,7 @@ func (t *Target) readThreadName(th *thread) {
 	p = append(p, "/task/"...)
 	p = strconv.AppendInt(p, int64(th.tid), 10)
 	p = append(p, "/comm\x00"...)
+	t.names.reads++
 	n, err := readFileRaw(p, t.infoBuf[:])
 	if err != nil {
 		return
@@ -205,6 +210,7 @@ func (t *Target) refreshThreads() error {
 					t.threads[int(tid)] = th
 				}
 				th.gen = l.gen
+				t.names.noteComms(th.kernel.ring)
 				live++
 			}
 		}
