@@ -181,7 +181,15 @@ func agentCost(args []string) error {
 	capture := fs.String("capture", "auto", "the agent's --capture: auto (kernel samples in cpu mode on Linux) or stop")
 	every := fs.Duration("rss-every", time.Minute, "how often the agent's RSS is read, to show whether it stays bounded")
 	noPerf := fs.Bool("no-perf", false, "leave perf out (for a quick look at the agent alone)")
+	before := fs.String("before", "", "a macprof binary of another revision (macprof-agent beside it), run in each round in turn with this checkout's, for a before/after comparison under the same load")
 	fs.Parse(args)
+	if *before != "" {
+		for _, f := range []string{*before, filepath.Join(filepath.Dir(*before), "macprof-agent")} {
+			if _, err := os.Stat(f); err != nil {
+				return fmt.Errorf("-before: %w", err)
+			}
+		}
+	}
 	var perf string
 	if !*noPerf {
 		var err error
@@ -217,7 +225,7 @@ func agentCost(args []string) error {
 	defer func() { target.Process.Kill(); target.Wait() }()
 	pid := strconv.Itoa(target.Process.Pid)
 	loadBefore := loadAverage()
-	runAgent := func() (footprint, error) {
+	runAgent := func(macprof string) (footprint, error) {
 		cmd := exec.Command(macprof, "agent", "--pid", pid, "-d", dur.String(), "--capture", *capture,
 			"--pyroscope-url", "http://"+ln.Addr().String(), "--pyroscope-app", "bench", "--telemetry", "none")
 		var log strings.Builder
@@ -248,21 +256,36 @@ func agentCost(args []string) error {
 		}
 		return f, nil
 	}
-	var agents, perfs []footprint
+	var agents, befores, perfs []footprint
 	for r := 0; r < *rounds; r++ {
-		order := []string{"agent", "perf"}
+		order := []string{"agent", "before", "perf"}
 		if r%2 == 1 {
-			order = []string{"perf", "agent"}
+			order = []string{"perf", "before", "agent"}
+		}
+		if r%4 >= 2 {
+			// Each of the two agents first after perf, and first after
+			// the other, as often.
+			order[0], order[2] = order[2], order[0]
 		}
 		for _, which := range order {
 			switch {
 			case which == "agent":
-				f, err := runAgent()
+				f, err := runAgent(macprof)
 				if err != nil {
 					return err
 				}
 				agents = append(agents, f)
 				fmt.Printf("round %d, macprof agent: %s\n", r+1, f)
+			case which == "before":
+				if *before == "" {
+					continue
+				}
+				f, err := runAgent(*before)
+				if err != nil {
+					return err
+				}
+				befores = append(befores, f)
+				fmt.Printf("round %d, agent before: %s\n", r+1, f)
 			case perf != "":
 				f, err := runPerf()
 				if err != nil {
@@ -277,10 +300,16 @@ func agentCost(args []string) error {
 	fmt.Printf("macprof agent (19 Hz, --capture %s) on %d busy threads, %d rounds of %v; %d windows pushed, %d KiB\n",
 		*capture, *threads, *rounds, *dur, pushes.Load(), bytesIn.Load()/1024)
 	fmt.Printf("  agent: %s\n  perf:  %s\n", summary(agents), summary(perfs))
+	if *before != "" {
+		fmt.Printf("  agent before (%s): %s\n", *before, summary(befores))
+	}
 	fmt.Printf("  load average (1, 5, 15 min) before: %s; after: %s\n", loadBefore, loadAfter)
 	fmt.Println("Row for bench/RESULTS.md (Agent):")
 	fmt.Println(resultHeader)
 	fmt.Println(resultRow(*threads, *rounds, *dur, revision(), agents, perfs, firstField(loadBefore), firstField(loadAfter)))
+	if *before != "" {
+		fmt.Println(resultRow(*threads, *rounds, *dur, "before: "+*before, befores, perfs, firstField(loadBefore), firstField(loadAfter)))
+	}
 	return nil
 }
 

@@ -4,7 +4,7 @@
 //	harness snapshot [-threads 64] [-runs 5]
 //	    wall time of `macprof snapshot -p PID` vs `eu-stack -p PID` on a
 //	    target with N busy threads.
-//	harness agent [-threads 50] [-duration 5m] [-rounds 3] [-capture auto|stop] [-rss-every 1m] [-no-perf]
+//	harness agent [-threads 50] [-duration 5m] [-rounds 3] [-capture auto|stop] [-rss-every 1m] [-no-perf] [-before BIN]
 //	    CPU time, wake-ups and memory of `macprof agent` at its default rate
 //	    (19 Hz), profiling a target with N busy threads and exporting every
 //	    window (to a local Pyroscope-compatible sink that accepts
@@ -13,7 +13,9 @@
 //	    core, context switches a second, peak RSS and the agent's RSS every
 //	    -rss-every (to see that it levels off), their medians, the load
 //	    average before and after, which says how far to trust the figures,
-//	    and a row for bench/RESULTS.md.
+//	    and a row for bench/RESULTS.md. -before runs that macprof binary
+//	    (another revision's, macprof-agent beside it) in each round too,
+//	    in turn with this checkout's, and gives its row beside.
 //	harness overhead [-workload go|c] [-rates 99,999] [-duration 5s] [-rounds 10] [-no-perf] [-no-stops] [-idle]
 //	    throughput of the demo workload (go: bench/demo; c: bench/cbusy, C
 //	    built with frame pointers and linked to the dynamic libc) alone (twice: the second run is a
