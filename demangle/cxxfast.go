@@ -838,9 +838,22 @@ func (p *fastParser) typ() fastType {
 	case c == 'P' || c == 'R' || c == 'O' || c == 'K':
 		p.i++
 		inner := p.typ()
-		if p.bad || inner.ref || inner.literal || inner.pack || inner.closed || c == 'K' && (inner.cv || inner.fn) {
+		if p.bad || inner.literal || inner.pack || inner.closed || c == 'K' && (inner.cv || inner.fn) {
 			p.fail()
 			return fastType{}
+		}
+		if inner.ref {
+			// A reference to a reference (through T_): & && is &,
+			// && && is &&, & & and && & are &.
+			if c != 'R' && c != 'O' {
+				p.fail()
+				return fastType{}
+			}
+			t.span, t.ref = inner.span, true
+			if txt := p.text(inner.span); c == 'R' && len(txt) >= 2 && txt[len(txt)-2] == '&' {
+				t.span = p.emit(txt[:len(txt)-1], "", "")
+			}
+			break
 		}
 		if inner.fn {
 			// A pointer or reference to a function: void (*)(int).
