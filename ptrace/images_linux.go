@@ -40,7 +40,7 @@ func (t *Target) readRegions() error {
 
 // readRegions reads /proc/PID/maps.
 func readRegions(pid int) (images.Regions, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+	f, err := openRawFile(fmt.Sprintf("/proc/%d/maps", pid))
 	if err != nil {
 		return nil, fmt.Errorf("read memory map of PID %d: %w", pid, err)
 	}

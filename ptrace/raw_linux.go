@@ -265,6 +265,21 @@ func timerSettimeRaw(id int32, spec *unix.ItimerSpec) error {
 	return nil
 }
 
+// processCPUClock reads a process's CPU-time clock, which counts its ended
+// threads too: clock id MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED) from
+// include/linux/posix-timers.h, as glibc's clock_getcpuclockid makes it.
+// The vDSO does not serve such clocks, and the sampler reads it at every
+// tick, so it is a raw system call: a regular one would wake the runtime's
+// sysmon from its deep sleep at each tick.
+func processCPUClock(pid int) (time.Duration, error) {
+	var ts unix.Timespec
+	clock := int32(^pid)<<3 | 2
+	if _, _, e := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(clock), uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+		return 0, e
+	}
+	return time.Duration(ts.Nano()), nil
+}
+
 // timerDeleteRaw deletes timer id.
 func timerDeleteRaw(id int32) { unix.RawSyscall(unix.SYS_TIMER_DELETE, uintptr(id), 0, 0) }
 
@@ -312,17 +327,6 @@ func mmapShared(fd, size int) ([]byte, error) {
 
 // munmap unmaps a mapping made by mmapShared.
 func munmap(mem []byte) { unix.Munmap(mem) }
-
-// processCPUClock reads a process's CPU-time clock, which counts its ended
-// threads too: clock id MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED) from
-// include/linux/posix-timers.h, as glibc's clock_getcpuclockid makes it.
-func processCPUClock(pid int) (time.Duration, error) {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(int32(^pid)<<3|2, &ts); err != nil {
-		return 0, err
-	}
-	return time.Duration(ts.Nano()), nil
-}
 
 // perfEventOpenCPU opens a perf event on process pid (and, with inherit,
 // the threads it creates) counted on one CPU.

@@ -36,6 +36,9 @@ func (s *Sampler) DrainSoon() {
 	case s.drains.now <- struct{}{}:
 	default:
 	}
+	if tfd := s.tfd.Load(); tfd != nil {
+		tfd.kick()
+	}
 }
 
 // useDrainer makes t's kernel samples, when it has them on (cpu mode

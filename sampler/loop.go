@@ -45,10 +45,20 @@ func (s *Sampler) Run(ctx context.Context) error {
 	next := s.startTime
 	var tick int64
 	var reason error
-	// One timer for the whole run: a tick allocates nothing.
+	// One timer for the whole run: a tick allocates nothing. On Linux
+	// the ticks come from a timerfd (tickFD), elsewhere, or if it cannot
+	// be made, from a Go timer.
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	if tfd, err := newTickFD(); err == nil {
+		s.tfd.Store(tfd)
+		defer func() {
+			s.tfd.Store(nil)
+			tfd.close()
+		}()
+		defer context.AfterFunc(ctx, tfd.kick)()
+	}
 	for {
 		s.adopt()
 		if s.hadTargets && s.allExited() && !s.keepRunning() {
@@ -70,10 +80,14 @@ func (s *Sampler) Run(ctx context.Context) error {
 			}
 			next = next.Add(time.Duration(skip) * interval)
 		}
-		timer.Reset(timerDelay(time.Until(next)))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		var ev waitEvent
+		if tfd := s.tfd.Load(); tfd != nil {
+			ev = tfd.await(ctx, next, s.wake, s.drains.now)
+		} else {
+			ev = awaitTimer(ctx, timer, next, s.wake, s.drains.now)
+		}
+		switch ev {
+		case waitDone:
 			if draining(s.targets) || s.cfg.Mode == profile.ModeCPU {
 				// The samples the kernel took since the last
 				// drain, and the CPU time used since the last
@@ -91,18 +105,15 @@ func (s *Sampler) Run(ctx context.Context) error {
 			}
 			s.closeWindow(time.Now())
 			return nil
-		case <-timer.C:
-		case <-s.wake:
+		case waitWake:
 			// Early: the deadlines start again from now, and the next
 			// ticks come soon, as what woke the loop (an exit) may
 			// take a few to show.
-			timer.Stop()
 			next = time.Now()
 			s.drains.woken()
-		case <-s.drains.now:
+		case waitDrainNow:
 			// A kernel buffer is half full: drain it now; the
 			// deadlines start again from now.
-			timer.Stop()
 			next = time.Now()
 		}
 		tick++
@@ -120,14 +131,41 @@ func (s *Sampler) Run(ctx context.Context) error {
 	return reason
 }
 
+// waitEvent is what ended a wait for the next tick.
+type waitEvent uint8
+
+const (
+	waitTick     waitEvent = iota // the tick is due
+	waitDone                      // Run's context is done
+	waitWake                      // Wake
+	waitDrainNow                  // DrainSoon
+)
+
+// awaitTimer is tickFD.await on a Go timer.
+func awaitTimer(ctx context.Context, timer *time.Timer, next time.Time, wake, now chan struct{}) waitEvent {
+	timer.Reset(timerDelay(time.Until(next)))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return waitDone
+	case <-timer.C:
+		return waitTick
+	case <-wake:
+		return waitWake
+	case <-now:
+		return waitDrainNow
+	}
+}
+
 // netpollSlop is how far past a whole number of milliseconds timerDelay
 // sets a timer: more than the time between arming the timer and the runtime
 // computing its sleep, less than the slack the kernel may add to that
 // sleep.
 const netpollSlop = 30 * time.Microsecond
 
-// timerDelay returns the delay to arm the tick timer with for a tick due in
-// d: on Linux, whole milliseconds plus netpollSlop, up to a millisecond
+// timerDelay returns the delay to arm the Go tick timer with for a tick
+// due in d: on Linux (where the ticks come from a timerfd unless it cannot
+// be made), whole milliseconds plus netpollSlop, up to a millisecond
 // early. The runtime sleeps there in epoll_pwait, whose timeout is whole
 // milliseconds rounded down, so any other delay wakes it twice per tick and
 // makes the tick late; deadlines stay absolute, so the rate does not drift.

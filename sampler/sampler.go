@@ -5,6 +5,7 @@ package sampler
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/macprof/macprof/images"
@@ -125,6 +126,9 @@ type Sampler struct {
 	spool *spool
 	// wake makes Run tick at once (Wake).
 	wake chan struct{}
+	// tfd is Run's tick timer while it runs on Linux, which Wake and
+	// DrainSoon fire after their signal.
+	tfd atomic.Pointer[tickFD]
 
 	win        *windowState
 	hadTargets bool
@@ -240,6 +244,9 @@ func (s *Sampler) Wake() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
+	}
+	if tfd := s.tfd.Load(); tfd != nil {
+		tfd.kick()
 	}
 }
 
