@@ -170,6 +170,19 @@ func (p *fastParser) peek() byte {
 	return 0
 }
 
+// extend returns the span of cur's text followed by b and c: cur itself
+// extended in place when it is the last thing in out (its bytes, which a
+// substitution candidate may span, stay as they are), else a copy.
+func (p *fastParser) extend(cur span, b, c string) span {
+	if int(cur.hi) != len(p.out) {
+		return p.emit(p.text(cur), b, c)
+	}
+	p.out = append(p.out, b...)
+	p.out = append(p.out, c...)
+	cur.hi = int32(len(p.out))
+	return cur
+}
+
 // emit appends the concatenation of a, b and c to out and returns its span.
 func (p *fastParser) emit(a []byte, b, c string) span {
 	lo := len(p.out)
@@ -332,7 +345,7 @@ func (p *fastParser) nested(function bool) span {
 		case c >= '1' && c <= '9' || c == 'L':
 			id := p.unqualified()
 			if have {
-				cur = p.emit(p.text(cur), "::", id)
+				cur = p.extend(cur, "::", id)
 			} else {
 				cur = p.emit(nil, id, "")
 			}
@@ -343,7 +356,7 @@ func (p *fastParser) nested(function bool) span {
 			last, named, std = id, true, false
 		case c >= 'a' && c <= 'z' && function && have:
 			op := p.operator()
-			cur = p.emit(p.text(cur), "::", op)
+			cur = p.extend(cur, "::", op)
 			cur, _ = p.abiTags(cur)
 			last, named, std = "", true, false
 		case c == 'S' && !have && p.i+1 < len(p.s) && p.s[p.i+1] == 't':
@@ -381,9 +394,9 @@ func (p *fastParser) nested(function bool) span {
 			p.i += 2
 			switch {
 			case c == 'C' && (k == '1' || k == '2' || k == '3'):
-				cur = p.emit(p.text(cur), "::", last)
+				cur = p.extend(cur, "::", last)
 			case c == 'D' && (k == '0' || k == '1' || k == '2'):
-				cur = p.emit(p.text(cur), "::~", last)
+				cur = p.extend(cur, "::~", last)
 			default:
 				p.fail()
 			}
