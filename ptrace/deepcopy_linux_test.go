@@ -36,7 +36,8 @@ func TestKernelSampleCopyGrowsAtOnceToWhatTheWalkRead(t *testing.T) {
 			// callchains, deep.c keeping frame pointers).
 			opts := target.Options{Continuous: true, Unwind: unwind.MethodCFI, Kernel: target.KernelSampling{Period: period}}
 			_, tg := startDeep(t, opts, "1", "12", c.frame)
-			tg.PrepareUnwind() // as record reads the images first
+			tg.kernel.copyFirstWalk = false // as for a thread whose stack deepens after its first capture
+			tg.PrepareUnwind()              // as record reads the images first
 			tids, _ := tg.Threads(nil)
 			tid := worker(t, tg, tids)
 			stop := target.NewCapture(512, 64<<10)

@@ -156,7 +156,8 @@
 //     at once the power of two that holds what its walks read after the sample (an 8 KiB copy
 //     of a 40 KiB stack becomes 64 KiB), else twice the copy, up to `perfMaxStackBytes`, 65528
 //     bytes, the kernel's limit (`Options.Kernel.StackBytes`, record's `--stack-bytes`, lowers
-//     it); the new event starts its first
+//     it); a thread's first ring, opened after its first capture (a stop), copies at once the
+//     power of two that holds what that capture's walk read (`copyFirstWalk`); the new event starts its first
 //     period afresh (that part period is counted as lost). Where the thread has run on, a frame
 //     read after the sample is a guess that the checks above often reject: a recursion that moves
 //     up and down by more than 64 KiB of stack within a millisecond (biome formatting brackets

@@ -75,6 +75,9 @@ type kernelSampler struct {
 	// where locked memory is not budgeted (CAP_IPC_LOCK): under a
 	// user's budget, a few grown rings would leave none for new threads.
 	ringsMayGrow bool
+	// copyFirstWalk: a thread's first ring copies what its first
+	// capture's walk read (tests that follow growRing turn it off).
+	copyFirstWalk bool
 	// proc, when set, samples the whole process (process rings): no
 	// thread has a ring of its own. procWatched: each of its rings
 	// wakes the sampler when half full.
@@ -99,7 +102,7 @@ func newKernelSampler(opts target.Options) (*kernelSampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringBusy: ringIdleTimeout / 2, maxRings: maxRings, ringsMayGrow: canLockMemory(), waiting: opts.Kernel.SamplesWaiting,
+	return &kernelSampler{walker: w, openRing: openPerfRing, ringIdle: ringIdleTimeout, ringBusy: ringIdleTimeout / 2, maxRings: maxRings, ringsMayGrow: canLockMemory(), copyFirstWalk: true, waiting: opts.Kernel.SamplesWaiting,
 		rec: make([]byte, perfChainSampleMaxBytes()), lost: map[int]int64{},
 		hrec: make([]byte, perfHybridSampleMaxBytes(hybridMaxCopy)), hchain: make([]uint64, 0, perfMaxStack()), probe: make([]uint64, 0, max(opts.MaxFrames, unwind.DefaultMaxFrames))}, nil
 }
@@ -225,6 +228,12 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 		capErr := t.stopCaptureAndWalk(th, c)
 		if capErr == nil && th.kernel.ringStack == 0 && !th.kernel.chain && t.plan().switchRings && t.framePointersOnly(c.PCs) {
 			stack = 0
+		}
+		if top, sp := c.Walk.Top, c.Regs.SP; capErr == nil && stack != 0 && th.kernel.ringStack == 0 && top > sp && int(min(top-sp, 1<<30)) > stack && k.ringsMayGrow && k.copyFirstWalk {
+			// A copy that holds what this walk read, at once, rather
+			// than after a ring's worth of samples walked past it and
+			// a second ring (growRing).
+			stack = min(grownCopy(stack, int(min(top-sp, 1<<30))), t.maxStackBytes())
 		}
 		r, small, err := k.openRing(tid, t.ringSpec(stack))
 		if err != nil && stack > perfStackBytes {

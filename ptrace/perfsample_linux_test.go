@@ -488,6 +488,7 @@ func TestDrainSamplesGrowTheStackCopyOfDeepStacks(t *testing.T) {
 			const period = 2 * time.Millisecond
 			opts := target.Options{Continuous: true, Kernel: target.KernelSampling{Period: period, StackBytes: c.most}}
 			_, tg := startDeep(t, opts, "1", "12", c.frame)
+			tg.kernel.copyFirstWalk = false // as for a thread whose stack deepens after its first capture
 			tids, _ := tg.Threads(nil)
 			tid := int(worker(t, tg, tids))
 			stop := target.NewCapture(512, 64<<10)
