@@ -67,6 +67,10 @@ Thresholds (--fail-on, comma-separated or repeated; any one fails):
                         prior (--time-spread 0.08): only for profiles of a
                         fixed amount of work (go test -benchtime 20000x),
                         where it finds far smaller changes than shares do
+Default: flat:+1pp,cum:+1pp; for profiles of a fixed amount of work
+(--fixed-work, or found when each side's directory holds 'go test -bench'
+outputs of the same iteration counts in every run, -benchtime Nx) and with
+a sampling period, time:+10% as well.
 
 Exit status: 0 no significant regression, 1 regression (the functions are
 named on stderr, worst first), 2 usage or input error.
@@ -106,6 +110,10 @@ type Args struct {
 	// TimeSpread is --time-spread, the prior time spread (0 the default,
 	// negative none).
 	TimeSpread float64
+	// FixedWork is --fixed-work: the profiles record a fixed amount of
+	// work. Without it, a directory of each side holding `go test -bench`
+	// outputs with the same iteration counts says so.
+	FixedWork bool
 }
 
 // Main runs `macprof diff`: it checks a, compares, writes the report to
@@ -176,6 +184,7 @@ func Main(a Args, stdout, stderr io.Writer) int {
 	if cfg.New, skipNew, err = Expand(news); err != nil {
 		return fail("%v", err)
 	}
+	cfg.FixedWork = a.FixedWork || FixedWork(benchOutputs(bases), benchOutputs(news))
 	rep, err := Run(cfg)
 	if err != nil {
 		return fail("%v", err)

@@ -73,8 +73,13 @@ type Config struct {
 	// directories and patterns into paths).
 	Base, New []string
 	// FailOn are the thresholds a significant change must also reach; nil
-	// means DefaultFailOn.
+	// means DefaultFailOn, or FixedWorkFailOn when FixedWork is set and
+	// every profile has a sampling period.
 	FailOn []Threshold
+	// FixedWork says each profile records a fixed amount of work (a
+	// benchmark run a count of iterations, FixedWork's test), so that a
+	// function's own time per profile compares.
+	FixedWork bool
 	// Focus, when set, limits the judged functions to those whose name
 	// matches; Ignore drops those whose name matches. Shares stay shares
 	// of the whole profile, less the samples LoadFollowing sets apart.
@@ -165,6 +170,9 @@ type Report struct {
 	Alpha  float64  `json:"alpha"`
 	Tests  int      `json:"tests"`
 	FailOn []string `json:"fail_on"`
+	// FixedWork says the profiles were taken as records of a fixed amount
+	// of work (the same benchmark iterations in every run).
+	FixedWork bool `json:"fixed_work,omitempty"`
 	// Method states the test used, in one sentence.
 	Method string `json:"method"`
 	// Total compares the sides' mean totals; it is judged only when a
@@ -243,7 +251,11 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 		return nil, errors.New("give at least one profile on each side")
 	}
 	if c.FailOn == nil {
-		c.FailOn, _ = ParseThresholds(DefaultFailOn)
+		spec := DefaultFailOn
+		if c.FixedWork && timed(base) && timed(nw) {
+			spec = FixedWorkFailOn
+		}
+		c.FailOn, _ = ParseThresholds(spec)
 	}
 	if c.Alpha <= 0 || c.Alpha >= 1 {
 		c.Alpha = DefaultAlpha
@@ -251,7 +263,7 @@ func Compare(base, nw []*Profile, c Config) (*Report, error) {
 	if c.Top == 0 {
 		c.Top = DefaultTop
 	}
-	r := &Report{Alpha: c.Alpha, top: c.Top, baseProfs: base, newProf: nw}
+	r := &Report{Alpha: c.Alpha, FixedWork: c.FixedWork, top: c.Top, baseProfs: base, newProf: nw}
 	all := append(append([]*Profile(nil), base...), nw...)
 	for _, p := range all {
 		if p.Kind == "" {
@@ -492,6 +504,17 @@ func method(kb, kn int) string {
 		s += " (the priors alone: one profile a side cannot show the run-to-run spread)"
 	}
 	return s + "; one-sided, Bonferroni over the changes that reach a --fail-on threshold"
+}
+
+// timed reports whether every profile has a sampling period: its counts
+// are time.
+func timed(ps []*Profile) bool {
+	for _, p := range ps {
+		if p.Period <= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func hasFiles(p *Profile) bool {

@@ -84,6 +84,9 @@ func (r *Report) header() string {
 		kind = ", " + r.Kind
 	}
 	h := fmt.Sprintf("base %s, new %s%s; fail on %s", side(r.Base), side(r.New), kind, strings.Join(r.FailOn, ","))
+	if r.FixedWork {
+		h += " (a fixed amount of work a profile)"
+	}
 	if n := len(r.Base.Skipped) + len(r.New.Skipped); n > 0 {
 		h += fmt.Sprintf("; skipped %s that are not profiles: %s", plural(n, "file"), strings.Join(append(append([]string(nil), r.Base.Skipped...), r.New.Skipped...), ", "))
 	}

@@ -51,13 +51,63 @@ func (t *shareTest) run() shareResult {
 	// A run that moves the log-odds by e moves the share by p(1-p)e; a
 	// side's pooled share weighs each run by its samples.
 	v := p * (1 - p)
-	r.seRun = math.Sqrt(t.runVar * v * v * (runWeight(t.baseTotal) + runWeight(t.newTotal)))
+	runVar, runDF := t.runVar, t.runDF
+	if own, df := ownRunVar(t.baseCount, t.baseTotal, t.newCount, t.newTotal); df > 0 && runDF > 0 {
+		// The statistic's own spread, moderated by the one of all
+		// functions, where it is the larger: a function whose time
+		// follows the load more than the largest ones' (a sort,
+		// memory-bound, beside arithmetic) moves more, which one spread
+		// for all understated. Never the smaller, nor more degrees of
+		// freedom: a few profiles' spread of one share is too noisy to
+		// narrow the bound (bench/diffstat).
+		runVar = max(runVar, (runDF*runVar+float64(df)*max(own, 0))/(runDF+float64(df)))
+	}
+	r.seRun = math.Sqrt(runVar * v * v * (runWeight(t.baseTotal) + runWeight(t.newTotal)))
 	r.se = math.Hypot(r.seBinom, r.seRun)
 	r.df = math.Inf(1)
-	if r.seRun > 0 && t.runDF > 0 {
-		r.df = math.Pow(r.se/r.seRun, 4) * t.runDF
+	if r.seRun > 0 && runDF > 0 {
+		r.df = math.Pow(r.se/r.seRun, 4) * runDF
 	}
 	return r
+}
+
+// ownRunVar measures one statistic's run variance on the log-odds scale
+// from its counts' spread between the profiles of each side, beyond
+// sampling, pooled over the sides (estimateRunVar's estimate for one
+// function), and its degrees of freedom: one fewer than the profiles of
+// each side with two or more, summed.
+func ownRunVar(bc, bt, nc, nt []int64) (float64, int) {
+	var excess, weight float64
+	df := 0
+	for _, side := range [2][2][]int64{{bc, bt}, {nc, nt}} {
+		counts, totals := side[0], side[1]
+		k := len(counts)
+		if k < 2 {
+			continue
+		}
+		var all, all2 float64
+		for _, n := range totals {
+			if n <= 0 {
+				return 0, 0
+			}
+			all += float64(n)
+			all2 += float64(n) * float64(n)
+		}
+		p := float64(sum(counts)) / all
+		v := p * (1 - p)
+		var ss float64
+		for i, c := range counts {
+			d := float64(c)/float64(totals[i]) - p
+			ss += float64(totals[i]) * d * d
+		}
+		excess += ss - v*float64(k-1)
+		weight += v * v * (all - all2/all)
+		df += k - 1
+	}
+	if weight == 0 {
+		return 0, 0
+	}
+	return excess / weight, df
 }
 
 // runWeight is Σn²/(Σn)² over a side's profiles: the variance of its

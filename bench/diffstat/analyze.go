@@ -18,8 +18,9 @@ const target = "example.com/work.score"
 
 // run is one benchmark run of the pool: its profile and its ns/op.
 type run struct {
-	prof *diff.Profile
-	nsOp float64
+	prof  *diff.Profile
+	nsOp  float64
+	iters map[string]int64 // its benchmarks' iteration counts
 }
 
 // loadPool reads side's runs from pool in the order they were recorded.
@@ -35,11 +36,16 @@ func loadPool(pool, side string) ([]run, error) {
 		if err != nil {
 			return nil, err
 		}
-		ns, err := nsPerOp(strings.TrimSuffix(p, ".pprof") + ".txt")
+		txt := strings.TrimSuffix(p, ".pprof") + ".txt"
+		ns, err := nsPerOp(txt)
 		if err != nil {
 			return nil, err
 		}
-		runs = append(runs, run{prof, ns})
+		out, err := os.ReadFile(txt)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run{prof, ns, diff.BenchIterations(out)})
 	}
 	return runs, nil
 }
@@ -67,6 +73,26 @@ func nsPerOp(path string) (float64, error) {
 type method struct {
 	name string
 	cfg  diff.Config
+	// auto finds a fixed amount of work from the runs' `go test -bench`
+	// outputs, as macprof diff does from the files beside the profiles.
+	auto bool
+}
+
+// compare runs the method on two sets of runs.
+func (m method) compare(a, b []run) (*diff.Report, error) {
+	cfg := m.cfg
+	if m.auto {
+		cfg.FixedWork = diff.FixedWork(iters(a), iters(b))
+	}
+	return diff.Compare(profs(a), profs(b), cfg)
+}
+
+func iters(rs []run) []map[string]int64 {
+	out := make([]map[string]int64, len(rs))
+	for i, r := range rs {
+		out[i] = r.iters
+	}
+	return out
 }
 
 func profs(rs []run) []*diff.Profile {
@@ -109,7 +135,7 @@ func report(w io.Writer, base, slow []run, sizes []int, methods []method, blocke
 			for _, rs := range [][]run{base, slow} {
 				for i := 0; i+2*k <= len(rs); i += step(2*k, slide) {
 					a, b := split(rs[i:i+2*k], blocked)
-					r, err := diff.Compare(profs(a), profs(b), m.cfg)
+					r, err := m.compare(a, b)
 					if err != nil {
 						return err
 					}
@@ -128,7 +154,7 @@ func report(w io.Writer, base, slow []run, sizes []int, methods []method, blocke
 			found, sets, bsFound := 0, 0, 0
 			var mdes, tmdes []float64
 			for i := 0; i+k <= len(base) && i+k <= len(slow); i += step(k, slide) {
-				r, err := diff.Compare(profs(base[i:i+k]), profs(slow[i:i+k]), m.cfg)
+				r, err := m.compare(base[i:i+k], slow[i:i+k])
 				if err != nil {
 					return err
 				}

@@ -92,14 +92,14 @@ func main() {
 		}
 		cfg.FailOn = th
 	}
-	methods := []method{{name, cfg}}
+	methods := []method{{name: name + " (a fixed amount of work found from the runs' go test output)", cfg: cfg, auto: true}}
 	if *failOn == "" {
-		methods = append(methods, method{"macprof diff --fail-on " + timeFailOn + " (the runs do a fixed amount of work)", diff.Config{FailOn: mustThresholds(timeFailOn)}})
+		methods = append(methods, method{name: "macprof diff --fail-on " + diff.DefaultFailOn + " (shares alone, as for runs of a fixed duration)", cfg: diff.Config{FailOn: mustThresholds(diff.DefaultFailOn)}})
 	}
 	if *judgeAll {
 		methods = append(methods,
-			method{"macprof diff --run-spread -1 (the dispersion alone, the method before the run spread)", diff.Config{RunSpread: -1}},
-			method{"macprof diff --load-following '' --dispersion 1 --run-spread -1 (every function judged, sampling alone assumed)", diff.Config{LoadFollowing: diff.NoLoadFollowing(), Dispersion: 1, RunSpread: -1}})
+			method{name: "macprof diff --run-spread -1 (the dispersion alone, the method before the run spread)", cfg: diff.Config{RunSpread: -1}},
+			method{name: "macprof diff --load-following '' --dispersion 1 --run-spread -1 (every function judged, sampling alone assumed)", cfg: diff.Config{LoadFollowing: diff.NoLoadFollowing(), Dispersion: 1, RunSpread: -1}})
 	}
 	if err := report(os.Stdout, base, slow, []int{1, 3, 5}, methods, *blocked, *slide); err != nil {
 		fatal(err)
@@ -110,10 +110,6 @@ func main() {
 		}
 	}
 }
-
-// timeFailOn adds a function's own time to the default thresholds, as the
-// workflow does for a benchmark run a fixed count of iterations.
-const timeFailOn = "flat:+1pp,cum:+1pp,time:+10%"
 
 func mustThresholds(s string) []diff.Threshold {
 	th, err := diff.ParseThresholds(s)

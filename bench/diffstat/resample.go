@@ -5,8 +5,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"sort"
-
-	"github.com/macprof/macprof/diff"
 )
 
 // resampled compares n random sets of the pool at each size, where report
@@ -56,7 +54,7 @@ func resampled(w io.Writer, base, slow []run, sizes []int, methods []method, n i
 						a, b = append(a, x), append(b, y)
 					}
 				}
-				r, err := diff.Compare(profs(a), profs(b), m.cfg)
+				r, err := m.compare(a, b)
 				if err != nil {
 					return err
 				}
@@ -81,7 +79,7 @@ func resampled(w io.Writer, base, slow []run, sizes []int, methods []method, n i
 					at := rng.IntN(min(len(base), len(slow)) - k + 1)
 					a, b = base[at:at+k], slow[at:at+k]
 				}
-				r, err := diff.Compare(profs(a), profs(b), m.cfg)
+				r, err := m.compare(a, b)
 				if err != nil {
 					return err
 				}

@@ -24,6 +24,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	dispersion := fs.Float64("dispersion", diff.DefaultDispersion, "run-to-run `VARIANCE` of shares over sampling's, assumed when no side has two profiles to measure it")
 	runSpread := fs.Float64("run-spread", diff.DefaultRunSpread, "run-to-run standard deviation of a share's log-odds (`SD`) assumed beside what two or more profiles a side measure (negative: none)")
 	timeSpread := fs.Float64("time-spread", diff.DefaultTimeSpread, "run-to-run relative standard deviation (`SD`) of a function's own time assumed by --fail-on time (negative: none)")
+	fixedWork := fs.Bool("fixed-work", false, "the profiles record a fixed amount of work (go test -benchtime Nx): judge a function's own time too (found by default from 'go test -bench' outputs beside the profiles)")
 	format := fs.String("format", "text", "`FORMAT` of the report on stdout: text, markdown or json")
 	top := fs.Int("top", diff.DefaultTop, "list `N` functions in the report (regressions always; -1: all)")
 	fs.Var(&outs, "o", "also write `FILE`: .svg flame graph, .pb.gz pprof diff, .md/.json/.txt report (repeatable)")
@@ -44,5 +45,5 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		return fs.UsageError("give BASE and NEW (or --base and --new), e.g. macprof diff base.pb.gz new.pb.gz")
 	}
 	return diff.Main(diff.Args{Base: bases, New: news, Positional: pos, FailOn: failOn, Outputs: outs,
-		Focus: *focus, Ignore: *ignore, LoadFollowing: *loadFollowing, Format: *format, Alpha: *alpha, Top: *top, Dispersion: *dispersion, RunSpread: *runSpread, TimeSpread: *timeSpread}, stdout, stderr)
+		Focus: *focus, Ignore: *ignore, LoadFollowing: *loadFollowing, Format: *format, Alpha: *alpha, Top: *top, Dispersion: *dispersion, RunSpread: *runSpread, TimeSpread: *timeSpread, FixedWork: *fixedWork}, stdout, stderr)
 }
