@@ -539,3 +539,23 @@ func TestSmallChainRingsFollowTheirRate(t *testing.T) {
 		t.Errorf("idle for a long while: %v (fill %v), want %v (fill an hour)", d, tk.fill, want)
 	}
 }
+
+// TestEmptyDescendantRingsDoNotHalveTheDrainInterval: descendant rings are
+// drained within the time one busy descendant takes to fill them, within
+// half that while they hold records.
+func TestEmptyDescendantRingsDoNotHalveTheDrainInterval(t *testing.T) {
+	tg := &Target{kernel: &kernelSampler{}, threads: map[int]*thread{}}
+	tg.opts.Kernel.Period = time.Second / 999
+	tg.opts.Kernel.MaxDrainInterval = time.Second
+	const stack = 16 << 10
+	kids := &processRings{stack: stack, rings: []*perfRing{fakeRing(2 << 20), fakeRing(2 << 20)}}
+	tg.kernel.kids = kids
+	fill := time.Duration((2<<20)/perfSampleMaxBytes(stack)-perfRingSlack) * tg.opts.Kernel.Period
+	if d := tg.DrainInterval(); d != fill {
+		t.Fatalf("empty descendant rings: %v, want %v (what one holds)", d, fill)
+	}
+	kids.rings[1].write(make([]byte, 64))
+	if d := tg.DrainInterval(); d != fill/2 {
+		t.Fatalf("a descendant ring with a record: %v, want %v (half what it holds)", d, fill/2)
+	}
+}
