@@ -9,11 +9,11 @@ import "sync"
 // type when it is a template, and parameters of builtin, class, enum and
 // std:: types, template parameters and pack expansions, pointers,
 // references, const, function types and pointers to them, and
-// substitutions. Three quarters of the functions of a C++ binary
+// substitutions; thunks to such functions. Three quarters of the functions of a C++ binary
 // (LLVM's, node's) are such names, and this prints them several times
 // faster, with one allocation. ok is false for every other name (local
-// names, expressions, arrays, member pointers, thunks, conversion
-// operators, a clone suffix in the full form, ...), which the full
+// names, expressions, arrays, member pointers, covariant thunks,
+// conversion operators, a clone suffix in the full form, ...), which the full
 // demangler then takes; for those it takes, the result is the full
 // demangler's in both forms (TestCxxFastEqualsFull, FuzzCxxFast).
 func cxxFast(s string, f Form) (string, bool) {
@@ -24,12 +24,13 @@ func cxxFast(s string, f Form) (string, bool) {
 	defer fastPool.Put(p)
 	p.reset(s)
 	p.form = f
+	thunk := p.thunk()
 	name := p.functionName()
 	if p.bad {
 		return "", false
 	}
 	if p.i == len(s) {
-		if p.isConst || p.hasReturn || p.refQual != "" {
+		if p.isConst || p.hasReturn || p.refQual != "" || thunk != "" {
 			return "", false
 		}
 		return string(p.text(name)), true
@@ -79,6 +80,7 @@ func cxxFast(s string, f Form) (string, bool) {
 	}
 	// The whole name, printed after all the parts it is made of.
 	start := len(p.out)
+	p.out = append(p.out, thunk...)
 	if p.hasReturn {
 		p.out = append(p.out, p.text(ret)...)
 		p.out = append(p.out, ' ')
@@ -97,6 +99,35 @@ func cxxFast(s string, f Form) (string, bool) {
 	}
 	p.out = append(p.out, p.refQual...)
 	return string(p.out[start:]), true
+}
+
+// thunk parses Th <offset> _ or Tv <offset> _ <offset> _, which a
+// thunk's name starts with, and returns what it prints before the
+// function's name ("" for none).
+func (p *fastParser) thunk() string {
+	if p.i+1 >= len(p.s) || p.s[p.i] != 'T' || p.s[p.i+1] != 'h' && p.s[p.i+1] != 'v' {
+		return ""
+	}
+	prefix, offsets := "non-virtual thunk to ", 1
+	if p.s[p.i+1] == 'v' {
+		prefix, offsets = "virtual thunk to ", 2
+	}
+	p.i += 2
+	for range offsets {
+		if p.peek() == 'n' {
+			p.i++
+		}
+		j := p.i
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+		}
+		if p.i == j || p.peek() != '_' {
+			p.fail()
+			return ""
+		}
+		p.i++
+	}
+	return prefix
 }
 
 // fastParser is cxxFast's state: the printed text of every name and
