@@ -15,8 +15,9 @@
 #   RECORD_ARGS its arguments [-threads 2 -duration 5s]
 #   BENCH_PKG   the Go benchmark package [./diff]
 #   BENCH_TIME  go test -benchtime [3s]; a count (20x) fixes the work a run does
-#   BENCH_FAIL_ON  macprof diff --fail-on for the benchmark [its default];
-#               with a count, add time:+10% (a function's own time per run)
+#   BENCH_FAIL_ON  macprof diff --fail-on for the benchmark [its default, which
+#               with a count adds time:+10%, a function's own time per run, as
+#               the go test outputs beside the profiles show the fixed work]
 #   RUNS        recordings and benchmark runs a side [5]
 # Recording needs ptrace permission: as another user than root the script
 # runs `macprof record` with sudo (setup-go's go is not needed under sudo).
