@@ -499,7 +499,7 @@ func change(r shareResult, alpha float64) Change {
 func method(kb, kn int) string {
 	s := "z-test on each function's share; its variance is the binomial one (each sample one draw) times the dispersion, plus the run spread's, (p(1-p) x run spread)² per run averaged over each side's runs"
 	if kb >= 2 || kn >= 2 {
-		s += " (priors combined with the spread measured between profiles)"
+		s += " (priors combined with the spread measured between profiles; a share's own spread, moderated by it, where larger)"
 	} else {
 		s += " (the priors alone: one profile a side cannot show the run-to-run spread)"
 	}
