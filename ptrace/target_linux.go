@@ -61,6 +61,7 @@ type Target struct {
 	imgMu    sync.Mutex
 	imgSig   []images.Region
 	imgSet   *images.Set
+	imgVM    uint64 // processVMPages when imgSet was read (0: unknown)
 	buildIDs map[string]string
 	tables   targetTables // the unwind tables of imgSet's objects
 	gens     execGens     // kernel-sampled targets: the images of each program the process ran
@@ -343,7 +344,16 @@ func (t *Target) Images() (*images.Set, error) {
 		// into process rings: none since the last read.
 		return t.imgSet, nil
 	}
+	vm := processVMPages(t.pid)
+	if vm != 0 && vm == t.imgVM && t.imgSet != nil && t.imgSig != nil {
+		// No mapping added or removed (processVMPages).
+		return t.imgSet, nil
+	}
 	set, err := t.images()
+	t.imgVM = 0
+	if err == nil {
+		t.imgVM = vm
+	}
 	switch {
 	case err != nil:
 	case p != nil:
