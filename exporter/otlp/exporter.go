@@ -2,7 +2,6 @@ package otlp
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -25,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/macprof/macprof/exporter"
 	"github.com/macprof/macprof/exporter/upload"
 	"github.com/macprof/macprof/internal/httpsafe"
 	"github.com/macprof/macprof/internal/safefile"
@@ -221,11 +221,7 @@ func (e *Exporter) sendHTTP(ctx context.Context, body []byte, resp *collpb.Expor
 	var rd io.Reader = bytes.NewReader(body)
 	if e.cfg.Compression == CompressionGzip {
 		var buf bytes.Buffer
-		zw := gzip.NewWriter(&buf)
-		if _, err := zw.Write(body); err != nil {
-			return &ExportError{Op: "gzip", Err: err}
-		}
-		if err := zw.Close(); err != nil {
+		if err := exporter.Gzip(&buf, func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
 			return &ExportError{Op: "gzip", Err: err}
 		}
 		rd = &buf

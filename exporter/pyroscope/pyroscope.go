@@ -280,7 +280,7 @@ func (c *Client) Encode(w *profile.Window, cache *symcache.Cache) ([]upload.Item
 			}
 		}
 		var buf bytes.Buffer
-		if err := p.Write(&buf); err != nil {
+		if err := exporter.Gzip(&buf, p.WriteUncompressed); err != nil {
 			return nil, fmt.Errorf("pyroscope: encoding pprof: %w", err)
 		}
 		service := c.cfg.AppName
