@@ -263,9 +263,15 @@ func agentCost(args []string) error {
 			order = []string{"perf", "before", "agent"}
 		}
 		if r%4 >= 2 {
-			// Each of the two agents first after perf, and first after
-			// the other, as often.
-			order[0], order[2] = order[2], order[0]
+			// Each of the two agents as often first, and next to perf.
+			for i, w := range order {
+				switch w {
+				case "agent":
+					order[i] = "before"
+				case "before":
+					order[i] = "agent"
+				}
+			}
 		}
 		for _, which := range order {
 			switch {
