@@ -16,8 +16,9 @@
 // profiles a side, the false alarms among pairs of identical builds, the
 // share of slow-against-base sets in which score was found, score's
 // minimum detectable change, and, on the same runs' ns/op, what benchstat's
-// test (Mann-Whitney U at 0.05) found; with the default thresholds and
-// with a function's own time added (time:+10%). Same-build pairs take
+// test (Mann-Whitney U at 0.05) found; with macprof diff's defaults (which
+// add a function's own time, as the runs' go test outputs show a fixed
+// count of iterations) and with shares alone. Same-build pairs take
 // alternate runs a side, as a CI job interleaves base and head; -blocked
 // compares consecutive blocks instead, which the machine's load drifting
 // between them can fail. Disjoint sets are few; -resample draws random
