@@ -440,7 +440,11 @@ func TestProcessRingsKeepUntilExit(t *testing.T) {
 	if again, err := l.Threads(nil); !errors.Is(err, target.ErrExited) || len(again) != 0 {
 		t.Errorf("second listing after the exit: %v, %v; want ErrExited alone", again, err)
 	}
-	if periods := int(cpu / time.Millisecond); samples < periods*9/10 || samples > periods+5 {
+	// Each thread that ran (the demo's two workers and Go's own, at most
+	// a dozen) leaves less than a period unsampled at its exit: at high
+	// load, where the process gets a few tens of ms, that is more than a
+	// tenth.
+	if periods := int(cpu / time.Millisecond); samples < min(periods*9/10, periods-12) || samples > periods+5 {
 		t.Errorf("%d samples for %v of process CPU time at 1 ms", samples, cpu)
 	}
 	if infoCPU != time.Duration(samples)*time.Millisecond {
