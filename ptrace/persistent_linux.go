@@ -322,7 +322,10 @@ func (t *Target) captureAll(dst []target.Capture) ([]target.Capture, error) {
 	}
 	deadline := time.Now().Add(stopTimeout)
 	var held []*thread
-	for _, tid := range tids {
+	// Frames and stack copies are packed one after the other (slab).
+	var pcs slab[uint64]
+	var stacks slab[byte]
+	for k, tid := range tids {
 		i := len(dst)
 		if cap(dst) > i {
 			dst = dst[:i+1]
@@ -330,27 +333,21 @@ func (t *Target) captureAll(dst []target.Capture) ([]target.Capture, error) {
 			dst = append(dst, target.Capture{})
 		}
 		c := &dst[i]
-		if c.PCs == nil {
-			c.PCs = make([]uint64, 0, t.opts.MaxFrames)
-		}
-		if c.Stack == nil {
-			c.Stack = make([]byte, 0, t.opts.StackBytes)
-		}
+		c.PCs = pcs.next(t.opts.MaxFrames, len(tids)-k)
+		c.Stack = stacks.next(t.opts.StackBytes, len(tids)-k)
 		c.Thread = target.ThreadID(tid)
 		c.Err = nil
-		th := t.threads[tid]
-		if th == nil {
+		if th := t.threads[tid]; th == nil {
 			c.Err = threadErr(tid, target.ErrNoThread) // it ended meanwhile
-			continue
-		}
-		if err := t.awaitHeld(th, deadline); err != nil {
+		} else if err := t.awaitHeld(th, deadline); err != nil {
 			c.Err = err
-			continue
+		} else {
+			held = append(held, th)
+			if err := t.captureHeld(th, c, cap(c.Stack)); err != nil {
+				c.Err = err
+			}
 		}
-		held = append(held, th)
-		if err := t.captureHeld(th, c, cap(c.Stack)); err != nil {
-			c.Err = err
-		}
+		c.PCs, c.Stack = pcs.keep(c.PCs), stacks.keep(c.Stack)
 	}
 	if t.persist.release {
 		t.letGoCaptured(held)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/macprof/macprof/target"
 )
@@ -51,4 +52,60 @@ func TestCaptureAllAndDetachLeavesNothingTraced(t *testing.T) {
 	if err := tg.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
+}
+
+// TestCaptureAllPacksCopies: CaptureAll puts each thread's stack copy and
+// frames right after the previous thread's in one buffer, so that the
+// pages it writes are those the copies fill (not one or two fresh pages a
+// thread), and no capture's buffer reaches into the next one's; the walks
+// of WalkCopies are packed the same way. A thread that did not stop in
+// time (a loaded machine) holds no bytes, so the next one follows the one
+// before it.
+func TestCaptureAllPacksCopies(t *testing.T) {
+	_, tg := startDeep(t, target.Options{}, "3", "20")
+	if _, err := tg.Images(); err != nil {
+		t.Fatal(err)
+	}
+	var caps []target.Capture
+	captured := func() (ok []target.Capture) {
+		for _, c := range caps {
+			if c.Err == nil && len(c.Stack) > 0 {
+				ok = append(ok, c)
+			}
+		}
+		return ok
+	}
+	for try := 0; try < 10 && len(captured()) < 2; try++ {
+		var err error
+		if caps, err = tg.CaptureAll(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		ok := captured()
+		if len(ok) < 2 {
+			t.Fatalf("%s: %d threads captured in 10 tries, want at least 2", when, len(ok))
+		}
+		for i := 1; i < len(ok); i++ {
+			a, b := ok[i-1], ok[i]
+			if cap(a.Stack) != len(a.Stack) || cap(a.PCs) != len(a.PCs) {
+				t.Errorf("%s: capture of thread %d: capacity %d bytes, %d frames beyond its length %d, %d", when, a.Thread, cap(a.Stack), cap(a.PCs), len(a.Stack), len(a.PCs))
+			}
+			gap := uintptr(unsafe.Pointer(unsafe.SliceData(b.Stack))) - uintptr(unsafe.Pointer(unsafe.SliceData(a.Stack))) - uintptr(len(a.Stack))
+			if gap >= 16 {
+				t.Errorf("%s: stack copy of thread %d starts %d bytes after the end of thread %d's, want under 16", when, b.Thread, gap, a.Thread)
+			}
+			if len(a.PCs) == 0 {
+				continue
+			}
+			gap = uintptr(unsafe.Pointer(unsafe.SliceData(b.PCs))) - uintptr(unsafe.Pointer(unsafe.SliceData(a.PCs))) - 8*uintptr(len(a.PCs))
+			if gap >= 16*8 {
+				t.Errorf("%s: frames of thread %d start %d bytes after the end of thread %d's, want under 128", when, b.Thread, gap, a.Thread)
+			}
+		}
+	}
+	check("CaptureAll")
+	tg.WalkCopies(caps)
+	check("WalkCopies")
 }

@@ -31,6 +31,9 @@ func (t *Target) WalkCopies(caps []target.Capture) {
 	if err != nil {
 		return
 	}
+	// The walks' frames are packed one after the other (slab), as
+	// CaptureAll packs them.
+	var frames slab[uint64]
 	for i := range caps {
 		c := &caps[i]
 		if c.Err != nil || len(c.Stack) == 0 {
@@ -41,6 +44,7 @@ func (t *Target) WalkCopies(caps []target.Capture) {
 			continue
 		}
 		st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
-		c.PCs, c.Walk = w.WalkCFI(c.Regs, &st, r, c.PCs[:0])
+		pcs, walk := w.WalkCFI(c.Regs, &st, r, frames.next(t.opts.MaxFrames, len(caps)-i))
+		c.PCs, c.Walk = frames.keep(pcs), walk
 	}
 }
