@@ -70,7 +70,8 @@ Thresholds (--fail-on, comma-separated or repeated; any one fails):
 Default: flat:+1pp,cum:+1pp; for profiles of a fixed amount of work
 (--fixed-work, or found when each side's directory holds 'go test -bench'
 outputs of the same iteration counts in every run, -benchtime Nx) and with
-a sampling period, time:+10% as well.
+a sampling period, time:+10% as well; the report then shows each
+function's own time change and its noise beside the shares.
 
 Exit status: 0 no significant regression, 1 regression (the functions are
 named on stderr, worst first), 2 usage or input error.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -142,5 +143,54 @@ func TestOwnSpreadWidens(t *testing.T) {
 	}
 	if want := 0.12 * 0.21 * math.Sqrt(2.0/3); math.Abs(s.seRun-want) > 0.01*want {
 		t.Errorf("sampling alone: run error %.5f, want the common spread's %.5f", s.seRun, want)
+	}
+}
+
+// TestReportShowsTheJudgedTime: a report that judged own time shows each
+// function's time change and its noise in the text and markdown tables,
+// so that a regression by time is not printed beside a flat share alone;
+// a go test output in a side's directory is listed as such.
+func TestReportShowsTheJudgedTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	means := map[string]float64{"score": 575, "parse": 150, "sortKeys": 80, "checksum": 80}
+	var b, n []*Profile
+	for i := range 5 {
+		b = append(b, fixedWork(rng, means))
+		n = append(n, fixedWork(rng, slowed(means, "score", 1.3)))
+		b[i].Path, n[i].Path = fmt.Sprintf("b%d", i), fmt.Sprintf("n%d", i)
+	}
+	r, err := Compare(b, n, Config{FixedWork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var score *Function
+	for i := range r.Functions {
+		if r.Functions[i].Name == "score" {
+			score = &r.Functions[i]
+		}
+	}
+	if score == nil || score.Time == nil {
+		t.Fatalf("no own-time change for score: %+v", score)
+	}
+	want := signed(score.Time.Delta, "%") + " ±" + num(score.Time.Noise) + "%"
+	for _, format := range []string{"text", "markdown"} {
+		var out bytes.Buffer
+		if err := r.Write(&out, Format(format)); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		if !strings.Contains(s, "time Δ") || !strings.Contains(strings.Join(strings.Fields(s), " "), want) {
+			t.Errorf("%s report without score's own time change %q:\n%s", format, want, s)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cpu.pprof"), synthetic(t, "cpu", map[string]int64{"a": 600}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bench.txt"), []byte("BenchmarkWork-2   \t   20000\t   944516 ns/op\nPASS\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, skipped, err := Expand([]string{dir}); err != nil || len(skipped) != 1 || !strings.HasSuffix(skipped[0], "(go test -bench output)") {
+		t.Errorf("Expand skipped %q, %v; want bench.txt as go test -bench output", skipped, err)
 	}
 }

@@ -69,7 +69,11 @@ func Expand(args []string) (paths []string, skipped []string, err error) {
 					if namedProfile(e.Name()) {
 						return nil, nil, err
 					}
-					skipped = append(skipped, fmt.Sprintf("%s (%s)", p, skipReason(err)))
+					reason := skipReason(err)
+					if data, rerr := safefile.ReadFile(p, maxBenchOutput, false); rerr == nil && BenchIterations(data) != nil {
+						reason = "go test -bench output"
+					}
+					skipped = append(skipped, fmt.Sprintf("%s (%s)", p, reason))
 					continue
 				}
 				paths = append(paths, p)

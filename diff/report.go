@@ -104,11 +104,20 @@ func (r *Report) writeText(w io.Writer) error {
 	// Numbers right-aligned by the tabwriter; verdict and name, the
 	// last cell, left-aligned by padding.
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "flat base\tflat new\tflat Δ\tnoise\tmde\tcum base\tcum new\tcum Δ\tnoise\tmde\t  %-*s  function\n", wv, "verdict")
+	timed := r.timeJudged()
+	timeHead := ""
+	if timed {
+		timeHead = "time Δ\tnoise\t"
+	}
+	fmt.Fprintf(tw, "flat base\tflat new\tflat Δ\tnoise\tmde\tcum base\tcum new\tcum Δ\tnoise\tmde\t%s  %-*s  function\n", timeHead, wv, "verdict")
 	for _, f := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t±%s\t%s\t%s\t%s\t%s\t±%s\t%s\t  %-*s  %s\n",
+		timeCells := ""
+		if timed {
+			timeCells = timeCell(f.Time, "\t±", "-\t-") + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t±%s\t%s\t%s\t%s\t%s\t±%s\t%s\t%s  %-*s  %s\n",
 			pct(f.Flat.Base), pct(f.Flat.New), pp(f.Flat.Delta), num(f.Flat.Noise), num(f.Flat.MDE),
-			pct(f.Cum.Base), pct(f.Cum.New), pp(f.Cum.Delta), num(f.Cum.Noise), num(f.Cum.MDE), wv, verdict(f), f.Name)
+			pct(f.Cum.Base), pct(f.Cum.New), pp(f.Cum.Delta), num(f.Cum.Noise), num(f.Cum.MDE), timeCells, wv, verdict(f), f.Name)
 	}
 	tw.Flush()
 	if s := r.loadFollowingLine(); s != "" {
@@ -143,12 +152,21 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 		mark = "❌"
 	}
 	fmt.Fprintf(bw, "### %s macprof diff: %s\n\n%s\n\n", mark, mdEscape(r.Verdict()), mdEscape(r.header()))
-	fmt.Fprintln(bw, "| function | flat base | flat new | flat Δ | flat mde | cum base | cum new | cum Δ | cum mde | verdict |")
-	fmt.Fprintln(bw, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	timed := r.timeJudged()
+	timeHead, timeAlign := "", ""
+	if timed {
+		timeHead, timeAlign = " own time Δ |", " ---: |"
+	}
+	fmt.Fprintf(bw, "| function | flat base | flat new | flat Δ | flat mde | cum base | cum new | cum Δ | cum mde |%s verdict |\n", timeHead)
+	fmt.Fprintf(bw, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |%s --- |\n", timeAlign)
 	for _, f := range r.rows() {
-		fmt.Fprintf(bw, "| `%s` | %s | %s | %s ±%s | %s | %s | %s | %s ±%s | %s | %s |\n", strings.ReplaceAll(f.Name, "`", "'"),
+		timeCells := ""
+		if timed {
+			timeCells = " " + timeCell(f.Time, " ±", "-") + " |"
+		}
+		fmt.Fprintf(bw, "| `%s` | %s | %s | %s ±%s | %s | %s | %s | %s ±%s | %s |%s %s |\n", strings.ReplaceAll(f.Name, "`", "'"),
 			pct(f.Flat.Base), pct(f.Flat.New), pp(f.Flat.Delta), num(f.Flat.Noise), num(f.Flat.MDE),
-			pct(f.Cum.Base), pct(f.Cum.New), pp(f.Cum.Delta), num(f.Cum.Noise), num(f.Cum.MDE), mdEscape(verdict(f)))
+			pct(f.Cum.Base), pct(f.Cum.New), pp(f.Cum.Delta), num(f.Cum.Noise), num(f.Cum.MDE), timeCells, mdEscape(verdict(f)))
 	}
 	if s := r.loadFollowingLine(); s != "" {
 		fmt.Fprintf(bw, "\n%s\n", mdEscape(s))
@@ -190,6 +208,26 @@ func verdict(f Function) string {
 
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// timeJudged reports whether the report judged functions' own time (a
+// time threshold), so that the tables show the change it judged.
+func (r *Report) timeJudged() bool {
+	for _, f := range r.Functions {
+		if f.Time != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// timeCell prints a function's own-time change and its noise, joined by
+// sep, or none where the function has no own time.
+func timeCell(c *Change, sep, none string) string {
+	if c == nil || c.Relative == nil {
+		return none
+	}
+	return signed(c.Delta, "%") + sep + num(c.Noise) + "%"
 }
 
 func pct(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "%" }
