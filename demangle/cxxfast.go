@@ -509,23 +509,11 @@ func (p *fastParser) expansion() fastType {
 	}
 	// The pack itself, through templateParam's checks but for its kind.
 	p.i++
-	idx := 0
-	if p.peek() != '_' {
-		n, digits := 0, 0
-		for ; p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9'; p.i++ {
-			n = n*10 + int(p.s[p.i]-'0')
-			if digits++; n > len(p.fnArgs) {
-				p.fail()
-				return fastType{}
-			}
-		}
-		if digits == 0 || p.peek() != '_' {
-			p.fail()
-			return fastType{}
-		}
-		idx = n + 1
+	idx, ok := p.paramIndex()
+	if !ok {
+		p.fail()
+		return fastType{}
 	}
-	p.i++ // _
 	if !p.haveFnArgs || idx >= len(p.fnArgs) || !p.fnArgs[idx].pack || p.peek() == 'I' {
 		p.fail()
 		return fastType{}
@@ -814,27 +802,37 @@ func (p *fastParser) substitution() fastType {
 	return p.subs[idx]
 }
 
+// paramIndex parses the index of a template parameter after its T: _ is
+// 0, <number> _ is number+1. An index past the function's arguments, or no
+// closing _, is refused before more digits are read.
+func (p *fastParser) paramIndex() (int, bool) {
+	if p.peek() == '_' {
+		p.i++
+		return 0, true
+	}
+	n, digits := 0, 0
+	for ; p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9'; p.i++ {
+		n = n*10 + int(p.s[p.i]-'0')
+		if digits++; n > len(p.fnArgs) {
+			return 0, false
+		}
+	}
+	if digits == 0 || p.peek() != '_' {
+		return 0, false
+	}
+	p.i++
+	return n + 1, true
+}
+
 // templateParam parses T_ or T <number> _, a function template's
 // argument.
 func (p *fastParser) templateParam() fastType {
 	p.i++ // T
-	idx := 0
-	if p.peek() != '_' {
-		n, digits := 0, 0
-		for ; p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9'; p.i++ {
-			n = n*10 + int(p.s[p.i]-'0')
-			if digits++; n > len(p.fnArgs) {
-				p.fail()
-				return fastType{}
-			}
-		}
-		if digits == 0 || p.peek() != '_' {
-			p.fail()
-			return fastType{}
-		}
-		idx = n + 1
+	idx, ok := p.paramIndex()
+	if !ok {
+		p.fail()
+		return fastType{}
 	}
-	p.i++ // _
 	if !p.haveFnArgs || idx >= len(p.fnArgs) || p.fnArgs[idx].literal || p.fnArgs[idx].pack {
 		p.fail()
 		return fastType{}

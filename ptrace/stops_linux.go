@@ -123,19 +123,7 @@ func (t *Target) captureHeld(th *thread, c *target.Capture, limit int) error {
 // lets go only of threads that started since). Memory reads and
 // WalkCopies still work; captures after it find no thread.
 func (t *Target) CaptureAllAndDetach(dst []target.Capture) ([]target.Capture, error) {
-	if t.continuous() {
-		return dst[:0], errNotPersistent
-	}
-	t.hotMu.Lock()
-	defer t.hotMu.Unlock()
-	r := &t.hot
-	r.op, r.captures, r.err = opCaptureAll, dst, nil
-	t.persist.release = true
-	t.call(r)
-	t.persist.release = false
-	out := r.captures
-	r.captures = nil
-	return out, r.err
+	return t.captureAllOp(dst, true)
 }
 
 // letGoCaptured detaches the held threads, each with the signal its stop

@@ -319,6 +319,12 @@ func (t *Target) Capture(id target.ThreadID, c *target.Capture) error {
 // (target.Snapshotter). Only a persistent target can: a continuous one
 // returns errNotPersistent.
 func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
+	return t.captureAllOp(dst, false)
+}
+
+// captureAllOp is CaptureAll, with each thread detached from the stop of its
+// capture when release is set (CaptureAllAndDetach).
+func (t *Target) captureAllOp(dst []target.Capture, release bool) ([]target.Capture, error) {
 	if t.continuous() {
 		return dst[:0], errNotPersistent
 	}
@@ -326,7 +332,9 @@ func (t *Target) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
 	defer t.hotMu.Unlock()
 	r := &t.hot
 	r.op, r.captures, r.err = opCaptureAll, dst, nil
+	t.persist.release = release
 	t.call(r)
+	t.persist.release = false
 	out := r.captures
 	r.captures = nil
 	return out, r.err
