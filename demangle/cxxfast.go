@@ -583,6 +583,9 @@ func (p *fastParser) function() fastType {
 	base := len(p.params)
 	if p.peek() == 'v' && p.i+1 < len(p.s) && p.s[p.i+1] == 'E' {
 		p.i++ // no parameters
+	} else if p.peek() == 'E' {
+		p.fail() // a function type names at least one parameter type (v for none)
+		return fastType{}
 	}
 	for !p.bad && p.peek() != 'E' {
 		c := p.peek()
