@@ -1,0 +1,448 @@
+package demangle
+
+// The C++ fast path's types: builtin, class, function, template parameter
+// and substitution types, packs and literals (cxxfast.go has the names).
+
+// appendType appends t's text to out; a function type as a type of its
+// own: "void (int)".
+func (p *fastParser) appendType(t fastType) {
+	p.out = append(p.out, p.text(t.span)...)
+	if t.fn {
+		p.out = append(p.out, ' ')
+		p.out = append(p.out, p.text(t.params)...)
+	}
+}
+
+// function parses F <return type> <parameters> E, a function type.
+func (p *fastParser) function() fastType {
+	p.i++ // F
+	ret := p.typ()
+	if p.bad || ret.fn || ret.closed || ret.literal || ret.pack {
+		p.fail()
+		return fastType{}
+	}
+	base := len(p.params)
+	if p.peek() == 'v' && p.i+1 < len(p.s) && p.s[p.i+1] == 'E' {
+		p.i++ // no parameters
+	} else if p.peek() == 'E' {
+		p.fail() // a function type names at least one parameter type (v for none)
+		return fastType{}
+	}
+	for !p.bad && p.peek() != 'E' {
+		c := p.peek()
+		if c == 0 || c == 'v' || (c == 'R' || c == 'O') && p.i+1 < len(p.s) && p.s[p.i+1] == 'E' {
+			p.fail() // void among parameters, or a ref-qualifier
+			break
+		}
+		a := p.typ()
+		if a.fn {
+			p.fail()
+		}
+		p.params = append(p.params, a.span)
+	}
+	if p.bad {
+		return fastType{}
+	}
+	p.i++ // E
+	lo := len(p.out)
+	p.out = append(p.out, '(')
+	for n, a := range p.params[base:] {
+		if n > 0 {
+			p.out = append(p.out, ", "...)
+		}
+		p.out = append(p.out, p.text(a)...)
+	}
+	p.out = append(p.out, ')')
+	p.params = p.params[:base]
+	return fastType{span: ret.span, params: span{int32(lo), int32(len(p.out))}, fn: true}
+}
+
+// pack parses J <template-arg>* E, an argument pack of types and
+// literals, printed as its elements.
+func (p *fastParser) pack() fastType {
+	p.i++ // J
+	base := len(p.args)
+	for !p.bad && p.peek() != 'E' {
+		var a fastType
+		switch p.peek() {
+		case 'L':
+			a = p.literal()
+		case 0, 'X', 'J':
+			p.fail()
+		default:
+			a = p.typ()
+		}
+		p.args = append(p.args, a)
+	}
+	if p.bad {
+		return fastType{}
+	}
+	p.i++ // E
+	elems := p.args[base:]
+	lo := len(p.out)
+	for n, a := range elems {
+		if n > 0 {
+			p.out = append(p.out, ", "...)
+		}
+		p.appendType(a)
+	}
+	t := fastType{span: span{int32(lo), int32(len(p.out))}, pack: true, empty: len(elems) == 0}
+	t.elemLo = int32(len(p.packElems))
+	p.packElems = append(p.packElems, elems...)
+	t.elemHi = int32(len(p.packElems))
+	p.args = p.args[:base]
+	return t
+}
+
+// literal parses L <type> [n] <digits> E, an integer template argument.
+func (p *fastParser) literal() fastType {
+	p.i++ // L
+	c := p.peek()
+	if c == '_' || c == 'Z' {
+		p.fail() // an external name
+		return fastType{}
+	}
+	var suffix string
+	typed := false // printed as (type)value
+	switch c {
+	case 'i':
+		suffix = ""
+	case 'j':
+		suffix = "u"
+	case 'l':
+		suffix = "l"
+	case 'm':
+		suffix = "ul"
+	case 'x':
+		suffix = "ll"
+	case 'y':
+		suffix = "ull"
+	case 'b':
+	case 'a', 'c', 'h', 's', 't', 'w':
+		typed = true
+	default:
+		if c == 'N' || c >= '1' && c <= '9' || c == 'S' && p.i+1 < len(p.s) && p.s[p.i+1] != 't' {
+			typed = true // an enum
+		} else {
+			p.fail()
+			return fastType{}
+		}
+	}
+	t := p.typ()
+	neg := p.peek() == 'n'
+	if neg {
+		p.i++
+	}
+	j := p.i
+	for j < len(p.s) && p.s[j] >= '0' && p.s[j] <= '9' {
+		j++
+	}
+	if p.bad || j == p.i || j >= len(p.s) || p.s[j] != 'E' {
+		p.fail()
+		return fastType{}
+	}
+	val := p.s[p.i:j]
+	p.i = j + 1
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	lo := len(p.out)
+	switch {
+	case c == 'b':
+		switch {
+		case neg || len(val) != 1 || val[0] > '1':
+			p.fail()
+		case val == "0":
+			p.out = append(p.out, "false"...)
+		default:
+			p.out = append(p.out, "true"...)
+		}
+	case typed:
+		p.out = append(p.out, '(')
+		p.out = append(p.out, p.text(t.span)...)
+		p.out = append(p.out, ')')
+		p.out = append(p.out, sign...)
+		p.out = append(p.out, val...)
+	default:
+		p.out = append(p.out, sign...)
+		p.out = append(p.out, val...)
+		p.out = append(p.out, suffix...)
+	}
+	return fastType{span: span{int32(lo), int32(len(p.out))}, literal: true}
+}
+
+// sourceName parses <length> <identifier>.
+func (p *fastParser) sourceName() string {
+	n := 0
+	if c := p.peek(); c < '1' || c > '9' {
+		p.fail()
+		return ""
+	}
+	for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+		n = n*10 + int(p.s[p.i]-'0')
+		p.i++
+		if n > len(p.s) {
+			p.fail()
+			return ""
+		}
+	}
+	if n > len(p.s)-p.i {
+		p.fail()
+		return ""
+	}
+	id := p.s[p.i : p.i+n]
+	p.i += n
+	for j := 0; j < len(id); j++ {
+		if c := id[j]; c == '.' || c == '$' || c >= 0x80 {
+			p.fail() // as the full demangler may print them otherwise
+			return ""
+		}
+	}
+	const anon = "_GLOBAL_"
+	if len(id) > len(anon)+2 && id[:len(anon)] == anon {
+		if c1, c2 := id[len(anon)], id[len(anon)+1]; (c1 == '.' || c1 == '_' || c1 == '$') && c2 == 'N' {
+			return "(anonymous namespace)"
+		}
+	}
+	return id
+}
+
+// substitution parses S_ or S <seq-id> _ and returns what it stands for.
+func (p *fastParser) substitution() fastType {
+	p.i++ // S
+	idx := 0
+	if p.peek() == '_' {
+		p.i++
+	} else {
+		n, digits := 0, 0
+	scan:
+		for ; p.i < len(p.s); p.i++ {
+			c := p.s[p.i]
+			switch {
+			case c >= '0' && c <= '9':
+				n = n*36 + int(c-'0')
+			case c >= 'A' && c <= 'Z':
+				n = n*36 + int(c-'A') + 10
+			default:
+				break scan
+			}
+			if digits++; n > len(p.subs) {
+				p.fail()
+				return fastType{}
+			}
+		}
+		if digits == 0 || p.peek() != '_' {
+			p.fail() // Ss, Si, ...: abbreviations
+			return fastType{}
+		}
+		p.i++
+		idx = n + 1
+	}
+	if idx >= len(p.subs) {
+		p.fail()
+		return fastType{}
+	}
+	return p.subs[idx]
+}
+
+// paramIndex parses the index of a template parameter after its T: _ is
+// 0, <number> _ is number+1. An index past the function's arguments, or no
+// closing _, is refused before more digits are read.
+func (p *fastParser) paramIndex() (int, bool) {
+	if p.peek() == '_' {
+		p.i++
+		return 0, true
+	}
+	n, digits := 0, 0
+	for ; p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9'; p.i++ {
+		n = n*10 + int(p.s[p.i]-'0')
+		if digits++; n > len(p.fnArgs) {
+			return 0, false
+		}
+	}
+	if digits == 0 || p.peek() != '_' {
+		return 0, false
+	}
+	p.i++
+	return n + 1, true
+}
+
+// templateParam parses T_ or T <number> _, a function template's
+// argument.
+func (p *fastParser) templateParam() fastType {
+	p.i++ // T
+	idx, ok := p.paramIndex()
+	if !ok {
+		p.fail()
+		return fastType{}
+	}
+	if !p.haveFnArgs || idx >= len(p.fnArgs) || p.fnArgs[idx].literal || p.fnArgs[idx].pack {
+		p.fail()
+		return fastType{}
+	}
+	return p.fnArgs[idx]
+}
+
+// fastBuiltin are the builtin types' names by their letter (void, which
+// only a pointer may point to here, included).
+var fastBuiltin = [256]string{
+	'a': "signed char", 'b': "bool", 'c': "char", 'd': "double",
+	'e': "long double", 'f': "float", 'g': "__float128", 'h': "unsigned char",
+	'i': "int", 'j': "unsigned int", 'l': "long", 'm': "unsigned long",
+	'n': "__int128", 'o': "unsigned __int128", 's': "short", 't': "unsigned short",
+	'v': "void", 'w': "wchar_t", 'x': "long long", 'y': "unsigned long long",
+	'z': "...",
+}
+
+// typ parses a <type>: builtin, class (plain, std:: or nested, a
+// template's or not), template parameter, pointer, reference, const or a
+// substitution.
+func (p *fastParser) typ() fastType {
+	c := p.peek()
+	if b := fastBuiltin[c]; b != "" {
+		p.i++
+		return fastType{span: p.emit(nil, b, "")}
+	}
+	var t fastType
+	switch {
+	case c == 'D' && p.i+1 < len(p.s):
+		var b string
+		switch p.s[p.i+1] {
+		case 's':
+			b = "char16_t"
+		case 'i':
+			b = "char32_t"
+		case 'u':
+			b = "char8_t"
+		default:
+			p.fail()
+			return fastType{}
+		}
+		p.i += 2
+		return fastType{span: p.emit(nil, b, "")}
+	case c == 'P' || c == 'R' || c == 'O' || c == 'K':
+		p.i++
+		inner := p.typ()
+		if p.bad || inner.literal || inner.pack || inner.closed || c == 'K' && (inner.cv || inner.fn) {
+			p.fail()
+			return fastType{}
+		}
+		if inner.ref {
+			// A reference to a reference (through T_): & && is &,
+			// && && is &&, & & and && & are &.
+			if c != 'R' && c != 'O' {
+				p.fail()
+				return fastType{}
+			}
+			t.span, t.ref = inner.span, true
+			if txt := p.text(inner.span); c == 'R' && len(txt) >= 2 && txt[len(txt)-2] == '&' {
+				t.span = p.emit(txt[:len(txt)-1], "", "")
+			}
+			break
+		}
+		if inner.fn {
+			// A pointer or reference to a function: void (*)(int).
+			ptr := " (*)"
+			switch c {
+			case 'R':
+				ptr, t.ref = " (&)", true
+			case 'O':
+				ptr, t.ref = " (&&)", true
+			}
+			t.span, t.closed = p.emit(p.text(inner.span), ptr, ""), true
+			p.out = append(p.out, p.text(inner.params)...)
+			t.hi = int32(len(p.out))
+			break
+		}
+		suffix := "*"
+		switch c {
+		case 'R':
+			suffix, t.ref = "&", true
+		case 'O':
+			suffix, t.ref = "&&", true
+		case 'K':
+			suffix, t.cv = " const", true
+		}
+		t.span = p.emit(p.text(inner.span), suffix, "")
+	case c == 'S' && p.i+1 < len(p.s) && p.s[p.i+1] == 't':
+		p.i += 2
+		t.span, t.name = p.emit([]byte("std::"), p.unqualified(), ""), true
+		t = p.maybeTemplate(t, true)
+	case c == 'S' && p.i+1 < len(p.s) && (p.s[p.i+1] == 's' || p.s[p.i+1] == 'i' || p.s[p.i+1] == 'o' || p.s[p.i+1] == 'd'):
+		// std::string and the streams: not candidates.
+		n := fastStdTypes[p.s[p.i+1]][p.form]
+		p.i += 2
+		if p.peek() == 'I' {
+			p.fail()
+			return fastType{}
+		}
+		return fastType{span: p.emit(nil, n, ""), name: true}
+	case c == 'F':
+		t = p.function()
+	case c == 'S' && p.i+1 < len(p.s) && (p.s[p.i+1] == 'a' || p.s[p.i+1] == 'b'):
+		n := "std::allocator"
+		if p.s[p.i+1] == 'b' {
+			n = "std::basic_string"
+		}
+		p.i += 2
+		t.span, t.name = p.emit(nil, n, ""), true
+		if p.peek() != 'I' {
+			return t // not a candidate
+		}
+		t = p.maybeTemplate(t, false)
+	case c == 'S':
+		t = p.substitution()
+		if p.peek() != 'I' {
+			return t // not a new candidate
+		}
+		if !t.name {
+			p.fail()
+			return fastType{}
+		}
+		t = p.maybeTemplate(t, false)
+	case c == 'T':
+		t = p.templateParam()
+		if p.peek() == 'I' {
+			p.fail()
+			return fastType{}
+		}
+	case c == 'N':
+		return fastType{span: p.nested(false), name: true} // nested added it
+	case c >= '1' && c <= '9':
+		t.span, t.name = p.emit(nil, p.sourceName(), ""), true
+		t = p.maybeTemplate(t, true)
+	default:
+		p.fail()
+		return fastType{}
+	}
+	if p.bad {
+		return fastType{}
+	}
+	p.subs = append(p.subs, t)
+	return t
+}
+
+// fastStdTypes are the abbreviations Ss, Si, So and Sd as each form
+// prints them.
+var fastStdTypes = [256][2]string{
+	's': {Simplified: "std::string", Full: "std::basic_string<char, std::char_traits<char>, std::allocator<char> >"},
+	'i': {Simplified: "std::istream", Full: "std::basic_istream<char, std::char_traits<char> >"},
+	'o': {Simplified: "std::ostream", Full: "std::basic_ostream<char, std::char_traits<char> >"},
+	'd': {Simplified: "std::iostream", Full: "std::basic_iostream<char, std::char_traits<char> >"},
+}
+
+// maybeTemplate returns the name t, or the template t<args> when
+// template arguments follow, the name then a candidate when nameSubst.
+func (p *fastParser) maybeTemplate(t fastType, nameSubst bool) fastType {
+	if p.bad || p.peek() != 'I' {
+		return t
+	}
+	if nameSubst {
+		p.subs = append(p.subs, t)
+	}
+	var base int
+	t.span, base = p.templateArgs(t.span)
+	p.args = p.args[:base]
+	return t
+}
