@@ -71,6 +71,19 @@ func (t *shareTest) run() shareResult {
 	return r
 }
 
+// sampleMoments returns Σn and Σn² of the profiles' sample totals, and
+// false when a profile has no samples (no share can be measured then).
+func sampleMoments(totals []int64) (all, all2 float64, ok bool) {
+	for _, n := range totals {
+		if n <= 0 {
+			return 0, 0, false
+		}
+		all += float64(n)
+		all2 += float64(n) * float64(n)
+	}
+	return all, all2, true
+}
+
 // ownRunVar measures one statistic's run variance on the log-odds scale
 // from its counts' spread between the profiles of each side, beyond
 // sampling, pooled over the sides (estimateRunVar's estimate for one
@@ -85,13 +98,9 @@ func ownRunVar(bc, bt, nc, nt []int64) (float64, int) {
 		if k < 2 {
 			continue
 		}
-		var all, all2 float64
-		for _, n := range totals {
-			if n <= 0 {
-				return 0, 0
-			}
-			all += float64(n)
-			all2 += float64(n) * float64(n)
+		all, all2, ok := sampleMoments(totals)
+		if !ok {
+			return 0, 0
 		}
 		p := float64(sum(counts)) / all
 		v := p * (1 - p)
@@ -237,13 +246,9 @@ func estimateRunVar(flat [][]int64, totals []int64) (float64, int) {
 	if k < 2 {
 		return 0, 0
 	}
-	var all, all2 float64
-	for _, n := range totals {
-		if n <= 0 {
-			return 0, 0
-		}
-		all += float64(n)
-		all2 += float64(n) * float64(n)
+	all, all2, ok := sampleMoments(totals)
+	if !ok {
+		return 0, 0
 	}
 	keys := 0
 	for _, v := range flat {
