@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"sync"
 
 	"github.com/macprof/macprof/internal/procstat"
 	"golang.org/x/sys/unix"
@@ -85,10 +86,36 @@ var loadavgPath = []byte("/proc/loadavg\x00")
 // cannot be read.
 func (pt *ProcessTree) lastAllocatedPID() int { return readLastPID(pt.buf[:]) }
 
+// loadavg is /proc/loadavg, opened at its first read and read at offset 0
+// from then on (a seq file: each such read makes its text anew): the
+// path's lookup, open and close cost twice the read, and the PID watch
+// reads it at every tick.
+var loadavg struct {
+	once sync.Once
+	fd   int // -1: it could not be opened
+}
+
+// loadavgFD returns the descriptor of /proc/loadavg kept open for the
+// process's life, or -1.
+func loadavgFD() int {
+	loadavg.once.Do(func() {
+		fd, err := openRaw(loadavgPath, unix.O_RDONLY|unix.O_CLOEXEC)
+		if err != nil {
+			fd = -1
+		}
+		loadavg.fd = fd
+	})
+	return loadavg.fd
+}
+
 // readLastPID reads the last PID the kernel allocated from /proc/loadavg
 // into buf, and returns it, or 0 when it cannot be read.
 func readLastPID(buf []byte) int {
-	n, err := readFileRaw(loadavgPath, buf)
+	fd := loadavgFD()
+	if fd < 0 {
+		return 0
+	}
+	n, err := preadRaw(fd, buf)
 	if err != nil || n <= 0 || n >= len(buf) {
 		return 0
 	}

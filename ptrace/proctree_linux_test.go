@@ -214,3 +214,44 @@ func TestProcessTreeFindsANewChildAtOnce(t *testing.T) {
 		t.Fatalf("Descendants right after the fork = %v, want [%d]", got, child)
 	}
 }
+
+// TestLastPIDReadsOneFileKeptOpen: the PID watch and the process tree read
+// /proc/loadavg at every tick through one descriptor opened once (an open
+// and close per read cost twice the read), and a read of it at offset 0
+// still sees the PIDs allocated since the last.
+func TestLastPIDReadsOneFileKeptOpen(t *testing.T) {
+	var buf [128]byte
+	first := readLastPID(buf[:])
+	if first <= 0 {
+		t.Fatalf("readLastPID: %d", first)
+	}
+	before := loadavgDescriptors(t)
+	for range 3 {
+		readLastPID(buf[:])
+	}
+	if after := loadavgDescriptors(t); before != 1 || after != 1 {
+		t.Fatalf("descriptors open on /proc/loadavg: %d after a read, %d after three more; want 1 and 1", before, after)
+	}
+	if err := exec.Command("true").Run(); err != nil {
+		t.Fatal(err)
+	}
+	if pid := readLastPID(buf[:]); pid == first {
+		t.Fatalf("the last PID allocated is still %d after starting a process", pid)
+	}
+}
+
+// loadavgDescriptors counts this process's descriptors open on /proc/loadavg.
+func loadavgDescriptors(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if dst, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && dst == "/proc/loadavg" {
+			n++
+		}
+	}
+	return n
+}
