@@ -542,7 +542,10 @@ func TestSmallChainRingsFollowTheirRate(t *testing.T) {
 
 // TestEmptyDescendantRingsDoNotHalveTheDrainInterval: descendant rings are
 // drained within the time one busy descendant takes to fill them, within
-// half that while they hold records.
+// half that while they hold records or a collect read samples within the
+// last busyRingHold (a command that starts processes: with the whole fill
+// time, a tick 20 ms late let the kernel drop a tenth of a forker's
+// children).
 func TestEmptyDescendantRingsDoNotHalveTheDrainInterval(t *testing.T) {
 	tg := &Target{kernel: &kernelSampler{}, threads: map[int]*thread{}}
 	tg.opts.Kernel.Period = time.Second / 999
@@ -557,5 +560,32 @@ func TestEmptyDescendantRingsDoNotHalveTheDrainInterval(t *testing.T) {
 	kids.rings[1].write(make([]byte, 64))
 	if d := tg.DrainInterval(); d != fill/2 {
 		t.Fatalf("a descendant ring with a record: %v, want %v (half what it holds)", d, fill/2)
+	}
+	kids.rings[1] = fakeRing(2 << 20)
+	kids.sampledAt.Store(time.Now().Add(-busyRingHold / 2).UnixNano())
+	if d := tg.DrainInterval(); d != fill/2 {
+		t.Fatalf("empty descendant rings sampled %v ago: %v, want %v (half what one holds)", busyRingHold/2, d, fill/2)
+	}
+	kids.sampledAt.Store(time.Now().Add(-2 * busyRingHold).UnixNano())
+	if d := tg.DrainInterval(); d != fill {
+		t.Fatalf("empty descendant rings sampled %v ago: %v, want %v (what one holds)", 2*busyRingHold, d, fill)
+	}
+}
+
+// TestDescendantCollectNotesSamples: a collect that reads a sample marks
+// the descendant rings as recently sampled, one that reads none does not.
+func TestDescendantCollectNotesSamples(t *testing.T) {
+	p := &processRings{}
+	p.noteSampled()
+	if p.recentlySampled(time.Now()) {
+		t.Fatal("no sample read, yet recently sampled")
+	}
+	p.samples = append(p.samples, ringSample{})
+	p.noteSampled()
+	if !p.recentlySampled(time.Now()) {
+		t.Fatal("a sample read, yet not recently sampled")
+	}
+	if p.recentlySampled(time.Now().Add(busyRingHold)) {
+		t.Fatalf("still recently sampled %v later", busyRingHold)
 	}
 }

@@ -48,12 +48,17 @@ func (t *Target) DrainInterval() time.Duration {
 	if p := k.kids; p != nil {
 		// Read only when the threads are listed, each CPU's ring
 		// within the time one busy thread takes to fill it, and
-		// within half that while it holds records: most commands
-		// start no process, and their empty rings need not halve
-		// the interval (at 999 Hz, 60 ms rather than 120).
+		// within half that while it holds records or the last
+		// second's collects read samples: most commands start no
+		// process, and their empty rings need not halve the interval
+		// (at 999 Hz, 120 ms rather than 60), but a ring a
+		// descendant keeps filling must be read with a margin for a
+		// late tick, or the kernel drops its samples and the exits of
+		// its processes.
+		busy := p.recentlySampled(time.Now())
 		for _, r := range p.rings {
 			fill := t.kidsFill(p, r)
-			if r.unread() {
+			if busy || r.unread() {
 				fill /= 2
 			}
 			long = min(long, fill)

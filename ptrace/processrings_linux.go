@@ -113,6 +113,10 @@ type processRings struct {
 	// mapped: a record of a new executable mapping of the process was
 	// read since the last mappedSince.
 	mapped atomic.Bool
+	// sampledAt is when a collect last read a sample (Unix ns), so that
+	// the rings of a command that starts processes are drained with a
+	// margin (recentlySampled).
+	sampledAt atomic.Int64
 	// clock turns the samples' times into the captures' (zero: a kernel
 	// that cannot time them on CLOCK_MONOTONIC).
 	clock sampleClock

@@ -69,6 +69,7 @@ func (p *processRings) collect() {
 	p.unordered = false
 	if p.stack > 0 {
 		p.collectStacks()
+		p.noteSampled()
 		return
 	}
 	p.reserve()
@@ -118,7 +119,29 @@ func (p *processRings) collect() {
 		s.ver = p.hist.at(int(s.pid), s.time)
 	}
 	p.order()
+	p.noteSampled()
 }
+
+// noteSampled notes the time of a collect that read a sample. The caller
+// holds mu.
+func (p *processRings) noteSampled() {
+	if len(p.samples) > 0 {
+		p.sampledAt.Store(time.Now().UnixNano())
+	}
+}
+
+// recentlySampled reports whether a collect read a sample within
+// busyRingHold before now.
+func (p *processRings) recentlySampled(now time.Time) bool {
+	at := p.sampledAt.Load()
+	return at != 0 && now.UnixNano()-at < int64(busyRingHold)
+}
+
+// busyRingHold is how long descendant rings are drained as busy ones after
+// their last sample: a command that started a process (make, a test runner)
+// mostly starts another soon after, whose first samples would otherwise
+// wait a whole fill time.
+const busyRingHold = time.Second
 
 // collectStacks reads the rings of stack copies (never kept): first the
 // records that change a process's images, then each sample, walked where
