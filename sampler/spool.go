@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/macprof/macprof/intern"
@@ -23,7 +24,23 @@ type spool struct {
 	entries      [][]spooled // chunks of spoolEntryChunk, all full but the last
 	pcs          [][]uint64  // chunks of the addresses of entries
 	threads      []spoolThread
+	// recent holds where the addresses of stacks spooled since the last
+	// flush are, by their hash: a stack spooled again (most samples
+	// repeat one) points at them rather than copying them, which at
+	// 999 Hz was most of what the spool grew by, a page fault a page.
+	recent [spoolRecent]spoolRef
 }
+
+// spoolRef is where a spooled stack's addresses are: pcs[chunk][off:off+n-1]
+// (n 0: none).
+type spoolRef struct {
+	hash       uint64
+	chunk, off int32
+	n          int32
+}
+
+// spoolRecent is how many stacks spoolRef remembers, one per hash modulo it.
+const spoolRecent = 256
 
 // spoolThread is a thread that samples in the spool belong to, under the
 // name it had then.
@@ -97,11 +114,24 @@ func (sp *spool) addPCs(pcs []uint64) (chunk, off int32) {
 	return int32(k - 1), off
 }
 
+// stackPCs returns where pcs, a stack of hash hash, is in the spool:
+// where it was spooled since the last flush, if it is among the recent
+// ones, else where they are copied to.
+func (sp *spool) stackPCs(pcs []uint64, hash uint64) (chunk, off int32) {
+	r := &sp.recent[hash%spoolRecent]
+	if r.n == int32(len(pcs))+1 && r.hash == hash && slices.Equal(sp.pcs[r.chunk][r.off:r.off+r.n-1], pcs) {
+		return r.chunk, r.off
+	}
+	chunk, off = sp.addPCs(pcs)
+	*r = spoolRef{hash: hash, chunk: chunk, off: off, n: int32(len(pcs)) + 1}
+	return chunk, off
+}
+
 // spoolStack keeps n samples of a thread on the stack pcs, to be interned
 // at the next flush, and makes it the thread's last stack.
 func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs []uint64, hash uint64, truncated, cfi bool, n, at int64) {
 	sp := s.spool
-	chunk, off := sp.addPCs(pcs)
+	chunk, off := sp.stackPCs(pcs, hash)
 	sp.add(spooled{hash: hash, n: n, at: at, thread: sp.thread(pid, tid, th), chunk: chunk, off: off, len: int32(len(pcs)), truncated: truncated, cfi: cfi})
 	th.lastStack, th.hasStack = spooledStack, true
 	s.total += n
@@ -163,4 +193,5 @@ func (s *Sampler) flushSpool() {
 	// add and addPCs fill the last chunk: the rest go to the collector.
 	sp.entries, sp.pcs = sp.entries[:1], sp.pcs[:min(1, len(sp.pcs))]
 	sp.bytes = 0
+	clear(sp.recent[:])
 }

@@ -38,7 +38,12 @@ func spoolOps(s *Sampler, seed uint64, ops int) {
 			for f := range 3 + stack%7 {
 				c.PCs = append(c.PCs, uint64(0x1000*(stack+1)+f))
 			}
-			c.Walk = unwind.Result{Stop: unwind.StopEnd}
+			// Hashes as the walk makes them, but some stacks share one:
+			// the spool's recent stacks must tell them apart too.
+			c.Walk = unwind.Result{Stop: unwind.StopEnd, Hash: unwind.HashPCs(c.PCs)}
+			if stack%7 == 0 {
+				c.Walk.Hash = 42
+			}
 			if stack%5 == 0 {
 				c.Walk.Stop = unwind.StopMaxFrames
 			}
@@ -127,5 +132,42 @@ func testSpoolKeepsItsMemory(t *testing.T, timeline int) {
 	}
 	if th.lastStack == spooledStack || !th.hasStack {
 		t.Errorf("after the flush the thread's last stack is %v", th.lastStack)
+	}
+}
+
+// TestSpoolCopiesARepeatedStackOnce: samples on a stack spooled since the
+// last flush point at its addresses rather than copying them again, and a
+// stack of the same hash but other addresses is still copied.
+func TestSpoolCopiesARepeatedStackOnce(t *testing.T) {
+	s, err := New(Config{Hz: 100, SpoolBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Unix(1, 0)
+	s.win = s.newWindow(start)
+	th := &threadState{name: "w"}
+	a := target.NewCapture(64, 0)
+	a.PCs = append(a.PCs, 1, 2, 3, 4)
+	a.Walk.Hash = unwind.HashPCs(a.PCs)
+	b := target.NewCapture(64, 0)
+	b.PCs = append(b.PCs, 5, 6, 7, 8)
+	b.Walk.Hash = a.Walk.Hash
+	for range 100 {
+		s.internAndCount(1, 2, th, a, 1)
+	}
+	s.internAndCount(1, 2, th, b, 1)
+	s.internAndCount(1, 2, th, a, 1)
+	copied := 0
+	for _, c := range s.spool.pcs {
+		copied += len(c)
+	}
+	if want := 3 * len(a.PCs); copied != want {
+		t.Fatalf("%d addresses copied into the spool for 102 samples on two stacks of one hash, want %d", copied, want)
+	}
+	var w *profile.Window
+	s.cfg.OnWindow = func(x *profile.Window) { w = x }
+	s.closeWindow(start.Add(time.Second))
+	if len(w.Stacks) != 2 {
+		t.Fatalf("%d stacks in the window, want 2", len(w.Stacks))
 	}
 }
