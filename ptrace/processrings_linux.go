@@ -70,6 +70,10 @@ type processRings struct {
 	// from the kernel's read records of its events (inherit_stat).
 	kidsOnly bool
 	exits    map[uint32]threadExit
+	// lost holds, from the last collect, the samples the kernel's
+	// PERF_RECORD_LOST records said it dropped (a ring was full), by the
+	// thread it wrote each record in the context of.
+	lost map[uint32]threadLost
 	// filtered: a BPF program on every ring's event drops the samples
 	// of process pid in the kernel (kidsfilter_linux.go).
 	filtered bool
@@ -489,6 +493,9 @@ func (t *Target) listSampledThreads(p *processRings) {
 	k := t.kernel
 	k.procThreads = p.threadsWithSamples(k.procThreads)
 	for _, ts := range k.procThreads {
+		if ts.lost > 0 {
+			k.lost[ts.tid] += int64(ts.lost)
+		}
 		if th, ok := t.threads[ts.tid]; ok {
 			if ts.name != "" {
 				// As new as the rings: no wait for Info's next read.
@@ -506,7 +513,7 @@ func (t *Target) listSampledThreads(p *processRings) {
 			t.nameSampled(th, ts.name)
 			if th.lastCPU == 0 {
 				// Listed, but gone before its CPU time was read.
-				th.lastCPU = time.Duration(ts.n) * t.opts.Kernel.Period
+				th.lastCPU = time.Duration(ts.n+ts.lost) * t.opts.Kernel.Period
 			}
 			continue
 		}
@@ -514,7 +521,7 @@ func (t *Target) listSampledThreads(p *processRings) {
 			return
 		}
 		th := &thread{tid: ts.tid, proc: proc, files: threadFiles{schedstat: -1, stat: -1}, gen: t.tasks.gen}
-		th.lastCPU = time.Duration(ts.n) * t.opts.Kernel.Period
+		th.lastCPU = time.Duration(ts.n+ts.lost) * t.opts.Kernel.Period
 		t.nameSampled(th, ts.name)
 		t.departed[ts.tid] = th
 	}
@@ -530,6 +537,14 @@ func (t *Target) listDescendantThreads(p *processRings) {
 	k := t.kernel
 	k.procThreads = p.threadsWithSamples(k.procThreads)
 	for _, ts := range k.procThreads {
+		if ts.pid == t.pid {
+			// Samples dropped in the context of one of the
+			// command's threads, whose own ring reports them.
+			if ts.lost > 0 {
+				k.lost[ts.tid] += int64(ts.lost)
+			}
+			continue
+		}
 		th, ok := t.departed[ts.tid]
 		if !ok || th.proc != ts.pid {
 			// New, or an id another process took.
@@ -541,9 +556,12 @@ func (t *Target) listDescendantThreads(p *processRings) {
 		}
 		th.gen = t.tasks.gen
 		t.nameSampled(th, ts.name)
-		th.sampled += time.Duration(ts.n) * t.opts.Kernel.Period
+		th.sampled += time.Duration(ts.n+ts.lost) * t.opts.Kernel.Period
 		th.exitCPU += ts.exitCPU
 		th.lastCPU = max(th.sampled, th.exitCPU)
+		if ts.lost > 0 {
+			k.lost[ts.tid] += int64(ts.lost)
+		}
 	}
 }
 

@@ -3,12 +3,16 @@
 package ptrace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -829,5 +833,137 @@ func TestDescendantStackRingsUnderABudget(t *testing.T) {
 	}
 	if p.stack != perfStackBytes || len(p.rec) < perfSampleMaxBytes(p.stack) {
 		t.Errorf("stack copies of %d bytes (record buffer %d) in rings of %d bytes, want %d", p.stack, len(p.rec), len(p.rings[0].data), perfStackBytes)
+	}
+}
+
+// TestDescendantRingsCountWhatTheKernelDropped: descendant rings left
+// unread until they overflowed (the command's children had used 700 ms of
+// CPU time, almost three times what two CPUs' rings of 16 KiB copies hold
+// at 1 ms) report the samples the kernel said it dropped, in the context
+// of the thread it wrote each record of them in: with the samples drained,
+// they account for the CPU time of forker's 60 children of 20 ms each,
+// which would otherwise vanish with their exits' records.
+func TestDescendantRingsCountWhatTheKernelDropped(t *testing.T) {
+	bin := testprog.BuildC(t, "forker.c")
+	opts := target.Options{Continuous: true, Unwind: unwind.MethodAuto, Kernel: target.KernelSampling{Period: time.Millisecond, ProcessRings: true}}
+	l, err := Launch([]string{bin, "60", "20", "2"}, opts)
+	if err != nil {
+		t.Fatalf("launch forker: %v", err)
+	}
+	t.Cleanup(func() {
+		l.cmd.Process.Kill()
+		l.Wait()
+		l.Close()
+	})
+	if l.descendantRings() == nil || l.descendantRings().stack == 0 {
+		t.Fatal("want descendant rings with stack copies")
+	}
+	testprog.PollEvery(60*time.Second, 5*time.Millisecond, func() bool {
+		ticks, ok := childrenCPUTicks(l.PID())
+		return ticks >= 70 || !ok
+	})
+	caps := make([]*target.Capture, 8)
+	for i := range caps {
+		caps[i] = target.NewCapture(128, 0)
+	}
+	var samples, lost int64
+	testprog.PollEvery(60*time.Second, 20*time.Millisecond, func() bool { // until the command exited
+		tids, err := l.Threads(nil)
+		if err != nil && !errors.Is(err, target.ErrExited) {
+			t.Fatal(err)
+		}
+		for _, tid := range tids {
+			for {
+				n, derr := l.DrainSamples(tid, caps)
+				if errors.Is(derr, target.ErrNotKernelSampled) {
+					break
+				}
+				if derr != nil {
+					t.Fatalf("drain thread %d: %v", tid, derr)
+				}
+				samples += int64(n)
+				if n < len(caps) {
+					break
+				}
+			}
+			lost += l.LostSamples(tid)
+		}
+		return err != nil
+	})
+	t.Logf("%d samples, %d dropped by the kernel, for 1.2 s of children's CPU time at 1 ms", samples, lost)
+	if lost == 0 {
+		t.Fatal("no sample reported dropped, though the rings were left to overflow")
+	}
+	if got := samples + lost; got < 1200*9/10 {
+		t.Errorf("%d samples and %d dropped: want 90%% of 1.2 s at 1 ms", samples, lost)
+	}
+}
+
+// childrenCPUTicks returns the CPU time (clock ticks) of the children
+// process pid waited for, the cutime and cstime of its stat line, and
+// false once the process is gone.
+func childrenCPUTicks(pid int) (int, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// After the name: state is field 3, cutime 16 and cstime 17.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 15 {
+		return 0, false
+	}
+	cu, _ := strconv.Atoi(f[13])
+	cs, _ := strconv.Atoi(f[14])
+	return cu + cs, true
+}
+
+// lostRecord is the kernel's PERF_RECORD_LOST of n records, written in the
+// context of thread tid of process pid.
+func lostRecord(pid, tid uint32, n uint64) []byte {
+	le := binary.LittleEndian
+	rec := make([]byte, 8, 48)
+	le.PutUint32(rec[0:], unix.PERF_RECORD_LOST)
+	rec = le.AppendUint64(rec, 7) // the event's id
+	rec = le.AppendUint64(rec, n)
+	rec = le.AppendUint32(rec, pid)
+	rec = le.AppendUint32(rec, tid)
+	rec = le.AppendUint64(rec, 0)
+	le.PutUint16(rec[6:], uint16(len(rec)))
+	return rec
+}
+
+// TestDescendantRingsListDroppedSamples: samples the kernel dropped are
+// listed with the thread it wrote their record in the context of: a child
+// with samples, one without (departed, with their periods as CPU time), and
+// the command's own thread (whose own ring's drain reports them).
+func TestDescendantRingsListDroppedSamples(t *testing.T) {
+	const period = time.Millisecond
+	r := fakeRing(1024)
+	p := newFakeProcessRings(100, r)
+	p.kidsOnly, p.exits = true, map[uint32]threadExit{}
+	tg := &Target{pid: 100, opts: target.Options{Kernel: target.KernelSampling{Period: period}}, departed: map[int]*thread{}, tasks: &taskList{dir: -1},
+		kernel: &kernelSampler{lost: map[int]int64{}}}
+	r.write(processRecord(200, 201, 0x20))
+	r.write(lostRecord(200, 201, 3))
+	r.write(lostRecord(300, 301, 5))
+	r.write(lostRecord(100, 100, 2))
+	p.collect()
+	tg.listDescendantThreads(p)
+	if got, want := tg.kernel.lost, map[int]int64{201: 3, 301: 5, 100: 2}; !maps.Equal(got, want) {
+		t.Errorf("dropped by thread: %v, want %v", got, want)
+	}
+	if th := tg.departed[201]; th == nil || th.lastCPU != 4*period {
+		t.Errorf("thread 201 with a sample and 3 dropped: %+v, want 4 ms", th)
+	}
+	if th := tg.departed[301]; th == nil || th.proc != 300 || th.lastCPU != 5*period {
+		t.Errorf("thread 301 with 5 dropped: %+v, want 5 ms of process 300", th)
+	}
+	if _, ok := tg.departed[100]; ok {
+		t.Error("the command's own thread listed as a descendant's")
+	}
+	// Read once: the next collect lists none.
+	p.collect()
+	if got := p.threadsWithSamples(nil); len(got) != 0 {
+		t.Errorf("after a second collect: %+v, want none", got)
 	}
 }

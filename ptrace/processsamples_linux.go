@@ -66,6 +66,7 @@ func (p *processRings) collect() {
 	defer p.mu.Unlock()
 	clear(p.heads)
 	clear(p.exits)
+	clear(p.lost)
 	p.unordered = false
 	if p.stack > 0 {
 		p.collectStacks()
@@ -329,7 +330,40 @@ func (p *processRings) record(rec []byte) {
 		p.names.note(rec)
 	case unix.PERF_RECORD_READ:
 		p.exited(rec)
+	case unix.PERF_RECORD_LOST:
+		p.lostRecord(rec)
 	}
+}
+
+// lostRecord adds the count of a PERF_RECORD_LOST (the event's id, how many
+// samples were dropped, then the sample_id: pid, tid) to the thread in
+// whose context the kernel wrote it: on a CPU's ring, mostly the thread
+// whose samples filled it, which runs on as it gets room again (the kernel
+// names no thread of the samples it dropped). Each count is bounded as
+// perfRing's is.
+func (p *processRings) lostRecord(rec []byte) {
+	le := binary.LittleEndian
+	if len(rec) < perfLostRecordLen+8 {
+		return
+	}
+	n := min(le.Uint64(rec[16:]), maxLostPerRecord)
+	pid, tid := le.Uint32(rec[24:]), le.Uint32(rec[28:])
+	if p.lost == nil {
+		p.lost = make(map[uint32]threadLost)
+	}
+	l, ok := p.lost[tid]
+	if !ok && len(p.lost) >= maxDeparted {
+		return
+	}
+	l.pid, l.n = pid, min(l.n+n, maxLostPerRecord)
+	p.lost[tid] = l
+}
+
+// threadLost is the process of a thread and the samples the kernel dropped
+// in its context.
+type threadLost struct {
+	pid uint32
+	n   uint64
 }
 
 // exited adds the count of a read record (pid, tid, the value of a
@@ -462,22 +496,32 @@ func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
 			n++
 		}
 		e := p.exits[tid]
-		dst = append(dst, threadSamples{tid: int(tid), pid: int(p.samples[l.first].pid), n: n, exitCPU: time.Duration(e.ns), name: p.names.of(tid)})
+		dst = append(dst, threadSamples{tid: int(tid), pid: int(p.samples[l.first].pid), n: n, lost: int(p.lost[tid].n), exitCPU: time.Duration(e.ns), name: p.names.of(tid)})
 	}
 	for tid, e := range p.exits {
 		if _, ok := p.heads[tid]; !ok {
-			dst = append(dst, threadSamples{tid: int(tid), pid: int(e.pid), exitCPU: time.Duration(e.ns), name: p.names.of(tid)})
+			dst = append(dst, threadSamples{tid: int(tid), pid: int(e.pid), lost: int(p.lost[tid].n), exitCPU: time.Duration(e.ns), name: p.names.of(tid)})
 		}
+	}
+	for tid, l := range p.lost {
+		if _, ok := p.heads[tid]; ok {
+			continue
+		}
+		if _, ok := p.exits[tid]; ok {
+			continue
+		}
+		dst = append(dst, threadSamples{tid: int(tid), pid: int(l.pid), lost: int(l.n), name: p.names.of(tid)})
 	}
 	return dst
 }
 
 // threadSamples is a thread, its process and how many samples of it were
-// collected; exitCPU, for a descendant's thread found exited, the CPU time
-// it used (0: not known); name, its name by the rings' records ("": not
-// known).
+// collected, and lost (the kernel dropped them: lostRecord); exitCPU, for
+// a descendant's thread found exited, the CPU time it used (0: not known);
+// name, its name by the rings' records ("": not known).
 type threadSamples struct {
 	tid, pid, n int
+	lost        int
 	exitCPU     time.Duration
 	name        string
 }
