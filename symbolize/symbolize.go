@@ -165,7 +165,7 @@ func open(cfg Config) (*symbolizer, error) {
 		}
 		return nil, err
 	}
-	s.table, s.names, s.lineNames = t, make([]string, t.Len()), map[string]string{}
+	s.table, s.slots, s.lineNames = t, make([]int32, t.Len()), map[string]string{}
 	s.lines = t.LineCursor()
 	return s, nil
 }
@@ -186,8 +186,12 @@ type symbolizer struct {
 	table    *symcache.Table
 	image    string
 	inline   bool
-	names    []string // demangled name per function index, filled lazily
-	// queued are the function indexes a batch found whose names are
+	// names are the (demangled) names of the functions the addresses
+	// met, in the order met ("" for an unnamed one), and slots[i] is
+	// 1 + the index in names of the table's function i, 0 until met.
+	names []string
+	slots []int32
+	// queued are the indexes in names a batch found that are
 	// still to be demangled (by demangleQueued, on every CPU).
 	queued []int32
 	// lineNames are the demangled names of the functions the line
@@ -217,7 +221,7 @@ type answer struct {
 	va     uint64
 	mapped bool
 	start  uint64
-	fn     int32  // function index in the table, -1 for none
+	fn     int32  // index in names of its function, -1 for none
 	name   string // the line tables' name for it, or "" for names[fn]
 	file   string // base name
 	line   int
@@ -405,22 +409,23 @@ func (s *symbolizer) resolve(a *answer) {
 		}
 		return
 	}
-	raw, start := s.table.Symbol(i)
-	a.start, a.fn = start, int32(i)
-	if s.names[i] == "" {
-		switch {
-		case raw == "":
-			// An unnamed function: named by its link-time start,
-			// as profiles name it.
-			s.names[i] = s.image + "+0x" + strconv.FormatUint(start, 16)
-		case demangle.IsMangled(raw):
-			s.names[i] = raw // until demangleQueued replaces it
-			s.queued = append(s.queued, int32(i))
-		default:
-			s.names[i] = raw // Go and C names
+	a.start = s.table.Start(i)
+	slot := s.slots[i] - 1
+	if slot < 0 {
+		// The function's first address: its name read (from the
+		// mapping, for ELF) once.
+		raw, _ := s.table.Symbol(i)
+		slot = int32(len(s.names))
+		s.slots[i] = slot + 1
+		// An unnamed function keeps "": it prints as image+0xSTART,
+		// by its link-time start, as profiles name it.
+		s.names = append(s.names, raw)
+		if raw != "" && demangle.IsMangled(raw) {
+			s.queued = append(s.queued, slot) // demangled by demangleQueued
 		}
 	}
-	if raw != "" {
+	a.fn = slot
+	if s.names[slot] != "" {
 		// As Cache.Symbolize: lines only for a named function.
 		a.file, a.line = s.outerLine(a.va, &a.name)
 	}
@@ -456,7 +461,13 @@ func (s *symbolizer) print(w *bufio.Writer, a *answer, word []byte) {
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(a.line), 10)
 		b = append(b, ')')
-	case name != "":
+	case name != "" || a.fn >= 0:
+		if name == "" {
+			// An unnamed function: image+0xSTART.
+			b = append(b, s.image...)
+			b = append(b, "+0x"...)
+			b = strconv.AppendUint(b, a.start, 16)
+		}
 		b = append(b, name...)
 		b = append(b, " (in "...)
 		b = append(b, s.image...)

@@ -265,6 +265,9 @@ func elfTable(object string, f *elf.File) (*Table, elfInfo, error) {
 // elfTableIn is elfTable with the symbol tables read in place from m, f's
 // mapping, when m is not nil: the names lie in m.
 func elfTableIn(object string, f *elf.File, m *objfile.Mapping) (*Table, elfInfo, error) {
+	if m != nil && elfPclntabSection(f) == nil {
+		return elfTableMapped(object, f, m)
+	}
 	var info elfInfo
 	syms, nsym, goFunc, err := elfFuncSymbolsIn(f, m, elf.SHT_SYMTAB, nil)
 	if err != nil {

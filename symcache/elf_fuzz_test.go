@@ -14,7 +14,8 @@ import (
 // FuzzELFTable builds symbol tables from hostile ELF files, after the
 // section checks every file opened for symbols passes: it must not panic,
 // and what it allocates is bounded by the file (the seeds include a file
-// whose .eh_frame, .symtab and .strtab claim 1 GiB each at 3 GiB).
+// whose .eh_frame, .symtab and .strtab claim 1 GiB each at 3 GiB), and
+// every way of reading it gives the same table.
 func FuzzELFTable(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ef, err := elf.NewFile(bytes.NewReader(data))
@@ -37,10 +38,13 @@ func FuzzELFTable(f *testing.F) {
 				addrs = append(addrs, start+1)
 			}
 		}
-		// The few-address table (loadELFAt's) names them as tab does.
+		// The few-address table (loadELFAt's) names them as tab does,
+		// and the whole table with its names in the mapping
+		// (LoadELFMapped's) is tab.
 		if elfPclntabSection(ef) != nil {
 			return
 		}
+		mappedTable(t, data, func(whole *Table) { sameTable(t, whole, tab) })
 		slices.Sort(addrs)
 		addrs = slices.Compact(addrs)
 		sel, err := elfSymbolsAt("fuzz", ef, nil, addrs)

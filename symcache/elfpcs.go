@@ -183,7 +183,7 @@ func elfSymbolsAt(object string, f *elf.File, m *objfile.Mapping, addrs []uint64
 	for k, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
 		var err error
 		var n int
-		p.strs[k], n, _, err = scanFuncSymbols(f, m, typ, func(name uint32, value, size uint64) {
+		p.strs[k], n, _, err = scanFuncSymbols(f, m, typ, false, func(name uint32, value, size uint64) {
 			p.info.named++
 			p.keep(pendingSym{start: value, size: size, name: name, table: uint8(k)})
 		})

@@ -44,7 +44,7 @@ func elfFuncSymbolsIn(f *elf.File, m *objfile.Mapping, typ elf.SectionType, dst 
 	n := elfSymbolCount(f, typ)
 	pending := make([]symName, 0, n) // kept symbols, by name offset
 	dst = slices.Grow(dst, n)
-	strs, entries, goFunc, err := scanFuncSymbols(f, m, typ, func(name uint32, value, size uint64) {
+	strs, entries, goFunc, err := scanFuncSymbols(f, m, typ, true, func(name uint32, value, size uint64) {
 		pending = append(pending, symName{name, uint32(len(dst) - first)})
 		dst = append(dst, Symbol{Start: value, Size: size})
 	})
@@ -106,11 +106,12 @@ func nameSymbols(strs string, pending []symName, syms []Symbol, clone bool) {
 // scanFuncSymbols reads f's symbol table of type typ once, calling visit
 // with the name offset, value and size of each function symbol (as
 // elfFuncSymbols keeps them), and returns the string table, how many
-// entries the table has (the null entry aside) and go:func.*'s value.
+// entries the table has (the null entry aside) and go:func.*'s value
+// when findGoFunc (looking for it reads the name of every other symbol).
 // With m, f's mapping (objfile.MapELF), both tables are read in place and
 // the string table returned lies in m: the caller reads it with
 // objfile.PanicOnFault set and copies what it keeps before m is closed.
-func scanFuncSymbols(f *elf.File, m *objfile.Mapping, typ elf.SectionType, visit func(name uint32, value, size uint64)) (strs string, entries int, goFunc uint64, err error) {
+func scanFuncSymbols(f *elf.File, m *objfile.Mapping, typ elf.SectionType, findGoFunc bool, visit func(name uint32, value, size uint64)) (strs string, entries int, goFunc uint64, err error) {
 	s := f.SectionByType(typ)
 	if s == nil || s.Size == 0 {
 		return "", 0, 0, nil
@@ -142,7 +143,7 @@ func scanFuncSymbols(f *elf.File, m *objfile.Mapping, typ elf.SectionType, visit
 		if err != nil || uint64(len(b)) != s.Size {
 			return "", 0, 0, fmt.Errorf("symbols: %w", cmp.Or(err, io.ErrUnexpectedEOF))
 		}
-		entries, goFunc = scanSymbolEntries(b, f.ByteOrder, entSize, strs, visit)
+		entries, goFunc = scanSymbolEntries(b, f.ByteOrder, entSize, goFuncStrs(strs, findGoFunc), visit)
 		return strs, max(entries-1, 0), goFunc, nil
 	}
 	// Read straight into the bytes the names slice: one copy.
@@ -159,7 +160,7 @@ func scanFuncSymbols(f *elf.File, m *objfile.Mapping, typ elf.SectionType, visit
 		if _, err := io.ReadFull(r, chunk); err != nil {
 			return "", 0, 0, fmt.Errorf("symbols: %w", err)
 		}
-		n, g := scanSymbolEntries(chunk, f.ByteOrder, entSize, strs, visit)
+		n, g := scanSymbolEntries(chunk, f.ByteOrder, entSize, goFuncStrs(strs, findGoFunc), visit)
 		entries += n
 		if g != 0 {
 			goFunc = g
@@ -169,10 +170,19 @@ func scanFuncSymbols(f *elf.File, m *objfile.Mapping, typ elf.SectionType, visit
 	return strs, max(entries-1, 0), goFunc, nil
 }
 
+// goFuncStrs is what scanSymbolEntries is given as the string table:
+// strs when it looks for go:func.*, else none.
+func goFuncStrs(strs string, findGoFunc bool) string {
+	if findGoFunc {
+		return strs
+	}
+	return ""
+}
+
 // scanSymbolEntries calls visit for each function symbol among the
 // entSize-byte entries of b (a whole number of them), whose names are in
 // strs, as scanFuncSymbols reads them; it returns how many entries b holds
-// and go:func.*'s value (0 if b has none).
+// and go:func.*'s value (0 if b has none, or strs is empty).
 func scanSymbolEntries(b []byte, bo binary.ByteOrder, entSize uint64, strs string, visit func(name uint32, value, size uint64)) (entries int, goFunc uint64) {
 	// Little-endian 64-bit entries decoded by direct calls, not
 	// through the interface: most of a scan's time otherwise.

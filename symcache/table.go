@@ -36,6 +36,10 @@ type Table struct {
 	starts []uint64
 	ends   []uint64 // 0 when unknown; nil when no symbol has a size
 	names  []string
+	// refs, when not nil, stand for names: each function's name in
+	// strs (see elfTableMapped).
+	refs []uint32
+	strs [2]string
 	// buckets index starts by address; see buildBuckets.
 	buckets     []uint32
 	bucketBase  uint64
@@ -265,7 +269,7 @@ func (t *Table) Lookup(addr uint64) (name string, start uint64, ok bool) {
 	if i < 0 {
 		return "", 0, false
 	}
-	return t.names[i], t.starts[i], true
+	return t.name(i), t.starts[i], true
 }
 
 // LookupIndex is Lookup returning the function's index in the table
@@ -308,7 +312,11 @@ func upperBound(s []uint64, v uint64) int {
 
 // Symbol returns the name (as stored: Mach-O names are kept mangled) and
 // start of the function at index i.
-func (t *Table) Symbol(i int) (name string, start uint64) { return t.names[i], t.starts[i] }
+func (t *Table) Symbol(i int) (name string, start uint64) { return t.name(i), t.starts[i] }
+
+// Start returns the start of the function at index i (Symbol without
+// reading its name).
+func (t *Table) Start(i int) uint64 { return t.starts[i] }
 
 // Frame is one symbolized frame.
 type Frame struct {

@@ -1,0 +1,237 @@
+package symcache
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/objfile"
+)
+
+// testSym is a symbol for tinyELF: its name offset is where name lands
+// in .strtab, unless nameOff is set.
+type testSym struct {
+	name        string
+	nameOff     uint32 // used when not 0
+	value, size uint64
+	typ         elf.SymType
+}
+
+// tinyELF returns an x86-64 ELF file with a .text at 0x1000 (0x1000
+// bytes), .symtab holding syms and .dynsym holding dyn (when not nil),
+// and, in .strtab, the names followed by tail (no NUL added after it).
+func tinyELF(syms, dyn []testSym, tail string) []byte {
+	le := binary.LittleEndian
+	strtab := []byte{0}
+	symtab := func(ss []testSym) []byte {
+		b := make([]byte, 24) // the null entry
+		for _, s := range ss {
+			off := uint32(len(strtab))
+			if s.nameOff != 0 {
+				off = s.nameOff
+			} else {
+				strtab = append(append(strtab, s.name...), 0)
+			}
+			var e [24]byte
+			le.PutUint32(e[0:], off)
+			e[4] = byte(elf.STB_GLOBAL)<<4 | byte(s.typ)
+			le.PutUint16(e[6:], 1) // .text
+			le.PutUint64(e[8:], s.value)
+			le.PutUint64(e[16:], s.size)
+			b = append(b, e[:]...)
+		}
+		return b
+	}
+	st := symtab(syms)
+	var ds []byte
+	if dyn != nil {
+		ds = symtab(dyn)
+	}
+	strtab = append(strtab, tail...)
+	shstr := []byte("\x00.text\x00.symtab\x00.strtab\x00.shstrtab\x00.dynsym\x00")
+	// Layout: header, text, symtab, dynsym, strtab, shstrtab, section headers.
+	var body bytes.Buffer
+	body.Write(make([]byte, 64))
+	textOff := body.Len()
+	body.Write(make([]byte, 0x1000))
+	symOff := body.Len()
+	body.Write(st)
+	dynOff := body.Len()
+	body.Write(ds)
+	strOff := body.Len()
+	body.Write(strtab)
+	shstrOff := body.Len()
+	body.Write(shstr)
+	for body.Len()%8 != 0 {
+		body.WriteByte(0)
+	}
+	shOff := body.Len()
+	sh := func(name uint32, typ elf.SectionType, flags elf.SectionFlag, addr, off, size uint64, link uint32, entsize uint64) {
+		var h [64]byte
+		le.PutUint32(h[0:], name)
+		le.PutUint32(h[4:], uint32(typ))
+		le.PutUint64(h[8:], uint64(flags))
+		le.PutUint64(h[16:], addr)
+		le.PutUint64(h[24:], off)
+		le.PutUint64(h[32:], size)
+		le.PutUint32(h[40:], link)
+		le.PutUint64(h[56:], entsize)
+		body.Write(h[:])
+	}
+	sh(0, elf.SHT_NULL, 0, 0, 0, 0, 0, 0)
+	sh(1, elf.SHT_PROGBITS, elf.SHF_ALLOC|elf.SHF_EXECINSTR, 0x1000, uint64(textOff), 0x1000, 0, 0)
+	sh(7, elf.SHT_SYMTAB, 0, 0, uint64(symOff), uint64(len(st)), 3, 24)
+	sh(15, elf.SHT_STRTAB, 0, 0, uint64(strOff), uint64(len(strtab)), 0, 0)
+	sh(23, elf.SHT_STRTAB, 0, 0, uint64(shstrOff), uint64(len(shstr)), 0, 0)
+	n := 5
+	if dyn != nil {
+		sh(33, elf.SHT_DYNSYM, elf.SHF_ALLOC, 0, uint64(dynOff), uint64(len(ds)), 3, 24)
+		n++
+	}
+	b := body.Bytes()
+	copy(b, "\x7fELF\x02\x01\x01")
+	le.PutUint16(b[16:], uint16(elf.ET_DYN))
+	le.PutUint16(b[18:], uint16(elf.EM_X86_64))
+	le.PutUint32(b[20:], 1)
+	le.PutUint64(b[40:], uint64(shOff))
+	le.PutUint16(b[52:], 64)
+	le.PutUint16(b[58:], 64)
+	le.PutUint16(b[60:], uint16(n))
+	le.PutUint16(b[62:], 4)
+	return b
+}
+
+// mappedTable builds the Table of the ELF bytes data through
+// elfTableMapped, from a mapping of them as a file, and calls check with
+// it before the mapping is closed.
+func mappedTable(t *testing.T, data []byte, check func(*Table)) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "obj")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	ef, m, err := objfile.MapELF(file, maxELFRead)
+	if err != nil || m == nil {
+		t.Fatalf("MapELF: %v (mapping %v), but the bytes were read", err, m != nil)
+	}
+	defer m.Close()
+	tab, _, err := elfTableMapped("obj", ef, m)
+	if err != nil {
+		t.Fatalf("elfTableMapped: %v", err)
+	}
+	check(tab)
+}
+
+// sameTable reports the first difference between got and want, function
+// by function (start, end, name), or "".
+func sameTable(t *testing.T, got, want *Table) {
+	t.Helper()
+	if got.Len() != want.Len() || (got.ends == nil) != (want.ends == nil) {
+		t.Fatalf("%d functions (sized %v), want %d (sized %v)", got.Len(), got.ends != nil, want.Len(), want.ends != nil)
+	}
+	for i := range got.Len() {
+		gn, gs := got.Symbol(i)
+		wn, ws := want.Symbol(i)
+		if gn != wn || gs != ws || (got.ends != nil && got.ends[i] != want.ends[i]) {
+			t.Fatalf("function %d: %q at %#x, want %q at %#x", i, gn, gs, wn, ws)
+		}
+	}
+}
+
+// TestMappedTableAsNewTable checks that the mapped table (names left in
+// the file, only ties ranked) keeps, among symbols at one start, the one
+// NewTable keeps: named over unnamed (an empty name or one past the
+// string table, or one no NUL ends, is none), sized over unsized, the
+// shortest name (after dropping .abi0), then the first.
+func TestMappedTableAsNewTable(t *testing.T) {
+	f := elf.STT_FUNC
+	syms := []testSym{
+		{name: "longer", value: 0x1000, size: 16, typ: f},
+		{name: "short", value: 0x1000, size: 16, typ: f},
+		{name: "unsized", value: 0x1000, typ: f},
+		{name: "abcdef.abi0", value: 0x1100, size: 8, typ: f}, // 6 after the suffix goes
+		{name: "abcdefg", value: 0x1100, size: 8, typ: f},
+		{name: "", value: 0x1200, size: 32, typ: f},
+		{name: "unsizedname", value: 0x1200, typ: f},
+		{nameOff: 1 << 20, value: 0x1300, size: 4, typ: f}, // past .strtab
+		{name: "data", value: 0x1300, size: 4, typ: elf.STT_OBJECT},
+		{name: "same1", value: 0x1400, size: 4, typ: f},
+		{name: "same2", value: 0x1400, size: 4, typ: f},
+		{name: "long", value: 0x1500, size: 4, typ: f},
+		{name: "ifunc", value: 0x1600, typ: elf.STT_GNU_IFUNC},
+	}
+	dyn := []testSym{
+		{name: "short", value: 0x1000, size: 16, typ: f},
+		{name: "dynonly", value: 0x1700, size: 4, typ: f},
+		{name: "x", value: 0x1500, size: 4, typ: f},
+	}
+	// A name that runs into the unterminated tail has none: its
+	// offset is known once the string table is laid out.
+	syms = append(syms, testSym{nameOff: 1, value: 0x1800, size: 4, typ: f}, testSym{name: "lastreal", value: 0x1800, typ: f})
+	ef, err := elf.NewFile(bytes.NewReader(tinyELF(syms, dyn, "unterminated")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms[len(syms)-2].nameOff = uint32(ef.Section(".strtab").Size) - uint32(len("unterminated"))
+	data := tinyELF(syms, dyn, "unterminated")
+	if ef, err = elf.NewFile(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	want, err := ELFTable("obj", ef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNames := map[uint64]string{0x1000: "short", 0x1100: "abcdef", 0x1200: "unsizedname", 0x1300: "", 0x1400: "same1", 0x1500: "x", 0x1600: "ifunc", 0x1700: "dynonly", 0x1800: "lastreal"}
+	mappedTable(t, data, func(got *Table) {
+		sameTable(t, got, want)
+		for a, w := range wantNames {
+			if n, s, ok := got.Lookup(a); n != w || s != a || !ok {
+				t.Errorf("%#x: %q at %#x (%v), want %q", a, n, s, ok, w)
+			}
+		}
+	})
+}
+
+// TestLoadELFMappedStrippedStarts checks that a file without .symtab gets
+// .eh_frame's starts in its mapped table as in LoadELF's, on a real
+// stripped object.
+func TestLoadELFMappedStrippedStarts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inl-stripped")
+	if out, err := exec.Command(tool(t, "strip", "llvm-strip"), "--strip-all", "-o", path, buildInlineC(t, "-fno-inline")).CombinedOutput(); err != nil {
+		t.Fatalf("strip: %v\n%s", err, out)
+	}
+	img := &images.Image{Path: path, Format: images.FormatELF, Start: 0, Limit: 1 << 40}
+	full, err := LoadELF(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer objfile.RecoverFault(&err, objfile.PanicOnFault())
+	mapped, unmap, err := LoadELFMapped(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unmap()
+	if mapped.refs == nil {
+		t.Fatal("LoadELFMapped did not read the names in place")
+	}
+	sameTable(t, mapped, full)
+	anonymous := 0
+	for i := range mapped.Len() {
+		if n, _ := mapped.Symbol(i); n == "" {
+			anonymous++
+		}
+	}
+	if anonymous == 0 {
+		t.Errorf("no unnamed .eh_frame start among %d functions", mapped.Len())
+	}
+}
