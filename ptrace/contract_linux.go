@@ -12,6 +12,7 @@ var (
 	_ target.MemoryReader         = (*Target)(nil)
 	_ target.BatchCapturer        = (*Target)(nil)
 	_ target.SampleDrainer        = (*Target)(nil)
+	_ target.ThreadWatcher        = (*Target)(nil)
 	_ target.KernelSampleReporter = (*Target)(nil)
 	_ target.Executabler          = (*Target)(nil)
 	_ target.ExitReporter         = (*Target)(nil)

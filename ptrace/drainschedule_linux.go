@@ -138,3 +138,32 @@ func (tk *threadKernel) noteDrain(now time.Time) {
 	}
 	tk.drained, tk.drainedBytes, tk.lastDrain = 0, 0, now
 }
+
+// ThreadsUnchanged reports whether no thread of t's process started,
+// ended, was renamed or mapped code since its threads were last listed
+// (target.ThreadWatcher): its descendant rings, which inherit into every
+// thread the process starts, receive a record of each (attr.task, comm,
+// mmap: perf_event_task writes into the events of the thread that forks
+// or exits) beside its descendants' samples, and the listing reads them
+// all, so rings with nothing unread mean nothing of the kind happened
+// since. Without descendant rings (an attached process), or with process
+// rings, which its own samples fill, it cannot tell: false.
+func (t *Target) ThreadsUnchanged() bool {
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	k := t.kernel
+	if k == nil || k.proc != nil || k.kids == nil || t.closed || t.exited || len(t.departed) > 0 {
+		return false
+	}
+	p := k.kids
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.rings {
+		if r.unread() {
+			return false
+		}
+	}
+	return len(p.rings) > 0
+}

@@ -203,6 +203,50 @@ func TestDrainListsThreadsLessOftenThanItDrains(t *testing.T) {
 	}
 }
 
+// watchingTarget is a drainingTarget that tells whether its threads
+// changed since the last listing (target.ThreadWatcher).
+type watchingTarget struct {
+	*drainingTarget
+	unchanged bool
+	asked     int
+}
+
+func (w *watchingTarget) ThreadsUnchanged() bool {
+	w.asked++
+	return w.unchanged
+}
+
+// TestDrainListsThreadsOnlyWhileTheyMayHaveChanged: at 100 Hz the rings
+// are drained every 100 ms; while the backend tells that no thread
+// started, ended or changed, the threads are listed only every
+// quietListEvery, and every sample is still counted once; while it cannot
+// tell, they are listed at every drain, as without it.
+func TestDrainListsThreadsOnlyWhileTheyMayHaveChanged(t *testing.T) {
+	const hz, runFor = 100, 1500 * time.Millisecond
+	for _, unchanged := range []bool{true, false} {
+		d := &watchingTarget{drainingTarget: newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}}), unchanged: unchanged}
+		begin := time.Now()
+		ws := run(t, Config{Hz: hz}, runFor, d)
+		elapsed := time.Since(begin)
+		ticks := ws[0].Stats.Ticks
+		if unchanged {
+			// Three listings a period apart to start, one per
+			// quietListEvery (less a tenth, as ticks may come
+			// early), the last tick's, and two for ticks a loaded
+			// machine made late.
+			if most := 3 + int(elapsed/(quietListEvery*9/10)) + 1 + 2; d.listings > most || d.asked == 0 {
+				t.Errorf("unchanged: threads listed %d times in %v (%d ticks, asked %d times), want at most %d (one per %v)", d.listings, elapsed, ticks, d.asked, most, quietListEvery)
+			}
+		} else if d.listings < int(ticks)-1 {
+			t.Errorf("changed: threads listed %d times in %d ticks, want at every tick", d.listings, ticks)
+		}
+		stopped, sampled, _ := drainedCounts(ws[0], 1, []uint64{1, 2})
+		if n := d.drained[1]; stopped == 0 || sampled < n || sampled > n+2 || n < 100 {
+			t.Errorf("unchanged %v: %d samples on the stop's stack, %d on drained samples' stacks; %d drained, want each counted once", unchanged, stopped, sampled, n)
+		}
+	}
+}
+
 // TestDrainIntervalIsTheTargets: the sampler wakes as often as the target's
 // buffers need (an agent's target asks for a longer ceiling), and every
 // sample is still counted.

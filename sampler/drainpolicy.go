@@ -53,6 +53,7 @@ func (ts *targetState) useDrainer(t target.Target, mode profile.Mode) {
 	}
 	ts.drainer = d
 	ts.loss, _ = t.(target.SampleLossReporter)
+	ts.watcher, _ = t.(target.ThreadWatcher)
 	// One that does not keep its samples when added never will (it has
 	// no buffer of its own to keep them from).
 	if k, ok := t.(target.SampleKeeper); ok && k.Keep() {
@@ -149,10 +150,22 @@ func keeps(ts *targetState, ending bool) bool {
 // threads are listed and their CPU time read only every listEvery (and at
 // the run's last tick, ending), as a drain interval can be as short as a
 // period (10 ms with stack copies at 999 Hz) and listing the threads costs
-// as much as draining them.
+// as much as draining them. While its backend tells that no thread
+// started, ended or changed since the last listing (target.ThreadWatcher),
+// the threads go unlisted up to quietListEvery.
 func (p *drainPolicy) drainOnly(ts *targetState, ending bool) bool {
-	if ts.drainer == nil || ts.ticks < 3 || ending || p.every <= 0 || p.every >= listEvery*9/10 || time.Since(ts.listedAt) >= listEvery*9/10 {
+	if ts.drainer == nil || ts.ticks < 3 || ending || p.every <= 0 {
 		return false
+	}
+	every := listEvery
+	if p.every >= every*9/10 || time.Since(ts.listedAt) >= every*9/10 {
+		if ts.watcher == nil {
+			return false
+		}
+		every = quietListEvery
+		if p.every >= every*9/10 || time.Since(ts.listedAt) >= every*9/10 || !ts.watcher.ThreadsUnchanged() {
+			return false
+		}
 	}
 	_, all := ts.drainer.KernelSampled()
 	return all
@@ -162,3 +175,10 @@ func (p *drainPolicy) drainOnly(ts *targetState, ending bool) bool {
 // (drainOnly): new threads are found, and the CPU time of those the kernel
 // took no sample of counted, this often.
 const listEvery = target.DefaultMaxDrainInterval
+
+// quietListEvery is listEvery while the backend tells that no thread
+// started, ended or changed (target.ThreadWatcher): the CPU time of threads
+// the kernel takes no sample of is counted this often, and a drain takes
+// off a thread's pending CPU time samples up to this long after it was read
+// (drain carries up to two seconds of them).
+const quietListEvery = 500 * time.Millisecond

@@ -158,6 +158,8 @@ type targetState struct {
 	drainer target.SampleDrainer
 	// loss is the drainer as a SampleLossReporter, when it is one.
 	loss target.SampleLossReporter
+	// watcher is the drainer as a ThreadWatcher, when it is one.
+	watcher target.ThreadWatcher
 	// keeper is the drainer as a SampleKeeper, when it is one: while it
 	// keeps the samples, ticks neither list nor drain the target.
 	keeper target.SampleKeeper

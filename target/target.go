@@ -179,6 +179,16 @@ type SampleLossReporter interface {
 	LostSamples(id ThreadID) int64
 }
 
+// ThreadWatcher is implemented by SampleDrainers that learn from the kernel
+// when a thread of the process starts, ends, is renamed or maps code
+// (ptrace: the records of its descendant rings), so that the sampler lists
+// the threads less often while nothing changed.
+type ThreadWatcher interface {
+	// ThreadsUnchanged reports whether nothing of that kind happened
+	// since the threads were last listed; false when it cannot tell.
+	ThreadsUnchanged() bool
+}
+
 // SampleKeeper is implemented by SampleDrainers that can keep the kernel's
 // samples in their own memory while the process runs (ptrace's process
 // rings): Keep moves what the kernel's buffers hold there and reports
