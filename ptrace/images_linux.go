@@ -62,6 +62,9 @@ func (t *Target) images() (*images.Set, error) {
 		}
 		return nil, err
 	}
+	if p := t.persist; p != nil {
+		p.imgRegions = regions
+	}
 	var sig []images.Region
 	for _, r := range regions {
 		if r.Executable() && r.Path != "" {

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"sync/atomic"
 	"time"
 
+	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/target"
 	"golang.org/x/sys/unix"
 )
@@ -30,6 +32,11 @@ type persistent struct {
 	// release makes captureAll detach its threads rather than resume
 	// them (CaptureAllAndDetach).
 	release bool
+	// captured is the memory map the last captureAll found the stacks
+	// in, for WalkCopies (read on the caller's goroutine).
+	captured atomic.Pointer[images.Regions]
+	// imgRegions is the memory map Images read last (under imgMu).
+	imgRegions images.Regions
 }
 
 func newPersistent() *persistent {
@@ -309,6 +316,14 @@ func (t *Target) captureAll(dst []target.Capture) ([]target.Capture, error) {
 		tids = append(tids, tid)
 	}
 	sort.Ints(tids)
+	if t.regions == nil {
+		// The memory map Images read last bounds the stacks of the
+		// threads it saw (stackBounds reads it again for a stack in
+		// none of its mappings): no read of it during the stop.
+		t.imgMu.Lock()
+		t.regions = t.persist.imgRegions
+		t.imgMu.Unlock()
+	}
 	start := time.Now()
 	// Interrupt them all first so that they stop together.
 	for _, tid := range tids {
@@ -360,6 +375,8 @@ func (t *Target) captureAll(dst []target.Capture) ([]target.Capture, error) {
 	for i := range dst {
 		dst[i].Stopped = stopped
 	}
+	regions := t.regions
+	t.persist.captured.Store(&regions)
 	// New threads that appeared meanwhile are now traced; their first
 	// stops are serviced by the next drain.
 	t.drain()

@@ -88,6 +88,11 @@ func (t *Target) loop(ready chan<- error) {
 		defer signal.Stop(p.sigch)
 		sigch = p.sigch
 		attach = t.attachAll
+		// A snapshot's first Images (the memory map, build IDs,
+		// unwind resolver) is read beside the attach, on the CPU the
+		// caller waits on, rather than after it; Images called
+		// meanwhile waits for it (imgMu).
+		go t.Images()
 	}
 	if err := attach(); err != nil {
 		t.detachAll()

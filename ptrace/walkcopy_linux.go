@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/target"
 	"github.com/macprof/macprof/unwind"
 )
@@ -23,10 +24,15 @@ func (t *Target) WalkCopies(caps []target.Capture) {
 	if r == nil {
 		return
 	}
-	regions, err := readRegions(t.pid)
-	if err != nil {
-		return
+	// The stacks are where the capture found them: its memory map
+	// serves, unless a stack is in none of its mappings.
+	var regions images.Regions
+	if p := t.persist; p != nil {
+		if r := p.captured.Load(); r != nil {
+			regions = *r
+		}
 	}
+	reread := false
 	w, err := newWalker(t.opts, &memReader{pid: t.pid})
 	if err != nil {
 		return
@@ -40,6 +46,13 @@ func (t *Target) WalkCopies(caps []target.Capture) {
 			continue
 		}
 		lo, hi, ok := regions.StackBounds(c.Regs.SP)
+		if !ok && !reread {
+			reread = true
+			if r, err := readRegions(t.pid); err == nil {
+				regions = r
+				lo, hi, ok = regions.StackBounds(c.Regs.SP)
+			}
+		}
 		if !ok {
 			continue
 		}

@@ -80,8 +80,8 @@ func (c Config) Validate() error {
 }
 
 // Take attaches, captures every thread at once, walks the copies with the
-// unwind tables they need once the threads run again, detaches, then
-// symbolizes.
+// unwind tables they need once the threads run again, reads the images
+// then in force, detaches, then symbolizes.
 // What it could not capture is listed in Snapshot.Missing, and threads that
 // ended before their capture in Snapshot.Ended; an error means there is no
 // snapshot at all.
@@ -95,8 +95,7 @@ func Take(cfg Config) (*Snapshot, error) {
 	}
 	defer t.Close()
 	snap := &Snapshot{PID: cfg.PID}
-	// Images and names are read while the process runs.
-	imgs, imgErr := t.Images()
+	// Names are read while the process runs.
 	tids, err := t.Threads(nil)
 	if err != nil {
 		return nil, fmt.Errorf("list threads: %w", err)
@@ -114,7 +113,8 @@ func Take(cfg Config) (*Snapshot, error) {
 	}
 	var caps []target.Capture
 	var capErr error
-	if d, ok := t.(detachingSnapshotter); ok {
+	d, detaching := t.(detachingSnapshotter)
+	if detaching {
 		caps, capErr = d.CaptureAllAndDetach(nil)
 	} else {
 		caps, capErr = snapper.CaptureAll(nil)
@@ -123,29 +123,36 @@ func Take(cfg Config) (*Snapshot, error) {
 		// The threads run again: walk their copies with the unwind
 		// tables of the objects they meet, built now (the walk during
 		// the stop waits for none, so follows frame pointers where a
-		// table is not built yet).
+		// table is not built yet). The tables are those of the images
+		// read last (ptrace reads them while it attaches).
+		t.Images()
 		w.WalkCopies(caps)
 	}
-	if !covers(imgs, caps) {
-		// An object mapped since the first read, or a build ID not read
-		// in time then: the set after the capture is the one in force.
-		if imgs2, err := t.Images(); err == nil && imgs2 != nil {
-			imgs, imgErr = imgs2, nil
-		}
-	}
+	// The images in force once the addresses are known: an object
+	// mapped or replaced during the capture is in this set (ptrace
+	// re-reads the memory map only when its size changed, so this costs
+	// one small read when nothing did).
+	imgs, imgErr := t.Images()
 	cache := symcache.New(symcache.Options{NoLines: !cfg.Lines})
 	expect(cache, imgs, caps)
 	// The objects' symbols load while the threads are detached;
 	// symbolizing below waits for those it needs.
 	loading := preload(cache, imgs, caps)
 	defer loading.Wait()
-	// Detaching can take as long as the symbolizing (a backend that
-	// cannot detach at the capture stops every thread again to detach
-	// it), and the symbolizing needs the target no more: the two run
-	// side by side. The deferred Close waits for this one on every
-	// return.
 	detached := make(chan error, 1)
-	go func() { detached <- t.Close() }()
+	if detaching {
+		// Every captured thread was let go from its stop: Close
+		// only ends the tracer (and lets go of threads started
+		// since), which takes less than a goroutine to run it.
+		detached <- t.Close()
+	} else {
+		// A backend that cannot detach at the capture stops every
+		// thread again to detach it, which can take as long as the
+		// symbolizing, which needs the target no more: the two run
+		// side by side. The deferred Close waits for this one on
+		// every return.
+		go func() { detached <- t.Close() }()
+	}
 	if capErr != nil && len(caps) == 0 {
 		return nil, fmt.Errorf("capture: %w", capErr)
 	}
@@ -203,25 +210,6 @@ func Take(cfg Config) (*Snapshot, error) {
 // detaching at Close would stop every thread a second time.
 type detachingSnapshotter interface {
 	CaptureAllAndDetach(dst []target.Capture) ([]target.Capture, error)
-}
-
-// covers reports whether imgs, read before the stop, holds every captured
-// address in an object with its build ID (or read from memory, as the
-// vDSO): the snapshot then symbolizes with it, without reading and parsing
-// the memory map again.
-func covers(imgs *images.Set, caps []target.Capture) bool {
-	if imgs == nil {
-		return false
-	}
-	for _, c := range caps {
-		for _, pc := range c.PCs {
-			im := imgs.Lookup(pc)
-			if im == nil || (im.BuildID == "" && im.Memory == nil) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // expect gives cache every address the snapshot will symbolize, so that

@@ -263,53 +263,60 @@ func TestWriteTextWritesInBlocks(t *testing.T) {
 	}
 }
 
-// imagesInTurn is a target whose Images returns sets[0], then sets[1], and
-// so on (the last one from then on), counting the calls.
-type imagesInTurn struct {
+// imagesByCapture is a target whose Images returns before until its
+// threads are captured, after from then on, counting the calls.
+type imagesByCapture struct {
 	*targettest.Fake
-	sets  []*images.Set
-	calls int
+	before, after *images.Set
+	captured      bool
+	calls         int
 }
 
-func (t *imagesInTurn) Images() (*images.Set, error) {
-	s := t.sets[min(t.calls, len(t.sets)-1)]
+func (t *imagesByCapture) Images() (*images.Set, error) {
 	t.calls++
-	return s, nil
+	if t.captured {
+		return t.after, nil
+	}
+	return t.before, nil
 }
 
-// TestTakeReadsImagesAgainOnlyWhenNeeded: the memory map read before the
-// stop serves when it holds every captured address in an object with a
-// build ID (one read and parse of /proc/PID/maps saved); an address in
-// an object mapped since, or an object whose build ID was not read in
-// time, takes the set read after the capture.
-func TestTakeReadsImagesAgainOnlyWhenNeeded(t *testing.T) {
+func (t *imagesByCapture) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
+	t.captured = true
+	return t.Fake.CaptureAll(dst)
+}
+
+// TestTakeNamesFramesWithTheImagesAfterTheCapture: frames are named from
+// the images read once the addresses are known, never from a set read
+// before the stop: an object mapped since, and one replaced by another
+// at the same addresses (which a set read before covers, with a build
+// ID), both take the object mapped when the threads were captured.
+func TestTakeNamesFramesWithTheImagesAfterTheCapture(t *testing.T) {
 	libx := &images.Image{Path: "/nonexistent/libx.so", Start: 0x1000, Limit: 0x2000, BuildID: "ab12"}
 	liby := &images.Image{Path: "/nonexistent/liby.so", Start: 0x5000, Limit: 0x6000, BuildID: "cd34"}
-	noID := &images.Image{Path: "/nonexistent/libx.so", Start: 0x1000, Limit: 0x2000}
+	libz := &images.Image{Path: "/nonexistent/libz.so", Start: 0x1000, Limit: 0x2000, BuildID: "ef56"}
 	for _, tc := range []struct {
-		name      string
-		sets      []*images.Set
-		pcs       []uint64
-		wantCalls int
-		want      []string // each frame's image
+		name          string
+		before, after *images.Set
+		pcs           []uint64
+		want          []string // each frame's image
 	}{
-		{"covered", []*images.Set{images.NewSet([]*images.Image{libx}), images.NewSet(nil)},
-			[]uint64{0x1010, 0x1020}, 1, []string{"libx.so", "libx.so"}},
-		{"mapped since", []*images.Set{images.NewSet([]*images.Image{libx}), images.NewSet([]*images.Image{libx, liby})},
-			[]uint64{0x1010, 0x5020}, 2, []string{"libx.so", "liby.so"}},
-		{"no build ID yet", []*images.Set{images.NewSet([]*images.Image{noID}), images.NewSet([]*images.Image{libx, liby})},
-			[]uint64{0x1010, 0x5020}, 2, []string{"libx.so", "liby.so"}},
+		{"unchanged", images.NewSet([]*images.Image{libx}), images.NewSet([]*images.Image{libx}),
+			[]uint64{0x1010, 0x1020}, []string{"libx.so", "libx.so"}},
+		{"mapped since", images.NewSet([]*images.Image{libx}), images.NewSet([]*images.Image{libx, liby}),
+			[]uint64{0x1010, 0x5020}, []string{"libx.so", "liby.so"}},
+		{"replaced at the same addresses", images.NewSet([]*images.Image{libx}), images.NewSet([]*images.Image{libz}),
+			[]uint64{0x1010, 0x1020}, []string{"libz.so", "libz.so"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake()
 			f.Snapshot = []target.Capture{{Thread: 1, PCs: tc.pcs}}
-			tg := &imagesInTurn{Fake: f, sets: tc.sets}
+			tg := &imagesByCapture{Fake: f, before: tc.before, after: tc.after}
 			snap, err := Take(Config{PID: 42, Attach: func(int, target.Options) (target.Target, error) { return tg, nil }})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tg.calls != tc.wantCalls {
-				t.Errorf("Images called %d times, want %d", tg.calls, tc.wantCalls)
+			if tg.calls != 1 {
+				t.Errorf("Images called %d times, want once, after the capture", tg.calls)
 			}
 			var got []string
 			for _, fr := range snap.Threads[0].Frames {
