@@ -1,7 +1,6 @@
 package symbolize
 
 import (
-	"bufio"
 	"cmp"
 	"runtime"
 	"slices"
@@ -20,7 +19,7 @@ import (
 // table's addresses up in increasing order (so that the line tables of a
 // function are walked once for all of its addresses); false when some
 // word is not an address.
-func (s *symbolizer) batch(w *bufio.Writer, words [][]byte) bool {
+func (s *symbolizer) batch(w *output, words [][]byte) bool {
 	s.answers = slices.Grow(s.answers[:0], len(words))[:len(words)]
 	s.order = s.order[:0]
 	for i, word := range words {

@@ -266,7 +266,7 @@ func TestSymbolizeLinesNoAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	addrs := append(funcAddrs(t, bin, "_ZN3geo7measure", 1), funcAddrs(t, bin, "main", 1)...)
-	w := bufio.NewWriter(io.Discard)
+	w := newOutput(io.Discard)
 	var words [][]byte
 	for _, a := range addrs {
 		words = append(words, []byte(fmt.Sprintf("%#x", a)))
@@ -275,7 +275,7 @@ func TestSymbolizeLinesNoAllocs(t *testing.T) {
 		s.line(w, words[i]) // every function's name, demangled once
 	}
 	var b bytes.Buffer
-	bw := bufio.NewWriter(&b)
+	bw := newOutput(&b)
 	s.line(bw, words[1])
 	bw.Flush()
 	if !strings.Contains(b.String(), ".cpp:") && !strings.Contains(b.String(), ".h:") {

@@ -64,7 +64,7 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 		return err
 	}
 	defer s.close()
-	out := bufio.NewWriterSize(stdout, 256<<10)
+	out := newOutput(stdout)
 	defer out.Flush()
 	var status error
 	if len(addrs) > 0 {
@@ -368,7 +368,7 @@ func (s *symbolizer) faulted() error {
 }
 
 // line prints the line(s) for one word; false when it is not an address.
-func (s *symbolizer) line(w *bufio.Writer, word []byte) bool {
+func (s *symbolizer) line(w *output, word []byte) bool {
 	var a answer
 	s.parse(&a, word)
 	if a.isAddr && a.img != nil && s.fast() {
@@ -432,7 +432,7 @@ func (s *symbolizer) resolve(a *answer) {
 }
 
 // print writes a's line(s); word is what it was read from.
-func (s *symbolizer) print(w *bufio.Writer, a *answer, word []byte) {
+func (s *symbolizer) print(w *output, a *answer, word []byte) {
 	switch {
 	case !a.isAddr:
 		fmt.Fprintf(w, "?? (not an address: %s)\n", word)
@@ -450,7 +450,7 @@ func (s *symbolizer) print(w *bufio.Writer, a *answer, word []byte) {
 	if name == "" && a.fn >= 0 {
 		name = s.names[a.fn]
 	}
-	b := w.AvailableBuffer() // append in place: Write then copies nothing
+	b := w.buf // appended to in place
 	switch {
 	case name != "" && a.file != "":
 		b = append(b, name...)
@@ -482,7 +482,7 @@ func (s *symbolizer) print(w *bufio.Writer, a *answer, word []byte) {
 		b = append(b, ')')
 	}
 	b = append(b, '\n')
-	w.Write(b)
+	w.done(b)
 }
 
 // segment returns the executable segment that holds addr, or nil.
@@ -535,21 +535,21 @@ func (s *symbolizer) outerLine(va uint64, name *string) (string, int) {
 	return s.lastBase, line
 }
 
-func (s *symbolizer) frame(w *bufio.Writer, f symcache.Frame) {
-	w.WriteString(f.Name())
-	w.WriteString(" (in ")
-	w.WriteString(s.image)
-	w.WriteString(")")
+func (s *symbolizer) frame(w *output, f symcache.Frame) {
+	w.writeString(f.Name())
+	w.writeString(" (in ")
+	w.writeString(s.image)
+	w.writeString(")")
 	switch {
 	case f.File != "":
-		w.WriteString(" (")
-		w.WriteString(filepath.Base(f.File))
-		w.WriteByte(':')
-		w.WriteString(strconv.Itoa(f.Line))
-		w.WriteString(")")
+		w.writeString(" (")
+		w.writeString(filepath.Base(f.File))
+		w.writeByte(':')
+		w.writeString(strconv.Itoa(f.Line))
+		w.writeString(")")
 	case f.Named() && !f.Inlined:
-		w.WriteString(" + ")
-		w.WriteString(strconv.FormatUint(f.Offset, 10))
+		w.writeString(" + ")
+		w.writeString(strconv.FormatUint(f.Offset, 10))
 	}
-	w.WriteByte('\n')
+	w.writeByte('\n')
 }

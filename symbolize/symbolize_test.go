@@ -111,7 +111,7 @@ func TestSymbolizeBatchKeepsOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want bytes.Buffer
-	w := bufio.NewWriter(&want)
+	w := newOutput(&want)
 	for _, word := range words {
 		s.line(w, []byte(word))
 	}
