@@ -75,6 +75,7 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Load = v
 	}
+	hugeHeap()
 	err := symbolize.Run(cfg, fs.Args(), symbolizeStdin, stdout)
 	if errors.Is(err, symbolize.ErrNotAddress) {
 		return 1 // said on standard output, as atos does
