@@ -96,7 +96,10 @@ func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Dura
 		return p.period
 	}
 	switch {
-	case every <= listEvery:
+	case every <= listEvery+listSlop:
+		// (Within a slop of listEvery, as a ring of a hundred
+		// periods at 999 Hz asks for 100.1 ms: what Settled would
+		// make of it is no shorter, and it reads a file.)
 	case p.soon > 0:
 		p.soon--
 		every = listEvery
@@ -175,6 +178,11 @@ func (p *drainPolicy) drainOnly(ts *targetState, ending bool) bool {
 // (drainOnly): new threads are found, and the CPU time of those the kernel
 // took no sample of counted, this often.
 const listEvery = target.DefaultMaxDrainInterval
+
+// listSlop is how far past listEvery a drain interval is kept without
+// asking Config.Settled: at 999 Hz a ring of a hundred periods asks for
+// 100.1 ms.
+const listSlop = listEvery / 50
 
 // quietListEvery is listEvery while the backend tells that no thread
 // started, ended or changed (target.ThreadWatcher): the CPU time of threads

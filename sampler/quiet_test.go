@@ -52,6 +52,35 @@ func TestSettledCapsTheDrainInterval(t *testing.T) {
 	}
 }
 
+// nearListDrain is a drainingTarget whose buffers hold a hundred periods
+// at 999 Hz: a drain interval a tenth of a millisecond past listEvery.
+type nearListDrain struct{ *drainingTarget }
+
+func (nearListDrain) DrainInterval() time.Duration { return 100 * (time.Second / 999) }
+
+// TestSettledIsNotAskedNearListEvery: a drain interval within listSlop of
+// listEvery is kept without asking Config.Settled, which could make it no
+// shorter worth the read.
+func TestSettledIsNotAskedNearListEvery(t *testing.T) {
+	d := nearListDrain{newDraining(1, time.Second/999, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}})}
+	asked := 0
+	s, err := New(Config{Hz: 999, Settled: func() bool { asked++; return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.win = s.newWindow(time.Now())
+	s.targets = append(s.targets, &targetState{t: d, drainer: d, ticks: 3})
+	want := d.DrainInterval()
+	for range 3 {
+		if got := s.drains.interval(s.targets, s.win.start); got != want {
+			t.Errorf("interval %v, want %v", got, want)
+		}
+	}
+	if asked != 0 {
+		t.Errorf("Settled asked %d times for three intervals of %v, want none", asked, want)
+	}
+}
+
 // runSlowDrain runs a sampler over a slowDrain target until the test ends
 // and returns it, with a function that waits (up to 20 s, else fails)
 // until it has ticked n times and the count of its ticks, once its first
