@@ -233,7 +233,7 @@ func New(cfg Config) (*Sampler, error) {
 		drains:    newDrainPolicy(cfg, time.Second/time.Duration(cfg.Hz)),
 	}
 	if cfg.SpoolBytes > 0 {
-		s.spool = &spool{limit: cfg.SpoolBytes}
+		s.spool = &spool{limit: cfg.SpoolBytes, timed: cfg.Timeline > 0}
 	}
 	in.OnEvict(s.keepEvicted)
 	return s, nil

@@ -1,9 +1,11 @@
 package sampler
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,14 +31,23 @@ func spoolOps(s *Sampler, seed uint64, ops int) {
 		ths = append(ths, thr{pid: 100 + i%2, tid: target.ThreadID(1000 + i), st: &threadState{name: "t" + string(rune('a'+i))}})
 	}
 	c := target.NewCapture(64, 0)
-	for range ops {
+	for i := range ops {
+		s.now = int64(i+1) * 1000 // a timeline's time, when kept
 		th := ths[r.IntN(len(ths))]
 		switch op := r.IntN(10); {
 		case op < 6:
+			// Stacks of a few dozen callers, some with leaves of
+			// their own, as samples in one function are.
 			stack := r.IntN(40)
 			c.PCs = c.PCs[:0]
 			for f := range 3 + stack%7 {
 				c.PCs = append(c.PCs, uint64(0x1000*(stack+1)+f))
+			}
+			if stack%2 == 0 {
+				c.PCs[0] += uint64(r.IntN(4)) << 8
+			}
+			if stack == 39 {
+				c.PCs = c.PCs[:0] // no frame at all
 			}
 			// Hashes as the walk makes them, but some stacks share one:
 			// the spool's recent stacks must tell them apart too.
@@ -73,9 +84,10 @@ func spoolOps(s *Sampler, seed uint64, ops int) {
 func TestSpoolCountsAsInterningAtOnce(t *testing.T) {
 	for _, maxStacks := range []int{1 << 10, 8} {
 		for _, limit := range []int{0, 1 << 20, 300} {
-			for seed := range uint64(5) {
+			for seed := range uint64(6) {
+				timeline := int(seed%2) << 20
 				window := func(spoolBytes int) *profile.Window {
-					s, err := New(Config{Hz: 100, MaxStacks: maxStacks, SpoolBytes: spoolBytes})
+					s, err := New(Config{Hz: 100, MaxStacks: maxStacks, SpoolBytes: spoolBytes, Timeline: timeline})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -92,6 +104,17 @@ func TestSpoolCountsAsInterningAtOnce(t *testing.T) {
 					return w
 				}
 				want, got := window(0), window(limit)
+				if timeline > 0 && len(want.Timeline) == 0 {
+					t.Fatal("no timeline kept")
+				}
+				// A timeline lists samples in the order they were
+				// counted, spooled ones after those counted at once
+				// (unsampled, lost): the same entries, in time order.
+				for _, w := range []*profile.Window{want, got} {
+					slices.SortStableFunc(w.Timeline, func(a, b profile.TimedSample) int {
+						return cmp.Or(cmp.Compare(a.Time, b.Time), cmp.Compare(a.Sample, b.Sample), cmp.Compare(a.Count, b.Count))
+					})
+				}
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("stacks %d, spool %d bytes, seed %d: the spooled window differs:\n got %d stacks, %d samples, missed %v\nwant %d stacks, %d samples, missed %v",
 						maxStacks, limit, seed, len(got.Stacks), len(got.Samples), got.Missed, len(want.Stacks), len(want.Samples), want.Missed)
@@ -135,10 +158,11 @@ func testSpoolKeepsItsMemory(t *testing.T, timeline int) {
 	}
 }
 
-// TestSpoolCopiesARepeatedStackOnce: samples on a stack spooled since the
-// last flush point at its addresses rather than copying them again, and a
-// stack of the same hash but other addresses is still copied.
-func TestSpoolCopiesARepeatedStackOnce(t *testing.T) {
+// TestSpoolCopiesSharedCallersOnce: samples whose stacks differ in their
+// first address only (samples in one function) copy their callers into the
+// spool once, and a stack of other callers is still copied; the window
+// holds each stack as it was.
+func TestSpoolCopiesSharedCallersOnce(t *testing.T) {
 	s, err := New(Config{Hz: 100, SpoolBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
@@ -146,28 +170,33 @@ func TestSpoolCopiesARepeatedStackOnce(t *testing.T) {
 	start := time.Unix(1, 0)
 	s.win = s.newWindow(start)
 	th := &threadState{name: "w"}
-	a := target.NewCapture(64, 0)
-	a.PCs = append(a.PCs, 1, 2, 3, 4)
-	a.Walk.Hash = unwind.HashPCs(a.PCs)
-	b := target.NewCapture(64, 0)
-	b.PCs = append(b.PCs, 5, 6, 7, 8)
-	b.Walk.Hash = a.Walk.Hash
-	for range 100 {
-		s.internAndCount(1, 2, th, a, 1)
+	c := target.NewCapture(64, 0)
+	spool := func(pcs ...uint64) {
+		c.PCs = append(c.PCs[:0], pcs...)
+		c.Walk.Hash = unwind.HashPCs(c.PCs)
+		s.internAndCount(1, 2, th, c, 1)
 	}
-	s.internAndCount(1, 2, th, b, 1)
-	s.internAndCount(1, 2, th, a, 1)
+	for i := range 100 {
+		spool(0x100+uint64(i%10), 2, 3, 4)
+	}
+	spool(0x100, 6, 7, 8)
+	spool(0x101, 2, 3, 4)
 	copied := 0
 	for _, c := range s.spool.pcs {
 		copied += len(c)
 	}
-	if want := 3 * len(a.PCs); copied != want {
-		t.Fatalf("%d addresses copied into the spool for 102 samples on two stacks of one hash, want %d", copied, want)
+	if copied != 6 {
+		t.Fatalf("%d addresses copied into the spool for 102 samples on eleven stacks of two callers' chains, want 6", copied)
 	}
 	var w *profile.Window
 	s.cfg.OnWindow = func(x *profile.Window) { w = x }
 	s.closeWindow(start.Add(time.Second))
-	if len(w.Stacks) != 2 {
-		t.Fatalf("%d stacks in the window, want 2", len(w.Stacks))
+	if len(w.Stacks) != 11 {
+		t.Fatalf("%d stacks in the window, want 11", len(w.Stacks))
+	}
+	for _, st := range w.Stacks {
+		if len(st.PCs) != 4 || st.PCs[0]&^0xff != 0x100 || st.PCs[1] != 2 && st.PCs[1] != 6 {
+			t.Errorf("stack %#x in the window", st.PCs)
+		}
 	}
 }
