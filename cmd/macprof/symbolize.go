@@ -75,7 +75,11 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Load = v
 	}
-	hugeHeap()
+	if len(fs.Args()) == 0 && !isTerminal(symbolizeStdin) {
+		// A batch to come (not a few addresses, nor typed ones):
+		// worth the collection hugeHeap costs (3-7 ms).
+		hugeHeap()
+	}
 	err := symbolize.Run(cfg, fs.Args(), symbolizeStdin, stdout)
 	if errors.Is(err, symbolize.ErrNotAddress) {
 		return 1 // said on standard output, as atos does
@@ -85,4 +89,14 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// isTerminal reports whether r is a terminal (a character device).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
