@@ -23,10 +23,14 @@ type symRec struct {
 }
 
 // A nameRef locates a name in one of a table's two string tables: the
-// table in its top bit, the offset below. noName is an anonymous start.
+// table in its top bit, the offset (below objfile.MaxStringTable, 2^27)
+// in the low bits. refDeferred marks instead the index of a list of
+// names to choose among (Table.tieName). noName is an anonymous start.
 const (
-	refTable = 1 << 31
-	noName   = 1<<32 - 1
+	refTable    = 1 << 31
+	refDeferred = 1 << 30
+	refOffset   = 1<<27 - 1
+	noName      = 1<<32 - 1
 )
 
 // elfTableMapped is elfTableIn for a file with no Go pclntab whose
@@ -51,7 +55,7 @@ func elfTableMapped(object string, f *elf.File, m *objfile.Mapping) (*Table, elf
 	for k, typ := range [...]elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
 		strs, n, _, err := scanFuncSymbols(f, m, typ, false, func(name uint32, value, size uint64) {
 			ref := uint32(noName)
-			if name < refTable {
+			if name <= refOffset {
 				ref = uint32(k)<<31 | name
 			}
 			recs = append(recs, symRec{start: value, size: size, ref: ref})
@@ -91,18 +95,25 @@ func elfTableMapped(object string, f *elf.File, m *objfile.Mapping) (*Table, elf
 // fromRecs fills t's starts, ends and refs from recs (in the order of
 // NewTable's syms), keeping one symbol per start as NewTable does.
 func (t *Table) fromRecs(recs []symRec) {
+	// In start order from here on: every later pass reads the records
+	// in turn (following order read each at random, twice).
 	order, scratch := sortRecs(recs)
-	t.rankTies(recs, order, scratch)
+	sorted := make([]symRec, len(recs))
+	for i, k := range order {
+		sorted[i] = recs[k]
+	}
+	recs = sorted
+	t.rankTies(recs, scratch)
 	t.starts = make([]uint64, 0, len(recs))
 	t.ends = make([]uint64, 0, len(recs))
 	t.refs = make([]uint32, 0, len(recs))
 	sized := false
-	for i := 0; i < len(order); {
-		best := order[i]
+	for i := 0; i < len(recs); {
+		best := i
 		j := i + 1
-		for ; j < len(order) && recs[order[j]].start == recs[best].start; j++ {
-			if recs[order[j]].pri < recs[best].pri {
-				best = order[j] // order is by index within a start: the first wins ties
+		for ; j < len(recs) && recs[j].start == recs[best].start; j++ {
+			if recs[j].pri < recs[best].pri {
+				best = j // in index order within a start: the first wins ties
 			}
 		}
 		r := &recs[best]
@@ -110,9 +121,13 @@ func (t *Table) fromRecs(recs []symRec) {
 		if r.size != 0 {
 			end, sized = r.start+r.size, true
 		}
+		ref := r.ref
+		if r.pri&priDeferred != 0 {
+			ref = t.deferTie(recs[i:j])
+		}
 		t.starts = append(t.starts, r.start)
 		t.ends = append(t.ends, end)
-		t.refs = append(t.refs, r.ref)
+		t.refs = append(t.refs, ref)
 		i = j
 	}
 	if !sized {
@@ -162,66 +177,90 @@ func sortRecs(recs []symRec) (order []uint32, scratch []uint64) {
 	return order, scratch
 }
 
-// rankTies sets pri, NewTable's rank (named, then sized, then the
-// shortest name), of every record that shares its start with another.
-// A name is read only there, and its length only where two named
-// symbols share a start, in order of the names' offsets, so that each
-// byte of a string table is scanned at most once however the names
-// overlap.
-func (t *Table) rankTies(recs []symRec, order []uint32, scratch []uint64) {
+// The bits of symRec.pri above a name's length: NewTable's rank is
+// (named, sized, shortest name, first), lower first. priDeferred marks
+// the named symbols of a start whose choice among them is left to
+// Table.name (deferTie).
+const (
+	priAnonymous = 1 << 31
+	priUnsized   = 1 << 30
+	priDeferred  = 1 << 29
+	priLen       = 1<<29 - 1
+)
+
+// maxDeferred bounds the named symbols at one start whose choice is
+// left to Table.name: each lookup of the function reads their names.
+const maxDeferred = 8
+
+// rankTies sets pri of every record that shares its start with another,
+// reading no more of the names than the choice needs. Where the named
+// symbols of a start all have one size, the end is known whichever name
+// wins, and the shortest is found when the function is looked up
+// (deferTie): node's 40,000 .symtab/.dynsym pairs cost no read. A name
+// is read here only where it can change the end: whether it is empty
+// where an unnamed symbol could win instead, and its length where named
+// symbols of different sizes share a start, in order of the names'
+// offsets, so that each byte of a string table is scanned at most once
+// however the names overlap.
+func (t *Table) rankTies(recs []symRec, scratch []uint64) {
 	const needLen = 1 << 31
-	ties := 0
-	for i := 0; i < len(order); {
+	var read []uint64 // ref<<32 | needLen | index
+	for i := 0; i < len(recs); {
 		j := i + 1
-		for j < len(order) && recs[order[j]].start == recs[order[i]].start {
-			j++
-		}
-		if j-i > 1 {
-			for _, k := range order[i:j] {
-				if recs[k].ref != noName {
-					ties++
-				}
-			}
-		}
-		i = j
-	}
-	named := make([]uint64, 0, ties) // ref<<32 | needLen | index
-	for i := 0; i < len(order); {
-		j, n := i+1, 0
-		for j < len(order) && recs[order[j]].start == recs[order[i]].start {
+		for j < len(recs) && recs[j].start == recs[i].start {
 			j++
 		}
 		if j-i == 1 {
 			i = j
 			continue
 		}
-		for _, k := range order[i:j] {
-			if recs[k].ref != noName {
-				n++
-			}
-		}
-		for _, k := range order[i:j] {
+		n, sameSize := 0, true
+		var size uint64
+		// The winner were every name empty: the first sized one,
+		// else the first.
+		anon := i
+		for k := i; k < j; k++ {
 			r := &recs[k]
 			if r.size == 0 {
-				r.pri |= 1 << 30
+				r.pri |= priUnsized
+			} else if recs[anon].size == 0 {
+				anon = k
 			}
+			if r.ref == noName {
+				r.pri |= priAnonymous
+				continue
+			}
+			if n > 0 && r.size != size {
+				sameSize = false
+			}
+			n, size = n+1, r.size
+		}
+		// Whether a named symbol's name is empty matters only where
+		// the unnamed winner is not one of them (another end).
+		checkEmpty := recs[anon].ref == noName
+		for k := i; k < j; k++ {
+			r := &recs[k]
 			switch {
 			case r.ref == noName:
-				r.pri |= 1 << 31
-			case n > 1:
-				named = append(named, uint64(r.ref)<<32|needLen|uint64(k))
+			case n > 1 && (!sameSize || n > maxDeferred):
+				read = append(read, uint64(r.ref)<<32|needLen|uint64(k))
 			default:
-				named = append(named, uint64(r.ref)<<32|uint64(k))
+				if n > 1 {
+					r.pri |= priDeferred
+				}
+				if checkEmpty || (n == 1 && k != anon) {
+					read = append(read, uint64(r.ref)<<32|uint64(k))
+				}
 			}
 		}
 		i = j
 	}
-	if len(named) == 0 {
+	if len(read) == 0 {
 		return
 	}
-	named = radixSort64(named, scratch[:len(named)])
+	read = radixSort64(read, scratch[:len(read)])
 	nul, table := -1, -1
-	for _, v := range named {
+	for _, v := range read {
 		ref, k := uint32(v>>32), uint32(v)&^needLen
 		s := t.strs[ref>>31]
 		if int(ref>>31) != table {
@@ -229,18 +268,82 @@ func (t *Table) rankTies(recs []symRec, order []uint32, scratch []uint64) {
 		}
 		i := int(ref &^ refTable)
 		if s[i] == 0 {
-			recs[k].pri |= 1 << 31 // an empty name is none
+			// An empty name is none: ranked as the unnamed are.
+			recs[k].pri = recs[k].pri&^priDeferred | priAnonymous
 			continue
 		}
 		if uint32(v)&needLen == 0 {
-			continue // the only named one at its start
+			continue
 		}
 		if nul < i {
 			nul = i + strings.IndexByte(s[i:], 0) // s ends in a NUL
 		}
-		n := len(TrimGoABI(s[i:nul]))
-		recs[k].pri |= uint32(min(n, 1<<30-1))
+		recs[k].pri |= uint32(min(len(TrimGoABI(s[i:nul])), priLen))
 	}
+}
+
+// deferTie returns the nameRef standing for the named symbols of group
+// (one start's records, in the order of NewTable's syms) marked priDeferred (not found
+// empty): refDeferred and the index of their list in t.tieAt, or the one
+// symbol's own.
+func (t *Table) deferTie(group []symRec) uint32 {
+	if len(t.tieAt) == 0 {
+		t.tieAt = append(t.tieAt, 0)
+	}
+	first := len(t.tieRefs)
+	for k := range group {
+		if r := &group[k]; r.pri&priDeferred != 0 {
+			t.tieRefs = append(t.tieRefs, r.ref)
+		}
+	}
+	if len(t.tieRefs)-first == 1 {
+		ref := t.tieRefs[first] // the others were empty
+		t.tieRefs = t.tieRefs[:first]
+		return ref
+	}
+	t.tieAt = append(t.tieAt, uint32(len(t.tieRefs)))
+	return refDeferred | uint32(len(t.tieAt)-2)
+}
+
+// tieName returns NewTable's choice among the names of tie list i: the
+// shortest (after TrimGoABI) that is not empty, the first of equals, or
+// "" when all are empty. The names are read side by side and only until
+// no longer one can win: a few bytes past the shortest.
+func (t *Table) tieName(i uint32) string {
+	refs := t.tieRefs[t.tieAt[i]:t.tieAt[i+1]]
+	var raw [maxDeferred]int // length of each name, -1 until found
+	for c := range refs {
+		raw[c] = -1
+	}
+	shortest, left := -1, len(refs)
+	// A name longer than the shortest by more than a Go ABI suffix
+	// cannot be shorter once trimmed.
+	const slack = len(".abiinternal")
+	for pos := 0; left > 0 && (shortest < 0 || pos <= shortest+slack); pos++ {
+		for c, ref := range refs {
+			if raw[c] >= 0 {
+				continue
+			}
+			if t.strs[ref>>31][int(ref&refOffset)+pos] == 0 {
+				raw[c], left = pos, left-1
+				if pos > 0 && shortest < 0 {
+					shortest = pos
+				}
+			}
+		}
+	}
+	best, bestLen := "", 0
+	for c, ref := range refs {
+		if raw[c] <= 0 {
+			continue
+		}
+		off := int(ref & refOffset)
+		name := TrimGoABI(t.strs[ref>>31][off : off+raw[c]])
+		if best == "" || len(name) < bestLen {
+			best, bestLen = name, len(name)
+		}
+	}
+	return best
 }
 
 // name returns the name of function i: from names, or read from its
@@ -250,11 +353,14 @@ func (t *Table) name(i int) string {
 		return t.names[i]
 	}
 	ref := t.refs[i]
-	if ref == noName {
+	switch {
+	case ref == noName:
 		return ""
+	case ref&refDeferred != 0:
+		return t.tieName(ref &^ refDeferred)
 	}
 	s := t.strs[ref>>31]
-	off := int(ref &^ refTable)
+	off := int(ref & refOffset)
 	return TrimGoABI(s[off : off+strings.IndexByte(s[off:], 0)])
 }
 

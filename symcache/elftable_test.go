@@ -152,7 +152,8 @@ func sameTable(t *testing.T, got, want *Table) {
 // the file, only ties ranked) keeps, among symbols at one start, the one
 // NewTable keeps: named over unnamed (an empty name or one past the
 // string table, or one no NUL ends, is none), sized over unsized, the
-// shortest name (after dropping .abi0), then the first.
+// shortest name (after dropping .abi0 or .abiinternal), then the first;
+// where the named ones have one size, as Table.name chooses.
 func TestMappedTableAsNewTable(t *testing.T) {
 	f := elf.STT_FUNC
 	syms := []testSym{
@@ -169,6 +170,12 @@ func TestMappedTableAsNewTable(t *testing.T) {
 		{name: "same2", value: 0x1400, size: 4, typ: f},
 		{name: "long", value: 0x1500, size: 4, typ: f},
 		{name: "ifunc", value: 0x1600, typ: elf.STT_GNU_IFUNC},
+		{name: "", value: 0x1900, size: 8, typ: f},
+		{name: "zz", value: 0x1900, size: 8, typ: f},
+		{name: "", value: 0x1a00, size: 8, typ: f},
+		{name: "", value: 0x1a00, size: 8, typ: f},
+		{name: "tie.abiinternal", value: 0x1b00, size: 8, typ: f}, // 3 after the suffix goes
+		{name: "tie2", value: 0x1b00, size: 8, typ: f},
 	}
 	dyn := []testSym{
 		{name: "short", value: 0x1000, size: 16, typ: f},
@@ -191,7 +198,7 @@ func TestMappedTableAsNewTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNames := map[uint64]string{0x1000: "short", 0x1100: "abcdef", 0x1200: "unsizedname", 0x1300: "", 0x1400: "same1", 0x1500: "x", 0x1600: "ifunc", 0x1700: "dynonly", 0x1800: "lastreal"}
+	wantNames := map[uint64]string{0x1000: "short", 0x1100: "abcdef", 0x1200: "unsizedname", 0x1300: "", 0x1400: "same1", 0x1500: "x", 0x1600: "ifunc", 0x1700: "dynonly", 0x1800: "lastreal", 0x1900: "zz", 0x1a00: "", 0x1b00: "tie"}
 	mappedTable(t, data, func(got *Table) {
 		sameTable(t, got, want)
 		for a, w := range wantNames {

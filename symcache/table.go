@@ -40,6 +40,10 @@ type Table struct {
 	// strs (see elfTableMapped).
 	refs []uint32
 	strs [2]string
+	// tieRefs[tieAt[i]:tieAt[i+1]] are the names a ref with
+	// refDeferred chooses among (see rankTies).
+	tieRefs []uint32
+	tieAt   []uint32
 	// buckets index starts by address; see buildBuckets.
 	buckets     []uint32
 	bucketBase  uint64
