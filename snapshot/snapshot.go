@@ -119,13 +119,14 @@ func Take(cfg Config) (*Snapshot, error) {
 	} else {
 		caps, capErr = snapper.CaptureAll(nil)
 	}
+	var before *images.Set
 	if w, ok := t.(target.CopyWalker); ok {
 		// The threads run again: walk their copies with the unwind
 		// tables of the objects they meet, built now (the walk during
 		// the stop waits for none, so follows frame pointers where a
-		// table is not built yet). The tables are those of the images
-		// read last (ptrace reads them while it attaches).
-		t.Images()
+		// table is not built yet), of the images read last (ptrace
+		// reads them beside the attach).
+		before, _ = t.Images()
 		w.WalkCopies(caps)
 	}
 	// The images in force once the addresses are known: an object
@@ -133,6 +134,10 @@ func Take(cfg Config) (*Snapshot, error) {
 	// re-reads the memory map only when its size changed, so this costs
 	// one small read when nothing did).
 	imgs, imgErr := t.Images()
+	if imgErr != nil && before != nil {
+		// The process ended during the walk.
+		imgs, imgErr = before, nil
+	}
 	cache := symcache.New(symcache.Options{NoLines: !cfg.Lines})
 	expect(cache, imgs, caps)
 	// The objects' symbols load while the threads are detached;

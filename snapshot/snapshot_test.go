@@ -263,60 +263,66 @@ func TestWriteTextWritesInBlocks(t *testing.T) {
 	}
 }
 
-// imagesByCapture is a target whose Images returns before until its
-// threads are captured, after from then on, counting the calls.
-type imagesByCapture struct {
+// imagesByWalk is a target that walks copies (target.CopyWalker) whose
+// Images returns before until the copies are walked, after (or afterErr)
+// from then on, counting the calls made after the walk.
+type imagesByWalk struct {
 	*targettest.Fake
 	before, after *images.Set
-	captured      bool
-	calls         int
+	afterErr      error
+	walked        bool
+	callsAfter    int
 }
 
-func (t *imagesByCapture) Images() (*images.Set, error) {
-	t.calls++
-	if t.captured {
-		return t.after, nil
+func (t *imagesByWalk) Images() (*images.Set, error) {
+	if t.walked {
+		t.callsAfter++
+		return t.after, t.afterErr
 	}
 	return t.before, nil
 }
 
-func (t *imagesByCapture) CaptureAll(dst []target.Capture) ([]target.Capture, error) {
-	t.captured = true
-	return t.Fake.CaptureAll(dst)
-}
+func (t *imagesByWalk) WalkCopies([]target.Capture) { t.walked = true }
 
-// TestTakeNamesFramesWithTheImagesAfterTheCapture: frames are named from
-// the images read once the addresses are known, never from a set read
-// before the stop: an object mapped since, and one replaced by another
-// at the same addresses (which a set read before covers, with a build
-// ID), both take the object mapped when the threads were captured.
-func TestTakeNamesFramesWithTheImagesAfterTheCapture(t *testing.T) {
+// TestTakeNamesFramesWithTheImagesAfterTheWalk: frames are named from the
+// images read once the addresses are known, not from a set read before:
+// an object mapped since, and one replaced by another at the same
+// addresses (which the set read before covers, with a build ID), both
+// take the object mapped when the copies were walked. The set read
+// before serves only when the process is gone by then.
+func TestTakeNamesFramesWithTheImagesAfterTheWalk(t *testing.T) {
 	libx := &images.Image{Path: "/nonexistent/libx.so", Start: 0x1000, Limit: 0x2000, BuildID: "ab12"}
 	liby := &images.Image{Path: "/nonexistent/liby.so", Start: 0x5000, Limit: 0x6000, BuildID: "cd34"}
 	libz := &images.Image{Path: "/nonexistent/libz.so", Start: 0x1000, Limit: 0x2000, BuildID: "ef56"}
 	for _, tc := range []struct {
 		name          string
 		before, after *images.Set
+		afterErr      error
 		pcs           []uint64
 		want          []string // each frame's image
 	}{
-		{"unchanged", images.NewSet([]*images.Image{libx}), images.NewSet([]*images.Image{libx}),
+		{"unchanged", images.NewSet([]*images.Image{libx}), images.NewSet([]*images.Image{libx}), nil,
 			[]uint64{0x1010, 0x1020}, []string{"libx.so", "libx.so"}},
-		{"mapped since", images.NewSet([]*images.Image{libx}), images.NewSet([]*images.Image{libx, liby}),
+		{"mapped since", images.NewSet([]*images.Image{libx}), images.NewSet([]*images.Image{libx, liby}), nil,
 			[]uint64{0x1010, 0x5020}, []string{"libx.so", "liby.so"}},
-		{"replaced at the same addresses", images.NewSet([]*images.Image{libx}), images.NewSet([]*images.Image{libz}),
+		{"replaced at the same addresses", images.NewSet([]*images.Image{libx}), images.NewSet([]*images.Image{libz}), nil,
 			[]uint64{0x1010, 0x1020}, []string{"libz.so", "libz.so"}},
+		{"exited since", images.NewSet([]*images.Image{libx}), nil, target.ErrExited,
+			[]uint64{0x1010, 0x1020}, []string{"libx.so", "libx.so"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake()
 			f.Snapshot = []target.Capture{{Thread: 1, PCs: tc.pcs}}
-			tg := &imagesByCapture{Fake: f, before: tc.before, after: tc.after}
+			tg := &imagesByWalk{Fake: f, before: tc.before, after: tc.after, afterErr: tc.afterErr}
 			snap, err := Take(Config{PID: 42, Attach: func(int, target.Options) (target.Target, error) { return tg, nil }})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tg.calls != 1 {
-				t.Errorf("Images called %d times, want once, after the capture", tg.calls)
+			if tg.callsAfter != 1 {
+				t.Errorf("Images called %d times after the walk, want once", tg.callsAfter)
+			}
+			if len(snap.Missing) != 0 {
+				t.Errorf("missing %q, want nothing", snap.Missing)
 			}
 			var got []string
 			for _, fr := range snap.Threads[0].Frames {
