@@ -103,8 +103,11 @@ func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Dura
 	case p.soon > 0:
 		p.soon--
 		every = listEvery
-	case p.settled != nil && !p.settled():
-		// Something new may have started: look again soon.
+	case p.settled != nil && !unchanged(targets) && !p.settled():
+		// Something new may have started: look again soon. (Not
+		// while every target's backend tells that none of its
+		// threads started, ended or changed since its last listing:
+		// the system's other processes are none of this recording's.)
 		every = listEvery
 	}
 	if p.window > 0 {
@@ -116,6 +119,18 @@ func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Dura
 		}
 	}
 	return every
+}
+
+// unchanged reports whether every live target's backend tells that none of
+// its threads started, ended or changed since its last listing
+// (target.ThreadWatcher).
+func unchanged(targets []*targetState) bool {
+	for _, ts := range targets {
+		if !ts.exited && (ts.watcher == nil || !ts.watcher.ThreadsUnchanged()) {
+			return false
+		}
+	}
+	return true
 }
 
 // woken makes the next wakeTicks ticks come at most listEvery apart, as

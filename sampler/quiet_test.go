@@ -52,6 +52,30 @@ func TestSettledCapsTheDrainInterval(t *testing.T) {
 	}
 }
 
+// TestUnchangedThreadsKeepTheDrainInterval: while every target's backend
+// tells that none of its threads started, ended or changed, the drain
+// interval is the targets' own without asking Config.Settled (the system's
+// other processes are none of the recording's); once one tells otherwise,
+// Settled decides as without a watcher.
+func TestUnchangedThreadsKeepTheDrainInterval(t *testing.T) {
+	d := slowDrain{newDraining(1, 50*time.Millisecond, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}})}
+	w := &watchingTarget{drainingTarget: d.drainingTarget, unchanged: true}
+	asked := 0
+	s, err := New(Config{Hz: 20, Settled: func() bool { asked++; return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.win = s.newWindow(time.Now())
+	s.targets = append(s.targets, &targetState{t: d, drainer: d, watcher: w, ticks: 3})
+	if got := s.drains.interval(s.targets, s.win.start); got != time.Hour || asked != 0 {
+		t.Errorf("threads unchanged: interval %v, Settled asked %d times; want an hour, never", got, asked)
+	}
+	w.unchanged = false
+	if got := s.drains.interval(s.targets, s.win.start); got != listEvery || asked != 1 {
+		t.Errorf("threads changed: interval %v, Settled asked %d times; want %v, once", got, asked, listEvery)
+	}
+}
+
 // nearListDrain is a drainingTarget whose buffers hold a hundred periods
 // at 999 Hz: a drain interval a tenth of a millisecond past listEvery.
 type nearListDrain struct{ *drainingTarget }
