@@ -307,29 +307,44 @@ func (t *Table) deferTie(group []symRec) uint32 {
 
 // tieName returns NewTable's choice among the names of tie list i: the
 // shortest (after TrimGoABI) that is not empty, the first of equals, or
-// "" when all are empty. The names are read side by side and only until
-// no longer one can win: a few bytes past the shortest.
+// "" when all are empty. Each name is searched for its end in windows
+// that double, and, once the shortest is known, only a few bytes past
+// it: a lookup reads no more than a few times the name it returns.
 func (t *Table) tieName(i uint32) string {
 	refs := t.tieRefs[t.tieAt[i]:t.tieAt[i+1]]
-	var raw [maxDeferred]int // length of each name, -1 until found
+	var raw [maxDeferred]int     // length of each name, -1 until found
+	var scanned [maxDeferred]int // bytes of each known to hold no NUL
 	for c := range refs {
 		raw[c] = -1
 	}
-	shortest, left := -1, len(refs)
 	// A name longer than the shortest by more than a Go ABI suffix
 	// cannot be shorter once trimmed.
 	const slack = len(".abiinternal")
-	for pos := 0; left > 0 && (shortest < 0 || pos <= shortest+slack); pos++ {
+	shortest, left := -1, len(refs)
+	for window := 64; left > 0; window *= 2 {
+		if shortest >= 0 {
+			window = shortest + slack + 1 // the last pass
+		}
 		for c, ref := range refs {
 			if raw[c] >= 0 {
 				continue
 			}
-			if t.strs[ref>>31][int(ref&refOffset)+pos] == 0 {
-				raw[c], left = pos, left-1
-				if pos > 0 && shortest < 0 {
-					shortest = pos
-				}
+			s := t.strs[ref>>31][int(ref&refOffset):] // holds a NUL (see elfTableMapped)
+			end := min(window, len(s))
+			if scanned[c] >= end {
+				continue
 			}
+			if j := strings.IndexByte(s[scanned[c]:end], 0); j >= 0 {
+				raw[c], left = scanned[c]+j, left-1
+				if raw[c] > 0 && (shortest < 0 || raw[c] < shortest) {
+					shortest = raw[c]
+				}
+			} else {
+				scanned[c] = end
+			}
+		}
+		if shortest >= 0 && window == shortest+slack+1 {
+			break
 		}
 	}
 	best, bestLen := "", 0
