@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/macprof/macprof/internal/cli"
 	"github.com/macprof/macprof/symbolize"
@@ -79,6 +80,13 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 		// A batch to come (not a few addresses, nor typed ones):
 		// worth the collection hugeHeap costs (3-7 ms).
 		hugeHeap()
+		if os.Getenv("GOGC") == "" {
+			// Half the collections of a short-lived command whose
+			// heap is a few tens of MB (node: 6 to 3, peak RSS 51
+			// to 60 MB), each of which faults in the runtime's own
+			// structures: 2-16% less CPU on 100,000 addresses.
+			debug.SetGCPercent(symbolizeGCPercent)
+		}
 	}
 	err := symbolize.Run(cfg, fs.Args(), symbolizeStdin, stdout)
 	if errors.Is(err, symbolize.ErrNotAddress) {
@@ -90,6 +98,9 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// symbolizeGCPercent is the GOGC of a symbolize batch (see runSymbolize).
+const symbolizeGCPercent = 200
 
 // isTerminal reports whether r is a terminal (a character device).
 func isTerminal(r io.Reader) bool {
