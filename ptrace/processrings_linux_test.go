@@ -554,17 +554,7 @@ func TestDescendantThreadsCPU(t *testing.T) {
 // contexts of a parent and child on one CPU makes happen); the command's
 // own samples stay with its thread's own ring.
 func TestLaunchWithDescendantRings(t *testing.T) {
-	bin := testprog.BuildC(t, "forker.c")
-	opts := target.Options{Continuous: true, Unwind: unwind.MethodAuto, Kernel: target.KernelSampling{Period: time.Millisecond, ProcessRings: true}}
-	l, err := Launch([]string{bin, "30", "20", "2"}, opts)
-	if err != nil {
-		t.Fatalf("launch forker: %v", err)
-	}
-	t.Cleanup(func() {
-		l.cmd.Process.Kill()
-		l.Wait()
-		l.Close()
-	})
+	bin, l := launchForker(t, "30", "20", "2")
 	if l.processRings() != nil || l.descendantRings() == nil || !l.SamplesDescendants() {
 		t.Fatalf("process rings %v, descendant rings %v: want descendant rings only", l.processRings() != nil, l.descendantRings() != nil)
 	}
@@ -836,17 +826,12 @@ func TestDescendantStackRingsUnderABudget(t *testing.T) {
 	}
 }
 
-// TestDescendantRingsCountWhatTheKernelDropped: descendant rings left
-// unread until they overflowed (the command's children had used 700 ms of
-// CPU time, almost three times what two CPUs' rings of 16 KiB copies hold
-// at 1 ms) report the samples the kernel said it dropped, in the context
-// of the thread it wrote each record of them in: with the samples drained,
-// they account for the CPU time of forker's 60 children of 20 ms each,
-// which would otherwise vanish with their exits' records.
-func TestDescendantRingsCountWhatTheKernelDropped(t *testing.T) {
-	bin := testprog.BuildC(t, "forker.c")
+// launchForker launches forker (N MS PAR) as record launches a command at
+// 1 ms with stack copies where needed, killed and closed at the test's end.
+func launchForker(t *testing.T, args ...string) (bin string, l *Launched) {
+	bin = testprog.BuildC(t, "forker.c")
 	opts := target.Options{Continuous: true, Unwind: unwind.MethodAuto, Kernel: target.KernelSampling{Period: time.Millisecond, ProcessRings: true}}
-	l, err := Launch([]string{bin, "60", "20", "2"}, opts)
+	l, err := Launch(append([]string{bin}, args...), opts)
 	if err != nil {
 		t.Fatalf("launch forker: %v", err)
 	}
@@ -855,6 +840,18 @@ func TestDescendantRingsCountWhatTheKernelDropped(t *testing.T) {
 		l.Wait()
 		l.Close()
 	})
+	return bin, l
+}
+
+// TestDescendantRingsCountWhatTheKernelDropped: descendant rings left
+// unread until they overflowed (the command's children had used 700 ms of
+// CPU time, almost three times what two CPUs' rings of 16 KiB copies hold
+// at 1 ms) report the samples the kernel said it dropped, in the context
+// of the thread it wrote each record of them in: with the samples drained,
+// they account for the CPU time of forker's 60 children of 20 ms each,
+// which would otherwise vanish with their exits' records.
+func TestDescendantRingsCountWhatTheKernelDropped(t *testing.T) {
+	_, l := launchForker(t, "60", "20", "2")
 	if l.descendantRings() == nil || l.descendantRings().stack == 0 {
 		t.Fatal("want descendant rings with stack copies")
 	}
