@@ -826,21 +826,11 @@ func TestDescendantStackRingsUnderABudget(t *testing.T) {
 	}
 }
 
-// launchForker launches forker (N MS PAR) as record launches a command at
-// 1 ms with stack copies where needed, killed and closed at the test's end.
+// launchForker launches forker (N MS PAR) as launchWithDescendantRings
+// does.
 func launchForker(t *testing.T, args ...string) (bin string, l *Launched) {
 	bin = testprog.BuildC(t, "forker.c")
-	opts := target.Options{Continuous: true, Unwind: unwind.MethodAuto, Kernel: target.KernelSampling{Period: time.Millisecond, ProcessRings: true}}
-	l, err := Launch(append([]string{bin}, args...), opts)
-	if err != nil {
-		t.Fatalf("launch forker: %v", err)
-	}
-	t.Cleanup(func() {
-		l.cmd.Process.Kill()
-		l.Wait()
-		l.Close()
-	})
-	return bin, l
+	return bin, launchWithDescendantRings(t, append([]string{bin}, args...)...)
 }
 
 // TestDescendantRingsCountWhatTheKernelDropped: descendant rings left
