@@ -18,15 +18,7 @@ import (
 func launchWithDescendantRings(t *testing.T, args ...string) *Launched {
 	t.Helper()
 	opts := target.Options{Continuous: true, Unwind: unwind.MethodAuto, Kernel: target.KernelSampling{Period: time.Millisecond, ProcessRings: true}}
-	l, err := Launch(args, opts)
-	if err != nil {
-		t.Fatalf("launch %s: %v", args[0], err)
-	}
-	t.Cleanup(func() {
-		l.cmd.Process.Kill()
-		l.Wait()
-		l.Close()
-	})
+	l := launchForTest(t, args, opts)
 	if l.processRings() != nil || l.descendantRings() == nil {
 		t.Fatalf("launch %s: process rings %v, descendant rings %v; want descendant rings only", args[0], l.processRings() != nil, l.descendantRings() != nil)
 	}

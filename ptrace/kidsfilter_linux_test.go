@@ -28,15 +28,7 @@ func TestDescendantRingsDropTheCommandsSamples(t *testing.T) {
 	}
 	const burn = `x=0; while [ $x -lt 200000 ]; do x=$((x+1)); done`
 	opts := target.Options{Continuous: true, Unwind: unwind.MethodAuto, Kernel: target.KernelSampling{Period: 10 * time.Millisecond, ProcessRings: true}}
-	l, err := Launch([]string{"/bin/sh", "-c", burn + "; (" + burn + ")"}, opts)
-	if err != nil {
-		t.Fatalf("launch sh: %v", err)
-	}
-	t.Cleanup(func() {
-		l.cmd.Process.Kill()
-		l.Wait()
-		l.Close()
-	})
+	l := launchForTest(t, []string{"/bin/sh", "-c", burn + "; (" + burn + ")"}, opts)
 	p := l.descendantRings()
 	if p == nil || !p.filtered {
 		t.Fatalf("descendant rings %v, filtered %v: want filtered descendant rings", p != nil, p != nil && p.filtered)

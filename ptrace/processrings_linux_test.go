@@ -256,11 +256,10 @@ func funcRange(t *testing.T, path, name string) (lo, hi uint64) {
 	return 0, 0
 }
 
-// launchWithProcessRings launches bin with process rings at the period,
-// and stops it at the test's end.
-func launchWithProcessRings(t *testing.T, args []string, opts target.Options) *Launched {
+// launchForTest launches args with opts, and kills and closes it at the
+// test's end.
+func launchForTest(t *testing.T, args []string, opts target.Options) *Launched {
 	t.Helper()
-	opts.Continuous, opts.Kernel.Period, opts.Kernel.ProcessRings = true, time.Millisecond, true
 	l, err := Launch(args, opts)
 	if err != nil {
 		t.Fatalf("launch %s: %v", args[0], err)
@@ -270,6 +269,15 @@ func launchWithProcessRings(t *testing.T, args []string, opts target.Options) *L
 		l.Wait()
 		l.Close()
 	})
+	return l
+}
+
+// launchWithProcessRings launches bin with process rings at the period,
+// and stops it at the test's end.
+func launchWithProcessRings(t *testing.T, args []string, opts target.Options) *Launched {
+	t.Helper()
+	opts.Continuous, opts.Kernel.Period, opts.Kernel.ProcessRings = true, time.Millisecond, true
+	l := launchForTest(t, args, opts)
 	if l.processRings() == nil {
 		t.Fatalf("launch %s: no process rings", args[0])
 	}

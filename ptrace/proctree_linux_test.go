@@ -242,16 +242,5 @@ func TestLastPIDReadsOneFileKeptOpen(t *testing.T) {
 
 // loadavgDescriptors counts this process's descriptors open on /proc/loadavg.
 func loadavgDescriptors(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range ents {
-		if dst, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && dst == "/proc/loadavg" {
-			n++
-		}
-	}
-	return n
+	return openFiles(t, func(link string) bool { return link == "/proc/loadavg" })
 }

@@ -19,6 +19,12 @@ import (
 
 // perfFDs counts macprof's open perf_event files.
 func perfFDs(t *testing.T) int {
+	return openFiles(t, func(link string) bool { return strings.Contains(link, "perf_event") })
+}
+
+// openFiles counts this process's descriptors whose link in /proc/self/fd
+// match accepts.
+func openFiles(t *testing.T, match func(link string) bool) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -26,7 +32,7 @@ func perfFDs(t *testing.T) int {
 	}
 	n := 0
 	for _, e := range ents {
-		if link, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.Contains(link, "perf_event") {
+		if link, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && match(link) {
 			n++
 		}
 	}
