@@ -3,6 +3,9 @@
 package ptrace
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +31,19 @@ func launchWithDescendantRings(t *testing.T, args ...string) *Launched {
 	return l
 }
 
+// workersNamed counts the threads of tids of process pid that the renamer
+// named as workers (rn-w<i>).
+func workersNamed(pid int, tids []target.ThreadID) int {
+	n := 0
+	for _, tid := range tids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/comm", pid, tid))
+		if err == nil && strings.HasPrefix(string(b), "rn-w") {
+			n++
+		}
+	}
+	return n
+}
+
 // TestThreadsUnchangedFollowsTheKernelsRecords: after a listing, a
 // command whose busy threads only spin is reported unchanged (the
 // descendant rings drop their samples and hold nothing), until its threads
@@ -37,15 +53,16 @@ func launchWithDescendantRings(t *testing.T, args ...string) *Launched {
 // within a second of a listing (fork and exit records).
 func TestThreadsUnchangedFollowsTheKernelsRecords(t *testing.T) {
 	l := launchWithDescendantRings(t, testprog.BuildC(t, "renamer.c"), "2")
-	// Until its two workers run and the listing reads what their
-	// starts left in the rings.
+	// Until its two workers run, named (each names itself as it
+	// starts), and the listing reads what their starts left in the
+	// rings.
 	testprog.WaitFor(t, 10*time.Second, func() bool {
 		tids, err := l.Threads(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(tids) == 3 && l.ThreadsUnchanged()
-	}, "the renamer's three threads listed and nothing new since")
+		return len(tids) == 3 && workersNamed(l.PID(), tids) == 2 && l.ThreadsUnchanged()
+	}, "the renamer's three threads listed, its workers named, and nothing new since")
 	time.Sleep(50 * time.Millisecond)
 	if !l.ThreadsUnchanged() {
 		t.Fatal("spinning threads, nothing started or renamed: reported changed")
