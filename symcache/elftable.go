@@ -276,7 +276,7 @@ func (t *Table) rankTies(recs []symRec, scratch []uint64) {
 			continue
 		}
 		if nul < i {
-			nul = i + strings.IndexByte(s[i:], 0) // s ends in a NUL
+			nul = i + len(untilNUL(s[i:]))
 		}
 		recs[k].pri |= uint32(min(len(TrimGoABI(s[i:nul])), priLen))
 	}
@@ -329,13 +329,19 @@ func (t *Table) tieName(i uint32) string {
 			if raw[c] >= 0 {
 				continue
 			}
-			s := t.strs[ref>>31][int(ref&refOffset):] // holds a NUL (see elfTableMapped)
+			// The table ended in a NUL when it was mapped; its file
+			// may have been rewritten since, and its end then ends
+			// the name.
+			s := t.strs[ref>>31][int(ref&refOffset):]
 			end := min(window, len(s))
 			if scanned[c] >= end {
 				continue
 			}
-			if j := strings.IndexByte(s[scanned[c]:end], 0); j >= 0 {
-				raw[c], left = scanned[c]+j, left-1
+			if j := strings.IndexByte(s[scanned[c]:end], 0); j >= 0 || end == len(s) {
+				raw[c], left = end, left-1
+				if j >= 0 {
+					raw[c] = scanned[c] + j
+				}
 				if raw[c] > 0 && (shortest < 0 || raw[c] < shortest) {
 					shortest = raw[c]
 				}
@@ -374,9 +380,17 @@ func (t *Table) name(i int) string {
 	case ref&refDeferred != 0:
 		return t.tieName(ref &^ refDeferred)
 	}
-	s := t.strs[ref>>31]
-	off := int(ref & refOffset)
-	return TrimGoABI(s[off : off+strings.IndexByte(s[off:], 0)])
+	return TrimGoABI(untilNUL(t.strs[ref>>31][int(ref&refOffset):]))
+}
+
+// untilNUL returns s up to its first NUL, or all of s if it holds none: a
+// string table read in place ended in a NUL when it was mapped, but its
+// file may have been rewritten since.
+func untilNUL(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // radixSort64 sorts v (least significant byte first, skipping bytes that

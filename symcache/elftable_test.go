@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/objfile"
@@ -245,5 +246,70 @@ func TestLoadELFMappedStrippedStarts(t *testing.T) {
 	}
 	if anonymous == 0 {
 		t.Errorf("no unnamed .eh_frame start among %d functions", mapped.Len())
+	}
+}
+
+// TestMappedTableOfAFileRewritten: a table whose names are read in place
+// answers every lookup, without a panic or an endless search, after its
+// file's string tables were overwritten with bytes that hold no NUL (the
+// mapping sees writes to the file: a library's owner can rewrite it under
+// a symbolize run as root); the names are then what the file holds.
+func TestMappedTableOfAFileRewritten(t *testing.T) {
+	f := elf.STT_FUNC
+	syms := []testSym{
+		{name: "plain", value: 0x1000, size: 16, typ: f},
+		{name: "same1", value: 0x1400, size: 4, typ: f}, // a tie, named at lookup
+		{name: "same2", value: 0x1400, size: 4, typ: f},
+	}
+	data := tinyELF(syms, []testSym{{name: "plain", value: 0x1000, size: 16, typ: f}}, "")
+	path := filepath.Join(t.TempDir(), "obj")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := &images.Image{Path: path, Format: images.FormatELF, Start: 0, Limit: 1 << 40}
+	tab, unmap, err := LoadELFMapped(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unmap()
+	if tab.refs == nil {
+		t.Fatal("LoadELFMapped did not read the names in place")
+	}
+	ef, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ef.Sections {
+		if s.Type == elf.SHT_STRTAB {
+			if _, err := w.WriteAt(bytes.Repeat([]byte("A"), int(s.Size)), int64(s.Offset)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w.Close()
+	done := make(chan string)
+	go func() {
+		var names []string
+		for _, a := range []uint64{0x1000, 0x1400} {
+			n, _, _ := tab.Lookup(a)
+			names = append(names, n)
+		}
+		for i := range tab.Len() {
+			n, _ := tab.Symbol(i)
+			names = append(names, n)
+		}
+		done <- strings.Join(names, " ")
+	}()
+	select {
+	case got := <-done:
+		if strings.Trim(got, "A ") != "" {
+			t.Errorf("names after the rewrite: %q, want runs of A", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a lookup after the rewrite still runs after 10 s")
 	}
 }
