@@ -76,13 +76,18 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Load = v
 	}
-	if len(fs.Args()) == 0 && !isTerminal(symbolizeStdin) && os.Getenv("GOGC") == "" {
-		// A batch to come (not a few addresses, nor typed ones): half
-		// the collections of a short-lived command whose heap is a
-		// few tens of MB (node: 6 to 3, peak RSS 51 to 60 MB), each
-		// of which faults in the runtime's own structures: 2-16% less
-		// CPU on 100,000 addresses.
-		defer debug.SetGCPercent(debug.SetGCPercent(symbolizeGCPercent))
+	if len(fs.Args()) == 0 && pipedFile(symbolizeStdin) {
+		// A batch to come from a pipe or a file (not a few
+		// addresses, nor typed ones): worth the collection hugeHeap
+		// costs (3-7 ms).
+		hugeHeap()
+		if os.Getenv("GOGC") == "" {
+			// Half the collections of a short-lived command whose
+			// heap is a few tens of MB (node: 6 to 3, peak RSS 51
+			// to 60 MB), each of which faults in the runtime's own
+			// structures: 2-16% less CPU on 100,000 addresses.
+			defer debug.SetGCPercent(debug.SetGCPercent(symbolizeGCPercent))
+		}
 	}
 	err := symbolize.Run(cfg, fs.Args(), symbolizeStdin, stdout)
 	if errors.Is(err, symbolize.ErrNotAddress) {
@@ -98,12 +103,13 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 // symbolizeGCPercent is the GOGC of a symbolize batch (see runSymbolize).
 const symbolizeGCPercent = 200
 
-// isTerminal reports whether r is a terminal (a character device).
-func isTerminal(r io.Reader) bool {
+// pipedFile reports whether r is a file of the OS that is no terminal: a
+// pipe or a regular file.
+func pipedFile(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	if !ok {
 		return false
 	}
 	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return err == nil && st.Mode()&os.ModeCharDevice == 0
 }
