@@ -92,6 +92,9 @@ type kernelSampler struct {
 	// records said were dropped, until LostSamples takes them (a thread
 	// that departed is forgotten at its last drain, before).
 	lost map[int]int64
+	// ringLost is lost for the records of process and descendant rings,
+	// which their listing reads under stateMu (not hotMu); it guards it.
+	ringLost map[int]int64
 	// after reads a thread's stack past its sample's copy, for the walk
 	// (aftersample_linux.go).
 	after afterSample
@@ -492,7 +495,25 @@ func (t *Target) LostSamples(id target.ThreadID) int64 {
 	if ok {
 		delete(t.kernel.lost, int(id))
 	}
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	if m, ok := t.kernel.ringLost[int(id)]; ok {
+		n += m
+		delete(t.kernel.ringLost, int(id))
+	}
 	return n
+}
+
+// noteRingLost adds n samples the kernel dropped to thread tid's, from a
+// process or descendant ring. The caller holds stateMu.
+func (k *kernelSampler) noteRingLost(tid, n int) {
+	if n <= 0 {
+		return
+	}
+	if k.ringLost == nil {
+		k.ringLost = make(map[int]int64)
+	}
+	k.ringLost[tid] += int64(n)
 }
 
 // A thread keeps its ring while it has a sample in every ringIdleTimeout

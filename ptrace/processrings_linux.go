@@ -493,9 +493,7 @@ func (t *Target) listSampledThreads(p *processRings) {
 	k := t.kernel
 	k.procThreads = p.threadsWithSamples(k.procThreads)
 	for _, ts := range k.procThreads {
-		if ts.lost > 0 {
-			k.lost[ts.tid] += int64(ts.lost)
-		}
+		k.noteRingLost(ts.tid, ts.lost)
 		if th, ok := t.threads[ts.tid]; ok {
 			if ts.name != "" {
 				// As new as the rings: no wait for Info's next read.
@@ -540,9 +538,7 @@ func (t *Target) listDescendantThreads(p *processRings) {
 		if ts.pid == t.pid {
 			// Samples dropped in the context of one of the
 			// command's threads, whose own ring reports them.
-			if ts.lost > 0 {
-				k.lost[ts.tid] += int64(ts.lost)
-			}
+			k.noteRingLost(ts.tid, ts.lost)
 			continue
 		}
 		th, ok := t.departed[ts.tid]
@@ -559,9 +555,7 @@ func (t *Target) listDescendantThreads(p *processRings) {
 		th.sampled += time.Duration(ts.n+ts.lost) * t.opts.Kernel.Period
 		th.exitCPU += ts.exitCPU
 		th.lastCPU = max(th.sampled, th.exitCPU)
-		if ts.lost > 0 {
-			k.lost[ts.tid] += int64(ts.lost)
-		}
+		k.noteRingLost(ts.tid, ts.lost)
 	}
 }
 
