@@ -147,7 +147,8 @@ func (tk *threadKernel) noteDrain(now time.Time) {
 // or exits) beside its descendants' samples, and the listing reads them
 // all, so rings with nothing unread mean nothing of the kind happened
 // since. Without descendant rings (an attached process), or with process
-// rings, which its own samples fill, it cannot tell: false.
+// rings, which its own samples fill, it cannot tell: false; nor while a
+// thread has no ring, whose turning busy only a listing's capture sees.
 func (t *Target) ThreadsUnchanged() bool {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
@@ -156,6 +157,14 @@ func (t *Target) ThreadsUnchanged() bool {
 	k := t.kernel
 	if k == nil || k.proc != nil || k.kids == nil || t.closed || t.exited || len(t.departed) > 0 {
 		return false
+	}
+	for _, th := range t.threads {
+		if th.kernel.ring == nil {
+			// Captured by stops at listings (idle, its ring
+			// closed): its turning busy shows only there, and its
+			// CPU time until then goes on the stack seen then.
+			return false
+		}
 	}
 	p := k.kids
 	p.mu.Lock()

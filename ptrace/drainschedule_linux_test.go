@@ -45,7 +45,7 @@ func workersNamed(pid int, tids []target.ThreadID) int {
 }
 
 // TestThreadsUnchangedFollowsTheKernelsRecords: after a listing, a
-// command whose busy threads only spin is reported unchanged (the
+// command whose threads all have rings and only spin is reported unchanged (the
 // descendant rings drop their samples and hold nothing), until its threads
 // rename themselves (the kernel's comm records reach the rings through the
 // events the threads inherited), and again after the next listing; a
@@ -55,14 +55,26 @@ func TestThreadsUnchangedFollowsTheKernelsRecords(t *testing.T) {
 	l := launchWithDescendantRings(t, testprog.BuildC(t, "renamer.c"), "2")
 	// Until its two workers run, named (each names itself as it
 	// starts), and the listing reads what their starts left in the
-	// rings.
+	// rings. A thread without a ring of its own is captured by stops,
+	// whose turning busy only a listing sees: until each has one (two
+	// captures, as the sampler takes them), the threads may have changed.
+	c := target.NewCapture(64, 0)
 	testprog.WaitFor(t, 10*time.Second, func() bool {
 		tids, err := l.Threads(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(tids) == 3 && workersNamed(l.PID(), tids) == 2 && l.ThreadsUnchanged()
-	}, "the renamer's three threads listed, its workers named, and nothing new since")
+		if len(tids) != 3 || workersNamed(l.PID(), tids) != 2 {
+			return false
+		}
+		if l.ThreadsUnchanged() {
+			return true
+		}
+		for _, tid := range tids {
+			l.Capture(tid, c)
+		}
+		return false
+	}, "the renamer's three threads listed, its workers named, each with a ring, and nothing new since")
 	time.Sleep(50 * time.Millisecond)
 	if !l.ThreadsUnchanged() {
 		t.Fatal("spinning threads, nothing started or renamed: reported changed")
