@@ -3,8 +3,6 @@ package symcache
 import (
 	"bytes"
 	"debug/elf"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -73,22 +71,7 @@ func FuzzELFTable(f *testing.F) {
 // of addrs from its mapping (objfile.MapELF), closed before it returns.
 func mappedSymbolsAt(t *testing.T, data []byte, addrs []uint64) *Table {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "obj")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	file, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	ef, m, err := objfile.MapELF(file, maxELFRead)
-	if err != nil {
-		t.Fatalf("MapELF: %v, but the bytes were read", err)
-	}
-	if m == nil {
-		t.Fatal("MapELF: no mapping of a regular file")
-	}
+	ef, m := mapTestELF(t, data)
 	defer m.Close()
 	sel, err := elfSymbolsAt("fuzz", ef, m, addrs)
 	if err != nil {

@@ -108,10 +108,9 @@ func tinyELF(syms, dyn []testSym, tail string) []byte {
 	return b
 }
 
-// mappedTable builds the Table of the ELF bytes data through
-// elfTableMapped, from a mapping of them as a file, and calls check with
-// it before the mapping is closed.
-func mappedTable(t *testing.T, data []byte, check func(*Table)) {
+// mapTestELF writes data to a file and maps it (objfile.MapELF); the file
+// is closed at the test's end, the mapping by the caller.
+func mapTestELF(t *testing.T, data []byte) (*elf.File, *objfile.Mapping) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "obj")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -121,11 +120,20 @@ func mappedTable(t *testing.T, data []byte, check func(*Table)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer file.Close()
+	t.Cleanup(func() { file.Close() })
 	ef, m, err := objfile.MapELF(file, maxELFRead)
 	if err != nil || m == nil {
 		t.Fatalf("MapELF: %v (mapping %v), but the bytes were read", err, m != nil)
 	}
+	return ef, m
+}
+
+// mappedTable builds the Table of the ELF bytes data through
+// elfTableMapped, from a mapping of them as a file, and calls check with
+// it before the mapping is closed.
+func mappedTable(t *testing.T, data []byte, check func(*Table)) {
+	t.Helper()
+	ef, m := mapTestELF(t, data)
 	defer m.Close()
 	tab, _, err := elfTableMapped("obj", ef, m)
 	if err != nil {
