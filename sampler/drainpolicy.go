@@ -175,15 +175,13 @@ func (p *drainPolicy) drainOnly(ts *targetState, ending bool) bool {
 	if ts.drainer == nil || ts.ticks < 3 || ending || p.every <= 0 {
 		return false
 	}
-	every := listEvery
-	if p.every >= every*9/10 || time.Since(ts.listedAt) >= every*9/10 {
-		if ts.watcher == nil {
-			return false
-		}
-		every = quietListEvery
-		if p.every >= every*9/10 || time.Since(ts.listedAt) >= every*9/10 || !ts.watcher.ThreadsUnchanged() {
-			return false
-		}
+	// A listing is due when the drains come every or it was last
+	// listed every ago (less a tenth, as ticks may come early).
+	due := func(every time.Duration) bool {
+		return p.every >= every*9/10 || time.Since(ts.listedAt) >= every*9/10
+	}
+	if due(listEvery) && (ts.watcher == nil || due(quietListEvery) || !ts.watcher.ThreadsUnchanged()) {
+		return false
 	}
 	_, all := ts.drainer.KernelSampled()
 	return all
