@@ -54,5 +54,6 @@ func (s *Sampler) captureBatch(ts *targetState) {
 			continue
 		}
 		s.internAndCount(pid, s.batchIDs[i], th, c, s.batchN[i])
+		th.captured = ts.drainer != nil
 	}
 }

@@ -18,7 +18,7 @@ func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64)
 		th = &threadState{lastCPU: -1}
 		ts.threads[tid] = th
 	}
-	th.seenTick = tick
+	th.seenTick, th.captured = tick, false
 	info, err := ts.t.Info(tid)
 	if err != nil {
 		w.missed[profile.MissThreadGone]++

@@ -21,12 +21,13 @@ const (
 	maxKeptDrained = 1 << 22
 )
 
-// drainListed drains the kernel samples of ts's threads drained at its last
-// listing, on a tick that only drains (drainPolicy.drainOnly).
+// drainListed drains the kernel samples of ts's threads drained or
+// captured at its last listing, on a tick that only drains
+// (drainPolicy.drainOnly).
 func (s *Sampler) drainListed(ts *targetState) {
 	for tid, th := range ts.threads {
-		if th.drained {
-			th.drained = s.drain(ts, tid, th, false)
+		if th.drained || th.captured {
+			th.drained, th.captured = s.drain(ts, tid, th, false), false
 		}
 	}
 }

@@ -201,6 +201,12 @@ type threadState struct {
 	// drained: its kernel samples were drained at the last listing, so
 	// ticks that only drain (drainOnly) drain it too.
 	drained bool
+	// captured: captured at the last listing, which may have started its
+	// kernel samples (a backend starts them at a thread's first capture):
+	// the next tick that only drains tries it too, or its samples would
+	// wait for the next listing, up to quietListEvery, in a buffer that
+	// holds less.
+	captured bool
 	// unaccounted is the whole periods of pending, beyond one, that no
 	// kernel sample or reported loss accounted for at its last listing.
 	unaccounted int64

@@ -67,13 +67,31 @@ func TestRecordStoppedLosesSamplesNotStacks(t *testing.T) {
 	if waitErr != nil {
 		t.Fatalf("macprof record: %v\n%s", waitErr, stderr.String())
 	}
-	f, err := os.Open(out)
+	total, lost, top, topStack := foldedCounts(t, out)
+	t.Logf("%d samples, %d lost, %d stops; the largest stack %d:\n%s\n%s", total, lost, stops, top, topStack, stderr.String())
+	if total < 200 {
+		t.Fatalf("%d samples in 4 s at 999 Hz: the target hardly ran", total)
+	}
+	// Whether a loss reads "buffer full" or "no sample" depends on the
+	// kernel writing its lost record before the recording ends
+	// (TestDrainSamplesTellsTheSamplesTheKernelLost checks the record).
+	if lost == 0 || !strings.Contains(stderr.String(), "lost):") || !strings.Contains(stderr.String(), "shown as [lost: ") {
+		t.Errorf("no samples shown as lost (%d) or said lost in the summary, while macprof was stopped for 300 ms of the target's CPU at a time", lost)
+	}
+	if share := float64(top) / float64(total); share > 0.05 {
+		t.Errorf("a stack holds %.1f%% of the samples, twice its share of 2.5%% or more: %s", 100*share, topStack)
+	}
+}
+
+// foldedCounts reads a folded profile: its samples, those on [lost: ...]
+// stacks, and the largest count of a program's stack, with that stack.
+func foldedCounts(t *testing.T, path string) (total, lost, top int64, topStack string) {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var total, lost, top int64
-	var topStack string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -94,17 +112,34 @@ func TestRecordStoppedLosesSamplesNotStacks(t *testing.T) {
 			top, topStack = n, stack
 		}
 	}
-	t.Logf("%d samples, %d lost, %d stops; the largest stack %d:\n%s\n%s", total, lost, stops, top, topStack, stderr.String())
-	if total < 200 {
-		t.Fatalf("%d samples in 4 s at 999 Hz: the target hardly ran", total)
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
-	// Whether a loss reads "buffer full" or "no sample" depends on the
-	// kernel writing its lost record before the recording ends
-	// (TestDrainSamplesTellsTheSamplesTheKernelLost checks the record).
-	if lost == 0 || !strings.Contains(stderr.String(), "lost):") || !strings.Contains(stderr.String(), "shown as [lost: ") {
-		t.Errorf("no samples shown as lost (%d) or said lost in the summary, while macprof was stopped for 300 ms of the target's CPU at a time", lost)
+	return total, lost, top, topStack
+}
+
+// TestRecordLosesNoSampleOfThreadsStartedLate records at 999 Hz a command
+// whose two busy threads start 300 ms in, once the sampler's first
+// listings are over and it lists threads only every 500 ms while nothing
+// changes: the rings their first captures open are drained from the next
+// tick on, so no sample is lost (before, they waited for the next
+// listing, and a ring holding ~125 samples lost ~370 of each thread's).
+func TestRecordLosesNoSampleOfThreadsStartedLate(t *testing.T) {
+	macprof, _ := macprofBinary(t)
+	prog := testprog.BuildC(t, "latestart.c")
+	out := filepath.Join(t.TempDir(), "p.folded")
+	cmd := exec.Command(macprof, "record", "-F", "999", "-o", out, "--", prog, "300", "2", "1500")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("macprof record: %v\n%s", err, stderr.String())
 	}
-	if share := float64(top) / float64(total); share > 0.05 {
-		t.Errorf("a stack holds %.1f%% of the samples, twice its share of 2.5%% or more: %s", 100*share, topStack)
+	total, lost, _, _ := foldedCounts(t, out)
+	t.Logf("%d samples, %d lost\n%s", total, lost, stderr.String())
+	if total < 2000 {
+		t.Fatalf("%d samples of 3 s of CPU time at 999 Hz", total)
+	}
+	if share := float64(lost) / float64(total); share > 0.03 {
+		t.Errorf("%.1f%% of the samples lost (%d of %d); want under 3%%", 100*share, lost, total)
 	}
 }
