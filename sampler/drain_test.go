@@ -40,6 +40,9 @@ type drainingTarget struct {
 	// The time of the last drain and the samples taken by then.
 	lastDrain time.Time
 	lastTaken map[target.ThreadID]int64
+	// drainedAt, when not nil, notes the time of each drain of a thread
+	// whose samples have started, and capturedAt of its first capture.
+	drainedAt, capturedAt map[target.ThreadID][]time.Time
 }
 
 func newDraining(pid int, period time.Duration, threads map[target.ThreadID]*targettest.Thread) *drainingTarget {
@@ -79,6 +82,9 @@ func (d *drainingTarget) Capture(t target.ThreadID, c *target.Capture) error {
 	if _, ok := d.started[t]; !ok {
 		d.started[t] = d.cpu(t)
 		d.startWait[t] = max(0, schedWait()-d.startWait[t])
+		if d.capturedAt != nil {
+			d.capturedAt[t] = append(d.capturedAt[t], time.Now())
+		}
 	}
 	return d.Fake.Capture(t, c)
 }
@@ -88,6 +94,9 @@ func (d *drainingTarget) DrainSamples(t target.ThreadID, caps []*target.Capture)
 	start, ok := d.started[t]
 	if !ok {
 		return 0, target.ErrNotKernelSampled
+	}
+	if d.drainedAt != nil {
+		d.drainedAt[t] = append(d.drainedAt[t], time.Now())
 	}
 	total := int64((d.cpu(t) - start) / d.period)
 	if d.endless {
@@ -244,6 +253,48 @@ func TestDrainListsThreadsOnlyWhileTheyMayHaveChanged(t *testing.T) {
 		if n := d.drained[1]; stopped == 0 || sampled < n || sampled > n+2 || n < 100 {
 			t.Errorf("unchanged %v: %d samples on the stop's stack, %d on drained samples' stacks; %d drained, want each counted once", unchanged, stopped, sampled, n)
 		}
+	}
+}
+
+// TestDrainTakesRingsOpenedAtAListing: a thread first captured at a
+// listing of a target whose threads are listed only every quietListEvery
+// (its capture starts its kernel samples, as ptrace's opens its ring) is
+// drained at the ticks that only drain from then on, as a thread drained
+// since the start is: its ring would otherwise wait for the next listing,
+// longer than a kernel buffer holds.
+func TestDrainTakesRingsOpenedAtAListing(t *testing.T) {
+	const hz = 100
+	d := &watchingTarget{drainingTarget: newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{
+		1: {Share: 1, Stack: []uint64{1, 2}},
+		// A period of CPU time only after ~330 ms: first captured
+		// at a quiet listing.
+		2: {Share: 0.03, Stack: []uint64{3, 4}},
+	}), unchanged: true}
+	d.drainedAt, d.capturedAt = map[target.ThreadID][]time.Time{}, map[target.ThreadID][]time.Time{}
+	run(t, Config{Hz: hz}, 1800*time.Millisecond, d)
+	if len(d.capturedAt[2]) == 0 {
+		t.Fatal("the slow thread was never captured")
+	}
+	from := d.capturedAt[2][0]
+	// Drains of a thread after from, those of one tick (microseconds
+	// apart) counted once.
+	ticks := func(tid target.ThreadID) int {
+		n := 0
+		var last time.Time
+		for _, at := range d.drainedAt[tid] {
+			if at.After(from) && at.Sub(last) > 5*time.Millisecond {
+				n++
+			}
+			last = at
+		}
+		return n
+	}
+	busy, slow := ticks(1), ticks(2)
+	if busy < 4 {
+		t.Fatalf("the busy thread drained at %d ticks after the slow one's capture at %v; want a run of ticks after it", busy, from.Sub(d.Start))
+	}
+	if slow < busy-1 {
+		t.Errorf("the thread first captured at %v was drained at %d ticks after it, the busy thread at %d: its samples waited for listings", from.Sub(d.Start), slow, busy)
 	}
 }
 
