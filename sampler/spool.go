@@ -2,7 +2,8 @@ package sampler
 
 import (
 	"math"
-	"slices"
+	"math/bits"
+	"math/rand/v2"
 	"unsafe"
 
 	"github.com/macprof/macprof/intern"
@@ -15,38 +16,26 @@ import (
 // record leaves it to perf report. Samples are interned and counted, in
 // the order they came, when the window closes or the spool is full.
 //
-// Entries and addresses are kept in fixed-size chunks without pointers:
+// Entries and stacks are kept in fixed-size chunks without pointers:
 // appending never copies what is there, and the garbage collector does
 // not scan them. A flush keeps the first chunk of each for the next
-// samples. Each entry holds its stack's first address; the callers,
-// which most samples share with a recent one while their leaves differ,
-// are copied once (recent): at 999 Hz the copies were most of what the
-// spool grew by, each new page of it a page fault.
+// samples. Stacks are nodes of a tree from the outermost caller in
+// (spoolTree), and an entry holds its stack's node: a sample adds only the
+// frames no stack spooled since the last flush had under the same callers
+// (bench/cbusy at 999 Hz: 35 bytes a sample, 83 when each sample's chain
+// of callers was copied unless a recent one was the same). What the spool
+// grows by is page faults, each dearer than the lookups that spare it:
+// 10-40 us a page in the virtual machines measured.
 type spool struct {
 	limit, bytes int
 	entries      [][]spooled // chunks of spoolEntryChunk, all full but the last
 	times        [][]int64   // with timed, the entries' times, chunk by chunk
-	pcs          [][]uint64  // chunks of the callers of entries
 	threads      []spoolThread
 	timed        bool // a timeline is kept: entries have times
-	// recent holds where callers spooled since the last flush are, by
-	// their hash (callersHash).
-	recent [spoolRecent]spoolRef
+	tree         spoolTree
 	// stack is where a flush puts a stack back together.
 	stack []uint64
 }
-
-// spoolRef is where spooled callers are: pcs[chunk][off:off+n-1] (n 0:
-// none).
-type spoolRef struct {
-	hash       uint64
-	chunk, off int32
-	n          int32
-}
-
-// spoolRecent is how many callers spoolRef remembers, one per hash modulo
-// it.
-const spoolRecent = 256
 
 // spoolThread is a thread that samples in the spool belong to, under the
 // name it had then.
@@ -59,24 +48,50 @@ type spoolThread struct {
 }
 
 // spooled is one sample in the spool: n samples of threads[thread] on the
-// stack of len addresses leaf, then pcs[chunk][off:off+len-1] (hashed by
-// the walk), or, with len -1, on the last stack spooled or counted for the
-// thread before it.
+// stack that ends at tree node stack&spoolNodeMask (0: no frame), or, with
+// that spoolRepeat, on the last stack spooled or counted for the thread
+// before it; spoolTruncated and spoolCFI mark the walk's stack as
+// truncated and walked with tables.
 type spooled struct {
-	hash           uint64
-	leaf           uint64
-	n              int64
-	thread         int32
-	chunk, off     int32
-	len            int32
-	truncated, cfi bool
+	hash   uint64
+	n      int64
+	stack  uint32
+	thread int32
 }
 
-// The chunk sizes: 512 KiB of addresses, 64 Ki entries.
+// The marks of spooled.stack.
 const (
-	spoolPCChunk    = 1 << 16
-	spoolEntryChunk = 1 << 16
+	spoolTruncated = 1 << 31
+	spoolCFI       = 1 << 30
+	spoolNodeMask  = spoolCFI - 1
+	spoolRepeat    = spoolNodeMask // a node the tree never issues
 )
+
+// The chunk sizes: 64 Ki entries (1.5 MiB), 32 Ki nodes (384 KiB).
+const (
+	spoolEntryChunk = 1 << 16
+	spoolNodeShift  = 15
+	spoolNodeChunk  = 1 << spoolNodeShift
+)
+
+// spoolTree holds the spool's stacks as a tree: node i (from 1; 0 is the
+// root, the empty stack) is the address pc[i] called from node parent[i],
+// found by (parent, pc) in an open-addressed table of node numbers. Its
+// hash is keyed (seed), as stack addresses come from the target.
+type spoolTree struct {
+	pc     [][]uint64 // chunks of spoolNodeChunk: the nodes' addresses
+	parent [][]uint32 // and their callers' nodes
+	n      uint32     // nodes issued, the root included
+	table  []uint32   // node numbers, 0 for none; a power of two, at most half full
+	seed   uint64
+}
+
+// spoolNodeBytes is what a node costs the spool: its address, its parent
+// and two slots of the table.
+const spoolNodeBytes = 8 + 4 + 2*4
+
+// spoolMaxNodes bounds a tree's nodes below spoolRepeat.
+const spoolMaxNodes = spoolRepeat - 1
 
 // spooledStack is the StackID a thread's last stack has while it waits in
 // the spool; the interner never issues it (it counts up from 1, and
@@ -115,52 +130,118 @@ func (sp *spool) add(e spooled, at int64) {
 	}
 }
 
-// addPCs copies pcs into the last chunk of addresses, or a new one, and
-// returns where.
-func (sp *spool) addPCs(pcs []uint64) (chunk, off int32) {
-	k := len(sp.pcs)
-	if k == 0 || cap(sp.pcs[k-1])-len(sp.pcs[k-1]) < len(pcs) {
-		sp.pcs = append(sp.pcs, make([]uint64, 0, max(spoolPCChunk, len(pcs))))
-		k++
+// node returns the tree's node of the stack pcs (first address first),
+// adding the nodes it lacks, and how many it added; ok is false, and
+// nothing added, when the tree holds spoolMaxNodes.
+func (t *spoolTree) node(pcs []uint64) (node uint32, added int, ok bool) {
+	if t.n == 0 {
+		t.n = 1 // the root
+		if t.seed == 0 {
+			t.seed = rand.Uint64() | 1
+		}
 	}
-	last := &sp.pcs[k-1]
-	off = int32(len(*last))
-	*last = append(*last, pcs...)
-	sp.bytes += 8 * len(pcs)
-	return int32(k - 1), off
+	for i := len(pcs) - 1; i >= 0; i-- {
+		pc := pcs[i]
+		mask := uint64(len(t.table) - 1)
+		slot := t.slot(node, pc) & mask
+		for len(t.table) > 0 {
+			c := t.table[slot]
+			if c == 0 {
+				break
+			}
+			if t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)] == pc && t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)] == node {
+				node = c
+				goto next
+			}
+			slot = (slot + 1) & mask
+		}
+		if t.n >= spoolMaxNodes {
+			return 0, added, false
+		}
+		node = t.add(node, pc)
+		added++
+	next:
+	}
+	return node, added, true
 }
 
-// callersHash hashes the callers of a stack for recent.
-func callersHash(callers []uint64) uint64 {
-	h := uint64(len(callers))
-	for _, pc := range callers {
-		h = (h ^ pc) * 0x9e3779b97f4a7c15
-	}
-	return h ^ h>>29
+// slot hashes a node's parent and address into the table.
+func (t *spoolTree) slot(parent uint32, pc uint64) uint64 {
+	hi, lo := bits.Mul64(pc^t.seed, uint64(parent)^0x9e3779b97f4a7c15)
+	return hi ^ lo
 }
 
-// callersAt returns where callers are in the spool: where they were
-// spooled since the last flush, if they are among the recent ones, else
-// where they are copied to.
-func (sp *spool) callersAt(callers []uint64) (chunk, off int32) {
-	hash := callersHash(callers)
-	r := &sp.recent[hash%spoolRecent]
-	if r.n == int32(len(callers))+1 && r.hash == hash && slices.Equal(sp.pcs[r.chunk][r.off:r.off+r.n-1], callers) {
-		return r.chunk, r.off
+// add issues the node of pc under parent, growing the table to stay at
+// most half full.
+func (t *spoolTree) add(parent uint32, pc uint64) uint32 {
+	c := t.n
+	if k := int(c >> spoolNodeShift); k == len(t.pc) {
+		t.pc = append(t.pc, make([]uint64, spoolNodeChunk))
+		t.parent = append(t.parent, make([]uint32, spoolNodeChunk))
 	}
-	chunk, off = sp.addPCs(callers)
-	*r = spoolRef{hash: hash, chunk: chunk, off: off, n: int32(len(callers)) + 1}
-	return chunk, off
+	t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)] = pc
+	t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)] = parent
+	t.n++
+	if 2*int(t.n) > len(t.table) {
+		t.grow()
+	} else {
+		t.insert(c)
+	}
+	return c
+}
+
+// insert puts node c in the table.
+func (t *spoolTree) insert(c uint32) {
+	mask := uint64(len(t.table) - 1)
+	slot := t.slot(t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)], t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)]) & mask
+	for t.table[slot] != 0 {
+		slot = (slot + 1) & mask
+	}
+	t.table[slot] = c
+}
+
+// grow doubles the table (4096 slots at first) and puts every node in it.
+func (t *spoolTree) grow() {
+	t.table = make([]uint32, max(4096, 2*len(t.table)))
+	for c := uint32(1); c < t.n; c++ {
+		t.insert(c)
+	}
+}
+
+// appendStack appends the stack that ends at node c, first address first.
+func (t *spoolTree) appendStack(dst []uint64, c uint32) []uint64 {
+	for c != 0 {
+		dst = append(dst, t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)])
+		c = t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)]
+	}
+	return dst
+}
+
+// reset forgets every node, keeping the first chunk and the table.
+func (t *spoolTree) reset() {
+	clear(t.table)
+	t.n = 0
+	clear(t.pc[1:]) // to the collector
+	clear(t.parent[1:])
+	t.pc, t.parent = t.pc[:min(1, len(t.pc))], t.parent[:min(1, len(t.parent))]
 }
 
 // spoolStack keeps n samples of a thread on the stack pcs, to be interned
 // at the next flush, and makes it the thread's last stack.
 func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs []uint64, hash uint64, truncated, cfi bool, n, at int64) {
 	sp := s.spool
-	e := spooled{hash: hash, n: n, thread: sp.thread(pid, tid, th), len: int32(len(pcs)), truncated: truncated, cfi: cfi}
-	if len(pcs) > 0 {
-		e.leaf = pcs[0]
-		e.chunk, e.off = sp.callersAt(pcs[1:])
+	node, added, ok := sp.tree.node(pcs)
+	if !ok {
+		s.flushSpool()
+		node, added, _ = sp.tree.node(pcs)
+	}
+	sp.bytes += added * spoolNodeBytes
+	e := spooled{hash: hash, n: n, thread: sp.thread(pid, tid, th), stack: node}
+	if truncated {
+		e.stack |= spoolTruncated
+	}
+	if cfi {
+		e.stack |= spoolCFI
 	}
 	sp.add(e, at)
 	th.lastStack, th.hasStack = spooledStack, true
@@ -174,7 +255,7 @@ func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs 
 // the spool.
 func (s *Sampler) spoolRepeat(pid int, tid target.ThreadID, th *threadState, n, at int64) {
 	sp := s.spool
-	sp.add(spooled{n: n, thread: sp.thread(pid, tid, th), len: -1}, at)
+	sp.add(spooled{n: n, thread: sp.thread(pid, tid, th), stack: spoolRepeat}, at)
 	s.total += n
 	if sp.bytes >= sp.limit {
 		s.flushSpool()
@@ -193,14 +274,11 @@ func (s *Sampler) flushSpool() {
 		for i := range chunk {
 			e := &chunk[i]
 			t := &sp.threads[e.thread]
-			if e.len >= 0 {
-				pcs := sp.stack[:0]
-				if e.len > 0 {
-					pcs = append(append(pcs, e.leaf), sp.pcs[e.chunk][e.off:e.off+e.len-1]...)
-				}
+			if node := e.stack & spoolNodeMask; node != spoolRepeat {
+				pcs := sp.tree.appendStack(sp.stack[:0], node)
 				sp.stack = pcs
-				id := s.interns.InternHashed(pcs, e.hash, e.truncated)
-				if e.cfi {
+				id := s.interns.InternHashed(pcs, e.hash, e.stack&spoolTruncated != 0)
+				if e.stack&spoolCFI != 0 {
 					if _, ok := s.cfiStacks[id]; !ok {
 						s.cfiStacks[id] = struct{}{}
 					}
@@ -228,11 +306,10 @@ func (s *Sampler) flushSpool() {
 	for i := range sp.times {
 		sp.times[i] = sp.times[i][:0]
 	}
-	for i := range sp.pcs {
-		sp.pcs[i] = sp.pcs[i][:0]
-	}
-	// add and addPCs fill the last chunk: the rest go to the collector.
-	sp.entries, sp.times, sp.pcs = sp.entries[:1], sp.times[:min(1, len(sp.times))], sp.pcs[:min(1, len(sp.pcs))]
+	// add fills the last chunk: the rest go to the collector.
+	clear(sp.entries[1:])
+	clear(sp.times[min(1, len(sp.times)):])
+	sp.entries, sp.times = sp.entries[:1], sp.times[:min(1, len(sp.times))]
+	sp.tree.reset()
 	sp.bytes = 0
-	clear(sp.recent[:])
 }

@@ -158,11 +158,12 @@ func testSpoolKeepsItsMemory(t *testing.T, timeline int) {
 	}
 }
 
-// TestSpoolCopiesSharedCallersOnce: samples whose stacks differ in their
-// first address only (samples in one function) copy their callers into the
-// spool once, and a stack of other callers is still copied; the window
-// holds each stack as it was.
-func TestSpoolCopiesSharedCallersOnce(t *testing.T) {
+// TestSpoolKeepsSharedCallersOnce: samples whose stacks share callers
+// (samples in one function, or in a recursion whose middle frames differ,
+// as a merge sort's) add to the spool only the frames no stack spooled
+// before had under the same callers; the window holds each stack as it
+// was.
+func TestSpoolKeepsSharedCallersOnce(t *testing.T) {
 	s, err := New(Config{Hz: 100, SpoolBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
@@ -171,32 +172,51 @@ func TestSpoolCopiesSharedCallersOnce(t *testing.T) {
 	s.win = s.newWindow(start)
 	th := &threadState{name: "w"}
 	c := target.NewCapture(64, 0)
+	var want [][]uint64
 	spool := func(pcs ...uint64) {
 		c.PCs = append(c.PCs[:0], pcs...)
 		c.Walk.Hash = unwind.HashPCs(c.PCs)
 		s.internAndCount(1, 2, th, c, 1)
+		if !slices.ContainsFunc(want, func(w []uint64) bool { return slices.Equal(w, pcs) }) {
+			want = append(want, slices.Clone(pcs))
+		}
 	}
 	for i := range 100 {
 		spool(0x100+uint64(i%10), 2, 3, 4)
 	}
 	spool(0x100, 6, 7, 8)
 	spool(0x101, 2, 3, 4)
-	copied := 0
-	for _, c := range s.spool.pcs {
-		copied += len(c)
+	// A recursion: two call sites (0x20, 0x21) at each of 3 levels
+	// between a leaf and the same outer callers.
+	for i := range 64 {
+		pcs := []uint64{0x300 + uint64(i%4)}
+		for lvl := range 3 {
+			pcs = append(pcs, 0x20+uint64(i>>(2+lvl)&1))
+		}
+		spool(append(pcs, 9, 4)...)
 	}
-	if copied != 6 {
-		t.Fatalf("%d addresses copied into the spool for 102 samples on eleven stacks of two callers' chains, want 6", copied)
+	s.count(1, 2, th, th.lastStack, 5) // a repeat of the last stack
+	// 4, 3, 2 and 10 leaves; 8, 7, 6 and a leaf; 9 under 4, 2+4+8 frames
+	// of the recursion, 4 leaves under each of its 8 paths.
+	if got, want := int(s.spool.tree.n)-1, 3+10+4+1+14+32; got != want {
+		t.Fatalf("%d addresses kept in the spool, want %d", got, want)
 	}
 	var w *profile.Window
 	s.cfg.OnWindow = func(x *profile.Window) { w = x }
 	s.closeWindow(start.Add(time.Second))
-	if len(w.Stacks) != 11 {
-		t.Fatalf("%d stacks in the window, want 11", len(w.Stacks))
+	if len(w.Stacks) != len(want) {
+		t.Fatalf("%d stacks in the window, want %d", len(w.Stacks), len(want))
 	}
 	for _, st := range w.Stacks {
-		if len(st.PCs) != 4 || st.PCs[0]&^0xff != 0x100 || st.PCs[1] != 2 && st.PCs[1] != 6 {
-			t.Errorf("stack %#x in the window", st.PCs)
+		if !slices.ContainsFunc(want, func(pcs []uint64) bool { return slices.Equal(st.PCs, pcs) }) {
+			t.Errorf("stack %#x in the window, not spooled", st.PCs)
 		}
+	}
+	var n int64
+	for _, smp := range w.Samples {
+		n += smp.Count
+	}
+	if n != 100+2+64+5 {
+		t.Errorf("%d samples in the window, want %d", n, 100+2+64+5)
 	}
 }
