@@ -15,67 +15,80 @@ import (
 // line table walked once for all its addresses), its names demangled on
 // every CPU, and printed in the order the addresses came.
 
-// batch prints the lines for words, in their order, having looked the
-// table's addresses up in increasing order (so that the line tables of a
-// function are walked once for all of its addresses); false when some
-// word is not an address.
-func (s *symbolizer) batch(w *output, words [][]byte) bool {
-	s.answers = slices.Grow(s.answers[:0], len(words))[:len(words)]
-	s.order = s.order[:0]
-	for i, word := range words {
-		a := &s.answers[i]
-		s.parse(a, word)
-		if a.isAddr && a.img != nil && s.fast() {
-			s.order = append(s.order, batchKey{a.addr, i})
-		}
-	}
-	s.sortOrder()
-	for _, k := range s.order {
-		s.resolve(&s.answers[k.i])
+// batch prints the lines for the words of s.answers, in their order,
+// having looked the table's addresses up in increasing order (so that the
+// line tables of a function are walked once for all of its addresses);
+// text is what the words were read from. It empties s.answers, and
+// returns false when some word is not an address.
+func (s *symbolizer) batch(w *output, text []byte) bool {
+	if s.fast() {
+		s.resolveInOrder()
 	}
 	s.demangleQueued()
 	all := true
-	for i, word := range words {
-		s.print(w, &s.answers[i], word)
-		all = all && s.answers[i].isAddr
+	for i := range s.answers {
+		a := &s.answers[i]
+		s.print(w, a, text)
+		all = all && a.fn != notAddr
 	}
+	s.answers = s.answers[:0]
 	return all
 }
 
-// sortOrder sorts s.order by address: as single words (address above,
-// index below) when both fit in 64 bits, which sorts several times faster
-// than pairs.
-func (s *symbolizer) sortOrder() {
+// resolveInOrder resolves the addresses of s.answers in the binary in
+// increasing order: sorted as single words (address less the least one
+// above, index below) when they fit in 64 bits, which sorts several times
+// faster than pairs.
+func (s *symbolizer) resolveInOrder() {
 	const indexBits = 20
-	if len(s.order) > 1<<indexBits || len(s.order) < 2 {
-		slices.SortFunc(s.order, func(x, y batchKey) int { return cmp.Compare(x.addr, y.addr) })
+	lo, hi, n := ^uint64(0), uint64(0), 0
+	for i := range s.answers {
+		if a := &s.answers[i]; a.fn == noFunction {
+			lo, hi, n = min(lo, a.addr), max(hi, a.addr), n+1
+		}
+	}
+	if n == 0 {
 		return
 	}
-	s.packed = s.packed[:0]
-	for _, k := range s.order {
-		if k.addr >= 1<<(64-indexBits) {
-			slices.SortFunc(s.order, func(x, y batchKey) int { return cmp.Compare(x.addr, y.addr) })
-			return
+	if len(s.answers) > 1<<indexBits || hi-lo >= 1<<(64-indexBits) {
+		s.order = s.order[:0]
+		for i := range s.answers {
+			if a := &s.answers[i]; a.fn == noFunction {
+				s.order = append(s.order, batchKey{a.addr, i})
+			}
 		}
-		s.packed = append(s.packed, k.addr<<indexBits|uint64(k.i))
+		slices.SortFunc(s.order, func(x, y batchKey) int { return cmp.Compare(x.addr, y.addr) })
+		for _, k := range s.order {
+			s.resolve(&s.answers[k.i], k.addr)
+		}
+		return
 	}
-	s.packed, s.scratch = radixSort(s.packed, s.scratch)
-	for j, v := range s.packed {
-		s.order[j] = batchKey{v >> indexBits, int(v & (1<<indexBits - 1))}
+	s.packed = slices.Grow(s.packed[:0], n)
+	for i := range s.answers {
+		if a := &s.answers[i]; a.fn == noFunction {
+			s.packed = append(s.packed, (a.addr-lo)<<indexBits|uint64(i))
+		}
+	}
+	// The words come in index order: sorting by the address bits alone
+	// keeps the order of equal addresses.
+	s.packed, s.scratch = radixSort(s.packed, s.scratch, indexBits)
+	for _, k := range s.packed {
+		s.resolve(&s.answers[k&(1<<indexBits-1)], lo+k>>indexBits)
 	}
 }
 
-// radixSort sorts v (least significant byte first, only as many bytes as
-// its largest value has), using tmp as the other buffer; it returns the
-// sorted slice and the buffer to reuse, either of which may be v's.
+// radixSort sorts v by its bits from skip up (least significant byte
+// first, only as many bytes as its largest value has), keeping the order
+// of values equal in those bits, using tmp as the other buffer; it returns
+// the sorted slice and the buffer to reuse, either of which may be v's.
 // A batch's random addresses sort several times faster than by compares.
-func radixSort(v, tmp []uint64) (sorted, buf []uint64) {
+func radixSort(v, tmp []uint64, skip uint) (sorted, buf []uint64) {
 	var top uint64
 	for _, x := range v {
 		top |= x
 	}
 	tmp = slices.Grow(tmp[:0], len(v))[:len(v)]
-	for shift := uint(0); shift < 64 && top>>shift != 0; shift += 8 {
+	for shift := skip; shift < 64 && top>>shift != 0; shift += 8 {
 		var count [257]int
 		for _, x := range v {
 			count[(x>>shift)&0xff+1]++

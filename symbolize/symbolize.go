@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,11 +69,14 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 	defer out.Flush()
 	var status error
 	if len(addrs) > 0 {
-		words := make([][]byte, len(addrs))
-		for i, a := range addrs {
-			words[i] = []byte(a)
+		// One batch: the arguments side by side, each a word.
+		var text []byte
+		for _, a := range addrs {
+			i := len(text)
+			text = append(text, a...)
+			s.word(text, i, len(text))
 		}
-		if !s.batch(out, words) {
+		if !s.batch(out, text) {
 			status = ErrNotAddress
 		}
 		return cmp.Or(s.faulted(), status)
@@ -80,12 +84,8 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 	// Read what stdin holds, answer every whole word of it as one
 	// batch, and flush before the next read, which may block: addresses
 	// piped in one at a time are answered at once, and a file of them
-	// in batches of up to a buffer's worth: 64 KiB, about 7,000
-	// addresses, whose answers stay in memory already touched (with
-	// 256 KiB, a fresh process spent ~13% more CPU, mostly faulting in
-	// the batch's larger arrays).
-	buf := make([]byte, 0, 64<<10)
-	var words [][]byte
+	// in batches of up to a buffer's worth, readBuffer.
+	buf := make([]byte, 0, readBuffer)
 	empty := 0
 	for {
 		if len(buf) == cap(buf) {
@@ -110,8 +110,9 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 			empty = 0
 		}
 		// Whole words: each followed by a space, or the last one
-		// when nothing more comes.
-		words = words[:0]
+		// when nothing more comes. (Addresses take 8 to 19 bytes
+		// with their newline: room for the answers of most.)
+		s.answers = slices.Grow(s.answers[:0], len(buf)/10)
 		rest := 0
 		for i := 0; i < len(buf); {
 			for i < len(buf) && isSpace(buf[i]) {
@@ -125,11 +126,11 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 				rest = i
 				break
 			}
-			words = append(words, buf[i:j])
+			s.word(buf, i, j)
 			rest = j
 			i = j
 		}
-		if !s.batch(out, words) {
+		if !s.batch(out, buf) {
 			status = ErrNotAddress
 		}
 		if err := s.faulted(); err != nil {
@@ -150,6 +151,13 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 // limit did).
 const maxWord = 1 << 20
 
+// readBuffer is how much of standard input is read at once: up to ~110,000
+// addresses answered as one batch, in which each function's line tables
+// are walked once for all its addresses (a Go binary's 100,000 random
+// addresses in batches of 64 KiB, 7,000 addresses over its 8,000
+// functions, walked them from their entry for almost every address).
+const readBuffer = 1 << 20
+
 // open opens cfg.Binary and reads its table; every error names the file.
 func open(cfg Config) (*symbolizer, error) {
 	s, err := newSymbolizer(cfg.Binary, cfg.Arch, cfg.DSYM, cfg.Load, cfg.HaveLoad)
@@ -165,7 +173,9 @@ func open(cfg Config) (*symbolizer, error) {
 		}
 		return nil, err
 	}
-	s.table, s.slots, s.lineNames = t, make([]int32, t.Len()), map[string]string{}
+	s.table, s.slots = t, make([]int32, t.Len())
+	s.lineNames, s.fileIndex = map[string]int32{}, map[string]int32{}
+	s.lastName, s.lastFileIndex = -1, -1
 	s.lines = t.LineCursor()
 	return s, nil
 }
@@ -187,16 +197,23 @@ type symbolizer struct {
 	image    string
 	inline   bool
 	// names are the (demangled) names of the functions the addresses
-	// met, in the order met ("" for an unnamed one), and slots[i] is
-	// 1 + the index in names of the table's function i, 0 until met.
-	names []string
-	slots []int32
+	// met, in the order met ("" for an unnamed one), starts their
+	// starts, and slots[i] is 1 + the index in names of the table's
+	// function i, 0 until met.
+	names  []string
+	starts []uint64
+	slots  []int32
 	// queued are the indexes in names a batch found that are
 	// still to be demangled (by demangleQueued, on every CPU).
 	queued []int32
-	// lineNames are the demangled names of the functions the line
-	// tables name, by their raw name.
-	lineNames map[string]string
+	// lineNames[raw] is the index in lnames of what a function name
+	// the line tables give prints as (demangled once).
+	lineNames map[string]int32
+	lnames    []string
+	// fileIndex[path] is the index in files of the base name of a file
+	// the line tables give, which is what is printed.
+	fileIndex map[string]int32
+	files     []string
 	lines     *symcache.LineCursor // the table's lines, walked in address order
 	// answers and order are a batch's, reused from batch to batch.
 	answers []answer
@@ -204,28 +221,34 @@ type symbolizer struct {
 	packed  []uint64 // order, packed for sorting
 	scratch []uint64 // radixSort's other buffer
 	// lastRaw is the last function name the line tables gave, and
-	// lastName what it prints as.
-	lastRaw, lastName string
-	// lastFile is the last file the line tables gave, lastBase its base
-	// name, which is what is printed.
-	lastFile, lastBase string
+	// lastName its index in lnames; lastFile the last file, and
+	// lastFileIndex its index in files.
+	lastRaw, lastFile       string
+	lastName, lastFileIndex int32
 }
 
-// answer is what one word of a batch resolves to: its address, the
-// segment that holds it, and, from the table, the function and line.
+// answer is what one word of a batch resolves to: its address and,
+// from the table, its function and line. It is small and holds no
+// pointer: a batch's answers are written in address order, read in the
+// words' order, and never scanned by the collector.
 type answer struct {
-	addr   uint64
-	isAddr bool
-	img    *images.Image
-	off    uint64 // file offset, or link-time address when mapped
-	va     uint64
-	mapped bool
-	start  uint64
-	fn     int32  // index in names of its function, -1 for none
-	name   string // the line tables' name for it, or "" for names[fn]
-	file   string // base name
-	line   int
+	// addr is the address; for a word that is not one (fn notAddr),
+	// where the word lies in the batch's text: start<<32 | end.
+	addr uint64
+	fn   int32 // index in names of its function; noFunction, notInImage or notAddr
+	name int32 // index in lnames of the line tables' name for it, -1 for names[fn]
+	file int32 // index in files of its file's base name, -1 for none
+	line int32
 }
+
+// answer.fn of an address in an executable segment but in no function
+// (or not looked up: the table is not used), of an address in no
+// executable segment, and of a word that is not an address.
+const (
+	noFunction = -1
+	notInImage = -2
+	notAddr    = -3
+)
 
 // batchKey sorts a batch's table answers by address.
 type batchKey struct {
@@ -369,47 +392,45 @@ func (s *symbolizer) faulted() error {
 
 // line prints the line(s) for one word; false when it is not an address.
 func (s *symbolizer) line(w *output, word []byte) bool {
-	var a answer
-	s.parse(&a, word)
-	if a.isAddr && a.img != nil && s.fast() {
-		s.resolve(&a)
-		s.demangleQueued()
-	}
-	s.print(w, &a, word)
-	return a.isAddr
+	s.answers = s.answers[:0]
+	s.word(word, 0, len(word))
+	return s.batch(w, word)
 }
 
 // fast reports whether an address is answered from the table in one line
 // (without the frame cache, which a one-shot batch gains nothing from).
 func (s *symbolizer) fast() bool { return s.table != nil && !s.inline }
 
-// parse fills a with word's address and segment.
-func (s *symbolizer) parse(a *answer, word []byte) {
-	*a = answer{fn: -1}
-	a.addr, a.isAddr = parseHex(word)
-	if a.isAddr {
-		a.img = s.segment(a.addr)
+// word appends to the batch the answer for the word text[i:j] before it
+// is looked up: its address (or where it is) and whether it is in the
+// binary.
+func (s *symbolizer) word(text []byte, i, j int) {
+	addr, ok := parseHex(text[i:j])
+	a := answer{addr: addr, fn: noFunction, name: -1, file: -1}
+	switch {
+	case !ok:
+		a.addr, a.fn = uint64(i)<<32|uint64(j), notAddr
+	case s.segIndex(addr) < 0:
+		a.fn = notInImage
 	}
+	s.answers = append(s.answers, a)
 }
 
-// resolve fills a from the table: the function that holds its address,
-// with the address's own file:line when the table has lines (the
-// innermost inlined body's), as the frames of Cache.Symbolize would;
-// each function's name is queued to be demangled once (demangleQueued).
-func (s *symbolizer) resolve(a *answer) {
-	a.off = a.img.FileOffset(a.addr)
-	i := -1
-	a.va, a.mapped = s.table.Address(a.off)
-	if a.mapped {
-		i = s.table.LookupIndex(a.va)
-	}
-	if i < 0 {
-		if a.mapped {
-			a.off = a.va // in no function: its link-time address
-		}
+// resolve fills a, the answer for addr in segment img, from the table:
+// the function that holds addr, with the address's own file:line when the
+// table has lines (the innermost inlined body's), as the frames of
+// Cache.Symbolize would; each function's name is queued to be demangled
+// once (demangleQueued). It only stores to a, so that a batch resolving
+// its addresses in address order does not wait for each answer's memory.
+func (s *symbolizer) resolve(a *answer, addr uint64) {
+	va, mapped := s.table.Address(s.segAt(s.segIndex(addr)).FileOffset(addr))
+	if !mapped {
 		return
 	}
-	a.start = s.table.Start(i)
+	i := s.table.LookupIndex(va)
+	if i < 0 {
+		return
+	}
 	slot := s.slots[i] - 1
 	if slot < 0 {
 		// The function's first address: its name read (from the
@@ -420,6 +441,7 @@ func (s *symbolizer) resolve(a *answer) {
 		// An unnamed function keeps "": it prints as image+0xSTART,
 		// by its link-time start, as profiles name it.
 		s.names = append(s.names, raw)
+		s.starts = append(s.starts, s.table.Start(i))
 		if raw != "" && demangle.IsMangled(raw) {
 			s.queued = append(s.queued, slot) // demangled by demangleQueued
 		}
@@ -427,56 +449,68 @@ func (s *symbolizer) resolve(a *answer) {
 	a.fn = slot
 	if s.names[slot] != "" {
 		// As Cache.Symbolize: lines only for a named function.
-		a.file, a.line = s.outerLine(a.va, &a.name)
+		a.file, a.line, a.name = s.outerLine(va)
 	}
 }
 
-// print writes a's line(s); word is what it was read from.
-func (s *symbolizer) print(w *output, a *answer, word []byte) {
+// print writes a's line(s); text is the batch's text, which its word
+// was read from.
+func (s *symbolizer) print(w *output, a *answer, text []byte) {
 	switch {
-	case !a.isAddr:
-		fmt.Fprintf(w, "?? (not an address: %s)\n", word)
+	case a.fn == notAddr:
+		fmt.Fprintf(w, "?? (not an address: %s)\n", text[a.addr>>32:uint32(a.addr)])
 		return
-	case a.img == nil:
+	case a.fn == notInImage:
 		fmt.Fprintf(w, "%#x (not in %s)\n", a.addr, s.image)
 		return
 	case !s.fast():
-		for _, f := range s.cache.Symbolize(a.img, a.addr, false) {
+		for _, f := range s.cache.Symbolize(s.segAt(s.segIndex(a.addr)), a.addr, false) {
 			s.frame(w, f)
 		}
 		return
 	}
-	name := a.name
+	name := ""
+	if a.name >= 0 {
+		name = s.lnames[a.name]
+	}
 	if name == "" && a.fn >= 0 {
 		name = s.names[a.fn]
 	}
 	b := w.buf // appended to in place
 	switch {
-	case name != "" && a.file != "":
+	case name != "" && a.file >= 0:
 		b = append(b, name...)
 		b = append(b, " (in "...)
 		b = append(b, s.image...)
 		b = append(b, ") ("...)
-		b = append(b, a.file...) // a base name (see outerLine)
+		b = append(b, s.files[a.file]...) // a base name (see outerLine)
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(a.line), 10)
 		b = append(b, ')')
 	case name != "" || a.fn >= 0:
+		start := s.starts[a.fn]
 		if name == "" {
 			// An unnamed function: image+0xSTART.
 			b = append(b, s.image...)
 			b = append(b, "+0x"...)
-			b = strconv.AppendUint(b, a.start, 16)
+			b = strconv.AppendUint(b, start, 16)
 		}
+		va, _ := s.table.Address(s.segAt(s.segIndex(a.addr)).FileOffset(a.addr))
 		b = append(b, name...)
 		b = append(b, " (in "...)
 		b = append(b, s.image...)
 		b = append(b, ") + "...)
-		b = strconv.AppendUint(b, a.va-a.start, 10)
+		b = strconv.AppendUint(b, va-start, 10)
 	default:
+		// In no function: its link-time address when the table maps
+		// it, else its file offset.
+		off := s.segAt(s.segIndex(a.addr)).FileOffset(a.addr)
+		if va, mapped := s.table.Address(off); mapped {
+			off = va
+		}
 		b = append(b, s.image...)
 		b = append(b, "+0x"...)
-		b = strconv.AppendUint(b, a.off, 16)
+		b = strconv.AppendUint(b, off, 16)
 		b = append(b, " (in "...)
 		b = append(b, s.image...)
 		b = append(b, ')')
@@ -485,54 +519,72 @@ func (s *symbolizer) print(w *output, a *answer, word []byte) {
 	w.done(b)
 }
 
-// segment returns the executable segment that holds addr, or nil.
-func (s *symbolizer) segment(addr uint64) *images.Image {
+// segIndex returns the index (for segAt) of the executable segment that
+// holds addr, or notInImage.
+func (s *symbolizer) segIndex(addr uint64) int32 {
 	if s.img.Contains(addr) {
-		return s.img
+		return 0
 	}
-	for _, img := range s.segments {
+	for k, img := range s.segments {
 		if img.Contains(addr) {
-			return img
+			return int32(k + 1)
 		}
 	}
-	return nil
+	return notInImage
 }
 
-// outerLine returns the file's base name and line of va from the table's
-// lines ("" when none) and sets *name to the function the lines name,
-// when they name one, demangled once per distinct name.
-func (s *symbolizer) outerLine(va uint64, name *string) (string, int) {
+// segAt returns the segment at index k of segIndex.
+func (s *symbolizer) segAt(k int32) *images.Image {
+	if k == 0 {
+		return s.img
+	}
+	return s.segments[k-1]
+}
+
+// outerLine returns, for va, from the table's lines: the index in s.files
+// of its file's base name (-1 when none), its line, and the index in
+// s.lnames of the function the lines name (-1 when they name none),
+// demangled once per distinct name.
+func (s *symbolizer) outerLine(va uint64) (file, line, name int32) {
+	file, name = -1, -1
 	if !s.table.HasLines() {
-		return "", 0
+		return file, 0, name
 	}
-	fn, file, line, ok := s.lines.OuterLine(va)
+	fn, path, ln, ok := s.lines.OuterLine(va)
 	if !ok {
-		return "", 0
+		return file, 0, name
 	}
-	switch {
-	case fn == "":
-	case fn == s.lastRaw:
-		*name = s.lastName // the same function as the last address's
-	case !demangle.IsMangled(fn):
-		*name = fn // Go and C names: no map lookup
-	default:
-		d, seen := s.lineNames[fn]
-		if !seen {
-			d = demangle.Name(fn, demangle.Simplified)
-			s.lineNames[fn] = d
-		}
-		*name = d
-	}
+	line = int32(ln) // at most 1<<30 (Go) or 32 bits (DWARF)
 	if fn != "" {
-		s.lastRaw, s.lastName = fn, *name
+		if fn != s.lastRaw {
+			// Another function than the last address's.
+			k, seen := s.lineNames[fn]
+			if !seen {
+				d := fn
+				if demangle.IsMangled(fn) {
+					d = demangle.Name(fn, demangle.Simplified)
+				}
+				k = int32(len(s.lnames))
+				s.lnames = append(s.lnames, d)
+				s.lineNames[fn] = k
+			}
+			s.lastRaw, s.lastName = fn, k
+		}
+		name = s.lastName
 	}
-	if file == "" {
-		return "", line
+	if path == "" {
+		return file, line, name
 	}
-	if file != s.lastFile {
-		s.lastFile, s.lastBase = file, filepath.Base(file)
+	if path != s.lastFile {
+		k, seen := s.fileIndex[path]
+		if !seen {
+			k = int32(len(s.files))
+			s.files = append(s.files, filepath.Base(path))
+			s.fileIndex[path] = k
+		}
+		s.lastFile, s.lastFileIndex = path, k
 	}
-	return s.lastBase, line
+	return s.lastFileIndex, line, name
 }
 
 func (s *symbolizer) frame(w *output, f symcache.Frame) {

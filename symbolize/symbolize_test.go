@@ -3,6 +3,7 @@ package symbolize
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -10,10 +11,12 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unsafe"
 )
 
 var uni = filepath.Join("..", "images", "testdata", "macho", "prog_universal")
@@ -162,11 +165,36 @@ func TestRadixSort(t *testing.T) {
 				}
 				v = append(v, x)
 			}
-			want := slices.Sorted(slices.Values(v))
-			v, tmp = radixSort(v, tmp)
-			if !slices.Equal(v, want) {
-				t.Fatalf("%d values of %d bits: not sorted", n, bits)
+			for _, skip := range []uint{0, 20} {
+				// By the bits from skip up, equal ones in
+				// their order.
+				want := slices.Clone(v)
+				slices.SortStableFunc(want, func(x, y uint64) int { return cmp.Compare(x>>skip, y>>skip) })
+				var got []uint64
+				got, tmp = radixSort(slices.Clone(v), tmp, skip)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%d values of %d bits, from bit %d: not sorted", n, bits, skip)
+				}
 			}
+		}
+	}
+}
+
+// TestAnswerSmallWithoutPointers checks that a batch's answer per word
+// stays small and holds no pointer: a batch of 100,000 addresses is
+// written in address order and read in the words' order, and answers of
+// 104 bytes with strings made that a cache miss each way, fresh pages
+// and garbage to scan.
+func TestAnswerSmallWithoutPointers(t *testing.T) {
+	if n := unsafe.Sizeof(answer{}); n > 24 {
+		t.Errorf("answer takes %d bytes, want at most 24", n)
+	}
+	typ := reflect.TypeFor[answer]()
+	for i := range typ.NumField() {
+		switch f := typ.Field(i); f.Type.Kind() {
+		case reflect.Int32, reflect.Uint32, reflect.Int64, reflect.Uint64:
+		default:
+			t.Errorf("answer.%s is a %s", f.Name, f.Type)
 		}
 	}
 }

@@ -80,6 +80,7 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 		// A batch to come from a pipe or a file (not a few
 		// addresses, nor typed ones): worth the collection hugeHeap
 		// costs (3-7 ms).
+		growPipe(symbolizeStdin.(*os.File))
 		hugeHeap()
 		if os.Getenv("GOGC") == "" {
 			// Half the collections of a short-lived command whose
