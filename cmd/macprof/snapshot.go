@@ -64,6 +64,7 @@ func runSnapshot(args []string, stdout, stderr io.Writer) int {
 	// still collects when tables grow large.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(snapshotMemoryLimit))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	hugeHeapAhead()
 	snap, err := snapshot.Take(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "macprof snapshot: %v\n", err)
