@@ -137,6 +137,31 @@ func (t *Target) readBuildID(im *images.Image) (id string, ok bool) {
 	})
 }
 
+// startTablesMax is how many objects a process may map for startTables to
+// start building all their tables.
+const startTablesMax = 8
+
+// startTables starts building the unwind tables of every object set maps,
+// without waiting for them, where there are at most startTablesMax: in a
+// small process most of them are on some thread's stack, and a snapshot
+// builds them while it attaches and stops the threads rather than after
+// the stop (WalkCopies waits for them). A process that maps more is left
+// to build the tables its walks meet, as is an object whose build finds
+// cfi's concurrent builds all taken.
+func startTables(set *images.Set) {
+	imgs := set.Images()
+	if len(imgs) > startTablesMax {
+		return
+	}
+	// A resolver of its own: a Resolver is for one goroutine at a time,
+	// and a lookup that does not wait starts a build without becoming
+	// its waiter.
+	r := tablesResolver(set).NoWait()
+	for _, im := range imgs {
+		r.Rule(im.Start)
+	}
+}
+
 func sameRegions(a, b []images.Region) bool {
 	if len(a) != len(b) {
 		return false

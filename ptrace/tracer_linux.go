@@ -90,9 +90,14 @@ func (t *Target) loop(ready chan<- error) {
 		attach = t.attachAll
 		// A snapshot's first Images (the memory map, build IDs,
 		// unwind resolver) is read beside the attach, on the CPU the
-		// caller waits on, rather than after it; Images called
-		// meanwhile waits for it (imgMu).
-		go t.Images()
+		// caller waits on, rather than after it, and the unwind
+		// tables of its objects start to build then (startTables);
+		// Images called meanwhile waits for it (imgMu).
+		go func() {
+			if set, err := t.Images(); err == nil && t.plan().tables {
+				startTables(set)
+			}
+		}()
 	}
 	if err := attach(); err != nil {
 		t.detachAll()
