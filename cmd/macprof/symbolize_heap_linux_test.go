@@ -1,0 +1,87 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestSymbolizeHugeHeapFirstBlockInHugePage checks that the first large
+// block allocated after hugeHeap (in a process of its own: a fresh heap,
+// as symbolize's) lies in a mapping of 2 MiB pages: hugeHeap's block
+// started at a 2 MiB boundary, so that its head, allocated first once
+// freed, is not in 4 KiB pages.
+func TestSymbolizeHugeHeapFirstBlockInHugePage(t *testing.T) {
+	if os.Getenv("MACPROF_TEST_SYMBOLIZE_HEAP") == "1" {
+		symbolizeHeapChild()
+		return
+	}
+	thp, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || strings.Contains(string(thp), "[never]") {
+		t.Skipf("transparent huge pages are off on this kernel (%q, %v): hugeHeap does nothing then", thp, err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSymbolizeHugeHeapFirstBlockInHugePage$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "MACPROF_TEST_SYMBOLIZE_HEAP=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var huge int
+	if i := strings.Index(string(out), "symbolize heap:"); i < 0 {
+		t.Fatalf("the child printed no result:\n%s", out)
+	} else if _, err := fmt.Sscanf(string(out[i:]), "symbolize heap: %d KiB huge", &huge); err != nil {
+		t.Fatalf("%v: %s", err, out[i:])
+	}
+	if huge < 2<<10 {
+		t.Errorf("the first block after hugeHeap is not in a huge page: its mapping holds %d KiB of them", huge)
+	}
+}
+
+// symbolizeHeapChild is the test's process: it writes a block allocated
+// after hugeHeap and prints the huge pages of its mapping.
+func symbolizeHeapChild() {
+	hugeHeap()
+	b := make([]byte, 256<<10)
+	for i := range b {
+		b[i] = 1
+	}
+	huge, err := smapsHugeKB(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	fmt.Printf("symbolize heap: %d KiB huge\n", huge)
+}
+
+// smapsHugeKB is the AnonHugePages of the mapping of /proc/self/smaps
+// that holds addr.
+func smapsHugeKB(addr uintptr) (int, error) {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	in := false
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		var lo, hi uintptr
+		if n, _ := fmt.Sscanf(s.Text(), "%x-%x ", &lo, &hi); n == 2 {
+			in = lo <= addr && addr < hi
+			continue
+		}
+		var kb int
+		if n, _ := fmt.Sscanf(s.Text(), "AnonHugePages: %d kB", &kb); n == 1 && in {
+			return kb, nil
+		}
+	}
+	if err := s.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no mapping of /proc/self/smaps holds %#x", addr)
+}
