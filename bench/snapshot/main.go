@@ -9,11 +9,15 @@
 // and inlined calls); -lean runs bench/snapshot/lean, the same snapshot
 // built without the rest of macprof; -base REV runs
 // macprof built at git revision REV (a before/after comparison in the
-// same conditions).
+// same conditions). -fifo N runs the bench itself, and so the tools and
+// the idle target it starts, at SCHED_FIFO priority N once the tools are
+// built, so that other work on a shared machine does not reach them; a
+// busy target is started at normal priority (its spinning threads would
+// hold both CPUs against every other process).
 //
 // Usage (from the repository root, as root or with ptrace permission):
 //
-//	go run ./bench/snapshot [-rounds 5] [-targets idle7,busy4,busy64] [-lines] [-lean] [-base REV]
+//	go run ./bench/snapshot [-rounds 5] [-targets idle7,busy4,busy64] [-lines] [-lean] [-base REV] [-fifo N]
 package main
 
 import (
@@ -39,6 +43,7 @@ func main() {
 	flag.BoolVar(&o.lines, "lines", false, "also compare macprof snapshot --lines with eu-stack -s -i")
 	flag.BoolVar(&o.lean, "lean", false, "also run bench/snapshot/lean (the snapshot without the rest of macprof)")
 	flag.StringVar(&o.base, "base", "", "also run macprof built at git revision `REV`")
+	flag.IntVar(&o.fifo, "fifo", 0, "once built, run the tools and the idle target at SCHED_FIFO `priority` (chrt); 0: as started")
 	flag.Parse()
 	if err := run(*rounds, strings.Split(*targets, ","), o); err != nil {
 		fmt.Fprintln(os.Stderr, "snapshot bench:", err)
@@ -50,19 +55,22 @@ func main() {
 type options struct {
 	lines, lean bool
 	base        string
+	fifo        int // SCHED_FIFO priority of the tools and idle targets, 0 for none
 }
 
-// target is a process to snapshot: a program and its arguments.
+// target is a process to snapshot: a program and its arguments, and
+// whether its threads spin.
 type target struct {
 	name string
 	src  string
 	args []string
+	busy bool
 }
 
 var allTargets = map[string]target{
-	"idle7":  {"idle, 7 threads", "idle.c", []string{"7"}},
-	"busy4":  {"busy, 4 threads", "deep.c", []string{"4", "10"}},
-	"busy64": {"busy, 64 threads", "deep.c", []string{"64", "10"}},
+	"idle7":  {"idle, 7 threads", "idle.c", []string{"7"}, false},
+	"busy4":  {"busy, 4 threads", "deep.c", []string{"4", "10"}, true},
+	"busy64": {"busy, 64 threads", "deep.c", []string{"64", "10"}, true},
 }
 
 // usage is one run of a tool.
@@ -152,7 +160,23 @@ func run(rounds int, names []string, o options) error {
 				return fmt.Errorf("gcc %s: %v\n%s", src, err, out)
 			}
 		}
-		p, err := ready.Start(bin, tg.args...)
+	}
+	if o.fifo > 0 {
+		// Every thread of the bench, so that whichever starts a tool
+		// passes the priority on.
+		if out, err := exec.Command("chrt", "-a", "-f", "-p", strconv.Itoa(o.fifo), strconv.Itoa(os.Getpid())).CombinedOutput(); err != nil {
+			return fmt.Errorf("-fifo: chrt: %v\n%s", err, out)
+		}
+		fmt.Printf("tools and idle targets at SCHED_FIFO priority %d\n", o.fifo)
+	}
+	for _, n := range names {
+		tg := allTargets[n]
+		bin := filepath.Join(dir, strings.TrimSuffix(tg.src, ".c"))
+		start := append([]string{bin}, tg.args...)
+		if tg.busy && o.fifo > 0 {
+			start = append([]string{"chrt", "-o", "0"}, start...)
+		}
+		p, err := ready.Start(start[0], start[1:]...)
 		if err != nil {
 			return err
 		}
