@@ -52,11 +52,39 @@ func perfHybridSampleMaxBytes(stack int) int {
 }
 
 // hybridSpec returns the spec of a hybrid ring of t's with copies of stack
-// bytes, holding as many periods as a ring of copies that large with a
-// callchain's bytes besides.
+// bytes (hybridDrainPeriods).
 func (t *Target) hybridSpec(stack int) ringSpec {
-	periods := t.stackDrainPeriods(perfHybridSampleMaxBytes(stack) - perfSampleMaxBytes(1) + 1)
+	periods := t.hybridDrainPeriods(perfHybridSampleMaxBytes(stack))
 	return ringSpec{period: t.opts.Kernel.Period, interval: t.drainInterval(periods), stack: stack, hybrid: true}
+}
+
+// hybridRingBytes is the data area of a hybrid ring that holds more periods
+// than a ring of whole copies (hybridDrainPeriods): what a ring of a
+// hundred 8 KiB copies takes.
+const hybridRingBytes = 1 << 20
+
+// hybridDrainPeriods returns how many periods' samples a new hybrid ring
+// with samples of at most size bytes holds: as many as hybridRingBytes
+// holds, up to the target's longest drain interval, where that is more
+// than a ring of whole copies would hold (stackRingPeriods), locked memory
+// is not budgeted and the target's rings stay within bigRingBudget; else
+// as many as a ring of copies that large (stackDrainPeriods). Each drain
+// wakes the sampler, which costs as much as draining tens of samples: at
+// 999 Hz a ring of 2.5 KiB copies then holds 280 periods, a drain every
+// 280 ms rather than every 100.
+func (t *Target) hybridDrainPeriods(size int) int {
+	k, p := t.kernel, t.opts.Kernel.Period
+	if k != nil && k.ringsMayGrow && p > 0 {
+		longest := t.opts.Kernel.MaxDrainInterval
+		if longest <= 0 {
+			longest = target.DefaultMaxDrainInterval
+		}
+		n := min(int(longest/p), hybridRingBytes/size-perfRingSlack)
+		if n > stackRingPeriods && k.ringBytes.Load()+hybridRingBytes <= bigRingBudget {
+			return n
+		}
+	}
+	return t.stackDrainPeriods(size - perfSampleMaxBytes(1) + 1)
 }
 
 // perfHybridSample is a decoded hybrid sample.

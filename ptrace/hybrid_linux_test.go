@@ -430,3 +430,37 @@ func FuzzParsePerfHybridSample(f *testing.F) {
 		}
 	})
 }
+
+// TestHybridRingsHoldMorePeriods: where locked memory is not budgeted, a
+// hybrid ring holds what hybridRingBytes holds, up to the longest drain
+// interval (bench/cbusy's 2.5 KiB copies at 999 Hz: 280 periods, not a
+// hundred); with the target's rings near bigRingBudget, or under a
+// locked-memory budget, as many as a ring of whole copies that large.
+func TestHybridRingsHoldMorePeriods(t *testing.T) {
+	tg := &Target{kernel: &kernelSampler{ringsMayGrow: true}}
+	tg.opts.Kernel.Period = time.Second / 999
+	tg.opts.Kernel.MaxDrainInterval = time.Second // record's
+	size := perfHybridSampleMaxBytes(2560)
+	want := hybridRingBytes/size - perfRingSlack
+	spec := tg.hybridSpec(2560)
+	if spec.interval != time.Duration(want)*tg.opts.Kernel.Period || want <= stackRingPeriods {
+		t.Errorf("999 Hz, 2.5 KiB copies: drains every %v, want %d periods", spec.interval, want)
+	}
+	if n := perfRingBytes(spec); n != hybridRingBytes {
+		t.Errorf("999 Hz, 2.5 KiB copies: a ring of %d bytes, want %d", n, hybridRingBytes)
+	}
+	tg.kernel.ringBytes.Store(bigRingBudget - hybridRingBytes + 1)
+	if got, old := tg.hybridDrainPeriods(size), tg.stackDrainPeriods(size-perfSampleMaxBytes(1)+1); got != old || got > stackRingPeriods {
+		t.Errorf("999 Hz, budget spent: %d periods, want a whole copy's ring's %d", got, old)
+	}
+	tg.kernel.ringBytes.Store(0)
+	tg.opts.Kernel.Period = time.Second / 99
+	if got := tg.hybridDrainPeriods(size); got != 99 {
+		t.Errorf("99 Hz: %d periods, want 99 (a second)", got)
+	}
+	tg.opts.Kernel.Period = time.Second / 999
+	tg.kernel.ringsMayGrow = false
+	if got := tg.hybridDrainPeriods(size); got != drainPeriods {
+		t.Errorf("999 Hz under a locked-memory budget: %d periods, want %d", got, drainPeriods)
+	}
+}
