@@ -249,9 +249,11 @@
 //     (`kidsfilter_linux.go`: nothing copied for them), else by `collect`
 //     (`processRings.kidsOnly`; its threads keep their own rings with stack copies and
 //     whole-table walks): they sample its descendants from their first period, read at each
-//     listing of its threads (`Threads`, not watched: a drain that lists no thread would leave
-//     them half full; `DrainInterval` drains at least as often as one busy thread fills half a
-//     CPU's ring), each descendant thread listed departed under its PID. Their samples copy the
+//     listing of its threads (`Threads`; `DrainInterval` drains at least as often as one busy
+//     thread fills half a CPU's ring while a ring holds records or a collect read samples in the
+//     last `busyRingHold`, and `record`'s rings wake the sampler when half full, whose tick then
+//     lists the threads, so that empty rings hold no drain to their fill time), each descendant
+//     thread listed departed under its PID. Their samples copy the
 //     user registers and 16 KiB of stack (`processRings.stack`), as `perf record --call-graph
 //     dwarf` does with 8 KiB, into 2 MiB rings per CPU (within 8 MiB; halved while the
 //     locked-memory budget refuses them, with the copies down to 8 KiB): `collect` first reads the records of forks, execs and

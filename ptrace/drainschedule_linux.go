@@ -54,11 +54,16 @@ func (t *Target) DrainInterval() time.Duration {
 		// (at 999 Hz, 120 ms rather than 60), but a ring a
 		// descendant keeps filling must be read with a margin for a
 		// late tick, or the kernel drops its samples and the exits of
-		// its processes.
+		// its processes. An empty ring that wakes the sampler when
+		// half full (record's) holds no drain: the wake comes first.
 		busy := p.recentlySampled(time.Now())
 		for _, r := range p.rings {
+			unread := r.unread()
+			if !busy && !unread && r.stopWatch != nil {
+				continue
+			}
 			fill := t.kidsFill(p, r)
-			if busy || r.unread() {
+			if busy || unread {
 				fill /= 2
 			}
 			long = min(long, fill)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -103,4 +104,66 @@ func TestThreadsUnchangedFollowsTheKernelsRecords(t *testing.T) {
 	if changed != 5 {
 		t.Errorf("a command starting threads all the time: reported changed within a second of %d listings of 5", changed)
 	}
+}
+
+// TestWatchedEmptyDescendantRingsHoldNoDrain: descendant rings woken at
+// half full (Options.Kernel.SamplesWaiting) hold the drain interval to
+// their fill time only while they hold records or a collect read samples
+// lately; empty, the wake-up comes before they fill. A ring not watched
+// (its watch refused) holds it as before.
+func TestWatchedEmptyDescendantRingsHoldNoDrain(t *testing.T) {
+	tg := &Target{kernel: &kernelSampler{}, threads: map[int]*thread{}}
+	tg.opts.Kernel.Period = time.Second / 999
+	tg.opts.Kernel.MaxDrainInterval = time.Second
+	const stack = 16 << 10
+	watched := func() *perfRing {
+		r := fakeRing(2 << 20)
+		r.stopWatch = func() {}
+		return r
+	}
+	kids := &processRings{stack: stack, rings: []*perfRing{watched(), watched()}}
+	tg.kernel.kids = kids
+	fill := time.Duration((2<<20)/perfSampleMaxBytes(stack)-perfRingSlack) * tg.opts.Kernel.Period
+	long := tg.drainInterval(maxChainPeriods)
+	if d := tg.DrainInterval(); d != long {
+		t.Fatalf("empty watched descendant rings: %v, want %v (nothing else to drain)", d, long)
+	}
+	kids.rings[1].write(make([]byte, 64))
+	if d := tg.DrainInterval(); d != fill/2 {
+		t.Fatalf("a watched descendant ring with a record: %v, want %v (half what it holds)", d, fill/2)
+	}
+	kids.rings[1] = watched()
+	kids.sampledAt.Store(time.Now().Add(-busyRingHold / 2).UnixNano())
+	if d := tg.DrainInterval(); d != fill/2 {
+		t.Fatalf("empty watched descendant rings sampled %v ago: %v, want %v (half what one holds)", busyRingHold/2, d, fill/2)
+	}
+	kids.sampledAt.Store(0)
+	kids.rings[0] = fakeRing(2 << 20)
+	if d := tg.DrainInterval(); d != fill {
+		t.Fatalf("an empty descendant ring not watched: %v, want %v (what it holds)", d, fill)
+	}
+}
+
+// TestDescendantRingsWakeTheSampler: with Options.Kernel.SamplesWaiting,
+// record's, each descendant ring is watched, and a child that spins fills
+// one to half and calls SamplesWaiting without any listing of the threads.
+func TestDescendantRingsWakeTheSampler(t *testing.T) {
+	var wakes atomic.Int32
+	opts := target.Options{Continuous: true, Unwind: unwind.MethodAuto, Kernel: target.KernelSampling{Period: time.Millisecond, ProcessRings: true, SamplesWaiting: func() { wakes.Add(1) }}}
+	// A child that spins for a second or two, and ends on its own.
+	l := launchForTest(t, []string{"/bin/sh", "-c", "n=0; (while [ $n -lt 2000000 ]; do n=$((n+1)); done) >/dev/null 2>&1 </dev/null & wait"}, opts)
+	p := l.descendantRings()
+	if p == nil {
+		t.Fatal("no descendant rings")
+	}
+	p.mu.Lock()
+	for i, r := range p.rings {
+		if r.stopWatch == nil {
+			t.Errorf("descendant ring %d of %d not watched", i, len(p.rings))
+		}
+	}
+	p.mu.Unlock()
+	// Half a 2 MiB ring of 16 KiB copies is 62 samples: 62 ms of the
+	// child's CPU.
+	testprog.WaitFor(t, 10*time.Second, func() bool { return wakes.Load() > 0 }, "a wake-up from a descendant ring half full")
 }

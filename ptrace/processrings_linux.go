@@ -438,9 +438,11 @@ func (t *Target) descendantRings() *processRings {
 // useDescendantRings makes p, opened for t's process at its exec with
 // kidsOnly, the source of the samples of t's descendants (it closes p if t
 // takes no kernel samples). They are read at each listing of t's threads
-// (Threads), at least as often as they fill (DrainInterval), and not
-// watched: a drain that lists no thread would leave them half full. Nil p
-// does nothing.
+// (Threads), at least as often as they fill while they hold records or
+// lately held samples (DrainInterval), and, where t's options ask, watched:
+// a ring half full wakes the sampler, whose tick then lists the threads
+// (they changed), so that empty rings need not hold the drains of a
+// command that starts no process to their fill time. Nil p does nothing.
 func (t *Target) useDescendantRings(p *processRings) {
 	if p == nil {
 		return
@@ -462,6 +464,9 @@ func (t *Target) useDescendantRings(p *processRings) {
 		p.walker, p.fpOnly = w, !t.plan().tables
 	}
 	t.kernel.kids, t.kernel.exact = p, new(exactChains)
+	if t.kernel.waiting != nil {
+		p.watch(t.kernel.waiting)
+	}
 }
 
 // useProcessRings makes p, opened for t's process at its exec, t's source of
