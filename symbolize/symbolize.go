@@ -225,6 +225,17 @@ type symbolizer struct {
 	// lastFileIndex its index in files.
 	lastRaw, lastFile       string
 	lastName, lastFileIndex int32
+	// metLines[i] is what the line tables last gave in function
+	// names[i]: mostly one name and a few files, not worth a map lookup
+	// each time the addresses come back to the function.
+	metLines []metLine
+}
+
+// metLine is a function name and a file the line tables gave, with their
+// indexes in lnames and files.
+type metLine struct {
+	raw, path  string
+	name, file int32
 }
 
 // answer is what one word of a batch resolves to: its address and,
@@ -442,6 +453,7 @@ func (s *symbolizer) resolve(a *answer, addr uint64) {
 		// by its link-time start, as profiles name it.
 		s.names = append(s.names, raw)
 		s.starts = append(s.starts, s.table.Start(i))
+		s.metLines = append(s.metLines, metLine{})
 		if raw != "" && demangle.IsMangled(raw) {
 			s.queued = append(s.queued, slot) // demangled by demangleQueued
 		}
@@ -449,7 +461,7 @@ func (s *symbolizer) resolve(a *answer, addr uint64) {
 	a.fn = slot
 	if s.names[slot] != "" {
 		// As Cache.Symbolize: lines only for a named function.
-		a.file, a.line, a.name = s.outerLine(va)
+		a.file, a.line, a.name = s.outerLine(va, slot)
 	}
 }
 
@@ -541,11 +553,11 @@ func (s *symbolizer) segAt(k int32) *images.Image {
 	return s.segments[k-1]
 }
 
-// outerLine returns, for va, from the table's lines: the index in s.files
-// of its file's base name (-1 when none), its line, and the index in
-// s.lnames of the function the lines name (-1 when they name none),
-// demangled once per distinct name.
-func (s *symbolizer) outerLine(va uint64) (file, line, name int32) {
+// outerLine returns, for va in function names[slot], from the table's
+// lines: the index in s.files of its file's base name (-1 when none), its
+// line, and the index in s.lnames of the function the lines name (-1 when
+// they name none), demangled once per distinct name.
+func (s *symbolizer) outerLine(va uint64, slot int32) (file, line, name int32) {
 	file, name = -1, -1
 	if !s.table.HasLines() {
 		return file, 0, name
@@ -558,17 +570,10 @@ func (s *symbolizer) outerLine(va uint64) (file, line, name int32) {
 	if fn != "" {
 		if fn != s.lastRaw {
 			// Another function than the last address's.
-			k, seen := s.lineNames[fn]
-			if !seen {
-				d := fn
-				if demangle.IsMangled(fn) {
-					d = demangle.Name(fn, demangle.Simplified)
-				}
-				k = int32(len(s.lnames))
-				s.lnames = append(s.lnames, d)
-				s.lineNames[fn] = k
+			if m := &s.metLines[slot]; fn != m.raw {
+				m.raw, m.name = fn, s.lineName(fn)
 			}
-			s.lastRaw, s.lastName = fn, k
+			s.lastRaw, s.lastName = fn, s.metLines[slot].name
 		}
 		name = s.lastName
 	}
@@ -576,15 +581,39 @@ func (s *symbolizer) outerLine(va uint64) (file, line, name int32) {
 		return file, line, name
 	}
 	if path != s.lastFile {
-		k, seen := s.fileIndex[path]
-		if !seen {
-			k = int32(len(s.files))
-			s.files = append(s.files, filepath.Base(path))
-			s.fileIndex[path] = k
+		if m := &s.metLines[slot]; path != m.path {
+			m.path, m.file = path, s.fileIndexOf(path)
 		}
-		s.lastFile, s.lastFileIndex = path, k
+		s.lastFile, s.lastFileIndex = path, s.metLines[slot].file
 	}
 	return s.lastFileIndex, line, name
+}
+
+// lineName returns the index in s.lnames of what the function name raw
+// prints as, demangled the first time.
+func (s *symbolizer) lineName(raw string) int32 {
+	k, seen := s.lineNames[raw]
+	if !seen {
+		d := raw
+		if demangle.IsMangled(raw) {
+			d = demangle.Name(raw, demangle.Simplified)
+		}
+		k = int32(len(s.lnames))
+		s.lnames = append(s.lnames, d)
+		s.lineNames[raw] = k
+	}
+	return k
+}
+
+// fileIndexOf returns the index in s.files of the base name of path.
+func (s *symbolizer) fileIndexOf(path string) int32 {
+	k, seen := s.fileIndex[path]
+	if !seen {
+		k = int32(len(s.files))
+		s.files = append(s.files, filepath.Base(path))
+		s.fileIndex[path] = k
+	}
+	return k
 }
 
 func (s *symbolizer) frame(w *output, f symcache.Frame) {

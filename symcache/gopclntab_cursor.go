@@ -102,6 +102,10 @@ type goLineCursor struct {
 	line, file  pcCursor
 	inl         pcCursor
 	hasLineTabs bool
+	// fno is the file number last looked up in the function, fileName
+	// its name (-1: none yet): the file rarely changes within one.
+	fno      int64
+	fileName string
 }
 
 // outerLine returns what c.t.OuterLine(addr) returns.
@@ -113,6 +117,7 @@ func (c *goLineCursor) outerLine(addr uint64) (function, file string, line int, 
 			return "", "", 0, false
 		}
 		c.fn, c.entry, c.end, c.set = i, t.pc(i), t.pc(i+1), true
+		c.fno = -1
 		c.name = t.funcName(i)
 		lnOff, ok1 := t.funcField(i, 6)
 		fileOff, ok2 := t.funcField(i, 5)
@@ -143,5 +148,8 @@ func (c *goLineCursor) outerLine(addr uint64) (function, file string, line int, 
 	if !ok || fno < 0 || fno > 1<<30 {
 		return c.name, "", int(ln), true
 	}
-	return c.name, t.fileName(c.fn, fno), int(ln), true
+	if fno != c.fno {
+		c.fno, c.fileName = fno, t.fileName(c.fn, fno)
+	}
+	return c.name, c.fileName, int(ln), true
 }
