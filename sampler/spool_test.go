@@ -220,3 +220,42 @@ func TestSpoolKeepsSharedCallersOnce(t *testing.T) {
 		t.Errorf("%d samples in the window, want %d", n, 100+2+64+5)
 	}
 }
+
+// BenchmarkSpoolStack spools samples of two threads whose stacks are 16
+// frames of a merge sort's recursion (two call sites a level, 8 levels)
+// under the same outer callers, with one of 8 leaves, taking turns, as
+// bench/cbusy's workers are drained; flushed every 64 Ki samples.
+func BenchmarkSpoolStack(b *testing.B) {
+	s, err := New(Config{Hz: 100, SpoolBytes: 16 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.win = s.newWindow(time.Now())
+	ths := []*threadState{{name: "a"}, {name: "b"}}
+	var stacks [][]uint64
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 4096 {
+		pcs := []uint64{0x9000 + uint64(r.IntN(8))}
+		for lvl := range 8 {
+			pcs = append(pcs, 0x100*uint64(lvl+1)+uint64(r.IntN(2)))
+		}
+		pcs = append(pcs, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80)
+		stacks = append(stacks, pcs)
+	}
+	hashes := make([]uint64, len(stacks))
+	for i, st := range stacks {
+		hashes[i] = unwind.HashPCs(st)
+	}
+	c := target.NewCapture(64, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		j := i % len(stacks)
+		c.PCs = append(c.PCs[:0], stacks[j]...)
+		c.Walk.Hash = hashes[j]
+		s.internAndCount(1, target.ThreadID(10+i%2), ths[i%2], c, 1)
+		if i%(64<<10) == 0 {
+			s.flushSpool()
+		}
+	}
+}
