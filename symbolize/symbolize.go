@@ -291,20 +291,32 @@ func parseHex(b []byte) (uint64, bool) {
 	}
 	var v uint64
 	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
+		d := hexDigits[c]
+		if d > 0xf {
 			return 0, false
 		}
-		v = v<<4 | uint64(c)
+		v = v<<4 | uint64(d)
 	}
 	return v, true
 }
+
+// hexDigits[c] is the value of the hexadecimal digit c, or 0xff: one load
+// a digit instead of three ranges' compares.
+var hexDigits = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case c >= '0' && c <= '9':
+			t[c] = byte(c - '0')
+		case c >= 'a' && c <= 'f':
+			t[c] = byte(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			t[c] = byte(c - 'A' + 10)
+		default:
+			t[c] = 0xff
+		}
+	}
+	return t
+}()
 
 // maxHeaderRead bounds what reading an ELF file's headers may read: far
 // more than the largest headers (65,535 section headers of 64 bytes), so
@@ -571,7 +583,7 @@ func (s *symbolizer) outerLine(va uint64, slot int32) (file, line, name int32) {
 		if fn != s.lastRaw {
 			// Another function than the last address's.
 			if m := &s.metLines[slot]; fn != m.raw {
-				m.raw, m.name = fn, s.lineName(fn)
+				m.raw, m.name = fn, s.lineName(fn, m.raw == "")
 			}
 			s.lastRaw, s.lastName = fn, s.metLines[slot].name
 		}
@@ -590,16 +602,18 @@ func (s *symbolizer) outerLine(va uint64, slot int32) (file, line, name int32) {
 }
 
 // lineName returns the index in s.lnames of what the function name raw
-// prints as, demangled the first time.
-func (s *symbolizer) lineName(raw string) int32 {
+// prints as, demangled the first time. The first name of a function met
+// (first), when not mangled (Go's and C's, which print as they are), is
+// added without a map lookup: at most one per function.
+func (s *symbolizer) lineName(raw string, first bool) int32 {
+	if first && !demangle.IsMangled(raw) {
+		s.lnames = append(s.lnames, raw)
+		return int32(len(s.lnames) - 1)
+	}
 	k, seen := s.lineNames[raw]
 	if !seen {
-		d := raw
-		if demangle.IsMangled(raw) {
-			d = demangle.Name(raw, demangle.Simplified)
-		}
 		k = int32(len(s.lnames))
-		s.lnames = append(s.lnames, d)
+		s.lnames = append(s.lnames, demangle.Name(raw, demangle.Simplified))
 		s.lineNames[raw] = k
 	}
 	return k
