@@ -246,6 +246,11 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 		if small && k.small == nil {
 			k.small = fmt.Errorf("thread %d: sample buffer reduced to %d KiB for want of locked memory (ulimit -l, or perf_event_mlock_kb): CPU time whose samples did not fit is counted as [lost: buffer full]", tid, perfMinRingBytes>>10)
 		}
+		if errors.Is(err, unix.ESRCH) {
+			// The thread ended after its capture: no refusal, and
+			// nothing to stop it for.
+			return capErr
+		}
 		if err != nil {
 			// Not allowed or out of resources (a user's locked-memory
 			// budget for rings is small): this thread is stopped for
