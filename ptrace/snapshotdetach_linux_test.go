@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/unwind"
 )
 
 // TestCaptureAllAndDetachLeavesNothingTraced: after CaptureAllAndDetach
@@ -108,4 +109,57 @@ func TestCaptureAllPacksCopies(t *testing.T) {
 	check("CaptureAll")
 	tg.WalkCopies(caps)
 	check("WalkCopies")
+}
+
+// TestCaptureAllAndDetachWalksNothingDuringTheStop: with unwind tables,
+// CaptureAllAndDetach's captures hold the registers, the copy and the PC
+// alone (the threads are stopped only for the copy), and WalkCopies walks
+// the copies; with frame pointers only, the walk during the stop is the
+// only one and the captures hold it (deep's 3 workers, which keep frame
+// pointers, walked 20 frames deep).
+func TestCaptureAllAndDetachWalksNothingDuringTheStop(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		unwind     unwind.Method
+		afterwards bool
+	}{{"auto", unwind.MethodAuto, true}, {"fp", unwind.MethodFP, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, tg := startDeep(t, target.Options{Unwind: tc.unwind}, "3", "20")
+			if _, err := tg.Images(); err != nil {
+				t.Fatal(err)
+			}
+			caps, err := tg.CaptureAllAndDetach(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deep := 0
+			for _, c := range caps {
+				if c.Err != nil || len(c.Stack) == 0 {
+					t.Errorf("thread %d: %d bytes of stack copied, %v", c.Thread, len(c.Stack), c.Err)
+				}
+				if tc.afterwards && (len(c.PCs) != 1 || c.PCs[0] != c.Regs.PC) {
+					t.Errorf("thread %d: %d frames from the stop (%#x), want its PC %#x alone", c.Thread, len(c.PCs), c.PCs, c.Regs.PC)
+				}
+				if len(c.PCs) >= 20 {
+					deep++
+				}
+			}
+			if !tc.afterwards && deep < 3 {
+				t.Errorf("%d threads walked 20 frames deep during the stop, want the 3 workers", deep)
+			}
+			tg.WalkCopies(caps)
+			deep = 0
+			for _, c := range caps {
+				if len(c.PCs) >= 20 {
+					deep++
+				}
+			}
+			if deep < 3 {
+				t.Errorf("%d threads walked 20 frames deep after WalkCopies, want the 3 workers", deep)
+			}
+			if err := tg.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
 }

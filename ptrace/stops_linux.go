@@ -112,16 +112,31 @@ func (t *Target) captureHeld(th *thread, c *target.Capture, limit int) error {
 			c.StackBase = from
 		}
 	}
+	if len(c.Stack) > 0 && t.walksCopiesAfter() {
+		// WalkCopies walks the copy once the thread runs again.
+		c.PCs = append(c.PCs, regs.PC)
+		return nil
+	}
 	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: lo, Hi: hi}
 	c.PCs, c.Walk = t.walk(t.walker, regs, &st, c.PCs, true)
 	return nil
+}
+
+// walksCopiesAfter reports whether the captures under way are walked
+// after the stop rather than during it: those of CaptureAllAndDetach with
+// unwind tables, which WalkCopies walks again anyway, so that the threads
+// are stopped only for the copy. Tracer thread only.
+func (t *Target) walksCopiesAfter() bool {
+	return t.persist != nil && t.persist.release && t.plan().tables
 }
 
 // CaptureAllAndDetach is CaptureAll for a target captured once (a
 // snapshot): each thread is detached from the stop of its capture instead
 // of resumed, so that Close need not stop it again to detach it (it then
 // lets go only of threads that started since). Memory reads and
-// WalkCopies still work; captures after it find no thread.
+// WalkCopies still work; captures after it find no thread. With unwind
+// tables a capture with a stack copy holds only its PC until WalkCopies
+// walks it: the threads are stopped only for the copies.
 func (t *Target) CaptureAllAndDetach(dst []target.Capture) ([]target.Capture, error) {
 	return t.captureAllOp(dst, true)
 }
