@@ -296,8 +296,10 @@
 //     `EXITKILL`) and stays attached until `Close`; all ptrace requests come from one goroutine
 //     locked to its OS thread (the tracer). `CaptureAll` interrupts every thread first, waits for each,
 //     captures all and resumes all: one consistent stop (`CaptureAllAndDetach`, a snapshot's, detaches
-//     each from that stop instead, so that `Close` need not stop it again; the copies and frames of
-//     all threads are packed one after another in one buffer). Unsolicited stops (signals, new threads'
+//     each from that stop instead, so that `Close` need not stop it again, and with unwind tables walks
+//     nothing during it, `WalkCopies` walking the copies after; the copies and frames of all threads
+//     are packed one after another in one buffer). The tracer starts the first `Images` beside the
+//     attach, and then the unwind tables of a process of at most 8 objects (`startTables`). Unsolicited stops (signals, new threads'
 //     first stops, exec) are serviced when SIGCHLD arrives (one `waitid(P_ALL, WNOWAIT)` peek tells
 //     whether anything is pending); signals are re-injected, group-stops resumed with
 //     `PTRACE_LISTEN`. `Close` detaches the held threads and ends the tracer thread; the kernel
