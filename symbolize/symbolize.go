@@ -177,6 +177,7 @@ func open(cfg Config) (*symbolizer, error) {
 	s.lineNames, s.fileIndex = map[string]int32{}, map[string]int32{}
 	s.lastName, s.lastFileIndex = -1, -1
 	s.lines = t.LineCursor()
+	s.inImage = " (in " + s.image + ")"
 	return s, nil
 }
 
@@ -195,7 +196,9 @@ type symbolizer struct {
 	cache    *symcache.Cache
 	table    *symcache.Table
 	image    string
-	inline   bool
+	// inImage is " (in image)", appended to most answers in one copy.
+	inImage string
+	inline  bool
 	// names are the (demangled) names of the functions the addresses
 	// met, in the order met ("" for an unnamed one), starts their
 	// starts, and slots[i] is 1 + the index in names of the table's
@@ -211,7 +214,7 @@ type symbolizer struct {
 	lineNames map[string]int32
 	lnames    []string
 	// fileIndex[path] is the index in files of the base name of a file
-	// the line tables give, which is what is printed.
+	// the line tables give, which is what is printed, and a colon.
 	fileIndex map[string]int32
 	files     []string
 	lines     *symcache.LineCursor // the table's lines, walked in address order
@@ -504,11 +507,9 @@ func (s *symbolizer) print(w *output, a *answer, text []byte) {
 	switch {
 	case name != "" && a.file >= 0:
 		b = append(b, name...)
-		b = append(b, " (in "...)
-		b = append(b, s.image...)
-		b = append(b, ") ("...)
-		b = append(b, s.files[a.file]...) // a base name (see outerLine)
-		b = append(b, ':')
+		b = append(b, s.inImage...)
+		b = append(b, ' ', '(')
+		b = append(b, s.files[a.file]...) // "base name:" (see fileIndexOf)
 		b = strconv.AppendInt(b, int64(a.line), 10)
 		b = append(b, ')')
 	case name != "" || a.fn >= 0:
@@ -521,9 +522,8 @@ func (s *symbolizer) print(w *output, a *answer, text []byte) {
 		}
 		va, _ := s.table.Address(s.segAt(s.segIndex(a.addr)).FileOffset(a.addr))
 		b = append(b, name...)
-		b = append(b, " (in "...)
-		b = append(b, s.image...)
-		b = append(b, ") + "...)
+		b = append(b, s.inImage...)
+		b = append(b, ' ', '+', ' ')
 		b = strconv.AppendUint(b, va-start, 10)
 	default:
 		// In no function: its link-time address when the table maps
@@ -619,12 +619,13 @@ func (s *symbolizer) lineName(raw string, first bool) int32 {
 	return k
 }
 
-// fileIndexOf returns the index in s.files of the base name of path.
+// fileIndexOf returns the index in s.files of the base name of path with
+// a colon (as printed before the line).
 func (s *symbolizer) fileIndexOf(path string) int32 {
 	k, seen := s.fileIndex[path]
 	if !seen {
 		k = int32(len(s.files))
-		s.files = append(s.files, filepath.Base(path))
+		s.files = append(s.files, filepath.Base(path)+":")
 		s.fileIndex[path] = k
 	}
 	return k
