@@ -12,12 +12,14 @@ import (
 
 // sampleKey is what a window counts samples by: gen tells apart the image
 // sets one process had in turn (windowState.gens; 0: its target's current
-// images).
+// images), and name the names a thread had in turn, so that each sample
+// keeps the name in force when it was counted, as perf report's comm does.
 type sampleKey struct {
 	pid   int
 	gen   uint32
 	tid   target.ThreadID
 	stack intern.StackID
+	name  string
 }
 
 // genKey is one image set of one process that samples were taken under.
@@ -30,13 +32,11 @@ type genKey struct {
 // past it are counted with their target's current images.
 const maxGens = 4096
 
-// sampleCount is the samples a window counted of one sampleKey, and the
-// thread's name at the first of them.
+// sampleCount is the samples a window counted of one sampleKey.
 type sampleCount struct {
-	key  sampleKey
-	n    int64
-	name string
-	at   int32 // its index in windowState.counts before they are sorted
+	key sampleKey
+	n   int64
+	at  int32 // its index in windowState.counts before they are sorted
 }
 
 // windowState is the open window: counts and costs since it began.
@@ -169,9 +169,10 @@ func (s *Sampler) genOf(pid int, set *images.Set, exe string) uint32 {
 
 // countAs adds n samples of a thread, named name, on an interned stack to
 // the window, under image set gen of its process, and to its timeline, if
-// kept, at time at.
+// kept, at time at. The name is part of the key (hashed, not copied: no
+// allocation), so a thread that renames itself has its samples split by name.
 func (s *Sampler) countAs(pid int, gen uint32, tid target.ThreadID, name string, id intern.StackID, n, at int64) {
-	k := sampleKey{pid: pid, gen: gen, tid: tid, stack: id}
+	k := sampleKey{pid: pid, gen: gen, tid: tid, stack: id, name: name}
 	w := s.win
 	i, ok := w.index[k]
 	if ok {
@@ -179,7 +180,7 @@ func (s *Sampler) countAs(pid int, gen uint32, tid target.ThreadID, name string,
 	} else {
 		i = int32(len(w.counts))
 		w.index[k] = i
-		w.counts = append(w.counts, sampleCount{key: k, n: n, name: name, at: i})
+		w.counts = append(w.counts, sampleCount{key: k, n: n, at: i})
 		w.used[id] = struct{}{}
 	}
 	if s.cfg.Timeline > 0 {
@@ -253,7 +254,10 @@ func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 		if a.tid != b.tid {
 			return a.tid < b.tid
 		}
-		return a.stack < b.stack
+		if a.stack != b.stack {
+			return a.stack < b.stack
+		}
+		return a.name < b.name
 	})
 	for _, c := range counts {
 		k := c.key
@@ -280,6 +284,6 @@ func (s *Sampler) addSamples(w *profile.Window, ws *windowState) {
 		if ws.sampleOf != nil {
 			ws.sampleOf[c.at] = int32(len(w.Samples))
 		}
-		w.Samples = append(w.Samples, profile.Sample{Stack: idx, PID: k.pid, Gen: int(k.gen), Thread: k.tid, ThreadName: c.name, Count: c.n})
+		w.Samples = append(w.Samples, profile.Sample{Stack: idx, PID: k.pid, Gen: int(k.gen), Thread: k.tid, ThreadName: k.name, Count: c.n})
 	}
 }
