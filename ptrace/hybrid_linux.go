@@ -93,7 +93,7 @@ type perfHybridSample struct {
 	// The user stack from the sampled SP upward is the stackLen bytes at
 	// stackOff in the record.
 	stackOff, stackLen int
-	// touched is what touchLines read of the stack before the walk.
+	// touched is what touchLines read of the record before its parse.
 	touched uint64
 }
 
@@ -139,6 +139,7 @@ func (t *Target) fillFromHybrid(th *thread, at, size uint64, c *target.Capture, 
 		r.readAt(rec, at)
 	}
 	s := &k.hybrid
+	s.touched = touchLines(rec)
 	if err := parsePerfHybridSample(rec, perfRegCount, k.regBuf[:], s); err != nil {
 		return err
 	}
@@ -170,7 +171,6 @@ func (t *Target) fillFromHybrid(th *thread, at, size uint64, c *target.Capture, 
 		lo, hi = regs.SP, regs.SP+uint64(len(data))
 	}
 	st := unwind.Stack{Base: c.StackBase, Data: data, Lo: lo, Hi: hi, Chain: chain, ChainCut: users >= perfMaxStack() || users > len(chain)}
-	s.touched = touchLines(data)
 	c.PCs, c.Walk = t.walk(k.walker, regs, &st, c.PCs[:0], false)
 	if c.Walk.Stop == unwind.StopReadFailed {
 		th.kernel.needStack = true
@@ -252,11 +252,11 @@ func (t *Target) copyReach(c *target.Capture, st *unwind.Stack) int {
 }
 
 // touchLines reads a word of each 64-byte line of b and returns their sum,
-// in one pass of loads that depend on nothing: the kernel wrote b on
-// another CPU, out of this one's caches, and the walk's own reads, each
-// frame's address taken from the one before, would wait for the lines one
-// at a time (at 999 Hz the walks of bench/cbusy's hybrid samples cost a
-// third less so).
+// in one pass of loads that depend on nothing: the kernel wrote a sample's
+// record on another CPU, out of this one's caches, and the walk's reads of
+// its stack, each frame's address taken from the one before, would wait
+// for the lines one at a time (at 999 Hz the parse and walk of
+// bench/cbusy's hybrid samples cost about half as much so).
 func touchLines(b []byte) uint64 {
 	var s uint64
 	for i := 0; i+8 <= len(b); i += 64 {
