@@ -53,6 +53,11 @@ func hugeHeapAhead() {
 	// advice).
 	next := (end+placed-hugePage+heapChunk-1)&^(heapChunk-1) + hugePage
 	heapAhead = append(heapAhead, probe, make([]byte, next-end))
+	// Before the blocks below, the last of which starts at next: one
+	// the allocator clears (pages it counts as used before) would
+	// otherwise fault the range's first pages in 4 KiB. An error leaves
+	// 4 KiB pages.
+	unix.Syscall(unix.SYS_MADVISE, next, hugePage, unix.MADV_HUGEPAGE)
 	// A page cache holds 64 pages: nine 8-page blocks empty it, and
 	// the next one it takes starts at next.
 	for range 9 {
@@ -62,8 +67,6 @@ func hugeHeapAhead() {
 			break
 		}
 	}
-	// An error leaves 4 KiB pages.
-	unix.Syscall(unix.SYS_MADVISE, next, hugePage, unix.MADV_HUGEPAGE)
 }
 
 // addressOf is the address of b's first byte.
