@@ -4,7 +4,8 @@
 // 64 busy threads (deep.c). Each round runs every tool once on each
 // target, the order rotated from round to round; it reports the median
 // wall time, CPU time and peak RSS (the children's rusage) of each and the
-// ratios to eu-stack measured in the same rounds. Optional tools:
+// ratios to eu-stack measured in the same rounds, and the median minor page
+// faults and context switches (counts the machine's load does not change). Optional tools:
 // -lines compares `macprof snapshot --lines` with `eu-stack -s -i` (file:line
 // and inlined calls); -lean runs bench/snapshot/lean, the same snapshot
 // built without the rest of macprof; -base REV runs
@@ -77,6 +78,8 @@ var allTargets = map[string]target{
 type usage struct {
 	wall, cpu time.Duration
 	rssKB     int64
+	faults    int64 // minor page faults
+	switches  int64 // voluntary and involuntary context switches
 }
 
 // tool is one command line to time (PID is appended) and the tool its
@@ -203,7 +206,7 @@ func run(rounds int, names []string, o options) error {
 		fmt.Printf("%s (median of %d interleaved rounds)\n", tg.name, rounds)
 		for _, t := range ts {
 			m := med[t.name]
-			fmt.Printf("  %-36s wall %8v  CPU %8v  RSS %6.1f MB", t.name, m.wall.Round(time.Millisecond/10), m.cpu.Round(time.Millisecond/10), float64(m.rssKB)/1024)
+			fmt.Printf("  %-36s wall %8v  CPU %8v  RSS %6.1f MB  faults %5d  switches %4d", t.name, m.wall.Round(time.Millisecond/10), m.cpu.Round(time.Millisecond/10), float64(m.rssKB)/1024, m.faults, m.switches)
 			if e, ok := med[t.ref]; ok {
 				fmt.Printf("  vs %s: wall %.2fx  CPU %.2fx  RSS %.2fx", t.ref, ratio(m.wall, e.wall), ratio(m.cpu, e.cpu), float64(m.rssKB)/float64(e.rssKB))
 			}
@@ -231,21 +234,25 @@ func timeRun(args []string) (usage, error) {
 	if !ok {
 		return usage{}, errors.New("no rusage")
 	}
-	return usage{wall: wall, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rssKB: ru.Maxrss}, nil
+	return usage{wall: wall, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rssKB: ru.Maxrss,
+		faults: ru.Minflt, switches: ru.Nvcsw + ru.Nivcsw}, nil
 }
 
 // medians returns the median of each measure on its own.
 func medians(us []usage) usage {
 	var w, c []time.Duration
-	var r []int64
+	var r, f, s []int64
 	for _, u := range us {
 		w, c, r = append(w, u.wall), append(c, u.cpu), append(r, u.rssKB)
+		f, s = append(f, u.faults), append(s, u.switches)
+	}
+	for _, v := range [][]int64{r, f, s} {
+		slices.Sort(v)
 	}
 	slices.Sort(w)
 	slices.Sort(c)
-	slices.Sort(r)
 	n := len(us) / 2
-	return usage{wall: w[n], cpu: c[n], rssKB: r[n]}
+	return usage{wall: w[n], cpu: c[n], rssKB: r[n], faults: f[n], switches: s[n]}
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
