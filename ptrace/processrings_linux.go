@@ -555,7 +555,7 @@ func (t *Target) listDescendantThreads(p *processRings) {
 			th = &thread{tid: ts.tid, proc: ts.pid, files: threadFiles{schedstat: -1, stat: -1}}
 			t.departed[ts.tid] = th
 		}
-		th.gen = t.tasks.gen
+		th.gen, th.tracked, th.ended = t.tasks.gen, true, th.ended || ts.exited
 		t.nameSampled(th, ts.name)
 		th.sampled += time.Duration(ts.n+ts.lost) * t.opts.Kernel.Period
 		th.exitCPU += ts.exitCPU

@@ -495,12 +495,12 @@ func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
 		for i := l.first; i >= 0; i = p.samples[i].next {
 			n++
 		}
-		e := p.exits[tid]
-		dst = append(dst, threadSamples{tid: int(tid), pid: int(p.samples[l.first].pid), n: n, lost: int(p.lost[tid].n), exitCPU: time.Duration(e.ns), name: p.names.of(tid)})
+		e, ended := p.exits[tid]
+		dst = append(dst, threadSamples{tid: int(tid), pid: int(p.samples[l.first].pid), n: n, lost: int(p.lost[tid].n), exitCPU: time.Duration(e.ns), exited: ended, name: p.names.of(tid)})
 	}
 	for tid, e := range p.exits {
 		if _, ok := p.heads[tid]; !ok {
-			dst = append(dst, threadSamples{tid: int(tid), pid: int(e.pid), lost: int(p.lost[tid].n), exitCPU: time.Duration(e.ns), name: p.names.of(tid)})
+			dst = append(dst, threadSamples{tid: int(tid), pid: int(e.pid), lost: int(p.lost[tid].n), exitCPU: time.Duration(e.ns), exited: true, name: p.names.of(tid)})
 		}
 	}
 	for tid, l := range p.lost {
@@ -523,6 +523,7 @@ type threadSamples struct {
 	tid, pid, n int
 	lost        int
 	exitCPU     time.Duration
+	exited      bool // the kernel reported its exit
 	name        string
 }
 

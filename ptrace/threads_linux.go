@@ -35,7 +35,11 @@ type thread struct {
 	// samples so far, and the CPU time it used by the kernel's count at
 	// its exit (0 until then).
 	sampled, exitCPU time.Duration
-	gen              uint64 // listing generation that last saw the thread (continuous mode)
+	// tracked: a descendant's thread listDescendantThreads follows, kept
+	// listed until ended, the kernel's report of its exit, so that its
+	// CPU time (its samples' periods) is never restarted while it sleeps.
+	tracked, ended bool
+	gen            uint64 // listing generation that last saw the thread (continuous mode)
 	// held is true while the thread sits in a ptrace-stop that we consumed
 	// with wait4 and have not resumed yet (see hold).
 	held      bool
@@ -230,7 +234,7 @@ func (t *Target) refreshThreads() error {
 		}
 	}
 	for tid, th := range t.departed {
-		if l.gen-th.gen > 2 {
+		if l.gen-th.gen > 2 && (!th.tracked || th.ended) {
 			t.forgetDeparted(tid)
 		}
 	}
