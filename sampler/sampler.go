@@ -165,9 +165,12 @@ type targetState struct {
 	keeper target.SampleKeeper
 	// fresh: the process started since sampling began (AddStarted).
 	fresh bool
-	// carry is CPU time used and not yet counted as a whole sample: what
-	// gone threads left (settle) and what no listed thread used (unseen).
-	carry time.Duration
+	// carry is CPU time no listed thread used (unseen) and not yet
+	// counted as a whole sample, less what settled threads' samples
+	// counted ahead of their CPU time read; rest is what settled threads
+	// left of a period, counted on the stack of the one that makes it
+	// whole.
+	carry, rest time.Duration
 	// seenCPU is the CPU time the target's listed threads used, all told;
 	// proc reads the whole process's (nil: the target cannot tell), and
 	// procBase and unseen are its first reading and what of it was put

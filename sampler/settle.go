@@ -37,10 +37,13 @@ const unseenThread = target.ThreadID(0)
 // settle counts the CPU time a thread used and that was not counted yet (a
 // part of a period, or periods its captures failed to take): it is called
 // when the thread is gone or the profile ends, so that a thread that never
-// used a whole period is counted too. The time joins its target's carry,
-// which is counted in whole periods, rounded to the nearest (the rest
+// used a whole period is counted too. The time joins its target's rest,
+// which is counted in whole periods, rounded to the nearest (what is left
 // stays for the next thread settled), on the thread's last stack, or as
-// [unsampled] when the thread was never captured.
+// [unsampled] when the thread was never captured. A thread whose samples
+// counted more than its CPU time read (it ended after its last listing)
+// takes the excess off the CPU time no thread was seen to use, which holds
+// that time, rather than off another thread's.
 func (s *Sampler) settle(ts *targetState, tid target.ThreadID, th *threadState) {
 	if th.pending == 0 {
 		return
@@ -54,9 +57,14 @@ func (s *Sampler) settle(ts *targetState, tid target.ThreadID, th *threadState) 
 		}
 		th.unaccounted = 0
 	}
-	ts.carry += th.pending
+	if th.pending < 0 {
+		ts.carry += th.pending
+		th.pending = 0
+		return
+	}
+	ts.rest += th.pending
 	th.pending = 0
-	n := s.takeRounded(ts)
+	n := takeRounded(&ts.rest, s.period)
 	if n == 0 {
 		return
 	}
@@ -89,20 +97,22 @@ func (s *Sampler) settleAll(ts *targetState) {
 		s.settle(ts, tid, ts.threads[tid])
 	}
 	s.countUnseen(ts)
-	if n := s.takeRounded(ts); n > 0 {
+	ts.carry += ts.rest
+	ts.rest = 0
+	if n := takeRounded(&ts.carry, s.period); n > 0 {
 		s.count(ts.t.PID(), unseenThread, &s.unseenState, unsampledStack, n)
 	}
 }
 
-// takeRounded takes from ts's carry its whole periods, rounded to the
-// nearest, and returns how many: what is left is within half a period of
-// zero, so that rounding errors cancel rather than add up.
-func (s *Sampler) takeRounded(ts *targetState) int64 {
-	if ts.carry < s.period/2 {
+// takeRounded takes from *d its whole periods, rounded to the nearest,
+// and returns how many: what is left is within half a period of zero, so
+// that rounding errors cancel rather than add up.
+func takeRounded(d *time.Duration, period time.Duration) int64 {
+	if *d < period/2 {
 		return 0
 	}
-	n := int64((ts.carry + s.period/2) / s.period)
-	ts.carry -= time.Duration(n) * s.period
+	n := int64((*d + period/2) / period)
+	*d -= time.Duration(n) * period
 	return n
 }
 
@@ -122,8 +132,11 @@ func (ts *targetState) readProcBase() {
 
 // countUnseen adds to the carry the CPU time the process used that none of
 // its listed threads did since the last call, and counts whole periods of
-// the carry as [unsampled]. It needs a target that reports its process's
-// CPU time.
+// the carry as [unsampled], less what its threads' kernel samples counted
+// ahead of their CPU time read (negative pending): a thread that ended
+// since its last listing has no CPU time read for its last part, which
+// the process's CPU time holds, while its samples counted it already. It
+// needs a target that reports its process's CPU time.
 func (s *Sampler) countUnseen(ts *targetState) {
 	if ts.proc == nil || s.cfg.Mode != profile.ModeCPU {
 		return
@@ -143,7 +156,13 @@ func (s *Sampler) countUnseen(ts *targetState) {
 	unseen := cpu - ts.procBase - ts.seenCPU
 	ts.carry += unseen - ts.unseen
 	ts.unseen = unseen
-	if n := int64(ts.carry / s.period); n > 0 {
+	var ahead time.Duration
+	for _, th := range ts.threads {
+		if th.pid == 0 {
+			ahead += min(th.pending, 0)
+		}
+	}
+	if n := int64((ts.carry + ahead) / s.period); n > 0 {
 		ts.carry -= time.Duration(n) * s.period
 		s.count(ts.t.PID(), unseenThread, &s.unseenState, unsampledStack, n)
 	}

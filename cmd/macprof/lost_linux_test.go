@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -141,5 +142,36 @@ func TestRecordLosesNoSampleOfThreadsStartedLate(t *testing.T) {
 	}
 	if share := float64(lost) / float64(total); share > 0.03 {
 		t.Errorf("%.1f%% of the samples lost (%d of %d); want under 3%%", 100*share, lost, total)
+	}
+}
+
+// holdsRE reads the summary's share of the CPU time the profile holds.
+var holdsRE = regexp.MustCompile(`the profile holds \S+ of the \S+ of CPU time .*\(([0-9.]+)%, rusage\)`)
+
+// TestRecordCountsThreadsEndingBetweenListingsOnce records at 999 Hz a
+// command whose two busy threads end 0.5 s and 1.5 s in, between the
+// listings (500 ms apart while nothing changes): the profile holds the
+// CPU time they used once. Before, the CPU time of a thread's last part,
+// which its samples counted, was counted again as [unsampled], or on the
+// main thread's stack, once the thread was gone: 101.5-108.6%.
+func TestRecordCountsThreadsEndingBetweenListingsOnce(t *testing.T) {
+	macprof, _ := macprofBinary(t)
+	prog := testprog.BuildC(t, "latestart.c")
+	out := filepath.Join(t.TempDir(), "p.folded")
+	cmd := exec.Command(macprof, "record", "-F", "999", "-o", out, "--", prog, "0", "2", "500", "1000")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("macprof record: %v\n%s", err, stderr.String())
+	}
+	m := holdsRE.FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("the summary says no share of the CPU time:\n%s", stderr.String())
+	}
+	share, _ := strconv.ParseFloat(m[1], 64)
+	total, lost, top, topStack := foldedCounts(t, out)
+	t.Logf("holds %.1f%%: %d samples, %d lost, largest stack %d: %s\n%s", share, total, lost, top, topStack, stderr.String())
+	if share > 101 || share < 95 {
+		t.Errorf("the profile holds %.1f%% of the CPU time the command used; want 95-101%%", share)
 	}
 }
