@@ -172,6 +172,7 @@ func (tk *threadKernel) closeRing() {
 // counts of rings.
 func (tk *threadKernel) setRing(r *perfRing, k *kernelSampler) {
 	if tk.ring != nil {
+		r.name = tk.ring.name
 		tk.closeRing()
 	}
 	tk.ring, tk.rings, tk.stackRings, tk.ringBytes, tk.chain, tk.ranOff = r, &k.rings, &k.stackRings, &k.ringBytes, r.chain, false
@@ -262,6 +263,7 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 			return capErr
 		}
 		th.kernel.setRing(r, k)
+		t.nameRing(th, r)
 		if stack != 0 {
 			th.kernel.ringStack = stack
 		}
@@ -450,10 +452,14 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		if err == nil {
 			th.kernel.ranOff = th.kernel.ranOff || caps[n].Walk.LeftCopy()
 			caps[n].Images, caps[n].Executable = gen.set, gen.exe
+			caps[n].ThreadName = r.name
 			n++
 		}
 	}
 	r.consume()
+	if n < len(caps) {
+		r.drainedNames()
+	}
 	if lost := r.takeLost(); lost > 0 {
 		k.lost[tid] += lost
 	}

@@ -236,6 +236,18 @@ type perfRing struct {
 	// comms counts the comm records read from it (an exec or a thread's
 	// rename in its process), which Threads takes (nameWatch).
 	comms atomic.Uint32
+	// named: its thread's name was read since it opened (nameWatch); a
+	// rename before it opened wrote its comm record to no ring.
+	named atomic.Bool
+	// tid is its thread; name is that thread's name as of the record next
+	// returned last: read when it opened, then set by the thread's comm
+	// records (threadnames_linux.go), so that each sample drained from it
+	// has the name in force when it was taken.
+	tid  uint32
+	name string
+	// procName is a name read from /proc that no record gave yet
+	// (drainedNames).
+	procName string
 }
 
 // mmapRing maps size bytes of a perf_event file's ring; tests replace it
@@ -314,6 +326,7 @@ func openPerfRing(tid int, spec ringSpec) (r *perfRing, small bool, err error) {
 		return nil, false, fmt.Errorf("sample ring of thread %d: %w", tid, err)
 	}
 	r.chain, r.hybrid, r.interval, r.clock, r.sampleMax = stackBytes == 0, spec.hybrid && stackBytes != 0, spec.interval, clock, spec.sampleMaxBytes()
+	r.tid = uint32(tid)
 	return r, small, nil
 }
 
@@ -368,6 +381,7 @@ func (r *perfRing) next() (at, size uint64, ok bool) {
 		}
 		if typ == unix.PERF_RECORD_COMM {
 			r.comms.Add(1)
+			r.noteComm(at, size)
 			// An exec (the comm record marked as such; a rename is
 			// not): the samples after it are another program's.
 			var misc [2]byte

@@ -153,7 +153,9 @@ func (t *Target) nameSampled(th *thread, named string) {
 }
 
 // nameWatch decides when Info reads a thread's name from /proc again. A
-// name is read when the thread is first seen; then after a comm record (a
+// name is read when the thread is first seen; then once its ring opens (a
+// thread that names itself at its start, between its listing and its first
+// capture, wrote that comm record to no ring); then after a comm record (a
 // thread of the process renamed itself or another, or it exec'd) was read
 // from any of its rings; and else 1 s after the first read, then after
 // twice as long each time, up to nameRecheck: a thread that names itself
@@ -190,11 +192,32 @@ func (w *nameWatch) noteComms(r *perfRing) {
 
 // due reports whether th's name is to be read now.
 func (w *nameWatch) due(th *thread, now time.Time) bool {
+	if r := th.kernel.ring; r != nil && !r.named.Load() {
+		return true
+	}
+	return w.scheduled(th, now)
+}
+
+// scheduled reports whether th's name is due by the schedule: first sight,
+// a comm record, or the wait since the last read.
+func (w *nameWatch) scheduled(th *thread, now time.Time) bool {
 	return th.nameAt.IsZero() || th.nameGen != w.gen || now.Sub(th.nameAt) >= min(th.nameWait, w.longest())
 }
 
-// read notes that th's name was read at now.
+// read notes that th's name was read at now. A name its ring has not
+// seen is its ring's once drained to its end (a rename by another thread
+// writes its comm record to that thread's ring, not this one's; one of its
+// own, read before the drain, would be among the records drained). A read
+// for a ring just opened leaves the schedule as it was.
 func (w *nameWatch) read(th *thread, now time.Time) {
+	if r := th.kernel.ring; r != nil {
+		if th.name != "" && th.name != r.name {
+			r.procName = th.name
+		}
+		if !r.named.Swap(true) && !w.scheduled(th, now) {
+			return
+		}
+	}
 	th.nameAt, th.nameGen = now, w.gen
 	th.nameWait = min(max(2*th.nameWait, nameFirstRecheck), w.longest())
 }
@@ -205,4 +228,50 @@ func (w *nameWatch) longest() time.Duration {
 		return w.every
 	}
 	return nameRecheck
+}
+
+// nameRing names the samples of r, the ring just opened for th, from /proc:
+// a rename from now on writes a comm record to it (noteComm).
+func (t *Target) nameRing(th *thread, r *perfRing) {
+	pid := th.proc
+	if pid == 0 {
+		pid = t.pid
+	}
+	if name := readComm(pid, th.tid); name != "" {
+		r.name = name
+	}
+}
+
+// noteComm takes the name of the comm record at at (size bytes: the
+// header, pid, tid, then the name, NUL-terminated) if it names r's thread:
+// the samples after it have that name. It allocates only when the name
+// changed.
+func (r *perfRing) noteComm(at, size uint64) {
+	const maxComm = 16 // TASK_COMM_LEN
+	if size < 16+8 || r.tid == 0 {
+		return
+	}
+	var rec [16 + maxComm]byte
+	b := rec[:min(size, uint64(len(rec)))]
+	r.readAt(b, at)
+	if binary.LittleEndian.Uint32(b[12:]) != r.tid {
+		return
+	}
+	name := b[16:]
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	if len(name) > 0 && string(name) != r.name {
+		r.name = string(name)
+	}
+	r.procName = ""
+}
+
+// drainedNames is called once r was drained to its end: a name read from
+// /proc since the last drain that none of its records gave (another thread
+// renamed its thread) is its name from now on.
+func (r *perfRing) drainedNames() {
+	if r.procName != "" {
+		r.name, r.procName = r.procName, ""
+	}
 }

@@ -97,6 +97,12 @@ func (s *Sampler) internAndCount(pid int, tid target.ThreadID, th *threadState, 
 	w := s.win
 	w.captures++
 	w.stops.add(c.Stopped)
+	if c.ThreadName != "" {
+		// A sample drained later than taken: the name it was taken
+		// under, which its thread keeps until Info or a later one says
+		// otherwise. Cleared: the Capture is reused for other threads.
+		th.name, c.ThreadName = c.ThreadName, ""
+	}
 	if len(c.PCs) == 0 {
 		w.missed[profile.MissEmptyStack]++
 		return

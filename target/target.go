@@ -72,6 +72,10 @@ type Capture struct {
 	// Executable is then the path of that process's executable.
 	Images     *images.Set
 	Executable string
+	// ThreadName, when set, is the thread's name when the sample was
+	// taken, as the backend's records of renames tell it (a sample drained
+	// later may predate the name Info gives); "": Info's name.
+	ThreadName string
 }
 
 // NewCapture returns a Capture with buffers for maxFrames frames and a
