@@ -84,7 +84,7 @@ func (t *Target) images() (*images.Set, error) {
 	pending := false
 	for _, im := range imgs {
 		if im.Path == "[vdso]" {
-			im.Memory = &lockedReader{t: t}
+			im.Memory = vdsoMemory(im, &lockedReader{t: t})
 			continue
 		}
 		im.OpenPath = root + im.Path

@@ -61,6 +61,9 @@ type imageHistory struct {
 	versions []*imageVersion
 	timeline map[int][]versionAt // by PID, oldest first
 	events   []procEvent
+	// vdso: the versions' resolvers have the vDSO's table, for walks of
+	// stack copies (rings that take callchains check them: vdsoTableUse).
+	vdso bool
 }
 
 // setBase makes set, the images of process pid read before it ran (exe
@@ -161,8 +164,9 @@ func mmap2Image(rec []byte) *images.Image {
 // apply sorts the events kept since the last call by time and makes the
 // versions they start: a forked process starts with its parent's version
 // at the fork, an exec with no images, a mapping adds its image to its
-// process's images (replacing those it overlaps). vdso, when set, reads a
-// [vdso] image of process base.
+// process's images (replacing those it overlaps). A [vdso] image is read
+// from the profiler's copy (vdsoMemory), else by vdso, when set, in process
+// base.
 func (h *imageHistory) apply(base int, vdso images.MemoryReader) {
 	if len(h.events) == 0 {
 		return
@@ -186,10 +190,15 @@ func (h *imageHistory) apply(base int, vdso images.MemoryReader) {
 		case unix.PERF_RECORD_MMAP2:
 			im := e.img
 			if im.Path == "[vdso]" {
-				if e.pid != base || vdso == nil {
+				// Any process's, read from the profiler's copy; another
+				// ABI's vDSO only in process base, from its memory.
+				var fallback images.MemoryReader
+				if e.pid == base {
+					fallback = vdso
+				}
+				if im.Memory = vdsoMemory(im, fallback); im.Memory == nil {
 					continue
 				}
-				im.Memory = vdso
 			} else {
 				// The mapped file while the mapping lasts (Open checks
 				// it is still this one).
@@ -258,16 +267,18 @@ func (h *imageHistory) images(v int32) (*images.Set, *cfi.Resolver) {
 		iv.set = images.NewSet(iv.imgs)
 	}
 	if iv.res == nil {
-		iv.res = tablesResolver(iv.set)
+		iv.res = resolverOf(iv.set, h.vdso)
 	}
 	return iv.set, iv.res
 }
 
 // setBase makes set, read before the command ran (exe tells its
-// executable), the first version of its images, once.
+// executable), the first version of its images, once; rings that copy
+// stacks walk them with the vDSO's table.
 func (p *processRings) setBase(set *images.Set, exe func() string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.hist.vdso = p.stack > 0
 	if len(p.hist.versions) == 0 {
 		p.hist.setBase(p.pid, set, exe())
 	}

@@ -22,7 +22,7 @@ import (
 // when its memory map changes.
 
 // cfiTables is the process-wide cache of unwind tables.
-var cfiTables = cfi.NewCache(cfi.CacheOptions{})
+var cfiTables = cfi.NewCache(cfi.CacheOptions{Load: loadTable})
 
 // targetTables is a target's resolver, swapped whole when its images
 // change; walks (one goroutine at a time: hotMu, or the tracer thread) use
@@ -46,6 +46,8 @@ type targetTables struct {
 	// its start, dlopens one after another), so the next miss re-reads
 	// at once rather than after missGap.
 	missFound bool
+	// vdso: the resolver has the vDSO's table (vdsoTableUse).
+	vdso bool
 }
 
 // missGap bounds how often walks re-read the memory map for PCs in no
@@ -54,25 +56,44 @@ type targetTables struct {
 const missGap = 200 * time.Millisecond
 
 // update rebuilds the resolver from a new image set.
-func (tt *targetTables) update(set *images.Set) { tt.res.Store(tablesResolver(set)) }
+func (tt *targetTables) update(set *images.Set) { tt.res.Store(resolverOf(set, tt.vdso)) }
+
+// vdsoTableUse tells whether a target's walks take the vDSO's unwind
+// table: with --unwind cfi, which has no frame records to fall back on.
+// With auto they follow the vDSO's frame records, as the kernel's
+// callchains do, and the chain checks take those on trust: its hottest
+// code is a leaf without a frame record, so a check that knew its table
+// would cut every callchain through it, and the stack copies that would
+// then be walked cannot take a Go program (which calls the vDSO on its
+// system stack) past its stack switch. The chain through the leaf misses
+// only the vDSO function that called it.
+func vdsoTableUse(p walkPlan) bool { return p.tablesOnly }
 
 // tablesResolver returns a resolver of set's objects to their unwind
-// tables. Tables are read through /proc/PID/map_files where the profiler
-// may follow it to the image's file (the file the target maps, whatever it
-// has put at the path since), else at the path.
-func tablesResolver(set *images.Set) *cfi.Resolver {
+// tables, the vDSO's left out (resolverOf).
+func tablesResolver(set *images.Set) *cfi.Resolver { return resolverOf(set, false) }
+
+// resolverOf returns a resolver of set's objects to their unwind tables,
+// with the vDSO's (read from the profiler's copy) where vdso is set.
+// Tables are read through /proc/PID/map_files where the profiler may
+// follow it to the image's file (the file the target maps, whatever it has
+// put at the path since), else at the path.
+func resolverOf(set *images.Set, vdso bool) *cfi.Resolver {
 	var objs []cfi.Object
 	for _, im := range set.Images() {
 		o := cfi.Object{Start: im.Start, Limit: im.Limit, Offset: im.Offset}
-		if im.Format == images.FormatELF && im.Memory == nil && im.Path != "" && im.Path[0] == '/' {
+		switch {
+		case im.Format == images.FormatELF && im.Memory == nil && im.Path != "" && im.Path[0] == '/':
 			o.Key, o.Path = im.Key(), im.File()
 			if mapsFile(im) {
 				o.Path = im.MapFile
 			}
+		case vdso && sameVDSO(im):
+			o.Key, o.Path = vdsoTableKey, vdsoTablePath
 		}
-		// Else [vdso] and the like: no file to read, so no table (its
-		// frames are walked through frame records), but known, so that
-		// its PCs do not make walks re-read the memory map.
+		// Else the vDSO left out, another ABI's and the like: no table
+		// (its frames are walked through frame records), but known, so
+		// that its PCs do not make walks re-read the memory map.
 		objs = append(objs, o)
 	}
 	return cfi.NewResolver(cfiTables, objs)

@@ -129,6 +129,7 @@ func newTarget(pid int, opts target.Options) (*Target, error) {
 		buildIDs: make(map[string]string),
 		departed: make(map[int]*thread),
 	}
+	t.tables.vdso = vdsoTableUse(walkPlanOf(opts.Unwind))
 	t.pubRead.pid = pid
 	t.walkMem.pid = pid
 	w, err := newWalker(opts, &t.walkMem)
