@@ -143,8 +143,13 @@ func (r *recording) closeAll() {
 // command and the descendants it waited for used (their rusage), the
 // profile w holds at period a sample; nothing when tree is unknown (0).
 // Samples of processes the command did not wait for are in the profile but
-// not in tree, so a share above 100% is possible.
+// not in tree, so a share above 100% is possible. A wall profile's samples
+// are no CPU time: writeWallShare says what it holds instead.
 func writeTreeShare(out io.Writer, w *profile.Window, period, tree time.Duration) {
+	if w.Mode == profile.ModeWall {
+		writeWallShare(out, w, period)
+		return
+	}
 	if tree <= 0 {
 		return
 	}

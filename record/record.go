@@ -382,3 +382,27 @@ func writeOutputs(stderr io.Writer, outputs []Output, w *profile.Window, cache *
 	}
 	return ok
 }
+
+// writeWallShare says what wall profile w, sampled at period, holds: each
+// sample a period of one thread's time, running or waiting, so that it adds
+// up to its threads times the recording's duration, not to CPU time.
+func writeWallShare(out io.Writer, w *profile.Window, period time.Duration) {
+	held := time.Duration(w.SampleCount()) * period
+	span := w.End.Sub(w.Start)
+	type thread struct {
+		pid int
+		tid target.ThreadID
+	}
+	threads := map[thread]bool{}
+	for _, s := range w.Samples {
+		if s.Thread != 0 {
+			threads[thread{s.PID, s.Thread}] = true
+		}
+	}
+	avg := ""
+	if span > 0 {
+		avg = fmt.Sprintf(" (%.1f threads at a time on average)", float64(held)/float64(span))
+	}
+	fmt.Fprintf(out, "macprof: the wall profile holds %s of thread time, running or waiting, of %d thread(s) over %s%s: wall time, not CPU time\n",
+		held.Round(time.Millisecond), len(threads), span.Round(time.Millisecond), avg)
+}
