@@ -558,6 +558,7 @@ func (p *processRings) take(tid int, caps []*target.Capture) int {
 		}
 		c.PID, c.Images, c.Executable = int(s.pid), nil, ""
 		c.Time = p.clock.at(s.time)
+		c.ThreadName = p.names.at(s.tid, s.time)
 		p.takenRes[n] = nil
 		if s.ver >= 0 {
 			c.Images, p.takenRes[n] = p.hist.images(s.ver)

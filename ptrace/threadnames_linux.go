@@ -24,6 +24,17 @@ type threadNames struct {
 	events []nameEvent       // read since the last apply
 	cur    map[uint32]string // each thread's name as of the last apply
 	exited []nameEvent       // threads that exited by the last apply, with their names
+	// changes are the names the last apply's records changed, by thread
+	// then time, so that each sample is named as its thread was when it
+	// was taken (at).
+	changes []nameChange
+}
+
+// nameChange is thread tid's name going from old to name at time.
+type nameChange struct {
+	time      uint64
+	tid       uint32
+	old, name string
 }
 
 // nameEvent is a comm record (name set), a fork record (ptid the creating
@@ -101,6 +112,8 @@ func (n *threadNames) apply() {
 	}
 	clear(n.exited)
 	n.exited = n.exited[:0]
+	clear(n.changes)
+	n.changes = n.changes[:0]
 	if len(n.events) == 0 {
 		return
 	}
@@ -120,16 +133,35 @@ func (n *threadNames) apply() {
 			}
 			continue
 		}
+		old, had := n.cur[e.tid]
 		if name == "" {
 			delete(n.cur, e.tid)
-			continue
-		}
-		if _, ok := n.cur[e.tid]; ok || len(n.cur) < maxNamed {
+		} else if had || len(n.cur) < maxNamed {
 			n.cur[e.tid] = name
+		}
+		if name != old {
+			n.changes = append(n.changes, nameChange{time: e.time, tid: e.tid, old: old, name: n.cur[e.tid]})
 		}
 		e.name = ""
 	}
 	n.events = n.events[:0]
+	slices.SortStableFunc(n.changes, func(a, b nameChange) int { return cmp.Compare(a.tid, b.tid) })
+}
+
+// at returns thread tid's name at time t by the last apply's records, or ""
+// if they did not change it (its name is then of).
+func (n *threadNames) at(tid uint32, t uint64) string {
+	i, found := slices.BinarySearchFunc(n.changes, tid, func(c nameChange, tid uint32) int { return cmp.Compare(c.tid, tid) })
+	if !found {
+		return ""
+	}
+	end, _ := slices.BinarySearchFunc(n.changes[i:], tid+1, func(c nameChange, tid uint32) int { return cmp.Compare(c.tid, tid) })
+	cs := n.changes[i : i+end]
+	j, _ := slices.BinarySearchFunc(cs, t+1, func(c nameChange, t uint64) int { return cmp.Compare(c.time, t) })
+	if j < len(cs) {
+		return cs[j].old // the first change after t
+	}
+	return cs[len(cs)-1].name
 }
 
 // of returns thread tid's name, or "" if the records did not tell it.
