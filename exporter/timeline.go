@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -38,11 +39,16 @@ func writeSpeedscope(out io.Writer, w *profile.Window, c *symcache.Cache, opts O
 	for _, e := range w.Timeline {
 		t0 = min(t0, e.Time-int64(e.Count)*int64(w.Period))
 	}
+	// A thread that renamed itself has a timeline per name, as its
+	// samples have pprof thread labels, in the order of each name's first
+	// sample (first).
 	type threadKey struct {
 		pid    int
 		thread uint64
+		name   string
 	}
 	threads := map[threadKey]*speedscope.Timeline{}
+	first := map[threadKey]int64{}
 	var keys []threadKey
 	var frames speedscope.Frames
 	stacks := make([][]int, len(w.Samples)) // by sample, made on first use
@@ -67,13 +73,15 @@ func writeSpeedscope(out io.Writer, w *profile.Window, c *symcache.Cache, opts O
 			}
 			stacks[e.Sample] = st
 		}
-		k := threadKey{s.PID, uint64(s.Thread)}
+		k := threadKey{s.PID, uint64(s.Thread), s.ThreadName}
 		tl := threads[k]
 		if tl == nil {
 			tl = &speedscope.Timeline{Name: threadName(w, r, s, len(pids) > 1)}
 			threads[k] = tl
 			keys = append(keys, k)
+			first[k] = e.Time
 		}
+		first[k] = min(first[k], e.Time)
 		weight := time.Duration(e.Count) * w.Period
 		end := time.Duration(e.Time - t0)
 		if !timed {
@@ -84,11 +92,14 @@ func writeSpeedscope(out io.Writer, w *profile.Window, c *symcache.Cache, opts O
 		}
 		tl.Samples = append(tl.Samples, speedscope.Sample{End: end, Weight: weight, Stack: stacks[e.Sample]})
 	}
-	slices.SortFunc(keys, func(a, b threadKey) int {
+	slices.SortStableFunc(keys, func(a, b threadKey) int {
 		if a.pid != b.pid {
 			return a.pid - b.pid
 		}
-		return int(int64(a.thread) - int64(b.thread))
+		if a.thread != b.thread {
+			return int(int64(a.thread) - int64(b.thread))
+		}
+		return cmp.Compare(first[a], first[b])
 	})
 	title := opts.Title
 	if title == "" {
