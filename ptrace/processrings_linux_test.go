@@ -516,8 +516,8 @@ func TestDescendantRingsCollect(t *testing.T) {
 		listed[ts.tid] = ts
 	}
 	want := map[int]threadSamples{
-		200: {tid: 200, pid: 200, n: 2, exitCPU: 2200 * time.Microsecond},
-		300: {tid: 300, pid: 300, exitCPU: 400 * time.Microsecond},
+		200: {tid: 200, pid: 200, n: 2, exitCPU: 2200 * time.Microsecond, exited: true},
+		300: {tid: 300, pid: 300, exitCPU: 400 * time.Microsecond, exited: true},
 	}
 	if !maps.Equal(listed, want) {
 		t.Errorf("listed %+v, want %+v", listed, want)
