@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -25,23 +22,12 @@ func TestSnapshotHeapAheadFaultsInHugePages(t *testing.T) {
 		heapAheadChild()
 		return
 	}
-	thp, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	if err != nil || strings.Contains(string(thp), "[never]") {
-		t.Skipf("transparent huge pages are off on this kernel (%q, %v): hugeHeapAhead does nothing then", thp, err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSnapshotHeapAheadFaultsInHugePages$", "-test.count=1")
 	// One P: the test's goroutines allocate from one page cache, as
 	// the snapshot's main goroutine does until its first blocking call.
-	cmd.Env = append(os.Environ(), "MACPROF_TEST_HEAP_AHEAD=1", "GOMAXPROCS=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	out := hugePageChild(t, "TestSnapshotHeapAheadFaultsInHugePages", "MACPROF_TEST_HEAP_AHEAD", "heap ahead:", "GOMAXPROCS=1")
 	var faults, n, huge int
-	if i := strings.Index(string(out), "heap ahead:"); i < 0 {
-		t.Fatalf("the child printed no result:\n%s", out)
-	} else if _, err := fmt.Sscanf(string(out[i:]), "heap ahead: %d faults, %d KiB, %d KiB huge", &faults, &n, &huge); err != nil {
-		t.Fatalf("%v: %s", err, out[i:])
+	if _, err := fmt.Sscanf(out, "heap ahead: %d faults, %d KiB, %d KiB huge", &faults, &n, &huge); err != nil {
+		t.Fatalf("%v: %s", err, out)
 	}
 	t.Logf("%d page faults writing %d KiB of new objects; their mapping holds %d KiB of huge pages", faults, n, huge)
 	if huge < hugePage>>10 {
@@ -67,40 +53,10 @@ func heapAheadChild() {
 		objs = append(objs, b)
 	}
 	unix.Getrusage(unix.RUSAGE_THREAD, &after)
-	huge, err := anonHugeKB(addressOf(objs[n-1]))
+	huge, err := smapsHugeKB(addressOf(objs[n-1]))
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(1)
 	}
 	fmt.Printf("heap ahead: %d faults, %d KiB, %d KiB huge\n", after.Minflt-before.Minflt, n*4, huge)
-}
-
-// anonHugeKB is the AnonHugePages of the mapping of /proc/self/smaps that
-// holds addr.
-func anonHugeKB(addr uintptr) (int, error) {
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	in := false
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		line := s.Text()
-		var lo, hi uintptr
-		if n, _ := fmt.Sscanf(line, "%x-%x ", &lo, &hi); n == 2 {
-			in = lo <= addr && addr < hi
-			continue
-		}
-		var kb int
-		if in {
-			if n, _ := fmt.Sscanf(line, "AnonHugePages: %d kB", &kb); n == 1 {
-				return kb, nil
-			}
-		}
-	}
-	if err := s.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("no mapping of /proc/self/smaps holds %#x", addr)
 }

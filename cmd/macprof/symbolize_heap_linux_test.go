@@ -22,21 +22,10 @@ func TestSymbolizeHugeHeapFirstBlockInHugePage(t *testing.T) {
 		symbolizeHeapChild()
 		return
 	}
-	thp, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	if err != nil || strings.Contains(string(thp), "[never]") {
-		t.Skipf("transparent huge pages are off on this kernel (%q, %v): hugeHeap does nothing then", thp, err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSymbolizeHugeHeapFirstBlockInHugePage$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "MACPROF_TEST_SYMBOLIZE_HEAP=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	out := hugePageChild(t, "TestSymbolizeHugeHeapFirstBlockInHugePage", "MACPROF_TEST_SYMBOLIZE_HEAP", "symbolize heap:")
 	var huge int
-	if i := strings.Index(string(out), "symbolize heap:"); i < 0 {
-		t.Fatalf("the child printed no result:\n%s", out)
-	} else if _, err := fmt.Sscanf(string(out[i:]), "symbolize heap: %d KiB huge", &huge); err != nil {
-		t.Fatalf("%v: %s", err, out[i:])
+	if _, err := fmt.Sscanf(out, "symbolize heap: %d KiB huge", &huge); err != nil {
+		t.Fatalf("%v: %s", err, out)
 	}
 	if huge < 2<<10 {
 		t.Errorf("the first block after hugeHeap is not in a huge page: its mapping holds %d KiB of them", huge)
@@ -57,6 +46,29 @@ func symbolizeHeapChild() {
 		os.Exit(1)
 	}
 	fmt.Printf("symbolize heap: %d KiB huge\n", huge)
+}
+
+// hugePageChild runs test in a process of its own, with envVar=1 and env
+// set, as a fresh heap's, and returns what it printed from prefix on; it
+// skips where transparent huge pages are off, as the heaps that use them
+// then do nothing.
+func hugePageChild(t *testing.T, test, envVar, prefix string, env ...string) string {
+	t.Helper()
+	thp, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || strings.Contains(string(thp), "[never]") {
+		t.Skipf("transparent huge pages are off on this kernel (%q, %v): the huge-page heaps do nothing then", thp, err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(append(os.Environ(), envVar+"=1"), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	i := strings.Index(string(out), prefix)
+	if i < 0 {
+		t.Fatalf("the child printed no result:\n%s", out)
+	}
+	return string(out[i:])
 }
 
 // smapsHugeKB is the AnonHugePages of the mapping of /proc/self/smaps
