@@ -3,13 +3,10 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
-
-	pprof "github.com/google/pprof/profile"
 
 	"github.com/macprof/macprof/internal/testprog"
 )
@@ -34,15 +31,7 @@ func testRecordNamesEachSample(t *testing.T, unwind string) {
 	if b, err := exec.Command(macprof, "record", "-q", "--unwind", unwind, "-F", "999", "-o", out, "--", thr).CombinedOutput(); err != nil {
 		t.Fatalf("record: %v\n%s", err, b)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	prof, err := pprof.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof, _ := readProfile(t, out)
 	byName := map[string]time.Duration{}
 	for _, s := range prof.Sample {
 		if names := s.Label["thread"]; len(names) == 1 {
