@@ -200,7 +200,7 @@ func TestResolverHasTheVDSOTableOnlyWhereAsked(t *testing.T) {
 	im := &images.Image{Path: "[vdso]", Format: images.FormatELF, Start: start, Limit: start + uint64(len(own))}
 	im.Memory = vdsoMemory(im, nil)
 	set := images.NewSet([]*images.Image{im})
-	if r := resolverOf(set, true); r.Covers(start+fn) {
+	if r := resolverOf(set, true); r.Covers(start + fn) {
 		if rule, _ := r.Rule(start + fn + 1); rule == nil {
 			t.Errorf("no rule at __vdso_clock_gettime+1 with the vdso's table")
 		}
