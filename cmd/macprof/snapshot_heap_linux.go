@@ -3,24 +3,12 @@
 package main
 
 import (
-	"os"
-	"strings"
-	"unsafe"
-
 	"golang.org/x/sys/unix"
 )
-
-// hugePage is the size of a transparent huge page on amd64 and arm64 (4 KiB
-// base pages).
-const hugePage = 2 << 20
 
 // heapChunk is how much heap the Go runtime maps at a time, at an address
 // aligned to it (runtime.pallocChunkBytes).
 const heapChunk = 4 << 20
-
-// heapAhead keeps the blocks hugeHeapAhead allocates to steer the heap:
-// never written, so never resident.
-var heapAhead [][]byte
 
 // hugeHeapAhead makes the heap a snapshot fills from here on fault in one
 // 2 MiB page rather than a few hundred 4 KiB ones, where transparent huge
@@ -41,18 +29,16 @@ var heapAhead [][]byte
 // runtime to keep its heap off huge pages. Call it with the collector
 // off: the blocks are a few MiB of heap.
 func hugeHeapAhead() {
-	if strings.Contains(","+os.Getenv("GODEBUG")+",", ",disablethp=1,") {
+	if !thpAllowed() {
 		return
 	}
-	const placed = 128 << 10 // 16 pages of 8 KiB: not from a page cache
-	probe := make([]byte, placed)
-	end := addressOf(probe) + placed
+	end := heapEnd()
 	// The upper half of a 4 MiB chunk whose lower half ends the filler:
 	// the heap is mapped a whole chunk at a time, so the range is
 	// mapped (a range mapped later would be a new mapping, without the
 	// advice).
-	next := (end+placed-hugePage+heapChunk-1)&^(heapChunk-1) + hugePage
-	heapAhead = append(heapAhead, probe, make([]byte, next-end))
+	next := (end+heapProbeBytes-hugePage+heapChunk-1)&^(heapChunk-1) + hugePage
+	heapKept = append(heapKept, make([]byte, next-end))
 	// Before the blocks below, the last of which starts at next: one
 	// the allocator clears (pages it counts as used before) would
 	// otherwise fault the range's first pages in 4 KiB. An error leaves
@@ -62,12 +48,9 @@ func hugeHeapAhead() {
 	// the next one it takes starts at next.
 	for range 9 {
 		b := make([]byte, 64<<10)
-		heapAhead = append(heapAhead, b)
+		heapKept = append(heapKept, b)
 		if addressOf(b) >= next {
 			break
 		}
 	}
 }
-
-// addressOf is the address of b's first byte.
-func addressOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

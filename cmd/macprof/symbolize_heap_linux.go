@@ -3,11 +3,8 @@
 package main
 
 import (
-	"os"
 	"runtime"
 	"runtime/debug"
-	"strings"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,29 +35,21 @@ const symbolizeHeapBytes = 64 << 20
 // It leaves the heap as it is where GODEBUG has disablethp=1, which asks
 // the Go runtime to keep its heap off huge pages.
 func hugeHeap() {
-	if strings.Contains(","+os.Getenv("GODEBUG")+",", ",disablethp=1,") {
+	if !thpAllowed() {
 		return
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	const huge = 2 << 20
-	const placed = 128 << 10 // 16 pages of 8 KiB: not from a page cache
-	probe := make([]byte, placed)
-	end := uintptr(unsafe.Pointer(unsafe.SliceData(probe))) + placed
-	heapKept = append(heapKept, probe)
-	if gap := (end+huge-1)&^(huge-1) - end; gap >= placed {
+	end := heapEnd()
+	if gap := (end+hugePage-1)&^(hugePage-1) - end; gap >= heapProbeBytes {
 		heapKept = append(heapKept, make([]byte, gap))
 	}
 	b := make([]byte, symbolizeHeapBytes)
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	lo := int((start+huge-1)&^(huge-1) - start)
-	hi := lo + (len(b)-lo)&^(huge-1)
+	start := addressOf(b)
+	lo := int((start+hugePage-1)&^(hugePage-1) - start)
+	hi := lo + (len(b)-lo)&^(hugePage-1)
 	if hi > lo {
 		unix.Madvise(b[lo:hi], unix.MADV_HUGEPAGE) // an error leaves 4 KiB pages
 	}
 	b = nil
 	runtime.GC() // b's pages go back to the heap
 }
-
-// heapKept holds the blocks hugeHeap places below its block: never
-// written, so never resident.
-var heapKept [][]byte
