@@ -78,14 +78,11 @@ func (n *threadNames) note(rec []byte) {
 	}
 	switch le.Uint32(rec) {
 	case unix.PERF_RECORD_COMM:
-		name := rec[16 : len(rec)-16]
-		if i := bytes.IndexByte(name, 0); i >= 0 {
-			name = name[:i]
-		}
+		tid, name := commRecord(rec[:len(rec)-16])
 		if len(name) == 0 || len(name) > 64 {
 			return
 		}
-		n.events = append(n.events, nameEvent{time: le.Uint64(rec[len(rec)-8:]), tid: le.Uint32(rec[12:]), name: string(name)})
+		n.events = append(n.events, nameEvent{time: le.Uint64(rec[len(rec)-8:]), tid: tid, name: string(name)})
 	case unix.PERF_RECORD_FORK, unix.PERF_RECORD_EXIT:
 		if len(rec) < 32 {
 			return
@@ -274,6 +271,16 @@ func (t *Target) nameRing(th *thread, r *perfRing) {
 	}
 }
 
+// commRecord returns the thread and the name of a comm record's first
+// bytes (the header, pid, tid, then the name, NUL-padded; at least 16).
+func commRecord(rec []byte) (tid uint32, name []byte) {
+	tid, name = binary.LittleEndian.Uint32(rec[12:]), rec[16:]
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	return tid, name
+}
+
 // noteComm takes the name of the comm record at at (size bytes: the
 // header, pid, tid, then the name, NUL-terminated) if it names r's thread:
 // the samples after it have that name. It allocates only when the name
@@ -286,12 +293,9 @@ func (r *perfRing) noteComm(at, size uint64) {
 	var rec [16 + maxComm]byte
 	b := rec[:min(size, uint64(len(rec)))]
 	r.readAt(b, at)
-	if binary.LittleEndian.Uint32(b[12:]) != r.tid {
+	tid, name := commRecord(b)
+	if tid != r.tid {
 		return
-	}
-	name := b[16:]
-	if i := bytes.IndexByte(name, 0); i >= 0 {
-		name = name[:i]
 	}
 	if len(name) > 0 && string(name) != r.name {
 		r.name = string(name)
