@@ -64,10 +64,14 @@ func WriteSummary(out io.Writer, w *profile.Window, period time.Duration) {
 // unsampledWhy says what the [unsampled] share is.
 const unsampledWhy = "threads that ended, or the recording did, before a capture"
 
-// writeUnattributed gives the share of the CPU time that has no stack of
-// the program's: [unsampled], and [lost] by reason. It is said even when
-// small: these samples have no stack to show.
+// writeUnattributed gives the share of the profile's time that has no
+// stack of the program's: [unsampled], and [lost] by reason. It is said
+// even when small: these samples have no stack to show.
 func writeUnattributed(out io.Writer, w *profile.Window) {
+	held := "the CPU time"
+	if w.Mode == profile.ModeWall {
+		held = "the thread time"
+	}
 	all := w.SampleCount()
 	unsampled, lost := w.UnsampledCount(), w.LostCounts()
 	var lostAll int64
@@ -77,13 +81,13 @@ func writeUnattributed(out io.Writer, w *profile.Window) {
 	pct := func(n int64) float64 { return 100 * float64(n) / float64(all) }
 	if lostAll == 0 {
 		if unsampled > 0 {
-			fmt.Fprintf(out, "macprof: %.1f%% of the CPU time (%d samples) could not be attributed to a stack, shown as %s: %s\n",
-				pct(unsampled), unsampled, profile.UnsampledFrame, unsampledWhy)
+			fmt.Fprintf(out, "macprof: %.1f%% of %s (%d samples) could not be attributed to a stack, shown as %s: %s\n",
+				pct(unsampled), held, unsampled, profile.UnsampledFrame, unsampledWhy)
 		}
 		return
 	}
 	n := unsampled + lostAll
-	fmt.Fprintf(out, "macprof: %.1f%% of the CPU time (%d samples) could not be attributed to a stack (%.1f%% lost):\n", pct(n), n, pct(lostAll))
+	fmt.Fprintf(out, "macprof: %.1f%% of %s (%d samples) could not be attributed to a stack (%.1f%% lost):\n", pct(n), held, n, pct(lostAll))
 	if unsampled > 0 {
 		fmt.Fprintf(out, "macprof:   %.1f%% (%d samples) shown as %s: %s\n", pct(unsampled), unsampled, profile.UnsampledFrame, unsampledWhy)
 	}

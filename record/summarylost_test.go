@@ -31,3 +31,28 @@ func TestWriteSummaryLost(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteSummaryUnattributedInAWallProfile: a wall profile's samples are
+// thread time, running or waiting, so its unattributed share is of that,
+// never "of the CPU time".
+func TestWriteSummaryUnattributedInAWallProfile(t *testing.T) {
+	w := &profile.Window{
+		Mode:    profile.ModeWall,
+		Stacks:  []profile.Stack{{PCs: []uint64{1}}, {Unsampled: true}, {Lost: profile.LostBufferFull}},
+		Samples: []profile.Sample{{Stack: 0, Count: 150}, {Stack: 1, Count: 50}},
+	}
+	var b bytes.Buffer
+	WriteSummary(&b, w, time.Second/99)
+	if want := "macprof: 25.0% of the thread time (50 samples) could not be attributed to a stack, shown as [unsampled]"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary:\n%s\nlacks %q", b.String(), want)
+	}
+	w.Samples = append(w.Samples, profile.Sample{Stack: 2, Count: 200})
+	b.Reset()
+	WriteSummary(&b, w, time.Second/99)
+	if want := "macprof: 62.5% of the thread time (250 samples) could not be attributed to a stack (50.0% lost):\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary:\n%s\nlacks %q", b.String(), want)
+	}
+	if strings.Contains(b.String(), "CPU time") {
+		t.Errorf("a wall profile's summary speaks of CPU time:\n%s", b.String())
+	}
+}
