@@ -14,7 +14,11 @@
 //
 // Usage (from the repository root):
 //
-//	go run ./bench/symbolize [-n 100000] [-runs 3] [-macprof PATH] [-before PATH] [-elf BIN,...]
+//	go run ./bench/symbolize [-n 100000] [-runs 3] [-macprof PATH] [-before PATH] [-elf BIN,...] [-save DIR]
+//
+// With -before, each target's output is compared with the older build's
+// (a change meant to be faster only must print the same bytes); -save
+// keeps each target's binary, addresses and outputs in DIR.
 package main
 
 import (
@@ -61,6 +65,7 @@ func main() {
 	before := flag.String("before", "", "another macprof binary (an older build) timed in the same runs, for a before/after ratio")
 	prebuilt := flag.String("macprof", "", "a macprof binary to measure (default: build ./cmd/macprof)")
 	elfs := flag.String("elf", "", "comma-separated ELF binaries to measure besides a Go ELF with DWARF (default: libLLVM-14.so.1 and node where installed)")
+	flag.StringVar(&saveDir, "save", "", "a directory to keep each target (a copy or, for an installed file, a symbolic link), its addresses and the outputs in")
 	flag.Parse()
 	if err := bench(*n, *runs, *prebuilt, *before, *elfs); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/symbolize:", err)
@@ -135,6 +140,9 @@ func bench(n, runs int, macprof, before, elfs string) error {
 		return err
 	}
 	agree, total := compare(mp.out, lv.out)
+	if err := check(bin, in.Bytes(), mp, bf); err != nil {
+		return err
+	}
 
 	// In process: the sorted table against a linear scan per frame.
 	t0 := time.Now()
@@ -171,6 +179,9 @@ func bench(n, runs int, macprof, before, elfs string) error {
 	fmt.Printf("ratio llvm-symbolizer/macprof: %.1fx (best wall), %.1fx (median wall), %.1fx (median CPU), %.1fx (least CPU)\n",
 		float64(lv.best)/float64(mp.best), float64(lv.median)/float64(mp.median), ratio(lv.cpu, mp.cpu), ratio(lv.cpuLeast, mp.cpuLeast))
 	printBefore(before, bf, lv)
+	if len(bf.walls) > 0 {
+		fmt.Println("  " + sameOutput(mp.out, bf.out))
+	}
 	fmt.Printf("function names agree on %d of %d addresses (the rest: .abi0 suffixes, which macprof drops as the Go runtime does, and aliases at one address)\n", agree, total)
 	fmt.Println("  " + content(mp.out, lv.out))
 	fmt.Printf("in process: table build %.2f ms + %d lookups %.2f ms; linear scan per frame %.1f ms; ratio %.0fx\n",
@@ -283,6 +294,65 @@ func timeOnce(r *result, stdin []byte, argv []string) error {
 	r.walls = append(r.walls, time.Since(t0))
 	r.cpus = append(r.cpus, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 	r.out = o.Bytes()
+	return nil
+}
+
+// saveDir is where check keeps the targets, addresses and outputs ("" for
+// nowhere).
+var saveDir string
+
+// sameOutput says whether macprof's output equals the before binary's,
+// and where they first differ when not.
+func sameOutput(mp, bf []byte) string {
+	if bytes.Equal(mp, bf) {
+		return fmt.Sprintf("output byte-identical to before's (%d bytes)", len(mp))
+	}
+	line := 1 + bytes.Count(mp[:commonPrefix(mp, bf)], []byte("\n"))
+	return fmt.Sprintf("OUTPUT DIFFERS from before's: %d and %d bytes, first at line %d", len(mp), len(bf), line)
+}
+
+// commonPrefix is the length of what a and b begin with alike.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// check keeps bin (a copy, or a link to an installed file), its addresses
+// and the outputs of macprof and the before binary in saveDir, when set.
+func check(bin string, in []byte, mp, bf result) error {
+	if saveDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(saveDir, 0o755); err != nil {
+		return err
+	}
+	name := filepath.Join(saveDir, filepath.Base(bin))
+	os.Remove(name)
+	if strings.HasPrefix(bin, os.TempDir()) {
+		b, err := os.ReadFile(bin)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(name, b, 0o755); err != nil {
+			return err
+		}
+	} else if err := os.Symlink(bin, name); err != nil {
+		return err
+	}
+	files := map[string][]byte{".in": in, ".out": mp.out}
+	if len(bf.walls) > 0 {
+		files[".before.out"] = bf.out
+	}
+	for ext, b := range files {
+		if err := os.WriteFile(name+ext, b, 0o644); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
