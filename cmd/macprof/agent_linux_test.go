@@ -174,17 +174,19 @@ var sentRE = regexp.MustCompile(`exporter=otlp sent=(\d+) failed_attempts=(\d+) 
 
 func TestAgentCollectorOutage(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: the outage test takes 45 s")
+		t.Skip("-short: the outage test takes 25 s")
 	}
-	col := collectortest.Start(t)
 	_, demo := macprofBinary(t)
-	testprog.Start(t, demo, "-threads", "2", "-duration", "0")
-
-	old := windowsReceived(t, col, map[uint64]bool{})
+	// The two outages run side by side, each with its own collector and a
+	// demo only its agent's --name matches, to halve the test's wall time.
 	t.Run("15s outage loses nothing", func(t *testing.T) {
+		t.Parallel()
+		col := collectortest.Start(t)
+		testprog.Start(t, demo, "-threads", "1", "-duration", "1h")
+		old := windowsReceived(t, col, map[uint64]bool{})
 		seen := map[uint64]bool{}
 		const queueBytes = 16 << 20
-		agent, wait := startAgent(t, "--name", onlyThis(demo), "--otlp-endpoint", "http://"+col.HTTPAddr,
+		agent, wait := startAgent(t, "--name", onlyThis(demo+" -threads 1 -duration 1h"), "--otlp-endpoint", "http://"+col.HTTPAddr,
 			"--window", "1s", "-d", "25s", "--telemetry", "none", "--queue-windows", "64",
 			"--queue-bytes", strconv.Itoa(queueBytes), "--shutdown-timeout", "20s")
 		time.Sleep(5 * time.Second)
@@ -220,9 +222,12 @@ func TestAgentCollectorOutage(t *testing.T) {
 	})
 
 	t.Run("longer than the queue holds", func(t *testing.T) {
+		t.Parallel()
+		col := collectortest.Start(t)
+		testprog.Start(t, demo, "-threads", "1", "-duration", "2h")
 		old := windowsReceived(t, col, map[uint64]bool{})
 		seen := map[uint64]bool{}
-		_, wait := startAgent(t, "--name", onlyThis(demo), "--otlp-endpoint", "http://"+col.HTTPAddr,
+		_, wait := startAgent(t, "--name", onlyThis(demo+" -threads 1 -duration 2h"), "--otlp-endpoint", "http://"+col.HTTPAddr,
 			"--window", "1s", "-d", "20s", "--telemetry", "none", "--queue-windows", "3", "--shutdown-timeout", "20s")
 		time.Sleep(3 * time.Second)
 		col.Stop()
