@@ -52,9 +52,13 @@ func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	pc := regs.PC & mask
 	r, fp := tables.Rule(pc)
 	if fp {
-		return w.Walk(regs, stack, dst)
-	}
-	if r == nil && (w.tablesOnly || w.arch == ArchARM64) {
+		out, res := w.Walk(regs, stack, dst)
+		if (res.Stop != StopNotIncreasing && res.Stop != StopOutOfStack) || w.arch != ArchAMD64 || (w.fallback == nil && stack.After == nil) {
+			return out, res
+		}
+		// A record on another stack: Go code on g0's stack, its
+		// caller's record in the goroutine's (switchStack).
+	} else if r == nil && (w.tablesOnly || w.arch == ArchARM64) {
 		return w.noTable(regs, stack, dst)
 	}
 	out, res, s, half := w.walkCFI(regs, stack, tables, r, dst)
@@ -136,7 +140,11 @@ walk:
 			break walk
 		case !ok:
 			// No table: the frame record at FP.
+			at := fp
 			if ret, cfa, fp, stop = w.recordStep(c, sp, fp, &res); stop != StopEnd || ret == 0 {
+				if fpObj && (stop == StopNotIncreasing || stop == StopOutOfStack) {
+					return w.switchStack(c, tables, dst, full, n, pc, at, lr, first, stop, res, s, half)
+				}
 				res.Stop = stop
 				break walk
 			}
@@ -241,7 +249,7 @@ walk:
 		if res.afterReads != reads || res.AfterSampleFrames > 0 {
 			// Read after the sample: checked, and marked where such
 			// frames begin.
-			if !w.afterCall(c.stack.After, tables, ret) {
+			if !w.afterCall(c.stack.After, tables, ret, !ok && fp == 0) {
 				res.Stop = StopNotAfterCall
 				break walk
 			}
@@ -263,6 +271,44 @@ walk:
 	}
 	return dst[:n], res, s, half
 }
+
+// switchStack goes on with a walk that met, in code that keeps frame
+// pointers (Go), a frame record outside the stack it is walking: Go runs
+// the vDSO, systemstack and cgo calls on the thread's g0 stack and keeps
+// the caller's frame pointer across the switch, so the chain goes on in
+// the goroutine's stack (as Go's own traceback and perf's callchains
+// follow it). That stack lies outside the copy and its bounds are unknown:
+// its words are read through the walker's fallback reader, else through
+// stack.After (then marked and checked as read after the sample), in a
+// window of switchSpan bytes from the record up, CFAs increasing again
+// from there. At most maxSwitches switches a walk, so that it still ends;
+// without a reader the walk ends with stop, as before.
+func (w *Walker) switchStack(c *copyReader, tables Tables, dst []uint64, full StopReason, n int, pc, fp, lr uint64, first bool, stop StopReason, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
+	if res.StackSwitches >= maxSwitches || fp == 0 || fp%8 != 0 || fp > ^uint64(0)-switchSpan || (w.fallback == nil && c.stack.After == nil) {
+		res.Stop = stop
+		return dst[:n], res, s, half
+	}
+	res.StackSwitches++
+	reads, top := res.afterReads, res.Top
+	sw := Stack{Base: fp, Lo: fp, Hi: fp + switchSpan, After: c.stack.After}
+	sc := newCopyReader(&sw)
+	out, got, s, half := w.walkFrom(&sc, tables, nil, dst, full, n, pc, fp, fp, lr, first, res, s, half)
+	// What the walk read of the other stack is not what a larger copy of
+	// this one would have held (Result.LeftCopy, Result.Top).
+	got.afterReads, got.Top = reads, top
+	if got.Stop == StopReadFailed {
+		got.at = frameAt{}
+	}
+	return out, got, s, half
+}
+
+// The bounds of switchStack: the switches a walk crosses (a goroutine's
+// stack to g0's, and a cgo callback's back), and the bytes of the other
+// stack it may read, from the first record up.
+const (
+	maxSwitches = 2
+	switchSpan  = AfterSampleSpan
+)
 
 // lrRule is the rule of an arm64 function that has not set up its frame
 // record yet, or has taken it down: the return address in LR, SP and FP
@@ -481,16 +527,21 @@ func readAfter(stack *Stack, addr uint64, res *Result) (uint64, StopReason) {
 
 // afterCall reports whether ret, a return address read after the sample,
 // lies in code a table covers (or an object keeping frame pointers), right
-// after a call instruction: the code before it is read through r.
-func (w *Walker) afterCall(r MemoryReader, tables Tables, ret uint64) bool {
+// after a call instruction: the code before it is read through r. With
+// last (a frame record that ends the chain) an amd64 goroutine's outermost
+// return address passes too: code keeping frame pointers, right after a
+// one-byte NOP (Go starts each goroutine returning to runtime.goexit+1,
+// past the NOP that precedes its call).
+func (w *Walker) afterCall(r MemoryReader, tables Tables, ret uint64, last bool) bool {
 	if ret < 8 || r == nil {
 		return false
 	}
-	if rule, fp := tables.Rule(ret - 1); rule == nil && !fp {
+	rule, fp := tables.Rule(ret - 1)
+	if rule == nil && !fp {
 		return false
 	}
 	v, ok := readVia(r, ret-8)
-	return ok && FollowsCall(w.arch, v)
+	return ok && (FollowsCall(w.arch, v) || last && fp && w.arch == ArchAMD64 && v>>56 == 0x90)
 }
 
 // readVia reads the little-endian word at addr through r, into one of

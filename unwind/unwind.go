@@ -215,6 +215,10 @@ type Result struct {
 	// found by scanning the stack copy, the CFA being out of reach
 	// (WalkCFI's scanReturn).
 	ScannedFrames int
+	// StackSwitches counts the stack switches WalkCFI followed: frame
+	// records of code that keeps frame pointers (Go) that lead from g0's
+	// stack to the goroutine's (switchStack).
+	StackSwitches int
 	// AfterSampleFrames counts the frames whose return addresses WalkCFI
 	// read through Stack.After, past the copy (the AfterSampleMark before
 	// them not counted).

@@ -137,9 +137,11 @@ func (c *Cache) Err(key string) error {
 type Object struct {
 	Start, Limit uint64 // runtime addresses [Start, Limit)
 	Offset       uint64 // the file offset mapped at Start
-	// Key and Path are the cache key (build ID) and where to open the
-	// file; an empty Path marks code without a file (the vDSO), which has
-	// no table.
+	// Key and Path are the cache key (build ID) and where the cache's
+	// Load finds the object: a file's path, or a name its Load knows
+	// (ptrace names the vDSO so, whose table it builds from the
+	// profiler's own copy). An empty Path marks code without a table
+	// (another ABI's vDSO, anonymous code).
 	Key, Path string
 }
 
