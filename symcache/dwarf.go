@@ -43,6 +43,9 @@ type dunit struct {
 	cu    *dwarf.Entry
 	order int32 // index in tops: ties between units go to the later one
 	idx   atomic.Pointer[unitIndex]
+	// rows is the unit's line table alone, read when an address past
+	// its ranges needs only that (see covering).
+	rows atomic.Pointer[unitIndex]
 }
 
 type cuSpan struct {
@@ -208,7 +211,7 @@ func newDWARFLines(d *dwarf.Data, machO bool) (*DWARFLines, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, p := range noRanges {
-		if x := l.index(p.cu, p.order); len(x.rows) > 0 || len(x.funcs) > 0 {
+		if x := l.index(p.cu, p.order, true); len(x.rows) > 0 || len(x.funcs) > 0 {
 			l.rest = append(l.rest, x)
 		}
 	}
@@ -294,7 +297,27 @@ func (l *DWARFLines) unit(i int32) *unitIndex {
 	if x := u.idx.Load(); x != nil {
 		return x
 	}
-	x := l.index(u.cu, u.order)
+	x := l.index(u.cu, u.order, true)
 	u.idx.Store(x)
+	return x
+}
+
+// unitRows returns the line table of units[i]: its index when built,
+// else its rows alone, read on first need.
+func (l *DWARFLines) unitRows(i int32) *unitIndex {
+	u := &l.units[i]
+	if x := u.idx.Load(); x != nil {
+		return x
+	}
+	if x := u.rows.Load(); x != nil {
+		return x
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if x := u.rows.Load(); x != nil {
+		return x
+	}
+	x := l.index(u.cu, u.order, false)
+	u.rows.Store(x)
 	return x
 }

@@ -8,10 +8,10 @@ import (
 	"strings"
 )
 
-// index reads the line table and the subprogram tree of the unit whose
-// top entry is cu; l.mu is held. A broken table or tree keeps what was
-// read before the break.
-func (l *DWARFLines) index(cu *dwarf.Entry, order int32) *unitIndex {
+// index reads the line table and, when tree is set, the subprogram tree
+// of the unit whose top entry is cu; l.mu is held. A broken table or tree
+// keeps what was read before the break.
+func (l *DWARFLines) index(cu *dwarf.Entry, order int32, tree bool) *unitIndex {
 	x := &unitIndex{order: order}
 	fileIdx := map[string]int32{}
 	intern := func(name string) int32 {
@@ -39,7 +39,7 @@ func (l *DWARFLines) index(cu *dwarf.Entry, order int32) *unitIndex {
 		}
 		cuFiles = lr.Files()
 	}
-	if cu.Children {
+	if tree && cu.Children {
 		l.walk(x, cu, cuFiles, intern)
 	}
 	// A unit's rows are mostly in order already (one sequence per

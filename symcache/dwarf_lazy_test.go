@@ -182,6 +182,22 @@ func TestDWARFLinesLazyMultiCU(t *testing.T) {
 	if n := loadedUnits(l); n != 1 {
 		t.Errorf("a lookup in fb read %d units, want 1", n)
 	}
+	// fe's unit (e.c) has no debug information: a lookup there reads
+	// the line table of the unit before it, not its subprograms.
+	past, err := NewDWARFLines(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == "fe" {
+			if fr := past.Lines(s.Value); len(fr) != 0 {
+				t.Errorf("frames at fe, in a unit without DWARF: %+v", fr)
+			}
+		}
+	}
+	if n := loadedUnits(past); n != 0 {
+		t.Errorf("a lookup in fe read the subprograms of %d units, want none", n)
+	}
 
 	if runtime.GOARCH == "amd64" {
 		// r.S's unit has no ranges: it is read at once and gives

@@ -6,11 +6,14 @@ import (
 )
 
 // covering appends to out the indexes of the units whose ranges cover
-// addr, building them on first need. When none does, it appends the unit
-// whose range ends nearest before addr: a line sequence can end past its
-// unit's high_pc (the padding after the unit's last function), and the
-// index of all units at once gave those bytes a line.
-func (l *DWARFLines) covering(addr uint64, out []*unitIndex) []*unitIndex {
+// addr, building them on first need. When none does, it appends the line
+// table alone (rowsOnly) of the unit whose range starts nearest before
+// addr: a line sequence can end past its unit's high_pc (the padding after
+// the unit's last function), and the index of all units at once gave
+// those bytes a line. Its subprograms, which lie in its ranges, are not
+// read: an object with DWARF for a few units (node: 1% of its code) reads
+// one unit's tree per address past them otherwise.
+func (l *DWARFLines) covering(addr uint64, out []*unitIndex) (units []*unitIndex, rowsOnly bool) {
 	last := sort.Search(len(l.spans), func(i int) bool { return l.spans[i].lo > addr }) - 1
 	var seen [maxCoveringUnits]int32
 	n := 0
@@ -24,9 +27,9 @@ func (l *DWARFLines) covering(addr uint64, out []*unitIndex) []*unitIndex {
 		out = append(out, l.unit(s.unit))
 	}
 	if n == 0 && last >= 0 {
-		out = append(out, l.unit(l.spans[last].unit))
+		return append(out, l.unitRows(l.spans[last].unit)), true
 	}
-	return out
+	return out, false
 }
 
 // row returns the last row of x at or before addr, or nil.
@@ -70,13 +73,16 @@ func (n *dnode) contains(addr uint64) bool {
 // between aliases of one unit).
 func (l *DWARFLines) locate(addr uint64) (fn *funcRange, fnUnit *unitIndex, file string, line int, hasLine bool) {
 	var buf [maxCoveringUnits + 4]*unitIndex
-	units := l.covering(addr, append(buf[:0], l.rest...))
+	units, rowsOnly := l.covering(addr, append(buf[:0], l.rest...))
 	var row *lineRow
 	var rowUnit *unitIndex
-	for _, x := range units {
+	for k, x := range units {
 		if r := x.row(addr); r != nil && (row == nil || r.addr > row.addr ||
 			r.addr == row.addr && (row.end && !r.end || row.end == r.end && x.order > rowUnit.order)) {
 			row, rowUnit = r, x
+		}
+		if rowsOnly && k == len(units)-1 {
+			break // a unit's subprograms lie in its ranges
 		}
 		if f := x.fn(addr); f != nil && (fn == nil || f.lo > fn.lo || f.lo == fn.lo && x.order > fnUnit.order) {
 			fn, fnUnit = f, x
