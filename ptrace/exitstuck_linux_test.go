@@ -106,6 +106,8 @@ func TestRecordOfACommandThatExitsAtOnce(t *testing.T) {
 			Launch: func(args []string, o target.Options) (target.Launched, error) {
 				return ptrace.Launch(args, o)
 			},
+			// As the CLI: the run ends at the exit, not at the next drain.
+			WatchExit: ptrace.WatchExit,
 		})
 		if code != want {
 			t.Fatalf("run %d (%v): status %d, want %d; stderr:\n%s", i, cmd, code, want, stderr.String())

@@ -279,6 +279,10 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	if pid > 0 && cfg.WatchExit != nil {
 		if stop, err := cfg.WatchExit(pid, s.Wake); err == nil {
 			defer stop()
+		} else {
+			// Most often the process is gone already: the first tick
+			// sees it, rather than a drain a second away.
+			s.Wake()
 		}
 	}
 	restore := func() {}
