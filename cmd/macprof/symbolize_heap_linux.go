@@ -11,8 +11,9 @@ import (
 
 // symbolizeHeapBytes is how much heap hugeHeap prepares: more than a
 // symbolization of 100,000 addresses of node (190,000 symbols) touches
-// (peak RSS 66 MB; with 32 MiB, ~650 more faults of 4 KiB pages).
-const symbolizeHeapBytes = 64 << 20
+// without a collection (peak RSS 93 MB; ~650 more faults of 4 KiB pages
+// for each 2 MiB past the block).
+const symbolizeHeapBytes = 128 << 20
 
 // hugeHeap lets the heap that `macprof symbolize` is about to fill fault
 // in 2 MiB pages rather than 4 KiB ones where transparent huge pages are

@@ -4,8 +4,11 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,5 +55,50 @@ func TestSymbolizeGrowsItsPipe(t *testing.T) {
 	}
 	if size != want {
 		t.Errorf("pipe of %d bytes, want %d", size, want)
+	}
+}
+
+// TestSymbolizeBatchWithoutCollection checks that a batch of 100,000
+// addresses from a pipe runs with the collector off (no collection but
+// hugeHeap's own), and that the collector's settings are back as they
+// were after it. The test's own collector is off around it, so that
+// setting them back starts none.
+func TestSymbolizeBatchWithoutCollection(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const n = 100_000
+	go func() {
+		w.WriteString(strings.Repeat("0x1000003b8\n", n))
+		w.Close()
+	}()
+	old := symbolizeStdin
+	symbolizeStdin = r
+	defer func() { symbolizeStdin = old }()
+	var out, errb bytes.Buffer
+	uni := filepath.Join(machoFixtures, "prog_universal")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	st := run([]string{"symbolize", "-o", uni, "--arch", "arm64"}, &out, &errb)
+	runtime.ReadMemStats(&after)
+	if st != 0 {
+		t.Fatalf("status %d: %s", st, errb.String())
+	}
+	if got := strings.Count(out.String(), "func_10 (in prog_universal) + 48\n"); got != n {
+		t.Errorf("%d answers of %d", got, n)
+	}
+	if gcs := after.NumGC - before.NumGC; gcs > 1 {
+		t.Errorf("%d collections during the batch, want at most hugeHeap's", gcs)
+	}
+	if pct := debug.SetGCPercent(-1); pct != -1 {
+		t.Errorf("GOGC %d after the batch, want off as before", pct)
+	}
+	if limit := debug.SetMemoryLimit(-1); limit != math.MaxInt64 {
+		t.Errorf("memory limit %d after the batch, want none as before", limit)
 	}
 }
