@@ -10,7 +10,9 @@
 // and inlined calls); -lean runs bench/snapshot/lean, the same snapshot
 // built without the rest of macprof; -base REV runs
 // macprof built at git revision REV (a before/after comparison in the
-// same conditions). -fifo N runs the bench itself, and so the tools and
+// same conditions); -floor adds what no snapshot can take less than here:
+// a Go hello world and `macprof --version` (a Go program's start and exit,
+// and macprof's, package inits included). -fifo N runs the bench itself, and so the tools and
 // the idle target it starts, at SCHED_FIFO priority N once the tools are
 // built, so that other work on a shared machine does not reach them; a
 // busy target is started at normal priority (its spinning threads would
@@ -18,7 +20,7 @@
 //
 // Usage (from the repository root, as root or with ptrace permission):
 //
-//	go run ./bench/snapshot [-rounds 5] [-targets idle7,busy4,busy64] [-lines] [-lean] [-base REV] [-fifo N]
+//	go run ./bench/snapshot [-rounds 5] [-targets idle7,busy4,busy64] [-lines] [-lean] [-floor] [-base REV] [-fifo N]
 package main
 
 import (
@@ -43,6 +45,7 @@ func main() {
 	var o options
 	flag.BoolVar(&o.lines, "lines", false, "also compare macprof snapshot --lines with eu-stack -s -i")
 	flag.BoolVar(&o.lean, "lean", false, "also run bench/snapshot/lean (the snapshot without the rest of macprof)")
+	flag.BoolVar(&o.floor, "floor", false, "also run a Go hello world and macprof --version (start and exit only)")
 	flag.StringVar(&o.base, "base", "", "also run macprof built at git revision `REV`")
 	flag.IntVar(&o.fifo, "fifo", 0, "once built, run the tools and the idle target at SCHED_FIFO `priority` (chrt); 0: as started")
 	flag.Parse()
@@ -55,6 +58,7 @@ func main() {
 // options are the tools measured besides macprof snapshot and eu-stack.
 type options struct {
 	lines, lean bool
+	floor       bool
 	base        string
 	fifo        int // SCHED_FIFO priority of the tools and idle targets, 0 for none
 }
@@ -82,13 +86,22 @@ type usage struct {
 	switches  int64 // voluntary and involuntary context switches
 }
 
-// tool is one command line to time (PID is appended) and the tool its
-// ratios are taken against ("" for a reference).
+// tool is one command line to time (PID is appended unless noPID) and
+// the tool its ratios are taken against ("" for a reference).
 type tool struct {
-	name string
-	args []string
-	ref  string
+	name  string
+	args  []string
+	ref   string
+	noPID bool
 }
+
+// helloGo is the Go hello world of -floor.
+const helloGo = `package main
+
+import "os"
+
+func main() { os.Stdout.WriteString("hello\n") }
+`
 
 // build runs go build with args, the output last, in dir.
 func build(dir string, args ...string) error {
@@ -110,7 +123,7 @@ func tools(dir string, o options) ([]tool, error) {
 	if err := build(".", "-o", macprof, "./cmd/macprof"); err != nil {
 		return nil, err
 	}
-	ts := []tool{{"eu-stack", []string{eu, "-p"}, ""}, {"macprof snapshot", []string{macprof, "snapshot", "-p"}, "eu-stack"}}
+	ts := []tool{{"eu-stack", []string{eu, "-p"}, "", false}, {"macprof snapshot", []string{macprof, "snapshot", "-p"}, "eu-stack", false}}
 	if o.base != "" {
 		src := filepath.Join(dir, "base")
 		if err := os.Mkdir(src, 0o755); err != nil {
@@ -124,18 +137,30 @@ func tools(dir string, o options) ([]tool, error) {
 		if err := build(src, "-o", bin, "./cmd/macprof"); err != nil {
 			return nil, err
 		}
-		ts = append(ts, tool{"macprof snapshot @" + o.base, []string{bin, "snapshot", "-p"}, "eu-stack"})
+		ts = append(ts, tool{"macprof snapshot @" + o.base, []string{bin, "snapshot", "-p"}, "eu-stack", false})
 	}
 	if o.lean {
 		bin := filepath.Join(dir, "lean")
 		if err := build(".", "-o", bin, "./bench/snapshot/lean"); err != nil {
 			return nil, err
 		}
-		ts = append(ts, tool{"lean (snapshot alone)", []string{bin}, "eu-stack"})
+		ts = append(ts, tool{"lean (snapshot alone)", []string{bin}, "eu-stack", false})
+	}
+	if o.floor {
+		src := filepath.Join(dir, "hello.go")
+		if err := os.WriteFile(src, []byte(helloGo), 0o644); err != nil {
+			return nil, err
+		}
+		bin := filepath.Join(dir, "hello")
+		if err := build(dir, "-o", bin, src); err != nil {
+			return nil, err
+		}
+		ts = append(ts, tool{"Go hello world", []string{bin}, "eu-stack", true},
+			tool{"macprof --version", []string{macprof, "--version"}, "eu-stack", true})
 	}
 	if o.lines {
-		ts = append(ts, tool{"eu-stack -s -i", []string{eu, "-s", "-i", "-p"}, ""},
-			tool{"macprof snapshot --lines", []string{macprof, "snapshot", "--lines", "-p"}, "eu-stack -s -i"})
+		ts = append(ts, tool{"eu-stack -s -i", []string{eu, "-s", "-i", "-p"}, "", false},
+			tool{"macprof snapshot --lines", []string{macprof, "snapshot", "--lines", "-p"}, "eu-stack -s -i", false})
 	}
 	return ts, nil
 }
@@ -188,7 +213,11 @@ func run(rounds int, names []string, o options) error {
 		for r := 0; r < rounds; r++ {
 			for k := range ts {
 				i := (k + r) % len(ts) // rotate the order every round
-				u, err := timeRun(append(slices.Clone(ts[i].args), pid))
+				args := slices.Clone(ts[i].args)
+				if !ts[i].noPID {
+					args = append(args, pid)
+				}
+				u, err := timeRun(args)
 				if err != nil {
 					p.Process.Kill()
 					p.Wait()
