@@ -74,6 +74,8 @@ func TestCxxFast(t *testing.T) {
 		{"_ZN4llvm12hash_combineIJjPNS_5ValueENS_9hash_codeEEEES3_DpRKT_", "llvm::hash_code llvm::hash_combine<unsigned int, llvm::Value*, llvm::hash_code>(unsigned int const&, llvm::Value* const&, llvm::hash_code const&)"},
 		{"_ZN4llvm27install_fatal_error_handlerEPFvPvPKcbES0_", "llvm::install_fatal_error_handler(void (*)(void*, char const*, bool), void*)"},
 		{"_ZN1a1fERKSt8functionIFbiEE", "a::f(std::function<bool (int)> const&)"},
+		{"_Z1fRFviE", "f(void (&)(int))"},
+		{"_Z1fOFviE", "f(void (&&)(int))"},
 		{"_ZThn56_N4node5http211Http2Stream9ReadStartEv", "non-virtual thunk to node::http2::Http2Stream::ReadStart()"},
 		{"_ZTv0_n24_N1a1fEv", "virtual thunk to a::f()"},
 		{"_ZN4node11SPrintFImplIRiJRjEEENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPKcOT_DpOT0_",

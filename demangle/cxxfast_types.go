@@ -341,20 +341,6 @@ func (p *fastParser) typ() fastType {
 			}
 			break
 		}
-		if inner.fn {
-			// A pointer or reference to a function: void (*)(int).
-			ptr := " (*)"
-			switch c {
-			case 'R':
-				ptr, t.ref = " (&)", true
-			case 'O':
-				ptr, t.ref = " (&&)", true
-			}
-			t.span, t.closed = p.emit(p.text(inner.span), ptr, ""), true
-			p.out = append(p.out, p.text(inner.params)...)
-			t.hi = int32(len(p.out))
-			break
-		}
 		suffix := "*"
 		switch c {
 		case 'R':
@@ -363,6 +349,15 @@ func (p *fastParser) typ() fastType {
 			suffix, t.ref = "&&", true
 		case 'K':
 			suffix, t.cv = " const", true
+		}
+		if inner.fn {
+			// A pointer or reference to a function (not const, refused
+			// above): void (*)(int).
+			t.span, t.closed = p.emit(p.text(inner.span), " (", suffix), true
+			p.out = append(p.out, ')')
+			p.out = append(p.out, p.text(inner.params)...)
+			t.hi = int32(len(p.out))
+			break
 		}
 		t.span = p.emit(p.text(inner.span), suffix, "")
 	case c == 'S' && p.i+1 < len(p.s) && p.s[p.i+1] == 't':
