@@ -149,6 +149,11 @@ type threadKernel struct {
 	drained, drainedBytes int
 	lastDrain             time.Time
 	fill                  time.Duration
+	// probing: its ring is its first with stack copies, small
+	// (probeRingSpec); ringSamples counts the samples drained from its
+	// ring since it opened.
+	probing     bool
+	ringSamples int
 	// light: its ring was closed as it had too few samples to need one;
 	// it is stopped for its captures until two come within ringBusy.
 	light    bool
@@ -178,6 +183,7 @@ func (tk *threadKernel) setRing(r *perfRing, k *kernelSampler) {
 	tk.ring, tk.rings, tk.stackRings, tk.ringBytes, tk.chain, tk.ranOff = r, &k.rings, &k.stackRings, &k.ringBytes, r.chain, false
 	r.execBase = int(k.execs.Load())
 	tk.drained, tk.drainedBytes, tk.lastDrain, tk.fill = 0, 0, time.Time{}, 0
+	tk.probing, tk.ringSamples = false, 0
 	k.rings.Add(1)
 	k.ringBytes.Add(int64(len(r.data)))
 	if !r.chain {
@@ -239,10 +245,20 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 			// a second ring (growRing).
 			stack = min(grownCopy(stack, int(min(top-sp, 1<<30))), t.maxStackBytes())
 		}
-		r, small, err := k.openRing(tid, t.ringSpec(stack))
+		// A thread's first ring with stack copies, which --unwind auto
+		// moves to callchains or hybrid samples after chainAfter walks,
+		// is small until then (probeRingSpec).
+		probe := stack != 0 && th.kernel.ringStack == 0 && t.plan().switchRings && k.ringsMayGrow
+		spec := func(stack int) ringSpec {
+			if probe {
+				return t.probeRingSpec(stack)
+			}
+			return t.ringSpec(stack)
+		}
+		r, small, err := k.openRing(tid, spec(stack))
 		if err != nil && stack > perfStackBytes {
 			stack = perfStackBytes
-			r, small, err = k.openRing(tid, t.ringSpec(stack))
+			r, small, err = k.openRing(tid, spec(stack))
 		}
 		if small && k.small == nil {
 			k.small = fmt.Errorf("thread %d: sample buffer reduced to %d KiB for want of locked memory (ulimit -l, or perf_event_mlock_kb): CPU time whose samples did not fit is counted as [lost: buffer full]", tid, perfMinRingBytes>>10)
@@ -266,6 +282,7 @@ func (t *Target) captureKernel(th *thread, c *target.Capture) error {
 		t.nameRing(th, r)
 		if stack != 0 {
 			th.kernel.ringStack = stack
+			th.kernel.probing = probe
 		}
 		th.kernel.windowStart, th.kernel.windowSamples, th.kernel.light = time.Now(), 0, false
 		return capErr
@@ -466,6 +483,7 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 	now := time.Now()
 	th.kernel.windowSamples += n
 	th.kernel.drained += n
+	th.kernel.ringSamples += n
 	if n < len(caps) {
 		th.kernel.noteDrain(now)
 	}
@@ -480,6 +498,8 @@ func (t *Target) DrainSamples(id target.ThreadID, caps []*target.Capture) (int, 
 		t.switchRing(th)
 	case th.kernel.ranOff && !r.chain && !th.kernel.ringFull && k.ringsMayGrow && k.small == nil && k.openErr == nil:
 		t.growRing(th)
+	case th.kernel.probing && th.kernel.ringSamples >= probeSamples:
+		t.endProbe(th)
 	case r.chain && r.stopWatch != nil && th.kernel.fill > 0 && th.kernel.fill < 2*t.drainInterval(maxChainPeriods) && k.ringsMayGrow:
 		t.growChainRing(th)
 	case now.Sub(th.kernel.windowStart) > k.ringIdle && th.kernel.windowSamples == 0:

@@ -142,6 +142,40 @@ func (t *Target) stackDrainPeriods(stack int) int {
 	return drainPeriods
 }
 
+// probeRingSpec returns the spec of a thread's first ring with stack copies
+// of stack bytes where --unwind auto may move it to callchains or hybrid
+// samples after chainAfter walks (switchRing): one of probeRingBytes (a
+// quarter of a ring of stackRingPeriods 8 KiB copies), drained more often,
+// as the ring usually lives for a few tens of samples; the kernel clears
+// and maps every page of a ring when it opens, and the walks of whole
+// copies cost more than those of what follows. endProbe gives a thread
+// still on it after probeSamples the ring ringSpec would have.
+func (t *Target) probeRingSpec(stack int) ringSpec {
+	periods := t.stackDrainPeriods(stack)
+	if n := max(probeRingBytes/perfSampleMaxBytes(stack)-perfRingSlack, drainPeriods); n < periods {
+		periods = n
+	}
+	return ringSpec{period: t.opts.Kernel.Period, interval: t.drainInterval(periods), stack: stack}
+}
+
+// probeRingBytes bounds a probe ring's data area (probeRingSpec);
+// probeSamples is how many samples a thread's probe ring serves before
+// endProbe: twice the walks that move it to callchains or hybrid samples.
+const (
+	probeRingBytes = 256 << 10
+	probeSamples   = 2 * chainAfter
+)
+
+// endProbe reopens the probe ring of th, drained, which its walks did not
+// move to callchains or hybrid samples within probeSamples, as the ring
+// ringSpec gives its copies, to be drained as seldom as such rings are. The
+// new event starts its first period afresh, counted as lost as in
+// growRing. If the kernel refuses the ring, th keeps its probe ring.
+func (t *Target) endProbe(th *thread) {
+	th.kernel.probing = false
+	t.reopenRing(th, t.ringSpec(th.kernel.ringStack))
+}
+
 // chainDrainPeriods returns how many periods' samples a new ring with
 // callchains holds: chainRingPeriods, or as many as the target's longest
 // drain interval (Options.Kernel.MaxDrainInterval: a second for record) takes, up
