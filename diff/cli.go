@@ -51,7 +51,7 @@ time: record more profiles when the change you care about is below it.
 
 Load-following functions (--load-following, by default Go's asynchronous
 preemption, background and assisting garbage collection, scheduler and
-system monitor, and [unsampled]) have a share that follows the machine's
+system monitor, [unsampled] and [lost: ...]) have a share that follows the machine's
 load, not the code: the samples under them are left out of every judged
 share and listed apart, never judged. docs/CI.md has the false-alarm and
 detection rates measured by bench/diffstat.

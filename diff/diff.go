@@ -24,10 +24,11 @@ const (
 	// DefaultLoadFollowing matches the functions whose share follows the
 	// machine's load rather than the code: Go's asynchronous preemption,
 	// its background and assisting garbage collection, its scheduler and
-	// system monitor, and macprof's CPU time without a stack. On a loaded
-	// machine runtime.asyncPreempt alone moved by several points between
-	// runs of the same build, more than sampling explains.
-	DefaultLoadFollowing = `^runtime\.(asyncPreempt|gcBgMarkWorker|gcAssistAlloc|bgsweep|bgscavenge|sysmon|mstart|mcall|gcStart|forEachP)$|^\[unsampled\]$`
+	// system monitor, and macprof's CPU time without a stack ([unsampled],
+	// and samples the kernel dropped, [lost: REASON]). On a loaded machine
+	// runtime.asyncPreempt alone moved by several points between runs of
+	// the same build, more than sampling explains.
+	DefaultLoadFollowing = `^runtime\.(asyncPreempt|gcBgMarkWorker|gcAssistAlloc|bgsweep|bgscavenge|sysmon|mstart|mcall|gcStart|forEachP)$|^\[unsampled\]$|^\[lost(: [^]]*)?\]$`
 	// power is the chance of finding a rise at the minimum detectable
 	// change a report states.
 	power = 0.8

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -202,5 +203,39 @@ func TestOneTestPerStatistic(t *testing.T) {
 	// f's cum rose (h under it, new), h's flat and cum (one statistic).
 	if r, err = Run(Config{Base: []string{base}, New: []string{caller}, RunSpread: -1}); err != nil || r.Tests != 2 {
 		t.Errorf("f's cum and h: %v, %d tests, want 2", err, r.Tests)
+	}
+}
+
+// TestLostSamplesAreSetApart: samples the kernel dropped ([lost: ...], a
+// run's share of which follows the machine's load) are set apart, never
+// judged: the same build with 3% of one run lost is no regression, and a
+// 20% slower function is still found beside it.
+func TestLostSamplesAreSetApart(t *testing.T) {
+	dir := t.TempDir()
+	var base, same, slow []string
+	for i, n := range []int{0, 40, -30, 20, -10} {
+		base = append(base, writeFolded(t, dir, "base"+itoa(i)+".folded",
+			"main;alpha "+itoa(6700+n)+"\nmain;beta "+itoa(3300-n)+"\n"))
+		lost := ""
+		if i == 2 {
+			lost = "[lost: no sample] 300\n"
+		}
+		same = append(same, writeFolded(t, dir, "same"+itoa(i)+".folded",
+			"main;alpha "+itoa(6700-n)+"\nmain;beta "+itoa(3300+n)+"\n"+lost))
+		slow = append(slow, writeFolded(t, dir, "slow"+itoa(i)+".folded",
+			"main;alpha "+itoa(6700-n)+"\nmain;beta "+itoa(3960+n)+"\n"+lost))
+	}
+	r, err := Run(Config{Base: base, New: same})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Regressions) != 0 {
+		t.Errorf("same build, one run 3%% lost: regressions %v", r.Regressions)
+	}
+	if len(r.LoadFollowing) != 1 || r.LoadFollowing[0].Name != "[lost: no sample]" {
+		t.Errorf("set apart %+v, want [lost: no sample]", r.LoadFollowing)
+	}
+	if r, err = Run(Config{Base: base, New: slow}); err != nil || !slices.Contains(r.Regressions, "beta") {
+		t.Errorf("beta 20%% slower beside lost samples: %v, regressions %v", err, r.Regressions)
 	}
 }
