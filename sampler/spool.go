@@ -96,12 +96,13 @@ type spoolTree struct {
 	tableMem    []uint32
 }
 
-// The parts of a spoolMem region (spool.firstChunks): the first chunk of
-// entries (32 Ki, 768 KiB), the first chunks of the tree's addresses and
-// callers (spoolNodeChunk), and its table up to 128 Ki slots (512 KiB).
+// The parts of a spoolMem region (spool.firstChunks): the first chunks of
+// entries (spoolEntryChunk, 1.5 MiB) and of the tree's addresses and
+// callers (spoolNodeChunk, 384 KiB), and its table up to 32 Ki slots
+// (128 KiB: 16 Ki nodes, half a minute of bench/cbusy at 999 Hz).
 const (
-	spoolFirstEntries = 1 << 15
-	spoolTableSlots   = 1 << 17
+	spoolFirstEntries = spoolEntryChunk
+	spoolTableSlots   = 1 << 15
 )
 
 // firstChunks takes the spool's first chunks from a region of huge pages
