@@ -88,7 +88,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet("record", recordSynopsis, recordHelp, stderr)
 	pid := fs.PIDs(false, "`PID` of a running process to record")
 	hz := fs.Int("F", sampler.DefaultHz, "sampling rate in `HZ` per thread")
-	dur := fs.Duration("d", "duration", 0, "stop after `SECONDS` (5, 2.5) or a duration (30s, 500ms); 0 records until the target exits or Ctrl-C")
+	dur := fs.Duration("d", "duration", 0, "stop after `SECONDS` (5, 2.5) or a duration (30s, 500ms); 0 records until the target exits or Ctrl-C. A launched command runs on: macprof writes the profile, then waits for it (Ctrl-C ends it)")
 	mode := fs.String("mode", "cpu", "`MODE`: cpu (threads that ran) or wall (every thread)")
 	capture := fs.String("capture", "auto", "`HOW` threads are captured in cpu mode on Linux: auto (kernel samples where allowed, else stops) or stop (ptrace stops only)")
 	format := fs.String("format", "", "`FORMAT` for every -o (pprof, folded, svg, speedscope) instead of the extension")
