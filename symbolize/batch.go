@@ -50,6 +50,16 @@ func (s *symbolizer) resolveInOrder() {
 	if n == 0 {
 		return
 	}
+	if s.names == nil {
+		// Room for the functions the first batch can meet: grown by
+		// append, node's 70,000 took twice their memory, all of it
+		// touched.
+		m := min(n, s.table.Len())
+		s.names, s.starts = make([]string, 0, m), make([]uint64, 0, m)
+		if s.table.HasLines() {
+			s.metLines = make([]metLine, 0, m)
+		}
+	}
 	if len(s.answers) > 1<<indexBits || hi-lo >= 1<<(64-indexBits) {
 		s.order = s.order[:0]
 		for i := range s.answers {
