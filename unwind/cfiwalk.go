@@ -2,6 +2,7 @@ package unwind
 
 import (
 	"encoding/binary"
+	"unsafe"
 )
 
 // Tables finds the unwind rule of the code at an address. Rule returns the
@@ -61,7 +62,8 @@ func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	} else if r == nil && (w.tablesOnly || w.arch == ArchARM64) {
 		return w.noTable(regs, stack, dst)
 	}
-	out, res, s, half := w.walkCFI(regs, stack, tables, r, dst)
+	var res Result
+	out, s, half := w.walkCFI(regs, stack, tables, r, dst, &res)
 	if res.Stop == StopReadFailed && stack.Chain != nil {
 		out, res, s, half = w.splice(regs, stack, tables, out, res, s, half)
 	}
@@ -84,11 +86,10 @@ func (w *Walker) noTable(regs Regs, stack *Stack, dst []uint64) ([]uint64, Resul
 	return dst, Result{Stop: StopUnsupported, Hash: HashPCs(dst)}
 }
 
-// walkCFI does the work of WalkCFI, returning the hash state as walk does;
-// r is the interrupted PC's rule, looked up already.
-func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, r *Rule, dst []uint64) (_ []uint64, _ Result, s, half uint64) {
+// walkCFI does the work of WalkCFI into res, returning the hash state as
+// walk does; r is the interrupted PC's rule, looked up already.
+func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, r *Rule, dst []uint64, res *Result) (_ []uint64, s, half uint64) {
 	dst = dst[:0]
-	var res Result
 	s = w.key.s
 	limit, full := w.maxFrames, StopMaxFrames
 	if cap(dst) < limit {
@@ -97,7 +98,7 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, r *Rule, dst []
 	dst = dst[:limit]
 	if limit == 0 {
 		res.Stop = full
-		return dst[:0], res, s, half
+		return dst[:0], s, half
 	}
 	pc := regs.PC & w.mask
 	dst[0] = pc
@@ -106,14 +107,28 @@ func (w *Walker) walkCFI(regs Regs, stack *Stack, tables Tables, r *Rule, dst []
 }
 
 // walkFrom goes on with walkCFI's walk from the frame at pc (sp, fp, lr),
-// dst[:n] filled, dst as long as the walk may go; r0, when not nil, is
-// the first frame's rule, looked up already.
-func (w *Walker) walkFrom(c *copyReader, tables Tables, r0 *Rule, dst []uint64, full StopReason, n int, pc, sp, fp, lr uint64, first bool, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
+// dst[:n] filled, dst as long as the walk may go, into res; r0, when not
+// nil, is the first frame's rule, looked up already.
+func (w *Walker) walkFrom(c *copyReader, tables Tables, r0 *Rule, dst []uint64, full StopReason, n int, pc, sp, fp, lr uint64, first bool, res *Result, s, half uint64) (_ []uint64, _, _ uint64) {
 	mask := w.mask
 	arm := w.arch == ArchARM64
 	limit := len(dst)
+	// The frame the walk is at: its lookup address and FP (for splice,
+	// through Result.at, set once the walk ends).
+	var look, fp0 uint64
+	cache := ruleCacheOf(tables)
 walk:
 	for ; ; first = false {
+		if !first && cache != nil && res.AfterSampleFrames == 0 && !c.empty {
+			// As many frames as the fast loop takes: the last one's
+			// CFA, now SP, is their highest.
+			n0 := n
+			if n, pc, sp, fp, s, half = w.walkCached(cache, c, dst, n, pc, sp, fp, s, half); n > n0 {
+				res.CFIFrames += n - n0
+				res.Top = max(res.Top, sp)
+				lr = pc
+			}
+		}
 		if n >= limit {
 			res.Stop = full
 			break walk
@@ -121,14 +136,19 @@ walk:
 		reads := res.afterReads
 		// A return address points after its call, which may be the
 		// last instruction of the function: look up the call's.
-		look := pc
+		look = pc
 		if !first {
 			look--
 		}
-		res.at.look, res.at.sp, res.at.fp = look, sp, fp
+		fp0 = fp
 		rule, fpObj := r0, false
 		if r0 == nil {
-			rule, fpObj = tables.Rule(look)
+			// The cache's hit inline, without a call.
+			if sl := cache.slotOf(look); sl.pc == look+1 {
+				rule, fpObj = sl.rule, sl.fp
+			} else {
+				rule, fpObj = tables.Rule(look)
+			}
 		}
 		r0 = nil
 		ok := rule != nil
@@ -140,10 +160,9 @@ walk:
 			break walk
 		case !ok:
 			// No table: the frame record at FP.
-			at := fp
-			if ret, cfa, fp, stop = w.recordStep(c, sp, fp, &res); stop != StopEnd || ret == 0 {
+			if ret, cfa, fp, stop = w.recordStep(c, sp, fp, res); stop != StopEnd || ret == 0 {
 				if fpObj && (stop == StopNotIncreasing || stop == StopOutOfStack) {
-					return w.switchStack(c, tables, dst, full, n, pc, at, lr, first, stop, res, s, half)
+					return w.switchStack(c, tables, dst, full, n, pc, fp0, lr, first, stop, res, s, half)
 				}
 				res.Stop = stop
 				break walk
@@ -151,12 +170,12 @@ walk:
 		case rule.CFA == CFAUnsupported && first && !arm:
 			// A PLT stub: the return address is at SP.
 			cfa = sp + 8
-			if ret, stop = w.readWord(c, sp, &res); stop != StopEnd {
+			if ret, stop = w.readWord(c, sp, res); stop != StopEnd {
 				res.Stop = stop
 				break walk
 			}
 		default:
-			if first && arm && rule.Body && frameRecordRule(rule) && w.lrIsCaller(c, tables, pc, fp, lr, &res) {
+			if first && arm && rule.Body && frameRecordRule(rule) && w.lrIsCaller(c, tables, pc, fp, lr, res) {
 				// In the prologue or the epilogue: the return address
 				// is in LR, FP is the caller's.
 				rule = &lrRule
@@ -171,8 +190,9 @@ walk:
 				if rule.CFA == CFADerefFP {
 					base = fp
 				}
-				if cfa, stop = w.readWord(c, base+uint64(int64(rule.CFAOff)), &res); stop != StopEnd {
+				if cfa, stop = w.readWord(c, base+uint64(int64(rule.CFAOff)), res); stop != StopEnd {
 					if first && rule.CFA == CFADerefSP && rule.CFAOff < 0 && rule.RA == RegSaved && c.stack.Base == sp {
+						res.at = frameAt{look, sp, fp}
 						return w.scanReturn(c, tables, dst, full, n, sp, fp, rule, res, s, half)
 					}
 					res.Stop = stop
@@ -200,7 +220,7 @@ walk:
 					// LR from it already (as FP's below).
 					ret = lr
 				} else if ret, ok = c.word(slot); !ok {
-					if ret, stop = w.readSlow(c.stack, slot, &res); stop != StopEnd {
+					if ret, stop = w.readSlow(c.stack, slot, res); stop != StopEnd {
 						res.Stop = stop
 						break walk
 					}
@@ -230,7 +250,7 @@ walk:
 					// holds the caller's value; a copy taken from SP
 					// does not hold the slot.
 				} else if fp, ok = c.word(slot); !ok {
-					if fp, stop = w.readSlow(c.stack, slot, &res); stop != StopEnd {
+					if fp, stop = w.readSlow(c.stack, slot, res); stop != StopEnd {
 						res.Stop = stop
 						break walk
 					}
@@ -269,7 +289,73 @@ walk:
 		s, half = w.key.push(s, half, ret, n)
 		pc, sp, lr = ret, cfa, ret
 	}
-	return dst[:n], res, s, half
+	res.at = frameAt{look, sp, fp0}
+	return dst[:n], s, half
+}
+
+// walkCached is walkFrom's loop for the frames it meets most: not the
+// interrupted one, with a rule in the walk's rule cache whose CFA is SP or
+// FP plus an offset, whose return address (and FP, where saved) lies in
+// the stack copy, and nothing read after the sample. It unwinds such
+// frames from pc (sp, fp), dst[:n] filled, with its state in registers,
+// and returns where it stopped: at the first frame it does not take,
+// which walkFrom's loop then unwinds, or ends the walk at, as it would
+// have. Each frame's checks are walkFrom's: the CFA above SP (so the
+// last frame's is the highest) and inside the stack. The rules are read
+// from the cache's copies, beside the address they are kept for.
+func (w *Walker) walkCached(cache *RuleCache, c *copyReader, dst []uint64, n int, pc, sp, fp, s, half uint64) (_ int, _, _, _, _, _ uint64) {
+	if sp < c.stack.Lo {
+		return n, pc, sp, fp, s, half // every CFA above sp is then above Lo too
+	}
+	mask, hi := w.mask, c.stack.Hi
+	lo, span, at := c.lo, c.span, c.at
+	for n < len(dst) {
+		look := pc - 1
+		sl := cache.slot(look)
+		if sl.pc != look+1 || sl.rule == nil || sl.r.RA != RegSaved {
+			break
+		}
+		var cfa uint64
+		switch sl.r.CFA {
+		case CFASP:
+			cfa = sp + uint64(int64(sl.r.CFAOff))
+		case CFAFP:
+			cfa = fp + uint64(int64(sl.r.CFAOff))
+		default:
+			return n, pc, sp, fp, s, half
+		}
+		if cfa <= sp || cfa > hi {
+			break
+		}
+		off := cfa + uint64(int64(sl.r.RAOff)) - lo
+		if off > span {
+			break
+		}
+		ret := *(*uint64)(unsafe.Add(at, off)) & mask // inside the copy (newCopyReader)
+		if ret == 0 {
+			break
+		}
+		next := fp
+		switch sl.r.FP {
+		case RegSaved:
+			// A slot below SP: popped already (see walkFrom).
+			if slot := cfa + uint64(int64(sl.r.FPOff)); slot >= sp {
+				if off := slot - lo; off <= span {
+					next = *(*uint64)(unsafe.Add(at, off))
+				} else {
+					return n, pc, sp, fp, s, half
+				}
+			}
+		case RegSame:
+		default:
+			next = 0
+		}
+		dst[n] = ret
+		n++
+		s, half = w.key.push(s, half, ret, n)
+		pc, sp, fp = ret, cfa, next
+	}
+	return n, pc, sp, fp, s, half
 }
 
 // switchStack goes on with a walk that met, in code that keeps frame
@@ -283,23 +369,23 @@ walk:
 // window of switchSpan bytes from the record up, CFAs increasing again
 // from there. At most maxSwitches switches a walk, so that it still ends;
 // without a reader the walk ends with stop, as before.
-func (w *Walker) switchStack(c *copyReader, tables Tables, dst []uint64, full StopReason, n int, pc, fp, lr uint64, first bool, stop StopReason, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
+func (w *Walker) switchStack(c *copyReader, tables Tables, dst []uint64, full StopReason, n int, pc, fp, lr uint64, first bool, stop StopReason, res *Result, s, half uint64) (_ []uint64, _, _ uint64) {
 	if res.StackSwitches >= maxSwitches || fp == 0 || fp%8 != 0 || fp > ^uint64(0)-switchSpan || (w.fallback == nil && c.stack.After == nil) {
 		res.Stop = stop
-		return dst[:n], res, s, half
+		return dst[:n], s, half
 	}
 	res.StackSwitches++
 	reads, top := res.afterReads, res.Top
 	sw := Stack{Base: fp, Lo: fp, Hi: fp + switchSpan, After: c.stack.After}
 	sc := newCopyReader(&sw)
-	out, got, s, half := w.walkFrom(&sc, tables, nil, dst, full, n, pc, fp, fp, lr, first, res, s, half)
+	out, s, half := w.walkFrom(&sc, tables, nil, dst, full, n, pc, fp, fp, lr, first, res, s, half)
 	// What the walk read of the other stack is not what a larger copy of
 	// this one would have held (Result.LeftCopy, Result.Top).
-	got.afterReads, got.Top = reads, top
-	if got.Stop == StopReadFailed {
-		got.at = frameAt{}
+	res.afterReads, res.Top = reads, top
+	if res.Stop == StopReadFailed {
+		res.at = frameAt{}
 	}
-	return out, got, s, half
+	return out, s, half
 }
 
 // The bounds of switchStack: the switches a walk crosses (a goroutine's
@@ -352,16 +438,17 @@ func (w *Walker) lrIsCaller(c *copyReader, tables Tables, pc, fp, lr uint64, res
 // and scanTries candidates walked, so the cost is bounded; without a
 // candidate the walk ends with StopBelowSP (not StopReadFailed: a larger
 // copy would not help).
-func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full StopReason, n int, sp, fp uint64, rule *Rule, res Result, s, half uint64) (_ []uint64, _ Result, _, _ uint64) {
+func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full StopReason, n int, sp, fp uint64, rule *Rule, res *Result, s, half uint64) (_ []uint64, _, _ uint64) {
 	if n >= len(dst) {
 		res.Stop = full
-		return dst[:n], res, s, half
+		return dst[:n], s, half
 	}
 	end := sp + 8*scanWords
 	short := false // a read or a candidate's walk ended past the copy
+	var try Result // a candidate's walk (declared here, so that it stays on the stack)
 	for i, tries := uint64(0), 0; i < scanWords && tries < scanTries; i++ {
 		p := sp + 8*i
-		v, st := w.readWord(c, p, &res)
+		v, st := w.readWord(c, p, res)
 		if st != StopEnd {
 			short = st == StopReadFailed
 			break
@@ -374,7 +461,7 @@ func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full Sto
 		if cfa <= sp || cfa > c.stack.Hi || a <= p || a >= end {
 			continue
 		}
-		ret, st := w.readWord(c, a, &res)
+		ret, st := w.readWord(c, a, res)
 		if ret &= w.mask; st != StopEnd || ret == 0 {
 			short = short || st == StopReadFailed
 			continue
@@ -384,21 +471,22 @@ func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full Sto
 		}
 		nfp := fp
 		if rule.FP == RegSaved {
-			if nfp, st = w.readWord(c, cfa+uint64(int64(rule.FPOff)), &res); st != StopEnd {
+			if nfp, st = w.readWord(c, cfa+uint64(int64(rule.FPOff)), res); st != StopEnd {
 				continue
 			}
 		}
 		tries++
-		try := res
+		try = *res
 		try.CFIFrames++
 		try.ScannedFrames++
 		dst[n] = ret
 		s2, half2 := w.key.push(s, half, ret, n+1)
-		out, got, s3, half3 := w.walkFrom(c, tables, nil, dst, full, n+1, ret, cfa, nfp, ret, false, try, s2, half2)
-		if got.Stop == full || got.Stop == StopEnd && (got.outermost || len(out) >= n+3) {
-			return out, got, s3, half3
+		out, s3, half3 := w.walkFrom(c, tables, nil, dst, full, n+1, ret, cfa, nfp, ret, false, &try, s2, half2)
+		if try.Stop == full || try.Stop == StopEnd && (try.outermost || len(out) >= n+3) {
+			*res = try
+			return out, s3, half3
 		}
-		short = short || got.Stop == StopReadFailed
+		short = short || try.Stop == StopReadFailed
 	}
 	res.Stop = StopBelowSP
 	if short && c.stack.Chain != nil {
@@ -406,7 +494,7 @@ func (w *Walker) scanReturn(c *copyReader, tables Tables, dst []uint64, full Sto
 		// have held the candidate, so the walk is cut as where it ends.
 		res.Stop, res.at = StopReadFailed, frameAt{}
 	}
-	return dst[:n], res, s, half
+	return dst[:n], s, half
 }
 
 // The bounds of scanReturn: the words of the copy it reads (4 KiB), and
@@ -444,34 +532,43 @@ func (w *Walker) recordStep(c *copyReader, sp, fp uint64, res *Result) (ret, cfa
 }
 
 // copyReader reads words of one walk's stack copy: those wholly inside
-// both the copy and the stack's bounds, [lo, lo+span], with one comparison,
-// the rest through readSlow. It is built once a walk so that the hot loads
-// inline.
+// both the copy and the stack's bounds, [lo, lo+span], with one comparison
+// and a plain load, the rest through readSlow. It is built once a walk so
+// that the hot loads inline.
 type copyReader struct {
-	stack          *Stack
-	data           []byte
-	base, lo, span uint64
-	empty          bool // no word of the copy may be read
+	stack    *Stack
+	at       unsafe.Pointer // the copy's byte at address lo
+	lo, span uint64
+	empty    bool // no word of the copy may be read
 }
 
-// newCopyReader returns the reader of stack's copy.
+// newCopyReader returns the reader of stack's copy. Its fields are
+// worked out apart and the struct built once, in its caller's frame (it
+// inlines): a struct built whole, changed and copied is read back in
+// wider loads than it was written in, which stalls.
 func newCopyReader(stack *Stack) copyReader {
-	c := copyReader{stack: stack, data: stack.Data, base: stack.Base, empty: true}
+	at, lo, span, empty := copyWindow(stack)
+	return copyReader{stack: stack, at: at, lo: lo, span: span, empty: empty}
+}
+
+// copyWindow returns the fields of stack's copyReader but the stack.
+func copyWindow(stack *Stack) (at unsafe.Pointer, lo, span uint64, empty bool) {
 	n := uint64(len(stack.Data))
-	lo := max(stack.Lo, stack.Base)
+	lo = max(stack.Lo, stack.Base)
 	if stack.Base > ^uint64(0)-n {
 		n = ^uint64(0) - stack.Base // a copy reaching the top of the address space
 	}
 	if n < 8 || stack.Hi < 8 {
-		return c
+		return nil, 0, 0, true
 	}
 	// The last address whose 8 bytes lie inside both.
 	last := min(stack.Base+n-8, stack.Hi-8)
 	if last < lo {
-		return c
+		return nil, 0, 0, true
 	}
-	c.lo, c.span, c.empty = lo, last-lo, false
-	return c
+	// lo >= Base and last+8 <= Base+len(Data): every word of [lo,
+	// lo+span] lies inside Data.
+	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(stack.Data)), lo-stack.Base), lo, last - lo, false
 }
 
 // readWord reads the 8 bytes at addr from the stack copy, or through the
@@ -488,7 +585,9 @@ func (w *Walker) readWord(c *copyReader, addr uint64, res *Result) (uint64, Stop
 // hot loads call it directly, readWord being too large to inline.
 func (c *copyReader) word(addr uint64) (uint64, bool) {
 	if off := addr - c.lo; off <= c.span && !c.empty {
-		return binary.LittleEndian.Uint64(c.data[addr-c.base:]), true
+		// Inside Data (newCopyReader); amd64 and arm64 load
+		// little-endian words at any alignment.
+		return *(*uint64)(unsafe.Add(c.at, off)), true
 	}
 	return 0, false
 }

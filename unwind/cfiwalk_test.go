@@ -397,7 +397,18 @@ func FuzzWalkCFI(f *testing.F) {
 		}
 		w := mustWalker(t, cfg)
 		dst := make([]uint64, 0, int(capacity))
-		got, res := w.WalkCFI(Regs{PC: pc, SP: sp, FP: fp, LR: lr}, st, oneObject{testTable(arch)}, dst)
+		regs := Regs{PC: pc, SP: sp, FP: fp, LR: lr}
+		tables := oneObject{testTable(arch)}
+		got, res := w.WalkCFI(regs, st, tables, dst)
+		// The same walk with a rule cache (a cold one, then warm) gives
+		// the same frames and Result.
+		cached := cachedTables{tables, new(RuleCache)}
+		for range 2 {
+			again, res2 := w.WalkCFI(regs, st, cached, make([]uint64, 0, int(capacity)))
+			if !slices.Equal(again, got) || res2 != res {
+				t.Fatalf("with a rule cache: %#x, %+v; without: %#x, %+v", again, res2, got, res)
+			}
+		}
 		if len(got) > int(capacity) || len(got) > DefaultMaxFrames {
 			t.Fatalf("%d frames with capacity %d", len(got), capacity)
 		}
@@ -408,6 +419,61 @@ func FuzzWalkCFI(f *testing.F) {
 			t.Fatalf("hash %#x, HashPCs %#x", res.Hash, HashPCs(got))
 		}
 	})
+}
+
+// cachedTables is t with a RuleCache (unwind.Cached): each answer Rule
+// gives is remembered, as cfi.Resolver and compact.Images remember theirs.
+type cachedTables struct {
+	t     Tables
+	cache *RuleCache
+}
+
+func (c cachedTables) Rule(pc uint64) (*Rule, bool) {
+	if r, fp, ok := c.cache.Get(pc); ok {
+		return r, fp
+	}
+	r, fp := c.t.Rule(pc)
+	c.cache.Put(pc, r, fp)
+	return r, fp
+}
+
+func (c cachedTables) RuleCache() *RuleCache { return c.cache }
+
+// Walks through a rule cache (the fast loop, walkCached, where it applies)
+// give what walks without one give, over the synthetic stacks of the other
+// tests; FuzzWalkCFI compares them on arbitrary stacks.
+func TestWalkCFIWithRuleCache(t *testing.T) {
+	for _, arch := range []Arch{ArchAMD64, ArchARM64} {
+		tables := oneObject{testTable(arch)}
+		w := mustWalker(t, Config{Arch: arch})
+		var cases []func() (Regs, *Stack)
+		for _, alt := range []bool{false, true} {
+			cases = append(cases, func() (Regs, *Stack) { s, regs := calls(60, alt); return regs, s.stack() })
+			cases = append(cases, func() (Regs, *Stack) {
+				// A copy that ends mid-stack: the walk ends where it needs more.
+				s, regs := calls(60, alt)
+				st := s.stack()
+				st.Data = st.Data[:700]
+				return regs, st
+			})
+		}
+		cases = append(cases, func() (Regs, *Stack) { s := newSynth(testBase, 4096); regs, _ := frameless(s); return regs, s.stack() })
+		cases = append(cases, func() (Regs, *Stack) { r := newSynth(testBase, 4096); regs, st, _ := redZone(r, true); return regs, st })
+		for i, mk := range cases {
+			regs, st := mk()
+			want, wres := w.WalkCFI(regs, st, tables, make([]uint64, 0, 128))
+			cached := cachedTables{tables, new(RuleCache)}
+			for pass := range 2 {
+				got, res := w.WalkCFI(regs, st, cached, make([]uint64, 0, 128))
+				if !slices.Equal(got, want) || res != wres {
+					t.Errorf("%v case %d pass %d: %#x, %+v; without the cache %#x, %+v", arch, i, pass, got, res, want, wres)
+				}
+			}
+			if arch == ArchAMD64 && i == 0 && wres.CFIFrames < 60 {
+				t.Errorf("case 0: %d frames by the tables", wres.CFIFrames)
+			}
+		}
+	}
 }
 
 // redZone lays out a sample in fnRedZone, as OpenSSL's AVX2 SHA-256 loop

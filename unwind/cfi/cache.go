@@ -156,28 +156,13 @@ type Resolver struct {
 	// rules is allocated once ruleCacheAfter rules were looked up: a
 	// one-off snapshot looks up a few dozen, and 48 KiB of fresh memory
 	// costs it more page faults than the lookups.
-	rules  *[ruleSlots]ruleSlot
+	rules  *unwind.RuleCache
 	misses int
 }
-
-// ruleSlots is the size of a Resolver's rule cache (a power of two).
-const ruleSlots = 1 << 11
 
 // ruleCacheAfter is how many rules a Resolver looks up before it keeps
 // them in its rule cache.
 const ruleCacheAfter = 256
-
-// noSlot is the slot of every address while a Resolver has no rule
-// cache: empty, and never written.
-var noSlot ruleSlot
-
-// ruleSlot is one address's answer: its rule (nil: none) or that its object
-// keeps frame pointers.
-type ruleSlot struct {
-	pc   uint64 // the address plus one: 0 marks an empty slot
-	rule *unwind.Rule
-	fp   bool
-}
 
 type resolved struct {
 	Object
@@ -212,46 +197,45 @@ func (r *Resolver) Find(pc uint64) (t *Table, lo, hi, bias uint64) {
 // first lookup in an object builds its table (waiting for it as Table
 // does). It allocates nothing once the table is built.
 func (r *Resolver) Rule(pc uint64) (rule *unwind.Rule, framePointers bool) {
-	if slot := r.slot(pc); slot.pc == pc+1 {
-		return slot.rule, slot.fp
-	}
 	return r.rule(pc, r.cache.wait)
 }
 
-// slot returns the rule cache's slot for pc. Rule checks it before calling
-// rule, so that a hit costs one call, the walker's, not two.
-func (r *Resolver) slot(pc uint64) *ruleSlot {
-	if r.rules == nil {
-		return &noSlot
+// RuleCache returns the cache of Rule's answers (nil until ruleCacheAfter
+// lookups): unwind.Cached, so that a walk finds the rules it holds without
+// calling Rule.
+func (r *Resolver) RuleCache() *unwind.RuleCache {
+	if r == nil {
+		return nil
 	}
-	return &r.rules[(pc*0x9e3779b97f4a7c15)>>(64-11)] // ruleSlots == 1<<11
+	return r.rules
 }
 
 func (r *Resolver) rule(pc uint64, wait time.Duration) (*unwind.Rule, bool) {
 	if r == nil {
 		return nil, false
 	}
-	slot := r.slot(pc)
-	if slot.pc == pc+1 {
-		return slot.rule, slot.fp
+	if r.rules != nil {
+		if rule, fp, ok := r.rules.Get(pc); ok {
+			return rule, fp
+		}
 	}
 	t, _, _, bias := r.find(pc, wait)
 	if t == nil {
 		return nil, false // no object, or its table not built yet: not remembered
 	}
-	s := ruleSlot{pc: pc + 1, fp: true}
-	if !t.FramePointers() {
-		s = ruleSlot{pc: pc + 1, rule: t.Find(pc - bias)}
+	var rule *unwind.Rule
+	fp := t.FramePointers()
+	if !fp {
+		rule = t.Find(pc - bias)
 	}
-	if slot == &noSlot {
+	if r.rules == nil {
 		if r.misses++; r.misses < ruleCacheAfter {
-			return s.rule, s.fp
+			return rule, fp
 		}
-		r.rules = new([ruleSlots]ruleSlot)
-		slot = r.slot(pc)
+		r.rules = new(unwind.RuleCache)
 	}
-	*slot = s
-	return s.rule, s.fp
+	r.rules.Put(pc, rule, fp)
+	return rule, fp
 }
 
 // Warm builds the tables of every object of r, up to maxLoads at once,
@@ -282,13 +266,11 @@ func (r *Resolver) NoWait() NoWait { return NoWait{r} }
 // Rule is Resolver.Rule, except that a table not built yet is not waited
 // for: the build goes on, and a later lookup finds it.
 func (n NoWait) Rule(pc uint64) (*unwind.Rule, bool) {
-	if n.r != nil {
-		if slot := n.r.slot(pc); slot.pc == pc+1 {
-			return slot.rule, slot.fp
-		}
-	}
 	return n.r.rule(pc, 0)
 }
+
+// RuleCache is Resolver.RuleCache: unwind.Cached.
+func (n NoWait) RuleCache() *unwind.RuleCache { return n.r.RuleCache() }
 
 // Covers reports whether pc lies in one of the resolver's objects.
 func (r *Resolver) Covers(pc uint64) bool { return r.object(pc) != nil }
@@ -334,3 +316,10 @@ func (r *Resolver) find(pc uint64, wait time.Duration) (t *Table, lo, hi, bias u
 	}
 	return o.t, o.Start, o.Limit, o.Start - o.Offset
 }
+
+var (
+	_ unwind.Tables = (*Resolver)(nil)
+	_ unwind.Cached = (*Resolver)(nil)
+	_ unwind.Tables = NoWait{}
+	_ unwind.Cached = NoWait{}
+)

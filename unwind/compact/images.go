@@ -34,20 +34,12 @@ type slot struct {
 // which fills in tables that walks asked for, so that tables are built
 // lazily but never while a thread is stopped.
 type Images struct {
-	arch  unwind.Arch // the walk's: a table of another is not used
-	list  []slot
-	rules *[ruleSlots]ruleSlot // Rule's answers by PC, direct-mapped
-}
-
-// ruleSlots is the size of an Images' rule cache (a power of two): a
-// profile's return addresses repeat from sample to sample, and a hit
-// costs a multiply and a compare where a lookup costs two binary searches.
-const ruleSlots = 1 << 11
-
-// ruleSlot is one PC's answer from a built table (nil: none).
-type ruleSlot struct {
-	pc   uint64 // the PC plus one: 0 marks an empty slot
-	rule *unwind.Rule
+	arch unwind.Arch // the walk's: a table of another is not used
+	list []slot
+	// rules holds Rule's answers by PC: a profile's return addresses
+	// repeat from sample to sample, and a hit costs a multiply and a
+	// compare where a lookup costs two binary searches.
+	rules *unwind.RuleCache
 }
 
 // NewImages sorts imgs by start, for walks of arch. Images with an empty
@@ -69,7 +61,7 @@ func NewImages(arch unwind.Arch, imgs []Image) (*Images, error) {
 		}
 		return 0
 	})
-	s := &Images{arch: arch, list: make([]slot, len(keep)), rules: new([ruleSlots]ruleSlot)}
+	s := &Images{arch: arch, list: make([]slot, len(keep)), rules: new(unwind.RuleCache)}
 	for i, im := range keep {
 		if i > 0 && im.Start < keep[i-1].End {
 			return nil, fmt.Errorf("compact: images [%#x, %#x) and [%#x, %#x) overlap", keep[i-1].Start, keep[i-1].End, im.Start, im.End)

@@ -87,15 +87,23 @@ func (s *Images) Rule(pc uint64) (*unwind.Rule, bool) {
 	if s == nil {
 		return nil, false
 	}
-	slot := &s.rules[(pc*0x9e3779b97f4a7c15)>>(64-11)] // ruleSlots == 1<<11
-	if slot.pc == pc+1 {
-		return slot.rule, false
+	if r, _, ok := s.rules.Get(pc); ok {
+		return r, false
 	}
 	r, ok := s.rule(pc)
 	if ok {
-		*slot = ruleSlot{pc: pc + 1, rule: r}
+		s.rules.Put(pc, r, false)
 	}
 	return r, false
+}
+
+// RuleCache returns the cache of Rule's answers: unwind.Cached, so that
+// a walk finds the rules it holds without calling Rule.
+func (s *Images) RuleCache() *unwind.RuleCache {
+	if s == nil {
+		return nil
+	}
+	return s.rules
 }
 
 // rule is Rule without the cache; ok says the answer came from a built
@@ -138,4 +146,5 @@ func (s *Images) Func(pc uint64) (start, end uint64, ok bool) {
 var (
 	_ unwind.Tables     = (*Images)(nil)
 	_ unwind.FuncBounds = (*Images)(nil)
+	_ unwind.Cached     = (*Images)(nil)
 )
