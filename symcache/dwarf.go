@@ -44,9 +44,20 @@ type dunit struct {
 	order int32 // index in tops: ties between units go to the later one
 	idx   atomic.Pointer[unitIndex]
 	// rows is the unit's line table alone, read when an address past
-	// its ranges needs only that (see covering).
-	rows atomic.Pointer[unitIndex]
+	// its ranges needs only that (see covering); outer is its line table
+	// and subprograms without what lies inside them (inlined
+	// subroutines), all OuterLine needs.
+	rows, outer atomic.Pointer[unitIndex]
 }
+
+// How much of a unit index reads: its line table alone, also its
+// subprograms (not what lies inside them), or also their inlined
+// subroutines.
+const (
+	indexRows = iota
+	indexOuter
+	indexFull
+)
 
 type cuSpan struct {
 	lo, hi uint64
@@ -211,7 +222,7 @@ func newDWARFLines(d *dwarf.Data, machO bool) (*DWARFLines, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, p := range noRanges {
-		if x := l.index(p.cu, p.order, true); len(x.rows) > 0 || len(x.funcs) > 0 {
+		if x := l.index(p.cu, p.order, indexFull); len(x.rows) > 0 || len(x.funcs) > 0 {
 			l.rest = append(l.rest, x)
 		}
 	}
@@ -286,38 +297,30 @@ func (s *unitSkipper) skip(r *dwarf.Reader, e *dwarf.Entry) {
 	}
 }
 
-// unit returns the index of units[i], building it on first need.
-func (l *DWARFLines) unit(i int32) *unitIndex {
+// unit returns the index of units[i] that reads what (indexFull: all
+// of it; indexOuter: its outer index; indexRows: its line table, the full
+// index when built), building it on first need.
+func (l *DWARFLines) unit(i int32, what int) *unitIndex {
 	u := &l.units[i]
-	if x := u.idx.Load(); x != nil {
+	p := &u.idx
+	switch what {
+	case indexOuter:
+		p = &u.outer
+	case indexRows:
+		if x := u.idx.Load(); x != nil {
+			return x
+		}
+		p = &u.rows
+	}
+	if x := p.Load(); x != nil {
 		return x
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if x := u.idx.Load(); x != nil {
+	if x := p.Load(); x != nil {
 		return x
 	}
-	x := l.index(u.cu, u.order, true)
-	u.idx.Store(x)
-	return x
-}
-
-// unitRows returns the line table of units[i]: its index when built,
-// else its rows alone, read on first need.
-func (l *DWARFLines) unitRows(i int32) *unitIndex {
-	u := &l.units[i]
-	if x := u.idx.Load(); x != nil {
-		return x
-	}
-	if x := u.rows.Load(); x != nil {
-		return x
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if x := u.rows.Load(); x != nil {
-		return x
-	}
-	x := l.index(u.cu, u.order, false)
-	u.rows.Store(x)
+	x := l.index(u.cu, u.order, what)
+	p.Store(x)
 	return x
 }

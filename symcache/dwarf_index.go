@@ -8,10 +8,11 @@ import (
 	"strings"
 )
 
-// index reads the line table and, when tree is set, the subprogram tree
-// of the unit whose top entry is cu; l.mu is held. A broken table or tree
-// keeps what was read before the break.
-func (l *DWARFLines) index(cu *dwarf.Entry, order int32, tree bool) *unitIndex {
+// index reads the line table of the unit whose top entry is cu and, as
+// what says, its subprograms (indexOuter) and their inlined subroutines
+// (indexFull); l.mu is held. A broken table or tree keeps what was read
+// before the break.
+func (l *DWARFLines) index(cu *dwarf.Entry, order int32, what int) *unitIndex {
 	x := &unitIndex{order: order}
 	fileIdx := map[string]int32{}
 	intern := func(name string) int32 {
@@ -39,8 +40,8 @@ func (l *DWARFLines) index(cu *dwarf.Entry, order int32, tree bool) *unitIndex {
 		}
 		cuFiles = lr.Files()
 	}
-	if tree && cu.Children {
-		l.walk(x, cu, cuFiles, intern)
+	if what != indexRows && cu.Children {
+		l.walk(x, cu, cuFiles, intern, what == indexOuter)
 	}
 	// A unit's rows are mostly in order already (one sequence per
 	// section): check before sorting.
@@ -66,9 +67,12 @@ func compareRows(a, b lineRow) int {
 	return 0
 }
 
-// walk adds the subprograms and inlined subroutines under cu to x; l.mu
+// walk adds the subprograms and inlined subroutines under cu to x, or,
+// when outer, the subprograms alone, going past what lies inside each
+// (its parameters, variables, blocks and inlined calls: most of the
+// entries of optimized C) where it tells where its next sibling is; l.mu
 // is held.
-func (l *DWARFLines) walk(x *unitIndex, cu *dwarf.Entry, cuFiles []*dwarf.LineFile, intern func(string) int32) {
+func (l *DWARFLines) walk(x *unitIndex, cu *dwarf.Entry, cuFiles []*dwarf.LineFile, intern func(string) int32, outer bool) {
 	r := l.d.Reader()
 	r.Seek(cu.Offset)
 	if e, err := r.Next(); err != nil || e == nil || e.Offset != cu.Offset {
@@ -99,9 +103,15 @@ func (l *DWARFLines) walk(x *unitIndex, cu *dwarf.Entry, cuFiles []*dwarf.LineFi
 		}
 		parent := stack[len(stack)-1]
 		cur := parent
-		if e.Tag == dwarf.TagSubprogram || e.Tag == dwarf.TagInlinedSubroutine {
+		if e.Tag == dwarf.TagSubprogram || !outer && e.Tag == dwarf.TagInlinedSubroutine {
 			if idx, ok := l.node(x, e, parent, cuFiles, intern); ok {
 				cur = idx
+			}
+			if outer && e.Children {
+				if sib, ok := e.Val(dwarf.AttrSibling).(dwarf.Offset); ok && sib > e.Offset {
+					r.Seek(sib)
+					continue
+				}
 			}
 		}
 		if e.Children {

@@ -13,7 +13,9 @@ import (
 // those bytes a line. Its subprograms, which lie in its ranges, are not
 // read: an object with DWARF for a few units (node: 1% of its code) reads
 // one unit's tree per address past them otherwise.
-func (l *DWARFLines) covering(addr uint64, out []*unitIndex) (units []*unitIndex, rowsOnly bool) {
+//
+// what is the index of the covering units to read (see unit).
+func (l *DWARFLines) covering(addr uint64, out []*unitIndex, what int) (units []*unitIndex, rowsOnly bool) {
 	last := sort.Search(len(l.spans), func(i int) bool { return l.spans[i].lo > addr }) - 1
 	var seen [maxCoveringUnits]int32
 	n := 0
@@ -24,10 +26,10 @@ func (l *DWARFLines) covering(addr uint64, out []*unitIndex) (units []*unitIndex
 		}
 		seen[n] = s.unit
 		n++
-		out = append(out, l.unit(s.unit))
+		out = append(out, l.unit(s.unit, what))
 	}
 	if n == 0 && last >= 0 {
-		return append(out, l.unitRows(l.spans[last].unit)), true
+		return append(out, l.unit(l.spans[last].unit, indexRows)), true
 	}
 	return out, false
 }
@@ -70,10 +72,11 @@ func (n *dnode) contains(addr uint64) bool {
 // tie going to a row that is not an end_sequence, then to the later unit,
 // as in one table of all units sorted stably) and the subprogram starting
 // nearest before addr the frames (a tie going to the later unit, as
-// between aliases of one unit).
-func (l *DWARFLines) locate(addr uint64) (fn *funcRange, fnUnit *unitIndex, file string, line int, hasLine bool) {
+// between aliases of one unit). what is the index of units to read: fn's
+// node has its inlined subroutines (indexFull) or not (indexOuter).
+func (l *DWARFLines) locate(addr uint64, what int) (fn *funcRange, fnUnit *unitIndex, file string, line int, hasLine bool) {
 	var buf [maxCoveringUnits + 4]*unitIndex
-	units, rowsOnly := l.covering(addr, append(buf[:0], l.rest...))
+	units, rowsOnly := l.covering(addr, append(buf[:0], l.rest...), what)
 	var row *lineRow
 	var rowUnit *unitIndex
 	for k, x := range units {
@@ -98,7 +101,7 @@ func (l *DWARFLines) locate(addr uint64) (fn *funcRange, fnUnit *unitIndex, file
 // Lines implements LineSource: the frames at addr, innermost first; every
 // frame but the last is inlined into the one after it.
 func (l *DWARFLines) Lines(addr uint64) []Frame {
-	fn, fnUnit, file, line, hasLine := l.locate(addr)
+	fn, fnUnit, file, line, hasLine := l.locate(addr, indexFull)
 	if fn == nil {
 		if !hasLine {
 			return nil

@@ -62,10 +62,11 @@ func (t *Gopclntab) OuterLine(addr uint64) (function, file string, line int, ok 
 	return t.funcName(i), file, line, true
 }
 
-// OuterLine implements outerLiner: Lines without walking the inlined
-// subroutines, whose frames the answer does not need.
+// OuterLine implements outerLiner: Lines without reading the inlined
+// subroutines, whose frames the answer does not need (units indexed
+// apart from those of Lines, without them).
 func (l *DWARFLines) OuterLine(addr uint64) (function, file string, line int, ok bool) {
-	fn, fnUnit, file, line, hasLine := l.locate(addr)
+	fn, fnUnit, file, line, hasLine := l.locate(addr, indexOuter)
 	if fn == nil {
 		return "", file, line, hasLine
 	}

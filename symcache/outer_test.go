@@ -51,8 +51,37 @@ func TestOuterLineDWARF(t *testing.T) {
 	if err != nil || !tab.HasLines() {
 		t.Fatalf("table: %v, lines %v", err, tab != nil && tab.HasLines())
 	}
-	if checkOuterLine(t, tab, elfFuncAddrs(t, bin, "worker", "other", "main")) == 0 {
+	addrs := elfFuncAddrs(t, bin, "worker", "other", "main")
+	if checkOuterLine(t, tab, addrs) == 0 {
 		t.Error("no inlined frames: gcc -O2 should inline sq and sum_sq")
+	}
+
+	// OuterLine alone reads no inlined subroutine.
+	tab, err = New(Options{}).Table(execImage(t, bin, 0x555555554000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := 0
+	for _, a := range addrs {
+		if f, _, _, ok := tab.OuterLine(a); ok && f != "" {
+			named++
+		}
+	}
+	l, ok := tab.lines.(*lazyLines).source().(*DWARFLines)
+	if !ok || named == 0 {
+		t.Fatalf("lines from %T, %d addresses named", tab.lines.(*lazyLines).source(), named)
+	}
+	if n := loadedUnits(l); n != 0 {
+		t.Errorf("OuterLine read the inlined subroutines of %d units", n)
+	}
+	for i := range l.units {
+		if x := l.units[i].outer.Load(); x != nil {
+			for _, n := range x.nodes {
+				if len(n.children) > 0 {
+					t.Errorf("an outer index holds inlined subroutines under %s", n.name)
+				}
+			}
+		}
 	}
 }
 
