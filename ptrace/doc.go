@@ -175,7 +175,10 @@
 //     the caller's FP saved below it, or an object known to keep frame pointers, Go). With
 //     `--unwind auto` a thread's first ring is opened after its first capture: with callchains when
 //     every frame of that capture lies in an object known to keep frame pointers (Go), else with
-//     stack copies; after 32 walks in a row that frame
+//     stack copies in a probe ring of 256 KiB drained as often as it holds (`probeRingSpec`: it
+//     usually lives for the walks that move it, and the kernel clears and maps a ring's every page
+//     as it opens), reopened at the size of other rings of copies after 64 samples that moved it
+//     nowhere (`endProbe`); after 32 walks in a row that frame
 //     records alone get exactly right, it is reopened with callchains (and no stack). A callchain
 //     in which the tables find a frame without a record (a frameless leaf, code built without
 //     frame pointers) is cut after that frame, marked `StopNoFrameRecord` (truncated), and the ring
