@@ -52,3 +52,43 @@ func TestKernelSampleFirstCaptureWalksWithTables(t *testing.T) {
 		t.Errorf("first capture: %d frames, ended %v; want the whole stack (at least 14 frames, to the thread's start)", len(c.PCs), c.Walk.Stop)
 	}
 }
+
+// TestStopFirstCaptureWalksWithTables: a target sampled by stops (wall
+// mode, --capture stop) walks each capture while the thread is held,
+// waiting for no table; the first captures after an attach come before
+// the tables are built, so the copy is walked again once the thread runs,
+// with them, rather than by frame records that a program without frame
+// pointers does not keep (a stack cut short, or ending in a made-up root).
+func TestStopFirstCaptureWalksWithTables(t *testing.T) {
+	old := cfiTables
+	cfiTables = cfi.NewCache(cfi.CacheOptions{Load: func(path string) (*cfi.Table, error) {
+		time.Sleep(300 * time.Millisecond)
+		return cfi.Load(path)
+	}})
+	t.Cleanup(func() { cfiTables = old })
+
+	p := testprog.Start(t, testprog.BuildCNoFP(t, "nofp.c"), "12")
+	tg, err := Attach(p.PID, target.Options{Continuous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	if _, err := tg.Images(); err != nil {
+		t.Fatal(err)
+	}
+	tids, err := tg.Threads(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := worker(t, tg, tids)
+	c := target.NewCapture(512, 64<<10)
+	if err := tg.Capture(tid, c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Stopped == 0 {
+		t.Fatalf("the capture did not stop the thread: not the capture meant")
+	}
+	if c.Walk.Stop.Truncated() || len(c.PCs) < 14 {
+		t.Errorf("first capture: %d frames, ended %v; want the whole stack (at least 14 frames, to the thread's start)", len(c.PCs), c.Walk.Stop)
+	}
+}

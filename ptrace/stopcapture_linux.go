@@ -91,7 +91,7 @@ func (t *Target) captureContinuous(tid int, c *target.Capture) error {
 		return err
 	}
 	if t.kernel == nil || th.kernel.noRing || t.kernel.proc != nil {
-		return t.stopAndCapture(th, c)
+		return t.stopCaptureAndWalk(th, c)
 	}
 	return t.captureKernel(th, c)
 }

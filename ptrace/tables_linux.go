@@ -41,6 +41,9 @@ type targetTables struct {
 	lastMiss time.Time
 	// rewalk holds stopCaptureAndWalk's second walk.
 	rewalk []uint64
+	// copyWalker walks that second walk where no kernel sampler's walker
+	// is (stop captures only): within the copy, reading no memory.
+	copyWalker *unwind.Walker
 	// missFound tells that that re-read found code the resolver did not
 	// know: the process is still loading code (a command's libraries at
 	// its start, dlopens one after another), so the next miss re-reads
@@ -145,14 +148,15 @@ func (t *Target) walk(w *unwind.Walker, regs unwind.Regs, st *unwind.Stack, dst 
 	return out, res
 }
 
-// stopCaptureAndWalk captures th by a stop, as a thread of a kernel-sampled
-// target is captured before its ring opens or while it idles, and walks the
-// copy again once th runs unless the walk made while th was held stopped
-// went to its end by unwind tables: that walk waited for no table (a frame
-// record chain may end early, or seem to end, where one was missing), and a thread's first capture often
-// comes before its libraries' tables are built (a command's first
-// milliseconds), which cut the stack of a capture that weighs all the CPU
-// time th used so far. The second walk waits for the tables and re-reads the
+// stopCaptureAndWalk captures th by a stop, as every capture of a target
+// sampled by stops is, and a thread of a kernel-sampled target before its
+// ring opens or while it idles, and walks the copy again once th runs
+// unless the walk made while th was held stopped went to its end by unwind
+// tables: that walk waited for no table (a frame record chain may end
+// early, or seem to end, where one was missing), and a thread's first
+// capture often comes before its libraries' tables are built (a command's
+// first milliseconds, a process just attached), which cut the stack of a
+// capture that weighs all the CPU time th used so far. The second walk waits for the tables and re-reads the
 // memory map as a kernel sample's does, within the copy alone.
 func (t *Target) stopCaptureAndWalk(th *thread, c *target.Capture) error {
 	err := t.stopAndCapture(th, c)
@@ -164,8 +168,18 @@ func (t *Target) stopCaptureAndWalk(th *thread, c *target.Capture) error {
 	}
 	st := unwind.Stack{Base: c.StackBase, Data: c.Stack, Lo: c.StackBase, Hi: c.StackBase + uint64(len(c.Stack))}
 	tt := &t.tables
+	w := tt.copyWalker
+	if t.kernel != nil {
+		w = t.kernel.walker
+	} else if w == nil {
+		var err error
+		if w, err = newWalker(t.opts, nil); err != nil {
+			return nil // the first walk stands
+		}
+		tt.copyWalker = w
+	}
 	tt.rewalk = slices.Grow(tt.rewalk[:0], max(t.opts.MaxFrames, 1))
-	pcs, res := t.walk(t.kernel.walker, c.Regs, &st, tt.rewalk[:0:max(t.opts.MaxFrames, 1)], false)
+	pcs, res := t.walk(w, c.Regs, &st, tt.rewalk[:0:max(t.opts.MaxFrames, 1)], false)
 	if !res.Stop.Truncated() || len(pcs) > len(c.PCs) {
 		c.PCs, c.Walk = append(c.PCs[:0], pcs...), res
 	}
