@@ -9,13 +9,13 @@ import (
 
 // sampleThread reads a thread's CPU time and decides how many samples it
 // stands for this tick: in CPU mode one per period of CPU time used, in
-// wall mode one. A thread to be captured joins the tick's batch; one that
+// wall mode one per period of wall time (wallSamples). A thread to be captured joins the tick's batch; one that
 // needs no capture (kernel-sampled, idle in wall mode) is counted here.
 func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64) {
 	w := s.win
 	th := ts.threads[tid]
 	if th == nil {
-		th = &threadState{lastCPU: -1}
+		th = &threadState{lastCPU: -1, lateSeen: s.lateTicks}
 		ts.threads[tid] = th
 	}
 	th.seenTick, th.captured = tick, false
@@ -66,14 +66,28 @@ func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64)
 			return
 		}
 		th.pending -= time.Duration(n) * s.period
-	} else if used <= 0 && th.hasStack {
-		// Wall mode, idle since the last tick: count its last stack again
-		// without stopping it. (A thread never captured yet is captured
-		// once, idle or not.)
-		s.count(pid, tid, th, th.lastStack, 1)
-		return
+	} else {
+		n = s.wallSamples(th)
+		if used <= 0 && th.hasStack {
+			// Wall mode, idle since the last tick: count its last
+			// stack again without stopping it. (A thread never
+			// captured yet is captured once, idle or not.)
+			s.count(pid, tid, th, th.lastStack, n)
+			return
+		}
 	}
 	s.batchIDs = append(s.batchIDs, tid)
 	s.batchN = append(s.batchN, n)
 	s.batchState = append(s.batchState, th)
+}
+
+// wallSamples returns how many samples th stands for at this tick in wall
+// mode: one, and one more for each tick the loop skipped, late, since it
+// was last counted (or first seen). Ticks that came late (a loaded
+// machine) thus leave none of the thread's time out of the profile, as CPU
+// mode counts a late tick's CPU time on the stack seen then.
+func (s *Sampler) wallSamples(th *threadState) int64 {
+	n := 1 + s.lateTicks - th.lateSeen
+	th.lateSeen = s.lateTicks
+	return n
 }

@@ -91,3 +91,31 @@ func TestAddStartedCountsCPUTimeFromTheProcessStart(t *testing.T) {
 		}
 	}
 }
+
+// TestWallModeCountsLateTicksTime: in wall mode each thread stands for the
+// wall time since it was last counted, so that ticks that come late (here
+// every capture of the busy thread takes 35 ms at 100 Hz, as a loaded
+// machine makes them) leave none of its threads' time out: each thread's
+// samples add up to the window's duration, not to the ticks that came.
+func TestWallModeCountsLateTicksTime(t *testing.T) {
+	f := newFake(10, map[target.ThreadID]*targettest.Thread{
+		1: {Share: 1, Stack: []uint64{1, 2, 3}},
+		2: {Share: 0, Stack: []uint64{4, 5}},
+	})
+	f.Delay = 35 * time.Millisecond
+	ws := run(t, Config{Hz: 100, Mode: profile.ModeWall}, 700*time.Millisecond, f)
+	var span time.Duration
+	c := map[target.ThreadID]int64{}
+	for _, w := range ws {
+		span += w.End.Sub(w.Start)
+		for id, n := range countBy(w) {
+			c[id] += n
+		}
+	}
+	due := int64(span / (10 * time.Millisecond))
+	for _, id := range []target.ThreadID{1, 2} {
+		if c[id] < due*8/10 || c[id] > due+2 {
+			t.Errorf("thread %d: %d samples over %v (%d ticks came); want about %d, one per period of wall time", id, c[id], span, ws[0].Stats.Ticks, due)
+		}
+	}
+}

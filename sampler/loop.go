@@ -77,6 +77,9 @@ func (s *Sampler) Run(ctx context.Context) error {
 				// the samples.)
 				s.win.missedT += skip
 				s.win.missed[profile.MissTickLate] += skip
+				if s.cfg.Mode == profile.ModeWall {
+					s.lateTicks += skip
+				}
 			}
 			next = next.Add(time.Duration(skip) * interval)
 		}

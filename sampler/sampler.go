@@ -132,6 +132,9 @@ type Sampler struct {
 
 	win        *windowState
 	hadTargets bool
+	// lateTicks counts the ticks the loop skipped, late, in wall mode:
+	// each thread's next count stands for them too (wallSamples).
+	lateTicks int64
 	// now is the time of the tick (Unix nanoseconds) while a timeline is
 	// kept: the time of the samples that bring none of their own.
 	now       int64
@@ -213,6 +216,9 @@ type threadState struct {
 	// unaccounted is the whole periods of pending, beyond one, that no
 	// kernel sample or reported loss accounted for at its last listing.
 	unaccounted int64
+	// lateSeen is the Sampler's lateTicks when it was last counted in
+	// wall mode (or first seen).
+	lateSeen int64
 }
 
 // New returns a Sampler. Targets are added with Add.
