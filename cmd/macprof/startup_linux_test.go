@@ -39,10 +39,13 @@ func TestStartupInitsOfOwnPackagesAreSmall(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The patched copy of pprof's profile package compiles its legacy
-		// formats' regexps on first use (internal/third_party/pprof).
-		if l[1] == "github.com/google/pprof/profile" && n > budget {
-			t.Errorf("github.com/google/pprof/profile's init allocates %d bytes, over %d: is the replace of internal/third_party/pprof gone?", n, budget)
+		// The patched copy of pprof's profile package builds and compiles
+		// its legacy formats' regexps on first use
+		// (internal/third_party/pprof): 464 bytes at start-up, 2168
+		// when it joined their sources there.
+		const pprofBudget = 1 << 10
+		if l[1] == "github.com/google/pprof/profile" && n > pprofBudget {
+			t.Errorf("github.com/google/pprof/profile's init allocates %d bytes, over %d: is the replace of internal/third_party/pprof gone?", n, pprofBudget)
 		}
 		if !strings.HasPrefix(l[1], "github.com/macprof/macprof/") {
 			continue

@@ -12,15 +12,25 @@ import (
 // program that links this package but never parses a legacy profile does
 // not compile twenty of them at start-up.
 type lazyRegexp struct {
-	once sync.Once
-	src  string
-	re   *regexp.Regexp
+	once  sync.Once
+	src   string
+	build func() string // builds src, when set
+	re    *regexp.Regexp
 }
 
 func lazyCompile(src string) *lazyRegexp { return &lazyRegexp{src: src} }
 
+// lazyCompileFunc is lazyCompile of an expression built on first use too
+// (joined or quoted strings would otherwise be built at start-up).
+func lazyCompileFunc(build func() string) *lazyRegexp { return &lazyRegexp{build: build} }
+
 func (l *lazyRegexp) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.src) })
+	l.once.Do(func() {
+		if l.build != nil {
+			l.src = l.build()
+		}
+		l.re = regexp.MustCompile(l.src)
+	})
 	return l.re
 }
 

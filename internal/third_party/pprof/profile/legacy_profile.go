@@ -25,6 +25,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 var (
@@ -49,6 +50,18 @@ var (
 	// Recommended format:
 	// Start   End     object file name     offset(optional)   linker build id
 	// 0x40000-0x80000 /path/to/binary      (@FF00)            abc123456
+
+	procMapsRE  = lazyCompile(`^` + cHexRange + cPerm + cSpaceHex + hexPair + spaceDigits + cSpaceString)
+	briefMapsRE = lazyCompile(`^` + cHexRange + cPerm + cSpaceString + cSpaceAtOffset + cSpaceHex)
+
+	// Regular expression to parse log data, of the form:
+	// ... file:line] msg...
+	logInfoRE = lazyCompile(`^[^\[\]]+:[0-9]+]\s`)
+)
+
+// Pieces of the expressions that parse process mappings (constants, so
+// that nothing is built at start-up).
+const (
 	spaceDigits = `\s+[[:digit:]]+`
 	hexPair     = `\s+[[:xdigit:]]+:[[:xdigit:]]+`
 	oSpace      = `\s*`
@@ -59,13 +72,6 @@ var (
 	cSpaceHex      = `(?:\s+([[:xdigit:]]+))?`
 	cSpaceAtOffset = `(?:\s+\(@([[:xdigit:]]+)\))?`
 	cPerm          = `(?:\s+([-rwxp]+))?`
-
-	procMapsRE  = lazyCompile(`^` + cHexRange + cPerm + cSpaceHex + hexPair + spaceDigits + cSpaceString)
-	briefMapsRE = lazyCompile(`^` + cHexRange + cPerm + cSpaceString + cSpaceAtOffset + cSpaceHex)
-
-	// Regular expression to parse log data, of the form:
-	// ... file:line] msg...
-	logInfoRE = lazyCompile(`^[^\[\]]+:[0-9]+]\s`)
 )
 
 func isSpaceOrComment(line string) bool {
@@ -1092,11 +1098,11 @@ func isMemoryMapSentinel(line string) bool {
 func (p *Profile) addLegacyFrameInfo() {
 	switch {
 	case isProfileType(p, heapzSampleTypes):
-		p.DropFrames, p.KeepFrames = allocRxStr, allocSkipRxStr
+		p.DropFrames, p.KeepFrames = allocRxStr(), allocSkipRxStr()
 	case isProfileType(p, contentionzSampleTypes):
-		p.DropFrames, p.KeepFrames = lockRxStr, ""
+		p.DropFrames, p.KeepFrames = lockRxStr(), ""
 	default:
-		p.DropFrames, p.KeepFrames = cpuProfilerRxStr, ""
+		p.DropFrames, p.KeepFrames = cpuProfilerRxStr(), ""
 	}
 }
 
@@ -1129,99 +1135,107 @@ nextType:
 	return false
 }
 
-var allocRxStr = strings.Join([]string{
-	// POSIX entry points.
-	`calloc`,
-	`cfree`,
-	`malloc`,
-	`free`,
-	`memalign`,
-	`do_memalign`,
-	`(__)?posix_memalign`,
-	`pvalloc`,
-	`valloc`,
-	`realloc`,
+var allocRxStr = sync.OnceValue(func() string {
+	return strings.Join([]string{
+		// POSIX entry points.
+		`calloc`,
+		`cfree`,
+		`malloc`,
+		`free`,
+		`memalign`,
+		`do_memalign`,
+		`(__)?posix_memalign`,
+		`pvalloc`,
+		`valloc`,
+		`realloc`,
 
-	// TC malloc.
-	`tcmalloc::.*`,
-	`tc_calloc`,
-	`tc_cfree`,
-	`tc_malloc`,
-	`tc_free`,
-	`tc_memalign`,
-	`tc_posix_memalign`,
-	`tc_pvalloc`,
-	`tc_valloc`,
-	`tc_realloc`,
-	`tc_new`,
-	`tc_delete`,
-	`tc_newarray`,
-	`tc_deletearray`,
-	`tc_new_nothrow`,
-	`tc_newarray_nothrow`,
+		// TC malloc.
+		`tcmalloc::.*`,
+		`tc_calloc`,
+		`tc_cfree`,
+		`tc_malloc`,
+		`tc_free`,
+		`tc_memalign`,
+		`tc_posix_memalign`,
+		`tc_pvalloc`,
+		`tc_valloc`,
+		`tc_realloc`,
+		`tc_new`,
+		`tc_delete`,
+		`tc_newarray`,
+		`tc_deletearray`,
+		`tc_new_nothrow`,
+		`tc_newarray_nothrow`,
 
-	// Memory-allocation routines on OS X.
-	`malloc_zone_malloc`,
-	`malloc_zone_calloc`,
-	`malloc_zone_valloc`,
-	`malloc_zone_realloc`,
-	`malloc_zone_memalign`,
-	`malloc_zone_free`,
+		// Memory-allocation routines on OS X.
+		`malloc_zone_malloc`,
+		`malloc_zone_calloc`,
+		`malloc_zone_valloc`,
+		`malloc_zone_realloc`,
+		`malloc_zone_memalign`,
+		`malloc_zone_free`,
 
-	// Go runtime
-	`runtime\..*`,
+		// Go runtime
+		`runtime\..*`,
 
-	// Other misc. memory allocation routines
-	`BaseArena::.*`,
-	`(::)?do_malloc_no_errno`,
-	`(::)?do_malloc_pages`,
-	`(::)?do_malloc`,
-	`DoSampledAllocation`,
-	`MallocedMemBlock::MallocedMemBlock`,
-	`_M_allocate`,
-	`__builtin_(vec_)?delete`,
-	`__builtin_(vec_)?new`,
-	`__gnu_cxx::new_allocator::allocate`,
-	`__libc_malloc`,
-	`__malloc_alloc_template::allocate`,
-	`allocate`,
-	`cpp_alloc`,
-	`operator new(\[\])?`,
-	`simple_alloc::allocate`,
-}, `|`)
+		// Other misc. memory allocation routines
+		`BaseArena::.*`,
+		`(::)?do_malloc_no_errno`,
+		`(::)?do_malloc_pages`,
+		`(::)?do_malloc`,
+		`DoSampledAllocation`,
+		`MallocedMemBlock::MallocedMemBlock`,
+		`_M_allocate`,
+		`__builtin_(vec_)?delete`,
+		`__builtin_(vec_)?new`,
+		`__gnu_cxx::new_allocator::allocate`,
+		`__libc_malloc`,
+		`__malloc_alloc_template::allocate`,
+		`allocate`,
+		`cpp_alloc`,
+		`operator new(\[\])?`,
+		`simple_alloc::allocate`,
+	}, `|`)
+})
 
-var allocSkipRxStr = strings.Join([]string{
-	// Preserve Go runtime frames that appear in the middle/bottom of
-	// the stack.
-	`runtime\.panic`,
-	`runtime\.reflectcall`,
-	`runtime\.call[0-9]*`,
-}, `|`)
+var allocSkipRxStr = sync.OnceValue(func() string {
+	return strings.Join([]string{
+		// Preserve Go runtime frames that appear in the middle/bottom of
+		// the stack.
+		`runtime\.panic`,
+		`runtime\.reflectcall`,
+		`runtime\.call[0-9]*`,
+	}, `|`)
+})
 
-var cpuProfilerRxStr = strings.Join([]string{
-	`ProfileData::Add`,
-	`ProfileData::prof_handler`,
-	`CpuProfiler::prof_handler`,
-	`__pthread_sighandler`,
-	`__restore`,
-}, `|`)
+var cpuProfilerRxStr = sync.OnceValue(func() string {
+	return strings.Join([]string{
+		`ProfileData::Add`,
+		`ProfileData::prof_handler`,
+		`CpuProfiler::prof_handler`,
+		`__pthread_sighandler`,
+		`__restore`,
+	}, `|`)
+})
 
-var lockRxStr = strings.Join([]string{
-	`RecordLockProfileData`,
-	`(base::)?RecordLockProfileData.*`,
-	`(base::)?SubmitMutexProfileData.*`,
-	`(base::)?SubmitSpinLockProfileData.*`,
-	`(base::Mutex::)?AwaitCommon.*`,
-	`(base::Mutex::)?Unlock.*`,
-	`(base::Mutex::)?UnlockSlow.*`,
-	`(base::Mutex::)?ReaderUnlock.*`,
-	`(base::MutexLock::)?~MutexLock.*`,
-	`(Mutex::)?AwaitCommon.*`,
-	`(Mutex::)?Unlock.*`,
-	`(Mutex::)?UnlockSlow.*`,
-	`(Mutex::)?ReaderUnlock.*`,
-	`(MutexLock::)?~MutexLock.*`,
-	`(SpinLock::)?Unlock.*`,
-	`(SpinLock::)?SlowUnlock.*`,
-	`(SpinLockHolder::)?~SpinLockHolder.*`,
-}, `|`)
+var lockRxStr = sync.OnceValue(func() string {
+	return strings.Join([]string{
+		`RecordLockProfileData`,
+		`(base::)?RecordLockProfileData.*`,
+		`(base::)?SubmitMutexProfileData.*`,
+		`(base::)?SubmitSpinLockProfileData.*`,
+		`(base::Mutex::)?AwaitCommon.*`,
+		`(base::Mutex::)?Unlock.*`,
+		`(base::Mutex::)?UnlockSlow.*`,
+		`(base::Mutex::)?ReaderUnlock.*`,
+		`(base::MutexLock::)?~MutexLock.*`,
+		`(Mutex::)?AwaitCommon.*`,
+		`(Mutex::)?Unlock.*`,
+		`(Mutex::)?UnlockSlow.*`,
+		`(Mutex::)?ReaderUnlock.*`,
+		`(MutexLock::)?~MutexLock.*`,
+		`(SpinLock::)?Unlock.*`,
+		`(SpinLock::)?SlowUnlock.*`,
+		`(SpinLockHolder::)?~SpinLockHolder.*`,
+	}, `|`)
+})

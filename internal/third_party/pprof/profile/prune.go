@@ -25,13 +25,13 @@ import (
 
 var (
 	reservedNames = []string{"(anonymous namespace)", "operator()"}
-	bracketRx     = lazyCompile(func() string {
+	bracketRx     = lazyCompileFunc(func() string {
 		var quotedNames []string
 		for _, name := range append(reservedNames, "(") {
 			quotedNames = append(quotedNames, regexp.QuoteMeta(name))
 		}
 		return strings.Join(quotedNames, "|")
-	}())
+	})
 )
 
 // simplifyFunc does some primitive simplification of function names.
