@@ -102,6 +102,19 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 		}
 		n, rerr := stdin.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		// A writer faster than the answers (a file, or a program
+		// that wrote them all): while it fills the buffer and has
+		// more ready, the batch takes that too, up to maxBatch, so
+		// that each function's line tables are walked once for all
+		// its addresses (100,000 addresses of a Go binary came in
+		// two batches, the second walking most functions again).
+		for rerr == nil && n > 0 && len(buf) == cap(buf) && cap(buf) < maxBatch && more(stdin) {
+			grown := make([]byte, len(buf), min(2*cap(buf), maxBatch))
+			buf = grown[:copy(grown, buf)]
+			var m int
+			m, rerr = stdin.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+m]
+		}
 		if n == 0 && rerr == nil {
 			if empty++; empty >= 100 {
 				rerr = io.ErrNoProgress
@@ -138,6 +151,10 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 		if err := s.faulted(); err != nil {
 			return err
 		}
+		if len(buf)-rest >= maxWord {
+			// A word as long as the first buffer, unfinished.
+			return fmt.Errorf("reading standard input: %w", bufio.ErrTooLong)
+		}
 		buf = buf[:copy(buf, buf[rest:])]
 		if rerr == io.EOF {
 			return status
@@ -154,6 +171,10 @@ var newline = []byte{'\n'}
 // maxWord bounds one word read from standard input (as bufio.Scanner's
 // limit did).
 const maxWord = 1 << 20
+
+// maxBatch bounds the words of standard input answered as one batch
+// (see Run): ~400,000 addresses.
+const maxBatch = 4 << 20
 
 // readBuffer is how much of standard input is read at once: up to ~110,000
 // addresses answered as one batch, in which each function's line tables
