@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"runtime"
 	"unsafe"
 
 	"github.com/macprof/macprof/intern"
@@ -36,10 +35,6 @@ type spool struct {
 	tree         spoolTree
 	// stack is where a flush puts a stack back together.
 	stack []uint64
-	// first is the first chunk of entries, from a spoolMem region
-	// (firstChunks), or nil; carved, the region was asked for.
-	first  []spooled
-	carved bool
 }
 
 // spoolThread is a thread that samples in the spool belong to, under the
@@ -89,45 +84,6 @@ type spoolTree struct {
 	n      uint32     // nodes issued, the root included
 	table  []uint32   // node numbers, 0 for none; a power of two, at most half full
 	seed   uint64
-	// The first chunks of pc and parent, and room for the table, from
-	// a spoolMem region (spool.firstChunks), or nil.
-	firstPC     []uint64
-	firstParent []uint32
-	tableMem    []uint32
-}
-
-// The parts of a spoolMem region (spool.firstChunks): the first chunks of
-// entries (spoolEntryChunk, 1.5 MiB) and of the tree's addresses and
-// callers (spoolNodeChunk, 384 KiB), and its table up to 32 Ki slots
-// (128 KiB: 16 Ki nodes, half a minute of bench/cbusy at 999 Hz).
-const (
-	spoolFirstEntries = spoolEntryChunk
-	spoolTableSlots   = 1 << 15
-)
-
-// firstChunks takes the spool's first chunks from a region of huge pages
-// (spoolMem), once; where none can be mapped they come from the heap as
-// the later ones do. The region is unmapped when the spool is collected.
-func (sp *spool) firstChunks() {
-	if sp.carved {
-		return
-	}
-	sp.carved = true
-	mem := spoolMem()
-	if mem == nil {
-		return
-	}
-	runtime.AddCleanup(sp, freeSpoolMem, mem)
-	off := 0
-	take := func(n int) unsafe.Pointer {
-		p := unsafe.Pointer(&mem[off])
-		off += n
-		return p
-	}
-	sp.first = unsafe.Slice((*spooled)(take(spoolFirstEntries*int(unsafe.Sizeof(spooled{})))), spoolFirstEntries)[:0]
-	sp.tree.firstPC = unsafe.Slice((*uint64)(take(spoolNodeChunk*8)), spoolNodeChunk)
-	sp.tree.firstParent = unsafe.Slice((*uint32)(take(spoolNodeChunk*4)), spoolNodeChunk)
-	sp.tree.tableMem = unsafe.Slice((*uint32)(take(spoolTableSlots*4)), spoolTableSlots)
 }
 
 // spoolNodeBytes is what a node costs the spool: its address, its parent
@@ -159,12 +115,7 @@ func (sp *spool) thread(pid int, tid target.ThreadID, th *threadState) int32 {
 // chunk or a new one.
 func (sp *spool) add(e spooled, at int64) {
 	if k := len(sp.entries); k == 0 || len(sp.entries[k-1]) == cap(sp.entries[k-1]) {
-		sp.firstChunks()
-		if k == 0 && sp.first != nil {
-			sp.entries = append(sp.entries, sp.first)
-		} else {
-			sp.entries = append(sp.entries, make([]spooled, 0, spoolEntryChunk))
-		}
+		sp.entries = append(sp.entries, make([]spooled, 0, spoolEntryChunk))
 		if sp.timed {
 			sp.times = append(sp.times, make([]int64, 0, spoolEntryChunk))
 		}
@@ -225,12 +176,8 @@ func (t *spoolTree) slot(parent uint32, pc uint64) uint64 {
 func (t *spoolTree) add(parent uint32, pc uint64) uint32 {
 	c := t.n
 	if k := int(c >> spoolNodeShift); k == len(t.pc) {
-		if k == 0 && t.firstPC != nil {
-			t.pc, t.parent = append(t.pc, t.firstPC), append(t.parent, t.firstParent)
-		} else {
-			t.pc = append(t.pc, make([]uint64, spoolNodeChunk))
-			t.parent = append(t.parent, make([]uint32, spoolNodeChunk))
-		}
+		t.pc = append(t.pc, make([]uint64, spoolNodeChunk))
+		t.parent = append(t.parent, make([]uint32, spoolNodeChunk))
 	}
 	t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)] = pc
 	t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)] = parent
@@ -253,15 +200,9 @@ func (t *spoolTree) insert(c uint32) {
 	t.table[slot] = c
 }
 
-// grow doubles the table (4096 slots at first), in tableMem while it fits,
-// and puts every node in it.
+// grow doubles the table (4096 slots at first) and puts every node in it.
 func (t *spoolTree) grow() {
-	if n := max(4096, 2*len(t.table)); n <= len(t.tableMem) {
-		t.table = t.tableMem[:n]
-		clear(t.table)
-	} else {
-		t.table = make([]uint32, n)
-	}
+	t.table = make([]uint32, max(4096, 2*len(t.table)))
 	for c := uint32(1); c < t.n; c++ {
 		t.insert(c)
 	}
@@ -289,7 +230,6 @@ func (t *spoolTree) reset() {
 // at the next flush, and makes it the thread's last stack.
 func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs []uint64, hash uint64, truncated, cfi bool, n, at int64) {
 	sp := s.spool
-	sp.firstChunks()
 	node, added, ok := sp.tree.node(pcs)
 	if !ok {
 		s.flushSpool()
