@@ -112,7 +112,15 @@ type goLineCursor struct {
 func (c *goLineCursor) outerLine(addr uint64) (function, file string, line int, ok bool) {
 	t := c.t
 	if !c.set || addr < c.entry || addr >= c.end {
-		i, found := t.find(addr)
+		var i uint32
+		var found bool
+		if c.set && addr >= c.end && c.fn+2 <= t.nfunc && addr < t.pc(c.fn+2) {
+			// The next function (find's answer in a sorted table):
+			// addresses in increasing order meet each in turn.
+			i, found = c.fn+1, true
+		} else {
+			i, found = t.find(addr)
+		}
 		if !found {
 			return "", "", 0, false
 		}
