@@ -11,6 +11,8 @@ import (
 	"bytes"
 	"cmp"
 	"debug/elf"
+	"debug/macho"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -370,6 +372,11 @@ func newSymbolizer(bin, arch, dsym string, load uint64, haveLoad bool) (*symboli
 			return nil, fmt.Errorf("%s is an ELF file: --arch and --dsym are for Mach-O", bin)
 		}
 		return newELFSymbolizer(f, bin, load)
+	}
+	switch binary.BigEndian.Uint32(magic[:]) {
+	case macho.Magic32, macho.Magic64, 0xcefaedfe, 0xcffaedfe, macho.MagicFat, 0xcafebabf:
+	default:
+		return nil, fmt.Errorf("%s is neither a Mach-O nor an ELF file (it starts with %q)", bin, magic[:])
 	}
 	if !haveLoad {
 		load = 0 // MachOImageFromFile: the link-time address

@@ -198,3 +198,16 @@ func TestAnswerSmallWithoutPointers(t *testing.T) {
 		}
 	}
 }
+
+// TestNeitherMachONorELF: a file that is neither is refused saying so,
+// with its first bytes, not with a Mach-O parser's "bad magic".
+func TestNeitherMachONorELF(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "passwd")
+	if err := os.WriteFile(path, []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := Run(Config{Binary: path}, []string{"0x1000"}, nil, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "is neither a Mach-O nor an ELF file") || !strings.Contains(err.Error(), `"root"`) {
+		t.Errorf("error %v; want it to say the file is neither Mach-O nor ELF", err)
+	}
+}
