@@ -117,8 +117,12 @@ func (w *Walker) walkFrom(c *copyReader, tables Tables, r0 *Rule, dst []uint64, 
 	// through Result.at, set once the walk ends).
 	var look, fp0 uint64
 	cache := ruleCacheOf(tables)
+	// sig: the frame just unwound was a signal frame, so the next one is
+	// an interrupted frame, as the first is: its PC exact, not a return
+	// address.
+	sig := false
 walk:
-	for ; ; first = false {
+	for ; ; first, sig = sig, false {
 		if !first && cache != nil && res.AfterSampleFrames == 0 && !c.empty {
 			// As many frames as the fast loop takes: the last one's
 			// CFA, now SP, is their highest.
@@ -225,6 +229,12 @@ walk:
 						break walk
 					}
 				}
+			case RegSavedSP:
+				// A signal frame's: in the ucontext above SP.
+				if ret, stop = w.readWord(c, sp+uint64(int64(rule.RAOff)), res); stop != StopEnd {
+					res.Stop = stop
+					break walk
+				}
 			case RegSame:
 				if !arm || !first {
 					// arm64: only the interrupted function may
@@ -255,11 +265,17 @@ walk:
 						break walk
 					}
 				}
+			case RegSavedSP:
+				if fp, stop = w.readWord(c, sp+uint64(int64(rule.FPOff)), res); stop != StopEnd {
+					res.Stop = stop
+					break walk
+				}
 			case RegSame:
 			default:
 				fp = 0 // unknown: a later frame that needs it stops
 			}
 			res.CFIFrames++
+			sig = rule.Signal
 		}
 		ret &= mask
 		if ret == 0 {
@@ -269,7 +285,7 @@ walk:
 		if res.afterReads != reads || res.AfterSampleFrames > 0 {
 			// Read after the sample: checked, and marked where such
 			// frames begin.
-			if !w.afterCall(c.stack.After, tables, ret, !ok && fp == 0) {
+			if sig && !w.covered(tables, ret) || !sig && !w.afterCall(c.stack.After, tables, ret, !ok && fp == 0) {
 				res.Stop = StopNotAfterCall
 				break walk
 			}
@@ -288,6 +304,9 @@ walk:
 		n++
 		s, half = w.key.push(s, half, ret, n)
 		pc, sp, lr = ret, cfa, ret
+		if sig {
+			lr = 0 // the interrupted LR lies in the ucontext, which no rule gives
+		}
 	}
 	res.at = frameAt{look, sp, fp0}
 	return dst[:n], s, half
@@ -641,6 +660,14 @@ func (w *Walker) afterCall(r MemoryReader, tables Tables, ret uint64, last bool)
 	}
 	v, ok := readVia(r, ret-8)
 	return ok && (FollowsCall(w.arch, v) || last && fp && w.arch == ArchAMD64 && v>>56 == 0x90)
+}
+
+// covered reports whether code some table covers, or an object that keeps
+// frame pointers, lies at pc: what a signal frame's interrupted PC, read
+// after the sample, must satisfy (it follows no call).
+func (w *Walker) covered(tables Tables, pc uint64) bool {
+	rule, fp := tables.Rule(pc)
+	return rule != nil || fp
 }
 
 // readVia reads the little-endian word at addr through r, into one of

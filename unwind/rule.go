@@ -31,6 +31,9 @@ const (
 	// RegUnsupported: a rule the table does not model (another register,
 	// an expression).
 	RegUnsupported
+	// RegSavedSP: saved at the frame's SP + offset, not the CFA's (a
+	// signal frame's registers lie in the ucontext the kernel pushed).
+	RegSavedSP
 )
 
 // Rule is how to unwind one frame at a range of code addresses: the one
@@ -51,6 +54,10 @@ type Rule struct {
 	// the interrupted frame on arm64 the walk then asks LR whether the
 	// frame record is set up yet (see FuncBounds).
 	Body bool
+	// Signal: a signal frame (the kernel's return trampoline, CIE
+	// augmentation "S"): its caller's PC is the interrupted one, exact,
+	// not a return address, so the walk looks it up as it is.
+	Signal bool
 }
 
 // FuncBounds is implemented by Tables whose rules hold for whole function
@@ -87,8 +94,14 @@ func (r Rule) String() string {
 			return fmt.Sprintf(" %s=[CFA%+d]", name, off)
 		case RegUndefined:
 			return " " + name + "=undefined"
+		case RegSavedSP:
+			return fmt.Sprintf(" %s=[SP%+d]", name, off)
 		}
 		return " " + name + "=?"
 	}
-	return s + reg("FP", r.FP, r.FPOff) + reg("RA", r.RA, r.RAOff)
+	s += reg("FP", r.FP, r.FPOff) + reg("RA", r.RA, r.RAOff)
+	if r.Signal {
+		s += " signal"
+	}
+	return s
 }

@@ -145,6 +145,7 @@ func (m *machine) rule(c *cie, st rowState) unwind.Rule {
 		raDefault = unwind.RegSame // the return address is still in LR
 	}
 	r.RA, r.RAOff = reduce(st.ra, raDefault)
+	r.Signal = c.signal
 	if r.RA == unwind.RegSame && !(m.arch == unwind.ArchARM64 && c.raReg == regARM64LR) {
 		r.RA = unwind.RegUnsupported
 	}
@@ -156,11 +157,11 @@ func reduce(s regState, def unwind.RegRule) (unwind.RegRule, int32) {
 	if !s.set {
 		return def, 0
 	}
-	if s.rule == unwind.RegSaved {
+	if s.rule == unwind.RegSaved || s.rule == unwind.RegSavedSP {
 		if s.off < math.MinInt32 || s.off > math.MaxInt32 {
 			return unwind.RegUnsupported, 0
 		}
-		return unwind.RegSaved, int32(s.off)
+		return s.rule, int32(s.off)
 	}
 	return s.rule, 0
 }
@@ -207,9 +208,9 @@ const (
 func (m *machine) run(c *cie, prog []byte, st rowState, init *rowState, start, size uint64) (rowState, bool) {
 	r := &reader{b: prog}
 	loc := start
-	fpReg := uint64(regAMD64FP)
+	fpReg, spReg := uint64(regAMD64FP), uint64(regAMD64SP)
 	if m.arch == unwind.ArchARM64 {
-		fpReg = regARM64FP
+		fpReg, spReg = regARM64FP, regARM64SP
 	}
 	reg := func(n uint64) *regState {
 		switch n {
@@ -352,9 +353,12 @@ func (m *machine) run(c *cie, prog []byte, st rowState, init *rowState, start, s
 			}
 		case cfaExpression, cfaValExpression:
 			n := r.uleb()
-			r.bytes(r.uleb())
+			expr := r.bytes(r.uleb())
 			if p := reg(n); p != nil {
 				*p = regState{rule: unwind.RegUnsupported, set: true}
+				if b, off, ok := bregExpr(expr); ok && op == cfaExpression && b == spReg {
+					*p = regState{rule: unwind.RegSavedSP, set: true, off: off}
+				}
 			}
 		case cfaRememberState:
 			if len(m.stack) >= maxStateStack {
@@ -416,6 +420,19 @@ const (
 	opDeref      = 0x06
 	opPlusUconst = 0x23
 )
+
+// bregExpr recognizes the register-location expression "DW_OP_bregN
+// off", the one form a signal frame's registers take (glibc's
+// __restore_rt: each at the frame's SP plus its offset in the ucontext).
+func bregExpr(expr []byte) (reg uint64, off int64, ok bool) {
+	r := &reader{b: expr}
+	op := r.u8()
+	if op < opBreg0 || op > opBreg31 {
+		return 0, 0, false
+	}
+	reg, off = uint64(op-opBreg0), r.sleb()
+	return reg, off, r.err == nil && r.left() == 0
+}
 
 // derefExpr recognizes the CFA expression "DW_OP_bregN off; DW_OP_deref"
 // with an optional "DW_OP_plus_uconst plus" (a CFA saved on a realigned

@@ -55,7 +55,9 @@ type oracleRow struct {
 }
 
 var (
-	fdeLine  = regexp.MustCompile(`FDE cie=[0-9a-f]+ pc=([0-9a-f]+)\.\.\.([0-9a-f]+)`)
+	fdeLine  = regexp.MustCompile(`FDE cie=([0-9a-f]+) pc=([0-9a-f]+)\.\.\.([0-9a-f]+)`)
+	cieLine  = regexp.MustCompile(`^([0-9a-f]+) [0-9a-f]+ [0-9a-f]+ CIE`)
+	atSP     = regexp.MustCompile(`^\[DW_OP_breg(\d+) ([+-]\d+)\]$`)
 	rowLine  = regexp.MustCompile(`^\s+0x([0-9a-f]+): CFA=([^:]+)(?:: (.*))?$`)
 	cfaReg   = regexp.MustCompile(`^reg(\d+)([+-]\d+)?$`)
 	cfaDeref = regexp.MustCompile(`^DW_OP_breg(\d+) ([+-]\d+), DW_OP_deref(?:, DW_OP_plus_uconst 0x([0-9a-f]+))?$`)
@@ -71,15 +73,25 @@ func parseObjdump(t *testing.T, out []byte, arch unwind.Arch) []oracleFDE {
 	}
 	var fdes []oracleFDE
 	var cur *oracleFDE
+	signal := map[string]bool{} // CIEs with augmentation "S", by offset
+	var cieAt string
+	sigFDE := false
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		line := sc.Text()
 		if m := fdeLine.FindStringSubmatch(line); m != nil {
-			s, _ := strconv.ParseUint(m[1], 16, 64)
-			e, _ := strconv.ParseUint(m[2], 16, 64)
+			s, _ := strconv.ParseUint(m[2], 16, 64)
+			e, _ := strconv.ParseUint(m[3], 16, 64)
 			fdes = append(fdes, oracleFDE{start: s, end: e})
 			cur = &fdes[len(fdes)-1]
+			sigFDE = signal[m[1]]
 			continue
+		}
+		if m := cieLine.FindStringSubmatch(line); m != nil {
+			cieAt = m[1]
+		}
+		if aug, ok := strings.CutPrefix(strings.TrimSpace(line), "Augmentation:"); ok && cur == nil && strings.Contains(aug, "S") {
+			signal[cieAt] = true
 		}
 		if strings.Contains(line, " CIE") {
 			cur = nil
@@ -96,6 +108,7 @@ func parseObjdump(t *testing.T, out []byte, arch unwind.Arch) []oracleFDE {
 		if arch == unwind.ArchARM64 {
 			r.RA = unwind.RegSame
 		}
+		r.Signal = sigFDE
 		if c := cfaDeref.FindStringSubmatch(m[2]); c != nil {
 			n, _ := strconv.Atoi(c[1])
 			off, _ := strconv.ParseInt(c[2], 10, 64)
@@ -132,6 +145,9 @@ func parseObjdump(t *testing.T, out []byte, arch unwind.Arch) []oracleFDE {
 				case saved.MatchString(val):
 					o, _ := strconv.ParseInt(saved.FindStringSubmatch(val)[1], 10, 32)
 					rule, off = unwind.RegSaved, int32(o)
+				case atSP.MatchString(val) && atSP.FindStringSubmatch(val)[1] == strconv.Itoa(sp):
+					o, _ := strconv.ParseInt(atSP.FindStringSubmatch(val)[2], 10, 32)
+					rule, off = unwind.RegSavedSP, int32(o)
 				case val == "undefined":
 					rule = unwind.RegUndefined
 				case val == "same":
