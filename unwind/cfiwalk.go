@@ -53,6 +53,11 @@ func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	pc := regs.PC & mask
 	r, fp := tables.Rule(pc)
 	if fp {
+		if leaf := w.goLeaf(regs, stack, tables); leaf != nil {
+			r, fp = leaf, false // the first frame by its rule, the rest by records
+		}
+	}
+	if fp {
 		out, res := w.Walk(regs, stack, dst)
 		if (res.Stop != StopNotIncreasing && res.Stop != StopOutOfStack) || w.arch != ArchAMD64 || (w.fallback == nil && stack.After == nil) {
 			return out, res
@@ -70,6 +75,51 @@ func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	res.at = frameAt{}
 	res.Hash = w.key.finish(s, half, len(out))
 	return out, res
+}
+
+// LeafRules is implemented by Tables that know, for code that keeps frame
+// pointers (Go), the rule of an interrupted frame, which may not have set
+// up its frame record yet or has taken it down (a leaf that makes none,
+// a prologue, an epilogue): LeafRule returns it, nil where unknown. It
+// must not allocate.
+type LeafRules interface {
+	LeafRule(pc uint64) *Rule
+}
+
+// goLeaf returns the rule to unwind the interrupted frame of code that
+// keeps frame pointers with, on amd64, when its frame record is not set
+// up (FP is not CFA-16) and the rule, a CFA of SP plus an offset and FP
+// the caller's, gives a return address in code some table covers (right
+// after a call, where the walk can read code); else nil, and the frame
+// record at FP is the frame's.
+func (w *Walker) goLeaf(regs Regs, stack *Stack, tables Tables) *Rule {
+	lt, ok := tables.(LeafRules)
+	if !ok || w.arch != ArchAMD64 {
+		return nil
+	}
+	r := lt.LeafRule(regs.PC & w.mask)
+	if r == nil || r.CFA != CFASP || r.RA != RegSaved || r.FP != RegSame || r.CFAOff <= 0 {
+		return nil
+	}
+	cfa := regs.SP + uint64(r.CFAOff)
+	if cfa < regs.SP || regs.FP == cfa-16 {
+		return nil // the frame record at FP is this frame's
+	}
+	c := newCopyReader(stack)
+	ret, ok := c.word(cfa + uint64(int64(r.RAOff)))
+	if ret &= w.mask; !ok || ret < 8 || !w.covered(tables, ret-1) {
+		return nil
+	}
+	reader := w.fallback
+	if reader == nil {
+		reader = stack.After
+	}
+	if reader != nil {
+		if v, ok := readVia(reader, ret-8); ok && !FollowsCall(w.arch, v) {
+			return nil
+		}
+	}
+	return r
 }
 
 // noTable walks a stack whose interrupted code has no table: with frame
@@ -275,7 +325,10 @@ walk:
 				fp = 0 // unknown: a later frame that needs it stops
 			}
 			res.CFIFrames++
-			sig = rule.Signal
+			// arm64's vDSO trampoline describes the frame record the
+			// kernel writes in the signal frame: what it gives is the
+			// interrupted LR, a return address, not the PC.
+			sig = rule.Signal && !arm
 		}
 		ret &= mask
 		if ret == 0 {

@@ -238,6 +238,25 @@ func (r *Resolver) rule(pc uint64, wait time.Duration) (*unwind.Rule, bool) {
 	return rule, fp
 }
 
+// LeafRule returns, for code at pc in an object that keeps frame pointers
+// (Go), the rule its table gives there (nil when none, or the object has
+// no table yet, or does not keep frame pointers): unwind.LeafRules, for
+// the interrupted frame, which may not have set up its frame record.
+func (r *Resolver) LeafRule(pc uint64) *unwind.Rule {
+	return r.leafRule(pc, r.cache.wait)
+}
+
+func (r *Resolver) leafRule(pc uint64, wait time.Duration) *unwind.Rule {
+	if r == nil {
+		return nil
+	}
+	t, _, _, bias := r.find(pc, wait)
+	if t == nil || !t.FramePointers() {
+		return nil
+	}
+	return t.Find(pc - bias)
+}
+
 // Warm builds the tables of every object of r, up to maxLoads at once,
 // waits for each as Table does, and compiles all the FDEs of those it gets
 // (CompileAll), so that walks holding threads stopped need not; an object
@@ -268,6 +287,9 @@ func (r *Resolver) NoWait() NoWait { return NoWait{r} }
 func (n NoWait) Rule(pc uint64) (*unwind.Rule, bool) {
 	return n.r.rule(pc, 0)
 }
+
+// LeafRule is Resolver.LeafRule, not waiting for a table's build.
+func (n NoWait) LeafRule(pc uint64) *unwind.Rule { return n.r.leafRule(pc, 0) }
 
 // RuleCache is Resolver.RuleCache: unwind.Cached.
 func (n NoWait) RuleCache() *unwind.RuleCache { return n.r.RuleCache() }
@@ -322,4 +344,7 @@ var (
 	_ unwind.Cached = (*Resolver)(nil)
 	_ unwind.Tables = NoWait{}
 	_ unwind.Cached = NoWait{}
+
+	_ unwind.LeafRules = (*Resolver)(nil)
+	_ unwind.LeafRules = NoWait{}
 )

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -119,19 +120,51 @@ func TestOracleLibc(t *testing.T) {
 	checkObjdump(t, path, arch, 1000)
 }
 
-// TestGoBinaryKeepsFramePointers checks that a Go binary (this test) gets
-// the empty table that says to follow frame pointers.
+// TestGoBinaryKeepsFramePointers checks that a Go binary gets the table
+// that says to follow frame pointers, with its .debug_frame's rows for
+// LeafRule where it has one (a Go program built by the test: a leaf's CFA
+// is SP+8 at every address), and without rows where it has none (-w).
 func TestGoBinaryKeepsFramePointers(t *testing.T) {
-	exe, err := os.Executable()
+	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the go command is needed to build ../testdata/goleaf: %v", err)
 	}
-	tab, err := Load(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !tab.FramePointers() || tab.Rows() != 0 {
-		t.Errorf("Go test binary: frame pointers %v, %d rows; want true, 0", tab.FramePointers(), tab.Rows())
+	for _, flags := range []string{"", "-w"} {
+		bin := filepath.Join(t.TempDir(), "goleaf")
+		build := exec.Command(goTool, "build", "-ldflags="+flags, "-o", bin, ".")
+		build.Dir = filepath.Join("..", "testdata", "goleaf")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build ../testdata/goleaf: %v\n%s", err, out)
+		}
+		tab, err := Load(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tab.FramePointers() || (tab.Rows() == 0) != (flags == "-w") {
+			t.Errorf("-ldflags=%q: frame pointers %v, %d rows; want true, rows only with DWARF", flags, tab.FramePointers(), tab.Rows())
+		}
+		if flags != "" {
+			continue
+		}
+		f, err := elf.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		syms, _ := f.Symbols()
+		text := f.Section(".text")
+		f.Close()
+		for _, s := range syms {
+			if s.Name != "main.spin" {
+				continue
+			}
+			for pc := s.Value; pc < s.Value+s.Size; pc++ {
+				if r, ok := tab.Lookup(pc - text.Addr + text.Offset); !ok || r.String() != "CFA=SP+8 FP=same RA=[CFA-8]" {
+					t.Fatalf("main.spin+%#x: %v, want the leaf's CFA=SP+8 FP=same RA=[CFA-8]", pc-s.Value, r)
+				}
+			}
+			return
+		}
+		t.Fatal("no main.spin in ../testdata/goleaf")
 	}
 }
 

@@ -59,7 +59,8 @@ func fromMapping(f *elf.File, m *objfile.Mapping) (t *Table, err error) {
 // (amd64 or arm64) from its .eh_frame and .debug_frame: .eh_frame indexed
 // through .eh_frame_hdr and compiled FDE by FDE as lookups meet them where
 // the header allows, else with the rest (Build). A Go binary, which keeps
-// frame pointers, gets an empty table that says so.
+// frame pointers, gets a table that says so, with the rows of its
+// .debug_frame for LeafRule.
 func FromELF(f *elf.File) (*Table, error) { return fromELF(f, nil, true) }
 
 // fromELF is FromELF, reading sections in place from m, f's mapping, when
@@ -79,14 +80,22 @@ func fromELF(f *elf.File, m *objfile.Mapping, index bool) (*Table, error) {
 	if f.Class != elf.ELFCLASS64 || f.Data != elf.ELFDATA2LSB {
 		return nil, fmt.Errorf("unsupported ELF class %v, %v", f.Class, f.Data)
 	}
-	if f.Section(".gopclntab") != nil || f.Section(".go.buildinfo") != nil {
-		return &Table{arch: arch, framePointers: true}, nil
-	}
 	var segs []Segment
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
 			segs = append(segs, Segment{Vaddr: p.Vaddr, Size: p.Filesz, Off: p.Off})
 		}
+	}
+	if f.Section(".gopclntab") != nil || f.Section(".go.buildinfo") != nil {
+		// Frame pointers, and the rows of Go's .debug_frame (the SP
+		// deltas of its pcsp tables; none under -ldflags=-w) for the
+		// interrupted frame's CFA alone (LeafRule).
+		t := &Table{arch: arch}
+		if data, addr, ok := sectionData(f, m, ".debug_frame", maxSectionBytes); ok {
+			t = Build(arch, []Section{{Data: data, Addr: addr}}, segs)
+		}
+		t.framePointers = true
+		return t, nil
 	}
 	var secs []Section
 	for _, name := range []string{".eh_frame", ".debug_frame"} {
