@@ -71,7 +71,7 @@ func TestSymbolizeErrors(t *testing.T) {
 		{[]string{"-o", prog, "--dsym", filepath.Join(machoFixtures, "prog_x86_64.dSYM"), "0x1"}, "does not match UUID", 1},
 		{[]string{"-o", prog, "--arch", "x86_64", "0x1"}, "does not match architecture x86_64", 1},
 		{[]string{"-o", filepath.Join(machoFixtures, "nonexistent"), "0x1"}, "no such file", 1},
-		{[]string{"-o", filepath.Join(machoFixtures, "src", "prog.c"), "0x1"}, "bad magic", 1},
+		{[]string{"-o", filepath.Join(machoFixtures, "src", "prog.c"), "0x1"}, "is neither a Mach-O nor an ELF file", 1},
 	} {
 		_, errs, st := symbolizeRun(t, "", c.args...)
 		if st != c.status || !strings.Contains(errs, c.want) {
