@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/macprof/macprof/unwind"
@@ -15,7 +16,14 @@ import (
 // ehFrame builds an .eh_frame at addr holding one CIE with init and one
 // FDE for [start, start+size) with program prog.
 func ehFrame(addr, start, size uint64, init, prog []byte) []byte {
-	cieBody := []byte{0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b}
+	return ehFrameAug("zR", addr, start, size, init, prog)
+}
+
+// ehFrameAug is ehFrame with a CIE of augmentation aug ("zR" followed by
+// letters without data, as "S").
+func ehFrameAug(aug string, addr, start, size uint64, init, prog []byte) []byte {
+	cieBody := append([]byte{0, 0, 0, 0, 1}, aug...)
+	cieBody = append(cieBody, 0, 1, 0x78, 16, 1, 0x1b)
 	cieBody = append(cieBody, init...)
 	for (len(cieBody)+4)%8 != 0 {
 		cieBody = append(cieBody, 0)
@@ -35,6 +43,38 @@ func ehFrame(addr, start, size uint64, init, prog []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(fde)))
 	b = append(b, fde...)
 	return binary.LittleEndian.AppendUint32(b, 0)
+}
+
+// sigProg is glibc's __restore_rt FDE program, cut to the registers a
+// rule keeps: CFA = *(rsp+160), rbp at rsp+120, the return address at
+// rsp+168.
+var sigProg = []byte{
+	cfaDefCFAExpression, 4, opBreg0 + 7, 0xa0, 0x01, opDeref,
+	cfaExpression, 6, 3, opBreg0 + 7, 0xf8, 0x00,
+	cfaExpression, 16, 3, opBreg0 + 7, 0xa8, 0x01,
+}
+
+// TestSignalFrameRule: a signal frame's FDE (CIE augmentation "S") gives
+// a rule with its CFA read at SP+160, FP and the return address at SP plus
+// their offsets, marked Signal; without "S" the same program is not
+// marked, and a register expression of another shape stays unsupported.
+func TestSignalFrameRule(t *testing.T) {
+	for _, tc := range []struct {
+		aug  string
+		prog []byte
+		want string
+	}{
+		{"zRS", sigProg, "CFA=[SP+160]+0 FP=[SP+120] RA=[SP+168] signal"},
+		{"zR", sigProg, "CFA=[SP+160]+0 FP=[SP+120] RA=[SP+168]"},
+		// DW_OP_breg6 (rbp), and breg7 with a deref: not modelled.
+		{"zRS", append(slices.Clone(sigProg[:12]), cfaExpression, 16, 2, opBreg0+6, 0x08), "CFA=[SP+160]+0 FP=[SP+120] RA=? signal"},
+		{"zRS", append(slices.Clone(sigProg[:12]), cfaExpression, 16, 3, opBreg0+7, 0x08, opDeref), "CFA=[SP+160]+0 FP=[SP+120] RA=? signal"},
+	} {
+		tab := Build(unwind.ArchAMD64, []Section{{Data: ehFrameAug(tc.aug, 0x1000, 0x2000, 16, amd64CIEInit, tc.prog), Addr: 0x1000, EH: true}}, []Segment{{Vaddr: 0, Size: 0x10000, Off: 0}})
+		if got, ok := tab.Lookup(0x2004); !ok || got.String() != tc.want {
+			t.Errorf("%s % x: %v (%v), want %s", tc.aug, tc.prog, got, ok, tc.want)
+		}
+	}
 }
 
 // amd64CIEInit is the usual CIE program: CFA = rsp+8, return address at

@@ -29,6 +29,7 @@ func FuzzBuild(f *testing.F) {
 		ef.Close()
 	}
 	f.Add(ehFrame(0x1000, 0x2000, 32, amd64CIEInit, []byte{cfaAdvanceLoc | 1, cfaRememberState, cfaDefCFAOffset, 8, cfaAdvanceLoc | 1, cfaRestoreState}), uint64(0x1000), true, false)
+	f.Add(ehFrameAug("zRS", 0x1000, 0x2000, 16, amd64CIEInit, sigProg), uint64(0x1000), true, false)
 	f.Fuzz(func(t *testing.T, data []byte, addr uint64, eh, arm bool) {
 		arch := unwind.ArchAMD64
 		if arm {
