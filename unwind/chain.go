@@ -25,8 +25,6 @@ func (c ChainCheck) Exact(n int) bool { return c.Trusted == n && c.Whole && c.Co
 // CFA - 8, caller's FP at CFA - 16, the same on amd64 and arm64) or its
 // object keeps frame pointers (a Go binary). A frame without a table is
 // taken as keeping one, as WalkCFI does, but not as confirmed. The first
-// frame, in such an object, is not, where its LeafRules say it pushed
-// nothing yet (a Go leaf without a frame: its caller is missing). The first
 // frame that keeps no record (a frameless leaf, whose caller's return
 // address is at SP or in LR; code built without frame pointers) ends the
 // trusted part with its own address, and the stack is not whole: the
@@ -42,12 +40,6 @@ func CheckChain(pcs []uint64, tables Tables) ChainCheck {
 		}
 		r, fp := tables.Rule(look)
 		switch {
-		case fp && i == 0 && pushedNothing(pc, tables):
-			// A Go leaf that sets up no frame, or a function at its
-			// entry or after its epilogue's pop: FP is its caller's,
-			// whose return address the kernel read for this frame's.
-			c.Trusted, c.Whole, c.Confirmed = 1, false, false
-			return c
 		case fp:
 		case r == nil:
 			c.Confirmed = false
@@ -61,18 +53,6 @@ func CheckChain(pcs []uint64, tables Tables) ChainCheck {
 	}
 	c.Trusted = len(pcs)
 	return c
-}
-
-// pushedNothing reports whether, by its LeafRules, the code at pc (of an
-// object keeping frame pointers) runs with nothing pushed since its call:
-// its return address at SP.
-func pushedNothing(pc uint64, tables Tables) bool {
-	lt, ok := tables.(LeafRules)
-	if !ok {
-		return false
-	}
-	r := lt.LeafRule(pc)
-	return r != nil && r.CFA == CFASP && r.CFAOff == 8 && r.RA == RegSaved && r.RAOff == -8
 }
 
 // frameRecordRule reports whether r says the frame keeps a frame record

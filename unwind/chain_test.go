@@ -41,19 +41,6 @@ func TestCheckChain(t *testing.T) {
 	if got := CheckChain([]uint64{1, 2, 3}, fpTables{}); !got.Exact(3) {
 		t.Errorf("frame-pointer object: %+v, want exact", got)
 	}
-	// Its first frame is not where the frame's LeafRule says it pushed
-	// nothing (a Go leaf without a frame): the kernel read its caller's
-	// record.
-	goLeaf := goLeafTables{leaf: Rule{CFA: CFASP, CFAOff: 8, RA: RegSaved, RAOff: -8, FP: RegSame}, framed: Rule{CFA: CFASP, CFAOff: 40, RA: RegSaved, RAOff: -8, FP: RegSame}}
-	if got, want := CheckChain([]uint64{0x1000, 2, 3}, &goLeaf), (ChainCheck{Trusted: 1}); got != want {
-		t.Errorf("Go leaf: %+v, want %+v", got, want)
-	}
-	if got := CheckChain([]uint64{0x2000, 2, 3}, &goLeaf); !got.Exact(3) {
-		t.Errorf("Go frame with its record: %+v, want exact", got)
-	}
-	if got := CheckChain([]uint64{0x2000, 0x1001, 3}, &goLeaf); !got.Exact(3) {
-		t.Errorf("Go leaf's return address as a caller: %+v, want exact", got)
-	}
 	if n := testing.AllocsPerRun(100, func() { CheckChain([]uint64{framed, jit, framed, start}, tabs) }); n != 0 {
 		t.Errorf("CheckChain allocates %v times", n)
 	}
@@ -63,16 +50,3 @@ func TestCheckChain(t *testing.T) {
 type fpTables struct{}
 
 func (fpTables) Rule(uint64) (*Rule, bool) { return nil, true }
-
-// goLeafTables is a Go binary whose LeafRule at 0x1000-0x1fff is a leaf's
-// (nothing pushed) and elsewhere a frame's.
-type goLeafTables struct{ leaf, framed Rule }
-
-func (goLeafTables) Rule(uint64) (*Rule, bool) { return nil, true }
-
-func (g *goLeafTables) LeafRule(pc uint64) *Rule {
-	if pc >= 0x1000 && pc < 0x2000 {
-		return &g.leaf
-	}
-	return &g.framed
-}
