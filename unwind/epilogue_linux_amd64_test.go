@@ -144,46 +144,83 @@ func stepWalks(t *testing.T, bin, entry string) {
 }
 
 // stopAt starts bin traced and runs it to addr (a breakpoint, taken out once
-// hit): its PID, its registers there, and a wait for its next SIGTRAP stop.
-// The calling goroutine stays on its thread, the tracer, until the test ends.
+// hit): its PID, its registers there, and a wait for its next SIGTRAP stop
+// while stepping. The calling goroutine stays on its thread, the tracer,
+// until the test ends.
 func stopAt(t *testing.T, bin string, addr uint64) (int, unix.PtraceRegs, func()) {
+	t.Helper()
+	pid := startTraced(t, bin)
+	return pid, runTo(t, pid, addr), func() { waitTrap(t, pid, true) }
+}
+
+// startTraced starts bin traced, with env added to its environment, and
+// waits for its stop at its exec; it is killed when the test ends. The
+// calling goroutine stays on its thread, the tracer, until then.
+func startTraced(t *testing.T, bin string, env ...string) int {
 	t.Helper()
 	runtime.LockOSThread() // ptrace requests come from the tracing thread
 	t.Cleanup(runtime.UnlockOSThread)
 	cmd := exec.Command(bin)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pid := cmd.Process.Pid
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	wait := func() {
-		t.Helper()
+	waitTrap(t, cmd.Process.Pid, false)
+	return cmd.Process.Pid
+}
+
+// waitTrap waits for pid's next SIGTRAP stop, passing the other signals it
+// stops for on (a fixture's SIGALRM, the Go runtime's own); while stepping
+// it drops them (SIGURG: a preemption request, which Go may miss) and
+// steps again.
+func waitTrap(t *testing.T, pid int, step bool) {
+	t.Helper()
+	for range 100 {
 		var ws unix.WaitStatus
 		if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
 			t.Fatal(err)
 		}
-		if !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP {
-			t.Fatalf("fixture: wait status %#x, want a SIGTRAP stop", ws)
+		if !ws.Stopped() {
+			t.Fatalf("fixture: wait status %#x, want a stop", ws)
+		}
+		if ws.StopSignal() == unix.SIGTRAP {
+			return
+		}
+		var err error
+		if step {
+			err = unix.PtraceSingleStep(pid)
+		} else {
+			err = unix.PtraceCont(pid, int(ws.StopSignal()))
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
-	wait() // at its exec
-	orig := make([]byte, 8)
+	t.Fatal("fixture: no SIGTRAP stop in 100")
+}
+
+// runTo runs pid, stopped, to addr by a breakpoint, taken out once hit, and
+// returns its registers there, its PC set back to addr.
+func runTo(t *testing.T, pid int, addr uint64) unix.PtraceRegs {
+	t.Helper()
+	orig := make([]byte, 1)
 	if _, err := unix.PtracePeekText(pid, uintptr(addr), orig); err != nil {
 		t.Fatal(err)
 	}
-	trap := slices.Clone(orig)
-	trap[0] = 0xcc
-	if _, err := unix.PtracePokeText(pid, uintptr(addr), trap); err != nil {
+	if _, err := unix.PtracePokeText(pid, uintptr(addr), []byte{0xcc}); err != nil {
 		t.Fatal(err)
 	}
 	if err := unix.PtraceCont(pid, 0); err != nil {
 		t.Fatal(err)
 	}
-	wait()
+	waitTrap(t, pid, false)
 	var regs unix.PtraceRegs
 	if err := unix.PtraceGetRegs(pid, &regs); err != nil {
 		t.Fatal(err)
@@ -198,7 +235,7 @@ func stopAt(t *testing.T, bin string, addr uint64) (int, unix.PtraceRegs, func()
 	if err := unix.PtraceSetRegs(pid, &regs); err != nil {
 		t.Fatal(err)
 	}
-	return pid, regs, wait
+	return regs
 }
 
 // stackMapping returns the bounds of pid's [stack] mapping.

@@ -4,12 +4,8 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
-	"syscall"
 	"testing"
 
 	"github.com/macprof/macprof/unwind"
@@ -25,16 +21,7 @@ import (
 // caller, main.main for mid and mid for spin, which the frame record at
 // FP, still the caller's there, would skip.
 func TestWalkCFIGoLeaf(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build testdata/goleaf: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "goleaf")
-	build := exec.Command(goTool, "build", "-o", bin, ".")
-	build.Dir = filepath.Join("testdata", "goleaf")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build testdata/goleaf: %v\n%s", err, out)
-	}
+	bin := buildTestdataGo(t, "goleaf")
 	prog := loadGoProgram(t, bin)
 	f, err := elf.Open(bin)
 	if err != nil {
@@ -65,75 +52,13 @@ func TestWalkCFIGoLeaf(t *testing.T) {
 		t.Fatal("no main.mid in testdata/goleaf")
 	}
 
-	runtime.LockOSThread() // ptrace requests come from the tracing thread
-	defer runtime.UnlockOSThread()
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1") // main stays on its thread
-	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	// wait waits for the next SIGTRAP stop, passing the Go runtime's own
-	// signals on; while stepping, it drops them (SIGURG: a preemption
-	// request, which Go may miss) and steps again.
-	wait := func(step bool) {
-		t.Helper()
-		for range 100 {
-			var ws unix.WaitStatus
-			if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
-				t.Fatal(err)
-			}
-			if !ws.Stopped() {
-				t.Fatalf("goleaf: wait status %#x", ws)
-			}
-			if ws.StopSignal() == unix.SIGTRAP {
-				return
-			}
-			if step {
-				err = unix.PtraceSingleStep(pid)
-			} else {
-				err = unix.PtraceCont(pid, int(ws.StopSignal()))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		t.Fatal("goleaf: no SIGTRAP stop in 100")
-	}
-	wait(false) // at its exec
+	pid := startTraced(t, bin, "GOMAXPROCS=1") // main stays on its thread
+	wait := func(step bool) { waitTrap(t, pid, step) }
 	var regs unix.PtraceRegs
 	// toMid runs the program to main.mid's entry.
 	toMid := func() {
 		t.Helper()
-		orig := make([]byte, 1)
-		if _, err := unix.PtracePeekText(pid, uintptr(mid), orig); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := unix.PtracePokeText(pid, uintptr(mid), []byte{0xcc}); err != nil {
-			t.Fatal(err)
-		}
-		if err := unix.PtraceCont(pid, 0); err != nil {
-			t.Fatal(err)
-		}
-		wait(false)
-		if err := unix.PtraceGetRegs(pid, &regs); err != nil {
-			t.Fatal(err)
-		}
-		if regs.Rip != mid+1 {
-			t.Fatalf("stopped at %#x, want the breakpoint at main.mid, %#x", regs.Rip, mid)
-		}
-		if _, err := unix.PtracePokeText(pid, uintptr(mid), orig); err != nil {
-			t.Fatal(err)
-		}
-		regs.Rip = mid
-		if err := unix.PtraceSetRegs(pid, &regs); err != nil {
-			t.Fatal(err)
-		}
+		regs = runTo(t, pid, mid)
 	}
 	toMid()
 

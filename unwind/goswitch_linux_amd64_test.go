@@ -31,16 +31,7 @@ import (
 // fallback reader (a stopped thread) and through Stack.After (a kernel
 // sample: marked as read after the sample).
 func TestWalkCFIAcrossGoStackSwitch(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build testdata/goswitch: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "goswitch")
-	build := exec.Command(goTool, "build", "-o", bin, ".")
-	build.Dir = filepath.Join("testdata", "goswitch")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build testdata/goswitch: %v\n%s", err, out)
-	}
+	bin := buildTestdataGo(t, "goswitch")
 	prog := loadGoProgram(t, bin)
 
 	runtime.LockOSThread() // ptrace requests come from the tracing thread
@@ -264,4 +255,21 @@ func (g *goTables) names(pcs []uint64) []string {
 		out = append(out, name)
 	}
 	return out
+}
+
+// buildTestdataGo builds the Go program in testdata/name and returns its
+// path.
+func buildTestdataGo(t *testing.T, name string) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to build testdata/%s: %v", name, err)
+	}
+	bin := filepath.Join(t.TempDir(), name)
+	build := exec.Command(goTool, "build", "-o", bin, ".")
+	build.Dir = filepath.Join("testdata", name)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build testdata/%s: %v\n%s", name, err, out)
+	}
+	return bin
 }

@@ -5,9 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"syscall"
 	"testing"
 
 	"github.com/macprof/macprof/unwind"
@@ -66,54 +64,6 @@ func TestWalkCFIThroughSignalFrame(t *testing.T) {
 // returns it stopped at a breakpoint at addr.
 func stopInHandler(t *testing.T, bin string, addr uint64) (int, unix.PtraceRegs) {
 	t.Helper()
-	runtime.LockOSThread() // ptrace requests come from the tracing thread
-	t.Cleanup(runtime.UnlockOSThread)
-	cmd := exec.Command(bin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	var ws unix.WaitStatus
-	if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil || !ws.Stopped() {
-		t.Fatalf("fixture at its exec: %v, status %#x", err, ws)
-	}
-	orig := make([]byte, 8)
-	if _, err := unix.PtracePeekText(pid, uintptr(addr), orig); err != nil {
-		t.Fatal(err)
-	}
-	trap := slices.Clone(orig)
-	trap[0] = 0xcc
-	if _, err := unix.PtracePokeText(pid, uintptr(addr), trap); err != nil {
-		t.Fatal(err)
-	}
-	sig := 0
-	for i := 0; ; i++ {
-		if err := unix.PtraceCont(pid, sig); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
-			t.Fatal(err)
-		}
-		if !ws.Stopped() || i > 10 {
-			t.Fatalf("fixture: wait status %#x, want a stop at the breakpoint", ws)
-		}
-		if ws.StopSignal() == unix.SIGTRAP {
-			break
-		}
-		sig = int(ws.StopSignal()) // SIGALRM: delivered
-	}
-	var regs unix.PtraceRegs
-	if err := unix.PtraceGetRegs(pid, &regs); err != nil {
-		t.Fatal(err)
-	}
-	if regs.Rip != addr+1 {
-		t.Fatalf("stopped at %#x, want the breakpoint at %#x", regs.Rip, addr)
-	}
-	regs.Rip = addr
-	return pid, regs
+	pid := startTraced(t, bin)
+	return pid, runTo(t, pid, addr)
 }
