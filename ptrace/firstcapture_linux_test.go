@@ -18,8 +18,15 @@ import (
 // runs, with the tables, so that a program without frame pointers gets its
 // whole stack rather than [truncated];leaf weighing all its CPU time so far.
 func TestKernelSampleFirstCaptureWalksWithTables(t *testing.T) {
-	// Tables that take a while to build, as they do for a command's
-	// libraries under load.
+	firstCaptureWithSlowTables(t, target.Options{Continuous: true, Kernel: target.KernelSampling{Period: 10 * time.Millisecond}})
+}
+
+// firstCaptureWithSlowTables attaches to nofp.c's recursing thread with
+// opts, its unwind tables taking 300 ms each to build (as a command's
+// libraries' do under load), captures it once and checks that the capture
+// stopped it and holds its whole stack.
+func firstCaptureWithSlowTables(t *testing.T, opts target.Options) {
+	t.Helper()
 	old := cfiTables
 	cfiTables = cfi.NewCache(cfi.CacheOptions{Load: func(path string) (*cfi.Table, error) {
 		time.Sleep(300 * time.Millisecond)
@@ -28,7 +35,7 @@ func TestKernelSampleFirstCaptureWalksWithTables(t *testing.T) {
 	t.Cleanup(func() { cfiTables = old })
 
 	p := testprog.Start(t, testprog.BuildCNoFP(t, "nofp.c"), "12")
-	tg, err := Attach(p.PID, target.Options{Continuous: true, Kernel: target.KernelSampling{Period: 10 * time.Millisecond}})
+	tg, err := Attach(p.PID, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,35 +67,5 @@ func TestKernelSampleFirstCaptureWalksWithTables(t *testing.T) {
 // with them, rather than by frame records that a program without frame
 // pointers does not keep (a stack cut short, or ending in a made-up root).
 func TestStopFirstCaptureWalksWithTables(t *testing.T) {
-	old := cfiTables
-	cfiTables = cfi.NewCache(cfi.CacheOptions{Load: func(path string) (*cfi.Table, error) {
-		time.Sleep(300 * time.Millisecond)
-		return cfi.Load(path)
-	}})
-	t.Cleanup(func() { cfiTables = old })
-
-	p := testprog.Start(t, testprog.BuildCNoFP(t, "nofp.c"), "12")
-	tg, err := Attach(p.PID, target.Options{Continuous: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tg.Close() })
-	if _, err := tg.Images(); err != nil {
-		t.Fatal(err)
-	}
-	tids, err := tg.Threads(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tid := worker(t, tg, tids)
-	c := target.NewCapture(512, 64<<10)
-	if err := tg.Capture(tid, c); err != nil {
-		t.Fatal(err)
-	}
-	if c.Stopped == 0 {
-		t.Fatalf("the capture did not stop the thread: not the capture meant")
-	}
-	if c.Walk.Stop.Truncated() || len(c.PCs) < 14 {
-		t.Errorf("first capture: %d frames, ended %v; want the whole stack (at least 14 frames, to the thread's start)", len(c.PCs), c.Walk.Stop)
-	}
+	firstCaptureWithSlowTables(t, target.Options{Continuous: true})
 }
