@@ -511,13 +511,22 @@ func (c *Client) Push(ctx context.Context, profile []byte, meta map[string]strin
 	if loc := res.Header.Get("Location"); res.StatusCode/100 == 3 && loc != "" {
 		pe.Err = fmt.Errorf("status %d %s: redirected to %s: not followed, so that the credentials are not sent there; set the URL to where it should go", res.StatusCode, http.StatusText(res.StatusCode), loc)
 	}
-	if res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500 {
+	if res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500 || unavailable(msg) {
 		pe.Retryable = true
 		if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s > 0 && s <= 3600 {
 			pe.After = time.Duration(s) * time.Second
 		}
 	}
 	return pe
+}
+
+// unavailable reports whether a refusal's body is a gRPC Unavailable
+// status, which passes: Grafana Pyroscope answers an ingest with 422 and
+// "rpc error: code = Unavailable desc = service is unavailable" while it
+// starts or stops (its segment writers not ready), so that a window sent
+// across a restart would otherwise be dropped.
+func unavailable(body []byte) bool {
+	return bytes.Contains(body, []byte("code = Unavailable"))
 }
 
 // Target describes where the client pushes, for logs.

@@ -33,6 +33,7 @@ type ingest struct {
 	// Expected request properties.
 	wantAuth, wantTenant, wantUA string
 	status                       int
+	message                      string // the refusal's body ("not now" by default)
 	// What arrived.
 	queries  []map[string]string
 	profiles []*pprof.Profile
@@ -123,7 +124,11 @@ func (in *ingest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer in.mu.Unlock()
 	if in.status != 0 {
 		w.Header().Set("Retry-After", "3")
-		http.Error(w, "not now", in.status)
+		msg := in.message
+		if msg == "" {
+			msg = "not now"
+		}
+		http.Error(w, msg, in.status)
 		return
 	}
 	in.queries = append(in.queries, q)
@@ -229,6 +234,20 @@ func TestPushRawBearerAndErrors(t *testing.T) {
 	in.mu.Unlock()
 	if err := c.Push(context.Background(), data, meta); !errors.As(err, &pe) || pe.Retryable || !pe.Permanent() {
 		t.Errorf("400: %v", err)
+	}
+	// Pyroscope starting or stopping refuses an ingest with 422 and a
+	// gRPC Unavailable status: it passes, the window is kept.
+	in.mu.Lock()
+	in.status, in.message = http.StatusUnprocessableEntity, "rpc error: code = Unavailable desc = service is unavailable"
+	in.mu.Unlock()
+	if err := c.Push(context.Background(), data, meta); !errors.As(err, &pe) || !pe.Retryable || pe.Permanent() {
+		t.Errorf("422 Unavailable: %v", err)
+	}
+	in.mu.Lock()
+	in.message = "invalid profile"
+	in.mu.Unlock()
+	if err := c.Push(context.Background(), data, meta); !errors.As(err, &pe) || pe.Retryable {
+		t.Errorf("422 of a bad profile: %v", err)
 	}
 	if err := c.Push(context.Background(), data, map[string]string{"from": "x", "until": "2"}); err == nil {
 		t.Error("bad metadata accepted")
