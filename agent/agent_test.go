@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -529,5 +530,27 @@ func TestPyroscopeGetsResourceAttributes(t *testing.T) {
 	}
 	if name := items[0].Meta[pyroscope.MetaName]; name != "unknown_service{deployment_environment_name=prod,host_name=h,process_pid=5,team=b}" {
 		t.Errorf("push name %q", name)
+	}
+}
+
+// TestWatcherQuietAboutExitedProcesses: a matching process that exited
+// before the attach (a zombie the process list still shows, its profile
+// dropped) is no warning; one that cannot be traced is.
+func TestWatcherQuietAboutExitedProcesses(t *testing.T) {
+	const uid = 1000
+	var logged bytes.Buffer
+	a := newTestAgent(t, Config{Name: regexp.MustCompile(`^myapp$`), UID: uid, ProcessOwner: func(int) (int, bool) { return uid, true },
+		Attach: func(pid int, o target.Options) (target.Target, error) {
+			if pid == 200 {
+				return nil, fmt.Errorf("cannot attach to PID %d: it exited (%w)", pid, target.ErrExited)
+			}
+			return nil, errors.New("not ours to trace")
+		}})
+	a.log = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	procs := []Process{{PID: 200, Names: []string{"myapp"}, UID: uid, HasUID: true}, {PID: 201, Names: []string{"myapp"}, UID: uid, HasUID: true}}
+	w := &watcher{a: a, self: 1, list: func() []Process { return procs }, failed: map[int]bool{}}
+	w.scan()
+	if s := logged.String(); strings.Contains(s, "pid=200") || !strings.Contains(s, "pid=201") {
+		t.Errorf("warnings:\n%s\nwant one for 201 (not ours), none for 200 (exited)", s)
 	}
 }

@@ -2,9 +2,12 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"os"
 	"regexp"
 	"time"
+
+	"github.com/macprof/macprof/target"
 )
 
 // Process is one process of the system, for matching against Config.Name.
@@ -55,8 +58,14 @@ func (w *watcher) scan() {
 		}
 		if err := w.a.attach(p.PID, &w.a.cfg.UID); err != nil {
 			// Once per process: it may be gone already, or not ours
-			// to trace; either way, no noise every rescan.
+			// to trace; either way, no noise every rescan. One that
+			// exited (a zombie the list still showed, after its
+			// profile was dropped) is no news.
 			w.failed[p.PID] = true
+			if errors.Is(err, target.ErrExited) {
+				w.a.log.Debug("matching process exited before it could be profiled", "pid", p.PID, "err", err)
+				continue
+			}
 			w.a.log.Warn("cannot profile matching process", "pid", p.PID, "err", err)
 		}
 	}
