@@ -144,6 +144,7 @@ func newTarget(pid int, opts target.Options) (*Target, error) {
 			if t.kernel, err = newKernelSampler(opts); err != nil {
 				return nil, err
 			}
+			t.kernel.openRing = t.openAfterExecs(t.kernel.openRing)
 		}
 	} else {
 		t.persist = newPersistent()
