@@ -29,18 +29,7 @@ func TestSymbolizeGrowsItsPipe(t *testing.T) {
 	} else if limit < want && os.Geteuid() != 0 {
 		want = 64 << 10 // refused: the default stays
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	go func() {
-		w.WriteString("0x100000388\n0x1000003b8\n")
-		w.Close()
-	}()
-	old := symbolizeStdin
-	symbolizeStdin = r
-	defer func() { symbolizeStdin = old }()
+	r := pipeStdin(t, "0x100000388\n0x1000003b8\n")
 	var out, errb bytes.Buffer
 	uni := filepath.Join(machoFixtures, "prog_universal")
 	if st := run([]string{"symbolize", "-o", uni, "--arch", "arm64"}, &out, &errb); st != 0 {
@@ -67,19 +56,8 @@ func TestSymbolizeBatchWithoutCollection(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	const n = 100_000
-	go func() {
-		w.WriteString(strings.Repeat("0x1000003b8\n", n))
-		w.Close()
-	}()
-	old := symbolizeStdin
-	symbolizeStdin = r
-	defer func() { symbolizeStdin = old }()
+	pipeStdin(t, strings.Repeat("0x1000003b8\n", n))
 	var out, errb bytes.Buffer
 	uni := filepath.Join(machoFixtures, "prog_universal")
 	var before, after runtime.MemStats
@@ -101,4 +79,26 @@ func TestSymbolizeBatchWithoutCollection(t *testing.T) {
 	if limit := debug.SetMemoryLimit(-1); limit != math.MaxInt64 {
 		t.Errorf("memory limit %d after the batch, want none as before", limit)
 	}
+}
+
+// pipeStdin makes a pipe that input is written to, then closed, the
+// symbolize command's standard input until the test ends, and returns its
+// read end.
+func pipeStdin(t *testing.T, input string) *os.File {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		w.WriteString(input)
+		w.Close()
+	}()
+	old := symbolizeStdin
+	symbolizeStdin = r
+	t.Cleanup(func() {
+		symbolizeStdin = old
+		r.Close()
+	})
+	return r
 }
