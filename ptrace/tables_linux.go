@@ -69,7 +69,9 @@ func (tt *targetTables) update(set *images.Set) { tt.res.Store(resolverOf(set, t
 // would cut every callchain through it, and the stack copies that would
 // then be walked cannot take a Go program (which calls the vDSO on its
 // system stack) past its stack switch. The chain through the leaf misses
-// only the vDSO function that called it.
+// only the vDSO function that called it. A walk of a stack copy still
+// takes the interrupted frame's rule from the table (cfi.Object.LeafOnly),
+// as a leaf or an epilogue there has no frame record of its own.
 func vdsoTableUse(p walkPlan) bool { return p.tablesOnly }
 
 // tablesResolver returns a resolver of set's objects to their unwind
@@ -77,7 +79,8 @@ func vdsoTableUse(p walkPlan) bool { return p.tablesOnly }
 func tablesResolver(set *images.Set) *cfi.Resolver { return resolverOf(set, false) }
 
 // resolverOf returns a resolver of set's objects to their unwind tables,
-// with the vDSO's (read from the profiler's copy) where vdso is set.
+// with the vDSO's (read from the profiler's copy) where vdso is set, and
+// else with it for the interrupted frame alone (LeafOnly).
 // Tables are read through /proc/PID/map_files where the profiler may
 // follow it to the image's file (the file the target maps, whatever it has
 // put at the path since), else at the path.
@@ -91,8 +94,8 @@ func resolverOf(set *images.Set, vdso bool) *cfi.Resolver {
 			if mapsFile(im) {
 				o.Path = im.MapFile
 			}
-		case vdso && sameVDSO(im):
-			o.Key, o.Path = vdsoTableKey, vdsoTablePath
+		case sameVDSO(im):
+			o.Key, o.Path, o.LeafOnly = vdsoTableKey, vdsoTablePath, !vdso
 		}
 		// Else the vDSO left out, another ABI's and the like: no table
 		// (its frames are walked through frame records), but known, so

@@ -193,7 +193,8 @@ func TestCFIWalkLeavesTheVDSO(t *testing.T) {
 // without frame records (--unwind cfi) finds the vDSO's rule at
 // __vdso_clock_gettime; one for auto, whose chain checks take the vDSO's
 // frame records on trust, knows the vDSO's addresses but has no table
-// there.
+// there, except for the interrupted frame (LeafRule): the function's
+// entry, where it has pushed nothing.
 func TestResolverHasTheVDSOTableOnlyWhereAsked(t *testing.T) {
 	own, fn := ownVDSOFunc(t, "__vdso_clock_gettime")
 	const start = 0x7f0000000000
@@ -211,5 +212,7 @@ func TestResolverHasTheVDSOTableOnlyWhereAsked(t *testing.T) {
 		t.Error("the resolver without the vdso's table does not know its addresses")
 	} else if rule, fp := r.Rule(start + fn + 1); rule != nil || fp {
 		t.Errorf("rule %v (frame pointers %v) at __vdso_clock_gettime+1 without the vdso's table", rule, fp)
+	} else if leaf := r.LeafRule(start + fn); leaf == nil || leaf.CFA != unwind.CFASP || leaf.CFAOff != 8 {
+		t.Errorf("leaf rule %v at __vdso_clock_gettime's entry without the vdso's table, want CFA=SP+8", leaf)
 	}
 }

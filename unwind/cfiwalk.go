@@ -52,8 +52,8 @@ func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	mask := w.mask
 	pc := regs.PC & mask
 	r, fp := tables.Rule(pc)
-	if fp {
-		if leaf := w.goLeaf(regs, stack, tables); leaf != nil {
+	if fp || r == nil {
+		if leaf := w.leafWithoutRecord(regs, stack, tables); leaf != nil {
 			r, fp = leaf, false // the first frame by its rule, the rest by records
 		}
 	}
@@ -77,28 +77,30 @@ func (w *Walker) WalkCFI(regs Regs, stack *Stack, tables Tables, dst []uint64) (
 	return out, res
 }
 
-// LeafRules is implemented by Tables that know, for code that keeps frame
-// pointers (Go), the rule of an interrupted frame, which may not have set
-// up its frame record yet or has taken it down (a leaf that makes none,
-// a prologue, an epilogue): LeafRule returns it, nil where unknown. It
-// must not allocate.
+// LeafRules is implemented by Tables that know, for code walked by its
+// frame records (Go's, which keeps frame pointers; a Linux vDSO with
+// auto), the rule of an interrupted frame, which may not have set up its
+// frame record yet or has taken it down (a leaf that makes none, a
+// prologue, an epilogue): LeafRule returns it, nil where unknown. It must
+// not allocate.
 type LeafRules interface {
 	LeafRule(pc uint64) *Rule
 }
 
-// goLeaf returns the rule to unwind the interrupted frame of code that
-// keeps frame pointers with, on amd64, when its frame record is not set
-// up (FP is not CFA-16) and the rule, a CFA of SP plus an offset and FP
-// the caller's, gives a return address in code some table covers (right
-// after a call, where the walk can read code); else nil, and the frame
-// record at FP is the frame's.
-func (w *Walker) goLeaf(regs Regs, stack *Stack, tables Tables) *Rule {
+// leafWithoutRecord returns the rule to unwind the interrupted frame of
+// code walked by frame records with (LeafRules), on amd64, when its frame
+// record is not set up (FP is not CFA-16) and the rule, a CFA of SP plus
+// an offset and FP the caller's (in the register, or pushed to CFA-16),
+// gives a return address in code some table covers (right after a call,
+// where the walk can read code); else nil, and the frame record at FP is
+// the frame's.
+func (w *Walker) leafWithoutRecord(regs Regs, stack *Stack, tables Tables) *Rule {
 	lt, ok := tables.(LeafRules)
 	if !ok || w.arch != ArchAMD64 {
 		return nil
 	}
 	r := lt.LeafRule(regs.PC & w.mask)
-	if r == nil || r.CFA != CFASP || r.RA != RegSaved || r.FP != RegSame || r.CFAOff <= 0 {
+	if r == nil || r.CFA != CFASP || r.RA != RegSaved || !(r.FP == RegSame || r.FP == RegSaved && r.FPOff == -16) || r.CFAOff <= 0 {
 		return nil
 	}
 	cfa := regs.SP + uint64(r.CFAOff)

@@ -143,6 +143,11 @@ type Object struct {
 	// profiler's own copy). An empty Path marks code without a table
 	// (another ABI's vDSO, anonymous code).
 	Key, Path string
+	// LeafOnly: the table answers LeafRule alone, and Rule tells of no
+	// table there, so walks and chain checks follow the object's frame
+	// records but an interrupted frame without one (a leaf, an epilogue)
+	// still finds its caller (ptrace's vDSO with --unwind auto).
+	LeafOnly bool
 }
 
 // Resolver finds the tables of a process's code through a Cache (the
@@ -219,14 +224,18 @@ func (r *Resolver) rule(pc uint64, wait time.Duration) (*unwind.Rule, bool) {
 			return rule, fp
 		}
 	}
-	t, _, _, bias := r.find(pc, wait)
-	if t == nil {
-		return nil, false // no object, or its table not built yet: not remembered
-	}
 	var rule *unwind.Rule
-	fp := t.FramePointers()
-	if !fp {
-		rule = t.Find(pc - bias)
+	var fp bool
+	if o := r.object(pc); o != nil && o.LeafOnly {
+		// No table, as far as Rule tells: remembered as such.
+	} else {
+		t, _, _, bias := r.find(pc, wait)
+		if t == nil {
+			return nil, false // no object, or its table not built yet: not remembered
+		}
+		if fp = t.FramePointers(); !fp {
+			rule = t.Find(pc - bias)
+		}
 	}
 	if r.rules == nil {
 		if r.misses++; r.misses < ruleCacheAfter {
@@ -238,10 +247,11 @@ func (r *Resolver) rule(pc uint64, wait time.Duration) (*unwind.Rule, bool) {
 	return rule, fp
 }
 
-// LeafRule returns, for code at pc in an object that keeps frame pointers
-// (Go), the rule its table gives there (nil when none, or the object has
-// no table yet, or does not keep frame pointers): unwind.LeafRules, for
-// the interrupted frame, which may not have set up its frame record.
+// LeafRule returns, for code at pc in an object walked by its frame
+// records (one that keeps frame pointers, as Go's, or a LeafOnly one), the
+// rule its table gives there (nil when none, or the object has no table
+// yet, or is walked by its table): unwind.LeafRules, for the interrupted
+// frame, which may not have set up its frame record.
 func (r *Resolver) LeafRule(pc uint64) *unwind.Rule {
 	return r.leafRule(pc, r.cache.wait)
 }
@@ -251,7 +261,7 @@ func (r *Resolver) leafRule(pc uint64, wait time.Duration) *unwind.Rule {
 		return nil
 	}
 	t, _, _, bias := r.find(pc, wait)
-	if t == nil || !t.FramePointers() {
+	if t == nil || !(t.FramePointers() || r.object(pc).LeafOnly) {
 		return nil
 	}
 	return t.Find(pc - bias)
