@@ -492,3 +492,25 @@ func TestDrainStartsSamplesAPeriodAfterFirstSightAndDrainsAtTheEnd(t *testing.T)
 		t.Errorf("%d samples counted of %d drained", sampled, d.drained[1])
 	}
 }
+
+// TestDrainStartsSamplesOfAThreadSlowToUseAPeriod: a thread given a third
+// of a CPU (a loaded machine) has used less than a period by the first
+// three ticks; the ticks stay a period apart until its first capture
+// starts its kernel samples, rather than going to a drain interval of a
+// second and counting all that CPU time on the one stack of that capture.
+func TestDrainStartsSamplesOfAThreadSlowToUseAPeriod(t *testing.T) {
+	const hz = 20
+	d := newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 0.3, Stack: []uint64{1, 2}}})
+	d.maxDrain = 2 * time.Second // an agent's: a drain a second at 20 Hz
+	ws := run(t, Config{Hz: hz}, 1500*time.Millisecond, d)
+	// Its first capture comes after a period of its CPU time (one or two
+	// ticks later, as a tick may come early), plus what this process
+	// waited for a CPU meanwhile.
+	if after, most := d.started[1]-d.firstSight[1], 2*d.period+30*time.Millisecond+d.startWait[1]; after > most {
+		t.Errorf("samples started after %v of CPU from first sight, want at most %v (%v waiting for a CPU)", after, most, d.startWait[1])
+	}
+	stopped, sampled, _ := drainedCounts(ws[0], 1, []uint64{1, 2})
+	if stopped > 2 {
+		t.Errorf("%d samples on the stack of the first capture (%d kernel samples), want at most 2: a backlog counted on one stack", stopped, sampled)
+	}
+}

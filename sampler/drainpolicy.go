@@ -69,8 +69,9 @@ func (ts *targetState) useDrainer(t target.Target, mode profile.Mode) {
 // threads are sampled from their start), so that its busy threads (seen
 // first at the first, which does not count their CPU time before) start
 // their kernel samples after a period of CPU rather than a drain interval;
-// it takes two ticks as a tick may come early (timerDelay). winStart is
-// the start of the open window.
+// it takes two ticks as a tick may come early (timerDelay). They stay a
+// period apart after that while a thread is still to start its kernel
+// samples (waitsForRing). winStart is the start of the open window.
 func (p *drainPolicy) interval(targets []*targetState, winStart time.Time) time.Duration {
 	p.every = p.next(targets, winStart)
 	return p.every
@@ -82,7 +83,7 @@ func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Dura
 		if ts.exited {
 			continue
 		}
-		if ts.drainer == nil || ts.ticks < 3 && ts.keeper == nil {
+		if ts.drainer == nil || (ts.ticks < 3 || waitsForRing(ts)) && ts.keeper == nil {
 			return p.period
 		}
 		if _, all := ts.drainer.KernelSampled(); !all {
@@ -119,6 +120,39 @@ func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Dura
 		}
 	}
 	return every
+}
+
+// waitsForRing reports whether ts's ticks stay a period apart for a thread
+// that used CPU time but has no kernel samples yet: they start at its
+// first capture, which waits for a period of its CPU time, and a drain
+// interval's backlog would all be counted on that one stack (a thread
+// given a third of a CPU by a loaded machine is not captured in the first
+// three ticks). At most ringWaitMax from the listing that found it, so
+// that a thread that barely runs does not keep them so for ever.
+func waitsForRing(ts *targetState) bool {
+	return !ts.ringWait.IsZero() && time.Since(ts.ringWait) < ringWaitMax
+}
+
+// ringWaitMax bounds how long a thread waiting for its first capture keeps
+// ticks a period apart (waitsForRing).
+const ringWaitMax = time.Second
+
+// noteRingWait notes, after a listing of ts, whether a thread of it used
+// CPU time but is neither sampled by the kernel nor was captured now, so
+// that its samples have not started (waitsForRing).
+func (s *Sampler) noteRingWait(ts *targetState) {
+	if ts.drainer == nil || s.cfg.Mode != profile.ModeCPU {
+		return
+	}
+	for _, tid := range s.tids {
+		if th := ts.threads[tid]; th != nil && !th.drained && !th.captured && th.pending > 0 {
+			if ts.ringWait.IsZero() {
+				ts.ringWait = time.Now()
+			}
+			return
+		}
+	}
+	ts.ringWait = time.Time{}
 }
 
 // unchanged reports whether every live target's backend tells that none of
@@ -172,7 +206,7 @@ func keeps(ts *targetState, ending bool) bool {
 // started, ended or changed since the last listing (target.ThreadWatcher),
 // the threads go unlisted up to quietListEvery.
 func (p *drainPolicy) drainOnly(ts *targetState, ending bool) bool {
-	if ts.drainer == nil || ts.ticks < 3 || ending || p.every <= 0 {
+	if ts.drainer == nil || ts.ticks < 3 || waitsForRing(ts) || ending || p.every <= 0 {
 		return false
 	}
 	// A listing is due when the drains come every or it was last

@@ -279,6 +279,7 @@ func (s *Sampler) tick(n int64) {
 			s.sampleThread(ts, tid, n)
 		}
 		s.captureBatch(ts)
+		s.noteRingWait(ts)
 		s.reportImageHits(ts)
 		s.countUnseen(ts)
 		ts.lastTick = n

@@ -168,6 +168,11 @@ type targetState struct {
 	keeper target.SampleKeeper
 	// fresh: the process started since sampling began (AddStarted).
 	fresh bool
+	// ringWait is when the target's last listing found a thread that
+	// used CPU time but is not sampled by the kernel yet (zero when
+	// none): ticks stay a period apart a while for its first capture
+	// (drainPolicy.next).
+	ringWait time.Time
 	// carry is CPU time no listed thread used (unseen) and not yet
 	// counted as a whole sample, less what settled threads' samples
 	// counted ahead of their CPU time read; rest is what settled threads
