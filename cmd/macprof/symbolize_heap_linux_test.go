@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"unsafe"
@@ -96,4 +98,18 @@ func smapsHugeKB(addr uintptr) (int, error) {
 		return 0, err
 	}
 	return 0, fmt.Errorf("no mapping of /proc/self/smaps holds %#x", addr)
+}
+
+// TestSymbolizeHugeHeapKeepsProcs checks that hugeHeap, which collects on
+// one P (its collection's wait for the sweepers spun on a second one),
+// leaves GOMAXPROCS and the collector's setting as they were.
+func TestSymbolizeHugeHeapKeepsProcs(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	hugeHeap()
+	if got := runtime.GOMAXPROCS(0); got != procs {
+		t.Errorf("GOMAXPROCS after hugeHeap: %d, want %d", got, procs)
+	}
+	if pct := debug.SetGCPercent(100); pct != 100 {
+		t.Errorf("GC percent after hugeHeap: %d, want 100", pct)
+	}
 }
