@@ -62,6 +62,7 @@ type Target struct {
 	imgSig   []images.Region
 	imgSet   *images.Set
 	imgVM    uint64 // processVMPages when imgSet was read (0: unknown)
+	vmFile   vmPagesFile
 	buildIDs map[string]string
 	tables   targetTables // the unwind tables of imgSet's objects
 	gens     execGens     // kernel-sampled targets: the images of each program the process ran
@@ -354,7 +355,7 @@ func (t *Target) Images() (*images.Set, error) {
 		// into process rings: none since the last read.
 		return t.imgSet, nil
 	}
-	vm := processVMPages(t.pid)
+	vm := t.vmFile.pages(t.pid)
 	if vm != 0 && vm == t.imgVM && t.imgSet != nil && t.imgSig != nil {
 		// No mapping added or removed (processVMPages).
 		return t.imgSet, nil
@@ -435,5 +436,9 @@ func (t *Target) Close() error {
 			}
 		}
 	})
+	// (Outside hotMu, which Close holds above in continuous mode.)
+	t.imgMu.Lock()
+	t.vmFile.close()
+	t.imgMu.Unlock()
 	return err
 }
