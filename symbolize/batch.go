@@ -26,13 +26,58 @@ func (s *symbolizer) batch(w *output, text []byte) bool {
 	}
 	s.demangleQueued()
 	all := true
-	for i := range s.answers {
-		a := &s.answers[i]
-		s.print(w, a, text)
-		all = all && a.fn != notAddr
+	var names [gatherChunk]gathered
+	for lo := 0; lo < len(s.answers); lo += gatherChunk {
+		chunk := s.answers[lo:min(lo+gatherChunk, len(s.answers))]
+		if s.fast() {
+			s.gather(names[:len(chunk)], chunk)
+		}
+		for i := range chunk {
+			a := &chunk[i]
+			s.print(w, a, &names[i], text)
+			all = all && a.fn != notAddr
+		}
 	}
 	s.answers = s.answers[:0]
 	return all
+}
+
+// gathered is what print reads of an answer's function: its name (the
+// line tables' or the table's) and start.
+type gathered struct {
+	name  string
+	start uint64
+}
+
+// gatherChunk is how many answers gather reads ahead of print.
+const gatherChunk = 128
+
+// gather reads into g the name and start of each answer's function (the
+// zero gathered for an answer in none), and the first byte of each name:
+// answers come in input order, their functions at random, and print's
+// loads of names[fn] and starts[fn] each missed the cache in turn (a
+// libLLVM batch: two thirds of print's own time on those two loads); in
+// this loop of independent loads the misses overlap.
+func (s *symbolizer) gather(g []gathered, answers []answer) {
+	var touch byte
+	for i := range answers {
+		a := &answers[i]
+		name, start := "", uint64(0)
+		if a.name >= 0 {
+			name = s.lnames[a.name]
+		}
+		if a.fn >= 0 {
+			if name == "" {
+				name = s.names[a.fn]
+			}
+			start = s.starts[a.fn]
+		}
+		if name != "" {
+			touch += name[0]
+		}
+		g[i] = gathered{name, start}
+	}
+	s.touched += touch
 }
 
 // resolveInOrder resolves the addresses of s.answers in the binary in

@@ -209,6 +209,9 @@ func open(cfg Config) (*symbolizer, error) {
 }
 
 type symbolizer struct {
+	// touched sums the first bytes of the names gather read ahead of
+	// print (kept, so that the loads are not dropped).
+	touched byte
 	// unmap releases the mapping an ELF file's table lies in, once
 	// loaded (symcache.LoadELFMapped; set by the loader's goroutine).
 	unmapMu sync.Mutex
@@ -517,7 +520,7 @@ func (s *symbolizer) resolve(a *answer, addr uint64) {
 
 // print writes a's line(s); text is the batch's text, which its word
 // was read from.
-func (s *symbolizer) print(w *output, a *answer, text []byte) {
+func (s *symbolizer) print(w *output, a *answer, g *gathered, text []byte) {
 	switch {
 	case a.fn == notAddr:
 		fmt.Fprintf(w, "?? (not an address: %s)\n", text[a.addr>>32:uint32(a.addr)])
@@ -531,13 +534,7 @@ func (s *symbolizer) print(w *output, a *answer, text []byte) {
 		}
 		return
 	}
-	name := ""
-	if a.name >= 0 {
-		name = s.lnames[a.name]
-	}
-	if name == "" && a.fn >= 0 {
-		name = s.names[a.fn]
-	}
+	name := g.name
 	b := w.buf // appended to in place
 	switch {
 	case name != "" && a.file >= 0:
@@ -548,7 +545,7 @@ func (s *symbolizer) print(w *output, a *answer, text []byte) {
 		b = strconv.AppendInt(b, int64(a.line), 10)
 		b = append(b, ')')
 	case name != "" || a.fn >= 0:
-		start := s.starts[a.fn]
+		start := g.start
 		if name == "" {
 			// An unnamed function: image+0xSTART.
 			b = append(b, s.image...)
