@@ -137,15 +137,24 @@ func waitsForRing(ts *targetState) bool {
 // ticks a period apart (waitsForRing).
 const ringWaitMax = time.Second
 
+// ringWaitIdle is how long after its CPU time last grew a thread still to
+// start its kernel samples keeps ticks a period apart: one that used some
+// at its start and then sleeps (a command's main thread that waits for its
+// workers) has nothing for a first capture to catch up on, and a second of
+// ticks a period apart was most of what a 99 Hz recording of bench/cbusy
+// cost while its workers ran.
+const ringWaitIdle = 100 * time.Millisecond
+
 // noteRingWait notes, after a listing of ts, whether a thread of it used
-// CPU time but is neither sampled by the kernel nor was captured now, so
-// that its samples have not started (waitsForRing).
+// CPU time, lately (ringWaitIdle), but is neither sampled by the kernel
+// nor was captured now, so that its samples have not started
+// (waitsForRing).
 func (s *Sampler) noteRingWait(ts *targetState) {
 	if ts.drainer == nil || s.cfg.Mode != profile.ModeCPU {
 		return
 	}
 	for _, tid := range s.tids {
-		if th := ts.threads[tid]; th != nil && !th.drained && !th.captured && th.pending > 0 {
+		if th := ts.threads[tid]; th != nil && !th.drained && !th.captured && th.pending > 0 && time.Since(th.ranAt) < ringWaitIdle {
 			if ts.ringWait.IsZero() {
 				ts.ringWait = time.Now()
 			}

@@ -1,0 +1,65 @@
+package sampler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/macprof/macprof/target"
+	"github.com/macprof/macprof/target/targettest"
+)
+
+// nappingTarget is a drainingTarget one of whose threads uses CPU time
+// for upTo from its first sight, then sleeps for good (a command's main
+// thread that starts its workers and waits for them).
+type nappingTarget struct {
+	*drainingTarget
+	napper target.ThreadID
+	upTo   time.Duration
+	first  time.Duration // its CPU time at first sight (-1: not seen)
+}
+
+func (d *nappingTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
+	info, err := d.drainingTarget.Info(t)
+	if t != d.napper || err != nil {
+		return info, err
+	}
+	if d.first < 0 {
+		d.first = info.CPUTime
+	}
+	if info.CPUTime > d.first+d.upTo {
+		info.CPUTime, info.Running = d.first+d.upTo, false
+	}
+	return info, err
+}
+
+// TestTicksLeaveASleepingThreadsStart: a thread that used CPU time at its
+// start, less than a period, and then sleeps never has a first capture to
+// wait for, so it keeps the ticks a period apart for no more than
+// ringWaitIdle, not the whole ringWaitMax: at 99 Hz, 100 listings in the
+// first second rather than a few. The busy thread's samples all count.
+func TestTicksLeaveASleepingThreadsStart(t *testing.T) {
+	const hz, runFor = 99, 900 * time.Millisecond
+	period := time.Second / hz
+	d := &nappingTarget{napper: 2, upTo: 4 * time.Millisecond, first: -1, drainingTarget: newDraining(10, period, map[target.ThreadID]*targettest.Thread{
+		1: {Share: 1, Stack: []uint64{1, 2}},
+		2: {Share: 1, Stack: []uint64{3, 4}},
+	})}
+	d.maxDrain = time.Second
+	begin, wait0 := time.Now(), schedWait()
+	ws := run(t, Config{Hz: hz}, runFor, d)
+	elapsed, wait := time.Since(begin), schedWait()-wait0
+	// Three listings a period apart to start, those of ringWaitIdle after
+	// the listing that last saw the napper's CPU time grow (for upTo from
+	// its first sight, and up to two ticks later), the busy thread's first
+	// capture's, the last tick's, and four for a loaded machine's late
+	// ticks and this process's wait for a CPU; without ringWaitIdle, 89
+	// (ringWaitMax).
+	most := 3 + int((ringWaitIdle+d.upTo+2*period)/(period*9/10)) + 1 + 1 + 4 + int(wait/period)
+	if d.listings > most {
+		t.Errorf("threads listed %d times in %v (waited %v for a CPU), want at most %d: ticks a period apart for a thread that sleeps", d.listings, elapsed, wait, most)
+	}
+	stopped, sampled, _ := drainedCounts(ws[0], 1, []uint64{1, 2})
+	if n := d.drained[1]; stopped == 0 || sampled < n || sampled > n+2 || n < 40 {
+		t.Errorf("busy thread: %d samples on the stop's stack, %d on drained samples' stacks; %d drained, want each counted once", stopped, sampled, n)
+	}
+}
