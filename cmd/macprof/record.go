@@ -43,10 +43,11 @@ profile shows where threads wait too.
 
 Rate: 99 Hz by default; 999 Hz gives ten times the detail.
 
-Stacks: on Linux, in cpu mode, the kernel samples each thread (perf_event)
-and no thread is stopped; with --capture stop, in wall mode, or where the
-kernel refuses (perf_event_paranoid), each sample stops the thread for about
-60 µs instead. --unwind chooses how stacks are walked: by default from each
+Stacks: on Linux, in cpu mode, the kernel samples each thread (perf_event);
+a thread is stopped once, briefly, for its first stack when its samples
+start, and not again. With --capture stop, in wall mode, or where the
+kernel refuses (perf_event_paranoid), each sample stops the thread for
+about 60 µs instead. --unwind chooses how stacks are walked: by default from each
 object's unwind tables, by frame pointers where it has none. A stack deeper
 than the kernel's copy is read on from the process, each frame checked, its
 callers above a [read after sample] frame; where that fails it ends in
