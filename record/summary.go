@@ -87,7 +87,7 @@ func writeUnattributed(out io.Writer, w *profile.Window) {
 		return
 	}
 	n := unsampled + lostAll
-	fmt.Fprintf(out, "macprof: %.1f%% of %s (%d samples) could not be attributed to a stack (%.1f%% lost):\n", pct(n), held, n, pct(lostAll))
+	fmt.Fprintf(out, "macprof: %.1f%% of %s (%d samples) could not be attributed to a stack, in these parts:\n", pct(n), held, n)
 	if unsampled > 0 {
 		fmt.Fprintf(out, "macprof:   %.1f%% (%d samples) shown as %s: %s\n", pct(unsampled), unsampled, profile.UnsampledFrame, unsampledWhy)
 	}
