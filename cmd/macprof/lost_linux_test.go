@@ -76,7 +76,7 @@ func TestRecordStoppedLosesSamplesNotStacks(t *testing.T) {
 	// Whether a loss reads "buffer full" or "no sample" depends on the
 	// kernel writing its lost record before the recording ends
 	// (TestDrainSamplesTellsTheSamplesTheKernelLost checks the record).
-	if lost == 0 || !strings.Contains(stderr.String(), "lost):") || !strings.Contains(stderr.String(), "shown as [lost: ") {
+	if lost == 0 || !strings.Contains(stderr.String(), "in these parts:") || !strings.Contains(stderr.String(), "shown as [lost: ") {
 		t.Errorf("no samples shown as lost (%d) or said lost in the summary, while macprof was stopped for 300 ms of the target's CPU at a time", lost)
 	}
 	if share := float64(top) / float64(total); share > 0.05 {
