@@ -105,11 +105,15 @@ func smapsHugeKB(addr uintptr) (int, error) {
 // leaves GOMAXPROCS and the collector's setting as they were.
 func TestSymbolizeHugeHeapKeepsProcs(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
+	// The setting as other tests of the package left it (record's runs
+	// set their own).
+	gc := debug.SetGCPercent(100)
+	debug.SetGCPercent(gc)
 	hugeHeap()
 	if got := runtime.GOMAXPROCS(0); got != procs {
 		t.Errorf("GOMAXPROCS after hugeHeap: %d, want %d", got, procs)
 	}
-	if pct := debug.SetGCPercent(100); pct != 100 {
-		t.Errorf("GC percent after hugeHeap: %d, want 100", pct)
+	if pct := debug.SetGCPercent(gc); pct != gc {
+		t.Errorf("GC percent after hugeHeap: %d, want %d", pct, gc)
 	}
 }
