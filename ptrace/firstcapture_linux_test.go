@@ -49,7 +49,7 @@ func firstCaptureWithSlowTables(t *testing.T, opts target.Options) {
 	}
 	tid := worker(t, tg, tids)
 	c := target.NewCapture(512, 64<<10)
-	if err := tg.Capture(tid, c); err != nil {
+	if err := captureStop(t, tg, tid, c); err != nil { // again where a loaded machine timed the stop out
 		t.Fatal(err)
 	}
 	if c.Stopped == 0 {
