@@ -139,6 +139,39 @@ func (r *recording) closeAll() {
 	}
 }
 
+// attachedCPU returns the CPU time the process given by -p used so far, all
+// its threads' (ok false when want is false, the target cannot tell, or
+// the process is gone).
+func (r *recording) attachedCPU(want bool) (time.Duration, bool) {
+	if !want {
+		return 0, false
+	}
+	r.mu.Lock()
+	var t target.Target
+	if len(r.ts) > 0 {
+		t = r.ts[0]
+	}
+	r.mu.Unlock()
+	pc, ok := t.(target.ProcessCPUReporter)
+	if !ok {
+		return 0, false
+	}
+	d, err := pc.ProcessCPU()
+	return d, err == nil
+}
+
+// writeProcessShare says what share of used, the CPU time process pid
+// (given by -p) used while it was recorded, the profile w holds at period a
+// sample; nothing when used is unknown (0) or w is a wall profile.
+func writeProcessShare(out io.Writer, w *profile.Window, period time.Duration, pid int, used time.Duration) {
+	if w.Mode == profile.ModeWall || used <= 0 {
+		return
+	}
+	held := time.Duration(w.SampleCount()) * period
+	fmt.Fprintf(out, "macprof: the profile holds %s of the %s of CPU time process %d used while recorded (%.1f%%, by the kernel's count)\n",
+		held.Round(time.Millisecond), used.Round(time.Millisecond), pid, 100*float64(held)/float64(used))
+}
+
 // writeTreeShare says what share of tree, the CPU time the launched
 // command and the descendants it waited for used (their rusage), the
 // profile w holds at period a sample; nothing when tree is unknown (0).

@@ -65,6 +65,9 @@ func TestRecordCountsThreadsThatNeverUseAPeriod(t *testing.T) {
 			if d := total - used; d < -used*15/100 || d > used*15/100 {
 				t.Errorf("profile's CPU total %v, the target used %v: more than 15%% apart", total, used)
 			}
+			if want := fmt.Sprintf("of CPU time process %d used while recorded (", p.PID); !strings.Contains(stderr, want) {
+				t.Errorf("the summary does not give the share of the process's CPU time the profile holds (%q):\n%s", want, stderr)
+			}
 			if e := stderr; !strings.Contains(e, "could not be attributed to a stack") || !strings.Contains(e, "shown as [unsampled]") {
 				t.Errorf("the summary does not give the unsampled share:\n%s", stderr)
 			}

@@ -289,7 +289,14 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 	if cfg.Tune != nil {
 		restore = cfg.Tune()
 	}
+	// What a process given by -p used while it was recorded, to say what
+	// share of it the profile holds (a launched command's is its rusage).
+	cpuBefore, cpuKnown := rec.attachedCPU(len(cfg.Command) == 0)
 	runErr := s.Run(ctx)
+	var cpuUsed time.Duration
+	if after, ok := rec.attachedCPU(cpuKnown); ok {
+		cpuUsed = after - cpuBefore
+	}
 	restore()
 	unprepare()
 	unprepare = func() {}
@@ -344,6 +351,7 @@ func (rec *recording) run(ctx context.Context, cfg Config) int {
 		}
 		WriteSummary(stderr, w, s.Period())
 		writeTreeShare(stderr, w, s.Period(), tree)
+		writeProcessShare(stderr, w, s.Period(), cfg.PID, cpuUsed)
 		if sampleErr != nil {
 			fmt.Fprintf(stderr, "macprof: some threads were stopped for their samples, as kernel samples were refused: %v\n", sampleErr)
 		}
