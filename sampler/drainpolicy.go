@@ -79,6 +79,7 @@ func (p *drainPolicy) interval(targets []*targetState, winStart time.Time) time.
 
 func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Duration {
 	var every time.Duration
+	loading := false
 	for _, ts := range targets {
 		if ts.exited {
 			continue
@@ -92,12 +93,24 @@ func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Dura
 		if d := ts.drainer.DrainInterval(); every == 0 || d < every {
 			every = d
 		}
+		loading = loading || ts.fresh && ts.imgEvery < imageRefresh
 	}
 	if every <= 0 {
 		return p.period
 	}
 	switch {
 	case every <= listEvery+listSlop:
+	case loading:
+		// A process started since sampling began (a launched
+		// command) whose images are still read ever more rarely (its
+		// first second and a half, as it loads its libraries) is
+		// drained at least every listEvery, so that the walks of its
+		// samples find code it mapped since while it lives: a command
+		// that dlopened a library and exited within a second had its
+		// last samples walked after its exit, in code no map read had
+		// seen (TestRecordWalksLibrariesLoadedLate, on a quiet
+		// machine).
+		every = listEvery
 		// (Within a slop of listEvery, as a ring of a hundred
 		// periods at 999 Hz asks for 100.1 ms: what Settled would
 		// make of it is no shorter, and it reads a file.)
