@@ -52,11 +52,5 @@ func hugeHeap() {
 		unix.Madvise(b[lo:hi], unix.MADV_HUGEPAGE) // an error leaves 4 KiB pages
 	}
 	b = nil
-	// On one P: the collection's last step waits, calling Gosched, until
-	// no sweeper is active; with a second P the background sweeper ran
-	// there, and where the machine was busy its thread lost the CPU
-	// while this one spun (~4,000 Goscheds, 2-3 ms of a 12 ms run of one
-	// address under load 9). On one P it runs when this one yields.
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	runtime.GC() // b's pages go back to the heap
 }

@@ -100,9 +100,9 @@ func smapsHugeKB(addr uintptr) (int, error) {
 	return 0, fmt.Errorf("no mapping of /proc/self/smaps holds %#x", addr)
 }
 
-// TestSymbolizeHugeHeapKeepsProcs checks that hugeHeap, which collects on
-// one P (its collection's wait for the sweepers spun on a second one),
-// leaves GOMAXPROCS and the collector's setting as they were.
+// TestSymbolizeHugeHeapKeepsProcs checks that hugeHeap, which turns the
+// collector off and on around its collection, leaves GOMAXPROCS and the
+// collector's setting as they were.
 func TestSymbolizeHugeHeapKeepsProcs(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	// The setting as other tests of the package left it (record's runs
