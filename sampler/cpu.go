@@ -44,7 +44,7 @@ func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64)
 	used := info.CPUTime - th.lastCPU
 	th.lastCPU = info.CPUTime
 	if used > 0 {
-		th.ranAt = time.Now()
+		th.ranAt = ts.listedAt
 	}
 	if info.PID == 0 || info.PID == pid {
 		// A descendant's thread is no part of the process's CPU time.

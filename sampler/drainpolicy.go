@@ -100,6 +100,9 @@ func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Dura
 	}
 	switch {
 	case every <= listEvery+listSlop:
+		// (Within a slop of listEvery, as a ring of a hundred
+		// periods at 999 Hz asks for 100.1 ms: what Settled would
+		// make of it is no shorter, and it reads a file.)
 	case loading:
 		// A process started since sampling began (a launched
 		// command) whose images are still read ever more rarely (its
@@ -111,9 +114,6 @@ func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Dura
 		// seen (TestRecordWalksLibrariesLoadedLate, on a quiet
 		// machine).
 		every = listEvery
-		// (Within a slop of listEvery, as a ring of a hundred
-		// periods at 999 Hz asks for 100.1 ms: what Settled would
-		// make of it is no shorter, and it reads a file.)
 	case p.soon > 0:
 		p.soon--
 		every = listEvery
@@ -167,9 +167,9 @@ func (s *Sampler) noteRingWait(ts *targetState) {
 		return
 	}
 	for _, tid := range s.tids {
-		if th := ts.threads[tid]; th != nil && !th.drained && !th.captured && th.pending > 0 && time.Since(th.ranAt) < ringWaitIdle {
+		if th := ts.threads[tid]; th != nil && !th.drained && !th.captured && th.pending > 0 && ts.listedAt.Sub(th.ranAt) < ringWaitIdle {
 			if ts.ringWait.IsZero() {
-				ts.ringWait = time.Now()
+				ts.ringWait = ts.listedAt
 			}
 			return
 		}
