@@ -229,7 +229,7 @@ func (r *Resolver) rule(pc uint64, wait time.Duration) (*unwind.Rule, bool) {
 	if o := r.object(pc); o != nil && o.LeafOnly {
 		// No table, as far as Rule tells: remembered as such.
 	} else {
-		t, _, _, bias := r.find(pc, wait)
+		t, _, _, bias := r.tableOf(o, wait)
 		if t == nil {
 			return nil, false // no object, or its table not built yet: not remembered
 		}
@@ -260,8 +260,9 @@ func (r *Resolver) leafRule(pc uint64, wait time.Duration) *unwind.Rule {
 	if r == nil {
 		return nil
 	}
-	t, _, _, bias := r.find(pc, wait)
-	if t == nil || !(t.FramePointers() || r.object(pc).LeafOnly) {
+	o := r.object(pc)
+	t, _, _, bias := r.tableOf(o, wait)
+	if t == nil || !(t.FramePointers() || o.LeafOnly) {
 		return nil
 	}
 	return t.Find(pc - bias)
@@ -329,7 +330,11 @@ func (r *Resolver) object(pc uint64) *resolved {
 }
 
 func (r *Resolver) find(pc uint64, wait time.Duration) (t *Table, lo, hi, bias uint64) {
-	o := r.object(pc)
+	return r.tableOf(r.object(pc), wait)
+}
+
+// tableOf is find for the object o found at the address (nil: none).
+func (r *Resolver) tableOf(o *resolved, wait time.Duration) (t *Table, lo, hi, bias uint64) {
 	if o == nil {
 		return nil, 0, 0, 0
 	}
