@@ -1,19 +1,24 @@
 package demangle
 
-import "sync"
+import (
+	"strconv"
+	"sync"
+)
 
 // cxxFast demangles the Itanium C++ names of the common shapes without
-// building the full demangler's tree: a function's plain or nested name
-// (const, ref-qualified, a constructor, destructor or operator, ABI
-// tags, templates of types, packs and integer literals), its return
+// building the full demangler's tree: a function's plain, nested or
+// local name (const, ref-qualified, a constructor, destructor or
+// operator, ABI tags, templates of types, packs and integer literals,
+// lambdas and unnamed types, names local to a function), its return
 // type when it is a template, and parameters of builtin, class, enum and
 // std:: types, template parameters and pack expansions, pointers,
 // references, const, function types and pointers to them, and
-// substitutions; thunks to such functions. Three quarters of the functions of a C++ binary
-// (LLVM's, node's) are such names, and this prints them several times
-// faster, with one allocation. ok is false for every other name (local
-// names, expressions, arrays, member pointers, covariant thunks,
-// conversion operators, a clone suffix in the full form, ...), which the full
+// substitutions; thunks to such functions. Most functions of a C++
+// binary (LLVM's, node's: 98-99% of those symbolize names) are such
+// names, and this prints them several times faster, with one
+// allocation. ok is false for every other name (expressions, arrays,
+// member pointers, generic lambdas, covariant thunks, conversion
+// operators, a clone suffix in the full form, ...), which the full
 // demangler then takes; for those it takes, the result is the full
 // demangler's in both forms (TestCxxFastEqualsFull, FuzzCxxFast).
 func cxxFast(s string, f Form) (string, bool) {
@@ -48,6 +53,7 @@ func cxxFast(s string, f Form) (string, bool) {
 		}
 	}
 	var ret span
+	p.tmplInScope = p.haveFnArgs
 	if p.hasReturn {
 		t := p.typ()
 		ret = t.span
@@ -61,22 +67,8 @@ func cxxFast(s string, f Form) (string, bool) {
 	if s[p.i] == 'v' && p.i+1 == end {
 		p.i++ // no parameters
 	}
-	for p.i < end {
-		var t fastType
-		switch {
-		case s[p.i] == 'v':
-			return "", false // void among other parameters
-		case s[p.i] == 'D' && p.i+1 < len(s) && s[p.i+1] == 'p':
-			t = p.expansion()
-		default:
-			t = p.typ()
-		}
-		if p.bad || t.fn {
-			return "", false
-		}
-		if !t.empty {
-			p.params = append(p.params, t.span)
-		}
+	if !p.parameters(end) {
+		return "", false
 	}
 	// The whole name, printed after all the parts it is made of.
 	start := len(p.out)
@@ -87,18 +79,49 @@ func cxxFast(s string, f Form) (string, bool) {
 	}
 	p.out = append(p.out, p.text(name)...)
 	p.out = append(p.out, '(')
-	for n, t := range p.params {
-		if n > 0 {
-			p.out = append(p.out, ", "...)
-		}
-		p.out = append(p.out, p.text(t)...)
-	}
+	p.appendList(p.params)
 	p.out = append(p.out, ')')
 	if p.isConst {
 		p.out = append(p.out, " const"...)
 	}
 	p.out = append(p.out, p.refQual...)
 	return string(p.out[start:]), true
+}
+
+// parameters parses the parameter types up to end, or up to an E when
+// end is -1 (a local name's function), into p.params, and says whether
+// they are the shapes the fast path prints.
+func (p *fastParser) parameters(end int) bool {
+	for !p.bad && (end < 0 || p.i < end) {
+		var t fastType
+		switch c := p.peek(); {
+		case c == 'E' && end < 0:
+			return true
+		case c == 'v' || c == 0:
+			return false // void among other parameters
+		case c == 'D' && p.i+1 < len(p.s) && p.s[p.i+1] == 'p':
+			t = p.expansion()
+		default:
+			t = p.typ()
+		}
+		if p.bad || t.fn {
+			return false
+		}
+		if !t.empty {
+			p.params = append(p.params, t.span)
+		}
+	}
+	return !p.bad && end >= 0
+}
+
+// appendList appends the texts of list, separated by commas.
+func (p *fastParser) appendList(list []span) {
+	for n, t := range list {
+		if n > 0 {
+			p.out = append(p.out, ", "...)
+		}
+		p.out = append(p.out, p.text(t)...)
+	}
 }
 
 // thunk parses Th <offset> _ or Tv <offset> _ <offset> _, which a
@@ -151,7 +174,18 @@ type fastParser struct {
 	// whether its name is a template's, with a return type.
 	isConst, hasReturn bool
 	refQual            string // " &" or " &&" after a nested name's K
-	form               Form
+	// tmplInScope says that a function template's parameters are
+	// being parsed, whose T_ a local name's function would name in
+	// the full demangler (which the fast path leaves to it).
+	tmplInScope bool
+	// noParam counts the lambda signatures being parsed, in which a
+	// T_ names a generic lambda's auto (left to the full demangler).
+	noParam int
+	// firstT is how many substitution candidates there were when a
+	// local name's function first named its template parameter (-1:
+	// not yet).
+	firstT int
+	form   Form
 }
 
 // fastPool keeps parsers and their buffers from name to name (on the
@@ -165,6 +199,7 @@ func (p *fastParser) reset(s string) {
 	p.out, p.subs, p.params, p.args, p.fnArgs = p.out[:0], p.subs[:0], p.params[:0], p.args[:0], p.fnArgs[:0]
 	p.packElems = p.packElems[:0]
 	p.haveFnArgs, p.isConst, p.hasReturn, p.refQual = false, false, false, ""
+	p.tmplInScope, p.noParam, p.firstT = false, 0, -1
 }
 
 // span is a range of fastParser.out.
@@ -188,6 +223,9 @@ type fastType struct {
 	params     span
 	// A pack's elements are packElems[elemLo:elemHi].
 	elemLo, elemHi int32
+	// local marks a candidate of a local name's function that may hold
+	// a template parameter of that function.
+	local bool
 }
 
 func (p *fastParser) text(sp span) []byte { return p.out[sp.lo:sp.hi] }
@@ -229,7 +267,9 @@ func (p *fastParser) functionName() span {
 	var name span
 	switch c := p.peek(); {
 	case c == 'N':
-		return p.nested(true)
+		return p.nested(true, false)
+	case c == 'Z':
+		return p.localName(true)
 	case c == 'S' && p.i+1 < len(p.s) && p.s[p.i+1] == 't':
 		p.i += 2
 		name = p.emit([]byte("std::"), p.unqualified(), "")
@@ -331,8 +371,9 @@ func allDigits(s string) bool {
 // nested parses N [K] <prefix> <unqualified-name> E, of a function's name
 // when function is set (which may end with a constructor or destructor,
 // and whose last template arguments are the function's). Each prefix is
-// a substitution candidate, and so is the whole name of a type.
-func (p *fastParser) nested(function bool) span {
+// a substitution candidate, and so is the whole name when whole is set
+// (a type's, not a local name's entity).
+func (p *fastParser) nested(function, whole bool) span {
 	p.i++ // N
 	if p.peek() == 'K' {
 		if !function {
@@ -362,7 +403,7 @@ func (p *fastParser) nested(function bool) span {
 			if !named {
 				p.fail() // ends with a substitution or std
 			}
-			if !function {
+			if whole {
 				p.subs = append(p.subs, fastType{span: cur, name: true})
 			}
 			return cur
@@ -385,6 +426,19 @@ func (p *fastParser) nested(function bool) span {
 				id = "" // no constructor of it here
 			}
 			last, named, std = id, true, false
+		case c == 'U':
+			// A lambda or an unnamed type, which no template
+			// arguments follow here.
+			u := p.closure()
+			if have {
+				cur = p.join(cur, "::", u)
+			} else {
+				cur = u
+			}
+			if p.peek() == 'I' {
+				p.fail()
+			}
+			last, named, std = "", true, false
 		case c >= 'a' && c <= 'z' && function && have:
 			op := p.operator()
 			cur = p.extend(cur, "::", op)
@@ -514,9 +568,12 @@ func (p *fastParser) expansion() fastType {
 		p.fail()
 		return fastType{}
 	}
-	if !p.haveFnArgs || idx >= len(p.fnArgs) || !p.fnArgs[idx].pack || p.peek() == 'I' {
+	if !p.haveFnArgs || p.noParam > 0 || idx >= len(p.fnArgs) || !p.fnArgs[idx].pack || p.peek() == 'I' {
 		p.fail()
 		return fastType{}
+	}
+	if p.firstT < 0 {
+		p.firstT = len(p.subs)
 	}
 	// Candidates: the pack, each modified type, the expansion; none
 	// of which may be named again here.
@@ -560,4 +617,219 @@ func (p *fastParser) expansion() fastType {
 		}
 	}
 	return fastType{span: span{int32(lo), int32(len(p.out))}, pack: true, empty: len(elems) == 0}
+}
+
+// join emits the texts of a, sep and b and returns their span.
+func (p *fastParser) join(a span, sep string, b span) span {
+	lo := len(p.out)
+	p.out = append(p.out, p.text(a)...)
+	p.out = append(p.out, sep...)
+	p.out = append(p.out, p.text(b)...)
+	return span{int32(lo), int32(len(p.out))}
+}
+
+// localName parses Z <encoding> E <entity> [<discriminator>], a name
+// local to a function, printed as f(int)::entity. function says that it
+// is the name of the function being demangled (its entity may end with
+// the function's own const, operator or template arguments), not a type.
+func (p *fastParser) localName(function bool) span {
+	if p.tmplInScope {
+		p.fail() // T_ in the local function would name the outer template's
+		return span{}
+	}
+	p.i++ // Z
+	// The local function's own state, apart from the function's.
+	fnArgs, haveFnArgs, isConst, hasReturn, refQual, firstT := p.fnArgs, p.haveFnArgs, p.isConst, p.hasReturn, p.refQual, p.firstT
+	p.fnArgs = p.fnArgs[len(p.fnArgs):]
+	p.haveFnArgs, p.isConst, p.hasReturn, p.refQual, p.firstT = false, false, false, "", -1
+	scope := p.localFunction()
+	if p.firstT >= 0 {
+		// The candidates that may hold its T_, which names another
+		// template's argument outside it (in the full demangler and
+		// c++filt): left to the full demangler if named again.
+		for j := p.firstT; j < len(p.subs); j++ {
+			p.subs[j].local = true
+		}
+	}
+	p.fnArgs, p.haveFnArgs, p.isConst, p.hasReturn, p.refQual, p.firstT = fnArgs, haveFnArgs, isConst, hasReturn, refQual, firstT
+	p.tmplInScope = false
+	if p.bad || p.peek() != 'E' {
+		p.fail()
+		return span{}
+	}
+	p.i++ // E
+	var ent span
+	switch c := p.peek(); {
+	case c == 'N':
+		ent = p.nested(function, false)
+	case c == 'U':
+		ent = p.closure()
+	case c >= '1' && c <= '9' || c == 'L':
+		ent = p.emit(nil, p.unqualified(), "")
+		ent, _ = p.abiTags(ent)
+		if p.peek() == 'I' {
+			p.fail()
+		}
+	default:
+		p.fail() // a string literal, a default argument, an operator, ...
+	}
+	p.discriminator()
+	if p.bad {
+		return span{}
+	}
+	return p.join(scope, "::", ent)
+}
+
+// localFunction parses the <encoding> of a local name's function and
+// returns how the full demangler prints it there: without a return
+// type, f(int) const.
+func (p *fastParser) localFunction() span {
+	if c := p.peek(); c != 'N' && c != 'Z' && c != 'L' && (c < '1' || c > '9') && (c != 'S' || p.i+1 >= len(p.s) || p.s[p.i+1] != 't') {
+		p.fail() // a special name (T, G) or an operator, left to the full demangler
+		return span{}
+	}
+	name := p.functionName()
+	if p.bad {
+		return span{}
+	}
+	if p.peek() == 'E' {
+		// A variable's name, no function's.
+		if p.isConst || p.hasReturn || p.refQual != "" {
+			p.fail()
+		}
+		return name
+	}
+	p.tmplInScope = p.haveFnArgs
+	if p.hasReturn {
+		if t := p.typ(); p.bad || t.fn || t.closed {
+			p.fail()
+			return span{}
+		}
+	}
+	base := len(p.params)
+	if p.peek() == 'v' && p.i+1 < len(p.s) && p.s[p.i+1] == 'E' {
+		p.i++ // no parameters
+	} else if p.peek() == 'E' || !p.parameters(-1) {
+		p.fail()
+		return span{}
+	}
+	lo := len(p.out)
+	p.out = append(p.out, p.text(name)...)
+	p.out = append(p.out, '(')
+	p.appendList(p.params[base:])
+	p.out = append(p.out, ')')
+	if p.isConst {
+		p.out = append(p.out, " const"...)
+	}
+	p.out = append(p.out, p.refQual...)
+	p.params = p.params[:base]
+	return span{int32(lo), int32(len(p.out))}
+}
+
+// closure parses Ul <parameter types> E [<number>] _, a lambda
+// ("{lambda(int)#1}"), or Ut [<number>] _, an unnamed type ("{unnamed
+// type#1}", a substitution candidate of its own).
+func (p *fastParser) closure() span {
+	if p.i+1 >= len(p.s) || p.s[p.i+1] != 'l' && p.s[p.i+1] != 't' {
+		p.fail()
+		return span{}
+	}
+	lambda := p.s[p.i+1] == 'l'
+	p.i += 2
+	lo := len(p.out)
+	if !lambda {
+		n, ok := p.compactNumber()
+		if !ok {
+			p.fail()
+			return span{}
+		}
+		p.out = append(p.out, "{unnamed type#"...)
+		p.out = strconv.AppendInt(p.out, int64(n)+1, 10)
+		p.out = append(p.out, '}')
+		sp := span{int32(lo), int32(len(p.out))}
+		p.subs = append(p.subs, fastType{span: sp, name: true})
+		return sp
+	}
+	if c := p.peek(); c == 'T' || c == 'Q' {
+		p.fail() // a generic lambda's template parameters, a constraint
+		return span{}
+	}
+	base := len(p.params)
+	p.noParam++
+	if p.peek() == 'v' && p.i+1 < len(p.s) && p.s[p.i+1] == 'E' {
+		p.i++ // no parameters
+	} else if p.peek() == 'E' || !p.parameters(-1) {
+		p.fail()
+	}
+	p.noParam--
+	p.i++ // E
+	n, ok := p.compactNumber()
+	if p.bad || !ok {
+		p.fail()
+		return span{}
+	}
+	lo = len(p.out)
+	p.out = append(p.out, "{lambda("...)
+	p.appendList(p.params[base:])
+	p.out = append(p.out, ")#"...)
+	p.out = strconv.AppendInt(p.out, int64(n)+1, 10)
+	p.out = append(p.out, '}')
+	p.params = p.params[:base]
+	return span{int32(lo), int32(len(p.out))}
+}
+
+// compactNumber parses _ (0) or <number> _ (number+1).
+func (p *fastParser) compactNumber() (int, bool) {
+	if p.peek() == '_' {
+		p.i++
+		return 0, true
+	}
+	n, digits := 0, 0
+	for ; p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9'; p.i++ {
+		if digits++; digits > 9 {
+			return 0, false
+		}
+		n = n*10 + int(p.s[p.i]-'0')
+	}
+	if digits == 0 || p.peek() != '_' {
+		return 0, false
+	}
+	p.i++
+	return n + 1, true
+}
+
+// discriminator skips _ <digit> or __ <number> _ after a local name's
+// entity, which the full demangler does not print. Digits that end the
+// name without an underscore, which it skips too, are refused.
+func (p *fastParser) discriminator() {
+	if p.peek() != '_' {
+		if p.i < len(p.s) && allDigits(p.s[p.i:]) {
+			p.fail()
+		}
+		return
+	}
+	p.i++
+	trailing := p.peek() == '_'
+	if trailing {
+		p.i++
+	}
+	n, digits := 0, 0
+	for ; p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9'; p.i++ {
+		if digits++; digits > 9 {
+			p.fail()
+			return
+		}
+		n = n*10 + int(p.s[p.i]-'0')
+	}
+	if digits == 0 {
+		p.fail()
+		return
+	}
+	if trailing && n >= 10 {
+		if p.peek() != '_' {
+			p.fail()
+			return
+		}
+		p.i++
+	}
 }

@@ -239,7 +239,7 @@ func (p *fastParser) substitution() fastType {
 		p.i++
 		idx = n + 1
 	}
-	if idx >= len(p.subs) {
+	if idx >= len(p.subs) || p.subs[idx].local {
 		p.fail()
 		return fastType{}
 	}
@@ -277,9 +277,12 @@ func (p *fastParser) templateParam() fastType {
 		p.fail()
 		return fastType{}
 	}
-	if !p.haveFnArgs || idx >= len(p.fnArgs) || p.fnArgs[idx].literal || p.fnArgs[idx].pack {
+	if !p.haveFnArgs || p.noParam > 0 || idx >= len(p.fnArgs) || p.fnArgs[idx].literal || p.fnArgs[idx].pack {
 		p.fail()
 		return fastType{}
+	}
+	if p.firstT < 0 {
+		p.firstT = len(p.subs)
 	}
 	return p.fnArgs[idx]
 }
@@ -403,7 +406,9 @@ func (p *fastParser) typ() fastType {
 			return fastType{}
 		}
 	case c == 'N':
-		return fastType{span: p.nested(false), name: true} // nested added it
+		return fastType{span: p.nested(false, true), name: true} // nested added it
+	case c == 'Z':
+		t.span, t.name = p.localName(false), true
 	case c >= '1' && c <= '9':
 		t.span, t.name = p.emit(nil, p.sourceName(), ""), true
 		t = p.maybeTemplate(t, true)
