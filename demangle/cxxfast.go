@@ -509,7 +509,9 @@ func (p *fastParser) templateArgs(cur span) (sp span, base int) {
 			a = p.literal()
 		case 'J':
 			a = p.pack()
-		case 0, 'X':
+		case 'X':
+			a = p.addressArg()
+		case 0:
 			p.fail()
 		default:
 			a = p.typ()
@@ -639,20 +641,9 @@ func (p *fastParser) localName(function bool) span {
 	}
 	p.i++ // Z
 	// The local function's own state, apart from the function's.
-	fnArgs, haveFnArgs, isConst, hasReturn, refQual, firstT := p.fnArgs, p.haveFnArgs, p.isConst, p.hasReturn, p.refQual, p.firstT
-	p.fnArgs = p.fnArgs[len(p.fnArgs):]
-	p.haveFnArgs, p.isConst, p.hasReturn, p.refQual, p.firstT = false, false, false, "", -1
+	outer := p.enterEncoding()
 	scope := p.localFunction()
-	if p.firstT >= 0 {
-		// The candidates that may hold its T_, which names another
-		// template's argument outside it (in the full demangler and
-		// c++filt): left to the full demangler if named again.
-		for j := p.firstT; j < len(p.subs); j++ {
-			p.subs[j].local = true
-		}
-	}
-	p.fnArgs, p.haveFnArgs, p.isConst, p.hasReturn, p.refQual, p.firstT = fnArgs, haveFnArgs, isConst, hasReturn, refQual, firstT
-	p.tmplInScope = false
+	p.leaveEncoding(outer)
 	if p.bad || p.peek() != 'E' {
 		p.fail()
 		return span{}
@@ -678,6 +669,116 @@ func (p *fastParser) localName(function bool) span {
 		return span{}
 	}
 	return p.join(scope, "::", ent)
+}
+
+// encodingState is what a function's encoding sets as it is parsed,
+// kept aside while another encoding inside it (a local name's function,
+// a function whose address is a template argument) is parsed.
+type encodingState struct {
+	fnArgs                         []fastType
+	haveFnArgs, isConst, hasReturn bool
+	refQual                        string
+	firstT                         int
+}
+
+func (p *fastParser) enterEncoding() encodingState {
+	st := encodingState{p.fnArgs, p.haveFnArgs, p.isConst, p.hasReturn, p.refQual, p.firstT}
+	p.fnArgs = p.fnArgs[len(p.fnArgs):]
+	p.haveFnArgs, p.isConst, p.hasReturn, p.refQual, p.firstT = false, false, false, "", -1
+	return st
+}
+
+func (p *fastParser) leaveEncoding(st encodingState) {
+	if p.firstT >= 0 {
+		// The candidates that may hold the inner encoding's T_, which
+		// names another template's argument outside it (in the full
+		// demangler and c++filt): left to the full demangler if named
+		// again.
+		for j := p.firstT; j < len(p.subs); j++ {
+			p.subs[j].local = true
+		}
+	}
+	p.fnArgs, p.haveFnArgs, p.isConst, p.hasReturn, p.refQual, p.firstT = st.fnArgs, st.haveFnArgs, st.isConst, st.hasReturn, st.refQual, st.firstT
+	p.tmplInScope = false
+}
+
+// addressArg parses Xad L_Z <encoding> E E, a template argument that is
+// the address of a function or variable, printed as the full demangler
+// does: &a::f for a qualified name (member or namespace scope), &x for
+// a variable, and with its signature, &(void f<int>(int)), a plain or
+// template function or a const member.
+func (p *fastParser) addressArg() fastType {
+	const prefix = "XadL_Z"
+	if p.tmplInScope || len(p.s)-p.i < len(prefix) || p.s[p.i:p.i+len(prefix)] != prefix {
+		p.fail()
+		return fastType{}
+	}
+	p.i += len(prefix)
+	c := p.peek()
+	qualified := c == 'N' || c == 'S'
+	if c != 'N' && (c < '1' || c > '9') && (c != 'S' || p.i+1 >= len(p.s) || p.s[p.i+1] != 't') {
+		p.fail() // a local or special name, an operator
+		return fastType{}
+	}
+	outer := p.enterEncoding()
+	defer p.leaveEncoding(outer)
+	name := p.functionName()
+	if p.bad {
+		return fastType{}
+	}
+	lo := len(p.out)
+	if p.peek() == 'E' {
+		// A variable.
+		if p.isConst || p.hasReturn || p.refQual != "" || p.haveFnArgs {
+			p.fail()
+			return fastType{}
+		}
+		p.out = append(p.out, '&')
+		p.out = append(p.out, p.text(name)...)
+	} else {
+		p.tmplInScope = p.haveFnArgs
+		var ret fastType
+		if p.hasReturn {
+			if ret = p.typ(); p.bad || ret.fn || ret.closed {
+				p.fail()
+				return fastType{}
+			}
+		}
+		base := len(p.params)
+		if p.peek() == 'v' && p.i+1 < len(p.s) && p.s[p.i+1] == 'E' {
+			p.i++ // no parameters
+		} else if p.peek() == 'E' || !p.parameters(-1) {
+			p.fail()
+			return fastType{}
+		}
+		lo = len(p.out)
+		if qualified && !p.haveFnArgs && !p.isConst && p.refQual == "" {
+			p.out = append(p.out, '&')
+			p.out = append(p.out, p.text(name)...)
+		} else {
+			p.out = append(p.out, "&("...)
+			if p.hasReturn {
+				p.out = append(p.out, p.text(ret.span)...)
+				p.out = append(p.out, ' ')
+			}
+			p.out = append(p.out, p.text(name)...)
+			p.out = append(p.out, '(')
+			p.appendList(p.params[base:])
+			p.out = append(p.out, ')')
+			if p.isConst {
+				p.out = append(p.out, " const"...)
+			}
+			p.out = append(p.out, p.refQual...)
+			p.out = append(p.out, ')')
+		}
+		p.params = p.params[:base]
+	}
+	if p.i+1 >= len(p.s) || p.s[p.i] != 'E' || p.s[p.i+1] != 'E' {
+		p.fail()
+		return fastType{}
+	}
+	p.i += 2
+	return fastType{span: span{int32(lo), int32(len(p.out))}, literal: true}
 }
 
 // localFunction parses the <encoding> of a local name's function and

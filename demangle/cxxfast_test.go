@@ -94,6 +94,17 @@ func TestCxxFast(t *testing.T) {
 		{"_ZN1a1hIZNS_1fEvE1x_1EEvv", "void a::h<a::f()::x>()"},
 		{"_ZN1a1hIZNS_1fEvE1x__11_EEvv", "void a::h<a::f()::x>()"},
 		{"_ZN1aUt_1fEv", "a::{unnamed type#1}::f()"},
+		// Addresses as template arguments.
+		{"_Z1fIXadL_ZN1a1gEvEEEvv", "void f<&a::g>()"},
+		{"_Z1fIXadL_ZSt3absdEEEvv", "void f<&std::abs>()"},
+		{"_Z1fIXadL_ZN1a1xEEEEvv", "void f<&a::x>()"},
+		{"_Z1fIXadL_Z1xEEEvv", "void f<&x>()"},
+		{"_Z1fIXadL_Z1gvEEEvv", "void f<&(g())>()"},
+		{"_Z1fIXadL_ZNK1a1gEvEEEvv", "void f<&(a::g() const)>()"},
+		{"_Z1fIXadL_ZNKR1a1gEvEEEvv", "void f<&(a::g() const &)>()"},
+		{"_Z1fIXadL_ZN1a1gIiEEvT_EEEvv", "void f<&(void a::g<int>(int))>()"},
+		{"_ZN4node10StreamBase8JSMethodIXadL_ZNS0_11WriteStringILNS_8encodingE0EEEiRKN2v820FunctionCallbackInfoINS4_5ValueEEEEEEEvS9_",
+			"void node::StreamBase::JSMethod<&(int node::StreamBase::WriteString<(node::encoding)0>(v8::FunctionCallbackInfo<v8::Value> const&))>(v8::FunctionCallbackInfo<v8::Value> const&)"},
 		{"_ZN1a1bUt0_1fEv", "a::b::{unnamed type#2}::f()"},
 	} {
 		for _, f := range []Form{Simplified, Full} {
@@ -157,7 +168,7 @@ func TestCxxFastAllocs(t *testing.T) {
 // FuzzCxxFast checks that the fast path never fails where the full
 // demangler succeeds differently, and never panics.
 func FuzzCxxFast(f *testing.F) {
-	for _, s := range []string{"_ZN1a1b1fERKS0_", "_ZN1a1fIiEEvT_", "_ZN1a1fILb1ELi3ELm256EEEPcv", "_ZNSt6vectorIiSaIiEEC2Ev", "_ZN2v84baseL3divEii", "_ZN1a1fEi.constprop.0", "_ZN1a1bINS_1cIiEEE1fERKS3_", "_ZN4llvm12hash_combineIJjPNS_5ValueENS_9hash_codeEEEES3_DpRKT_", "_ZN4llvm27install_fatal_error_handlerEPFvPvPKcbES0_", "_ZN4llvm3sys22getDefaultTargetTripleB5cxx11Ev", "_ZNKR1a1fEv", "_ZN4llvmlsERNS_11raw_ostreamERKNS_5APIntE", "_ZN1a1fERSo", "_ZThn56_N4node5http211Http2Stream9ReadStartEv", "_ZTv0_n24_N1a1fEv", "_ZZN1a1fEiENKUlPKcE0_clES1_", "_ZN1a1fIZNKS_1gIiEEvT_EUlvE_EEvS3_", "_ZN1a1bUt0_1fEv", "_ZZN1a1fEvEN1b1gE_0v"} {
+	for _, s := range []string{"_ZN1a1b1fERKS0_", "_ZN1a1fIiEEvT_", "_ZN1a1fILb1ELi3ELm256EEEPcv", "_ZNSt6vectorIiSaIiEEC2Ev", "_ZN2v84baseL3divEii", "_ZN1a1fEi.constprop.0", "_ZN1a1bINS_1cIiEEE1fERKS3_", "_ZN4llvm12hash_combineIJjPNS_5ValueENS_9hash_codeEEEES3_DpRKT_", "_ZN4llvm27install_fatal_error_handlerEPFvPvPKcbES0_", "_ZN4llvm3sys22getDefaultTargetTripleB5cxx11Ev", "_ZNKR1a1fEv", "_ZN4llvmlsERNS_11raw_ostreamERKNS_5APIntE", "_ZN1a1fERSo", "_ZThn56_N4node5http211Http2Stream9ReadStartEv", "_ZTv0_n24_N1a1fEv", "_ZZN1a1fEiENKUlPKcE0_clES1_", "_ZN1a1fIZNKS_1gIiEEvT_EUlvE_EEvS3_", "_ZN1a1bUt0_1fEv", "_ZZN1a1fEvEN1b1gE_0v", "_Z1fIXadL_ZNK1a1gEvEEEvv", "_Z1fIXadL_ZN1a1gIiEEvT_EEEvv", "_Z1fIXadL_ZSt3absdEEEvv"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -67,7 +67,9 @@ func (p *fastParser) pack() fastType {
 		switch p.peek() {
 		case 'L':
 			a = p.literal()
-		case 0, 'X', 'J':
+		case 'X':
+			a = p.addressArg()
+		case 0, 'J':
 			p.fail()
 		default:
 			a = p.typ()
