@@ -171,7 +171,29 @@ func (t *Target) ThreadsUnchanged() bool {
 			return false
 		}
 	}
-	p := k.kids
+	return k.kids.quiet()
+}
+
+// ImagesUnchanged reports, as ThreadsUnchanged, whether no thread of t's
+// process started, ended or was renamed and it mapped no code and exec'd
+// nothing since its threads were last listed, whether or not each thread
+// has a ring of its own: a listing now would find no new code
+// (target.ThreadWatcher).
+func (t *Target) ImagesUnchanged() bool {
+	t.hotMu.Lock()
+	defer t.hotMu.Unlock()
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	k := t.kernel
+	if k == nil || k.proc != nil || k.kids == nil || t.closed || t.exited || len(t.departed) > 0 {
+		return false
+	}
+	return k.kids.quiet()
+}
+
+// quiet reports whether p has rings and the kernel wrote nothing into
+// them since they were last read.
+func (p *processRings) quiet() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, r := range p.rings {

@@ -106,6 +106,42 @@ func TestThreadsUnchangedFollowsTheKernelsRecords(t *testing.T) {
 	}
 }
 
+// TestImagesUnchangedSeesADlopen: a command whose one thread has no ring of
+// its own (nothing captured it) cannot be told unchanged as a whole
+// (ThreadsUnchanged), but after a listing its images are told unchanged
+// while it sorts, until it dlopens a library (the kernel's mmap record
+// reaches the descendant rings), and again after the next listing: the
+// sampler skips the ticks that would only look for such code.
+func TestImagesUnchangedSeesADlopen(t *testing.T) {
+	lib := testprog.BuildCShared(t, "hoplib.c", "libhopa.so", "-DHOP=hopa")
+	l := launchWithDescendantRings(t, testprog.BuildC(t, "hopper.c"), "1", "1", lib)
+	mapped := func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", l.PID()))
+		return err == nil && strings.Contains(string(b), "libhopa.so")
+	}
+	list := func() {
+		t.Helper()
+		if _, err := l.Threads(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list()
+	testprog.WaitFor(t, 10*time.Second, func() bool {
+		list()
+		return l.ImagesUnchanged() || mapped()
+	}, "the sorting command's images told unchanged after a listing")
+	if mapped() {
+		t.Fatal("the library was mapped before a listing told the images unchanged: the sort phase is too short for this machine")
+	}
+	if l.ThreadsUnchanged() {
+		t.Error("a thread without a ring of its own: the whole process told unchanged")
+	}
+	testprog.WaitFor(t, 10*time.Second, mapped, "hopper's dlopen of libhopa.so")
+	testprog.WaitFor(t, 2*time.Second, func() bool { return !l.ImagesUnchanged() }, "the dlopen told as a change")
+	list()
+	testprog.WaitFor(t, 2*time.Second, l.ImagesUnchanged, "the images told unchanged after the listing that read the dlopen")
+}
+
 // TestWatchedEmptyDescendantRingsHoldNoDrain: descendant rings woken at
 // half full (Options.Kernel.SamplesWaiting) hold the drain interval to
 // their fill time only while they hold records or a collect read samples

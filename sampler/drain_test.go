@@ -1,6 +1,8 @@
 package sampler
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -218,11 +220,52 @@ type watchingTarget struct {
 	*drainingTarget
 	unchanged bool
 	asked     int
+	// imagesUnchanged is what ImagesUnchanged tells.
+	imagesUnchanged bool
 }
 
 func (w *watchingTarget) ThreadsUnchanged() bool {
 	w.asked++
 	return w.unchanged
+}
+
+func (w *watchingTarget) ImagesUnchanged() bool { return w.imagesUnchanged }
+
+// TestLoadingCommandTicksOnlyWhenItMayHaveMappedCode: a launched command
+// whose kernel samples are drained once a second is, while it loads its
+// libraries, ticked every listEvery only while its backend cannot tell
+// that it mapped no code since its last listing (a thread without a ring
+// keeps ThreadsUnchanged false); while it can, those ticks are skipped
+// (idlePoll) and the threads are listed at the drains alone.
+func TestLoadingCommandTicksOnlyWhenItMayHaveMappedCode(t *testing.T) {
+	const hz, runFor = 5, 2 * time.Second
+	listings := map[bool]int{}
+	for _, quiet := range []bool{true, false} {
+		d := &watchingTarget{drainingTarget: newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}}), imagesUnchanged: quiet}
+		d.maxDrain = time.Second
+		s, err := New(Config{Hz: hz})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.AddStarted(d)
+		ctx, cancel := context.WithTimeout(context.Background(), runFor)
+		if err := s.Run(ctx); err != nil && !errors.Is(err, ErrAllExited) {
+			t.Fatal(err)
+		}
+		cancel()
+		listings[quiet] = d.listings
+	}
+	// Quiet: three listings a period apart to start, one a second, the
+	// last tick's, and two for ticks a loaded machine made late. Not
+	// quiet: one every listEvery after the first three, but for late
+	// ticks.
+	if most := 3 + 2 + 1 + 2; listings[true] > most {
+		t.Errorf("no code mapped: threads listed %d times in %v, want at most %d (the drains a second apart)", listings[true], runFor, most)
+	}
+	if listings[false] < listings[true]+4 {
+		t.Errorf("code may have been mapped: threads listed %d times in %v, %d when none was; want one every %v", listings[false], runFor, listings[true], listEvery)
+	}
+	t.Logf("listings in %v: %d while no code was mapped, %d while it may have been", runFor, listings[true], listings[false])
 }
 
 // TestDrainListsThreadsOnlyWhileTheyMayHaveChanged: at 100 Hz the rings

@@ -19,6 +19,10 @@ type drainPolicy struct {
 	every time.Duration
 	// soon counts the ticks after a Wake that come at most listEvery apart.
 	soon int
+	// poll, when set, is the interval the targets ask for, which every
+	// shortens to listEvery only to look for code a loading command
+	// mapped (idlePoll).
+	poll time.Duration
 	// now makes Run tick at once, and only that (DrainSoon).
 	now chan struct{}
 }
@@ -78,6 +82,7 @@ func (p *drainPolicy) interval(targets []*targetState, winStart time.Time) time.
 }
 
 func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Duration {
+	p.poll = 0
 	var every time.Duration
 	loading := false
 	for _, ts := range targets {
@@ -112,8 +117,9 @@ func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Dura
 		// that dlopened a library and exited within a second had its
 		// last samples walked after its exit, in code no map read had
 		// seen (TestRecordWalksLibrariesLoadedLate, on a quiet
-		// machine).
-		every = listEvery
+		// machine). Such a tick is skipped while the command mapped
+		// nothing (idlePoll).
+		p.poll, every = every, listEvery
 	case p.soon > 0:
 		p.soon--
 		every = listEvery
@@ -133,6 +139,31 @@ func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Dura
 		}
 	}
 	return every
+}
+
+// idlePoll reports whether a tick due now, last a real tick at last, has
+// nothing to do: it came listEvery after the last only to look for code a
+// loading command mapped (poll), the drain the targets ask for is not due,
+// and no live target's backend tells of a mapping, exec or thread start
+// since its last listing (target.ThreadWatcher). Where one may have, the
+// tick re-reads that target's images whatever their schedule. A skipped
+// tick costs a timer's wake-up and the look at the rings' heads, about a
+// tenth of a tick that lists the threads, reads their CPU time and drains.
+func (p *drainPolicy) idlePoll(targets []*targetState, last time.Time) bool {
+	if p.poll <= 0 || time.Since(last) >= p.poll*9/10 {
+		return false
+	}
+	idle := true
+	for _, ts := range targets {
+		if ts.exited {
+			continue
+		}
+		if ts.watcher == nil || !ts.watcher.ImagesUnchanged() {
+			idle = false
+			ts.mapped = true
+		}
+	}
+	return idle
 }
 
 // waitsForRing reports whether ts's ticks stay a period apart for a thread

@@ -42,7 +42,7 @@ var ErrAllExited = errors.New("every target exited")
 func (s *Sampler) Run(ctx context.Context) error {
 	s.startTime = time.Now()
 	s.win = s.newWindow(s.startTime)
-	next := s.startTime
+	next, ticked := s.startTime, s.startTime
 	var tick int64
 	var reason error
 	// One timer for the whole run: a tick allocates nothing. On Linux
@@ -118,7 +118,12 @@ func (s *Sampler) Run(ctx context.Context) error {
 			// A kernel buffer is half full: drain it now; the
 			// deadlines start again from now.
 			next = time.Now()
+		case waitTick:
+			if s.drains.idlePoll(s.targets, ticked) {
+				continue
+			}
 		}
+		ticked = time.Now()
 		tick++
 		s.tick(tick)
 		if s.cfg.OnTick != nil {
@@ -251,10 +256,15 @@ func (s *Sampler) tick(n int64) {
 		// window closes; sooner at first (50 ms after the target was
 		// added, then twice as long each time), as a command launched
 		// at its exec has no libraries mapped yet and may exit within
-		// a second.
-		if now := time.Now(); now.Sub(ts.imgAt) >= max(ts.imgEvery, firstImageRefresh) {
-			ts.imgAt = now
+		// a second. At once, off that schedule, when its backend told
+		// of code it may have mapped (idlePoll).
+		now := time.Now()
+		due := now.Sub(ts.imgAt) >= max(ts.imgEvery, firstImageRefresh)
+		if due {
 			ts.imgEvery = min(2*max(ts.imgEvery, firstImageRefresh), imageRefresh)
+		}
+		if due || ts.mapped {
+			ts.imgAt, ts.mapped = now, false
 			ts.refreshImages()
 		}
 		if keeps(ts, s.ending) {

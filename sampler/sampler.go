@@ -156,6 +156,9 @@ type targetState struct {
 	images   *images.Set   // the last image set read, kept after exit
 	imgAt    time.Time     // when images was last read
 	imgEvery time.Duration // how long after imgAt they are read again
+	// mapped: its backend told of code it may have mapped (idlePoll):
+	// its images are read at the next tick whatever imgEvery says.
+	mapped bool
 	// drainer is the target as a SampleDrainer, when its kernel samples
 	// are on (cpu mode).
 	drainer target.SampleDrainer

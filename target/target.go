@@ -191,6 +191,9 @@ type ThreadWatcher interface {
 	// ThreadsUnchanged reports whether nothing of that kind happened
 	// since the threads were last listed; false when it cannot tell.
 	ThreadsUnchanged() bool
+	// ImagesUnchanged reports the same whatever the threads' own
+	// state: a listing now would find no code mapped since the last.
+	ImagesUnchanged() bool
 }
 
 // SampleKeeper is implemented by SampleDrainers that can keep the kernel's
