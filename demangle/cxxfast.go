@@ -510,7 +510,7 @@ func (p *fastParser) templateArgs(cur span) (sp span, base int) {
 		case 'J':
 			a = p.pack()
 		case 'X':
-			a = p.addressArg()
+			a = p.exprArg()
 		case 0:
 			p.fail()
 		default:
@@ -778,6 +778,68 @@ func (p *fastParser) addressArg() fastType {
 		return fastType{}
 	}
 	p.i += 2
+	return fastType{span: span{int32(lo), int32(len(p.out))}, literal: true}
+}
+
+// exprArg parses X <expression> E, a template argument, of the two
+// shapes the fast path prints: an address (addressArg) and a qualified
+// name (sr, unresolvedArg).
+func (p *fastParser) exprArg() fastType {
+	if p.i+2 < len(p.s) && p.s[p.i+1] == 's' && p.s[p.i+2] == 'r' {
+		return p.unresolvedArg()
+	}
+	return p.addressArg()
+}
+
+// unresolvedArg parses X sr <level>+ E <name> E (std::is_signed<T>::value:
+// a level is a name and its template arguments, no substitution
+// candidate itself, as the full demangler's patch 1) or X sr T_ <name> E.
+func (p *fastParser) unresolvedArg() fastType {
+	p.i += 3 // Xsr
+	base := len(p.params)
+	if p.peek() == 'T' {
+		t := p.typ() // a candidate
+		if p.bad {
+			return fastType{}
+		}
+		p.params = append(p.params, t.span)
+	} else {
+		for !p.bad && p.peek() != 'E' {
+			if c := p.peek(); c < '1' || c > '9' {
+				p.fail() // srN, a decltype, a substitution, ...
+				return fastType{}
+			}
+			level := p.emit(nil, p.sourceName(), "")
+			if p.peek() == 'I' {
+				var args int
+				level, args = p.templateArgs(level)
+				p.args = p.args[:args]
+			}
+			p.params = append(p.params, level)
+		}
+		if p.bad || len(p.params) == base {
+			p.fail()
+			return fastType{}
+		}
+		p.i++ // E
+	}
+	if c := p.peek(); c < '1' || c > '9' {
+		p.fail() // an operator, a destructor
+		return fastType{}
+	}
+	id := p.sourceName()
+	if p.bad || p.peek() != 'E' {
+		p.fail() // template arguments, or no end
+		return fastType{}
+	}
+	p.i++ // E
+	lo := len(p.out)
+	for _, l := range p.params[base:] {
+		p.out = append(p.out, p.text(l)...)
+		p.out = append(p.out, "::"...)
+	}
+	p.out = append(p.out, id...)
+	p.params = p.params[:base]
 	return fastType{span: span{int32(lo), int32(len(p.out))}, literal: true}
 }
 

@@ -94,6 +94,12 @@ func TestCxxFast(t *testing.T) {
 		{"_ZN1a1hIZNS_1fEvE1x_1EEvv", "void a::h<a::f()::x>()"},
 		{"_ZN1a1hIZNS_1fEvE1x__11_EEvv", "void a::h<a::f()::x>()"},
 		{"_ZN1aUt_1fEv", "a::{unnamed type#1}::f()"},
+		// Qualified names as template arguments.
+		{"_ZN4llvm10checkedAddIiEENSt9enable_ifIXsr3std9is_signedIT_EE5valueENS_8OptionalIS2_EEE4typeES2_S2_",
+			"std::enable_if<std::is_signed<int>::value, llvm::Optional<int> >::type llvm::checkedAdd<int>(int, int)"},
+		{"_ZN4llvm4yaml7yamlizeINS_7ELFYAML14YAMLFlowStringEEENSt9enable_ifIXsr16has_ScalarTraitsIT_EE5valueEvE4typeERNS0_2IOERS5_bRNS0_12EmptyContextE",
+			"std::enable_if<has_ScalarTraits<llvm::ELFYAML::YAMLFlowString>::value, void>::type llvm::yaml::yamlize<llvm::ELFYAML::YAMLFlowString>(llvm::yaml::IO&, llvm::ELFYAML::YAMLFlowString&, bool, llvm::yaml::EmptyContext&)"},
+		{"_ZN1a1fIiNS_1bEEENSt11conditionalIXsrT0_1vEPKcS1_E4typeEv", "std::conditional<a::b::v, char const*, a::b>::type a::f<int, a::b>()"},
 		// Addresses as template arguments.
 		{"_Z1fIXadL_ZN1a1gEvEEEvv", "void f<&a::g>()"},
 		{"_Z1fIXadL_ZSt3absdEEEvv", "void f<&std::abs>()"},

@@ -68,7 +68,7 @@ func (p *fastParser) pack() fastType {
 		case 'L':
 			a = p.literal()
 		case 'X':
-			a = p.addressArg()
+			a = p.exprArg()
 		case 0, 'J':
 			p.fail()
 		default:
