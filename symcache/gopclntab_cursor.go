@@ -8,19 +8,22 @@ import "encoding/binary"
 // earlier pc starts again from the entry.
 type pcCursor struct {
 	tab   []byte // the table from its start; nil when the function has none
-	p     []byte // what is left of it
+	off   int    // where in tab the next step starts
 	entry uint64
 	val   int64
-	lo    uint64 // val holds for lo <= pc < cur (lo 0 for the first range)
+	lo    uint64 // val holds for lo <= pc < cur (lo = cur = entry before the first step)
 	cur   uint64
-	steps int  // steps taken since the entry
-	done  bool // no step past cur: the table ended or is damaged there
+	span  uint64 // cur - lo, or 0 where cur wrapped below lo
+	// quantum is the table's pc quantum (Gopclntab.quantum).
+	quantum uint32
+	started bool // a step was taken since the entry
+	done    bool // no step past cur: the table ended or is damaged there
 }
 
 // start points c at the table at off in t.pctab for a function at entry;
 // ok false (or off outside the table) leaves it answering nothing.
 func (c *pcCursor) start(t *Gopclntab, off uint32, entry uint64, ok bool) {
-	*c = pcCursor{entry: entry}
+	*c = pcCursor{entry: entry, quantum: t.quantum}
 	if ok && uint64(off) < uint64(len(t.pctab)) {
 		c.tab = t.pctab[off:]
 	}
@@ -28,65 +31,80 @@ func (c *pcCursor) start(t *Gopclntab, off uint32, entry uint64, ok bool) {
 }
 
 func (c *pcCursor) rewind() {
-	c.p, c.val, c.lo, c.cur, c.steps, c.done = c.tab, -1, 0, c.entry, 0, false
+	c.off, c.val, c.lo, c.cur, c.span, c.started, c.done = 0, -1, c.entry, c.entry, 0, false, false
 }
 
-// value returns what t.pcvalue(off, entry, pc) returns.
-func (c *pcCursor) value(pc uint64, quantum uint32) (int64, bool) {
+// value returns what t.pcvalue(off, entry, pc) returns. It is inlined
+// into the caller, and with it the lookups in the last answer's range
+// (most of a pc-file table's, and of a pc-line table's where a function's
+// addresses are dense).
+func (c *pcCursor) value(pc uint64) (int64, bool) {
+	if pc-c.lo < c.span || c.walk(pc) { // lo <= pc < cur, or a step on
+		return c.val, true
+	}
+	return 0, false
+}
+
+// walk moves c to the range that holds pc, for a pc outside the last
+// answer's, and reports whether there is one (its value is then c.val).
+func (c *pcCursor) walk(pc uint64) bool {
 	if c.tab == nil {
-		return 0, false
+		return false
 	}
 	if pc < c.lo {
 		c.rewind()
 	}
-	if c.steps > 0 && pc < c.cur {
-		return c.val, true
+	if c.started && pc < c.cur {
+		return true
 	}
 	if c.done {
-		return 0, false
+		return false
 	}
 	// The walk keeps its place in locals, stored back once: it was the
 	// largest part of symbolizing a Go binary.
-	p, val, lo, cur, steps := c.p, c.val, c.lo, c.cur, c.steps
-	for len(p) > 0 {
-		uv, n := uint64(p[0]), 1 // most deltas are one byte
+	tab, i := c.tab, c.off
+	val, lo, cur, started := c.val, c.lo, c.cur, c.started
+	q := uint64(c.quantum)
+	for i < len(tab) {
+		uv, n := uint64(tab[i]), 1 // most deltas are one byte
 		if uv >= 0x80 {
-			uv, n = binary.Uvarint(p)
+			if uv, n = binary.Uvarint(tab[i:]); n <= 0 {
+				break
+			}
 		}
-		if n <= 0 || (uv == 0 && steps > 0) {
+		if uv == 0 && started {
+			break // the table's end
+		}
+		j := i + n
+		if j >= len(tab) {
 			break
 		}
-		rest := p[n:]
-		next := val
-		if uv&1 != 0 {
-			next += int64(^(uv >> 1))
-		} else {
-			next += int64(uv >> 1)
-		}
-		if len(rest) == 0 {
-			break
-		}
-		d, m := uint64(rest[0]), 1
+		d, m := uint64(tab[j]), 1
 		if d >= 0x80 {
-			d, m = binary.Uvarint(rest)
+			if d, m = binary.Uvarint(tab[j:]); m <= 0 {
+				break
+			}
 		}
-		if m <= 0 {
-			break
-		}
-		p = rest[m:]
-		if steps > 0 {
-			lo = cur
-		}
-		steps++
-		val = next
-		cur += d * uint64(quantum)
+		i, started = j+m, true
+		val += int64(uv>>1) ^ -int64(uv&1) // zig-zag
+		lo, cur = cur, cur+d*q
 		if pc < cur {
-			c.p, c.val, c.lo, c.cur, c.steps = p, val, lo, cur, steps
-			return val, true
+			c.off, c.val, c.lo, c.cur, c.started = i, val, lo, cur, true
+			c.setSpan()
+			return true
 		}
 	}
-	c.p, c.val, c.lo, c.cur, c.steps, c.done = p, val, lo, cur, steps, true
-	return 0, false
+	c.off, c.val, c.lo, c.cur, c.started, c.done = i, val, lo, cur, started, true
+	c.setSpan()
+	return false
+}
+
+// setSpan sets span from lo and cur.
+func (c *pcCursor) setSpan() {
+	c.span = 0
+	if c.cur >= c.lo {
+		c.span = c.cur - c.lo
+	}
 }
 
 // goLineCursor answers Gopclntab.OuterLine for one caller: while the
@@ -141,18 +159,18 @@ func (c *goLineCursor) outerLine(addr uint64) (function, file string, line int, 
 		c.inl.start(t, off, c.entry, hasInl)
 	}
 	if c.noInlTree {
-		if v, ok := c.inl.value(addr, t.quantum); ok && v >= 0 {
+		if v, ok := c.inl.value(addr); ok && v >= 0 {
 			return "", "", 0, false
 		}
 	}
 	if !c.hasLineTabs {
 		return "", "", 0, false
 	}
-	ln, ok := c.line.value(addr, t.quantum)
+	ln, ok := c.line.value(addr)
 	if !ok || ln <= 0 || ln > 1<<30 {
 		return "", "", 0, false
 	}
-	fno, ok := c.file.value(addr, t.quantum)
+	fno, ok := c.file.value(addr)
 	if !ok || fno < 0 || fno > 1<<30 {
 		return c.name, "", int(ln), true
 	}

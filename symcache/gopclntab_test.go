@@ -7,10 +7,12 @@ import (
 	"debug/gosym"
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -481,4 +483,25 @@ func TestGopclntabTiny(t *testing.T) {
 			p.Lines(0x401008)
 		}
 	}
+}
+
+// BenchmarkGoLineCursorSorted answers a batch as `macprof symbolize` does:
+// random addresses over the test binary's text, a dozen per function,
+// sorted, each asked of one goLineCursor in turn (ns/op is per address).
+func BenchmarkGoLineCursorSorted(b *testing.B) {
+	p, syms := testBinaryPclntab(b)
+	lo, hi := syms[0].Start, syms[len(syms)-1].Start+syms[len(syms)-1].Size
+	r := rand.New(rand.NewPCG(1, 2))
+	addrs := make([]uint64, 12*len(syms))
+	for i := range addrs {
+		addrs[i] = lo + r.Uint64N(hi-lo)
+	}
+	slices.Sort(addrs)
+	for b.Loop() {
+		c := goLineCursor{t: p}
+		for _, a := range addrs {
+			c.outerLine(a)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(addrs)), "ns/addr")
 }

@@ -32,7 +32,7 @@ func TestPCCursorAsPCValue(t *testing.T) {
 		c.start(g, 0, entry, true)
 		for range 20 {
 			pc := entry - 4 + uint64(r.IntN(300))
-			got, gotOK := c.value(pc, g.quantum)
+			got, gotOK := c.value(pc)
 			want, wantOK := g.pcvalue(0, entry, pc)
 			if got != want || gotOK != wantOK {
 				t.Fatalf("table %x, pc %#x: cursor %d, %v; pcvalue %d, %v", tab, pc, got, gotOK, want, wantOK)
