@@ -19,6 +19,7 @@ import (
 // It is safe for concurrent use.
 type DWARFLines struct {
 	d     *dwarf.Data
+	info  *dwarfInfo // d's entries as bytes, where the opener kept them
 	machO bool
 	units []dunit        // compile and partial units with ranges, indexed on first need
 	spans []cuSpan       // the ranges of units, sorted by lo
@@ -143,7 +144,7 @@ func OpenDSYM(path, uuid string) (*DWARFLines, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dSYM %s: %w", file, err)
 	}
-	l, err := newDWARFLines(d, true)
+	l, err := newDWARFLines(d, nil, true)
 	if err != nil {
 		return nil, fmt.Errorf("dSYM %s: %w", file, err)
 	}
@@ -152,13 +153,14 @@ func OpenDSYM(path, uuid string) (*DWARFLines, error) {
 
 // NewDWARFLines indexes d's compile units by their ranges; a unit's line
 // table and subprograms are read on the first lookup inside it.
-func NewDWARFLines(d *dwarf.Data) (*DWARFLines, error) { return newDWARFLines(d, false) }
+func NewDWARFLines(d *dwarf.Data) (*DWARFLines, error) { return newDWARFLines(d, nil, false) }
 
-// newDWARFLines is NewDWARFLines; machO tells DWARF of a Mach-O image,
-// whose linkage names of asm labels keep the symbol's underscore.
-func newDWARFLines(d *dwarf.Data, machO bool) (*DWARFLines, error) {
+// newDWARFLines is NewDWARFLines; info, when not nil, is d's entries as
+// bytes; machO tells DWARF of a Mach-O image, whose linkage names of asm
+// labels keep the symbol's underscore.
+func newDWARFLines(d *dwarf.Data, info *dwarfInfo, machO bool) (*DWARFLines, error) {
 	l := &DWARFLines{
-		d: d, machO: machO,
+		d: d, info: info, machO: machO,
 		rowsLeft: maxLineRows, nodesLeft: maxDWARFNodes, rangesLeft: maxDWARFRanges,
 		names: map[dwarf.Offset]string{},
 	}

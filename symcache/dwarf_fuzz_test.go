@@ -16,13 +16,16 @@ import (
 // seeds (testdata/fuzz/FuzzDWARFLines) are gcc -O2 -g object files:
 // testprog/src/inlineother.c, which has inlined functions, and ld -r of
 // multicu's a.c, b.c, r.S and g.S (several units, one without ranges, one
-// whose line program goes past its high_pc).
+// whose line program goes past its high_pc), and linked programs read
+// through dwarfInfo: inlineother.c (gcc -O2 -g) and inline.cpp (g++ -O2
+// -g -gdwarf-4).
 func FuzzDWARFLines(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
 		ef, err := elf.NewFile(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
+		fuzzDWARFInfo(t, ef, []uint64{addr, 0, 0x10, 0x40, 0x100})
 		d, err := ef.DWARF()
 		if err != nil {
 			return
@@ -68,6 +71,33 @@ func FuzzDWARFLines(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzDWARFInfo looks addrs up in ef's DWARF read as it is in the file
+// (its relocations, if any, not applied), with its units gone over through
+// .debug_info's bytes (dwarfInfo), as for a linked binary; ef's units'
+// ranges are looked up too.
+func fuzzDWARFInfo(t *testing.T, ef *elf.File, addrs []uint64) {
+	d, info, err := elfDWARFUnrelocated(ef)
+	if err != nil {
+		return
+	}
+	l, err := newDWARFLines(d, info, false)
+	if err != nil {
+		return
+	}
+	for i, s := range l.spans {
+		if i == 64 {
+			break
+		}
+		addrs = append(addrs, s.lo, s.hi-1)
+	}
+	for _, a := range addrs {
+		if fr := l.Lines(a); len(fr) > maxDWARFDepth {
+			t.Fatalf("%d frames", len(fr))
+		}
+		l.OuterLine(a)
+	}
 }
 
 // TestLazyLinesTimeout checks that a line source whose file hangs (a hung

@@ -27,6 +27,11 @@ func (l *DWARFLines) index(cu *dwarf.Entry, order int32, what int) *unitIndex {
 	var cuFiles []*dwarf.LineFile
 	if lr, err := l.d.LineReader(cu); err == nil && lr != nil {
 		var le dwarf.LineEntry
+		// Rows of one file come in runs, and the reader gives each
+		// file of its table as one *LineFile: the last one's index
+		// saves a map lookup per row.
+		var lastFile *dwarf.LineFile
+		lastIdx := int32(-1)
 		for l.rowsLeft > 0 {
 			if err := lr.Next(&le); err != nil {
 				break // io.EOF, or a broken table
@@ -34,7 +39,10 @@ func (l *DWARFLines) index(cu *dwarf.Entry, order int32, what int) *unitIndex {
 			l.rowsLeft--
 			row := lineRow{addr: le.Address, line: int32(le.Line), end: le.EndSequence, file: -1}
 			if le.File != nil {
-				row.file = intern(le.File.Name)
+				if le.File != lastFile {
+					lastFile, lastIdx = le.File, intern(le.File.Name)
+				}
+				row.file = lastIdx
 			}
 			x.rows = append(x.rows, row)
 		}
@@ -73,9 +81,8 @@ func compareRows(a, b lineRow) int {
 // entries of optimized C) where it tells where its next sibling is; l.mu
 // is held.
 func (l *DWARFLines) walk(x *unitIndex, cu *dwarf.Entry, cuFiles []*dwarf.LineFile, intern func(string) int32, outer bool) {
-	r := l.d.Reader()
-	r.Seek(cu.Offset)
-	if e, err := r.Next(); err != nil || e == nil || e.Offset != cu.Offset {
+	c, ok := l.cursor(cu)
+	if !ok {
 		return
 	}
 	lang, _ := cu.Val(dwarf.AttrLanguage).(int64)
@@ -83,38 +90,44 @@ func (l *DWARFLines) walk(x *unitIndex, cu *dwarf.Entry, cuFiles []*dwarf.LineFi
 	// stack holds, per depth, the nearest subprogram or inlined
 	// subroutine node (-1 for none).
 	stack := []int32{-1}
+	var w walkEntry
 	for len(stack) > 0 {
-		e, err := r.Next()
-		if err != nil || e == nil {
+		if !c.next(&w) {
 			return
 		}
-		if e.Tag == 0 {
+		if w.tag == 0 {
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		if e.Children && holdsNoCode(e.Tag, typesHoldNoCode) {
+		if w.children && holdsNoCode(w.tag, typesHoldNoCode) && w.sib > w.off {
 			// Go past its children (struct members, enumerators,
 			// call site parameters) without reading them when the
 			// entry tells where its next sibling is.
-			if sib, ok := e.Val(dwarf.AttrSibling).(dwarf.Offset); ok && sib > e.Offset {
-				r.Seek(sib)
-				continue
+			if !c.seek(w.sib) {
+				return
 			}
+			continue
 		}
 		parent := stack[len(stack)-1]
 		cur := parent
-		if e.Tag == dwarf.TagSubprogram || !outer && e.Tag == dwarf.TagInlinedSubroutine {
-			if idx, ok := l.node(x, e, parent, cuFiles, intern); ok {
-				cur = idx
+		if w.tag == dwarf.TagSubprogram || !outer && w.tag == dwarf.TagInlinedSubroutine {
+			e, ok := c.entry(&w)
+			if !ok {
+				return
 			}
-			if outer && e.Children {
-				if sib, ok := e.Val(dwarf.AttrSibling).(dwarf.Offset); ok && sib > e.Offset {
-					r.Seek(sib)
-					continue
+			if e != nil {
+				if idx, ok := l.node(x, e, parent, cuFiles, intern); ok {
+					cur = idx
 				}
 			}
+			if outer && w.children && w.sib > w.off {
+				if !c.seek(w.sib) {
+					return
+				}
+				continue
+			}
 		}
-		if e.Children {
+		if w.children {
 			if len(stack) > 1<<16 {
 				return // deeper than any compiler writes: the rest is left out
 			}

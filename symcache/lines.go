@@ -116,11 +116,11 @@ func elfLines(object string, open func() (*elf.File, func() error, error), isGo 
 				return nil, err
 			}
 			defer closeFile()
-			d, err := elfLineDWARF(f)
+			d, info, err := elfDWARF(f)
 			if err != nil {
 				return nil, fmt.Errorf("symcache: %s: %w", object, err)
 			}
-			return NewDWARFLines(d)
+			return newDWARFLines(d, info, false)
 		})
 	}
 	return nil
@@ -160,7 +160,7 @@ func machOFileLines(path, uuid string, isGo, hasDWARF, dwarfOnly bool) LineSourc
 		if err != nil {
 			return nil, fmt.Errorf("%s: __DWARF: %w", path, err)
 		}
-		return newDWARFLines(d, true)
+		return newDWARFLines(d, nil, true)
 	})
 }
 

@@ -1,0 +1,97 @@
+package symcache
+
+import (
+	"debug/elf"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/macprof/macprof/internal/testprog"
+)
+
+// buildInlineCpp compiles testprog/src/inline.cpp with g++ -O2 -g (C++:
+// namespaces, classes with member functions, DW_AT_specification) and
+// returns the binary.
+func buildInlineCpp(t testing.TB, extra ...string) string {
+	t.Helper()
+	src := filepath.Join(testprog.Dir(), "inline.cpp")
+	bin := filepath.Join(t.TempDir(), "inlcpp")
+	args := append([]string{"-O2", "-g", "-o", bin, src}, extra...)
+	if out, err := exec.Command(tool(t, "g++"), args...).CombinedOutput(); err != nil {
+		t.Fatalf("g++ %v: %v\n%s", args, err, out)
+	}
+	return bin
+}
+
+// TestDWARFEntriesAgreeWithDebugDWARF checks that every unit indexed by
+// going over .debug_info's bytes (dwarfInfo) is the index debug/dwarf's
+// reader gives, in both depths (OuterLine's and Lines'): C and C++ programs
+// built here (DWARF 5 and 4, assembly units, cold parts in their own
+// ranges), and node, glibc's debug file and a -g libpython where present.
+func TestDWARFEntriesAgreeWithDebugDWARF(t *testing.T) {
+	objects := map[string]string{
+		"multicu":    buildMultiCU(t),
+		"inlineC":    buildInlineC(t),
+		"inlineC4":   buildInlineC(t, "-gdwarf-4"),
+		"inlineCpp":  buildInlineCpp(t),
+		"inlineCpp4": buildInlineCpp(t, "-gdwarf-4"),
+	}
+	for _, o := range largeDWARFObjects() {
+		if o.path != "" {
+			objects[o.name] = o.path
+		}
+	}
+	if _, err := exec.LookPath(nodeBinary); err == nil {
+		objects["node"] = nodeBinary
+	}
+	for name, path := range objects {
+		t.Run(name, func(t *testing.T) {
+			f, err := elf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			d, info, err := elfDWARFUnrelocated(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info == nil {
+				t.Fatal("no dwarfInfo: its unit headers did not read")
+			}
+			fast, err := newDWARFLines(d, info, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow, err := newDWARFLines(d, nil, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			funcs, nodes := 0, 0
+			for i := range fast.units {
+				u := &fast.units[i]
+				if c, ok := fast.cursor(u.cu); !ok || c.r != nil {
+					t.Fatalf("unit %d at %#x is read through debug/dwarf (ok %v)", i, u.cu.Offset, ok)
+				}
+				for _, what := range []int{indexOuter, indexFull} {
+					got := fast.index(u.cu, u.order, what)
+					want := slow.index(slow.units[i].cu, slow.units[i].order, what)
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("unit %d at %#x (depth %d): %d funcs, %d nodes; debug/dwarf %d, %d",
+							i, u.cu.Offset, what, len(got.funcs), len(got.nodes), len(want.funcs), len(want.nodes))
+					}
+					funcs += len(got.funcs)
+					nodes += len(got.nodes)
+				}
+			}
+			if funcs == 0 || nodes == 0 {
+				t.Fatalf("%d funcs, %d nodes: the comparison saw nothing", funcs, nodes)
+			}
+			if fast.nodesLeft != slow.nodesLeft || fast.rangesLeft != slow.rangesLeft || fast.rowsLeft != slow.rowsLeft {
+				t.Errorf("budgets left %d %d %d, debug/dwarf %d %d %d", fast.nodesLeft, fast.rangesLeft, fast.rowsLeft,
+					slow.nodesLeft, slow.rangesLeft, slow.rowsLeft)
+			}
+			t.Logf("%d units, %d funcs, %d nodes", len(fast.units), funcs, nodes)
+		})
+	}
+}
