@@ -114,7 +114,7 @@ func (s *symbolizer) resolveInOrder() {
 		}
 		slices.SortFunc(s.order, func(x, y batchKey) int { return cmp.Compare(x.addr, y.addr) })
 		for _, k := range s.order {
-			s.resolve(&s.answers[k.i], k.addr)
+			s.resolve(&s.answers[k.i].found, k.addr)
 		}
 		return
 	}
@@ -127,8 +127,16 @@ func (s *symbolizer) resolveInOrder() {
 	// The words come in index order: sorting by the address bits alone
 	// keeps the order of equal addresses.
 	s.packed, s.scratch = radixSort(s.packed, s.scratch, indexBits)
-	for _, k := range s.packed {
-		s.resolve(&s.answers[k&(1<<indexBits-1)], lo+k>>indexBits)
+	// Resolved into a buffer in address order, then copied to the
+	// answers (in the words' order, so at random) in a loop of stores
+	// alone, which overlap: resolve's own stores at random stalled it.
+	s.inOrder = slices.Grow(s.inOrder[:0], len(s.packed))[:len(s.packed)]
+	for j, k := range s.packed {
+		s.inOrder[j] = unresolved
+		s.resolve(&s.inOrder[j], lo+k>>indexBits)
+	}
+	for j, k := range s.packed {
+		s.answers[k&(1<<indexBits-1)].found = s.inOrder[j]
 	}
 }
 

@@ -131,19 +131,20 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 		// answers, wrote 7.2).
 		s.answers = slices.Grow(s.answers[:0], bytes.Count(buf, newline)+1)
 		rest := 0
-		for i := 0; i < len(buf); {
-			for i < len(buf) && isSpace(buf[i]) {
+		for i := 0; ; {
+			for i < len(buf) && charClass[buf[i]] == space {
 				i++
 			}
-			j := i
-			for j < len(buf) && !isSpace(buf[j]) {
-				j++
-			}
-			if j == i || (j == len(buf) && rerr == nil) {
+			if i == len(buf) {
 				rest = i
 				break
 			}
-			s.word(buf, i, j)
+			j, addr, ok := scanWord(buf, i)
+			if j == len(buf) && rerr == nil {
+				rest = i
+				break
+			}
+			s.add(addr, ok, i, j)
 			rest = j
 			i = j
 		}
@@ -251,7 +252,9 @@ type symbolizer struct {
 	// answers and order are a batch's, reused from batch to batch.
 	answers []answer
 	order   []batchKey
+	near    int      // the table's index of the function last resolved
 	packed  []uint64 // order, packed for sorting
+	inOrder []found  // what the addresses of packed resolve to, in its order
 	scratch []uint64 // radixSort's other buffer
 	// lastRaw is the last function name the line tables gave, and
 	// lastName its index in lnames; lastFile the last file, and
@@ -280,11 +283,19 @@ type answer struct {
 	// addr is the address; for a word that is not one (fn notAddr),
 	// where the word lies in the batch's text: start<<32 | end.
 	addr uint64
+	found
+}
+
+// found is what an answer's address resolves to.
+type found struct {
 	fn   int32 // index in names of its function; noFunction, notInImage or notAddr
 	name int32 // index in lnames of the line tables' name for it, -1 for names[fn]
 	file int32 // index in files of its file's base name, -1 for none
 	line int32
 }
+
+// unresolved is the found of an address not (yet) resolved.
+var unresolved = found{fn: noFunction, name: -1, file: -1}
 
 // answer.fn of an address in an executable segment but in no function
 // (or not looked up: the table is not used), of an address in no
@@ -301,8 +312,28 @@ type batchKey struct {
 	i    int
 }
 
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+func isSpace(c byte) bool { return charClass[c] == space }
+
+// scanWord reads the word of b at i (not a space): it returns its end, and
+// its value and true when it is an address as parseHex reads one, in one
+// pass over its bytes.
+func scanWord(b []byte, i int) (end int, v uint64, ok bool) {
+	if i+1 < len(b) && b[i] == '0' && b[i+1]|0x20 == 'x' {
+		i += 2
+	}
+	digits := i
+	for ; i < len(b); i++ {
+		d := charClass[b[i]]
+		if d > 0xf {
+			break
+		}
+		v = v<<4 | uint64(d)
+	}
+	ok = i > digits && i-digits <= 16
+	for ; i < len(b) && charClass[b[i]] != space; i++ {
+		ok = false
+	}
+	return i, v, ok
 }
 
 // ParseAddr parses a hexadecimal address, with or without 0x.
@@ -325,7 +356,7 @@ func parseHex(b []byte) (uint64, bool) {
 	}
 	var v uint64
 	for _, c := range b {
-		d := hexDigits[c]
+		d := charClass[c]
 		if d > 0xf {
 			return 0, false
 		}
@@ -334,9 +365,9 @@ func parseHex(b []byte) (uint64, bool) {
 	return v, true
 }
 
-// hexDigits[c] is the value of the hexadecimal digit c, or 0xff: one load
-// a digit instead of three ranges' compares.
-var hexDigits = func() (t [256]byte) {
+// charClass[c] is the value of the hexadecimal digit c, space for a space
+// (as isSpace, C's), or 0xff: one load a byte instead of ranges' compares.
+var charClass = func() (t [256]byte) {
 	for c := range t {
 		switch {
 		case c >= '0' && c <= '9':
@@ -345,12 +376,17 @@ var hexDigits = func() (t [256]byte) {
 			t[c] = byte(c - 'a' + 10)
 		case c >= 'A' && c <= 'F':
 			t[c] = byte(c - 'A' + 10)
+		case c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f':
+			t[c] = space
 		default:
 			t[c] = 0xff
 		}
 	}
 	return t
 }()
+
+// space is charClass's value for a space.
+const space = 0xfe
 
 // maxHeaderRead bounds what reading an ELF file's headers may read: far
 // more than the largest headers (65,535 section headers of 64 bytes), so
@@ -468,7 +504,13 @@ func (s *symbolizer) fast() bool { return s.table != nil && !s.inline }
 // binary.
 func (s *symbolizer) word(text []byte, i, j int) {
 	addr, ok := parseHex(text[i:j])
-	a := answer{addr: addr, fn: noFunction, name: -1, file: -1}
+	s.add(addr, ok, i, j)
+}
+
+// add appends to the batch the answer for the word at text[i:j], whose
+// value is addr when ok (an address), before it is looked up.
+func (s *symbolizer) add(addr uint64, ok bool, i, j int) {
+	a := answer{addr: addr, found: unresolved}
 	switch {
 	case !ok:
 		a.addr, a.fn = uint64(i)<<32|uint64(j), notAddr
@@ -484,15 +526,16 @@ func (s *symbolizer) word(text []byte, i, j int) {
 // Cache.Symbolize would; each function's name is queued to be demangled
 // once (demangleQueued). It only stores to a, so that a batch resolving
 // its addresses in address order does not wait for each answer's memory.
-func (s *symbolizer) resolve(a *answer, addr uint64) {
+func (s *symbolizer) resolve(a *found, addr uint64) {
 	va, mapped := s.table.Address(s.segAt(s.segIndex(addr)).FileOffset(addr))
 	if !mapped {
 		return
 	}
-	i := s.table.LookupIndex(va)
+	i := s.table.LookupIndexNear(va, s.near)
 	if i < 0 {
 		return
 	}
+	s.near = i
 	slot := s.slots[i] - 1
 	if slot < 0 {
 		// The function's first address: its name read (from the

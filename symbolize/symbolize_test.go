@@ -64,6 +64,46 @@ func TestSymbolizeParseAddr(t *testing.T) {
 	}
 }
 
+// TestScanWordAsParseHex checks that scanWord, which reads a word and its
+// value in one pass, ends each word where isSpace does and reads it as
+// parseHex does, on random text of hex digits, 0x, other bytes and spaces.
+func TestScanWordAsParseHex(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	alphabet := []byte("0123456789abcdefABCDEFxXg- \n\t\r\v\f\x00\x80\xff")
+	for range 20_000 {
+		b := make([]byte, r.Intn(40))
+		for i := range b {
+			switch r.Intn(4) {
+			case 0:
+				b[i] = alphabet[r.Intn(len(alphabet))]
+			case 1:
+				b[i] = byte(r.Intn(256))
+			default:
+				b[i] = "0123456789abcdef"[r.Intn(16)]
+			}
+			if i > 0 && r.Intn(8) == 0 {
+				b[i-1], b[i] = '0', 'x'
+			}
+		}
+		for i := 0; i < len(b); {
+			if isSpace(b[i]) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(b) && !isSpace(b[j]) {
+				j++
+			}
+			end, v, ok := scanWord(b, i)
+			want, wantOK := parseHex(b[i:j])
+			if end != j || ok != wantOK || (ok && v != want) {
+				t.Fatalf("%q at %d: scanWord %d, %#x, %v; want %d, %#x, %v", b, i, end, v, ok, j, want, wantOK)
+			}
+			i = j
+		}
+	}
+}
+
 // TestSymbolizeStrippedByStart checks that every address of an unnamed
 // function is printed under the function's start, with its offset.
 func TestSymbolizeStrippedByStart(t *testing.T) {
@@ -189,14 +229,19 @@ func TestAnswerSmallWithoutPointers(t *testing.T) {
 	if n := unsafe.Sizeof(answer{}); n > 24 {
 		t.Errorf("answer takes %d bytes, want at most 24", n)
 	}
-	typ := reflect.TypeFor[answer]()
-	for i := range typ.NumField() {
-		switch f := typ.Field(i); f.Type.Kind() {
-		case reflect.Int32, reflect.Uint32, reflect.Int64, reflect.Uint64:
-		default:
-			t.Errorf("answer.%s is a %s", f.Name, f.Type)
+	var check func(typ reflect.Type)
+	check = func(typ reflect.Type) {
+		for i := range typ.NumField() {
+			switch f := typ.Field(i); f.Type.Kind() {
+			case reflect.Int32, reflect.Uint32, reflect.Int64, reflect.Uint64:
+			case reflect.Struct:
+				check(f.Type)
+			default:
+				t.Errorf("answer.%s is a %s", f.Name, f.Type)
+			}
 		}
 	}
+	check(reflect.TypeFor[answer]())
 }
 
 // TestNeitherMachONorELF: a file that is neither is refused saying so,

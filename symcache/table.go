@@ -300,6 +300,27 @@ func (t *Table) LookupIndex(addr uint64) int {
 	return i
 }
 
+// LookupIndexNear is LookupIndex for a caller that looks addresses up in
+// increasing order, near being the index the previous lookup returned
+// (or -1): an address in that function or the next is found without a
+// search.
+func (t *Table) LookupIndexNear(addr uint64, near int) int {
+	if near < 0 || near >= len(t.starts) || addr < t.starts[near] {
+		return t.LookupIndex(addr)
+	}
+	i := near
+	if i+1 < len(t.starts) && addr >= t.starts[i+1] {
+		i++
+		if i+1 < len(t.starts) && addr >= t.starts[i+1] {
+			return t.LookupIndex(addr)
+		}
+	}
+	if t.ends != nil && t.ends[i] != 0 && addr >= t.ends[i] {
+		return -1
+	}
+	return i
+}
+
 // upperBound returns the greatest i with s[i] <= v, given s[0] <= v.
 func upperBound(s []uint64, v uint64) int {
 	base, n := 0, len(s)
