@@ -223,9 +223,10 @@ type fastType struct {
 	params     span
 	// A pack's elements are packElems[elemLo:elemHi].
 	elemLo, elemHi int32
-	// local marks a candidate of a local name's function that may hold
-	// a template parameter of that function.
-	local bool
+	// opaque marks a substitution candidate the fast path does not
+	// print when it is named again: a pack expansion's, or one of an
+	// inner encoding (a local name's function) that may hold its T_.
+	opaque bool
 }
 
 func (p *fastParser) text(sp span) []byte { return p.out[sp.lo:sp.hi] }
@@ -580,7 +581,7 @@ func (p *fastParser) expansion() fastType {
 	// Candidates: the pack, each modified type, the expansion; none
 	// of which may be named again here.
 	for range mods2 - mods + 2 {
-		p.subs = append(p.subs, fastType{pack: true, literal: true, closed: true})
+		p.subs = append(p.subs, fastType{pack: true, literal: true, closed: true, opaque: true})
 	}
 	pk := p.fnArgs[idx]
 	elems := p.packElems[pk.elemLo:pk.elemHi]
@@ -695,7 +696,7 @@ func (p *fastParser) leaveEncoding(st encodingState) {
 		// demangler and c++filt): left to the full demangler if named
 		// again.
 		for j := p.firstT; j < len(p.subs); j++ {
-			p.subs[j].local = true
+			p.subs[j].opaque = true
 		}
 	}
 	p.fnArgs, p.haveFnArgs, p.isConst, p.hasReturn, p.refQual, p.firstT = st.fnArgs, st.haveFnArgs, st.isConst, st.hasReturn, st.refQual, st.firstT

@@ -94,6 +94,21 @@ func TestCxxFast(t *testing.T) {
 		{"_ZN1a1hIZNS_1fEvE1x_1EEvv", "void a::h<a::f()::x>()"},
 		{"_ZN1a1hIZNS_1fEvE1x__11_EEvv", "void a::h<a::f()::x>()"},
 		{"_ZN1aUt_1fEv", "a::{unnamed type#1}::f()"},
+		// auto, decltype(nullptr), null pointers, packs expanded in
+		// packs, pointers to members.
+		{"_ZN2v88internal8compiler12PipelineImpl3RunINS1_10TyperPhaseEJPNS1_5TyperEEEEDaDpOT0_",
+			"auto v8::internal::compiler::PipelineImpl::Run<v8::internal::compiler::TyperPhase, v8::internal::compiler::Typer*>(v8::internal::compiler::Typer*&&)"},
+		{"_ZN4llvm12is_containedIRNS_11SmallVectorIPNS_5ValueELj4EEEDnEEbOT_RKT0_",
+			"bool llvm::is_contained<llvm::SmallVector<llvm::Value*, 4u>&, decltype(nullptr)>(llvm::SmallVector<llvm::Value*, 4u>&, decltype(nullptr) const&)"},
+		{"_ZN4node18SnapshotSerializer5WriteIN2v811StartupDataELPv0ELS4_0EEEmRKT_",
+			"unsigned long node::SnapshotSerializer::Write<v8::StartupData, (void*)0, (void*)0>(v8::StartupData const&)"},
+		{"_ZN2v84base8CallOnceIJPviEvEEvPSt6atomicIhENS0_16FunctionWithArgsIJDpT_EE4typeE",
+			"void v8::base::CallOnce<void*, int, void>(std::atomic<unsigned char>*, v8::base::FunctionWithArgs<void*, int>::type)"},
+		{"_Z1fM1aPc", "f(char* a::*)"},
+		{"_Z1fM1aKi", "f(int const a::*)"},
+		{"_Z1fM1aFviES1_", "f(void (a::*)(int), void (a::*)(int))"},
+		{"_ZN6disasm15DisassemblerX6423PrintRightOperandHelperEPhMS0_KFPKciE",
+			"disasm::DisassemblerX64::PrintRightOperandHelper(unsigned char*, char const* (disasm::DisassemblerX64::*)(int) const)"},
 		// Qualified names as template arguments.
 		{"_ZN4llvm10checkedAddIiEENSt9enable_ifIXsr3std9is_signedIT_EE5valueENS_8OptionalIS2_EEE4typeES2_S2_",
 			"std::enable_if<std::is_signed<int>::value, llvm::Optional<int> >::type llvm::checkedAdd<int>(int, int)"},
@@ -174,7 +189,7 @@ func TestCxxFastAllocs(t *testing.T) {
 // FuzzCxxFast checks that the fast path never fails where the full
 // demangler succeeds differently, and never panics.
 func FuzzCxxFast(f *testing.F) {
-	for _, s := range []string{"_ZN1a1b1fERKS0_", "_ZN1a1fIiEEvT_", "_ZN1a1fILb1ELi3ELm256EEEPcv", "_ZNSt6vectorIiSaIiEEC2Ev", "_ZN2v84baseL3divEii", "_ZN1a1fEi.constprop.0", "_ZN1a1bINS_1cIiEEE1fERKS3_", "_ZN4llvm12hash_combineIJjPNS_5ValueENS_9hash_codeEEEES3_DpRKT_", "_ZN4llvm27install_fatal_error_handlerEPFvPvPKcbES0_", "_ZN4llvm3sys22getDefaultTargetTripleB5cxx11Ev", "_ZNKR1a1fEv", "_ZN4llvmlsERNS_11raw_ostreamERKNS_5APIntE", "_ZN1a1fERSo", "_ZThn56_N4node5http211Http2Stream9ReadStartEv", "_ZTv0_n24_N1a1fEv", "_ZZN1a1fEiENKUlPKcE0_clES1_", "_ZN1a1fIZNKS_1gIiEEvT_EUlvE_EEvS3_", "_ZN1a1bUt0_1fEv", "_ZZN1a1fEvEN1b1gE_0v", "_Z1fIXadL_ZNK1a1gEvEEEvv", "_Z1fIXadL_ZN1a1gIiEEvT_EEEvv", "_Z1fIXadL_ZSt3absdEEEvv"} {
+	for _, s := range []string{"_ZN1a1b1fERKS0_", "_ZN1a1fIiEEvT_", "_ZN1a1fILb1ELi3ELm256EEEPcv", "_ZNSt6vectorIiSaIiEEC2Ev", "_ZN2v84baseL3divEii", "_ZN1a1fEi.constprop.0", "_ZN1a1bINS_1cIiEEE1fERKS3_", "_ZN4llvm12hash_combineIJjPNS_5ValueENS_9hash_codeEEEES3_DpRKT_", "_ZN4llvm27install_fatal_error_handlerEPFvPvPKcbES0_", "_ZN4llvm3sys22getDefaultTargetTripleB5cxx11Ev", "_ZNKR1a1fEv", "_ZN4llvmlsERNS_11raw_ostreamERKNS_5APIntE", "_ZN1a1fERSo", "_ZThn56_N4node5http211Http2Stream9ReadStartEv", "_ZTv0_n24_N1a1fEv", "_ZZN1a1fEiENKUlPKcE0_clES1_", "_ZN1a1fIZNKS_1gIiEEvT_EUlvE_EEvS3_", "_ZN1a1bUt0_1fEv", "_ZZN1a1fEvEN1b1gE_0v", "_Z1fIXadL_ZNK1a1gEvEEEvv", "_Z1fIXadL_ZN1a1gIiEEvT_EEEvv", "_Z1fIXadL_ZSt3absdEEEvv", "_Z1fM1aKFviES1_", "_ZN4node18SnapshotSerializer5WriteIN2v811StartupDataELPv0ELS4_0EEEmRKT_"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -64,13 +64,19 @@ func (p *fastParser) pack() fastType {
 	base := len(p.args)
 	for !p.bad && p.peek() != 'E' {
 		var a fastType
-		switch p.peek() {
-		case 'L':
+		switch c := p.peek(); {
+		case c == 'L':
 			a = p.literal()
-		case 'X':
+		case c == 'X':
 			a = p.exprArg()
-		case 0, 'J':
+		case c == 0 || c == 'J':
 			p.fail()
+		case c == 'D' && p.i+1 < len(p.s) && p.s[p.i+1] == 'p':
+			// An expansion of the function's pack, its elements
+			// in this one's place.
+			if a = p.expansion(); a.empty {
+				continue
+			}
 		default:
 			a = p.typ()
 		}
@@ -120,8 +126,8 @@ func (p *fastParser) literal() fastType {
 	case 'y':
 		suffix = "ull"
 	case 'b':
-	case 'a', 'c', 'h', 's', 't', 'w':
-		typed = true
+	case 'a', 'c', 'h', 's', 't', 'w', 'P':
+		typed = true // P: a null pointer, (void*)0
 	default:
 		if c == 'N' || c >= '1' && c <= '9' || c == 'S' && p.i+1 < len(p.s) && p.s[p.i+1] != 't' {
 			typed = true // an enum
@@ -241,7 +247,7 @@ func (p *fastParser) substitution() fastType {
 		p.i++
 		idx = n + 1
 	}
-	if idx >= len(p.subs) || p.subs[idx].local {
+	if idx >= len(p.subs) || p.subs[idx].opaque {
 		p.fail()
 		return fastType{}
 	}
@@ -320,6 +326,10 @@ func (p *fastParser) typ() fastType {
 			b = "char32_t"
 		case 'u':
 			b = "char8_t"
+		case 'a':
+			b = "auto"
+		case 'n':
+			b = "decltype(nullptr)"
 		default:
 			p.fail()
 			return fastType{}
@@ -380,6 +390,8 @@ func (p *fastParser) typ() fastType {
 		return fastType{span: p.emit(nil, n, ""), name: true}
 	case c == 'F':
 		t = p.function()
+	case c == 'M':
+		t = p.memberPointer()
 	case c == 'S' && p.i+1 < len(p.s) && (p.s[p.i+1] == 'a' || p.s[p.i+1] == 'b'):
 		n := "std::allocator"
 		if p.s[p.i+1] == 'b' {
@@ -447,4 +459,48 @@ func (p *fastParser) maybeTemplate(t fastType, nameSubst bool) fastType {
 	t.span, base = p.templateArgs(t.span)
 	p.args = p.args[:base]
 	return t
+}
+
+// memberPointer parses M <class type> <member type>, a pointer to a data
+// member (int a::*) or to a member function (void (a::*)(int) const),
+// after which nothing more may be made of it here.
+func (p *fastParser) memberPointer() fastType {
+	p.i++ // M
+	class := p.typ()
+	if p.bad || !class.name {
+		p.fail()
+		return fastType{}
+	}
+	isConst := false
+	if p.peek() == 'K' && p.i+1 < len(p.s) && p.s[p.i+1] == 'F' {
+		isConst = true // of a const member function
+		p.i++
+	}
+	m := p.typ()
+	if p.bad || m.literal || m.pack || m.closed || m.ref || isConst && !m.fn {
+		p.fail()
+		return fastType{}
+	}
+	if isConst {
+		// The function type's candidate is the const one
+		// ("void (int) const"), not printed here.
+		p.subs[len(p.subs)-1].opaque = true
+	}
+	lo := len(p.out)
+	if m.fn {
+		p.out = append(p.out, p.text(m.span)...)
+		p.out = append(p.out, " ("...)
+		p.out = append(p.out, p.text(class.span)...)
+		p.out = append(p.out, "::*)"...)
+		p.out = append(p.out, p.text(m.params)...)
+		if isConst {
+			p.out = append(p.out, " const"...)
+		}
+	} else {
+		p.out = append(p.out, p.text(m.span)...)
+		p.out = append(p.out, ' ')
+		p.out = append(p.out, p.text(class.span)...)
+		p.out = append(p.out, "::*"...)
+	}
+	return fastType{span: span{int32(lo), int32(len(p.out))}, closed: true}
 }
