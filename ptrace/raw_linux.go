@@ -301,6 +301,18 @@ func openFile(path string, flags int) (int, error) { return unix.Open(path, flag
 // closeFD closes fd.
 func closeFD(fd int) { unix.Close(fd) }
 
+// pidfdOpen opens a pidfd of process pid, close-on-exec (pidfds are).
+func pidfdOpen(pid int) (int, error) { return unix.PidfdOpen(pid, 0) }
+
+// pidfdExited reports whether the process of pidfd has exited, its threads
+// all gone and its leader a zombie or reaped (the pidfd polls readable),
+// without waiting.
+func pidfdExited(pidfd int) bool {
+	fds := [1]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds[:], 0)
+	return err == nil && n > 0 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
+}
+
 // setThreadNice sets the nice value of one OS thread, where allowed.
 func setThreadNice(tid, nice int) { unix.Setpriority(unix.PRIO_PROCESS, tid, nice) }
 

@@ -832,6 +832,7 @@ func TestContinuousTargetEndsWhenOnlyAZombieLeaderIsLeft(t *testing.T) {
 	}
 	defer tg.Close()
 	var tids []target.ThreadID
+	first := time.Now()
 	if !testprog.Poll(5*time.Second, func() bool {
 		tids, err = tg.Threads(tids)
 		return errors.Is(err, target.ErrExited)
@@ -841,6 +842,12 @@ func TestContinuousTargetEndsWhenOnlyAZombieLeaderIsLeft(t *testing.T) {
 	}
 	if st, _ := cpuTicks(t, pid); st != 'Z' {
 		t.Fatalf("PID %d is in state %c, want a zombie", pid, st)
+	}
+	// Its pidfd told the exit: the states were read once, at the first
+	// listing, not every zombieCheckEvery (each read costs about 25 us
+	// of kernel time).
+	if took := time.Since(first); tg.tasks.statReads != 1 || took >= zombieStatEvery {
+		t.Errorf("exit found %v after the first listing, with %d reads of the states; want it from the pidfd, with the first listing's read alone", took, tg.tasks.statReads)
 	}
 }
 
