@@ -83,27 +83,24 @@ func elfTableMapped(object string, f *elf.File, m *objfile.Mapping) (*Table, elf
 			r.ref = noName
 		}
 	}
+	tail := len(recs)
 	if nsym == 0 {
 		for _, a := range starts {
 			recs = append(recs, symRec{start: a, ref: noName})
 		}
 	}
-	t.fromRecs(recs)
+	t.fromRecs(recs, tail)
 	return t, info, nil
 }
 
 // fromRecs fills t's starts, ends and refs from recs (in the order of
 // NewTable's syms), keeping one symbol per start as NewTable does.
-func (t *Table) fromRecs(recs []symRec) {
+// recs[tail:] are often in start order already (.eh_frame_hdr's starts).
+func (t *Table) fromRecs(recs []symRec, tail int) {
 	// In start order from here on: every later pass reads the records
-	// in turn (following order read each at random, twice).
-	order, scratch := sortRecs(recs)
-	sorted := make([]symRec, len(recs))
-	for i, k := range order {
-		sorted[i] = recs[k]
-	}
-	recs = sorted
-	t.rankTies(recs, scratch)
+	// in turn.
+	recs = sortRecs(recs, tail)
+	t.rankTies(recs)
 	t.starts = make([]uint64, 0, len(recs))
 	t.ends = make([]uint64, 0, len(recs))
 	t.refs = make([]uint32, 0, len(recs))
@@ -136,13 +133,44 @@ func (t *Table) fromRecs(recs []symRec) {
 	t.buildBuckets()
 }
 
-// sortRecs returns the indexes of recs sorted by start, then index, and
-// a buffer of len(recs) words for the caller to reuse.
-func sortRecs(recs []symRec) (order []uint32, scratch []uint64) {
-	order = make([]uint32, len(recs))
-	scratch = make([]uint64, len(recs))
+// sortRecs returns recs sorted by start, then index: recs itself or a
+// copy (recs then left as it was). When recs[tail:] is in start order
+// already, only recs[:tail] is sorted, then merged with it in place:
+// libLLVM's 95,000 .eh_frame starts after its 36,000 .dynsym functions.
+func sortRecs(recs []symRec, tail int) []symRec {
+	tail = min(max(tail, 0), len(recs))
+	for i := tail + 1; i < len(recs); i++ {
+		if recs[i].start < recs[i-1].start {
+			tail = len(recs) // not in order: sorted with the rest
+			break
+		}
+	}
+	head := sortedRecs(recs[:tail])
+	if tail == len(recs) {
+		return head
+	}
+	// Merged into recs from its start: the record written at i+j is
+	// never one of rest still to be read (at tail+j, tail >= i).
+	i, j := 0, tail
+	for i < len(head) && j < len(recs) {
+		// At one start, head's records come first (lower indexes).
+		if recs[j].start < head[i].start {
+			recs[i+j-tail] = recs[j]
+			j++
+		} else {
+			recs[i+j-tail] = head[i]
+			i++
+		}
+	}
+	copy(recs[i+j-tail:], head[i:]) // the rest of recs is in place
+	return recs
+}
+
+// sortedRecs returns a copy of recs sorted by start, then index.
+func sortedRecs(recs []symRec) []symRec {
+	sorted := make([]symRec, len(recs))
 	if len(recs) == 0 {
-		return order, scratch
+		return sorted
 	}
 	lo, hi := recs[0].start, recs[0].start
 	for i := range recs {
@@ -156,15 +184,14 @@ func sortRecs(recs []symRec) (order []uint32, scratch []uint64) {
 	}
 	span := hi - lo
 	if idxBits < 64 && span>>(64-idxBits) == 0 {
-		keys := make([]uint64, len(recs))
+		keys := make([]uint64, 2*len(recs))
 		for i := range recs {
 			keys[i] = (recs[i].start-lo)<<idxBits | uint64(i)
 		}
-		sorted := radixSort64(keys, scratch)
-		for i, k := range sorted {
-			order[i] = uint32(k & (1<<idxBits - 1))
+		for i, k := range radixSort64(keys[:len(recs)], keys[len(recs):]) {
+			sorted[i] = recs[k&(1<<idxBits-1)]
 		}
-		return order, keys
+		return sorted
 	}
 	keys := make([]symKey, len(recs))
 	for i := range recs {
@@ -172,9 +199,9 @@ func sortRecs(recs []symRec) (order []uint32, scratch []uint64) {
 	}
 	sortKeys(keys)
 	for i, k := range keys {
-		order[i] = k.idx
+		sorted[i] = recs[k.idx]
 	}
-	return order, scratch
+	return sorted
 }
 
 // The bits of symRec.pri above a name's length: NewTable's rank is
@@ -202,7 +229,7 @@ const maxDeferred = 8
 // symbols of different sizes share a start, in order of the names'
 // offsets, so that each byte of a string table is scanned at most once
 // however the names overlap.
-func (t *Table) rankTies(recs []symRec, scratch []uint64) {
+func (t *Table) rankTies(recs []symRec) {
 	const needLen = 1 << 31
 	var read []uint64 // ref<<32 | needLen | index
 	for i := 0; i < len(recs); {
@@ -258,7 +285,7 @@ func (t *Table) rankTies(recs []symRec, scratch []uint64) {
 	if len(read) == 0 {
 		return
 	}
-	read = radixSort64(read, scratch[:len(read)])
+	read = radixSort64(read, make([]uint64, len(read)))
 	nul, table := -1, -1
 	for _, v := range read {
 		ref, k := uint32(v>>32), uint32(v)&^needLen

@@ -2,11 +2,14 @@ package symcache
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -319,5 +322,37 @@ func TestMappedTableOfAFileRewritten(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a lookup after the rewrite still runs after 10 s")
+	}
+}
+
+// TestSortRecs checks sortRecs against a stable sort by start, with and
+// without a tail already in start order (merged, not sorted again), with
+// starts shared between the head and the tail (the head's come first).
+func TestSortRecs(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for _, n := range []int{0, 1, 5, 3000} {
+		for _, sortedTail := range []bool{false, true} {
+			for _, spread := range []uint64{1 << 8, 1 << 40, 1 << 63} {
+				recs := make([]symRec, n)
+				tail := rng.Intn(n + 1)
+				for i := range recs {
+					recs[i] = symRec{start: rng.Uint64() % spread}
+					if i > 0 && rng.Intn(4) == 0 {
+						recs[i].start = recs[rng.Intn(i)].start
+					}
+				}
+				if sortedTail {
+					slices.SortFunc(recs[tail:], func(a, b symRec) int { return cmp.Compare(a.start, b.start) })
+				}
+				for i := range recs {
+					recs[i].ref = uint32(i) // the index, which breaks ties
+				}
+				want := slices.Clone(recs)
+				slices.SortStableFunc(want, func(a, b symRec) int { return cmp.Compare(a.start, b.start) })
+				if got := sortRecs(slices.Clone(recs), tail); !slices.Equal(got, want) {
+					t.Fatalf("%d records, tail %d (sorted %v), spread %#x: not sorted by start, then index", n, tail, sortedTail, spread)
+				}
+			}
+		}
 	}
 }

@@ -219,16 +219,22 @@ func (t *Table) buildBuckets() {
 	}
 	nb := int(span>>shift) + 1
 	t.bucketBase, t.bucketShift = lo, shift
+	// buckets[k], the greatest i with starts[i] <= lo + k<<shift, is
+	// the count of starts after the first at or below that address:
+	// each start counted at the first bucket not below it, then summed,
+	// with no branch on the data.
 	t.buckets = make([]uint32, nb+1)
-	i := 0
-	for k := 0; k < nb; k++ {
-		a := lo + uint64(k)<<shift
-		for i+1 < n && t.starts[i+1] <= a {
-			i++
-		}
-		t.buckets[k] = uint32(i)
+	mask := uint64(1)<<shift - 1
+	for _, a := range t.starts[1:] {
+		d := a - lo
+		k := d>>shift + (d&mask+mask)>>shift // ceil(d / 1<<shift) <= nb
+		t.buckets[k]++
 	}
-	t.buckets[nb] = uint32(n - 1)
+	sum := uint32(0)
+	for k, c := range t.buckets {
+		sum += c
+		t.buckets[k] = sum
+	}
 }
 
 // HasLines reports whether the table has a LineSource (debug information

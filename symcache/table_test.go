@@ -46,3 +46,49 @@ func TestLookupIndexNear(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildBuckets checks the bucket table against its definition
+// (buckets[k] is the greatest i with starts[i] <= bucketBase + k<<shift)
+// and LookupIndex against a linear scan, on starts dense, sparse and
+// spread over the whole address space.
+func TestBuildBuckets(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for _, n := range []int{1, 2, 7, 1000, 50_000} {
+		for _, gap := range []uint64{1, 16, 1000, 1 << 44} {
+			starts := make([]uint64, n)
+			a := uint64(rng.Intn(1 << 20))
+			for i := range starts {
+				starts[i] = a
+				a += 1 + uint64(rng.Int63n(int64(gap)))
+			}
+			tab := &Table{starts: starts}
+			tab.buildBuckets()
+			for k, got := range tab.buckets {
+				addr := tab.bucketBase + uint64(k)<<tab.bucketShift
+				want := 0
+				for want+1 < n && starts[want+1] <= addr {
+					want++
+				}
+				if k == len(tab.buckets)-1 {
+					want = n - 1
+				}
+				if int(got) != want {
+					t.Fatalf("%d starts, gap %d: bucket %d (%#x) = %d, want %d", n, gap, k, addr, got, want)
+				}
+				if k > 200 {
+					break // the rest is checked by the lookups
+				}
+			}
+			for range 2000 {
+				addr := starts[0] + rng.Uint64()%(starts[n-1]-starts[0]+2)
+				want := 0
+				for want+1 < n && starts[want+1] <= addr {
+					want++
+				}
+				if got := tab.LookupIndex(addr); got != want {
+					t.Fatalf("%d starts, gap %d: LookupIndex(%#x) = %d, want %d", n, gap, addr, got, want)
+				}
+			}
+		}
+	}
+}
