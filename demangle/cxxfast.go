@@ -2,6 +2,7 @@ package demangle
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -71,21 +72,38 @@ func cxxFast(s string, f Form) (string, bool) {
 		return "", false
 	}
 	// The whole name, printed after all the parts it is made of.
-	start := len(p.out)
-	p.out = append(p.out, thunk...)
+	// Written once, into the result (no copy in out first).
+	n := len(thunk) + len(p.text(name)) + 2 + len(p.refQual)
 	if p.hasReturn {
-		p.out = append(p.out, p.text(ret)...)
-		p.out = append(p.out, ' ')
+		n += len(p.text(ret)) + 1
 	}
-	p.out = append(p.out, p.text(name)...)
-	p.out = append(p.out, '(')
-	p.appendList(p.params)
-	p.out = append(p.out, ')')
+	for _, t := range p.params {
+		n += len(p.text(t)) + 2
+	}
 	if p.isConst {
-		p.out = append(p.out, " const"...)
+		n += len(" const")
 	}
-	p.out = append(p.out, p.refQual...)
-	return string(p.out[start:]), true
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(thunk)
+	if p.hasReturn {
+		b.Write(p.text(ret))
+		b.WriteByte(' ')
+	}
+	b.Write(p.text(name))
+	b.WriteByte('(')
+	for n, t := range p.params {
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		b.Write(p.text(t))
+	}
+	b.WriteByte(')')
+	if p.isConst {
+		b.WriteString(" const")
+	}
+	b.WriteString(p.refQual)
+	return b.String(), true
 }
 
 // parameters parses the parameter types up to end, or up to an E when

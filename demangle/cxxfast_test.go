@@ -227,3 +227,39 @@ func BenchmarkCxx(b *testing.B) {
 		}
 	})
 }
+
+// TestOddIdentifier checks the eight-bytes-at-a-time test against the
+// byte at a time one: every odd byte at every place of names of up to
+// 19 bytes, and every byte value alone in a name of 16.
+func TestOddIdentifier(t *testing.T) {
+	naive := func(id string) bool {
+		for j := 0; j < len(id); j++ {
+			if c := id[j]; c == '.' || c == '$' || c >= 0x80 {
+				return true
+			}
+		}
+		return false
+	}
+	const clean = "abcdefghijklmnopqrs"
+	for n := 0; n <= len(clean); n++ {
+		if oddIdentifier(clean[:n]) {
+			t.Errorf("oddIdentifier(%q) = true", clean[:n])
+		}
+		for j := 0; j < n; j++ {
+			for _, c := range []byte{'.', '$', 0x80, 0xc3, 0xff, '-', '/', '%', '#', '&'} {
+				b := []byte(clean[:n])
+				b[j] = c
+				if got, want := oddIdentifier(string(b)), naive(string(b)); got != want {
+					t.Errorf("oddIdentifier(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+	for c := 0; c < 256; c++ {
+		b := []byte("_Zabc123_XYZ_xyz")
+		b[5] = byte(c)
+		if got, want := oddIdentifier(string(b)), naive(string(b)); got != want {
+			t.Errorf("oddIdentifier with byte %#x = %v, want %v", c, got, want)
+		}
+	}
+}

@@ -201,11 +201,9 @@ func (p *fastParser) sourceName() string {
 	}
 	id := p.s[p.i : p.i+n]
 	p.i += n
-	for j := 0; j < len(id); j++ {
-		if c := id[j]; c == '.' || c == '$' || c >= 0x80 {
-			p.fail() // as the full demangler may print them otherwise
-			return ""
-		}
+	if oddIdentifier(id) {
+		p.fail() // as the full demangler may print them otherwise
+		return ""
 	}
 	const anon = "_GLOBAL_"
 	if len(id) > len(anon)+2 && id[:len(anon)] == anon {
@@ -214,6 +212,29 @@ func (p *fastParser) sourceName() string {
 		}
 	}
 	return id
+}
+
+// oddIdentifier says whether id holds a '.', a '$' or a byte of a UTF-8
+// sequence, eight bytes at a time.
+func oddIdentifier(id string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	j := 0
+	for ; j+8 <= len(id); j += 8 {
+		x := uint64(id[j]) | uint64(id[j+1])<<8 | uint64(id[j+2])<<16 | uint64(id[j+3])<<24 |
+			uint64(id[j+4])<<32 | uint64(id[j+5])<<40 | uint64(id[j+6])<<48 | uint64(id[j+7])<<56
+		// With no high bit set, a byte of x^('.'*ones) is zero
+		// where x has a '.' (the has-a-zero-byte test).
+		dot, dollar := x^('.'*ones), x^('$'*ones)
+		if (x|(dot-ones)&^dot|(dollar-ones)&^dollar)&highs != 0 {
+			return true
+		}
+	}
+	for ; j < len(id); j++ {
+		if c := id[j]; c == '.' || c == '$' || c >= 0x80 {
+			return true
+		}
+	}
+	return false
 }
 
 // substitution parses S_ or S <seq-id> _ and returns what it stands for.
