@@ -14,7 +14,7 @@ const nodeBinary = "/usr/bin/node"
 // BenchmarkDWARFOuterLineNode reads node's DWARF for lines and answers
 // bench/symbolize's 100,000 addresses (random in .text, seed 1) in
 // address order, as `macprof symbolize` does: what node's DWARF costs a
-// symbolize run.
+// symbolize run ("read"), and the lookups alone ("lookup").
 func BenchmarkDWARFOuterLineNode(b *testing.B) {
 	f, err := elf.Open(nodeBinary)
 	if err != nil {
@@ -28,8 +28,24 @@ func BenchmarkDWARFOuterLineNode(b *testing.B) {
 		addrs[i] = text.Addr + uint64(rng.Int63n(int64(text.Size)))
 	}
 	slices.Sort(addrs)
-	b.ReportAllocs()
-	for b.Loop() {
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			d, info, err := elfDWARF(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			l, err := newDWARFLines(d, info, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, a := range addrs {
+				l.OuterLine(a)
+			}
+		}
+	})
+	// The lookups alone, every unit they read already indexed.
+	b.Run("lookup", func(b *testing.B) {
 		d, info, err := elfDWARF(f)
 		if err != nil {
 			b.Fatal(err)
@@ -41,5 +57,11 @@ func BenchmarkDWARFOuterLineNode(b *testing.B) {
 		for _, a := range addrs {
 			l.OuterLine(a)
 		}
-	}
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, a := range addrs {
+				l.OuterLine(a)
+			}
+		}
+	})
 }

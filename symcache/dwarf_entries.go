@@ -3,11 +3,12 @@ package symcache
 import (
 	"debug/dwarf"
 	"encoding/binary"
+	"slices"
 	"sort"
 )
 
-// dwarfInfo is .debug_info and .debug_abbrev as bytes, beside the
-// *dwarf.Data read from them, so that DWARFLines can go over a unit's
+// dwarfInfo is .debug_info and .debug_abbrev (and .debug_line) as bytes,
+// beside the *dwarf.Data read from them, so that DWARFLines can go over a unit's
 // entries reading only their tag, whether they have children and their
 // DW_AT_sibling: debug/dwarf decodes every attribute of every entry it
 // reads, strings included, and allocates each (node's libuv units: most
@@ -16,12 +17,17 @@ import (
 // debug/dwarf. l.mu guards it.
 type dwarfInfo struct {
 	info, abbrev []byte
+	line         []byte // .debug_line, for running line programs (lineRows)
 	order        binary.ByteOrder
 	units        []infoUnit // in .debug_info order
 	tables       map[abbrevKey]*abbrevTable
 	// attrsLeft bounds the attributes of the abbreviation tables read:
 	// hostile units can each name another offset into one large table.
 	attrsLeft int
+	// decls and attrs are where a table is read before it is copied
+	// out at its size.
+	decls []abbrevDecl
+	attrs []abbrevAttr
 }
 
 // infoUnit is one unit's header, as debug/dwarf reads it.
@@ -125,8 +131,8 @@ const (
 
 // newDWARFInfo reads the unit headers of info as dwarf.New does (which
 // has read them already: nil when they do not read the same).
-func newDWARFInfo(info, abbrev []byte, order binary.ByteOrder) *dwarfInfo {
-	x := &dwarfInfo{info: info, abbrev: abbrev, order: order,
+func newDWARFInfo(info, abbrev, line []byte, order binary.ByteOrder) *dwarfInfo {
+	x := &dwarfInfo{info: info, abbrev: abbrev, line: line, order: order,
 		tables: map[abbrevKey]*abbrevTable{}, attrsLeft: maxAbbrevAttrs}
 	b := dbuf{data: info, order: order}
 	for b.pos < uint64(len(info)) {
@@ -200,7 +206,8 @@ func (x *dwarfInfo) readTable(key abbrevKey) *abbrevTable {
 		return nil
 	}
 	b := dbuf{data: x.abbrev, pos: key.off, order: x.order}
-	t := &abbrevTable{}
+	t := &abbrevTable{decls: x.decls[:0], attrs: x.attrs[:0]}
+	defer func() { x.decls, x.attrs = t.decls[:0], t.attrs[:0] }()
 	for b.ok() {
 		code := uint32(b.uleb())
 		if code == 0 {
@@ -255,7 +262,7 @@ func (x *dwarfInfo) readTable(key abbrevKey) *abbrevTable {
 	if !b.ok() {
 		return nil
 	}
-	return t
+	return &abbrevTable{decls: slices.Clone(t.decls), attrs: slices.Clone(t.attrs), codes: t.codes}
 }
 
 func (t *abbrevTable) find(code uint32) *abbrevDecl {

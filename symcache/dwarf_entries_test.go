@@ -26,7 +26,8 @@ func buildInlineCpp(t testing.TB, extra ...string) string {
 
 // TestDWARFEntriesAgreeWithDebugDWARF checks that every unit indexed by
 // going over .debug_info's bytes (dwarfInfo) is the index debug/dwarf's
-// reader gives, in both depths (OuterLine's and Lines'): C and C++ programs
+// reader gives, in both depths (OuterLine's and Lines'), line rows (run by
+// lineRows) included: C and C++ programs
 // built here (DWARF 5 and 4, assembly units, cold parts in their own
 // ranges), and node, glibc's debug file and a -g libpython where present.
 func TestDWARFEntriesAgreeWithDebugDWARF(t *testing.T) {
@@ -67,11 +68,21 @@ func TestDWARFEntriesAgreeWithDebugDWARF(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			funcs, nodes := 0, 0
+			funcs, nodes, rows := 0, 0, 0
 			for i := range fast.units {
 				u := &fast.units[i]
 				if c, ok := fast.cursor(u.cu); !ok || c.r != nil {
 					t.Fatalf("unit %d at %#x is read through debug/dwarf (ok %v)", i, u.cu.Offset, ok)
+				}
+				if lr, err := d.LineReader(u.cu); err == nil && lr != nil {
+					var x unitIndex
+					left := fast.rowsLeft
+					ran := fast.lineRows(&x, lr, u.cu, func(string) int32 { return 0 })
+					fast.rowsLeft = left
+					if !ran {
+						t.Fatalf("unit %d at %#x: its line program is run by debug/dwarf", i, u.cu.Offset)
+					}
+					rows += len(x.rows)
 				}
 				for _, what := range []int{indexOuter, indexFull} {
 					got := fast.index(u.cu, u.order, what)
@@ -84,14 +95,14 @@ func TestDWARFEntriesAgreeWithDebugDWARF(t *testing.T) {
 					nodes += len(got.nodes)
 				}
 			}
-			if funcs == 0 || nodes == 0 {
-				t.Fatalf("%d funcs, %d nodes: the comparison saw nothing", funcs, nodes)
+			if funcs == 0 || nodes == 0 || rows == 0 {
+				t.Fatalf("%d funcs, %d nodes, %d rows: the comparison saw nothing", funcs, nodes, rows)
 			}
 			if fast.nodesLeft != slow.nodesLeft || fast.rangesLeft != slow.rangesLeft || fast.rowsLeft != slow.rowsLeft {
 				t.Errorf("budgets left %d %d %d, debug/dwarf %d %d %d", fast.nodesLeft, fast.rangesLeft, fast.rowsLeft,
 					slow.nodesLeft, slow.rangesLeft, slow.rowsLeft)
 			}
-			t.Logf("%d units, %d funcs, %d nodes", len(fast.units), funcs, nodes)
+			t.Logf("%d units, %d funcs, %d nodes, %d rows", len(fast.units), funcs, nodes, rows)
 		})
 	}
 }

@@ -26,25 +26,8 @@ func (l *DWARFLines) index(cu *dwarf.Entry, order int32, what int) *unitIndex {
 	}
 	var cuFiles []*dwarf.LineFile
 	if lr, err := l.d.LineReader(cu); err == nil && lr != nil {
-		var le dwarf.LineEntry
-		// Rows of one file come in runs, and the reader gives each
-		// file of its table as one *LineFile: the last one's index
-		// saves a map lookup per row.
-		var lastFile *dwarf.LineFile
-		lastIdx := int32(-1)
-		for l.rowsLeft > 0 {
-			if err := lr.Next(&le); err != nil {
-				break // io.EOF, or a broken table
-			}
-			l.rowsLeft--
-			row := lineRow{addr: le.Address, line: int32(le.Line), end: le.EndSequence, file: -1}
-			if le.File != nil {
-				if le.File != lastFile {
-					lastFile, lastIdx = le.File, intern(le.File.Name)
-				}
-				row.file = lastIdx
-			}
-			x.rows = append(x.rows, row)
+		if !l.lineRows(x, lr, cu, intern) {
+			l.readRows(x, lr, intern)
 		}
 		cuFiles = lr.Files()
 	}
@@ -58,6 +41,31 @@ func (l *DWARFLines) index(cu *dwarf.Entry, order int32, what int) *unitIndex {
 	}
 	slices.SortStableFunc(x.funcs, func(a, b funcRange) int { return cmp.Compare(a.lo, b.lo) })
 	return x
+}
+
+// readRows appends the rows of lr to x, through debug/dwarf's reader (see
+// lineRows); l.mu is held.
+func (l *DWARFLines) readRows(x *unitIndex, lr *dwarf.LineReader, intern func(string) int32) {
+	var le dwarf.LineEntry
+	// Rows of one file come in runs, and the reader gives each file of
+	// its table as one *LineFile: the last one's index saves a map
+	// lookup per row.
+	var lastFile *dwarf.LineFile
+	lastIdx := int32(-1)
+	for l.rowsLeft > 0 {
+		if err := lr.Next(&le); err != nil {
+			break // io.EOF, or a broken table
+		}
+		l.rowsLeft--
+		row := lineRow{addr: le.Address, line: int32(le.Line), end: le.EndSequence, file: -1}
+		if le.File != nil {
+			if le.File != lastFile {
+				lastFile, lastIdx = le.File, intern(le.File.Name)
+			}
+			row.file = lastIdx
+		}
+		x.rows = append(x.rows, row)
+	}
 }
 
 // compareRows orders rows by address, an end_sequence first at an address

@@ -8,7 +8,8 @@ import (
 
 // elfDWARF reads f's DWARF for lines as elfLineDWARF does (only the
 // sections line and inlined-call lookups read), and keeps .debug_info and
-// .debug_abbrev for going over entries without decoding them (dwarfInfo).
+// .debug_abbrev for going over entries without decoding them, and
+// .debug_line for running line programs (dwarfInfo).
 // Relocated DWARF (an ET_REL object) is read by f.DWARF, which applies the
 // relocations, and its entries through debug/dwarf alone (info nil).
 func elfDWARF(f *elf.File) (*dwarf.Data, *dwarfInfo, error) {
@@ -56,5 +57,5 @@ func elfDWARFUnrelocated(f *elf.File) (*dwarf.Data, *dwarfInfo, error) {
 			return nil, nil, err
 		}
 	}
-	return d, newDWARFInfo(base[1], base[0], f.ByteOrder), nil
+	return d, newDWARFInfo(base[1], base[0], base[2], f.ByteOrder), nil
 }
