@@ -1,6 +1,11 @@
 package symbolize
 
-import "io"
+import (
+	"io"
+	"math/bits"
+	"slices"
+	"strconv"
+)
 
 // output collects the answers in one buffer that print appends to in
 // place (bufio.Writer's AvailableBuffer and Write copied each line once
@@ -49,4 +54,56 @@ func (o *output) Flush() error {
 	}
 	o.buf = o.buf[:0]
 	return o.err
+}
+
+// appendDec appends v in decimal, as strconv.AppendInt(b, v, 10) does,
+// without a call for the values most lines and offsets have (below
+// 10,000).
+func appendDec(b []byte, v int64) []byte {
+	switch {
+	case v < 0 || v >= 10000:
+		return strconv.AppendInt(b, v, 10)
+	case v < 10:
+		return append(b, byte('0'+v))
+	case v < 100:
+		return append(b, decPairs[2*v], decPairs[2*v+1])
+	case v < 1000:
+		r := v % 100
+		return append(b, byte('0'+v/100), decPairs[2*r], decPairs[2*r+1])
+	}
+	q, r := v/100, v%100
+	return append(b, decPairs[2*q], decPairs[2*q+1], decPairs[2*r], decPairs[2*r+1])
+}
+
+// decPairs holds the two digits of each number below 100.
+const decPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
+
+// appendHex appends v in lower-case hexadecimal, as strconv.AppendUint(b,
+// v, 16) does, its digits written in place.
+func appendHex(b []byte, v uint64) []byte {
+	n := max(1, (bits.Len64(v)+3)/4)
+	b = slices.Grow(b, n)
+	d := b[len(b) : len(b)+n]
+	for i := n - 1; i >= 0; i-- {
+		d[i] = "0123456789abcdef"[v&0xf]
+		v >>= 4
+	}
+	return b[:len(b)+n]
+}
+
+// appendUint appends v in decimal (appendDec for any uint64).
+func appendUint(b []byte, v uint64) []byte {
+	if v >= 10000 {
+		return strconv.AppendUint(b, v, 10)
+	}
+	return appendDec(b, int64(v))
 }

@@ -585,7 +585,7 @@ func (s *symbolizer) print(w *output, a *answer, g *gathered, text []byte) {
 		b = append(b, s.inImage...)
 		b = append(b, ' ', '(')
 		b = append(b, s.files[a.file]...) // "base name:" (see fileIndexOf)
-		b = strconv.AppendInt(b, int64(a.line), 10)
+		b = appendDec(b, int64(a.line))
 		b = append(b, ')')
 	case name != "" || a.fn >= 0:
 		start := g.start
@@ -593,13 +593,13 @@ func (s *symbolizer) print(w *output, a *answer, g *gathered, text []byte) {
 			// An unnamed function: image+0xSTART.
 			b = append(b, s.image...)
 			b = append(b, "+0x"...)
-			b = strconv.AppendUint(b, start, 16)
+			b = appendHex(b, start)
 		}
 		va, _ := s.table.Address(s.segAt(s.segIndex(a.addr)).FileOffset(a.addr))
 		b = append(b, name...)
 		b = append(b, s.inImage...)
 		b = append(b, ' ', '+', ' ')
-		b = strconv.AppendUint(b, va-start, 10)
+		b = appendUint(b, va-start)
 	default:
 		// In no function: its link-time address when the table maps
 		// it, else its file offset.
@@ -609,7 +609,7 @@ func (s *symbolizer) print(w *output, a *answer, g *gathered, text []byte) {
 		}
 		b = append(b, s.image...)
 		b = append(b, "+0x"...)
-		b = strconv.AppendUint(b, off, 16)
+		b = appendHex(b, off)
 		b = append(b, " (in "...)
 		b = append(b, s.image...)
 		b = append(b, ')')

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -100,6 +101,28 @@ func TestScanWordAsParseHex(t *testing.T) {
 				t.Fatalf("%q at %d: scanWord %d, %#x, %v; want %d, %#x, %v", b, i, end, v, ok, j, want, wantOK)
 			}
 			i = j
+		}
+	}
+}
+
+// TestAppendNumbers checks appendDec, appendUint and appendHex against
+// strconv on the edges of their cases and on random values.
+func TestAppendNumbers(t *testing.T) {
+	vals := []uint64{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 1001, 9999, 10000, 10001, 1 << 31, 1<<31 - 1, 1 << 32, 1<<63 - 1, 1 << 63, ^uint64(0)}
+	r := rand.New(rand.NewSource(4))
+	for range 10_000 {
+		vals = append(vals, r.Uint64()>>r.Intn(64))
+	}
+	prefix := []byte("x")
+	for _, v := range vals {
+		if got, want := string(appendDec(prefix, int64(v))), string(strconv.AppendInt(prefix, int64(v), 10)); got != want {
+			t.Fatalf("appendDec(%d) = %q, want %q", int64(v), got, want)
+		}
+		if got, want := string(appendUint(prefix, v)), string(strconv.AppendUint(prefix, v, 10)); got != want {
+			t.Fatalf("appendUint(%d) = %q, want %q", v, got, want)
+		}
+		if got, want := string(appendHex(prefix, v)), string(strconv.AppendUint(prefix, v, 16)); got != want {
+			t.Fatalf("appendHex(%#x) = %q, want %q", v, got, want)
 		}
 	}
 }
