@@ -43,6 +43,7 @@ const (
 // concurrent use, and it implements LineSource.
 type Gopclntab struct {
 	order     binary.ByteOrder
+	big       bool // order is big-endian (u32 reads without an interface call)
 	version   int
 	go120     bool // _func has startLine (Go 1.20+)
 	quantum   uint32
@@ -123,7 +124,7 @@ func ParseGopclntab(data []byte, text uint64) (*Gopclntab, error) {
 	if !ok {
 		return nil, errors.New("gopclntab: bad header")
 	}
-	t := &Gopclntab{order: order, version: version, quantum: uint32(data[6]), ptrSize: ptr}
+	t := &Gopclntab{order: order, big: order == binary.ByteOrder(binary.BigEndian), version: version, quantum: uint32(data[6]), ptrSize: ptr}
 	t.go120 = order.Uint32(data) == go120Magic
 	word := func(i uint64) uint64 { return uintptrAt(order, ptr, data, 8+i*uint64(ptr)) }
 	sub := func(i uint64) ([]byte, error) {
@@ -228,10 +229,18 @@ func bytesString(b []byte) string {
 // Len returns the number of functions in the table.
 func (t *Gopclntab) Len() int { return int(t.nfunc) }
 
+// u32 reads a 32-bit word in the table's byte order.
+func (t *Gopclntab) u32(b []byte) uint32 {
+	if t.big {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
 // field returns functab field i (i <= 2*nfunc).
 func (t *Gopclntab) field(i uint32) uint64 {
 	if t.version == go118 {
-		return uint64(t.order.Uint32(t.functab[4*uint64(i):]))
+		return uint64(t.u32(t.functab[4*uint64(i):]))
 	}
 	return uintptrAt(t.order, t.ptrSize, t.functab, uint64(i)*uint64(t.ptrSize))
 }
@@ -257,7 +266,7 @@ func (t *Gopclntab) funcField(i uint32, n uint64) (uint32, bool) {
 	if off >= uint64(len(t.funcs)) || uint64(len(t.funcs))-off < 4 {
 		return 0, false
 	}
-	return t.order.Uint32(t.funcs[off:]), true
+	return t.u32(t.funcs[off:]), true
 }
 
 // cstring returns the NUL-terminated string at off in s, or "".

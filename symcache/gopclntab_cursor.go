@@ -124,6 +124,16 @@ type goLineCursor struct {
 	// its name (-1: none yet): the file rarely changes within one.
 	fno      int64
 	fileName string
+	// files caches file names by their offset in the file table: the
+	// functions of one package name the same files.
+	files [256]cachedFile
+}
+
+// cachedFile is an entry of goLineCursor.files.
+type cachedFile struct {
+	off  uint32
+	set  bool
+	name string
 }
 
 // outerLine returns what c.t.OuterLine(addr) returns.
@@ -175,7 +185,24 @@ func (c *goLineCursor) outerLine(addr uint64) (function, file string, line int, 
 		return c.name, "", int(ln), true
 	}
 	if fno != c.fno {
-		c.fno, c.fileName = fno, t.fileName(c.fn, fno)
+		c.fno, c.fileName = fno, c.fileNameOf(fno)
 	}
 	return c.name, c.fileName, int(ln), true
+}
+
+// fileNameOf returns t.fileName(c.fn, fno), from c.files when there.
+func (c *goLineCursor) fileNameOf(fno int64) string {
+	t := c.t
+	if t.version == go12 {
+		return t.fileName(c.fn, fno)
+	}
+	off, ok := t.fileOff(c.fn, fno)
+	if !ok {
+		return ""
+	}
+	e := &c.files[off%uint32(len(c.files))]
+	if !e.set || e.off != off {
+		*e = cachedFile{off: off, set: true, name: cstring(t.files, uint64(off))}
+	}
+	return e.name
 }

@@ -194,16 +194,25 @@ func (t *Gopclntab) fileName(i uint32, fno int64) string {
 			return cstring(t.names, uint64(t.order.Uint32(t.filetab12[fno*4:])))
 		}
 	default:
-		if cu, ok := t.funcField(i, 8); ok {
-			k := (uint64(cu) + uint64(fno)) * 4
-			if k+4 <= uint64(len(t.cutab)) {
-				if off := t.order.Uint32(t.cutab[k:]); off != ^uint32(0) {
-					return cstring(t.files, uint64(off))
-				}
-			}
+		if off, ok := t.fileOff(i, fno); ok {
+			return cstring(t.files, uint64(off))
 		}
 	}
 	return ""
+}
+
+// fileOff returns where in t.files the name of file fno of function i
+// is, for a table newer than Go 1.2.
+func (t *Gopclntab) fileOff(i uint32, fno int64) (uint32, bool) {
+	if cu, ok := t.funcField(i, 8); ok {
+		k := (uint64(cu) + uint64(fno)) * 4
+		if k+4 <= uint64(len(t.cutab)) {
+			if off := t.u32(t.cutab[k:]); off != ^uint32(0) {
+				return off, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // maxModuleSection bounds a data section scanned for moduledata.
