@@ -203,6 +203,9 @@ type fastParser struct {
 	// local name's function first named its template parameter (-1:
 	// not yet).
 	firstT int
+	// autoAt is how many candidates there were when the lambda's
+	// signature being parsed first named an auto (-1: not yet).
+	autoAt int
 	form   Form
 }
 
@@ -217,7 +220,7 @@ func (p *fastParser) reset(s string) {
 	p.out, p.subs, p.params, p.args, p.fnArgs = p.out[:0], p.subs[:0], p.params[:0], p.args[:0], p.fnArgs[:0]
 	p.packElems = p.packElems[:0]
 	p.haveFnArgs, p.isConst, p.hasReturn, p.refQual = false, false, false, ""
-	p.tmplInScope, p.noParam, p.firstT = false, 0, -1
+	p.tmplInScope, p.noParam, p.firstT, p.autoAt = false, 0, -1, -1
 }
 
 // span is a range of fastParser.out.
@@ -239,6 +242,9 @@ type fastType struct {
 	// is closed: nothing more may be made of it here.
 	fn, closed bool
 	params     span
+	// An array type (A <n> _ <type>) is a function type's kin: its
+	// element type (span) and its bounds (params, "[16]").
+	array bool
 	// A pack's elements are packElems[elemLo:elemHi].
 	elemLo, elemHi int32
 	// opaque marks a substitution candidate the fast path does not
@@ -932,18 +938,28 @@ func (p *fastParser) closure() span {
 		p.subs = append(p.subs, fastType{span: sp, name: true})
 		return sp
 	}
-	if c := p.peek(); c == 'T' || c == 'Q' {
-		p.fail() // a generic lambda's template parameters, a constraint
+	if c := p.peek(); c == 'Q' || c == 'T' && p.i+1 < len(p.s) && strings.IndexByte("yknpt", p.s[p.i+1]) >= 0 {
+		p.fail() // a lambda's template parameters, a constraint
 		return span{}
 	}
 	base := len(p.params)
 	p.noParam++
+	autoAt := p.autoAt
+	p.autoAt = -1
 	if p.peek() == 'v' && p.i+1 < len(p.s) && p.s[p.i+1] == 'E' {
 		p.i++ // no parameters
 	} else if p.peek() == 'E' || !p.parameters(-1) {
 		p.fail()
 	}
+	if p.autoAt >= 0 {
+		// Named again in a template's scope, an auto stands for
+		// its argument (as the full demangler and c++filt print it).
+		for j := p.autoAt; j < len(p.subs); j++ {
+			p.subs[j].opaque = true
+		}
+	}
 	p.noParam--
+	p.autoAt = autoAt
 	p.i++ // E
 	n, ok := p.compactNumber()
 	if p.bad || !ok {

@@ -1,5 +1,7 @@
 package demangle
 
+import "strconv"
+
 // The C++ fast path's types: builtin, class, function, template parameter
 // and substitution types, packs and literals (cxxfast.go has the names).
 
@@ -129,7 +131,7 @@ func (p *fastParser) literal() fastType {
 	case 'a', 'c', 'h', 's', 't', 'w', 'P':
 		typed = true // P: a null pointer, (void*)0
 	default:
-		if c == 'N' || c >= '1' && c <= '9' || c == 'S' && p.i+1 < len(p.s) && p.s[p.i+1] != 't' {
+		if c == 'N' || c >= '1' && c <= '9' || c == 'S' {
 			typed = true // an enum
 		} else {
 			p.fail()
@@ -301,12 +303,15 @@ func (p *fastParser) paramIndex() (int, bool) {
 // argument.
 func (p *fastParser) templateParam() fastType {
 	p.i++ // T
+	if p.noParam > 0 {
+		return p.lambdaAuto()
+	}
 	idx, ok := p.paramIndex()
 	if !ok {
 		p.fail()
 		return fastType{}
 	}
-	if !p.haveFnArgs || p.noParam > 0 || idx >= len(p.fnArgs) || p.fnArgs[idx].literal || p.fnArgs[idx].pack {
+	if !p.haveFnArgs || idx >= len(p.fnArgs) || p.fnArgs[idx].literal || p.fnArgs[idx].pack {
 		p.fail()
 		return fastType{}
 	}
@@ -314,6 +319,28 @@ func (p *fastParser) templateParam() fastType {
 		p.firstT = len(p.subs)
 	}
 	return p.fnArgs[idx]
+}
+
+// lambdaAuto parses the rest of T_ or T <number> _ in a lambda's
+// signature where no template's parameters are in scope: a generic
+// lambda's auto parameter, printed auto:1 for T_, auto:2 for T0_.
+func (p *fastParser) lambdaAuto() fastType {
+	if p.tmplInScope {
+		p.fail() // T_ names the template's argument, or an auto after them
+		return fastType{}
+	}
+	n, ok := p.compactNumber()
+	if !ok {
+		p.fail()
+		return fastType{}
+	}
+	if p.autoAt < 0 {
+		p.autoAt = len(p.subs)
+	}
+	lo := len(p.out)
+	p.out = append(p.out, "auto:"...)
+	p.out = strconv.AppendInt(p.out, int64(n)+1, 10)
+	return fastType{span: span{int32(lo), int32(len(p.out))}}
 }
 
 // fastBuiltin are the builtin types' names by their letter (void, which
@@ -387,10 +414,13 @@ func (p *fastParser) typ() fastType {
 			suffix, t.cv = " const", true
 		}
 		if inner.fn {
-			// A pointer or reference to a function (not const, refused
-			// above): void (*)(int).
+			// A pointer or reference to a function or an array (not
+			// const, refused above): void (*)(int), char (&) [16].
 			t.span, t.closed = p.emit(p.text(inner.span), " (", suffix), true
 			p.out = append(p.out, ')')
+			if inner.array {
+				p.out = append(p.out, ' ')
+			}
 			p.out = append(p.out, p.text(inner.params)...)
 			t.hi = int32(len(p.out))
 			break
@@ -413,6 +443,8 @@ func (p *fastParser) typ() fastType {
 		t = p.function()
 	case c == 'M':
 		t = p.memberPointer()
+	case c == 'A':
+		t = p.arrayType()
 	case c == 'S' && p.i+1 < len(p.s) && (p.s[p.i+1] == 'a' || p.s[p.i+1] == 'b'):
 		n := "std::allocator"
 		if p.s[p.i+1] == 'b' {
@@ -498,7 +530,7 @@ func (p *fastParser) memberPointer() fastType {
 		p.i++
 	}
 	m := p.typ()
-	if p.bad || m.literal || m.pack || m.closed || m.ref || isConst && !m.fn {
+	if p.bad || m.literal || m.pack || m.closed || m.ref || m.array || isConst && !m.fn {
 		p.fail()
 		return fastType{}
 	}
@@ -524,4 +556,33 @@ func (p *fastParser) memberPointer() fastType {
 		p.out = append(p.out, "::*"...)
 	}
 	return fastType{span: span{int32(lo), int32(len(p.out))}, closed: true}
+}
+
+// arrayType parses A [<number>] _ <element type>: char [16], int [3][4],
+// char [] (printed as a function type is, its bounds as parameters).
+func (p *fastParser) arrayType() fastType {
+	p.i++ // A
+	j := p.i
+	for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+		p.i++
+	}
+	bound := p.s[j:p.i]
+	if p.peek() != '_' || len(bound) > 0 && bound[0] == '0' && len(bound) > 1 {
+		p.fail() // an expression, or a bound the full demangler may print otherwise
+		return fastType{}
+	}
+	p.i++ // _
+	e := p.typ()
+	if p.bad || e.literal || e.pack || e.ref || e.closed || e.fn && !e.array {
+		p.fail()
+		return fastType{}
+	}
+	lo := len(p.out)
+	p.out = append(p.out, '[')
+	p.out = append(p.out, bound...)
+	p.out = append(p.out, ']')
+	if e.array {
+		p.out = append(p.out, p.text(e.params)...)
+	}
+	return fastType{span: e.span, params: span{int32(lo), int32(len(p.out))}, fn: true, array: true}
 }
