@@ -36,6 +36,7 @@ type DWARFLines struct {
 	rangesLeft int
 	names      map[dwarf.Offset]string // a reference's resolved name
 	refs       *dwarf.Reader           // seeks to referenced entries
+	rowBuf     []lineRow               // where lineRows runs a program
 }
 
 // dunit is a unit whose ranges are known and whose index is built on the
@@ -224,7 +225,7 @@ func newDWARFLines(d *dwarf.Data, info *dwarfInfo, machO bool) (*DWARFLines, err
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, p := range noRanges {
-		if x := l.index(p.cu, p.order, indexFull); len(x.rows) > 0 || len(x.funcs) > 0 {
+		if x := l.index(p.cu, p.order, indexFull, nil); len(x.rows) > 0 || len(x.funcs) > 0 {
 			l.rest = append(l.rest, x)
 		}
 	}
@@ -301,7 +302,8 @@ func (s *unitSkipper) skip(r *dwarf.Reader, e *dwarf.Entry) {
 
 // unit returns the index of units[i] that reads what (indexFull: all
 // of it; indexOuter: its outer index; indexRows: its line table, the full
-// index when built), building it on first need.
+// or outer index when built), building it on first need, with the line
+// rows of another of its indexes where one is built.
 func (l *DWARFLines) unit(i int32, what int) *unitIndex {
 	u := &l.units[i]
 	p := &u.idx
@@ -310,6 +312,9 @@ func (l *DWARFLines) unit(i int32, what int) *unitIndex {
 		p = &u.outer
 	case indexRows:
 		if x := u.idx.Load(); x != nil {
+			return x
+		}
+		if x := u.outer.Load(); x != nil {
 			return x
 		}
 		p = &u.rows
@@ -322,7 +327,13 @@ func (l *DWARFLines) unit(i int32, what int) *unitIndex {
 	if x := p.Load(); x != nil {
 		return x
 	}
-	x := l.index(u.cu, u.order, what)
+	var rows *unitIndex
+	for _, q := range [...]*atomic.Pointer[unitIndex]{&u.idx, &u.outer, &u.rows} {
+		if rows = q.Load(); rows != nil {
+			break
+		}
+	}
+	x := l.index(u.cu, u.order, what, rows)
 	p.Store(x)
 	return x
 }

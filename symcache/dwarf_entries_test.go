@@ -2,6 +2,7 @@ package symcache
 
 import (
 	"debug/elf"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -85,8 +86,8 @@ func TestDWARFEntriesAgreeWithDebugDWARF(t *testing.T) {
 					rows += len(x.rows)
 				}
 				for _, what := range []int{indexOuter, indexFull} {
-					got := fast.index(u.cu, u.order, what)
-					want := slow.index(slow.units[i].cu, slow.units[i].order, what)
+					got := fast.index(u.cu, u.order, what, nil)
+					want := slow.index(slow.units[i].cu, slow.units[i].order, what, nil)
 					if !reflect.DeepEqual(got, want) {
 						t.Fatalf("unit %d at %#x (depth %d): %d funcs, %d nodes; debug/dwarf %d, %d",
 							i, u.cu.Offset, what, len(got.funcs), len(got.nodes), len(want.funcs), len(want.nodes))
@@ -104,5 +105,54 @@ func TestDWARFEntriesAgreeWithDebugDWARF(t *testing.T) {
 			}
 			t.Logf("%d units, %d funcs, %d nodes, %d rows", len(fast.units), funcs, nodes, rows)
 		})
+	}
+}
+
+// TestDWARFUnitLineTableReadOnce checks that a unit whose line table was
+// read for an address past its ranges is not read again for its outer or
+// full index, and that those give the frames of a DWARFLines that read
+// them first, at every byte of .text of a program of several units.
+func TestDWARFUnitLineTableReadOnce(t *testing.T) {
+	f, err := elf.Open(buildMultiCU(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	open := func() *DWARFLines {
+		d, info, err := elfDWARF(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := newDWARFLines(d, info, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	l := open()
+	for i := range l.units {
+		l.unit(int32(i), indexRows)
+	}
+	left := l.rowsLeft
+	if left == maxLineRows {
+		t.Fatal("no unit has a line row")
+	}
+	for i := range l.units {
+		l.unit(int32(i), indexOuter)
+		l.unit(int32(i), indexFull)
+	}
+	if l.rowsLeft != left {
+		t.Errorf("outer and full indexes read %d rows again", left-l.rowsLeft)
+	}
+	fresh := open()
+	for _, a := range textSection(t, f, 1) {
+		if got, want := fmt.Sprint(l.Lines(a)), fmt.Sprint(fresh.Lines(a)); got != want {
+			t.Fatalf("%#x: %s, read first: %s", a, got, want)
+		}
+		fn, file, line, ok := l.OuterLine(a)
+		fn2, file2, line2, ok2 := fresh.OuterLine(a)
+		if fn != fn2 || file != file2 || line != line2 || ok != ok2 {
+			t.Fatalf("%#x: OuterLine %q %q %d %v, read first: %q %q %d %v", a, fn, file, line, ok, fn2, file2, line2, ok2)
+		}
 	}
 }

@@ -10,9 +10,12 @@ import (
 
 // index reads the line table of the unit whose top entry is cu and, as
 // what says, its subprograms (indexOuter) and their inlined subroutines
-// (indexFull); l.mu is held. A broken table or tree keeps what was read
+// (indexFull); l.mu is held. The rows and files of rows, another index of
+// the unit when not nil, are taken instead of reading the line table
+// again (node: most units are read for the padding past their ranges and
+// for an address inside them). A broken table or tree keeps what was read
 // before the break.
-func (l *DWARFLines) index(cu *dwarf.Entry, order int32, what int) *unitIndex {
+func (l *DWARFLines) index(cu *dwarf.Entry, order int32, what int, rows *unitIndex) *unitIndex {
 	x := &unitIndex{order: order}
 	fileIdx := map[string]int32{}
 	intern := func(name string) int32 {
@@ -24,19 +27,28 @@ func (l *DWARFLines) index(cu *dwarf.Entry, order int32, what int) *unitIndex {
 		fileIdx[name] = i
 		return i
 	}
-	var cuFiles []*dwarf.LineFile
-	if lr, err := l.d.LineReader(cu); err == nil && lr != nil {
-		if !l.lineRows(x, lr, cu, intern) {
-			l.readRows(x, lr, intern)
+	if rows != nil {
+		x.rows = rows.rows // sorted, and read only
+		for _, f := range rows.files {
+			intern(f)
 		}
-		cuFiles = lr.Files()
+	}
+	var cuFiles []*dwarf.LineFile
+	// Outer and row indexes need the file table only for the rows.
+	if rows == nil || what == indexFull {
+		if lr, err := l.d.LineReader(cu); err == nil && lr != nil {
+			if rows == nil && !l.lineRows(x, lr, cu, intern) {
+				l.readRows(x, lr, intern)
+			}
+			cuFiles = lr.Files()
+		}
 	}
 	if what != indexRows && cu.Children {
 		l.walk(x, cu, cuFiles, intern, what == indexOuter)
 	}
 	// A unit's rows are mostly in order already (one sequence per
 	// section): check before sorting.
-	if !slices.IsSortedFunc(x.rows, compareRows) {
+	if rows == nil && !slices.IsSortedFunc(x.rows, compareRows) {
 		slices.SortStableFunc(x.rows, compareRows)
 	}
 	slices.SortStableFunc(x.funcs, func(a, b funcRange) int { return cmp.Compare(a.lo, b.lo) })

@@ -3,7 +3,6 @@ package symcache
 import (
 	"debug/dwarf"
 	"encoding/binary"
-	"slices"
 )
 
 // Line program opcodes (DWARF 5, section 6.2.5).
@@ -27,7 +26,7 @@ const (
 	lneSetDiscriminator = 4
 )
 
-// lineRows appends to x the rows of cu's line table, whose header and
+// lineRows appends to x (whose rows are empty) the rows of cu's line table, whose header and
 // file table lr (debug/dwarf's reader, just made) has read, running its
 // program from .debug_line's bytes: the rows LineReader.Next gives, as
 // lineRows, with no LineEntry copied per row (node: LineReader.Next was a
@@ -62,10 +61,15 @@ func (l *DWARFLines) lineRows(x *unitIndex, lr *dwarf.LineReader, cu *dwarf.Entr
 		}
 		return fileIdx[i]
 	}
-	start := len(x.rows)
-	// A row takes a byte of the program at least, and about four in
-	// what gcc writes.
-	x.rows = slices.Grow(x.rows, min(int(h.end-h.program)/4+16, max(l.rowsLeft, 0)))
+	// The rows go to a buffer kept for the next unit, and are copied out
+	// at their size: a unit's count is not known before its program
+	// has run (node: 2.8 to 5 bytes of program a row).
+	rows := l.rowBuf[:0]
+	defer func() {
+		if cap(rows) <= maxKeptRows {
+			l.rowBuf = rows[:0]
+		}
+	}()
 	b := lineBuf{data: l.info.line[h.program:h.end], order: l.info.order}
 	var addr uint64
 	var opIndex, line, fileIndex int
@@ -105,8 +109,7 @@ func (l *DWARFLines) lineRows(x *unitIndex, lr *dwarf.LineReader, cu *dwarf.Entr
 					b.bad = true
 				}
 			case lneDefineFile:
-				l.rowsLeft += len(x.rows) - start
-				x.rows = x.rows[:start]
+				l.rowsLeft += len(rows)
 				return false
 			case lneSetDiscriminator:
 				b.uleb()
@@ -141,14 +144,19 @@ func (l *DWARFLines) lineRows(x *unitIndex, lr *dwarf.LineReader, cu *dwarf.Entr
 				break
 			}
 			l.rowsLeft--
-			x.rows = append(x.rows, lineRow{addr: addr, line: int32(line), end: end, file: fileOf(fileIndex)})
+			rows = append(rows, lineRow{addr: addr, line: int32(line), end: end, file: fileOf(fileIndex)})
 		}
 		if end {
 			reset()
 		}
 	}
+	x.rows = append(x.rows, rows...)
 	return true
 }
+
+// maxKeptRows bounds the buffer of line rows a DWARFLines keeps between
+// units (24 bytes a row).
+const maxKeptRows = 1 << 16
 
 // lineHeader is what running a line program needs of its header.
 type lineHeader struct {
