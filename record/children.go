@@ -167,9 +167,23 @@ func writeProcessShare(out io.Writer, w *profile.Window, period time.Duration, p
 	if w.Mode == profile.ModeWall || used <= 0 {
 		return
 	}
+	if w.SampleCount() == 0 {
+		fmt.Fprintf(out, "macprof: the profile holds no samples: process %d used %s of CPU time while recorded (by the kernel's count)%s\n",
+			pid, used.Round(time.Microsecond), belowPeriod(used, period))
+		return
+	}
 	held := time.Duration(w.SampleCount()) * period
 	fmt.Fprintf(out, "macprof: the profile holds %s of the %s of CPU time process %d used while recorded (%.1f%%, by the kernel's count)\n",
 		held.Round(time.Millisecond), used.Round(time.Millisecond), pid, 100*float64(held)/float64(used))
+}
+
+// belowPeriod says, for a profile without samples of a run that used cpu,
+// when that is less than a sampling period, what to do about it.
+func belowPeriod(cpu, period time.Duration) string {
+	if cpu >= period {
+		return ""
+	}
+	return fmt.Sprintf(", less than one sampling period (%s): record at a higher -F to sample so short a run", period.Round(time.Microsecond))
 }
 
 // writeTreeShare says what share of tree, the CPU time the launched
@@ -186,11 +200,20 @@ func writeTreeShare(out io.Writer, w *profile.Window, period, tree time.Duration
 	if tree <= 0 {
 		return
 	}
+	if w.SampleCount() == 0 {
+		fmt.Fprintf(out, "macprof: the profile holds no samples: the command and the children it waited for used %s of CPU time (rusage)%s\n",
+			tree.Round(time.Microsecond), belowPeriod(tree, period))
+		return
+	}
 	held := time.Duration(w.SampleCount()) * period
 	pids := map[int]bool{}
 	for _, s := range w.Samples {
 		pids[s.PID] = true
 	}
-	fmt.Fprintf(out, "macprof: the profile holds %s of the %s of CPU time the command and the children it waited for used (%.1f%%, rusage), in %d process(es)\n",
-		held.Round(time.Millisecond), tree.Round(time.Millisecond), 100*float64(held)/float64(tree), len(pids))
+	procs := "processes"
+	if len(pids) == 1 {
+		procs = "process"
+	}
+	fmt.Fprintf(out, "macprof: the profile holds %s of the %s of CPU time the command and the children it waited for used (%.1f%%, rusage), in %d %s\n",
+		held.Round(time.Millisecond), tree.Round(time.Millisecond), 100*float64(held)/float64(tree), len(pids), procs)
 }

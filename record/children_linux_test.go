@@ -62,7 +62,7 @@ func TestRecordKeepsShortLivedChildren(t *testing.T) {
 			if !strings.Contains(summary, "of CPU time the command and the children it waited for used") {
 				t.Errorf("the summary does not give the tree's share:\n%s", summary)
 			}
-			if !strings.Contains(summary, "in 101 process(es)") {
+			if !strings.Contains(summary, "in 101 processes") {
 				t.Errorf("want the command and its 100 children in the profile:\n%s", summary)
 			}
 		})

@@ -33,7 +33,19 @@ func TestWallSummarySaysWhatAWallProfileHolds(t *testing.T) {
 	w.Mode = profile.ModeCPU
 	b.Reset()
 	writeTreeShare(&b, w, 10*time.Millisecond, 8*time.Second)
-	if want := "macprof: the profile holds 8s of the 8s of CPU time the command and the children it waited for used (100.0%, rusage), in 2 process(es)\n"; b.String() != want {
+	if want := "macprof: the profile holds 8s of the 8s of CPU time the command and the children it waited for used (100.0%, rusage), in 2 processes\n"; b.String() != want {
 		t.Errorf("cpu summary:\n%s\nwant:\n%s", b.String(), want)
+	}
+	// A run shorter than a period holds no samples, and says why.
+	w.Samples = nil
+	b.Reset()
+	writeTreeShare(&b, w, 10*time.Millisecond, 1200*time.Microsecond)
+	if want := "macprof: the profile holds no samples: the command and the children it waited for used 1.2ms of CPU time (rusage), less than one sampling period (10ms): record at a higher -F to sample so short a run\n"; b.String() != want {
+		t.Errorf("summary of a profile without samples:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	writeProcessShare(&b, w, 10*time.Millisecond, 42, 30*time.Millisecond)
+	if want := "macprof: the profile holds no samples: process 42 used 30ms of CPU time while recorded (by the kernel's count)\n"; b.String() != want {
+		t.Errorf("-p summary of a profile without samples:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
