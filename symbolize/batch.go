@@ -127,18 +127,30 @@ func (s *symbolizer) resolveInOrder() {
 	// The words come in index order: sorting by the address bits alone
 	// keeps the order of equal addresses.
 	s.packed, s.scratch = radixSort(s.packed, s.scratch, indexBits)
-	// Resolved into a buffer in address order, then copied to the
-	// answers (in the words' order, so at random) in a loop of stores
-	// alone, which overlap: resolve's own stores at random stalled it.
-	s.inOrder = slices.Grow(s.inOrder[:0], len(s.packed))[:len(s.packed)]
-	for j, k := range s.packed {
-		s.inOrder[j] = unresolved
-		s.resolve(&s.inOrder[j], lo+k>>indexBits)
+	// Resolved into a small buffer in address order, then copied to
+	// the answers (in the words' order, so at random) in a loop of
+	// stores alone, which overlap: resolve's own stores at random
+	// stalled it.
+	if s.found == nil {
+		s.found = new([resolveChunk]found)
 	}
-	for j, k := range s.packed {
-		s.answers[k&(1<<indexBits-1)].found = s.inOrder[j]
+	found := s.found
+	for lo0 := 0; lo0 < len(s.packed); lo0 += resolveChunk {
+		chunk := s.packed[lo0:min(lo0+resolveChunk, len(s.packed))]
+		for j, k := range chunk {
+			found[j] = unresolved
+			s.resolve(&found[j], lo+k>>indexBits)
+		}
+		for j, k := range chunk {
+			s.answers[k&(1<<indexBits-1)].found = found[j]
+		}
 	}
 }
+
+// resolveChunk is how many answers resolveInOrder resolves before it
+// copies them to their places (16 bytes each: a buffer that stays in the
+// cache).
+const resolveChunk = 2048
 
 // radixSort sorts v by its bits from skip up (least significant byte
 // first, only as many bytes as its largest value has), keeping the order

@@ -252,10 +252,10 @@ type symbolizer struct {
 	// answers and order are a batch's, reused from batch to batch.
 	answers []answer
 	order   []batchKey
-	near    int      // the table's index of the function last resolved
-	packed  []uint64 // order, packed for sorting
-	inOrder []found  // what the addresses of packed resolve to, in its order
-	scratch []uint64 // radixSort's other buffer
+	near    int                  // the table's index of the function last resolved
+	packed  []uint64             // order, packed for sorting
+	found   *[resolveChunk]found // resolveInOrder's, reused
+	scratch []uint64             // radixSort's other buffer
 	// lastRaw is the last function name the line tables gave, and
 	// lastName its index in lnames; lastFile the last file, and
 	// lastFileIndex its index in files.
@@ -273,6 +273,9 @@ type symbolizer struct {
 type metLine struct {
 	raw, path  string
 	name, file int32
+	// symbolNamed is set once an answer in the function is printed by
+	// its symbol's name (see resolve).
+	symbolNamed bool
 }
 
 // answer is what one word of a batch resolves to: its address and,
@@ -550,14 +553,28 @@ func (s *symbolizer) resolve(a *found, addr uint64) {
 		if s.table.HasLines() {
 			s.metLines = append(s.metLines, metLine{})
 		}
-		if raw != "" && demangle.IsMangled(raw) {
-			s.queued = append(s.queued, slot) // demangled by demangleQueued
+		if raw != "" && !s.table.HasLines() {
+			s.queueMangled(slot)
 		}
 	}
 	a.fn = slot
 	if s.names[slot] != "" {
 		// As Cache.Symbolize: lines only for a named function.
 		a.file, a.line, a.name = s.outerLine(va, slot)
+		if a.name < 0 && s.table.HasLines() && !s.metLines[slot].symbolNamed {
+			// Printed by its symbol's name, which the line tables'
+			// name (most of a Go binary's answers) spares reading.
+			s.metLines[slot].symbolNamed = true
+			s.queueMangled(slot)
+		}
+	}
+}
+
+// queueMangled queues the name of function names[slot] to be demangled
+// (by demangleQueued) when it is mangled.
+func (s *symbolizer) queueMangled(slot int32) {
+	if demangle.IsMangled(s.names[slot]) {
+		s.queued = append(s.queued, slot)
 	}
 }
 
