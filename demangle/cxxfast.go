@@ -245,6 +245,9 @@ type fastType struct {
 	// An array type (A <n> _ <type>) is a function type's kin: its
 	// element type (span) and its bounds (params, "[16]").
 	array bool
+	// ins is where, in a closed type's text, a pack expansion's
+	// modifiers go: after the * of void (*)(int) (0: nowhere).
+	ins int32
 	// A pack's elements are packElems[elemLo:elemHi].
 	elemLo, elemHi int32
 	// opaque marks a substitution candidate the fast path does not
@@ -297,7 +300,11 @@ func (p *fastParser) functionName() span {
 		return p.localName(true)
 	case c == 'S' && p.i+1 < len(p.s) && p.s[p.i+1] == 't':
 		p.i += 2
-		name = p.emit([]byte("std::"), p.unqualified(), "")
+		if c := p.peek(); c >= 'a' && c <= 'z' {
+			name = p.emit([]byte("std::"), p.operator(), "")
+		} else {
+			name = p.emit([]byte("std::"), p.unqualified(), "")
+		}
 	case c >= '1' && c <= '9' || c == 'L':
 		name = p.emit(nil, p.unqualified(), "")
 	case c >= 'a' && c <= 'z':
@@ -611,14 +618,18 @@ func (p *fastParser) expansion() fastType {
 	elems := p.packElems[pk.elemLo:pk.elemHi]
 	lo := len(p.out)
 	for n, e := range elems {
-		if e.fn || e.closed || e.literal || e.pack {
+		if e.fn || e.closed && e.ins == 0 || e.literal || e.pack {
 			p.fail()
 			return fastType{}
 		}
 		if n > 0 {
 			p.out = append(p.out, ", "...)
 		}
-		p.out = append(p.out, p.text(e.span)...)
+		rest := e.hi // what follows the modifiers
+		if e.closed {
+			rest = e.ins
+		}
+		p.out = append(p.out, p.out[e.lo:rest]...)
 		ref, rref, cv := e.ref, e.ref && len(p.out) >= 2 && p.out[len(p.out)-1] == '&' && p.out[len(p.out)-2] == '&', e.cv
 		for j := mods2 - 1; j >= mods; j-- {
 			switch c := p.s[j]; {
@@ -629,7 +640,7 @@ func (p *fastParser) expansion() fastType {
 				}
 				p.out, cv = append(p.out, " const"...), true
 			case c == 'P':
-				if ref {
+				if ref || e.closed {
 					p.fail()
 					return fastType{}
 				}
@@ -642,6 +653,7 @@ func (p *fastParser) expansion() fastType {
 				p.out, ref, rref = append(p.out, "&&"...), true, true
 			}
 		}
+		p.out = append(p.out, p.out[rest:e.hi]...)
 	}
 	return fastType{span: span{int32(lo), int32(len(p.out))}, pack: true, empty: len(elems) == 0}
 }
@@ -806,12 +818,26 @@ func (p *fastParser) addressArg() fastType {
 	return fastType{span: span{int32(lo), int32(len(p.out))}, literal: true}
 }
 
-// exprArg parses X <expression> E, a template argument, of the two
-// shapes the fast path prints: an address (addressArg) and a qualified
-// name (sr, unresolvedArg).
+// exprArg parses X <expression> E, a template argument, of the shapes
+// the fast path prints: an address (addressArg), a qualified name (sr,
+// unresolvedArg) and a template parameter's value (T_).
 func (p *fastParser) exprArg() fastType {
 	if p.i+2 < len(p.s) && p.s[p.i+1] == 's' && p.s[p.i+2] == 'r' {
 		return p.unresolvedArg()
+	}
+	if p.i+1 < len(p.s) && p.s[p.i+1] == 'T' {
+		// The value of the function's template argument, X T_ E.
+		p.i += 2
+		idx, ok := p.paramIndex()
+		if !ok || !p.haveFnArgs || p.noParam > 0 || idx >= len(p.fnArgs) || !p.fnArgs[idx].literal || p.peek() != 'E' {
+			p.fail()
+			return fastType{}
+		}
+		p.i++ // E
+		if p.firstT < 0 {
+			p.firstT = len(p.subs)
+		}
+		return p.fnArgs[idx]
 	}
 	return p.addressArg()
 }

@@ -216,23 +216,34 @@ func (p *fastParser) sourceName() string {
 	return id
 }
 
-// oddIdentifier says whether id holds a '.', a '$' or a byte of a UTF-8
-// sequence, eight bytes at a time.
+// oddIdentifier says whether id holds a byte other than a letter, a
+// digit or '_' ('.', '$', UTF-8, punctuation), which the full demangler
+// may print otherwise (a space left out after a '('), eight bytes at a
+// time.
 func oddIdentifier(id string) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	const ones, lows, highs = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	// in has the high bit of each byte of x (all below 0x80) that lies
+	// in [lo, hi]: x+0x80-lo reaches the high bit from lo up, x+0x7f-hi
+	// from hi+1 up, neither carrying into the next byte.
+	in := func(x, lo, hi uint64) uint64 {
+		return (x + (0x80-lo)*ones) &^ (x + (0x7f-hi)*ones) & highs
+	}
 	j := 0
 	for ; j+8 <= len(id); j += 8 {
 		x := uint64(id[j]) | uint64(id[j+1])<<8 | uint64(id[j+2])<<16 | uint64(id[j+3])<<24 |
 			uint64(id[j+4])<<32 | uint64(id[j+5])<<40 | uint64(id[j+6])<<48 | uint64(id[j+7])<<56
-		// With no high bit set, a byte of x^('.'*ones) is zero
-		// where x has a '.' (the has-a-zero-byte test).
-		dot, dollar := x^('.'*ones), x^('$'*ones)
-		if (x|(dot-ones)&^dot|(dollar-ones)&^dollar)&highs != 0 {
+		if x&highs != 0 {
+			return true
+		}
+		u := x ^ ('_' * ones) // a zero byte where x has '_'
+		notUnderscore := ((u & lows) + lows | u) & highs
+		ok := in(x|0x20*ones, 'a', 'z') | in(x, '0', '9') | ^notUnderscore&highs
+		if ok != highs {
 			return true
 		}
 	}
 	for ; j < len(id); j++ {
-		if c := id[j]; c == '.' || c == '$' || c >= 0x80 {
+		if c := id[j] | 0x20; (c < 'a' || c > 'z') && (id[j] < '0' || id[j] > '9') && id[j] != '_' {
 			return true
 		}
 	}
@@ -387,6 +398,16 @@ func (p *fastParser) typ() fastType {
 	case c == 'P' || c == 'R' || c == 'O' || c == 'K':
 		p.i++
 		inner := p.typ()
+		if c == 'K' && inner.array && !p.bad {
+			// A const array is an array of const elements.
+			if inner.cv {
+				p.fail()
+				return fastType{}
+			}
+			t = inner
+			t.span, t.cv = p.emit(p.text(inner.span), " const", ""), true
+			break
+		}
 		if p.bad || inner.literal || inner.pack || inner.closed || c == 'K' && (inner.cv || inner.fn) {
 			p.fail()
 			return fastType{}
@@ -417,6 +438,7 @@ func (p *fastParser) typ() fastType {
 			// A pointer or reference to a function or an array (not
 			// const, refused above): void (*)(int), char (&) [16].
 			t.span, t.closed = p.emit(p.text(inner.span), " (", suffix), true
+			t.ins = int32(len(p.out))
 			p.out = append(p.out, ')')
 			if inner.array {
 				p.out = append(p.out, ' ')
@@ -544,17 +566,19 @@ func (p *fastParser) memberPointer() fastType {
 		p.out = append(p.out, p.text(m.span)...)
 		p.out = append(p.out, " ("...)
 		p.out = append(p.out, p.text(class.span)...)
-		p.out = append(p.out, "::*)"...)
+		p.out = append(p.out, "::*"...)
+		ins := int32(len(p.out))
+		p.out = append(p.out, ')')
 		p.out = append(p.out, p.text(m.params)...)
 		if isConst {
 			p.out = append(p.out, " const"...)
 		}
-	} else {
-		p.out = append(p.out, p.text(m.span)...)
-		p.out = append(p.out, ' ')
-		p.out = append(p.out, p.text(class.span)...)
-		p.out = append(p.out, "::*"...)
+		return fastType{span: span{int32(lo), int32(len(p.out))}, closed: true, ins: ins}
 	}
+	p.out = append(p.out, p.text(m.span)...)
+	p.out = append(p.out, ' ')
+	p.out = append(p.out, p.text(class.span)...)
+	p.out = append(p.out, "::*"...)
 	return fastType{span: span{int32(lo), int32(len(p.out))}, closed: true}
 }
 
@@ -584,5 +608,5 @@ func (p *fastParser) arrayType() fastType {
 	if e.array {
 		p.out = append(p.out, p.text(e.params)...)
 	}
-	return fastType{span: e.span, params: span{int32(lo), int32(len(p.out))}, fn: true, array: true}
+	return fastType{span: e.span, params: span{int32(lo), int32(len(p.out))}, fn: true, array: true, cv: e.cv}
 }
