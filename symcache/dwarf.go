@@ -37,6 +37,8 @@ type DWARFLines struct {
 	names      map[dwarf.Offset]string // a reference's resolved name
 	refs       *dwarf.Reader           // seeks to referenced entries
 	rowBuf     []lineRow               // where lineRows runs a program
+
+	spanHint atomic.Int32 // the span the last lookup found (lastSpan)
 }
 
 // dunit is a unit whose ranges are known and whose index is built on the
@@ -74,6 +76,8 @@ type unitIndex struct {
 	files []string
 	funcs []funcRange // subprogram ranges, sorted by lo
 	nodes []dnode
+	// rowHint is the row the last lookup found (see lastSpan).
+	rowHint atomic.Int32
 }
 
 type lineRow struct {

@@ -16,7 +16,7 @@ import (
 //
 // what is the index of the covering units to read (see unit).
 func (l *DWARFLines) covering(addr uint64, out []*unitIndex, what int) (units []*unitIndex, rowsOnly bool) {
-	last := sort.Search(len(l.spans), func(i int) bool { return l.spans[i].lo > addr }) - 1
+	last := l.lastSpan(addr)
 	var seen [maxCoveringUnits]int32
 	n := 0
 	for i, k := last, 0; i >= 0 && k < maxSpanScan && n < len(seen) && l.maxHi[i] > addr; i, k = i-1, k+1 {
@@ -34,12 +34,33 @@ func (l *DWARFLines) covering(addr uint64, out []*unitIndex, what int) (units []
 	return out, false
 }
 
+// lastSpan returns the index of the last span starting at or before
+// addr, or -1. Callers that look addresses up in order (symbolize) ask
+// for the span of the last lookup again and again: it is checked before
+// a search.
+func (l *DWARFLines) lastSpan(addr uint64) int {
+	n := len(l.spans)
+	if h := int(l.spanHint.Load()); h < n && l.spans[h].lo <= addr && (h+1 == n || l.spans[h+1].lo > addr) {
+		return h
+	}
+	i := sort.Search(n, func(i int) bool { return l.spans[i].lo > addr }) - 1
+	if i >= 0 {
+		l.spanHint.Store(int32(i))
+	}
+	return i
+}
+
 // row returns the last row of x at or before addr, or nil.
 func (x *unitIndex) row(addr uint64) *lineRow {
-	i := sort.Search(len(x.rows), func(i int) bool { return x.rows[i].addr > addr }) - 1
+	n := len(x.rows)
+	if h := int(x.rowHint.Load()); h < n && x.rows[h].addr <= addr && (h+1 == n || x.rows[h+1].addr > addr) {
+		return &x.rows[h]
+	}
+	i := sort.Search(n, func(i int) bool { return x.rows[i].addr > addr }) - 1
 	if i < 0 {
 		return nil
 	}
+	x.rowHint.Store(int32(i))
 	return &x.rows[i]
 }
 
@@ -76,7 +97,11 @@ func (n *dnode) contains(addr uint64) bool {
 // node has its inlined subroutines (indexFull) or not (indexOuter).
 func (l *DWARFLines) locate(addr uint64, what int) (fn *funcRange, fnUnit *unitIndex, file string, line int, hasLine bool) {
 	var buf [maxCoveringUnits + 4]*unitIndex
-	units, rowsOnly := l.covering(addr, append(buf[:0], l.rest...), what)
+	units := buf[:0]
+	if len(l.rest) > 0 { // append's copy is a call even of nothing
+		units = append(units, l.rest...)
+	}
+	units, rowsOnly := l.covering(addr, units, what)
 	var row *lineRow
 	var rowUnit *unitIndex
 	for k, x := range units {
