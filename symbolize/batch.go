@@ -152,27 +152,31 @@ func (s *symbolizer) resolveInOrder() {
 // cache).
 const resolveChunk = 2048
 
-// radixSort sorts v by its bits from skip up (least significant byte
-// first, only as many bytes as its largest value has), keeping the order
-// of values equal in those bits, using tmp as the other buffer; it returns
-// the sorted slice and the buffer to reuse, either of which may be v's.
-// A batch's random addresses sort several times faster than by compares.
+// radixSort sorts v by its bits from skip up (least significant digit
+// first, 11 bits a digit, only as many digits as its largest value has),
+// keeping the order of values equal in those bits, using tmp as the other
+// buffer; it returns the sorted slice and the buffer to reuse, either of
+// which may be v's. A batch's random addresses sort several times faster
+// than by compares; 11-bit digits (counts that fit the L1 cache) sort a
+// Go binary's (21 bits) in two passes, not three of a byte.
 func radixSort(v, tmp []uint64, skip uint) (sorted, buf []uint64) {
+	const digit = 11
 	var top uint64
 	for _, x := range v {
 		top |= x
 	}
 	tmp = slices.Grow(tmp[:0], len(v))[:len(v)]
-	for shift := skip; shift < 64 && top>>shift != 0; shift += 8 {
-		var count [257]int
+	var count [1<<digit + 1]int
+	for shift := skip; shift < 64 && top>>shift != 0; shift += digit {
+		clear(count[:])
 		for _, x := range v {
-			count[(x>>shift)&0xff+1]++
+			count[(x>>shift)&(1<<digit-1)+1]++
 		}
 		for i := 1; i < len(count); i++ {
 			count[i] += count[i-1]
 		}
 		for _, x := range v {
-			d := (x >> shift) & 0xff
+			d := (x >> shift) & (1<<digit - 1)
 			tmp[count[d]] = x
 			count[d]++
 		}
