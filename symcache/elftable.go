@@ -420,24 +420,26 @@ func untilNUL(s string) string {
 	return s
 }
 
-// radixSort64 sorts v (least significant byte first, skipping bytes that
-// are the same in every value), using tmp (as long as v) as the other
-// buffer; it returns the sorted slice, v or tmp.
+// radixSort64 sorts v (least significant digit of 11 bits first,
+// skipping digits that are the same in every value), using tmp (as long
+// as v) as the other buffer; it returns the sorted slice, v or tmp.
 func radixSort64(v, tmp []uint64) []uint64 {
 	if len(v) == 0 {
 		return v
 	}
+	const digit = 11
 	var diff uint64
 	for _, x := range v {
 		diff |= x ^ v[0]
 	}
-	for shift := uint(0); shift < 64 && diff>>shift != 0; shift += 8 {
-		if diff>>shift&0xff == 0 {
+	var count [1 << digit]int
+	for shift := uint(0); shift < 64 && diff>>shift != 0; shift += digit {
+		if diff>>shift&(1<<digit-1) == 0 {
 			continue
 		}
-		var count [256]int
+		clear(count[:])
 		for _, x := range v {
-			count[x>>shift&0xff]++
+			count[x>>shift&(1<<digit-1)]++
 		}
 		pos := 0
 		for i, c := range count {
@@ -445,7 +447,7 @@ func radixSort64(v, tmp []uint64) []uint64 {
 			pos += c
 		}
 		for _, x := range v {
-			b := x >> shift & 0xff
+			b := x >> shift & (1<<digit - 1)
 			tmp[count[b]] = x
 			count[b]++
 		}
