@@ -242,7 +242,11 @@
 //     mapping adds its file), so the program before and after an exec, a child's own library or
 //     a library mapped later each name their own samples; a sample carries its version's set
 //     (`target.Capture.Images`, `Executable`), and its chain is checked against that version's
-//     unwind tables. `Images` reads `/proc/PID/maps` again only after the rings showed a new
+//     unwind tables, waiting for their build (a child's first chains, checked before it, passed
+//     as whole): the chains of a child without frame records where it runs (a C program's
+//     glibc `qsort` and `start_thread` under a Go command, `macprof record -- macprof record --
+//     ./cbusy`) are cut there and marked `[truncated]`, as `perf record -g` cannot walk them
+//     either. `Images` reads `/proc/PID/maps` again only after the rings showed a new
 //     executable mapping of the process. Where the kernel refuses the events the command is let
 //     go at once and sampled thread by thread, as above.
 //   - Descendant rings (`descendantRingsFit`, `Target.useDescendantRings`): any other command

@@ -577,7 +577,8 @@ func (p *processRings) take(tid int, caps []*target.Capture) int {
 // drainProcess puts into caps the samples of thread tid from p's last
 // collect not drained yet, and returns how many. A callchain the unwind
 // tables find a frame without a frame record in is cut there (marked
-// truncated), as fillFromChain does; chains the tables vouch for whole are
+// truncated), as fillFromChain does, the tables of its objects built first
+// if need be; chains the tables vouch for whole are
 // remembered (exact), as most samples repeat a stack. The caller holds
 // hotMu.
 func (t *Target) drainProcess(p *processRings, tid int, caps []*target.Capture) int {
@@ -596,7 +597,12 @@ func (t *Target) drainProcess(p *processRings, tid int, caps []*target.Capture) 
 		if r == nil || len(c.PCs) == 0 || k.exact.has(c.Walk.Hash, c.PCs, r) {
 			continue
 		}
-		check := unwind.CheckChain(c.PCs, r.NoWait())
+		// Lookups wait for a table's build (the first of each object,
+		// once): nothing is held stopped, and a chain checked before
+		// its objects' tables are built passes as whole, however it
+		// was cut (a child's first samples in code without frame
+		// records, as glibc's qsort under a static Go command).
+		check := unwind.CheckChain(c.PCs, r)
 		switch {
 		case check.Exact(len(c.PCs)):
 			k.exact.add(c.Walk.Hash, c.PCs, r)
