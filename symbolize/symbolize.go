@@ -280,7 +280,7 @@ type metLine struct {
 
 // answer is what one word of a batch resolves to: its address and,
 // from the table, its function and line. It is small and holds no
-// pointer: a batch's answers are written in address order, read in the
+// pointer: a batch's answers are copied to in address order, read in the
 // words' order, and never scanned by the collector.
 type answer struct {
 	// addr is the address; for a word that is not one (fn notAddr),
@@ -523,12 +523,12 @@ func (s *symbolizer) add(addr uint64, ok bool, i, j int) {
 	s.answers = append(s.answers, a)
 }
 
-// resolve fills a, the answer for addr in segment img, from the table:
-// the function that holds addr, with the address's own file:line when the
-// table has lines (the innermost inlined body's), as the frames of
-// Cache.Symbolize would; each function's name is queued to be demangled
-// once (demangleQueued). It only stores to a, so that a batch resolving
-// its addresses in address order does not wait for each answer's memory.
+// resolve fills a, what addr resolves to, from the table: the function
+// that holds addr, with the address's own file:line when the table has
+// lines (the innermost inlined body's), as the frames of Cache.Symbolize
+// would; a function's name, once an answer is to be printed by it, is
+// queued to be demangled (demangleQueued) when it is mangled. It only
+// stores to a (in resolveInOrder's buffer, in address order).
 func (s *symbolizer) resolve(a *found, addr uint64) {
 	va, mapped := s.table.Address(s.segAt(s.segIndex(addr)).FileOffset(addr))
 	if !mapped {
