@@ -270,7 +270,11 @@
 //     whole, to the end of the copy. With `inherit_stat` the kernel writes
 //     a descendant thread's count (its CPU time) at its exit (`PERF_RECORD_READ`), which becomes its
 //     CPU time where it is more than its samples' periods, so the part period a short child ends
-//     with is counted (on its last stack or as lost) rather than missing; the kernel writes none
+//     with is counted (on its last stack or as lost) rather than missing, up to a period more
+//     than the samples for each CPU's event that counted any: with another profiler's
+//     inherited events on the same tasks (`perf record` run under `record`), the kernel's counts
+//     at exit are not the thread's (600 ms for a thread that used 3 ms; the samples agree with
+//     schedstat and rusage), which added up to 161% of the tree's CPU time; the kernel writes none
 //     for a task that holds the command's own events when it exits (a parent and child swap
 //     contexts on one CPU), about a third of `forker`'s children, whose CPU time is then their
 //     samples'. `record` then does not look for children (`target.DescendantSampler`). 300

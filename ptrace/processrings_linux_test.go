@@ -516,8 +516,8 @@ func TestDescendantRingsCollect(t *testing.T) {
 		listed[ts.tid] = ts
 	}
 	want := map[int]threadSamples{
-		200: {tid: 200, pid: 200, n: 2, exitCPU: 2200 * time.Microsecond, exited: true},
-		300: {tid: 300, pid: 300, exitCPU: 400 * time.Microsecond, exited: true},
+		200: {tid: 200, pid: 200, n: 2, exitCPU: 2200 * time.Microsecond, exitEvents: 2, exited: true},
+		300: {tid: 300, pid: 300, exitCPU: 400 * time.Microsecond, exitEvents: 1, exited: true},
 	}
 	if !maps.Equal(listed, want) {
 		t.Errorf("listed %+v, want %+v", listed, want)
@@ -557,6 +557,42 @@ func TestDescendantThreadsCPU(t *testing.T) {
 	tg.listDescendantThreads(p)
 	if th.lastCPU != 3400*time.Microsecond {
 		t.Errorf("after its exit: %v, want the kernel's 3.4 ms", th.lastCPU)
+	}
+}
+
+// TestDescendantThreadsCPUBoundedBySamples: the kernel's counts at a
+// descendant's thread's exit add to its samples' periods at most a period
+// for each CPU's event that counted any. perf record under record makes
+// the kernel write counts that are not the thread's (600 ms at the exit of
+// bench/cbusy's main thread, which used 3 ms): summed as they were, the
+// profile held 161% of the CPU time rusage and schedstat gave.
+func TestDescendantThreadsCPUBoundedBySamples(t *testing.T) {
+	const period = time.Millisecond
+	r0, r1 := fakeRing(1024), fakeRing(1024)
+	p := newFakeProcessRings(100, r0, r1)
+	p.kidsOnly, p.exits = true, map[uint32]threadExit{}
+	tg := &Target{pid: 100, opts: target.Options{Kernel: target.KernelSampling{Period: period}}, departed: map[int]*thread{}, tasks: &taskList{dir: -1},
+		kernel: &kernelSampler{}}
+	r0.write(processRecord(200, 200, 0x20))
+	r0.write(processRecord(200, 200, 0x20))
+	r0.write(processRecord(200, 201, 0x20))
+	r0.write(readRecord(9, 200, 200, 600_000_000))
+	r1.write(readRecord(9, 200, 200, 1_000_000))
+	r0.write(readRecord(9, 200, 201, 1_600_000))
+	r1.write(readRecord(9, 200, 201, 0))
+	r0.write(readRecord(9, 200, 202, 300_000))
+	p.collect()
+	tg.listDescendantThreads(p)
+	for tid, want := range map[int]time.Duration{
+		200: 4 * period,              // 2 samples, 2 CPUs' counts
+		201: 1600 * time.Microsecond, // 1 sample, 1 CPU's count within a period of it
+		202: 300 * time.Microsecond,  // no sample: less than a period
+	} {
+		if th := tg.departed[tid]; th == nil {
+			t.Errorf("thread %d not listed", tid)
+		} else if th.lastCPU != want {
+			t.Errorf("thread %d: %v of CPU time, want %v", tid, th.lastCPU, want)
+		}
 	}
 }
 

@@ -368,7 +368,8 @@ type threadLost struct {
 
 // exited adds the count of a read record (pid, tid, the value of a
 // read_format 0, then the sample_id), written as a descendant's thread
-// exits, one per CPU's event, to the thread's CPU time in exits.
+// exits, one per CPU's event, to the thread's CPU time in exits, and
+// counts the events that ran it.
 func (p *processRings) exited(rec []byte) {
 	le := binary.LittleEndian
 	if p.exits == nil || len(rec) < 24 {
@@ -382,15 +383,20 @@ func (p *processRings) exited(rec []byte) {
 	if !ok && len(p.exits) >= maxDeparted {
 		return
 	}
-	e.pid, e.ns = pid, e.ns+le.Uint64(rec[16:])
+	ns := le.Uint64(rec[16:])
+	e.pid, e.ns = pid, e.ns+ns
+	if ns > 0 {
+		e.events++
+	}
 	p.exits[tid] = e
 }
 
 // threadExit is the process and CPU time (ns) of a descendant's thread
-// that exited.
+// that exited, and how many of its events (one per CPU) counted any.
 type threadExit struct {
-	pid uint32
-	ns  uint64
+	pid    uint32
+	ns     uint64
+	events int
 }
 
 // keep copies what the rings hold into kept, as the kernel wrote it (collect
@@ -496,11 +502,11 @@ func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
 			n++
 		}
 		e, ended := p.exits[tid]
-		dst = append(dst, threadSamples{tid: int(tid), pid: int(p.samples[l.first].pid), n: n, lost: int(p.lost[tid].n), exitCPU: time.Duration(e.ns), exited: ended, name: p.names.of(tid)})
+		dst = append(dst, threadSamples{tid: int(tid), pid: int(p.samples[l.first].pid), n: n, lost: int(p.lost[tid].n), exitCPU: time.Duration(e.ns), exitEvents: e.events, exited: ended, name: p.names.of(tid)})
 	}
 	for tid, e := range p.exits {
 		if _, ok := p.heads[tid]; !ok {
-			dst = append(dst, threadSamples{tid: int(tid), pid: int(e.pid), lost: int(p.lost[tid].n), exitCPU: time.Duration(e.ns), exited: true, name: p.names.of(tid)})
+			dst = append(dst, threadSamples{tid: int(tid), pid: int(e.pid), lost: int(p.lost[tid].n), exitCPU: time.Duration(e.ns), exitEvents: e.events, exited: true, name: p.names.of(tid)})
 		}
 	}
 	for tid, l := range p.lost {
@@ -517,12 +523,14 @@ func (p *processRings) threadsWithSamples(dst []threadSamples) []threadSamples {
 
 // threadSamples is a thread, its process and how many samples of it were
 // collected, and lost (the kernel dropped them: lostRecord); exitCPU, for
-// a descendant's thread found exited, the CPU time it used (0: not known);
-// name, its name by the rings' records ("": not known).
+// a descendant's thread found exited, the CPU time it used (0: not known)
+// by the counts of exitEvents events; name, its name by the rings'
+// records ("": not known).
 type threadSamples struct {
 	tid, pid, n int
 	lost        int
 	exitCPU     time.Duration
+	exitEvents  int
 	exited      bool // the kernel reported its exit
 	name        string
 }
