@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/images"
@@ -248,7 +249,12 @@ type symbolizer struct {
 	// the line tables give, which is what is printed, and a colon.
 	fileIndex map[string]int32
 	files     []string
-	lines     *symcache.LineCursor // the table's lines, walked in address order
+	// fileCache holds paths fileIndexOf was asked, by their address.
+	fileCache [64]struct {
+		path string
+		file int32
+	}
+	lines *symcache.LineCursor // the table's lines, walked in address order
 	// answers and order are a batch's, reused from batch to batch.
 	answers []answer
 	order   []batchKey
@@ -714,6 +720,20 @@ func (s *symbolizer) lineName(raw string, first bool) int32 {
 // fileIndexOf returns the index in s.files of the base name of path with
 // a colon (as printed before the line).
 func (s *symbolizer) fileIndexOf(path string) int32 {
+	// Line tables hand out the same string for a file again and again
+	// (a Go cursor's for every function of a package): found by where
+	// it lies, compared without reading it, before the map hashes it.
+	c := &s.fileCache[uintptr(unsafe.Pointer(unsafe.StringData(path)))>>3%uintptr(len(s.fileCache))]
+	if c.path == path && c.path != "" {
+		return c.file
+	}
+	k := s.fileIndexSlow(path)
+	c.path, c.file = path, k
+	return k
+}
+
+// fileIndexSlow is fileIndexOf through the map.
+func (s *symbolizer) fileIndexSlow(path string) int32 {
 	k, seen := s.fileIndex[path]
 	if !seen {
 		k = int32(len(s.files))
