@@ -29,7 +29,7 @@ func TestRecordStoppedLosesSamplesNotStacks(t *testing.T) {
 	macprof, _ := macprofBinary(t)
 	p := testprog.Start(t, testprog.BuildC(t, "phases.c"))
 	out := filepath.Join(t.TempDir(), "p.folded")
-	cmd := exec.Command(macprof, "record", "-F", "999", "-d", "4", "-p", strconv.Itoa(p.PID), "-o", out)
+	cmd := exec.Command(macprof, "record", "-F", "999", "-d", "6", "-p", strconv.Itoa(p.PID), "-o", out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -49,15 +49,16 @@ func TestRecordStoppedLosesSamplesNotStacks(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	for !exited {
 		if stops++; stops > 30 {
-			t.Fatalf("macprof record -d 4 still runs after %d stops:\n%s", stops, stderr.String())
+			t.Fatalf("macprof record -d 6 still runs after %d stops:\n%s", stops, stderr.String())
 		}
-		// Stopped until the target has run 300 ms (300 samples, more
-		// than a thread's ring holds at 999 Hz) or for 3 s: a fixed
-		// stop overflows no ring when a loaded machine gives the target
-		// little CPU.
+		// Stopped until the target has run 1.2 s (1,200 samples, more
+		// than a thread's ring holds at 999 Hz: a second's with
+		// callchains, as root, less with stack copies) or for 4 s: a
+		// fixed stop overflows no ring when a loaded machine gives the
+		// target little CPU.
 		_ = cmd.Process.Signal(syscall.SIGSTOP)
 		from := procCPU(t, p.PID)
-		testprog.Poll(3*time.Second, func() bool { return procCPU(t, p.PID)-from >= 300*time.Millisecond })
+		testprog.Poll(4*time.Second, func() bool { return procCPU(t, p.PID)-from >= 1200*time.Millisecond })
 		_ = cmd.Process.Signal(syscall.SIGCONT)
 		select {
 		case waitErr = <-done:
@@ -71,13 +72,13 @@ func TestRecordStoppedLosesSamplesNotStacks(t *testing.T) {
 	total, lost, top, topStack := foldedCounts(t, out)
 	t.Logf("%d samples, %d lost, %d stops; the largest stack %d:\n%s\n%s", total, lost, stops, top, topStack, stderr.String())
 	if total < 200 {
-		t.Fatalf("%d samples in 4 s at 999 Hz: the target hardly ran", total)
+		t.Fatalf("%d samples in 6 s at 999 Hz: the target hardly ran", total)
 	}
 	// Whether a loss reads "buffer full" or "no sample" depends on the
 	// kernel writing its lost record before the recording ends
 	// (TestDrainSamplesTellsTheSamplesTheKernelLost checks the record).
 	if lost == 0 || !strings.Contains(stderr.String(), "in these parts:") || !strings.Contains(stderr.String(), "shown as [lost: ") {
-		t.Errorf("no samples shown as lost (%d) or said lost in the summary, while macprof was stopped for 300 ms of the target's CPU at a time", lost)
+		t.Errorf("no samples shown as lost (%d) or said lost in the summary, while macprof was stopped for 1.2 s of the target's CPU at a time", lost)
 	}
 	if share := float64(top) / float64(total); share > 0.05 {
 		t.Errorf("a stack holds %.1f%% of the samples, twice its share of 2.5%% or more: %s", 100*share, topStack)
