@@ -609,8 +609,11 @@ func (p *fastParser) expansion() fastType {
 	if p.firstT < 0 {
 		p.firstT = len(p.subs)
 	}
-	// Candidates: the pack, each modified type, the expansion; none
-	// of which may be named again here.
+	// Candidates: the pack, each modified type, the expansion; named
+	// again only the first two of them, and only when the pack holds one
+	// type (below): c++filt prints one of a longer pack's types where
+	// the full demangler prints them all.
+	first := len(p.subs)
 	for range mods2 - mods + 2 {
 		p.subs = append(p.subs, fastType{pack: true, literal: true, closed: true, opaque: true})
 	}
@@ -654,6 +657,22 @@ func (p *fastParser) expansion() fastType {
 			}
 		}
 		p.out = append(p.out, p.out[rest:e.hi]...)
+		if len(elems) == 1 && !e.closed {
+			p.subs[first] = e
+			p.subs[first].opaque = false
+			switch {
+			case mods2 == mods:
+				// The expansion of T_ is T_'s type, named again as
+				// it is only: the full demangler prints int&& for a
+				// reference to the expansion of int&'s (literal: not
+				// a type to make more of).
+				p.subs[first+1] = fastType{span: e.span, literal: true}
+			case mods2-mods == 1 && !e.ref:
+				// T_ with one modifier, no references collapsed (the
+				// full demangler prints int&&& for (int&)&&).
+				p.subs[first+1] = fastType{span: span{int32(lo), int32(len(p.out))}, ref: ref, cv: cv}
+			}
+		}
 	}
 	return fastType{span: span{int32(lo), int32(len(p.out))}, pack: true, empty: len(elems) == 0}
 }

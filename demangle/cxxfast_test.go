@@ -128,6 +128,13 @@ func TestCxxFast(t *testing.T) {
 		{"_ZN1a1fIJM1bKFviEEEEvDpOT_", "void a::f<void (b::*)(int) const>(void (b::*&&)(int) const)"},
 		{"_ZN1a1fIJOFviEEEEvDpRT_", "void a::f<void (&&)(int)>(void (&)(int))"},
 		{"_Z1fRKA3_i", "f(int const (&) [3])"},
+		{"_ZN4node11SPrintFImplIRA12_KcJEEENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPS1_OT_DpOT0_",
+			"std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > node::SPrintFImpl<char const (&) [12]>(char const*, char const (&) [12])"},
+		{"_ZN1a1fIOFviEEEvRT_", "void a::f<void (&&)(int)>(void (&)(int))"},
+		{"_ZN1a1fIJiEEEvDpT_S1_", "void a::f<int>(int, int)"},
+		{"_ZN1a1fIJiEEEvDpRT_S2_", "void a::f<int>(int&, int&)"},
+		{"_ZN2v84base8CallOnceIJPvEvEEvPSt6atomicIhENS0_16FunctionWithArgsIJDpT_EE4typeES8_",
+			"void v8::base::CallOnce<void*, void>(std::atomic<unsigned char>*, v8::base::FunctionWithArgs<void*>::type, void*)"},
 		{"_ZStltIiEbRKT_S2_", "bool std::operator< <int>(int const&, int const&)"},
 		{"_ZN2v88internal8compiler14GraphAssembler4BindILm1EEEvPNS1_19GraphAssemblerLabelIXT_EEE",
 			"void v8::internal::compiler::GraphAssembler::Bind<1ul>(v8::internal::compiler::GraphAssemblerLabel<1ul>*)"},
@@ -185,6 +192,16 @@ func TestCxxFast(t *testing.T) {
 		// template's first argument here.
 		"_ZSt16__introsort_loopIPN4llvm3cfg6UpdateIPNS0_10BasicBlockEEElN9__gnu_cxx5__ops15_Iter_comp_iterIZNS1_15LegalizeUpdatesIS4_EEvNS0_8ArrayRefINS2_IT_EEEERNS0_15SmallVectorImplISD_EEbbEUlRKS5_SJ_E_EEEvSC_SC_T0_T1_",
 		"_ZN1a1fIiEEvT_ZNS_1gIiEEvS1_E1x", // a local name in a template's parameters
+		"_Z1fIXadL_ZZN1a1gEvE1xEEEvv",     // the address of a local name
+		// Another expression.
+		"_ZN2v84base17PrintCheckOperandIPKaEENSt9enable_ifIXaaaantsrSt11is_functionINSt14remove_pointerIT_E4typeEE5valuentsrSt7is_enumIS7_E5valuesrNS0_19has_output_operatorIS7_NS0_18CheckMessageStreamEvEE5valueENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEE4typeES7_",
+		"_Z1fM1aKFviES0_",         // a const function type ("void (int) const")
+		"_ZN1a1fILDn0EEEvv",       // a null literal, which c++filt prints otherwise
+		"_ZN1a1fIJM1biEEEvDpOT_",  // an expansion of pointers to data members
+		"_ZN1a1fIJicEEEvDpT_S1_",  // a pack's candidate: "int, char" (c++filt: "char")
+		"_ZN1a1fIJiEEEvDpRT_RS3_", // a reference to an expansion (the full demangler: int&&)
+		"_ZN1a1fIJRiEEEvDpOT_S3_", // an expansion's candidate (the full demangler: int&&&)
+		"_Z1AM1A1(",               // punctuation in an identifier
 	} {
 		if got, ok := cxxFast(in, Full); ok {
 			t.Errorf("cxxFast(%s, Full) took it: %q", in, got)

@@ -398,6 +398,18 @@ func (p *fastParser) typ() fastType {
 	case c == 'P' || c == 'R' || c == 'O' || c == 'K':
 		p.i++
 		inner := p.typ()
+		if (c == 'R' || c == 'O') && inner.closed && inner.ref && inner.ins > 1 && !p.bad {
+			// A reference to a reference to a function or an array
+			// (through T_): & && is &, && && is &&, & & and && & are &.
+			t = inner
+			if txt := p.out[inner.lo:inner.ins]; c == 'R' && txt[len(txt)-2] == '&' {
+				t.span = p.emit(txt[:len(txt)-1], "", "")
+				t.ins = t.hi
+				p.out = append(p.out, p.out[inner.ins:inner.hi]...)
+				t.hi = int32(len(p.out))
+			}
+			break
+		}
 		if c == 'K' && inner.array && !p.bad {
 			// A const array is an array of const elements.
 			if inner.cv {
