@@ -174,10 +174,9 @@ func newDWARFLines(d *dwarf.Data, info *dwarfInfo, machO bool) (*DWARFLines, err
 		order int32
 	}
 	var noRanges []pending
-	skip := newUnitSkipper(d)
-	r := d.Reader()
+	next := l.topEntries()
 	for nulls := 0; ; {
-		cu, err := r.Next()
+		cu, err := next()
 		if err != nil {
 			return nil, fmt.Errorf("dwarf: %w", err)
 		}
@@ -194,7 +193,6 @@ func newDWARFLines(d *dwarf.Data, info *dwarfInfo, machO bool) (*DWARFLines, err
 			continue
 		}
 		nulls = 0
-		skip.skip(r, cu)
 		code := cu.Tag == dwarf.TagCompileUnit || cu.Tag == dwarf.TagPartialUnit
 		order := int32(len(l.tops))
 		l.tops = append(l.tops, cu.Offset)
@@ -234,6 +232,42 @@ func newDWARFLines(d *dwarf.Data, info *dwarfInfo, machO bool) (*DWARFLines, err
 		}
 	}
 	return l, nil
+}
+
+// topEntries returns a function that gives the top entry of each unit
+// in turn, nil at the end: read at each unit's start where l has the unit
+// headers (dwarfInfo), else by moving debug/dwarf's reader past each
+// top entry's children (unitSkipper; reading all units' top entries
+// twice, once to find the last unit).
+func (l *DWARFLines) topEntries() func() (*dwarf.Entry, error) {
+	r := l.d.Reader()
+	if x := l.info; x != nil {
+		i := 0
+		return func() (*dwarf.Entry, error) {
+			for i < len(x.units) {
+				u := &x.units[i]
+				i++
+				if u.data < u.end {
+					r.Seek(dwarf.Offset(u.data))
+					return r.Next()
+				}
+			}
+			return nil, nil
+		}
+	}
+	skip := newUnitSkipper(l.d)
+	var last *dwarf.Entry
+	return func() (*dwarf.Entry, error) {
+		if last != nil {
+			skip.skip(r, last)
+		}
+		e, err := r.Next()
+		last = nil
+		if err == nil && e != nil && e.Tag != 0 {
+			last = e
+		}
+		return e, err
+	}
 }
 
 // unitSkipper moves a Reader past the children of a unit's top entry.

@@ -25,8 +25,10 @@ func buildInlineCpp(t testing.TB, extra ...string) string {
 	return bin
 }
 
-// TestDWARFEntriesAgreeWithDebugDWARF checks that every unit indexed by
-// going over .debug_info's bytes (dwarfInfo) is the index debug/dwarf's
+// TestDWARFEntriesAgreeWithDebugDWARF checks that the units found from
+// .debug_info's unit headers are those debug/dwarf's reader finds, and
+// that every unit indexed by going over .debug_info's bytes (dwarfInfo)
+// is the index debug/dwarf's
 // reader gives, in both depths (OuterLine's and Lines'), line rows (run by
 // lineRows) included: C and C++ programs
 // built here (DWARF 5 and 4, assembly units, cold parts in their own
@@ -69,9 +71,19 @@ func TestDWARFEntriesAgreeWithDebugDWARF(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !reflect.DeepEqual(fast.tops, slow.tops) || !reflect.DeepEqual(fast.code, slow.code) ||
+				!reflect.DeepEqual(fast.spans, slow.spans) || len(fast.units) != len(slow.units) || len(fast.rest) != len(slow.rest) {
+				t.Fatalf("units: %d tops, %d spans, %d units, %d without ranges; debug/dwarf %d, %d, %d, %d",
+					len(fast.tops), len(fast.spans), len(fast.units), len(fast.rest),
+					len(slow.tops), len(slow.spans), len(slow.units), len(slow.rest))
+			}
 			funcs, nodes, rows := 0, 0, 0
 			for i := range fast.units {
 				u := &fast.units[i]
+				if u.cu.Offset != slow.units[i].cu.Offset || u.order != slow.units[i].order {
+					t.Fatalf("unit %d at %#x (order %d); debug/dwarf's at %#x (%d)", i, u.cu.Offset, u.order,
+						slow.units[i].cu.Offset, slow.units[i].order)
+				}
 				if c, ok := fast.cursor(u.cu); !ok || c.r != nil {
 					t.Fatalf("unit %d at %#x is read through debug/dwarf (ok %v)", i, u.cu.Offset, ok)
 				}

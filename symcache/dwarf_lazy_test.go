@@ -301,37 +301,49 @@ func TestDWARFLinesLazyLarge(t *testing.T) {
 	}
 }
 
-// nestedDWARF returns DWARF 4 of one unit whose top entry (tag top) has
-// a chain of n entries below it, each the only child of the one before,
-// with no DW_AT_sibling and no null entries to end them.
-func nestedDWARF(t *testing.T, top byte, n int) *dwarf.Data {
+// nestedDWARFInfo returns DWARF 4 of one unit whose top entry (tag top)
+// has a chain of n entries below it, each the only child of the one
+// before, with no DW_AT_sibling and no null entries to end them, and its
+// bytes as a dwarfInfo.
+func nestedDWARFInfo(t *testing.T, top byte, n int) (*dwarf.Data, *dwarfInfo) {
 	t.Helper()
 	abbrev := []byte{1, top, 1, 0, 0, 2, byte(dwarf.TagStructType), 1, 0, 0, 0}
 	body := []byte{4, 0, 0, 0, 0, 0, 8, 1} // version 4, abbrev offset 0, address size 8, entry 1
 	body = append(body, bytes.Repeat([]byte{2}, n)...)
-	info := binary.LittleEndian.AppendUint32(nil, uint32(len(body)))
-	d, err := dwarf.New(abbrev, nil, nil, append(info, body...), nil, nil, nil, nil)
+	info := append(binary.LittleEndian.AppendUint32(nil, uint32(len(body))), body...)
+	d, err := dwarf.New(abbrev, nil, nil, info, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d
+	x := newDWARFInfo(info, abbrev, nil, binary.LittleEndian)
+	if x == nil {
+		t.Fatal("its unit header does not read")
+	}
+	return d, x
 }
 
 // TestDWARFLinesDeepNesting checks that entries nested a million deep in
 // the last unit, under a compile unit or under a top entry that is not
 // one, are read in a loop, not by debug/dwarf's SkipChildren, which
 // recurses once per level (ten million levels overflow the 1 GB stack;
-// the stack is limited to 8 MB here to show it with less).
+// the stack is limited to 8 MB here to show it with less); and so when
+// they are gone over through .debug_info's bytes (dwarfInfo).
 func TestDWARFLinesDeepNesting(t *testing.T) {
 	old := debug.SetMaxStack(8 << 20)
 	defer debug.SetMaxStack(old)
 	for _, top := range []dwarf.Tag{dwarf.TagCompileUnit, dwarf.TagStructType} {
-		l, err := NewDWARFLines(nestedDWARF(t, byte(top), 1<<20))
-		if err != nil {
-			t.Fatalf("%v: %v", top, err)
-		}
-		if fr := l.Lines(0x10); fr != nil {
-			t.Errorf("%v: frames %+v from no code", top, fr)
+		for _, bytes := range []bool{false, true} {
+			d, info := nestedDWARFInfo(t, byte(top), 1<<20)
+			if !bytes {
+				info = nil
+			}
+			l, err := newDWARFLines(d, info, false)
+			if err != nil {
+				t.Fatalf("%v (bytes %v): %v", top, bytes, err)
+			}
+			if fr := l.Lines(0x10); fr != nil {
+				t.Errorf("%v (bytes %v): frames %+v from no code", top, bytes, fr)
+			}
 		}
 	}
 }
