@@ -206,6 +206,18 @@ func (w *Window) UnsampledCount() int64 {
 	return n
 }
 
+// TruncatedCount returns the sum of the counts of the window's samples on
+// Truncated stacks: samples whose callers could not all be walked.
+func (w *Window) TruncatedCount() int64 {
+	var n int64
+	for _, s := range w.Samples {
+		if s.Stack >= 0 && s.Stack < len(w.Stacks) && w.Stacks[s.Stack].Truncated {
+			n += s.Count
+		}
+	}
+	return n
+}
+
 // LostCounts returns the sum of the counts of the window's samples on Lost
 // stacks, by reason: CPU time whose samples were lost.
 func (w *Window) LostCounts() [NumLostReasons]int64 {

@@ -56,6 +56,7 @@ func WriteSummary(out io.Writer, w *profile.Window, period time.Duration) {
 	fmt.Fprintf(out, "macprof: threads stopped per capture: p50 %s, p99 %s, max %s; profiler CPU %s\n",
 		st.StoppedP50.Round(time.Microsecond), st.StoppedP99.Round(time.Microsecond), st.StoppedMax.Round(time.Microsecond), st.ProfilerCPU.Round(time.Millisecond))
 	writeUnattributed(out, w)
+	writeTruncated(out, w)
 	for _, k := range w.MissReasons() {
 		fmt.Fprintf(out, "macprof: missed %d: %s\n", w.Missed[k], k)
 	}
@@ -96,4 +97,17 @@ func writeUnattributed(out io.Writer, w *profile.Window) {
 			fmt.Fprintf(out, "macprof:   %.1f%% (%d samples) shown as %s: %s\n", pct(k), k, profile.LostReason(r).Frame(), profile.LostReason(r))
 		}
 	}
+}
+
+// writeTruncated says what share of the samples have stacks cut short
+// (under a [truncated] root), when it is 1% or more: their flame graph
+// towers stand apart from their callers', and the user should know why.
+func writeTruncated(out io.Writer, w *profile.Window) {
+	n, all := w.TruncatedCount(), w.SampleCount()
+	if all == 0 || 100*n < all {
+		return
+	}
+	fmt.Fprintf(out, "macprof: %.1f%% of the samples (%d) have stacks cut short, under [truncated]: their callers could not be walked "+
+		"(code without frame pointers or unwind tables; a static Go command's children are walked by frame pointers alone: --unwind cfi walks them with their tables)\n",
+		100*float64(n)/float64(all), n)
 }

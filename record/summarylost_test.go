@@ -56,3 +56,23 @@ func TestWriteSummaryUnattributedInAWallProfile(t *testing.T) {
 		t.Errorf("a wall profile's summary speaks of CPU time:\n%s", b.String())
 	}
 }
+
+// TestWriteSummaryTruncated: a share of 1% or more of samples whose stacks
+// were cut short is said, with why; a smaller one is not.
+func TestWriteSummaryTruncated(t *testing.T) {
+	w := &profile.Window{
+		Stacks:  []profile.Stack{{PCs: []uint64{1, 2}}, {PCs: []uint64{3}, Truncated: true}},
+		Samples: []profile.Sample{{Stack: 0, Count: 180}, {Stack: 1, Count: 20}},
+	}
+	var b bytes.Buffer
+	WriteSummary(&b, w, time.Second/99)
+	if want := "macprof: 10.0% of the samples (20) have stacks cut short, under [truncated]: their callers could not be walked"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary:\n%s\nlacks %q", b.String(), want)
+	}
+	w.Samples[0].Count = 2000
+	b.Reset()
+	WriteSummary(&b, w, time.Second/99)
+	if strings.Contains(b.String(), "cut short") {
+		t.Errorf("0.99%% of the samples truncated said:\n%s", b.String())
+	}
+}
