@@ -9,19 +9,22 @@ import (
 // cxxFast demangles the Itanium C++ names of the common shapes without
 // building the full demangler's tree: a function's plain, nested or
 // local name (const, ref-qualified, a constructor, destructor or
-// operator, ABI tags, templates of types, packs and integer literals,
-// lambdas and unnamed types, names local to a function), its return
-// type when it is a template, and parameters of builtin, class, enum and
-// std:: types, template parameters and pack expansions, pointers,
-// references, const, function types and pointers to them, and
-// substitutions; thunks to such functions. Most functions of a C++
-// binary (LLVM's, node's: 98-99% of those symbolize names) are such
-// names, and this prints them several times faster, with one
-// allocation. ok is false for every other name (expressions, arrays,
-// member pointers, generic lambdas, covariant thunks, conversion
-// operators, a clone suffix in the full form, ...), which the full
-// demangler then takes; for those it takes, the result is the full
-// demangler's in both forms (TestCxxFastEqualsFull, FuzzCxxFast).
+// operator, ABI tags, lambdas and unnamed types, templates of types,
+// packs, integer and null literals, addresses, qualified names and
+// template parameters as arguments), its return type when it is a
+// template, and parameters of builtin, class, enum and std:: types,
+// template parameters and pack expansions, pointers, references, const,
+// arrays, function types, pointers to them and to members, and
+// substitutions; thunks to such functions. All but 0.1-0.3% of the
+// functions of a C++ binary that symbolize names (LLVM's, node's) are
+// such names, and this prints them several times faster, with one
+// allocation. ok is false for every other name (other expressions,
+// decltype, string literals and default arguments in local names,
+// candidates whose meaning depends on the template in scope, covariant
+// thunks, conversion operators, a clone suffix in the full form, ...),
+// which the full demangler then takes; for those it takes, the result
+// is the full demangler's in both forms (TestCxxFastEqualsFull,
+// FuzzCxxFast).
 func cxxFast(s string, f Form) (string, bool) {
 	if len(s) < 3 || s[0] != '_' || s[1] != 'Z' {
 		return "", false
