@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,8 +38,10 @@ type drainingTarget struct {
 	drains     int
 	listings   int  // Threads calls
 	endless    bool // every drain fills every capture
-	// maxDrain is the ceiling of its drain interval (0: the default).
-	maxDrain time.Duration
+	// maxDrain is the ceiling of its drain interval (0: the default);
+	// drainPeriods the periods it holds (0: 10).
+	maxDrain     time.Duration
+	drainPeriods int
 	// The time of the last drain and the samples taken by then.
 	lastDrain time.Time
 	lastTaken map[target.ThreadID]int64
@@ -69,7 +72,7 @@ func (d *drainingTarget) Threads(dst []target.ThreadID) ([]target.ThreadID, erro
 	return d.Fake.Threads(dst)
 }
 func (d *drainingTarget) DrainInterval() time.Duration {
-	return target.DrainInterval(d.period, d.maxDrain, 10)
+	return target.DrainInterval(d.period, d.maxDrain, cmp.Or(d.drainPeriods, 10))
 }
 
 func (d *drainingTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {

@@ -186,11 +186,17 @@ const ringWaitMax = time.Second
 // at its start and then sleeps (a command's main thread that waits for its
 // workers) has nothing for a first capture to catch up on, and a second of
 // ticks a period apart was most of what a 99 Hz recording of bench/cbusy
-// cost while its workers ran.
+// cost while its workers ran. At high rates it is ten periods, at least
+// 10 ms (ringWaitIdleFor): at 999 Hz, 100 ms were a hundred ticks.
 const ringWaitIdle = 100 * time.Millisecond
 
+// ringWaitIdleFor is ringWaitIdle at a sampling period.
+func ringWaitIdleFor(period time.Duration) time.Duration {
+	return min(ringWaitIdle, max(10*period, 10*time.Millisecond))
+}
+
 // noteRingWait notes, after a listing of ts, whether a thread of it used
-// CPU time, lately (ringWaitIdle), but is neither sampled by the kernel
+// CPU time, lately (ringWaitIdleFor), but is neither sampled by the kernel
 // nor was captured now, so that its samples have not started
 // (waitsForRing).
 func (s *Sampler) noteRingWait(ts *targetState) {
@@ -198,7 +204,7 @@ func (s *Sampler) noteRingWait(ts *targetState) {
 		return
 	}
 	for _, tid := range s.tids {
-		if th := ts.threads[tid]; th != nil && !th.drained && !th.captured && th.pending > 0 && ts.listedAt.Sub(th.ranAt) < ringWaitIdle {
+		if th := ts.threads[tid]; th != nil && !th.drained && !th.captured && th.pending > 0 && ts.listedAt.Sub(th.ranAt) < ringWaitIdleFor(s.period) {
 			if ts.ringWait.IsZero() {
 				ts.ringWait = ts.listedAt
 			}
