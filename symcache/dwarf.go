@@ -80,12 +80,17 @@ type unitIndex struct {
 	rowHint atomic.Int32
 }
 
+// lineRow is one row of a line table, 16 bytes.
 type lineRow struct {
 	addr uint64
-	file int32
+	file int32 // index in files, -1 for none, endRow for an end_sequence
 	line int32
-	end  bool // end_sequence: no line from here
 }
+
+// endRow is the file of an end_sequence row: no line from its address.
+const endRow = -2
+
+func (r *lineRow) isEnd() bool { return r.file == endRow }
 
 type funcRange struct {
 	lo, hi uint64

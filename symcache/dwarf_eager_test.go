@@ -11,10 +11,18 @@ import (
 // eagerDWARFLines is the whole-object DWARF index of commit 5e14ada: every
 // unit's rows in one table and every subprogram in one list.
 type eagerDWARFLines struct {
-	rows  []lineRow
+	rows  []eagerRow
 	files []string
 	funcs []funcRange
 	nodes []dnode
+}
+
+// eagerRow is a line row of the eager index, kept apart from the lazy
+// index's lineRow so that the oracle does not follow its encoding.
+type eagerRow struct {
+	addr       uint64
+	file, line int32
+	end        bool
 }
 
 // newEagerDWARFLines indexes all of d at once, as NewDWARFLines did before
@@ -59,7 +67,7 @@ func newEagerDWARFLines(d *dwarf.Data, machO bool) (*eagerDWARFLines, error) {
 				if err := lr.Next(&le); err != nil {
 					break // io.EOF, or a broken table: keep what was read
 				}
-				row := lineRow{addr: le.Address, line: int32(le.Line), end: le.EndSequence, file: -1}
+				row := eagerRow{addr: le.Address, line: int32(le.Line), end: le.EndSequence, file: -1}
 				if le.File != nil {
 					row.file = intern(le.File.Name)
 				}

@@ -64,15 +64,18 @@ type abbrevDecl struct {
 	// fixed is the size of its attributes when every form has a fixed
 	// size (-1 otherwise), sibAt where in them DW_AT_sibling's reference
 	// is (-1 when none), of form sibForm.
-	fixed, sibAt int
-	sibForm      uint64
+	fixed, sibAt int32
+	sibForm      uint32
 	attrs        [2]int32 // its attributes: abbrevTable.attrs[attrs[0]:attrs[1]]
 }
 
 type abbrevAttr struct {
 	attr dwarf.Attr
-	form uint64
+	form uint32 // formUnknown for a number past 32 bits
 }
+
+// formUnknown stands for a form number no form has.
+const formUnknown = 1<<32 - 1
 
 // maxAbbrevAttrs bounds the attributes of all abbreviation tables a
 // dwarfInfo reads; past it, units are read through debug/dwarf.
@@ -215,7 +218,7 @@ func (x *dwarfInfo) readTable(key abbrevKey) *abbrevTable {
 		}
 		a := abbrevDecl{tag: dwarf.Tag(b.uleb()), children: b.u8() != 0, sibAt: -1}
 		a.attrs[0] = int32(len(t.attrs))
-		fixed := 0
+		fixed := int32(0)
 		for b.ok() {
 			attr, form := b.uleb(), b.uleb()
 			if attr == 0 && form == 0 {
@@ -227,19 +230,19 @@ func (x *dwarfInfo) readTable(key abbrevKey) *abbrevTable {
 			if x.attrsLeft--; x.attrsLeft < 0 {
 				return nil
 			}
-			at := abbrevAttr{attr: dwarf.Attr(attr), form: form}
+			at := abbrevAttr{attr: dwarf.Attr(attr), form: uint32(min(form, formUnknown))}
 			t.attrs = append(t.attrs, at)
 			switch at.attr {
 			case dwarf.AttrLowpc, dwarf.AttrRanges:
 				a.mayCode = true
 			}
-			size := fixedFormSize(form, key)
+			size := int32(fixedFormSize(uint64(at.form), key))
 			if size < 0 || fixed < 0 {
 				fixed = -1
 				continue
 			}
 			if at.attr == dwarf.AttrSibling && a.sibAt < 0 {
-				a.sibAt, a.sibForm = fixed, form
+				a.sibAt, a.sibForm = fixed, at.form
 			}
 			fixed += size
 		}
@@ -395,13 +398,13 @@ func (c *entryCursor) next(w *walkEntry) bool {
 		}
 		if a.sibAt >= 0 {
 			s := dbuf{data: b.data, pos: at + uint64(a.sibAt), order: b.order}
-			w.sib, _ = c.ref(&s, a.sibForm)
+			w.sib, _ = c.ref(&s, uint64(a.sibForm))
 		}
 		return true
 	}
 	sibSet := false
 	for _, at := range c.t.attrs[a.attrs[0]:a.attrs[1]] {
-		form := at.form
+		form := uint64(at.form)
 		if form == formIndirect {
 			form = b.uleb()
 		}

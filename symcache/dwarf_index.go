@@ -69,8 +69,10 @@ func (l *DWARFLines) readRows(x *unitIndex, lr *dwarf.LineReader, intern func(st
 			break // io.EOF, or a broken table
 		}
 		l.rowsLeft--
-		row := lineRow{addr: le.Address, line: int32(le.Line), end: le.EndSequence, file: -1}
-		if le.File != nil {
+		row := lineRow{addr: le.Address, line: int32(le.Line), file: -1}
+		if le.EndSequence {
+			row.file = endRow
+		} else if le.File != nil {
 			if le.File != lastFile {
 				lastFile, lastIdx = le.File, intern(le.File.Name)
 			}
@@ -87,9 +89,9 @@ func compareRows(a, b lineRow) int {
 		return c
 	}
 	switch {
-	case a.end && !b.end:
+	case a.isEnd() && !b.isEnd():
 		return -1
-	case b.end && !a.end:
+	case b.isEnd() && !a.isEnd():
 		return 1
 	}
 	return 0

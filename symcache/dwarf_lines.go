@@ -144,7 +144,11 @@ func (l *DWARFLines) lineRows(x *unitIndex, lr *dwarf.LineReader, cu *dwarf.Entr
 				break
 			}
 			l.rowsLeft--
-			rows = append(rows, lineRow{addr: addr, line: int32(line), end: end, file: fileOf(fileIndex)})
+			row := lineRow{addr: addr, line: int32(line), file: endRow}
+			if !end {
+				row.file = fileOf(fileIndex)
+			}
+			rows = append(rows, row)
 		}
 		if end {
 			reset()

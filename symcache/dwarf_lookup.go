@@ -106,7 +106,7 @@ func (l *DWARFLines) locate(addr uint64, what int) (fn *funcRange, fnUnit *unitI
 	var rowUnit *unitIndex
 	for k, x := range units {
 		if r := x.row(addr); r != nil && (row == nil || r.addr > row.addr ||
-			r.addr == row.addr && (row.end && !r.end || row.end == r.end && x.order > rowUnit.order)) {
+			r.addr == row.addr && (row.isEnd() && !r.isEnd() || row.isEnd() == r.isEnd() && x.order > rowUnit.order)) {
 			row, rowUnit = r, x
 		}
 		if rowsOnly && k == len(units)-1 {
@@ -116,7 +116,7 @@ func (l *DWARFLines) locate(addr uint64, what int) (fn *funcRange, fnUnit *unitI
 			fn, fnUnit = f, x
 		}
 	}
-	hasLine = row != nil && !row.end && row.file >= 0
+	hasLine = row != nil && row.file >= 0 // not an end row
 	if hasLine {
 		file, line = rowUnit.files[row.file], int(row.line)
 	}
