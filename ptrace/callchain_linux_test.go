@@ -408,13 +408,13 @@ func TestDrainIntervalFollowsTheBusyRings(t *testing.T) {
 		}
 	}
 	files := tg.threads[int(tid)].files
-	cpu0, err := files.cpuTime(make([]byte, 512))
+	cpu0, _, err := files.cpuTime(make([]byte, 512))
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	drainFor(100 * time.Millisecond)
-	cpu1, err := files.cpuTime(make([]byte, 512))
+	cpu1, _, err := files.cpuTime(make([]byte, 512))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,31 +111,35 @@ func (tf *threadFiles) close() {
 var errNoProcFile = errors.New("thread's /proc files are not open")
 
 // cpuTime returns the thread's CPU time in nanoseconds from schedstat, and
-// falls back on utime+stime from stat (clock-tick resolution).
-func (tf *threadFiles) cpuTime(buf []byte) (time.Duration, error) {
+// falls back on utime+stime from stat (clock-tick resolution); waited is
+// schedstat's time spent runnable on a run queue, not on a CPU (0 from
+// stat).
+func (tf *threadFiles) cpuTime(buf []byte) (cpu, waited time.Duration, err error) {
 	if tf.schedstat >= 0 {
 		n, err := preadRaw(tf.schedstat, buf)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		// 0 is a thread that has not run yet, not a missing figure.
 		if v, ok := parseUint(buf[:n]); ok {
-			return time.Duration(v), nil
+			rest := bytes.TrimLeft(bytes.TrimLeft(buf[:n], "0123456789"), " ")
+			w, _ := parseUint(rest)
+			return time.Duration(v), time.Duration(w), nil
 		}
 	}
 	fd, err := tf.statFD()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	n, err := preadRaw(fd, buf)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	s, err := procstat.Parse(buf[:n])
 	if err != nil || !s.Has(procstat.FieldSTime) {
-		return 0, errors.New("malformed stat")
+		return 0, 0, errors.New("malformed stat")
 	}
-	return time.Duration(s.CPUTicks()) * (time.Second / procstat.ClockTicks), nil
+	return time.Duration(s.CPUTicks()) * (time.Second / procstat.ClockTicks), 0, nil
 }
 
 // state returns the thread's scheduler state letter from stat ('R', 'S', ...).

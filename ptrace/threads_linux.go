@@ -31,6 +31,8 @@ type thread struct {
 	nameGen  uint64
 	nameWait time.Duration
 	lastCPU  time.Duration // CPU time at the previous Info call
+	// lastWaited is its time runnable on a run queue then (schedstat).
+	lastWaited time.Duration
 	// A descendant's thread descendant rings sampled: the periods of its
 	// samples so far, and the CPU time it used by the kernel's count at
 	// its exit (0 until then).
@@ -113,7 +115,7 @@ func (t *Target) info(tid int) (target.ThreadInfo, error) {
 		}
 		return target.ThreadInfo{}, threadErr(tid, target.ErrNoThread)
 	}
-	cpu, err := th.files.cpuTime(t.infoBuf[:])
+	cpu, waited, err := th.files.cpuTime(t.infoBuf[:])
 	if err != nil {
 		if errors.Is(err, unix.ESRCH) || errors.Is(err, unix.ENOENT) {
 			// Listed, then ended before this read: gone, not a failure.
@@ -122,10 +124,10 @@ func (t *Target) info(tid int) (target.ThreadInfo, error) {
 		return target.ThreadInfo{ID: target.ThreadID(tid)}, fmt.Errorf("thread %d: CPU time: %w", tid, err)
 	}
 	// The state letter would cost a read of /proc/.../stat, the most
-	// expensive file here, on every tick: running means "used CPU since
-	// the previous call" instead.
-	running := cpu != th.lastCPU
-	th.lastCPU = cpu
+	// expensive file here, on every tick: running means "used CPU, or
+	// waited on a run queue for a CPU, since the previous call" instead.
+	running := cpu != th.lastCPU || waited != th.lastWaited
+	th.lastCPU, th.lastWaited = cpu, waited
 	if now := time.Now(); t.names.due(th, now) {
 		t.readThreadName(th)
 		t.names.read(th, now)

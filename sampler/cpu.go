@@ -43,7 +43,9 @@ func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64)
 	}
 	used := info.CPUTime - th.lastCPU
 	th.lastCPU = info.CPUTime
-	if used > 0 {
+	if used > 0 || info.Running {
+		// (Running: or runnable, waiting for a CPU a loaded machine
+		// does not give it, where the backend can tell.)
 		th.ranAt = ts.listedAt
 	}
 	if info.PID == 0 || info.PID == pid {

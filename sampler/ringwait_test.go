@@ -17,6 +17,8 @@ type nappingTarget struct {
 	napper target.ThreadID
 	upTo   time.Duration
 	first  time.Duration // its CPU time at first sight (-1: not seen)
+	// starved: after upTo it is still runnable, waiting for a CPU.
+	starved bool
 }
 
 func (d *nappingTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
@@ -28,7 +30,7 @@ func (d *nappingTarget) Info(t target.ThreadID) (target.ThreadInfo, error) {
 		d.first = info.CPUTime
 	}
 	if info.CPUTime > d.first+d.upTo {
-		info.CPUTime, info.Running = d.first+d.upTo, false
+		info.CPUTime, info.Running = d.first+d.upTo, d.starved
 	}
 	return info, err
 }
@@ -72,5 +74,27 @@ func testTicksLeaveASleepingThreadsStart(t *testing.T, hz int) {
 	stopped, sampled, _ := drainedCounts(ws[0], 1, []uint64{1, 2})
 	if n := d.drained[1]; stopped == 0 || sampled < n || sampled > n+2 || n < int64(runFor/period)*4/10 {
 		t.Errorf("busy thread: %d samples on the stop's stack, %d on drained samples' stacks; %d drained, want each counted once", stopped, sampled, n)
+	}
+}
+
+// TestTicksWaitForAStarvedThreadsStart: a thread still to start its kernel
+// samples whose CPU time stops growing while it stays runnable (a loaded
+// machine gives it no CPU) keeps the ticks a period apart, up to
+// ringWaitMax, as one that runs: its first capture must not wait for a
+// drain interval, counting all its CPU time until then on one stack.
+func TestTicksWaitForAStarvedThreadsStart(t *testing.T) {
+	const hz, runFor = 999, 300 * time.Millisecond
+	period := time.Second / hz
+	d := &nappingTarget{napper: 2, upTo: period * 2 / 5, first: -1, starved: true, drainingTarget: newDraining(10, period, map[target.ThreadID]*targettest.Thread{
+		1: {Share: 1, Stack: []uint64{1, 2}},
+		2: {Share: 1, Stack: []uint64{3, 4}},
+	})}
+	d.maxDrain, d.drainPeriods = time.Second, 280
+	begin, wait0 := time.Now(), schedWait()
+	run(t, Config{Hz: hz}, runFor, d)
+	elapsed, wait := time.Since(begin), schedWait()-wait0
+	// A listing each period the process was given a CPU for, less slack.
+	if least := int((elapsed-wait)/period) / 3; d.listings < least {
+		t.Errorf("threads listed %d times in %v (waited %v for a CPU), want at least %d: ticks a drain apart while a runnable thread waits for its first capture", d.listings, elapsed, wait, least)
 	}
 }

@@ -221,8 +221,8 @@ type threadState struct {
 	// wait for the next listing, up to quietListEvery, in a buffer that
 	// holds less.
 	captured bool
-	// ranAt is the last listing that found its CPU time grown (or first
-	// saw it with CPU time to count): zero if none.
+	// ranAt is the last listing that found its CPU time grown or it
+	// runnable (or first saw it with CPU time to count): zero if none.
 	ranAt time.Time
 	// unaccounted is the whole periods of pending, beyond one, that no
 	// kernel sample or reported loss accounted for at its last listing.
