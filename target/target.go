@@ -25,8 +25,8 @@ type ThreadInfo struct {
 	// CPUTime is the thread's total user+system CPU time so far.
 	CPUTime time.Duration
 	// Running reports whether the thread was runnable when asked or, where
-	// a backend cannot tell that cheaply (ptrace), whether it used CPU
-	// since the previous Info call.
+	// a backend cannot tell that cheaply (ptrace), whether it used CPU or
+	// waited on a run queue for one since the previous Info call.
 	Running bool
 	// PID is the process the thread belongs to when it is not the
 	// target's own: a descendant whose samples the target's events
