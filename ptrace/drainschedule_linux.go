@@ -154,7 +154,18 @@ func (tk *threadKernel) noteDrain(now time.Time) {
 // since. Without descendant rings (an attached process), or with process
 // rings, which its own samples fill, it cannot tell: false; nor while a
 // thread has no ring, whose turning busy only a listing's capture sees.
-func (t *Target) ThreadsUnchanged() bool {
+func (t *Target) ThreadsUnchanged() bool { return t.unchanged(true) }
+
+// ImagesUnchanged reports, as ThreadsUnchanged, whether no thread of t's
+// process started, ended or was renamed and it mapped no code and exec'd
+// nothing since its threads were last listed, whether or not each thread
+// has a ring of its own: a listing now would find no new code
+// (target.ThreadWatcher).
+func (t *Target) ImagesUnchanged() bool { return t.unchanged(false) }
+
+// unchanged is ThreadsUnchanged (everyRing: each thread has a ring) or
+// ImagesUnchanged.
+func (t *Target) unchanged(everyRing bool) bool {
 	t.hotMu.Lock()
 	defer t.hotMu.Unlock()
 	t.stateMu.Lock()
@@ -164,29 +175,12 @@ func (t *Target) ThreadsUnchanged() bool {
 		return false
 	}
 	for _, th := range t.threads {
-		if th.kernel.ring == nil {
+		if everyRing && th.kernel.ring == nil {
 			// Captured by stops at listings (idle, its ring
 			// closed): its turning busy shows only there, and its
 			// CPU time until then goes on the stack seen then.
 			return false
 		}
-	}
-	return k.kids.quiet()
-}
-
-// ImagesUnchanged reports, as ThreadsUnchanged, whether no thread of t's
-// process started, ended or was renamed and it mapped no code and exec'd
-// nothing since its threads were last listed, whether or not each thread
-// has a ring of its own: a listing now would find no new code
-// (target.ThreadWatcher).
-func (t *Target) ImagesUnchanged() bool {
-	t.hotMu.Lock()
-	defer t.hotMu.Unlock()
-	t.stateMu.Lock()
-	defer t.stateMu.Unlock()
-	k := t.kernel
-	if k == nil || k.proc != nil || k.kids == nil || t.closed || t.exited || len(t.departed) > 0 {
-		return false
 	}
 	return k.kids.quiet()
 }

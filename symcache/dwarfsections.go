@@ -3,7 +3,6 @@ package symcache
 import (
 	"debug/dwarf"
 	"debug/elf"
-	"fmt"
 	"strings"
 )
 
@@ -19,45 +18,8 @@ var lineDWARFSections = [...]string{"addr", "line_str", "rnglists", "str_offsets
 // load on .debug_loclists alone). An object whose DWARF sections carry
 // relocations (an ET_REL object) is read by f.DWARF, which applies them.
 func elfLineDWARF(f *elf.File) (*dwarf.Data, error) {
-	if f.Type == elf.ET_REL || dwarfRelocated(f) {
-		return f.DWARF()
-	}
-	data := func(name string) ([]byte, error) {
-		s := dwarfSection(f, name)
-		if s == nil {
-			return nil, nil
-		}
-		b, err := s.Data()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Name, err)
-		}
-		return b, nil
-	}
-	var base [5][]byte
-	for i, name := range [...]string{"abbrev", "info", "line", "ranges", "str"} {
-		b, err := data(name)
-		if err != nil {
-			return nil, err
-		}
-		base[i] = b
-	}
-	d, err := dwarf.New(base[0], nil, nil, base[1], base[2], nil, base[3], base[4])
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range lineDWARFSections {
-		b, err := data(name)
-		if err != nil {
-			return nil, err
-		}
-		if b == nil {
-			continue
-		}
-		if err := d.AddSection(".debug_"+name, b); err != nil {
-			return nil, err
-		}
-	}
-	return d, nil
+	d, _, err := elfDWARF(f)
+	return d, err
 }
 
 // dwarfSection returns f's section .debug_NAME, or .zdebug_NAME (the older
