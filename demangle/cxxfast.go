@@ -795,19 +795,8 @@ func (p *fastParser) addressArg() fastType {
 		p.out = append(p.out, '&')
 		p.out = append(p.out, p.text(name)...)
 	} else {
-		p.tmplInScope = p.haveFnArgs
-		var ret fastType
-		if p.hasReturn {
-			if ret = p.typ(); p.bad || ret.fn || ret.closed {
-				p.fail()
-				return fastType{}
-			}
-		}
-		base := len(p.params)
-		if p.peek() == 'v' && p.i+1 < len(p.s) && p.s[p.i+1] == 'E' {
-			p.i++ // no parameters
-		} else if p.peek() == 'E' || !p.parameters(-1) {
-			p.fail()
+		ret, base, ok := p.signature()
+		if !ok {
 			return fastType{}
 		}
 		lo = len(p.out)
@@ -916,6 +905,27 @@ func (p *fastParser) unresolvedArg() fastType {
 	return fastType{span: span{int32(lo), int32(len(p.out))}, literal: true}
 }
 
+// signature reads a function's return type, where its name has one, and
+// its parameters, giving the return type and where the parameters start
+// in p.params; ok is false, and p failed, where they do not read.
+func (p *fastParser) signature() (ret fastType, base int, ok bool) {
+	p.tmplInScope = p.haveFnArgs
+	if p.hasReturn {
+		if ret = p.typ(); p.bad || ret.fn || ret.closed {
+			p.fail()
+			return fastType{}, 0, false
+		}
+	}
+	base = len(p.params)
+	if p.peek() == 'v' && p.i+1 < len(p.s) && p.s[p.i+1] == 'E' {
+		p.i++ // no parameters
+	} else if p.peek() == 'E' || !p.parameters(-1) {
+		p.fail()
+		return fastType{}, 0, false
+	}
+	return ret, base, true
+}
+
 // localFunction parses the <encoding> of a local name's function and
 // returns how the full demangler prints it there: without a return
 // type, f(int) const.
@@ -935,18 +945,8 @@ func (p *fastParser) localFunction() span {
 		}
 		return name
 	}
-	p.tmplInScope = p.haveFnArgs
-	if p.hasReturn {
-		if t := p.typ(); p.bad || t.fn || t.closed {
-			p.fail()
-			return span{}
-		}
-	}
-	base := len(p.params)
-	if p.peek() == 'v' && p.i+1 < len(p.s) && p.s[p.i+1] == 'E' {
-		p.i++ // no parameters
-	} else if p.peek() == 'E' || !p.parameters(-1) {
-		p.fail()
+	_, base, ok := p.signature()
+	if !ok {
 		return span{}
 	}
 	lo := len(p.out)
