@@ -86,6 +86,12 @@ macprof record -p PID [-F HZ] [-d SECONDS] [--mode cpu|wall] -o FILE [-o FILE...
 macprof record [-F HZ] [-d SECONDS] [--mode cpu|wall] -o FILE [-o FILE...] -- CMD ARGS...`
 
 func runRecord(args []string, stdout, stderr io.Writer) int {
+	// The stop signals are taken first of all: one that comes while the
+	// flags are read and the outputs checked stops the recording as soon
+	// as it starts, where one that came before was lost (a script's
+	// background job ignores SIGINT until a handler is set).
+	sigs := make(chan os.Signal, 2)
+	notifyStop(sigs)
 	fs := cli.NewFlagSet("record", recordSynopsis, recordHelp, stderr)
 	pid := fs.PIDs(false, "`PID` of a running process to record")
 	hz := fs.Int("F", sampler.DefaultHz, "sampling rate in `HZ` per thread")
@@ -131,8 +137,6 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	if cfg.Outputs, err = record.ParseOutputs(outs, *format); err != nil {
 		return fail("%v", err)
 	}
-	sigs := make(chan os.Signal, 2)
-	notifyStop(sigs)
 	cfg.Signals = sigs
 	// The heap of a recording grows by its spool of samples and stays
 	// small otherwise: a collection per fivefold growth rather than per
