@@ -194,6 +194,7 @@ func Main(a Args, stdout, stderr io.Writer) int {
 	for _, s := range append(skipBase, skipNew...) {
 		fmt.Fprintf(stderr, "macprof diff: skipped, not a profile: %s\n", s)
 	}
+	warnUnrelated(stderr, rep)
 	if err := rep.Write(stdout, f); err != nil {
 		return fail("%v", err)
 	}
@@ -223,4 +224,22 @@ func Main(a Args, stdout, stderr io.Writer) int {
 
 func describe(c Change) string {
 	return fmt.Sprintf("%.2f%% -> %.2f%%, %+.2fpp ±%.2f", c.Base, c.New, c.Delta, c.Noise)
+}
+
+// warnUnrelated says when most of one side's own time is in functions the
+// other side does not show: profiles of another program or another build,
+// where every function reads as a change.
+func warnUnrelated(w io.Writer, rep *Report) {
+	var onlyNew, onlyBase float64
+	for _, fn := range rep.Functions {
+		if fn.Flat.Base == 0 {
+			onlyNew += fn.Flat.New
+		}
+		if fn.Flat.New == 0 {
+			onlyBase += fn.Flat.Base
+		}
+	}
+	if onlyNew >= 50 || onlyBase >= 50 {
+		fmt.Fprintf(w, "macprof diff: warning: %.0f%% of NEW's own time is in functions BASE does not show, %.0f%% of BASE's in functions NEW does not: are these profiles of one program?\n", onlyNew, onlyBase)
+	}
 }

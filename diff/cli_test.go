@@ -248,3 +248,26 @@ func TestDirectoriesWithOtherFiles(t *testing.T) {
 		t.Errorf("exit %d, base %+v, new %+v, stderr:\n%s\nwant exit 0, one profile and bench.txt skipped a side", st, r.Base, r.New, stderr)
 	}
 }
+
+// TestUnrelatedProfilesWarned: two profiles with no function in common
+// but main (another program) are diffed with a warning on stderr; two of
+// one program are not.
+func TestUnrelatedProfilesWarned(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, counts map[string]int64) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, synthetic(t, "cpu", counts), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.pb.gz", map[string]int64{"alpha": 500, "beta": 500})
+	a2 := write("a2.pb.gz", map[string]int64{"alpha": 480, "beta": 520})
+	c := write("c.pb.gz", map[string]int64{"gamma": 500, "delta": 500})
+	if _, _, stderr := runDiff(t, a, c); !strings.Contains(stderr, "are these profiles of one program?") {
+		t.Errorf("profiles of two programs diffed without a warning:\n%s", stderr)
+	}
+	if _, _, stderr := runDiff(t, a, a2); strings.Contains(stderr, "warning") {
+		t.Errorf("profiles of one program diffed with a warning:\n%s", stderr)
+	}
+}
