@@ -218,7 +218,7 @@ func comments(w *profile.Window) []string {
 		out = append(out, fmt.Sprintf("macprof: missed %s: %d", k, w.Missed[k]))
 	}
 	if w.Stats.Ticks > 0 {
-		out = append(out, fmt.Sprintf("macprof: mode %s, %d ticks (%d missed), %d captures", w.Mode, w.Stats.Ticks, w.Stats.MissedTicks, w.Stats.Captures))
+		out = append(out, fmt.Sprintf("macprof: mode %s, %d captures; the sampler woke %d times (%d wake-ups late)", w.Mode, w.Stats.Captures, w.Stats.Ticks, w.Stats.MissedTicks))
 	}
 	return out
 }
