@@ -291,6 +291,11 @@ func elfTableIn(object string, f *elf.File, m *objfile.Mapping) (*Table, elfInfo
 	}
 	info.dwarf = f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
 	info.named = len(syms)
+	if lines == nil {
+		for _, a := range execSectionStarts(f) {
+			syms = append(syms, Symbol{Start: a})
+		}
+	}
 	if nsym == 0 && lines == nil {
 		// Stripped (no .symtab): every function's start from
 		// .eh_frame, so that one without a .dynsym name is named

@@ -73,9 +73,11 @@ func loadELFAt(img *images.Image, offs []uint64) (t *Table, err error) {
 	}
 	if d != nil && (sel == nil || d.sel.info.named > sel.info.named) {
 		d.sel.addEHStarts(d.f)
+		d.sel.addSectionStarts(d.f)
 		syms = d.sel.symbols(d.m != nil)
 	} else {
 		sel.addEHStarts(f)
+		sel.addSectionStarts(f)
 		syms = sel.symbols(m != nil)
 	}
 	if lines == nil {
@@ -222,6 +224,14 @@ func (p *pcSymbols) addEHStarts(f *elf.File) {
 	}
 	starts, _ := ehFrameStarts(f, nil)
 	for _, a := range starts {
+		p.keep(pendingSym{start: a, anonymous: true})
+	}
+}
+
+// addSectionStarts adds the starts of f's executable sections, as
+// elfTable does (execSectionStarts).
+func (p *pcSymbols) addSectionStarts(f *elf.File) {
+	for _, a := range execSectionStarts(f) {
 		p.keep(pendingSym{start: a, anonymous: true})
 	}
 }

@@ -224,3 +224,19 @@ func scanSymbolEntries(b []byte, bo binary.ByteOrder, entSize uint64, strs strin
 	}
 	return entries, goFunc
 }
+
+// execSectionStarts returns where f's executable sections start, to be
+// kept as anonymous function starts: code that follows a symbol but lies in
+// another section (the PLT's stubs after .init's sizeless _init, a stripped
+// file's .fini after its last function's FDE) starts a function there, and
+// is named image+0xSTART, not after the symbol before it. A section that
+// starts with a symbol keeps its name (a named start wins).
+func execSectionStarts(f *elf.File) []uint64 {
+	var starts []uint64
+	for _, s := range f.Sections {
+		if s.Flags&elf.SHF_EXECINSTR != 0 && s.Size > 0 && s.Addr != 0 {
+			starts = append(starts, s.Addr)
+		}
+	}
+	return starts
+}

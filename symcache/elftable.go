@@ -50,7 +50,8 @@ func elfTableMapped(object string, f *elf.File, m *objfile.Mapping) (*Table, elf
 			starts, _ = ehFrameStarts(f, nil)
 		}
 	}
-	recs := make([]symRec, 0, elfSymbolCount(f, elf.SHT_SYMTAB)+elfSymbolCount(f, elf.SHT_DYNSYM)+len(starts))
+	secStarts := execSectionStarts(f)
+	recs := make([]symRec, 0, elfSymbolCount(f, elf.SHT_SYMTAB)+elfSymbolCount(f, elf.SHT_DYNSYM)+len(secStarts)+len(starts))
 	nsym := 0
 	for k, typ := range [...]elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
 		strs, n, _, err := scanFuncSymbols(f, m, typ, false, func(name uint32, value, size uint64) {
@@ -82,6 +83,9 @@ func elfTableMapped(object string, f *elf.File, m *objfile.Mapping) (*Table, elf
 		if off := r.ref &^ refTable; int(off) >= len(t.strs[r.ref>>31]) {
 			r.ref = noName
 		}
+	}
+	for _, a := range secStarts {
+		recs = append(recs, symRec{start: a, ref: noName})
 	}
 	tail := len(recs)
 	if nsym == 0 {
