@@ -560,3 +560,31 @@ func TestDrainStartsSamplesOfAThreadSlowToUseAPeriod(t *testing.T) {
 		t.Errorf("%d samples on the stack of the first capture (%d kernel samples), want at most 2: a backlog counted on one stack", stopped, sampled)
 	}
 }
+
+// TestLoadingCommandsWindowsKeepTheirLength: the ticks skipped while a
+// loading command mapped nothing (idlePoll) never include the one that
+// closes a window: each window of a recording with windows (the agent's)
+// ends within a tick's slack of its length.
+func TestLoadingCommandsWindowsKeepTheirLength(t *testing.T) {
+	const hz, window, runFor = 10, 250 * time.Millisecond, 1600 * time.Millisecond
+	d := &watchingTarget{drainingTarget: newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}}), imagesUnchanged: true}
+	d.maxDrain = time.Second
+	var ws []*profile.Window
+	s, err := New(Config{Hz: hz, Window: window, OnWindow: func(w *profile.Window) { ws = append(ws, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddStarted(d)
+	ctx, cancel := context.WithTimeout(context.Background(), runFor)
+	defer cancel()
+	wait0 := schedWait()
+	if err := s.Run(ctx); err != nil && !errors.Is(err, ErrAllExited) {
+		t.Fatal(err)
+	}
+	slack := 60*time.Millisecond + schedWait() - wait0
+	for i, w := range ws[:len(ws)-1] { // the last ends with the run
+		if l := w.End.Sub(w.Start); l > window+slack {
+			t.Errorf("window %d of %d lasted %v, want at most %v + %v", i, len(ws), l, window, slack)
+		}
+	}
+}

@@ -135,7 +135,7 @@ func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Dura
 		// interval as long as the window would make it twice as long.
 		// (windowSlop: a timer may fire up to a millisecond early.)
 		if rem := time.Until(winStart.Add(p.window)) + windowSlop; rem > 0 && rem < every {
-			every = rem
+			every, p.poll = rem, 0 // (a tick that closes a window is never skipped)
 		}
 	}
 	return every
