@@ -809,14 +809,7 @@ func (p *fastParser) addressArg() fastType {
 				p.out = append(p.out, p.text(ret.span)...)
 				p.out = append(p.out, ' ')
 			}
-			p.out = append(p.out, p.text(name)...)
-			p.out = append(p.out, '(')
-			p.appendList(p.params[base:])
-			p.out = append(p.out, ')')
-			if p.isConst {
-				p.out = append(p.out, " const"...)
-			}
-			p.out = append(p.out, p.refQual...)
+			p.appendFunction(name, base)
 			p.out = append(p.out, ')')
 		}
 		p.params = p.params[:base]
@@ -905,6 +898,19 @@ func (p *fastParser) unresolvedArg() fastType {
 	return fastType{span: span{int32(lo), int32(len(p.out))}, literal: true}
 }
 
+// appendFunction appends name with its parameters (p.params[base:]) and
+// the qualifiers read with them: f(int) const&.
+func (p *fastParser) appendFunction(name span, base int) {
+	p.out = append(p.out, p.text(name)...)
+	p.out = append(p.out, '(')
+	p.appendList(p.params[base:])
+	p.out = append(p.out, ')')
+	if p.isConst {
+		p.out = append(p.out, " const"...)
+	}
+	p.out = append(p.out, p.refQual...)
+}
+
 // signature reads a function's return type, where its name has one, and
 // its parameters, giving the return type and where the parameters start
 // in p.params; ok is false, and p failed, where they do not read.
@@ -950,14 +956,7 @@ func (p *fastParser) localFunction() span {
 		return span{}
 	}
 	lo := len(p.out)
-	p.out = append(p.out, p.text(name)...)
-	p.out = append(p.out, '(')
-	p.appendList(p.params[base:])
-	p.out = append(p.out, ')')
-	if p.isConst {
-		p.out = append(p.out, " const"...)
-	}
-	p.out = append(p.out, p.refQual...)
+	p.appendFunction(name, base)
 	p.params = p.params[:base]
 	return span{int32(lo), int32(len(p.out))}
 }
