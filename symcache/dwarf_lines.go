@@ -70,7 +70,7 @@ func (l *DWARFLines) lineRows(x *unitIndex, lr *dwarf.LineReader, cu *dwarf.Entr
 			l.rowBuf = rows[:0]
 		}
 	}()
-	b := lineBuf{data: l.info.line[h.program:h.end], order: l.info.order}
+	b := lineBuf{dbuf{data: l.info.line[h.program:h.end], order: l.info.order}}
 	var addr uint64
 	var opIndex, line, fileIndex int
 	reset := func() { addr, opIndex, line, fileIndex = 0, 0, 1, 1 }
@@ -80,7 +80,7 @@ func (l *DWARFLines) lineRows(x *unitIndex, lr *dwarf.LineReader, cu *dwarf.Entr
 		addr += uint64(h.minInst * (i / h.maxOps))
 		opIndex = i % h.maxOps
 	}
-	for len(b.data) > 0 && !b.bad {
+	for b.left() > 0 && !b.bad {
 		emit, end := false, false
 		op := int(b.u8())
 		switch {
@@ -91,7 +91,7 @@ func (l *DWARFLines) lineRows(x *unitIndex, lr *dwarf.LineReader, cu *dwarf.Entr
 			emit = true
 		case op == 0:
 			n := b.uleb()
-			before := len(b.data)
+			before := b.left()
 			switch b.u8() {
 			case lneEndSequence:
 				emit, end = true, true
@@ -115,7 +115,7 @@ func (l *DWARFLines) lineRows(x *unitIndex, lr *dwarf.LineReader, cu *dwarf.Entr
 				b.uleb()
 			}
 			// As debug/dwarf, in its 32-bit offsets.
-			b.skip(int(uint32(n) - uint32(before-len(b.data))))
+			b.skip(uint64(uint32(n) - uint32(before-b.left())))
 		case op == lnsCopy:
 			emit = true
 		case op == lnsAdvancePC:
@@ -216,59 +216,21 @@ func readLineHeader(line []byte, off uint64, addrSize uint8, order binary.ByteOr
 
 // lineBuf reads a line program as debug/dwarf's buf does: an unsigned
 // or signed LEB128 that runs off the end reads as 0 and moves nothing
-// (no error); other reads past the end break it.
+// (no error); other reads past the end break it, as dbuf's do.
 type lineBuf struct {
-	data  []byte
-	order binary.ByteOrder
-	bad   bool
+	dbuf
 }
 
-func (b *lineBuf) take(n int) []byte {
-	if n < 0 || len(b.data) < n {
-		b.bad = true
-		return nil
-	}
-	p := b.data[:n]
-	b.data = b.data[n:]
-	return p
-}
-
-func (b *lineBuf) skip(n int) { b.take(n) }
-
-func (b *lineBuf) u8() uint8 {
-	if p := b.take(1); p != nil {
-		return p[0]
-	}
-	return 0
-}
-
-func (b *lineBuf) u16() uint16 {
-	if p := b.take(2); p != nil {
-		return b.order.Uint16(p)
-	}
-	return 0
-}
-
-func (b *lineBuf) u32() uint32 {
-	if p := b.take(4); p != nil {
-		return b.order.Uint32(p)
-	}
-	return 0
-}
-
-func (b *lineBuf) u64() uint64 {
-	if p := b.take(8); p != nil {
-		return b.order.Uint64(p)
-	}
-	return 0
-}
+// left is how many bytes are still to read.
+func (b *lineBuf) left() int { return len(b.data) - int(b.pos) }
 
 func (b *lineBuf) varint() (c uint64, bits uint) {
-	for i := 0; i < len(b.data); i++ {
-		c |= uint64(b.data[i]&0x7f) << bits
+	rest := b.data[b.pos:]
+	for i := 0; i < len(rest); i++ {
+		c |= uint64(rest[i]&0x7f) << bits
 		bits += 7
-		if b.data[i]&0x80 == 0 {
-			b.data = b.data[i+1:]
+		if rest[i]&0x80 == 0 {
+			b.pos += uint64(i + 1)
 			return c, bits
 		}
 	}
