@@ -197,21 +197,21 @@ type StopBucket struct {
 // UnsampledCount returns the sum of the counts of the window's samples on
 // Unsampled stacks: CPU time that could not be attributed to a stack.
 func (w *Window) UnsampledCount() int64 {
-	var n int64
-	for _, s := range w.Samples {
-		if s.Stack >= 0 && s.Stack < len(w.Stacks) && w.Stacks[s.Stack].Unsampled {
-			n += s.Count
-		}
-	}
-	return n
+	return w.countOn(func(st *Stack) bool { return st.Unsampled })
 }
 
 // TruncatedCount returns the sum of the counts of the window's samples on
 // Truncated stacks: samples whose callers could not all be walked.
 func (w *Window) TruncatedCount() int64 {
+	return w.countOn(func(st *Stack) bool { return st.Truncated })
+}
+
+// countOn returns the sum of the counts of the window's samples on stacks
+// for which on is true.
+func (w *Window) countOn(on func(*Stack) bool) int64 {
 	var n int64
 	for _, s := range w.Samples {
-		if s.Stack >= 0 && s.Stack < len(w.Stacks) && w.Stacks[s.Stack].Truncated {
+		if s.Stack >= 0 && s.Stack < len(w.Stacks) && on(&w.Stacks[s.Stack]) {
 			n += s.Count
 		}
 	}
