@@ -2,8 +2,9 @@ package demangle
 
 import "strconv"
 
-// The C++ fast path's types: builtin, class, function, template parameter
-// and substitution types, packs and literals (cxxfast.go has the names).
+// The C++ fast path's types: builtin, class, function, template parameter,
+// substitution, member pointer and array types (cxxfast.go has the names,
+// cxxfast_args.go the template arguments, cxxfast_local.go local names).
 
 // appendType appends t's text to out; a function type as a type of its
 // own: "void (int)".
@@ -57,129 +58,6 @@ func (p *fastParser) function() fastType {
 	p.out = append(p.out, ')')
 	p.params = p.params[:base]
 	return fastType{span: ret.span, params: span{int32(lo), int32(len(p.out))}, fn: true}
-}
-
-// pack parses J <template-arg>* E, an argument pack of types and
-// literals, printed as its elements.
-func (p *fastParser) pack() fastType {
-	p.i++ // J
-	base := len(p.args)
-	for !p.bad && p.peek() != 'E' {
-		var a fastType
-		switch c := p.peek(); {
-		case c == 'L':
-			a = p.literal()
-		case c == 'X':
-			a = p.exprArg()
-		case c == 0 || c == 'J':
-			p.fail()
-		case c == 'D' && p.i+1 < len(p.s) && p.s[p.i+1] == 'p':
-			// An expansion of the function's pack, its elements
-			// in this one's place.
-			if a = p.expansion(); a.empty {
-				continue
-			}
-		default:
-			a = p.typ()
-		}
-		p.args = append(p.args, a)
-	}
-	if p.bad {
-		return fastType{}
-	}
-	p.i++ // E
-	elems := p.args[base:]
-	lo := len(p.out)
-	for n, a := range elems {
-		if n > 0 {
-			p.out = append(p.out, ", "...)
-		}
-		p.appendType(a)
-	}
-	t := fastType{span: span{int32(lo), int32(len(p.out))}, pack: true, empty: len(elems) == 0}
-	t.elemLo = int32(len(p.packElems))
-	p.packElems = append(p.packElems, elems...)
-	t.elemHi = int32(len(p.packElems))
-	p.args = p.args[:base]
-	return t
-}
-
-// literal parses L <type> [n] <digits> E, an integer template argument.
-func (p *fastParser) literal() fastType {
-	p.i++ // L
-	c := p.peek()
-	if c == '_' || c == 'Z' {
-		p.fail() // an external name
-		return fastType{}
-	}
-	var suffix string
-	typed := false // printed as (type)value
-	switch c {
-	case 'i':
-		suffix = ""
-	case 'j':
-		suffix = "u"
-	case 'l':
-		suffix = "l"
-	case 'm':
-		suffix = "ul"
-	case 'x':
-		suffix = "ll"
-	case 'y':
-		suffix = "ull"
-	case 'b':
-	case 'a', 'c', 'h', 's', 't', 'w', 'P':
-		typed = true // P: a null pointer, (void*)0
-	default:
-		if c == 'N' || c >= '1' && c <= '9' || c == 'S' {
-			typed = true // an enum
-		} else {
-			p.fail()
-			return fastType{}
-		}
-	}
-	t := p.typ()
-	neg := p.peek() == 'n'
-	if neg {
-		p.i++
-	}
-	j := p.i
-	for j < len(p.s) && p.s[j] >= '0' && p.s[j] <= '9' {
-		j++
-	}
-	if p.bad || j == p.i || j >= len(p.s) || p.s[j] != 'E' {
-		p.fail()
-		return fastType{}
-	}
-	val := p.s[p.i:j]
-	p.i = j + 1
-	sign := ""
-	if neg {
-		sign = "-"
-	}
-	lo := len(p.out)
-	switch {
-	case c == 'b':
-		switch {
-		case neg || len(val) != 1 || val[0] > '1':
-			p.fail()
-		case val == "0":
-			p.out = append(p.out, "false"...)
-		default:
-			p.out = append(p.out, "true"...)
-		}
-	case typed:
-		p.out = append(p.out, '(')
-		p.out = append(p.out, p.text(t.span)...)
-		p.out = append(p.out, ')')
-		p.out = append(p.out, sign...)
-		p.out = append(p.out, val...)
-	default:
-		p.out = append(p.out, sign...)
-		p.out = append(p.out, val...)
-		p.out = append(p.out, suffix...)
-	}
-	return fastType{span: span{int32(lo), int32(len(p.out))}, literal: true}
 }
 
 // sourceName parses <length> <identifier>.
