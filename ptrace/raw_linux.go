@@ -202,6 +202,18 @@ func readFileRaw(path []byte, buf []byte) (int, error) {
 	return preadRaw(fd, buf)
 }
 
+// pidfdExited reports whether the process of pidfd has exited, its threads
+// all gone and its leader a zombie or reaped (the pidfd polls readable),
+// without waiting. The poll is raw, as it never blocks: a regular system
+// call wakes a sleeping sysmon, which then polls every 20 µs for as long as
+// the tick runs, and this one is made every listing.
+func pidfdExited(pidfd int) bool {
+	fds := [1]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	var zero unix.Timespec
+	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+	return e == 0 && n > 0 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
+}
+
 // getcpuRaw returns the CPU the calling thread runs on, or -1.
 func getcpuRaw() int {
 	var cpu uint32
@@ -303,15 +315,6 @@ func closeFD(fd int) { unix.Close(fd) }
 
 // pidfdOpen opens a pidfd of process pid, close-on-exec (pidfds are).
 func pidfdOpen(pid int) (int, error) { return unix.PidfdOpen(pid, 0) }
-
-// pidfdExited reports whether the process of pidfd has exited, its threads
-// all gone and its leader a zombie or reaped (the pidfd polls readable),
-// without waiting.
-func pidfdExited(pidfd int) bool {
-	fds := [1]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds[:], 0)
-	return err == nil && n > 0 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
-}
 
 // setThreadNice sets the nice value of one OS thread, where allowed.
 func setThreadNice(tid, nice int) { unix.Setpriority(unix.PRIO_PROCESS, tid, nice) }
