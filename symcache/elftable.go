@@ -3,6 +3,7 @@ package symcache
 import (
 	"debug/elf"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/macprof/macprof/internal/objfile"
@@ -12,15 +13,11 @@ import (
 // object (node: 190,000 function symbols) and then reads the names of
 // the few it prints. elfTableMapped builds that Table with no Symbol
 // (and no string header for the garbage collector to scan) per entry:
-// 24-byte records sorted by one radix sort, the names left as offsets in
-// the mapped string tables, read when looked up (Table.name).
-
-// symRec is a function symbol as elfTableMapped keeps it.
-type symRec struct {
-	start, size uint64
-	ref         uint32 // nameRef: which string table and offset
-	pri         uint32 // rank among the symbols at its start (NewTable's)
-}
+// each symbol's start, size and name as 8-byte keys and columns, put in
+// order by one radix sort of the keys, the names left as offsets in the
+// mapped string tables, read when looked up (Table.name). Every fresh
+// page a one-shot command touches is one the kernel clears: the sort's
+// buffers become the table's starts and ends where they can.
 
 // A nameRef locates a name in one of a table's two string tables: the
 // table in its top bit, the offset (below objfile.MaxStringTable, 2^27)
@@ -33,6 +30,25 @@ const (
 	noName      = 1<<32 - 1
 )
 
+// symCols are a table's function symbols, one column per field, in the
+// order of NewTable's syms until sorted, then by start.
+type symCols struct {
+	// starts hold each symbol's start; its capacity is at least twice
+	// its length, for the sort's other buffer.
+	starts []uint64
+	sizes  []uint64
+	refs   []uint32 // nameRef
+	// pri is each symbol's rank among those at its start (NewTable's),
+	// or nil while no start has two.
+	pri []uint32
+}
+
+func (c *symCols) add(start, size uint64, ref uint32) {
+	c.starts = append(c.starts, start)
+	c.sizes = append(c.sizes, size)
+	c.refs = append(c.refs, ref)
+}
+
 // elfTableMapped is elfTableIn for a file with no Go pclntab whose
 // symbol and string tables lie in m, f's mapping: it returns the same
 // Table (names picked among symbols at one start as NewTable picks them),
@@ -41,8 +57,8 @@ func elfTableMapped(object string, f *elf.File, m *objfile.Mapping) (*Table, elf
 	var info elfInfo
 	t := &Table{Object: object, segments: elfSegments(f)}
 	// A stripped file (no .symtab) gets every function's start from
-	// .eh_frame, as elfTableIn adds them; all is counted before recs
-	// is made, which is not grown after.
+	// .eh_frame, as elfTableIn adds them; all is counted before the
+	// columns are made, which are not grown after.
 	var starts []uint64
 	if elfSymbolCount(f, elf.SHT_SYMTAB) <= 1 {
 		var ok bool
@@ -51,7 +67,8 @@ func elfTableMapped(object string, f *elf.File, m *objfile.Mapping) (*Table, elf
 		}
 	}
 	secStarts := execSectionStarts(f)
-	recs := make([]symRec, 0, elfSymbolCount(f, elf.SHT_SYMTAB)+elfSymbolCount(f, elf.SHT_DYNSYM)+len(secStarts)+len(starts))
+	n := elfSymbolCount(f, elf.SHT_SYMTAB) + elfSymbolCount(f, elf.SHT_DYNSYM) + len(secStarts)
+	c := symCols{starts: make([]uint64, 0, 2*n), sizes: make([]uint64, 0, n), refs: make([]uint32, 0, n)}
 	nsym := 0
 	for k, typ := range [...]elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
 		strs, n, _, err := scanFuncSymbols(f, m, typ, false, func(name uint32, value, size uint64) {
@@ -59,7 +76,7 @@ func elfTableMapped(object string, f *elf.File, m *objfile.Mapping) (*Table, elf
 			if name <= refOffset {
 				ref = uint32(k)<<31 | name
 			}
-			recs = append(recs, symRec{start: value, size: size, ref: ref})
+			c.add(value, size, ref)
 		})
 		if err != nil {
 			return nil, info, fmt.Errorf("symcache: %s: %s: %w", object, [...]string{".symtab", ".dynsym"}[k], err)
@@ -72,61 +89,82 @@ func elfTableMapped(object string, f *elf.File, m *objfile.Mapping) (*Table, elf
 		t.strs[k] = strs[:strings.LastIndexByte(strs, 0)+1]
 	}
 	info.dwarf = f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
-	info.named = len(recs)
-	for i := range recs {
-		r := &recs[i]
-		if r.ref == noName {
-			continue
-		}
+	info.named = len(c.refs)
+	for i, ref := range c.refs {
 		// (An empty name, read only where it matters, in rankTies,
 		// reads as none.)
-		if off := r.ref &^ refTable; int(off) >= len(t.strs[r.ref>>31]) {
-			r.ref = noName
+		if ref != noName && int(ref&^refTable) >= len(t.strs[ref>>31]) {
+			c.refs[i] = noName
 		}
 	}
 	for _, a := range secStarts {
-		recs = append(recs, symRec{start: a, ref: noName})
+		c.add(a, 0, noName)
 	}
-	tail := len(recs)
-	if nsym == 0 {
-		for _, a := range starts {
-			recs = append(recs, symRec{start: a, ref: noName})
-		}
+	if nsym != 0 {
+		starts = nil
 	}
-	t.fromRecs(recs, tail)
+	t.fromCols(&c, starts)
 	return t, info, nil
 }
 
-// fromRecs fills t's starts, ends and refs from recs (in the order of
-// NewTable's syms), keeping one symbol per start as NewTable does.
-// recs[tail:] are often in start order already (.eh_frame_hdr's starts).
-func (t *Table) fromRecs(recs []symRec, tail int) {
-	// In start order from here on: every later pass reads the records
-	// in turn.
-	recs = sortRecs(recs, tail)
-	t.rankTies(recs)
-	t.starts = make([]uint64, 0, len(recs))
-	t.ends = make([]uint64, 0, len(recs))
-	t.refs = make([]uint32, 0, len(recs))
+// fromCols fills t's starts, ends and refs from c, then anonymous starts
+// after c's symbols, keeping one symbol per start as NewTable does. anon
+// (.eh_frame's starts, usually in order already) may be sorted in place.
+func (t *Table) fromCols(c *symCols, anon []uint64) {
+	c.sort()
+	if groups, tied := t.rankTies(c); groups > 0 {
+		t.tieAt = make([]uint32, 1, groups+1)
+		t.tieRefs = make([]uint32, 0, tied)
+	}
+	if !slices.IsSorted(anon) {
+		slices.Sort(anon)
+	}
+	nsym := len(c.refs)
+	if len(anon) == 0 {
+		// In place: each function is written at or before the first
+		// of its symbols, from which it is read.
+		t.starts, t.ends, t.refs = c.starts[:0], c.sizes[:0], c.refs[:0]
+	} else {
+		n := nsym + len(anon)
+		t.starts, t.ends, t.refs = make([]uint64, 0, n), make([]uint64, 0, n), make([]uint32, 0, n)
+	}
 	sized := false
-	for i := 0; i < len(recs); {
+	a := 0
+	for i := 0; i < nsym || a < len(anon); {
+		var start uint64
+		if i < nsym {
+			start = c.starts[i]
+		}
+		if a < len(anon) && (i == nsym || anon[a] < start) {
+			// An anonymous start alone: a symbol at its start
+			// wins (named, sized, or first).
+			start = anon[a]
+			for a < len(anon) && anon[a] == start {
+				a++
+			}
+			t.starts = append(t.starts, start)
+			t.ends = append(t.ends, 0)
+			t.refs = append(t.refs, noName)
+			continue
+		}
+		for a < len(anon) && anon[a] == start {
+			a++
+		}
 		best := i
 		j := i + 1
-		for ; j < len(recs) && recs[j].start == recs[best].start; j++ {
-			if recs[j].pri < recs[best].pri {
+		for ; j < nsym && c.starts[j] == start; j++ {
+			if c.pri[j] < c.pri[best] {
 				best = j // in index order within a start: the first wins ties
 			}
 		}
-		r := &recs[best]
-		end := uint64(0)
-		if r.size != 0 {
-			end, sized = r.start+r.size, true
+		end, ref := uint64(0), c.refs[best]
+		if size := c.sizes[best]; size != 0 {
+			end, sized = start+size, true
 		}
-		ref := r.ref
-		if r.pri&priDeferred != 0 {
-			ref = t.deferTie(recs[i:j])
+		if c.pri != nil && c.pri[best]&priDeferred != 0 {
+			ref = t.deferTie(c, i, j)
 		}
-		t.starts = append(t.starts, r.start)
+		t.starts = append(t.starts, start)
 		t.ends = append(t.ends, end)
 		t.refs = append(t.refs, ref)
 		i = j
@@ -137,78 +175,57 @@ func (t *Table) fromRecs(recs []symRec, tail int) {
 	t.buildBuckets()
 }
 
-// sortRecs returns recs sorted by start, then index: recs itself or a
-// copy (recs then left as it was). When recs[tail:] is in start order
-// already, only recs[:tail] is sorted, then merged with it in place:
-// libLLVM's 95,000 .eh_frame starts after its 36,000 .dynsym functions.
-func sortRecs(recs []symRec, tail int) []symRec {
-	tail = min(max(tail, 0), len(recs))
-	for i := tail + 1; i < len(recs); i++ {
-		if recs[i].start < recs[i-1].start {
-			tail = len(recs) // not in order: sorted with the rest
-			break
+// sort puts c's symbols in order of start, then index: a radix sort of
+// one word per symbol (start above, index below) when both fit, then
+// each column gathered in that order (loads that overlap, where a
+// permutation in place follows one chain of misses), into the sort's
+// other buffer for the sizes.
+func (c *symCols) sort() {
+	n := len(c.starts)
+	if n == 0 {
+		return
+	}
+	lo, hi := c.starts[0], c.starts[0]
+	for _, a := range c.starts {
+		lo, hi = min(lo, a), max(hi, a)
+	}
+	shift := uint(1)
+	for n >= 1<<shift {
+		shift++
+	}
+	keys, spare := c.starts, c.starts[n:2*n]
+	refs := make([]uint32, n)
+	if span := hi - lo; shift >= 64 || span>>(64-shift) != 0 {
+		// Starts too far apart to share a word with the index.
+		sk := make([]symKey, n)
+		for i, a := range keys {
+			sk[i] = symKey{start: a, idx: uint32(i)}
 		}
-	}
-	head := sortedRecs(recs[:tail])
-	if tail == len(recs) {
-		return head
-	}
-	// Merged into recs from its start: the record written at i+j is
-	// never one of rest still to be read (at tail+j, tail >= i).
-	i, j := 0, tail
-	for i < len(head) && j < len(recs) {
-		// At one start, head's records come first (lower indexes).
-		if recs[j].start < head[i].start {
-			recs[i+j-tail] = recs[j]
-			j++
-		} else {
-			recs[i+j-tail] = head[i]
-			i++
+		sortKeys(sk)
+		for k, key := range sk {
+			spare[k], refs[k], keys[k] = c.sizes[key.idx], c.refs[key.idx], key.start
 		}
+		c.sizes, c.refs = spare, refs
+		return
 	}
-	copy(recs[i+j-tail:], head[i:]) // the rest of recs is in place
-	return recs
+	for i, a := range keys {
+		keys[i] = (a-lo)<<shift | uint64(i)
+	}
+	// The radix sort is stable by construction.
+	sizes := spare
+	if sorted := radixSort64(keys, spare); &sorted[0] != &keys[0] {
+		keys, sizes = spare, keys
+	}
+	mask := uint64(1)<<shift - 1
+	for k, key := range keys {
+		i := key & mask
+		sizes[k], refs[k] = c.sizes[i], c.refs[i]
+		keys[k] = lo + key>>shift
+	}
+	c.starts, c.sizes, c.refs = keys, sizes, refs
 }
 
-// sortedRecs returns a copy of recs sorted by start, then index.
-func sortedRecs(recs []symRec) []symRec {
-	sorted := make([]symRec, len(recs))
-	if len(recs) == 0 {
-		return sorted
-	}
-	lo, hi := recs[0].start, recs[0].start
-	for i := range recs {
-		lo, hi = min(lo, recs[i].start), max(hi, recs[i].start)
-	}
-	// One word per record, start above and index below, when both fit:
-	// the radix sort is then stable by construction.
-	idxBits := uint(1)
-	for len(recs) >= 1<<idxBits {
-		idxBits++
-	}
-	span := hi - lo
-	if idxBits < 64 && span>>(64-idxBits) == 0 {
-		keys := make([]uint64, 2*len(recs))
-		for i := range recs {
-			keys[i] = (recs[i].start-lo)<<idxBits | uint64(i)
-		}
-		for i, k := range radixSort64(keys[:len(recs)], keys[len(recs):]) {
-			sorted[i] = recs[k&(1<<idxBits-1)]
-		}
-		return sorted
-	}
-	keys := make([]symKey, len(recs))
-	for i := range recs {
-		keys[i] = symKey{start: recs[i].start, idx: uint32(i)}
-	}
-	sortKeys(keys)
-	for i, k := range keys {
-		sorted[i] = recs[k.idx]
-	}
-	return sorted
-}
-
-// The bits of symRec.pri above a name's length: NewTable's rank is
+// The bits of symCols.pri above a name's length: NewTable's rank is
 // (named, sized, shortest name, first), lower first. priDeferred marks
 // the named symbols of a start whose choice among them is left to
 // Table.name (deferTie).
@@ -223,7 +240,7 @@ const (
 // left to Table.name: each lookup of the function reads their names.
 const maxDeferred = 8
 
-// rankTies sets pri of every record that shares its start with another,
+// rankTies sets pri of every symbol that shares its start with another,
 // reading no more of the names than the choice needs. Where the named
 // symbols of a start all have one size, the end is known whichever name
 // wins, and the shortest is found when the function is looked up
@@ -232,62 +249,70 @@ const maxDeferred = 8
 // where an unnamed symbol could win instead, and its length where named
 // symbols of different sizes share a start, in order of the names'
 // offsets, so that each byte of a string table is scanned at most once
-// however the names overlap.
-func (t *Table) rankTies(recs []symRec) {
+// however the names overlap. c is sorted. It returns how many starts and
+// symbols it left to deferTie at most, for room made once.
+func (t *Table) rankTies(c *symCols) (groups, tied int) {
 	const needLen = 1 << 31
 	var read []uint64 // ref<<32 | needLen | index
-	for i := 0; i < len(recs); {
+	n := len(c.starts)
+	for i := 0; i < n; {
 		j := i + 1
-		for j < len(recs) && recs[j].start == recs[i].start {
+		for j < n && c.starts[j] == c.starts[i] {
 			j++
 		}
 		if j-i == 1 {
 			i = j
 			continue
 		}
-		n, sameSize := 0, true
+		if c.pri == nil {
+			c.pri = make([]uint32, n)
+		}
+		named, sameSize := 0, true
 		var size uint64
 		// The winner were every name empty: the first sized one,
 		// else the first.
 		anon := i
 		for k := i; k < j; k++ {
-			r := &recs[k]
-			if r.size == 0 {
-				r.pri |= priUnsized
-			} else if recs[anon].size == 0 {
+			if c.sizes[k] == 0 {
+				c.pri[k] |= priUnsized
+			} else if c.sizes[anon] == 0 {
 				anon = k
 			}
-			if r.ref == noName {
-				r.pri |= priAnonymous
+			if c.refs[k] == noName {
+				c.pri[k] |= priAnonymous
 				continue
 			}
-			if n > 0 && r.size != size {
+			if named > 0 && c.sizes[k] != size {
 				sameSize = false
 			}
-			n, size = n+1, r.size
+			named, size = named+1, c.sizes[k]
+		}
+		if named > 1 && sameSize && named <= maxDeferred {
+			groups++
 		}
 		// Whether a named symbol's name is empty matters only where
 		// the unnamed winner is not one of them (another end).
-		checkEmpty := recs[anon].ref == noName
+		checkEmpty := c.refs[anon] == noName
 		for k := i; k < j; k++ {
-			r := &recs[k]
+			ref := c.refs[k]
 			switch {
-			case r.ref == noName:
-			case n > 1 && (!sameSize || n > maxDeferred):
-				read = append(read, uint64(r.ref)<<32|needLen|uint64(k))
+			case ref == noName:
+			case named > 1 && (!sameSize || named > maxDeferred):
+				read = append(read, uint64(ref)<<32|needLen|uint64(k))
 			default:
-				if n > 1 {
-					r.pri |= priDeferred
+				if named > 1 {
+					c.pri[k] |= priDeferred
+					tied++
 				}
-				if checkEmpty || (n == 1 && k != anon) {
-					read = append(read, uint64(r.ref)<<32|uint64(k))
+				if checkEmpty || (named == 1 && k != anon) {
+					read = append(read, uint64(ref)<<32|uint64(k))
 				}
 			}
 		}
 		i = j
 	}
 	if len(read) == 0 {
-		return
+		return groups, tied
 	}
 	read = radixSort64(read, make([]uint64, len(read)))
 	nul, table := -1, -1
@@ -300,7 +325,7 @@ func (t *Table) rankTies(recs []symRec) {
 		i := int(ref &^ refTable)
 		if s[i] == 0 {
 			// An empty name is none: ranked as the unnamed are.
-			recs[k].pri = recs[k].pri&^priDeferred | priAnonymous
+			c.pri[k] = c.pri[k]&^priDeferred | priAnonymous
 			continue
 		}
 		if uint32(v)&needLen == 0 {
@@ -309,22 +334,23 @@ func (t *Table) rankTies(recs []symRec) {
 		if nul < i {
 			nul = i + len(untilNUL(s[i:]))
 		}
-		recs[k].pri |= uint32(min(len(TrimGoABI(s[i:nul])), priLen))
+		c.pri[k] |= uint32(min(len(TrimGoABI(s[i:nul])), priLen))
 	}
+	return groups, tied
 }
 
-// deferTie returns the nameRef standing for the named symbols of group
-// (one start's records, in the order of NewTable's syms) marked priDeferred (not found
-// empty): refDeferred and the index of their list in t.tieAt, or the one
-// symbol's own.
-func (t *Table) deferTie(group []symRec) uint32 {
+// deferTie returns the nameRef standing for the named symbols of one
+// start (c's symbols i to j, in the order of NewTable's syms) marked
+// priDeferred (not found empty): refDeferred and the index of their list
+// in t.tieAt, or the one symbol's own.
+func (t *Table) deferTie(c *symCols, i, j int) uint32 {
 	if len(t.tieAt) == 0 {
 		t.tieAt = append(t.tieAt, 0)
 	}
 	first := len(t.tieRefs)
-	for k := range group {
-		if r := &group[k]; r.pri&priDeferred != 0 {
-			t.tieRefs = append(t.tieRefs, r.ref)
+	for k := i; k < j; k++ {
+		if c.pri[k]&priDeferred != 0 {
+			t.tieRefs = append(t.tieRefs, c.refs[k])
 		}
 	}
 	if len(t.tieRefs)-first == 1 {

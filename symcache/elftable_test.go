@@ -325,34 +325,58 @@ func TestMappedTableOfAFileRewritten(t *testing.T) {
 	}
 }
 
-// TestSortRecs checks sortRecs against a stable sort by start, with and
-// without a tail already in start order (merged, not sorted again), with
-// starts shared between the head and the tail (the head's come first).
-func TestSortRecs(t *testing.T) {
+// TestSymColsSort checks symCols.sort against a stable sort by start
+// (symbols at one start in index order), with starts that share a word
+// with the index and starts too far apart to.
+func TestSymColsSort(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	for _, n := range []int{0, 1, 5, 3000} {
-		for _, sortedTail := range []bool{false, true} {
-			for _, spread := range []uint64{1 << 8, 1 << 40, 1 << 63} {
-				recs := make([]symRec, n)
-				tail := rng.Intn(n + 1)
-				for i := range recs {
-					recs[i] = symRec{start: rng.Uint64() % spread}
-					if i > 0 && rng.Intn(4) == 0 {
-						recs[i].start = recs[rng.Intn(i)].start
-					}
+		for _, spread := range []uint64{1 << 8, 1 << 40, 1 << 63, 1<<64 - 1} {
+			c := symCols{starts: make([]uint64, 0, 2*n)}
+			for i := range n {
+				a := 1<<63 - spread/2 + rng.Uint64()%spread
+				if i > 0 && rng.Intn(4) == 0 {
+					a = c.starts[rng.Intn(i)]
 				}
-				if sortedTail {
-					slices.SortFunc(recs[tail:], func(a, b symRec) int { return cmp.Compare(a.start, b.start) })
-				}
-				for i := range recs {
-					recs[i].ref = uint32(i) // the index, which breaks ties
-				}
-				want := slices.Clone(recs)
-				slices.SortStableFunc(want, func(a, b symRec) int { return cmp.Compare(a.start, b.start) })
-				if got := sortRecs(slices.Clone(recs), tail); !slices.Equal(got, want) {
-					t.Fatalf("%d records, tail %d (sorted %v), spread %#x: not sorted by start, then index", n, tail, sortedTail, spread)
+				c.add(a, uint64(i)<<33, uint32(i))
+			}
+			want := make([]int, n)
+			for i := range want {
+				want[i] = i
+			}
+			starts := slices.Clone(c.starts)
+			slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(starts[a], starts[b]) })
+			c.sort()
+			for k, i := range want {
+				if c.starts[k] != starts[i] || c.sizes[k] != uint64(i)<<33 || c.refs[k] != uint32(i) {
+					t.Fatalf("%d symbols, spread %#x: symbol %d is %d at %#x, want %d at %#x", n, spread, k, c.refs[k], c.starts[k], i, starts[i])
 				}
 			}
+		}
+	}
+}
+
+// TestFromColsAnonymousStarts checks that anonymous starts (.eh_frame's)
+// merged with the symbols come once each, in order even when given out
+// of it, and give way to any symbol at their start.
+func TestFromColsAnonymousStarts(t *testing.T) {
+	c := symCols{starts: make([]uint64, 0, 6)}
+	c.add(0x300, 8, 1)
+	c.add(0x100, 2, noName)
+	c.add(0x200, 4, 6)
+	anon := []uint64{0x250, 0x100, 0x50, 0x300, 0x250, 0x400}
+	var tab Table
+	tab.strs[0] = "\x00abcd\x00wxyz\x00"
+	tab.fromCols(&c, anon)
+	wantStarts := []uint64{0x50, 0x100, 0x200, 0x250, 0x300, 0x400}
+	wantEnds := []uint64{0, 0x102, 0x204, 0, 0x308, 0}
+	wantNames := []string{"", "", "wxyz", "", "abcd", ""}
+	if !slices.Equal(tab.starts, wantStarts) || !slices.Equal(tab.ends, wantEnds) {
+		t.Fatalf("starts %#x, ends %#x; want %#x, %#x", tab.starts, tab.ends, wantStarts, wantEnds)
+	}
+	for i, w := range wantNames {
+		if n, _ := tab.Symbol(i); n != w {
+			t.Errorf("function %d at %#x: %q, want %q", i, tab.starts[i], n, w)
 		}
 	}
 }
