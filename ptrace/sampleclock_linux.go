@@ -4,8 +4,6 @@ package ptrace
 
 import (
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // sampleClock turns the times of kernel samples, taken on CLOCK_MONOTONIC
@@ -20,11 +18,11 @@ type sampleClock struct {
 
 // newSampleClock reads both clocks; the zero sampleClock if it cannot.
 func newSampleClock() sampleClock {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+	mono, err := clockMonotonic()
+	if err != nil {
 		return sampleClock{}
 	}
-	return sampleClock{mono: ts.Nano(), wall: time.Now()}
+	return sampleClock{mono: mono, wall: time.Now()}
 }
 
 // at returns the time of a sample taken at ns on CLOCK_MONOTONIC, or the
