@@ -82,6 +82,12 @@ func demangleName(s string, f Form) (string, bool) {
 	k, t := kindOf(s)
 	switch k {
 	case itanium:
+		if !mayBeRustLegacy(t) {
+			// Most C++ names: parameters follow the nested name's
+			// "E" (or there is no nested name), which no Rust name
+			// has.
+			return cxx(t, f)
+		}
 		if strings.Contains(t, "_GLOBAL_") {
 			// An anonymous namespace (_GLOBAL__N_1): C++'s own name,
 			// which Rust never mangles but would take as a plain word.

@@ -72,14 +72,20 @@ func TestNameSwift(t *testing.T) {
 	}
 }
 
-// FuzzName feeds arbitrary names to every demangler: none may panic.
+// FuzzName feeds arbitrary names to every demangler: none may panic, and
+// an Itanium-prefixed name Rust takes is one mayBeRustLegacy lets through.
 func FuzzName(f *testing.F) {
-	for _, s := range []string{"_ZN3foo3barEv", "_RNvCs1234_7mycrate4main", "_ZN4test1a2bcE", "$s4main5greetyySiF", "_RINbNbCskIICzLVDPPb_5alloc5alloc8box_freeDINbNiB4_5boxed5FnBoxuEp6OutputuEL_ECs1iopQbuBiw2_3std", "_ZN35Bar$LT$$u5b$u32$u3b$$u20$4$u5d$$GT$E", "ZN4testE", "_ZN12_GLOBAL__N_112ConformancesE", "_ZN4llvm10checkedMulIlEENSt9enable_ifIXsr3std9is_signedIT_EE5valueENS_8OptionalIS2_EEE4typeES2_S2_", "_Z1fIXadL_Z1gIiEviEEEvv", "_Z1fU14swiftasynccallFvvE"} {
+	for _, s := range []string{"_ZN3foo3barE.llvm.1234ABCD", "_ZN3foo17h0123456789abcdefE.llvm.99", "_ZN3foo3barEv.llvm.1", "_ZN3fooE.cold", "_ZN3foo3barEv", "_RNvCs1234_7mycrate4main", "_ZN4test1a2bcE", "$s4main5greetyySiF", "_RINbNbCskIICzLVDPPb_5alloc5alloc8box_freeDINbNiB4_5boxed5FnBoxuEp6OutputuEL_ECs1iopQbuBiw2_3std", "_ZN35Bar$LT$$u5b$u32$u3b$$u20$4$u5d$$GT$E", "ZN4testE", "_ZN12_GLOBAL__N_112ConformancesE", "_ZN4llvm10checkedMulIlEENSt9enable_ifIXsr3std9is_signedIT_EE5valueENS_8OptionalIS2_EEE4typeES2_S2_", "_Z1fIXadL_Z1gIiEviEEEvv", "_Z1fU14swiftasynccallFvvE"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		Name(s, Simplified)
 		Name(s, Full)
+		if k, t0 := kindOf(s); k == itanium && !mayBeRustLegacy(t0) {
+			if d, ok := rust(t0, true); ok {
+				t.Errorf("rust takes %q (as %q), which mayBeRustLegacy rules out", s, d)
+			}
+		}
 	})
 }
 

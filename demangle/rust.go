@@ -24,6 +24,16 @@ func rust(s string, full bool) (string, bool) {
 	return rustV0(s, full)
 }
 
+// mayBeRustLegacy reports whether rust may take s, an Itanium-prefixed
+// (_Z) name, as a legacy Rust name: its identifiers end in an "E" that
+// ends s or is followed by a "." suffix. rust's own check, on s less
+// its ".llvm." suffix, can only fail where this one does, as that suffix
+// begins with a "." (and a prefix of s holds no "E" that s does not).
+func mayBeRustLegacy(s string) bool {
+	rest, ok := legacyRest(s)
+	return ok && (rest == "" || rest[0] == '.')
+}
+
 // cutLegacyPrefix strips a legacy Rust name's "_ZN" (or, as some tools
 // print it, "__ZN" or "ZN"); ok is false when s has none of them.
 func cutLegacyPrefix(s string) (string, bool) {
