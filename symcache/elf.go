@@ -61,7 +61,8 @@ func LoadELF(img *images.Image) (*Table, error) {
 // file is mapped read-only (objfile.MapELF) and its symbol and string
 // tables read in place, the Table's names left in the mapping instead of
 // copied (node's 13 MB of string tables neither copied nor faulted in as
-// fresh memory). The caller reads the Table's names only with
+// fresh memory), and so is its uncompressed DWARF when lines are looked
+// up. The caller reads the Table's names and lines only with
 // objfile.PanicOnFault set, and calls unmap once done with the Table.
 func LoadELFMapped(img *images.Image) (t *Table, unmap func() error, err error) {
 	unmap = func() error { return nil }
@@ -120,6 +121,9 @@ func loadELFFileIn(img *images.Image, f *elf.File, m *objfile.Mapping) (*Table, 
 				t.lines = elfLines(object, func() (*elf.File, func() error, error) { return openDebugFile(dbg, img, f) }, false, 0, true)
 			}
 		}
+	}
+	if t.lines == nil && m != nil && !info.isGo && info.dwarf && dwarfInPlace(f) {
+		t.lines = elfMappedDWARF(object, f, m)
 	}
 	if t.lines == nil {
 		t.lines = elfLines(object, func() (*elf.File, func() error, error) { return openImageELF(img) }, info.isGo, info.goFunc, info.dwarf)
