@@ -39,8 +39,8 @@ type symCols struct {
 	sizes  []uint64
 	refs   []uint32 // nameRef
 	// pri is each symbol's rank among those at its start (NewTable's),
-	// or nil while no start has two.
-	pri []uint32
+	// or nil while no start has two; made in priBuf once sorted.
+	pri, priBuf []uint32
 }
 
 func (c *symCols) add(start, size uint64, ref uint32) {
@@ -205,7 +205,7 @@ func (c *symCols) sort() {
 		for k, key := range sk {
 			spare[k], refs[k], keys[k] = c.sizes[key.idx], c.refs[key.idx], key.start
 		}
-		c.sizes, c.refs = spare, refs
+		c.sizes, c.refs, c.priBuf = spare, refs, c.refs
 		return
 	}
 	for i, a := range keys {
@@ -222,7 +222,9 @@ func (c *symCols) sort() {
 		sizes[k], refs[k] = c.sizes[i], c.refs[i]
 		keys[k] = lo + key>>shift
 	}
-	c.starts, c.sizes, c.refs = keys, sizes, refs
+	// The names in the symbols' first order are read no more: their
+	// column holds the ranks.
+	c.starts, c.sizes, c.refs, c.priBuf = keys, sizes, refs, c.refs
 }
 
 // The bits of symCols.pri above a name's length: NewTable's rank is
@@ -265,7 +267,8 @@ func (t *Table) rankTies(c *symCols) (groups, tied int) {
 			continue
 		}
 		if c.pri == nil {
-			c.pri = make([]uint32, n)
+			c.pri = c.priBuf[:n]
+			clear(c.pri)
 		}
 		named, sameSize := 0, true
 		var size uint64
