@@ -99,6 +99,7 @@ func Merge(ws []*Window) *Window {
 		st.Ticks += w.Stats.Ticks
 		st.MissedTicks += w.Stats.MissedTicks
 		st.Captures += w.Stats.Captures
+		st.WallDue += w.Stats.WallDue
 		st.StoppedTotal += w.Stats.StoppedTotal
 		st.ProfilerCPU += w.Stats.ProfilerCPU
 		st.StoppedMax = max(st.StoppedMax, w.Stats.StoppedMax)

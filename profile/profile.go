@@ -175,6 +175,11 @@ type Sample struct {
 type Stats struct {
 	Ticks, MissedTicks int64
 	Captures           int64
+	// WallDue counts, in wall mode, the samples the window was due: one
+	// for each thread listed at each tick, and for each tick skipped late
+	// one for each thread the tick before it listed. Samples short of it
+	// were missed (Missed says why).
+	WallDue int64
 	// StoppedP50, StoppedP99 and StoppedMax summarise how long target
 	// threads were stopped per capture.
 	StoppedP50, StoppedP99, StoppedMax time.Duration

@@ -415,6 +415,15 @@ func writeWallShare(out io.Writer, w *profile.Window, period time.Duration) {
 	if span > 0 {
 		avg = fmt.Sprintf(" (%.1f threads at a time on average)", float64(held)/float64(span))
 	}
-	fmt.Fprintf(out, "macprof: the wall profile holds %s of thread time, running or waiting, of %d thread(s) over %s%s: wall time, not CPU time\n",
-		held.Round(time.Millisecond), len(threads), span.Round(time.Millisecond), avg)
+	share := ""
+	due := w.Stats.WallDue
+	if due > 0 {
+		share = fmt.Sprintf(", %.1f%% of the %s due (each thread listed, at each tick)", min(100, 100*float64(w.SampleCount())/float64(due)), (time.Duration(due) * period).Round(time.Millisecond))
+	}
+	fmt.Fprintf(out, "macprof: the wall profile holds %s of thread time, running or waiting, of %d thread(s) over %s%s%s: wall time, not CPU time\n",
+		held.Round(time.Millisecond), len(threads), span.Round(time.Millisecond), avg, share)
+	if due > 0 && 10*w.SampleCount() < 9*due {
+		fmt.Fprintf(out, "macprof: so %.1f%% of the threads' time is missing from it (the missed counts say why): at a lower -F each tick has longer to capture the threads\n",
+			100-100*float64(w.SampleCount())/float64(due))
+	}
 }

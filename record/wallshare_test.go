@@ -28,6 +28,24 @@ func TestWallSummarySaysWhatAWallProfileHolds(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("wall summary:\n%s\nwant:\n%s", b.String(), want)
 	}
+	// With what was due known, it says what share it holds, and when
+	// most of the threads' time is missing, says so.
+	w.Stats.WallDue = 800
+	b.Reset()
+	writeTreeShare(&b, w, 10*time.Millisecond, 2017*time.Millisecond)
+	want = "macprof: the wall profile holds 8s of thread time, running or waiting, of 4 thread(s) over 2s (4.0 threads at a time on average), 100.0% of the 8s due (each thread listed, at each tick): wall time, not CPU time\n"
+	if b.String() != want {
+		t.Errorf("wall summary, all due held:\n%s\nwant:\n%s", b.String(), want)
+	}
+	w.Stats.WallDue = 80000
+	b.Reset()
+	writeTreeShare(&b, w, 10*time.Millisecond, 2017*time.Millisecond)
+	want = "macprof: the wall profile holds 8s of thread time, running or waiting, of 4 thread(s) over 2s (4.0 threads at a time on average), 1.0% of the 13m20s due (each thread listed, at each tick): wall time, not CPU time\n" +
+		"macprof: so 99.0% of the threads' time is missing from it (the missed counts say why): at a lower -F each tick has longer to capture the threads\n"
+	if b.String() != want {
+		t.Errorf("wall summary, most due missing:\n%s\nwant:\n%s", b.String(), want)
+	}
+	w.Stats.WallDue = 0
 
 	// A CPU profile still compares its samples with the CPU time used.
 	w.Mode = profile.ModeCPU

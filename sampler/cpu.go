@@ -73,6 +73,7 @@ func (s *Sampler) sampleThread(ts *targetState, tid target.ThreadID, tick int64)
 		th.pending -= time.Duration(n) * s.period
 	} else {
 		n = s.wallSamples(th)
+		w.wallDue++
 		if used <= 0 && th.hasStack {
 			// Wall mode, idle since the last tick: count its last
 			// stack again without stopping it. (A thread never

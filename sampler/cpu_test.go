@@ -119,3 +119,46 @@ func TestWallModeCountsLateTicksTime(t *testing.T) {
 		}
 	}
 }
+
+// TestWallDueCountsEveryThreadAtEveryTick: a wall profile is due a sample
+// of each listed thread at each tick, late ticks included, so that the
+// summary can tell how much of the threads' time a profile whose captures
+// failed or came late is missing (a busy 120-thread process on a loaded
+// machine gave 25 samples in 6 s, its headline silent about the rest).
+func TestWallDueCountsEveryThreadAtEveryTick(t *testing.T) {
+	f := newFake(10, map[target.ThreadID]*targettest.Thread{
+		1: {Share: 1, Stack: []uint64{1, 2, 3}},
+		2: {Share: 1, Stack: []uint64{4, 5}, NoSampleEvery: 2},
+	})
+	f.Delay = 15 * time.Millisecond // two captures a tick: 3 periods
+	ws := run(t, Config{Hz: 100, Mode: profile.ModeWall}, 600*time.Millisecond, f)
+	var st profile.Stats
+	var held int64
+	c := map[target.ThreadID]int64{}
+	for _, w := range ws {
+		st.Ticks += w.Stats.Ticks
+		st.MissedTicks += w.Stats.MissedTicks
+		st.WallDue += w.Stats.WallDue
+		held += w.SampleCount()
+		for id, n := range countBy(w) {
+			c[id] += n
+		}
+	}
+	if st.MissedTicks == 0 {
+		t.Fatalf("no tick came late with 30 ms of captures a 10 ms tick: the test proves nothing")
+	}
+	// Two threads listed at each tick, and each late tick after the
+	// first was due both (none before the first listing).
+	if lo, hi := 2*st.Ticks, 2*(st.Ticks+st.MissedTicks); st.WallDue < lo || st.WallDue > hi {
+		t.Errorf("wall due %d over %d ticks and %d late; want %d to %d", st.WallDue, st.Ticks, st.MissedTicks, lo, hi)
+	}
+	// Thread 1's captures all worked: its samples, late ticks carried,
+	// are its half of what was due; thread 2's failed captures lost
+	// theirs, which the due count shows as missing.
+	if half := st.WallDue / 2; c[1] < half*8/10 || c[1] > half+2 {
+		t.Errorf("thread 1: %d samples of %d due", c[1], half)
+	}
+	if held >= st.WallDue || c[2] >= c[1] {
+		t.Errorf("held %d of %d due (thread 1 %d, thread 2 %d); want thread 2's failed captures missing", held, st.WallDue, c[1], c[2])
+	}
+}

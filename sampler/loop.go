@@ -79,6 +79,7 @@ func (s *Sampler) Run(ctx context.Context) error {
 				s.win.missed[profile.MissTickLate] += skip
 				if s.cfg.Mode == profile.ModeWall {
 					s.lateTicks += skip
+					s.win.wallDue += skip * s.wallListed
 				}
 			}
 			next = next.Add(time.Duration(skip) * interval)
@@ -247,6 +248,7 @@ func (s *Sampler) tick(n int64) {
 	if s.cfg.Timeline > 0 {
 		s.now = time.Now().UnixNano()
 	}
+	var listed int64
 	for _, ts := range s.targets {
 		if ts.exited {
 			continue
@@ -284,6 +286,7 @@ func (s *Sampler) tick(n int64) {
 			ts.exited = true
 			continue
 		}
+		listed += int64(len(s.tids))
 		s.batchIDs, s.batchN, s.batchState = s.batchIDs[:0], s.batchN[:0], s.batchState[:0]
 		for _, tid := range s.tids {
 			s.sampleThread(ts, tid, n)
@@ -297,6 +300,7 @@ func (s *Sampler) tick(n int64) {
 			s.forgetGone(ts)
 		}
 	}
+	s.wallListed = listed
 }
 
 // The times between two reads of a target's images: the first, doubled at

@@ -135,6 +135,9 @@ type Sampler struct {
 	// lateTicks counts the ticks the loop skipped, late, in wall mode:
 	// each thread's next count stands for them too (wallSamples).
 	lateTicks int64
+	// wallListed is how many threads the last tick listed, in wall mode:
+	// each tick skipped late was due a sample of each (Stats.WallDue).
+	wallListed int64
 	// now is the time of the tick (Unix nanoseconds) while a timeline is
 	// kept: the time of the samples that bring none of their own.
 	now       int64

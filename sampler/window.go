@@ -51,6 +51,7 @@ type windowState struct {
 	ticks    int64
 	missedT  int64
 	captures int64
+	wallDue  int64 // profile.Stats.WallDue
 	cpuStart time.Duration
 	// used marks stacks counted in this window; evicted keeps copies of
 	// used stacks the interner evicted before the window closed.
@@ -223,6 +224,7 @@ func (s *Sampler) closeWindow(end time.Time) {
 		Ticks:        ws.ticks,
 		MissedTicks:  ws.missedT,
 		Captures:     ws.captures,
+		WallDue:      ws.wallDue,
 		StoppedP50:   ws.stops.quantile(0.50),
 		StoppedP99:   ws.stops.quantile(0.99),
 		StoppedMax:   ws.stops.max,
