@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/testprog"
 )
@@ -78,5 +79,78 @@ func TestSymbolizeFileTruncatedUnderIt(t *testing.T) {
 	err := Run(Config{Binary: bin}, nil, &truncateOnRead{t: t, path: bin, r: &in}, &out)
 	if !errors.Is(err, objfile.ErrFault) || !strings.Contains(err.Error(), bin) {
 		t.Errorf("err %v, want objfile.ErrFault naming %s (output %.200q)", err, bin, out.String())
+	}
+}
+
+// truncateOnSecondRead is a reader of two batches of addresses that
+// truncates the binary before it gives the second, once the first was
+// answered with the binary whole.
+type truncateOnSecondRead struct {
+	t             *testing.T
+	path          string
+	first, second []byte
+	reads         int
+}
+
+func (r *truncateOnSecondRead) Read(p []byte) (int, error) {
+	r.reads++
+	switch r.reads {
+	case 1:
+		return copy(p, r.first), nil
+	case 2:
+		if err := os.Truncate(r.path, 0); err != nil {
+			r.t.Fatal(err)
+		}
+		return copy(p, r.second), nil
+	}
+	return 0, io.EOF
+}
+
+// TestSymbolizeMachOTruncatedUnderIt checks that a Go Mach-O file
+// truncated after its line tables were read, in place from its mapping,
+// gives an error naming it, not a crash (SIGBUS).
+func TestSymbolizeMachOTruncatedUnderIt(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"main.go": goProg, "go.mod": "module prog\n\ngo 1.21\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "prog")
+	cmd := exec.Command(tool(t, "go"), "build", "-ldflags=-w", "-o", bin, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off", "GOOS=darwin", "GOARCH=arm64")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	f, err := images.OpenMachO(bin, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text images.MachOSection
+	for _, s := range f.Sections {
+		if s.Name == "__text" {
+			text = s
+		}
+	}
+	f.Close()
+	// The first batch's addresses lie in __text's first half, the
+	// second's in its second half, in functions whose tables the first
+	// did not read.
+	var first, second bytes.Buffer
+	for a := text.Addr + 0x1000; a < text.Addr+text.Size; a += 0x400 {
+		w := &first
+		if a >= text.Addr+text.Size/2 {
+			w = &second
+		}
+		fmt.Fprintf(w, "%#x\n", a)
+	}
+	var out bytes.Buffer
+	err = Run(Config{Binary: bin}, nil, &truncateOnSecondRead{t: t, path: bin, first: first.Bytes(), second: second.Bytes()}, &out)
+	if !errors.Is(err, objfile.ErrFault) || !strings.Contains(err.Error(), bin) {
+		t.Errorf("err %v, want objfile.ErrFault naming %s (output %.200q)", err, bin, out.String())
+	}
+	if !strings.Contains(out.String(), ".go:") {
+		t.Errorf("the first batch has no lines: %.200q", out.String())
 	}
 }

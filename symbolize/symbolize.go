@@ -54,9 +54,10 @@ var ErrNotAddress = errors.New("a word is not an address")
 // name it; an error reading stdin is "reading standard input: ...";
 // otherwise the error is ErrNotAddress or nil.
 func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err error) {
-	// An ELF file's names are read in place from its mapping: a file
-	// that shrinks under it faults, an error naming it (these defers
-	// run last, after the mapping is closed).
+	// An ELF file's names and a Mach-O file's Go line tables are read
+	// in place from its mapping: a file that shrinks under it faults,
+	// an error naming it (these defers run last, after the mapping is
+	// closed).
 	defer func() {
 		if errors.Is(err, objfile.ErrFault) && !strings.Contains(err.Error(), cfg.Binary) {
 			err = fmt.Errorf("%s: %w", cfg.Binary, err)
@@ -214,8 +215,9 @@ type symbolizer struct {
 	// touched sums the first bytes of the names gather read ahead of
 	// print (kept, so that the loads are not dropped).
 	touched byte
-	// unmap releases the mapping an ELF file's table lies in, once
-	// loaded (symcache.LoadELFMapped; set by the loader's goroutine).
+	// unmap releases the mapping the table lies in, once loaded
+	// (symcache.LoadELFMapped, LoadMachOMapped; set by the loader's
+	// goroutine).
 	unmapMu sync.Mutex
 	unmap   func() error
 	// fault is the first fault a demangling goroutine met reading a
@@ -442,11 +444,16 @@ func newSymbolizer(bin, arch, dsym string, load uint64, haveLoad bool) (*symboli
 		}
 	}
 	img.Path = bin
-	return &symbolizer{
-		img:   img,
-		image: filepath.Base(bin),
-		cache: symcache.New(symcache.Options{MaxFrames: 1 << 20, Loaders: map[images.Format]symcache.Loader{images.FormatMachO: symcache.MachOLoader(opts)}}),
-	}, nil
+	s := &symbolizer{img: img, image: filepath.Base(bin)}
+	// The string table and a Go binary's line tables are read in
+	// place from the file's mapping, not copied.
+	mapped := func(img *images.Image) (*symcache.Table, error) {
+		t, unmap, err := symcache.LoadMachOMapped(img, opts)
+		s.setUnmap(unmap)
+		return t, err
+	}
+	s.cache = symcache.New(symcache.Options{MaxFrames: 1 << 20, Loaders: map[images.Format]symcache.Loader{images.FormatMachO: mapped}})
+	return s, nil
 }
 
 // newELFSymbolizer describes the executable PT_LOAD segments of the ELF
@@ -470,13 +477,19 @@ func newELFSymbolizer(f io.ReaderAt, bin string, load uint64) (*symbolizer, erro
 	// one-shot command reads the few it prints.
 	mapped := func(img *images.Image) (*symcache.Table, error) {
 		t, unmap, err := symcache.LoadELFMapped(img)
-		s.unmapMu.Lock()
-		s.unmap = unmap
-		s.unmapMu.Unlock()
+		s.setUnmap(unmap)
 		return t, err
 	}
 	s.cache = symcache.New(symcache.Options{MaxFrames: 1 << 20, Loaders: map[images.Format]symcache.Loader{images.FormatELF: mapped}})
 	return s, nil
+}
+
+// setUnmap keeps the function that releases the mapping the table was
+// read from (called on the loader's goroutine).
+func (s *symbolizer) setUnmap(unmap func() error) {
+	s.unmapMu.Lock()
+	s.unmap = unmap
+	s.unmapMu.Unlock()
 }
 
 // close unmaps what the table's names lie in; s answers nothing after.

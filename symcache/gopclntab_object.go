@@ -177,6 +177,14 @@ func machOGoLines(m *images.MachO, r io.ReaderAt, size int64) (*Gopclntab, error
 			return nil, fmt.Errorf("%s: no file data", sec.Name)
 		}
 		n := min(sec.Size-skip, limit)
+		if image, ok := r.(machOBytes); ok {
+			// A mapped file's bytes, read in place.
+			b, ok := image.slice(uint64(sec.Offset)+skip, n)
+			if !ok {
+				return nil, fmt.Errorf("%s: %d bytes at %#x exceed the file", sec.Name, n, uint64(sec.Offset)+skip)
+			}
+			return b, nil
+		}
 		if size < 0 {
 			return readChunked(r, int64(uint64(sec.Offset)+skip), int64(n))
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/objfile"
 )
 
 // lazyLines is a LineSource read on first use: building a Table reads only
@@ -135,11 +136,15 @@ func machOFileLines(path, uuid string, isGo, hasDWARF, dwarfOnly bool) LineSourc
 	if !(isGo && !dwarfOnly) && !hasDWARF {
 		return nil
 	}
-	newLazy := newLazyLines
 	if !isGo || dwarfOnly {
-		newLazy = newLazyDWARF
+		return newLazyDWARF(machOFileLoad(path, uuid, isGo, hasDWARF, dwarfOnly))
 	}
-	return newLazy(func() (LineSource, error) {
+	return newLazyLines(machOFileLoad(path, uuid, isGo, hasDWARF, dwarfOnly))
+}
+
+// machOFileLoad returns machOFileLines' loader.
+func machOFileLoad(path, uuid string, isGo, hasDWARF, dwarfOnly bool) func() (LineSource, error) {
+	return func() (LineSource, error) {
 		f, err := images.OpenMachOUUID(path, uuid)
 		if err != nil {
 			return nil, err
@@ -161,6 +166,24 @@ func machOFileLines(path, uuid string, isGo, hasDWARF, dwarfOnly bool) LineSourc
 			return nil, fmt.Errorf("%s: __DWARF: %w", path, err)
 		}
 		return newDWARFLines(d, nil, true)
+	}
+}
+
+// machOMappedGoLines is machOFileLines for a Go binary whose image lies in
+// a mapping of its file (path, with UUID uuid): its __gopclntab is read
+// there, in place; where that fails and the image has DWARF, its file is
+// read as machOFileLines reads it.
+func machOMappedGoLines(path string, m *images.MachO, image machOBytes, hasDWARF bool, uuid string) LineSource {
+	return newLazyLines(func() (_ LineSource, err error) {
+		defer objfile.RecoverFault(&err, objfile.PanicOnFault())
+		t, err := machOGoLines(m, image, int64(len(image)))
+		if err == nil {
+			return t, nil
+		}
+		if !hasDWARF {
+			return nil, err
+		}
+		return machOFileLoad(path, uuid, false, true, true)()
 	})
 }
 

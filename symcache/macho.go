@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/macprof/macprof/images"
+	"github.com/macprof/macprof/internal/objfile"
 )
 
 // MachOOptions configures MachOLoader.
@@ -164,13 +165,123 @@ func loadMachOFile(img *images.Image, object string, o MachOOptions) (*Table, er
 		return nil, fmt.Errorf("symcache: %w", err)
 	}
 	defer f.Close()
+	return loadMachOFileIn(img, object, o, f, nil)
+}
+
+// LoadMachOMapped is MachOLoader(o)'s load of img, with the string table
+// and a Go binary's __gopclntab read in place from a read-only mapping of
+// its file, not copied to the heap (where a one-shot symbolization paid
+// for the pages they filled, and the copy). The table's line tables lie
+// in the mapping: every lookup must run with objfile.PanicOnFault set,
+// and unmap, called once the table is no longer used, releases it. An
+// image read from memory, or a file that cannot be mapped, is loaded as
+// MachOLoader loads it (unmap then does nothing).
+func LoadMachOMapped(img *images.Image, o MachOOptions) (t *Table, unmap func() error, err error) {
+	unmap = func() error { return nil }
+	if img.Memory != nil {
+		t, err = loadMachO(img, o, nil)
+		return t, unmap, err
+	}
+	defer objfile.RecoverFault(&err, objfile.PanicOnFault())
+	f, err := images.OpenMachOUUID(img.File(), img.BuildID)
+	if err != nil {
+		return nil, unmap, fmt.Errorf("symcache: %w", err)
+	}
+	defer f.Close()
+	m, image := mapMachO(f)
+	if t, err = loadMachOFileIn(img, filepath.Base(img.Path), o, f, image); err != nil || m == nil {
+		m.Close()
+		return t, unmap, err
+	}
+	return t, m.Close, nil
+}
+
+// mapMachO maps the file f was read from and returns the mapping and f's
+// image in it (a universal file's slice); nil where it cannot be mapped.
+func mapMachO(f *images.MachOFile) (*objfile.Mapping, machOBytes) {
+	r, base := f.R, int64(0)
+	if sr, ok := r.(*io.SectionReader); ok {
+		r, base, _ = sr.Outer()
+	}
+	file, ok := r.(*os.File)
+	if !ok || f.Size <= 0 {
+		return nil, nil
+	}
+	size, _, err := objfile.DataSize(file)
+	if err != nil || base < 0 || base+f.Size > size {
+		return nil, nil
+	}
+	m, err := objfile.Map(file, size, f.Size)
+	if err != nil {
+		return nil, nil
+	}
+	image, err := m.Bytes(uint64(base), uint64(f.Size))
+	if err != nil {
+		m.Close()
+		return nil, nil
+	}
+	return m, image
+}
+
+// machOBytes is a Mach-O image in memory (a file's mapping), read in place
+// by machOTable and machOGoLines rather than through ReadAt's copies.
+type machOBytes []byte
+
+func (b machOBytes) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off >= int64(len(b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, b[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// slice returns the n bytes at off, or false past the end.
+func (b machOBytes) slice(off, n uint64) ([]byte, bool) {
+	if off > uint64(len(b)) || n > uint64(len(b))-off {
+		return nil, false
+	}
+	return b[off : off+n : off+n], true
+}
+
+// machOInPlace is the machOSource of m, an image whose bytes are image
+// (and r reads): its string table and sections are read in place.
+func machOInPlace(m *images.MachO, r io.ReaderAt, image machOBytes) machOSource {
+	size := int64(len(image))
+	src := machOSource{linkedit: r, linkeditSize: size, sections: image, sectionsSize: size}
+	if st := m.Symtab; st != nil {
+		src.strings = func() ([]byte, error) {
+			b, ok := image.slice(uint64(st.StrOff), uint64(st.StrSize))
+			if !ok {
+				return nil, fmt.Errorf("macho: LC_SYMTAB: %d-byte string table at %#x runs past the end of the %d-byte image", st.StrSize, st.StrOff, len(image))
+			}
+			return b, nil
+		}
+	}
+	return src
+}
+
+// loadMachOFileIn is loadMachOFile with f, the image's file, and, when not
+// nil, image, its bytes mapped: the string table and __gopclntab are then
+// read in place.
+func loadMachOFileIn(img *images.Image, object string, o MachOOptions, f *images.MachOFile, image machOBytes) (*Table, error) {
 	lines := dsymLines(o, img.File(), f.UUIDString())
-	t, isGo, err := machOTable(object, f.MachO, machOSource{linkedit: f.R, linkeditSize: f.Size, sections: f.R, sectionsSize: f.Size}, lines)
+	src := machOSource{linkedit: f.R, linkeditSize: f.Size, sections: f.R, sectionsSize: f.Size}
+	if image != nil {
+		src = machOInPlace(f.MachO, f.R, image)
+	}
+	t, isGo, err := machOTable(object, f.MachO, src, lines)
 	if err != nil {
 		return nil, fmt.Errorf("symcache: %s: %w", img.File(), err)
 	}
 	if t.lines == nil {
-		t.lines = machOFileLines(img.File(), f.UUIDString(), isGo, machOHasDWARF(f.MachO), o.DWARFOnly)
+		if image != nil && isGo && !o.DWARFOnly {
+			t.lines = machOMappedGoLines(img.File(), f.MachO, image, machOHasDWARF(f.MachO), f.UUIDString())
+		} else {
+			t.lines = machOFileLines(img.File(), f.UUIDString(), isGo, machOHasDWARF(f.MachO), o.DWARFOnly)
+		}
 	}
 	return t, nil
 }

@@ -9,9 +9,10 @@ import (
 	"github.com/macprof/macprof/symcache"
 )
 
-// FuzzMachOTable builds Tables from arbitrary Mach-O bytes, as a file and
-// from memory, and looks addresses up in them: nothing may panic or
-// allocate without bound. Seeds: testdata/fuzz/FuzzMachOTable (the images
+// FuzzMachOTable builds Tables from arbitrary Mach-O bytes, as a file (read
+// through ReadAt, and in place with a Go binary's lines) and from memory,
+// and looks addresses up in them: nothing may panic or allocate without
+// bound. Seeds: testdata/fuzz/FuzzMachOTable (the images
 // package's FuzzMachO seeds: a real dylib, its load commands alone, a
 // cmdsize 0, a 32-bit header, a universal header).
 func FuzzMachOTable(f *testing.F) {
@@ -19,6 +20,9 @@ func FuzzMachOTable(f *testing.F) {
 		m, err := images.ReadMachO(bytes.NewReader(data), int64(len(data)))
 		if err == nil {
 			if tab, err := symcache.MachOTable("fuzz", m, bytes.NewReader(data), int64(len(data)), nil); err == nil {
+				lookAround(tab, m)
+			}
+			if tab, err := symcache.MachOTableInPlace("fuzz", m, data); err == nil {
 				lookAround(tab, m)
 			}
 		}
@@ -41,6 +45,7 @@ func lookAround(tab *symcache.Table, m *images.MachO) {
 	for _, s := range m.Sections {
 		for _, a := range []uint64{s.Addr, s.Addr + s.Size/2, s.Addr + s.Size} {
 			tab.Lookup(a)
+			tab.OuterLine(a)
 		}
 	}
 	tab.Lookup(0)

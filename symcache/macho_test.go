@@ -310,3 +310,95 @@ func buildGoDarwin(t testing.TB, goarch string) string {
 	}
 	return bin
 }
+
+// TestLoadMachOMappedAgrees checks that a table read in place from a
+// file's mapping (LoadMachOMapped) names every __text address, with its
+// lines and inlined frames, as one read through the file (MachOLoader):
+// thin and universal clang fixtures, with a dSYM and stripped, and Go
+// binaries, whose lines come from the mapped __gopclntab.
+func TestLoadMachOMappedAgrees(t *testing.T) {
+	type target struct{ name, bin, arch string }
+	targets := []target{
+		{"prog_arm64", fixture("prog_arm64"), ""},
+		{"prog_arm64_stripped", fixture("prog_arm64_stripped"), ""},
+		{"prog_universal/x86_64", fixture("prog_universal"), "x86_64"},
+		{"prog_universal/arm64", fixture("prog_universal"), "arm64"},
+	}
+	for _, goarch := range []string{"arm64", "amd64"} {
+		targets = append(targets, target{"go/" + goarch, buildGoDarwin(t, goarch), ""})
+	}
+	for _, tc := range targets {
+		t.Run(tc.name, func(t *testing.T) {
+			img, f, err := images.MachOImageFromFile(tc.bin, tc.arch, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			want, err := MachOLoader(MachOOptions{})(img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, unmap, err := LoadMachOMapped(img, MachOOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := unmap(); err != nil {
+					t.Errorf("unmap: %v", err)
+				}
+			}()
+			if got.HasLines() != want.HasLines() {
+				t.Fatalf("HasLines %v, through the file %v", got.HasLines(), want.HasLines())
+			}
+			lined := 0
+			for _, a := range textAddrs(t, f.MachO, step(f.Arch())) {
+				gn, gs, gok := got.Lookup(a)
+				wn, ws, wok := want.Lookup(a)
+				if gn != wn || gs != ws || gok != wok {
+					t.Fatalf("%#x: Lookup %q %#x %v, through the file %q %#x %v", a, gn, gs, gok, wn, ws, wok)
+				}
+				if !want.HasLines() {
+					continue
+				}
+				gl, wl := got.lines.Lines(a), want.lines.Lines(a)
+				if !slices.Equal(gl, wl) {
+					t.Fatalf("%#x: lines %+v, through the file %+v", a, gl, wl)
+				}
+				if len(wl) > 0 && wl[0].Line > 0 {
+					lined++
+				}
+			}
+			if want.HasLines() && lined == 0 {
+				t.Error("no address has a line: nothing was compared")
+			}
+		})
+	}
+}
+
+// TestMapMachOSlice checks that the mapped image of a universal file's
+// slice holds the slice's bytes, not the file's from its start.
+func TestMapMachOSlice(t *testing.T) {
+	data, err := os.ReadFile(fixture("prog_universal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arch := range []string{"x86_64", "arm64"} {
+		f, err := images.OpenMachO(fixture("prog_universal"), arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, image := mapMachO(f)
+		if m == nil {
+			t.Fatalf("%s: not mapped", arch)
+		}
+		want := make([]byte, f.Size)
+		if _, err := f.R.ReadAt(want, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(image, want) || bytes.Equal(image[:64], data[:64]) {
+			t.Errorf("%s: the mapped image is not the slice's bytes", arch)
+		}
+		m.Close()
+		f.Close()
+	}
+}
