@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unsafe"
 
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/objfile"
@@ -171,8 +172,8 @@ func loadMachOFile(img *images.Image, object string, o MachOOptions) (*Table, er
 // LoadMachOMapped is MachOLoader(o)'s load of img, with the string table
 // and a Go binary's __gopclntab read in place from a read-only mapping of
 // its file, not copied to the heap (where a one-shot symbolization paid
-// for the pages they filled, and the copy). The table's line tables lie
-// in the mapping: every lookup must run with objfile.PanicOnFault set,
+// for the pages they filled, and the copy). The table's names and line
+// tables lie in the mapping: every lookup must run with objfile.PanicOnFault set,
 // and unmap, called once the table is no longer used, releases it. An
 // image read from memory, or a file that cannot be mapped, is loaded as
 // MachOLoader loads it (unmap then does nothing).
@@ -250,7 +251,7 @@ func (b machOBytes) slice(off, n uint64) ([]byte, bool) {
 // (and r reads): its string table and sections are read in place.
 func machOInPlace(m *images.MachO, r io.ReaderAt, image machOBytes) machOSource {
 	size := int64(len(image))
-	src := machOSource{linkedit: r, linkeditSize: size, sections: image, sectionsSize: size}
+	src := machOSource{linkedit: r, linkeditSize: size, sections: image, sectionsSize: size, inPlace: true}
 	if st := m.Symtab; st != nil {
 		src.strings = func() ([]byte, error) {
 			b, ok := image.slice(uint64(st.StrOff), uint64(st.StrSize))
@@ -393,6 +394,9 @@ type machOSource struct {
 	// strings, when non-nil, returns the string table, shared with
 	// other images.
 	strings func() ([]byte, error)
+	// inPlace says that strings returns the string table of a mapping
+	// that lives as long as the table.
+	inPlace bool
 	// locals, when non-nil, returns the image's local symbols from the
 	// shared cache's .symbols file.
 	locals func() (*images.MachOSymbolTable, error)
@@ -419,13 +423,13 @@ func machOTable(object string, m *images.MachO, src machOSource, lines LineSourc
 		if err != nil {
 			return nil, false, err
 		}
-		syms = machOSymbols(m, st, make([]Symbol, 0, st.Len()+len(starts)+2*len(m.Sections)))
+		syms = machOSymbols(m, st, make([]Symbol, 0, st.Len()+len(starts)+2*len(m.Sections)), src.inPlace)
 	}
 	if src.locals != nil {
 		// A missing or mismatched .symbols file leaves the in-memory
 		// exports and function starts to name what they can.
 		if st, err := src.locals(); err == nil {
-			syms = machOSymbols(m, st, syms)
+			syms = machOSymbols(m, st, syms, false)
 		}
 	}
 	// A Go binary linked with -s: name its functions from __gopclntab.
@@ -473,8 +477,9 @@ const redacted = "<redacted>"
 // machOSymbols appends the function symbols of st to dst. Their names are
 // copied out of st's string table into one allocation of their own, so
 // that the table (a shared cache's whole string pool) is not kept alive by
-// them.
-func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol) []Symbol {
+// them; with inPlace, where the string table is a file's mapping, which
+// lives as long as the symbols, they are views of it.
+func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, inPlace bool) []Symbol {
 	type sect struct {
 		lo, hi uint64
 		code   bool
@@ -511,6 +516,26 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol) []
 		return e, name, true
 	}
 	n := st.Len()
+	if inPlace {
+		// One pass: the names stay in the mapped string table.
+		first, total := len(dst), 0
+		for i := 0; i < n; i++ {
+			e, name, ok := function(i)
+			if !ok {
+				continue
+			}
+			total += len(name)
+			s := Symbol{Start: e.Value}
+			if len(name) > 0 {
+				s.Name = TrimGoABI(unsafe.String(&name[0], len(name)))
+			}
+			dst = append(dst, s)
+		}
+		if total > 2*st.StringBytes()+1<<20 {
+			return dst[:first] // a hostile table, as below
+		}
+		return dst
+	}
 	total := 0
 	for i := 0; i < n; i++ {
 		if _, name, ok := function(i); ok {

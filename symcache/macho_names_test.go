@@ -37,9 +37,12 @@ func TestMachOSymbolsLongNames(t *testing.T) {
 	}
 	start := time.Now()
 	var got []Symbol
-	alloc := objfiletest.Allocated(func() { got = machOSymbols(m, st, nil) })
+	alloc := objfiletest.Allocated(func() { got = machOSymbols(m, st, nil, false) })
 	if len(got) != 0 {
 		t.Errorf("%d symbols kept, want the table left out", len(got))
+	}
+	if got = machOSymbols(m, st, nil, true); len(got) != 0 {
+		t.Errorf("in place: %d symbols kept, want the table left out", len(got))
 	}
 	if alloc > 8<<20 {
 		t.Errorf("allocated %d bytes", alloc)
