@@ -39,7 +39,10 @@ format follows the extension:
 Modes: cpu (default) counts only threads that ran since the last tick, so a
 profile shows where CPU time goes; idle threads are not even stopped. wall
 counts every thread on every tick (an idle thread's last stack again), so a
-profile shows where threads wait too.
+profile shows where threads wait too. On Linux a wall capture stops its
+thread, and a busy one stops only once it gets a CPU: with many busy
+threads on a loaded machine a tick may last seconds, and the summary says
+what share of the threads' time the profile holds.
 
 Rate: 99 Hz by default; 999 Hz gives ten times the detail.
 
