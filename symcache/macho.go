@@ -490,8 +490,11 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 		sects[i] = sect{s.Addr, s.Addr + s.Size, s.Instructions()}
 	}
 	// function returns entry i's name (nil for none) and whether it is a
-	// function symbol at all.
-	function := func(i int) (images.Nlist64, []byte, bool) {
+	// function symbol at all; with scan, its name is found by a scan
+	// from its offset to its NUL, not by EntryName (which first sorts
+	// every entry by offset: most of a one-pass read of a Go binary's
+	// 8,000 symbols).
+	function := func(i int, scan bool) (images.Nlist64, []byte, bool) {
 		e := st.Entry(i)
 		if e.Type&images.NStab != 0 || e.Type&images.NType != images.NSect {
 			return e, nil, false
@@ -506,7 +509,13 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 		if e.Desc&images.ReferencedDynamically != 0 {
 			return e, nil, false
 		}
-		name, ok := st.EntryName(i)
+		var name []byte
+		var ok bool
+		if scan {
+			name, ok = st.NameBytes(e.Strx)
+		} else {
+			name, ok = st.EntryName(i)
+		}
 		if !ok || len(name) == 0 || string(name) == redacted {
 			return e, nil, true
 		}
@@ -517,28 +526,29 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 	}
 	n := st.Len()
 	if inPlace {
-		// One pass: the names stay in the mapped string table.
+		// One pass: the names stay in the mapped string table. What
+		// the scans read is bounded as the copies are below: past
+		// the limit, the table is left out.
 		first, total := len(dst), 0
 		for i := 0; i < n; i++ {
-			e, name, ok := function(i)
+			e, name, ok := function(i, true)
 			if !ok {
 				continue
 			}
-			total += len(name)
+			if total += len(name); total > 2*st.StringBytes()+1<<20 {
+				return dst[:first]
+			}
 			s := Symbol{Start: e.Value}
 			if len(name) > 0 {
 				s.Name = TrimGoABI(unsafe.String(&name[0], len(name)))
 			}
 			dst = append(dst, s)
 		}
-		if total > 2*st.StringBytes()+1<<20 {
-			return dst[:first] // a hostile table, as below
-		}
 		return dst
 	}
 	total := 0
 	for i := 0; i < n; i++ {
-		if _, name, ok := function(i); ok {
+		if _, name, ok := function(i, false); ok {
 			total += len(name)
 		}
 	}
@@ -553,7 +563,7 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 	first := len(dst)
 	ends := make([]int32, 0, n)
 	for i := 0; i < n; i++ {
-		e, name, ok := function(i)
+		e, name, ok := function(i, false)
 		if !ok {
 			continue
 		}
