@@ -36,6 +36,9 @@ type stopCapture struct {
 	// while any is stuck.
 	stuck  map[int]*thread
 	pinned bool
+	// ahead lists the threads of the batch in hand that were interrupted
+	// ahead, so that those whose capture does not come are let go.
+	ahead []*thread
 	// checkStuck is the thread checkAccess attached that did not stop in
 	// time; owned by the loop, which lets it go once it stops.
 	checkStuck *thread
@@ -51,6 +54,10 @@ func newStopCapture() *stopCapture { return &stopCapture{stuck: make(map[int]*th
 type threadStop struct {
 	tracer    int // the OS thread that attached it, while stuck
 	copyBytes int // bytes of stack to copy; 0 means initialStackCopy
+	// ahead: attached and interrupted, at aheadAt, ahead of its capture
+	// in a batch (interruptAhead), by the OS thread that captures it.
+	ahead   bool
+	aheadAt time.Time
 }
 
 // captureHere captures one thread of a continuous target on the caller's
@@ -73,12 +80,78 @@ func (t *Target) captureBatchHere(ids []target.ThreadID, caps []*target.Capture,
 	closed := t.closed
 	t.stateMu.Unlock()
 	t.tendStuck()
+	next := 0 // ids[:next] have been interrupted ahead, where they could be
 	for i, id := range ids {
 		if closed {
 			errs[i] = target.ErrClosed
 			continue
 		}
+		if t.kernel == nil {
+			for ; next < min(len(ids), i+stopsAhead); next++ {
+				if th, err := t.liveThread(int(ids[next])); err == nil && t.interruptAhead(th) {
+					t.stop.ahead = append(t.stop.ahead, th)
+				}
+			}
+		}
 		errs[i] = t.captureContinuous(int(id), caps[i])
+	}
+	for _, th := range t.stop.ahead {
+		if th.stop.ahead {
+			t.letGoAhead(th)
+		}
+	}
+	clear(t.stop.ahead)
+	t.stop.ahead = t.stop.ahead[:0]
+}
+
+// stopsAhead is how many threads of a batch of stop captures are
+// interrupted at a time: each stops as soon as it gets a CPU, so that on a
+// loaded machine, where a busy thread waits tens of milliseconds for one,
+// their waits overlap rather than add up (a tick of 120 busy threads under
+// eight busy loops took seconds one by one), while each is held stopped
+// for at most the captures of the few before it.
+const stopsAhead = 8
+
+// interruptAhead attaches to and interrupts th before its turn in a batch,
+// as stopAndCapture would (a thread stuck from an earlier capture, or in
+// uninterruptible sleep, is left to it), so that its stop overlaps the
+// captures before it; it reports whether it did. The caller is locked to
+// its OS thread.
+func (t *Target) interruptAhead(th *thread) bool {
+	if _, ok := t.stop.stuck[th.tid]; ok || th.stop.ahead {
+		return false
+	}
+	if st, _, err := th.files.stateCPU(t.stop.buf[:]); err != nil || st == 'D' && !t.stop.skipBlockedCheck {
+		return false
+	}
+	at := time.Now()
+	if seize(th.tid, 0) != nil {
+		return false
+	}
+	if interrupt(th.tid) != nil {
+		// Exiting: as stopAndCapture does, wait for it rather than
+		// leave a traced zombie.
+		switch err := t.awaitStopBlocking(th); {
+		case err == nil:
+			th.letGo()
+		case errors.Is(err, target.ErrStopTimeout):
+			t.holdStuck(th)
+		}
+		return false
+	}
+	th.stop.ahead, th.stop.aheadAt = true, at
+	return true
+}
+
+// letGoAhead lets go of a thread interrupted ahead whose capture did not
+// come (the target closed, or the thread left the table).
+func (t *Target) letGoAhead(th *thread) {
+	th.stop.ahead = false
+	switch err := t.awaitStopBlocking(th); {
+	case err == nil:
+		th.letGo()
+	case errors.Is(err, target.ErrStopTimeout):
+		t.holdStuck(th)
 	}
 }
 
@@ -186,6 +259,9 @@ func (t *Target) liveThread(tid int) (*thread, error) {
 // between samples.
 func (t *Target) stopAndCapture(th *thread, c *target.Capture) error {
 	tid := th.tid
+	if th.stop.ahead {
+		return t.captureAhead(th, c)
+	}
 	if _, ok := t.stop.stuck[tid]; ok {
 		// Still attached from a capture it did not stop for.
 		return threadErr(tid, target.ErrStopTimeout)
@@ -243,6 +319,30 @@ func (t *Target) stopAndCapture(th *thread, c *target.Capture) error {
 			return err
 		}
 	}
+	return t.captureAndRelease(th, c, start)
+}
+
+// captureAhead captures a thread interrupted ahead (interruptAhead) once
+// it stops, and lets it go.
+func (t *Target) captureAhead(th *thread, c *target.Capture) error {
+	th.stop.ahead = false
+	start := th.stop.aheadAt
+	if held, err := t.awaitStop(th, unix.WALL|unix.WNOHANG, time.Time{}); err != nil {
+		return err
+	} else if !held {
+		if err := t.awaitStopBlocking(th); err != nil {
+			if errors.Is(err, target.ErrStopTimeout) {
+				t.holdStuck(th)
+			}
+			return err
+		}
+	}
+	return t.captureAndRelease(th, c, start)
+}
+
+// captureAndRelease captures a held thread and lets it go; c.Stopped is the
+// time since start.
+func (t *Target) captureAndRelease(th *thread, c *target.Capture, start time.Time) error {
 	err := t.captureHeld(th, c, th.stop.stackCopy())
 	if c.Walk.FallbackReads > 0 {
 		th.stop.growCopy(cap(c.Stack))
