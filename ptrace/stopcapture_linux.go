@@ -131,12 +131,7 @@ func (t *Target) interruptAhead(th *thread) bool {
 	if interrupt(th.tid) != nil {
 		// Exiting: as stopAndCapture does, wait for it rather than
 		// leave a traced zombie.
-		switch err := t.awaitStopBlocking(th); {
-		case err == nil:
-			th.letGo()
-		case errors.Is(err, target.ErrStopTimeout):
-			t.holdStuck(th)
-		}
+		t.letGoOnceStopped(th)
 		return false
 	}
 	th.stop.ahead, th.stop.aheadAt = true, at
@@ -147,6 +142,13 @@ func (t *Target) interruptAhead(th *thread) bool {
 // come (the target closed, or the thread left the table).
 func (t *Target) letGoAhead(th *thread) {
 	th.stop.ahead = false
+	t.letGoOnceStopped(th)
+}
+
+// letGoOnceStopped waits for a thread attached and interrupted to stop and
+// lets it go; one that does not stop in time is kept to be let go later
+// (holdStuck), and one that died is left (its status was consumed).
+func (t *Target) letGoOnceStopped(th *thread) {
 	switch err := t.awaitStopBlocking(th); {
 	case err == nil:
 		th.letGo()
@@ -294,12 +296,7 @@ func (t *Target) stopAndCapture(th *thread, c *target.Capture) error {
 		// zombie until its tracer reaps it, and holds up the whole
 		// process's exit meanwhile: wait for it (or for a stop, then
 		// detach) before giving up on it.
-		switch err := t.awaitStopBlocking(th); {
-		case err == nil:
-			th.letGo()
-		case errors.Is(err, target.ErrStopTimeout):
-			t.holdStuck(th)
-		}
+		t.letGoOnceStopped(th)
 		return threadErr(tid, target.ErrNoThread)
 	}
 	stopped := false
@@ -365,13 +362,8 @@ func (t *Target) release(th *thread) error {
 	if !errors.Is(err, unix.ESRCH) {
 		return nil
 	}
-	switch err := t.awaitStopBlocking(th); {
-	case err == nil:
-		// Stopped again rather than dead: let it go.
-		th.letGo()
-	case errors.Is(err, target.ErrStopTimeout):
-		t.holdStuck(th)
-	}
+	// It may have stopped again rather than died: then it is let go.
+	t.letGoOnceStopped(th)
 	return threadErr(th.tid, target.ErrNoThread)
 }
 
