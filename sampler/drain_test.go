@@ -223,8 +223,10 @@ type watchingTarget struct {
 	*drainingTarget
 	unchanged bool
 	asked     int
-	// imagesUnchanged is what ImagesUnchanged tells.
+	// imagesUnchanged is what ImagesUnchanged tells; imagesAsked counts
+	// the calls.
 	imagesUnchanged bool
+	imagesAsked     int
 }
 
 func (w *watchingTarget) ThreadsUnchanged() bool {
@@ -232,7 +234,10 @@ func (w *watchingTarget) ThreadsUnchanged() bool {
 	return w.unchanged
 }
 
-func (w *watchingTarget) ImagesUnchanged() bool { return w.imagesUnchanged }
+func (w *watchingTarget) ImagesUnchanged() bool {
+	w.imagesAsked++
+	return w.imagesUnchanged
+}
 
 // TestLoadingCommandTicksOnlyWhenItMayHaveMappedCode: a launched command
 // whose kernel samples are drained once a second is, while it loads its
@@ -269,6 +274,37 @@ func TestLoadingCommandTicksOnlyWhenItMayHaveMappedCode(t *testing.T) {
 		t.Errorf("code may have been mapped: threads listed %d times in %v, %d when none was; want one every %v", listings[false], runFor, listings[true], listEvery)
 	}
 	t.Logf("listings in %v: %d while no code was mapped, %d while it may have been", runFor, listings[true], listings[false])
+}
+
+// TestLoadingPollsEndAfterTheLoadingSpan: a launched command counts as
+// loading its libraries for loadingSpan from its start, however rarely
+// the ticks that list it come (its drains a second apart): the polls
+// every listEvery that look for code it mapped end then. (They followed
+// the reads of its images, whose schedule grows only at listings, and
+// went on for 3.4 s here.)
+func TestLoadingPollsEndAfterTheLoadingSpan(t *testing.T) {
+	const hz, runFor = 5, 3 * time.Second
+	d := &watchingTarget{drainingTarget: newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}}), imagesUnchanged: true}
+	d.maxDrain = time.Second
+	s, err := New(Config{Hz: hz})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddStarted(d)
+	ctx, cancel := context.WithTimeout(context.Background(), runFor)
+	defer cancel()
+	if err := s.Run(ctx); err != nil && !errors.Is(err, ErrAllExited) {
+		t.Fatal(err)
+	}
+	// At most one poll each listEvery of the span; a loaded machine
+	// makes ticks late, not more of them.
+	if most := int(loadingSpan / listEvery); d.imagesAsked > most {
+		t.Errorf("%d polls for mapped code in %v, want at most %d (one every %v for the first %v)", d.imagesAsked, runFor, most, listEvery, loadingSpan)
+	}
+	if d.imagesAsked == 0 {
+		t.Errorf("no poll for mapped code while the command loaded")
+	}
+	t.Logf("%d polls for mapped code in %v", d.imagesAsked, runFor)
 }
 
 // TestDrainListsThreadsOnlyWhileTheyMayHaveChanged: at 100 Hz the rings

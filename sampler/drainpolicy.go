@@ -98,7 +98,11 @@ func (p *drainPolicy) next(targets []*targetState, winStart time.Time) time.Dura
 		if d := ts.drainer.DrainInterval(); every == 0 || d < every {
 			every = d
 		}
-		loading = loading || ts.fresh && ts.imgEvery < imageRefresh
+		// By the clock, not by imgEvery, which grows only at ticks
+		// that list: with those a drain interval apart, it kept a
+		// 99 Hz recording of bench/cbusy polling every listEvery for
+		// 3.3 s rather than 1.55.
+		loading = loading || ts.fresh && time.Since(ts.addedAt) < loadingSpan
 	}
 	if every <= 0 {
 		return p.period

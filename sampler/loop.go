@@ -205,7 +205,8 @@ func (s *Sampler) adopt() {
 	for _, p := range pend {
 		s.hadTargets = true
 		t := p.t
-		ts := &targetState{t: t, threads: map[target.ThreadID]*threadState{}, imgAt: time.Now(), fresh: p.fresh}
+		now := time.Now()
+		ts := &targetState{t: t, threads: map[target.ThreadID]*threadState{}, imgAt: now, addedAt: now, fresh: p.fresh}
 		ts.useDrainer(t, s.cfg.Mode)
 		ts.proc, _ = t.(target.ProcessCPUReporter)
 		ts.readProcBase()
@@ -309,6 +310,11 @@ const (
 	firstImageRefresh = 50 * time.Millisecond
 	imageRefresh      = time.Second
 )
+
+// loadingSpan is how long a launched command counts as loading its
+// libraries (drainPolicy.next): the first reads of its images on their
+// doubling schedule, 50 ms, then 100, 200, 400 and 800 ms apart.
+const loadingSpan = firstImageRefresh * 31
 
 // forgetExited tells OnExit of the targets that exited and drops them, once
 // the window holding their last samples is out.

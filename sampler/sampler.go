@@ -159,6 +159,7 @@ type targetState struct {
 	images   *images.Set   // the last image set read, kept after exit
 	imgAt    time.Time     // when images was last read
 	imgEvery time.Duration // how long after imgAt they are read again
+	addedAt  time.Time     // when the sampler took the target on
 	// mapped: its backend told of code it may have mapped (idlePoll):
 	// its images are read at the next tick whatever imgEvery says.
 	mapped bool
