@@ -208,6 +208,7 @@ type threadState struct {
 	// the spool's threads (0: none).
 	spooledID intern.StackID
 	spoolIdx  int32
+	spoolPath spoolPath // its last stack's nodes in the spool's tree
 	name      string
 	seenTick  int64
 	// pid is the process of its last sample when not its target's (a

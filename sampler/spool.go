@@ -84,6 +84,17 @@ type spoolTree struct {
 	n      uint32     // nodes issued, the root included
 	table  []uint32   // node numbers, 0 for none; a power of two, at most half full
 	seed   uint64
+	gen    uint64 // counts the resets: a spoolPath of another gen is stale
+}
+
+// spoolPath is the last stack a thread spooled, outermost frame first, with
+// its nodes: a thread's next stack mostly shares its outer frames, which
+// node finds here by comparing addresses rather than by a probe of the
+// table each (a busy loop's samples differ in their last frame or two).
+type spoolPath struct {
+	pcs   []uint64
+	nodes []uint32
+	gen   uint64 // the tree's gen when they were found
 }
 
 // spoolNodeBytes is what a node costs the spool: its address, its parent
@@ -131,16 +142,27 @@ func (sp *spool) add(e spooled, at int64) {
 }
 
 // node returns the tree's node of the stack pcs (first address first),
-// adding the nodes it lacks, and how many it added; ok is false, and
-// nothing added, when the tree holds spoolMaxNodes.
-func (t *spoolTree) node(pcs []uint64) (node uint32, added int, ok bool) {
+// adding the nodes it lacks, and how many it added; ok is false when the
+// tree holds spoolMaxNodes. The outer frames it shares with path (the
+// thread's last stack) are taken from there, and path becomes pcs.
+func (t *spoolTree) node(pcs []uint64, path *spoolPath) (node uint32, added int, ok bool) {
 	if t.n == 0 {
 		t.n = 1 // the root
 		if t.seed == 0 {
 			t.seed = rand.Uint64() | 1
 		}
 	}
-	for i := len(pcs) - 1; i >= 0; i-- {
+	same := 0
+	if path.gen == t.gen {
+		for same < len(path.pcs) && same < len(pcs) && path.pcs[same] == pcs[len(pcs)-1-same] {
+			same++
+		}
+		if same > 0 {
+			node = path.nodes[same-1]
+		}
+	}
+	path.pcs, path.nodes, path.gen = path.pcs[:same], path.nodes[:same], t.gen
+	for i := len(pcs) - 1 - same; i >= 0; i-- {
 		pc := pcs[i]
 		mask := uint64(len(t.table) - 1)
 		slot := t.slot(node, pc) & mask
@@ -161,6 +183,7 @@ func (t *spoolTree) node(pcs []uint64) (node uint32, added int, ok bool) {
 		node = t.add(node, pc)
 		added++
 	next:
+		path.pcs, path.nodes = append(path.pcs, pc), append(path.nodes, node)
 	}
 	return node, added, true
 }
@@ -221,6 +244,7 @@ func (t *spoolTree) appendStack(dst []uint64, c uint32) []uint64 {
 func (t *spoolTree) reset() {
 	clear(t.table)
 	t.n = 0
+	t.gen++
 	clear(t.pc[1:]) // to the collector
 	clear(t.parent[1:])
 	t.pc, t.parent = t.pc[:min(1, len(t.pc))], t.parent[:min(1, len(t.parent))]
@@ -230,10 +254,10 @@ func (t *spoolTree) reset() {
 // at the next flush, and makes it the thread's last stack.
 func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs []uint64, hash uint64, truncated, cfi bool, n, at int64) {
 	sp := s.spool
-	node, added, ok := sp.tree.node(pcs)
+	node, added, ok := sp.tree.node(pcs, &th.spoolPath)
 	if !ok {
 		s.flushSpool()
-		node, added, _ = sp.tree.node(pcs)
+		node, added, _ = sp.tree.node(pcs, &th.spoolPath)
 	}
 	sp.bytes += added * spoolNodeBytes
 	e := spooled{hash: hash, n: n, thread: sp.thread(pid, tid, th), stack: node}

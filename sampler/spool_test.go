@@ -259,3 +259,50 @@ func BenchmarkSpoolStack(b *testing.B) {
 		}
 	}
 }
+
+// TestSpoolPathFindsTheTreesNodes: a thread's stacks found through its
+// last stack's path (the outer frames they share) get the nodes a search
+// of the whole tree gives, across stacks deeper, shallower and
+// branching anywhere, a reset of the tree (the path goes stale) and two
+// threads taking turns; in steady state the paths allocate nothing.
+func TestSpoolPathFindsTheTreesNodes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var tree spoolTree
+	var paths [2]spoolPath
+	stack := func() []uint64 {
+		n := 1 + r.IntN(12)
+		pcs := make([]uint64, n)
+		for i := range pcs {
+			// The same two outermost frames (a thread's start), then
+			// few addresses a level: stacks share outer frames.
+			pcs[n-1-i] = uint64(0x1000 * (i + 1))
+			if i >= 2 {
+				pcs[n-1-i] += uint64(r.IntN(3))
+			}
+		}
+		return pcs
+	}
+	for i := range 20000 {
+		if i == 9000 {
+			tree.reset()
+		}
+		pcs := stack()
+		got, _, ok := tree.node(pcs, &paths[i%2])
+		if !ok {
+			t.Fatal("tree full")
+		}
+		var fresh spoolPath
+		fresh.gen = tree.gen + 1 // stale: searched from the root
+		want, added, _ := tree.node(pcs, &fresh)
+		if got != want || added != 0 {
+			t.Fatalf("stack %d %#x: node %d through the path, %d from the root (%d added)", i, pcs, got, want, added)
+		}
+		if st := tree.appendStack(nil, got); !slices.Equal(st, pcs) {
+			t.Fatalf("stack %d: node %d is %#x, want %#x", i, got, st, pcs)
+		}
+	}
+	pcs := stack()
+	if a := testing.AllocsPerRun(100, func() { tree.node(pcs, &paths[0]) }); a != 0 {
+		t.Errorf("%v allocations a stack found through a path, want 0", a)
+	}
+}
