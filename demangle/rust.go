@@ -30,6 +30,12 @@ func rust(s string, full bool) (string, bool) {
 // its ".llvm." suffix, can only fail where this one does, as that suffix
 // begins with a "." (and a prefix of s holds no "E" that s does not).
 func mayBeRustLegacy(s string) bool {
+	// Such a name ends with that "E" or holds a "."; most C++ names,
+	// whose last parameter is not a nested name, are ruled out here
+	// without their identifiers being read.
+	if s == "" || s[len(s)-1] != 'E' && strings.IndexByte(s, '.') < 0 {
+		return false
+	}
 	rest, ok := legacyRest(s)
 	return ok && (rest == "" || rest[0] == '.')
 }
