@@ -1,6 +1,7 @@
 package demangle
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -138,9 +139,9 @@ func (p *fastParser) parameters(end int) bool {
 func (p *fastParser) appendList(list []span) {
 	for n, t := range list {
 		if n > 0 {
-			p.out = append(p.out, ", "...)
+			p.put(", ")
 		}
-		p.out = append(p.out, p.text(t)...)
+		p.putSpan(t)
 	}
 }
 
@@ -174,12 +175,15 @@ func (p *fastParser) thunk() string {
 }
 
 // fastParser is cxxFast's state: the printed text of every name and
-// type lies in out, which only grows while a name is parsed.
+// type lies in out[:n], which only grows while a name is parsed.
 type fastParser struct {
 	s   string
 	i   int
 	bad bool
+	// out is written through n, not appended to: storing out's pointer
+	// back at each append took a write barrier while the GC marks.
 	out []byte
+	n   int
 	// subs are the substitution candidates, in order.
 	subs []fastType
 	// params are the parameters' types.
@@ -214,12 +218,12 @@ type fastParser struct {
 // fastPool keeps parsers and their buffers from name to name (on the
 // stack they would escape: the parse is recursive).
 var fastPool = sync.Pool{New: func() any {
-	return &fastParser{out: make([]byte, 0, 1024), subs: make([]fastType, 0, 32)}
+	return &fastParser{out: make([]byte, 1024), subs: make([]fastType, 0, 32)}
 }}
 
 func (p *fastParser) reset(s string) {
 	p.s, p.i, p.bad = s, 2, false
-	p.out, p.subs, p.params, p.args, p.fnArgs = p.out[:0], p.subs[:0], p.params[:0], p.args[:0], p.fnArgs[:0]
+	p.n, p.subs, p.params, p.args, p.fnArgs = 0, p.subs[:0], p.params[:0], p.args[:0], p.fnArgs[:0]
 	p.packElems = p.packElems[:0]
 	p.haveFnArgs, p.isConst, p.hasReturn, p.refQual = false, false, false, ""
 	p.tmplInScope, p.noParam, p.firstT, p.autoAt = false, 0, -1, -1
@@ -260,6 +264,49 @@ type fastType struct {
 
 func (p *fastParser) text(sp span) []byte { return p.out[sp.lo:sp.hi] }
 
+// put, putBytes, putByte, putSpan and putNumber append to out[:n].
+func (p *fastParser) put(s string) {
+	if len(s) > len(p.out)-p.n {
+		p.grow(len(s))
+	}
+	p.n += copy(p.out[p.n:], s)
+}
+
+func (p *fastParser) putBytes(b []byte) {
+	if len(b) > len(p.out)-p.n {
+		p.grow(len(b)) // b, were it in out, stays readable
+	}
+	p.n += copy(p.out[p.n:], b)
+}
+
+func (p *fastParser) putByte(c byte) {
+	if p.n == len(p.out) {
+		p.grow(1)
+	}
+	p.out[p.n] = c
+	p.n++
+}
+
+// putSpan appends the text of sp, already in out.
+func (p *fastParser) putSpan(sp span) {
+	if int(sp.hi-sp.lo) > len(p.out)-p.n {
+		p.grow(int(sp.hi - sp.lo))
+	}
+	p.n += copy(p.out[p.n:], p.out[sp.lo:sp.hi])
+}
+
+func (p *fastParser) putNumber(n int) {
+	var b [20]byte
+	p.putBytes(strconv.AppendInt(b[:0], int64(n), 10))
+}
+
+// grow makes room in out for k more bytes.
+func (p *fastParser) grow(k int) {
+	b := make([]byte, max(2*len(p.out), p.n+k))
+	copy(b, p.out[:p.n])
+	p.out = b
+}
+
 func (p *fastParser) fail() { p.bad = true }
 
 func (p *fastParser) peek() byte {
@@ -273,22 +320,22 @@ func (p *fastParser) peek() byte {
 // extended in place when it is the last thing in out (its bytes, which a
 // substitution candidate may span, stay as they are), else a copy.
 func (p *fastParser) extend(cur span, b, c string) span {
-	if int(cur.hi) != len(p.out) {
+	if int(cur.hi) != p.n {
 		return p.emit(p.text(cur), b, c)
 	}
-	p.out = append(p.out, b...)
-	p.out = append(p.out, c...)
-	cur.hi = int32(len(p.out))
+	p.put(b)
+	p.put(c)
+	cur.hi = int32(p.n)
 	return cur
 }
 
 // emit appends the concatenation of a, b and c to out and returns its span.
 func (p *fastParser) emit(a []byte, b, c string) span {
-	lo := len(p.out)
-	p.out = append(p.out, a...)
-	p.out = append(p.out, b...)
-	p.out = append(p.out, c...)
-	return span{int32(lo), int32(len(p.out))}
+	lo := p.n
+	p.putBytes(a)
+	p.put(b)
+	p.put(c)
+	return span{int32(lo), int32(p.n)}
 }
 
 // functionName parses the <name> of an <encoding>: an unscoped name
@@ -349,13 +396,13 @@ func (p *fastParser) abiTags(sp span) (span, bool) {
 	for !p.bad && p.peek() == 'B' {
 		p.i++
 		tag := p.sourceName()
-		if int(sp.hi) != len(p.out) {
+		if int(sp.hi) != p.n {
 			sp = p.emit(p.text(sp), "", "")
 		}
-		p.out = append(p.out, "[abi:"...)
-		p.out = append(p.out, tag...)
-		p.out = append(p.out, ']')
-		sp.hi = int32(len(p.out))
+		p.put("[abi:")
+		p.put(tag)
+		p.putByte(']')
+		sp.hi = int32(p.n)
 		tagged = true
 	}
 	return sp, tagged

@@ -29,12 +29,12 @@ func (p *fastParser) templateArgs(cur span) (sp span, base int) {
 		return span{}, base
 	}
 	p.i++ // E
-	lo := len(p.out)
-	p.out = append(p.out, p.text(cur)...)
-	if len(p.out) > lo && p.out[len(p.out)-1] == '<' {
-		p.out = append(p.out, ' ') // as after operator<
+	lo := p.n
+	p.putSpan(cur)
+	if p.n > lo && p.out[p.n-1] == '<' {
+		p.putByte(' ') // as after operator<
 	}
-	p.out = append(p.out, '<')
+	p.putByte('<')
 	args := p.args[base:]
 	first := true
 	for _, a := range args {
@@ -42,17 +42,17 @@ func (p *fastParser) templateArgs(cur span) (sp span, base int) {
 			continue // an empty pack prints nothing
 		}
 		if !first {
-			p.out = append(p.out, ", "...)
+			p.put(", ")
 		}
 		p.appendType(a)
 		first = false
 	}
 	// No space before the '>' after a trailing empty pack (as c++filt).
-	if p.out[len(p.out)-1] == '>' && !(len(args) > 1 && args[len(args)-1].empty) {
-		p.out = append(p.out, ' ')
+	if p.out[p.n-1] == '>' && !(len(args) > 1 && args[len(args)-1].empty) {
+		p.putByte(' ')
 	}
-	p.out = append(p.out, '>')
-	return span{int32(lo), int32(len(p.out))}, base
+	p.putByte('>')
+	return span{int32(lo), int32(p.n)}, base
 }
 
 // expansion parses Dp [PROK]* T <number> _, a parameter pack's
@@ -93,21 +93,21 @@ func (p *fastParser) expansion() fastType {
 	}
 	pk := p.fnArgs[idx]
 	elems := p.packElems[pk.elemLo:pk.elemHi]
-	lo := len(p.out)
+	lo := p.n
 	for n, e := range elems {
 		if e.fn || e.closed && e.ins == 0 || e.literal || e.pack {
 			p.fail()
 			return fastType{}
 		}
 		if n > 0 {
-			p.out = append(p.out, ", "...)
+			p.put(", ")
 		}
 		rest := e.hi // what follows the modifiers
 		if e.closed {
 			rest = e.ins
 		}
-		p.out = append(p.out, p.out[e.lo:rest]...)
-		ref, rref, cv := e.ref, e.ref && len(p.out) >= 2 && p.out[len(p.out)-1] == '&' && p.out[len(p.out)-2] == '&', e.cv
+		p.putSpan(span{e.lo, rest})
+		ref, rref, cv := e.ref, e.ref && p.n >= 2 && p.out[p.n-1] == '&' && p.out[p.n-2] == '&', e.cv
 		for j := mods2 - 1; j >= mods; j-- {
 			switch c := p.s[j]; {
 			case c == 'K':
@@ -115,22 +115,26 @@ func (p *fastParser) expansion() fastType {
 					p.fail()
 					return fastType{}
 				}
-				p.out, cv = append(p.out, " const"...), true
+				p.put(" const")
+				cv = true
 			case c == 'P':
 				if ref || e.closed {
 					p.fail()
 					return fastType{}
 				}
-				p.out, cv = append(p.out, '*'), false
+				p.putByte('*')
+				cv = false
 			case c == 'R' && rref:
-				p.out, rref = p.out[:len(p.out)-1], false // && & is &
+				p.n, rref = p.n-1, false // && & is &
 			case c == 'R' && !ref:
-				p.out, ref = append(p.out, '&'), true
+				p.putByte('&')
+				ref = true
 			case c == 'O' && !ref:
-				p.out, ref, rref = append(p.out, "&&"...), true, true
+				p.put("&&")
+				ref, rref = true, true
 			}
 		}
-		p.out = append(p.out, p.out[rest:e.hi]...)
+		p.putSpan(span{rest, e.hi})
 		if len(elems) == 1 && !e.closed {
 			p.subs[first] = e
 			p.subs[first].opaque = false
@@ -144,20 +148,20 @@ func (p *fastParser) expansion() fastType {
 			case mods2-mods == 1 && !e.ref:
 				// T_ with one modifier, no references collapsed (the
 				// full demangler prints int&&& for (int&)&&).
-				p.subs[first+1] = fastType{span: span{int32(lo), int32(len(p.out))}, ref: ref, cv: cv}
+				p.subs[first+1] = fastType{span: span{int32(lo), int32(p.n)}, ref: ref, cv: cv}
 			}
 		}
 	}
-	return fastType{span: span{int32(lo), int32(len(p.out))}, pack: true, empty: len(elems) == 0}
+	return fastType{span: span{int32(lo), int32(p.n)}, pack: true, empty: len(elems) == 0}
 }
 
 // join emits the texts of a, sep and b and returns their span.
 func (p *fastParser) join(a span, sep string, b span) span {
-	lo := len(p.out)
-	p.out = append(p.out, p.text(a)...)
-	p.out = append(p.out, sep...)
-	p.out = append(p.out, p.text(b)...)
-	return span{int32(lo), int32(len(p.out))}
+	lo := p.n
+	p.putSpan(a)
+	p.put(sep)
+	p.putSpan(b)
+	return span{int32(lo), int32(p.n)}
 }
 
 // addressArg parses Xad L_Z <encoding> E E, a template argument that is
@@ -184,32 +188,32 @@ func (p *fastParser) addressArg() fastType {
 	if p.bad {
 		return fastType{}
 	}
-	lo := len(p.out)
+	lo := p.n
 	if p.peek() == 'E' {
 		// A variable.
 		if p.isConst || p.hasReturn || p.refQual != "" || p.haveFnArgs {
 			p.fail()
 			return fastType{}
 		}
-		p.out = append(p.out, '&')
-		p.out = append(p.out, p.text(name)...)
+		p.putByte('&')
+		p.putSpan(name)
 	} else {
 		ret, base, ok := p.signature()
 		if !ok {
 			return fastType{}
 		}
-		lo = len(p.out)
+		lo = p.n
 		if qualified && !p.haveFnArgs && !p.isConst && p.refQual == "" {
-			p.out = append(p.out, '&')
-			p.out = append(p.out, p.text(name)...)
+			p.putByte('&')
+			p.putSpan(name)
 		} else {
-			p.out = append(p.out, "&("...)
+			p.put("&(")
 			if p.hasReturn {
-				p.out = append(p.out, p.text(ret.span)...)
-				p.out = append(p.out, ' ')
+				p.putSpan(ret.span)
+				p.putByte(' ')
 			}
 			p.appendFunction(name, base)
-			p.out = append(p.out, ')')
+			p.putByte(')')
 		}
 		p.params = p.params[:base]
 	}
@@ -218,7 +222,7 @@ func (p *fastParser) addressArg() fastType {
 		return fastType{}
 	}
 	p.i += 2
-	return fastType{span: span{int32(lo), int32(len(p.out))}, literal: true}
+	return fastType{span: span{int32(lo), int32(p.n)}, literal: true}
 }
 
 // exprArg parses X <expression> E, a template argument, of the shapes
@@ -287,14 +291,14 @@ func (p *fastParser) unresolvedArg() fastType {
 		return fastType{}
 	}
 	p.i++ // E
-	lo := len(p.out)
+	lo := p.n
 	for _, l := range p.params[base:] {
-		p.out = append(p.out, p.text(l)...)
-		p.out = append(p.out, "::"...)
+		p.putSpan(l)
+		p.put("::")
 	}
-	p.out = append(p.out, id...)
+	p.put(id)
 	p.params = p.params[:base]
-	return fastType{span: span{int32(lo), int32(len(p.out))}, literal: true}
+	return fastType{span: span{int32(lo), int32(p.n)}, literal: true}
 }
 
 // pack parses J <template-arg>* E, an argument pack of types and
@@ -327,14 +331,14 @@ func (p *fastParser) pack() fastType {
 	}
 	p.i++ // E
 	elems := p.args[base:]
-	lo := len(p.out)
+	lo := p.n
 	for n, a := range elems {
 		if n > 0 {
-			p.out = append(p.out, ", "...)
+			p.put(", ")
 		}
 		p.appendType(a)
 	}
-	t := fastType{span: span{int32(lo), int32(len(p.out))}, pack: true, empty: len(elems) == 0}
+	t := fastType{span: span{int32(lo), int32(p.n)}, pack: true, empty: len(elems) == 0}
 	t.elemLo = int32(len(p.packElems))
 	p.packElems = append(p.packElems, elems...)
 	t.elemHi = int32(len(p.packElems))
@@ -395,27 +399,27 @@ func (p *fastParser) literal() fastType {
 	if neg {
 		sign = "-"
 	}
-	lo := len(p.out)
+	lo := p.n
 	switch {
 	case c == 'b':
 		switch {
 		case neg || len(val) != 1 || val[0] > '1':
 			p.fail()
 		case val == "0":
-			p.out = append(p.out, "false"...)
+			p.put("false")
 		default:
-			p.out = append(p.out, "true"...)
+			p.put("true")
 		}
 	case typed:
-		p.out = append(p.out, '(')
-		p.out = append(p.out, p.text(t.span)...)
-		p.out = append(p.out, ')')
-		p.out = append(p.out, sign...)
-		p.out = append(p.out, val...)
+		p.putByte('(')
+		p.putSpan(t.span)
+		p.putByte(')')
+		p.put(sign)
+		p.put(val)
 	default:
-		p.out = append(p.out, sign...)
-		p.out = append(p.out, val...)
-		p.out = append(p.out, suffix...)
+		p.put(sign)
+		p.put(val)
+		p.put(suffix)
 	}
-	return fastType{span: span{int32(lo), int32(len(p.out))}, literal: true}
+	return fastType{span: span{int32(lo), int32(p.n)}, literal: true}
 }

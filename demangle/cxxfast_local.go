@@ -1,9 +1,6 @@
 package demangle
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // The fast path's local names (Z <function> E <entity>): the function's
 // encoding and signature, lambdas and unnamed types, discriminators.
@@ -83,14 +80,14 @@ func (p *fastParser) leaveEncoding(st encodingState) {
 // appendFunction appends name with its parameters (p.params[base:]) and
 // the qualifiers read with them: f(int) const&.
 func (p *fastParser) appendFunction(name span, base int) {
-	p.out = append(p.out, p.text(name)...)
-	p.out = append(p.out, '(')
+	p.putSpan(name)
+	p.putByte('(')
 	p.appendList(p.params[base:])
-	p.out = append(p.out, ')')
+	p.putByte(')')
 	if p.isConst {
-		p.out = append(p.out, " const"...)
+		p.put(" const")
 	}
-	p.out = append(p.out, p.refQual...)
+	p.put(p.refQual)
 }
 
 // signature reads a function's return type, where its name has one, and
@@ -137,10 +134,10 @@ func (p *fastParser) localFunction() span {
 	if !ok {
 		return span{}
 	}
-	lo := len(p.out)
+	lo := p.n
 	p.appendFunction(name, base)
 	p.params = p.params[:base]
-	return span{int32(lo), int32(len(p.out))}
+	return span{int32(lo), int32(p.n)}
 }
 
 // closure parses Ul <parameter types> E [<number>] _, a lambda
@@ -153,17 +150,17 @@ func (p *fastParser) closure() span {
 	}
 	lambda := p.s[p.i+1] == 'l'
 	p.i += 2
-	lo := len(p.out)
+	lo := p.n
 	if !lambda {
 		n, ok := p.compactNumber()
 		if !ok {
 			p.fail()
 			return span{}
 		}
-		p.out = append(p.out, "{unnamed type#"...)
-		p.out = strconv.AppendInt(p.out, int64(n)+1, 10)
-		p.out = append(p.out, '}')
-		sp := span{int32(lo), int32(len(p.out))}
+		p.put("{unnamed type#")
+		p.putNumber(n + 1)
+		p.putByte('}')
+		sp := span{int32(lo), int32(p.n)}
 		p.subs = append(p.subs, fastType{span: sp, name: true})
 		return sp
 	}
@@ -195,14 +192,14 @@ func (p *fastParser) closure() span {
 		p.fail()
 		return span{}
 	}
-	lo = len(p.out)
-	p.out = append(p.out, "{lambda("...)
+	lo = p.n
+	p.put("{lambda(")
 	p.appendList(p.params[base:])
-	p.out = append(p.out, ")#"...)
-	p.out = strconv.AppendInt(p.out, int64(n)+1, 10)
-	p.out = append(p.out, '}')
+	p.put(")#")
+	p.putNumber(n + 1)
+	p.putByte('}')
 	p.params = p.params[:base]
-	return span{int32(lo), int32(len(p.out))}
+	return span{int32(lo), int32(p.n)}
 }
 
 // compactNumber parses _ (0) or <number> _ (number+1).

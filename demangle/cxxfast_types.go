@@ -1,7 +1,5 @@
 package demangle
 
-import "strconv"
-
 // The C++ fast path's types: builtin, class, function, template parameter,
 // substitution, member pointer and array types (cxxfast.go has the names,
 // cxxfast_args.go the template arguments, cxxfast_local.go local names).
@@ -9,10 +7,10 @@ import "strconv"
 // appendType appends t's text to out; a function type as a type of its
 // own: "void (int)".
 func (p *fastParser) appendType(t fastType) {
-	p.out = append(p.out, p.text(t.span)...)
+	p.putSpan(t.span)
 	if t.fn {
-		p.out = append(p.out, ' ')
-		p.out = append(p.out, p.text(t.params)...)
+		p.putByte(' ')
+		p.putSpan(t.params)
 	}
 }
 
@@ -47,17 +45,17 @@ func (p *fastParser) function() fastType {
 		return fastType{}
 	}
 	p.i++ // E
-	lo := len(p.out)
-	p.out = append(p.out, '(')
+	lo := p.n
+	p.putByte('(')
 	for n, a := range p.params[base:] {
 		if n > 0 {
-			p.out = append(p.out, ", "...)
+			p.put(", ")
 		}
-		p.out = append(p.out, p.text(a)...)
+		p.putSpan(a)
 	}
-	p.out = append(p.out, ')')
+	p.putByte(')')
 	p.params = p.params[:base]
-	return fastType{span: ret.span, params: span{int32(lo), int32(len(p.out))}, fn: true}
+	return fastType{span: ret.span, params: span{int32(lo), int32(p.n)}, fn: true}
 }
 
 // sourceName parses <length> <identifier>.
@@ -226,10 +224,10 @@ func (p *fastParser) lambdaAuto() fastType {
 	if p.autoAt < 0 {
 		p.autoAt = len(p.subs)
 	}
-	lo := len(p.out)
-	p.out = append(p.out, "auto:"...)
-	p.out = strconv.AppendInt(p.out, int64(n)+1, 10)
-	return fastType{span: span{int32(lo), int32(len(p.out))}}
+	lo := p.n
+	p.put("auto:")
+	p.putNumber(n + 1)
+	return fastType{span: span{int32(lo), int32(p.n)}}
 }
 
 // fastBuiltin are the builtin types' names by their letter (void, which
@@ -283,8 +281,8 @@ func (p *fastParser) typ() fastType {
 			if txt := p.out[inner.lo:inner.ins]; c == 'R' && txt[len(txt)-2] == '&' {
 				t.span = p.emit(txt[:len(txt)-1], "", "")
 				t.ins = t.hi
-				p.out = append(p.out, p.out[inner.ins:inner.hi]...)
-				t.hi = int32(len(p.out))
+				p.putSpan(span{inner.ins, inner.hi})
+				t.hi = int32(p.n)
 			}
 			break
 		}
@@ -328,13 +326,13 @@ func (p *fastParser) typ() fastType {
 			// A pointer or reference to a function or an array (not
 			// const, refused above): void (*)(int), char (&) [16].
 			t.span, t.closed = p.emit(p.text(inner.span), " (", suffix), true
-			t.ins = int32(len(p.out))
-			p.out = append(p.out, ')')
+			t.ins = int32(p.n)
+			p.putByte(')')
 			if inner.array {
-				p.out = append(p.out, ' ')
+				p.putByte(' ')
 			}
-			p.out = append(p.out, p.text(inner.params)...)
-			t.hi = int32(len(p.out))
+			p.putSpan(inner.params)
+			t.hi = int32(p.n)
 			break
 		}
 		t.span = p.emit(p.text(inner.span), suffix, "")
@@ -451,25 +449,25 @@ func (p *fastParser) memberPointer() fastType {
 		// ("void (int) const"), not printed here.
 		p.subs[len(p.subs)-1].opaque = true
 	}
-	lo := len(p.out)
+	lo := p.n
 	if m.fn {
-		p.out = append(p.out, p.text(m.span)...)
-		p.out = append(p.out, " ("...)
-		p.out = append(p.out, p.text(class.span)...)
-		p.out = append(p.out, "::*"...)
-		ins := int32(len(p.out))
-		p.out = append(p.out, ')')
-		p.out = append(p.out, p.text(m.params)...)
+		p.putSpan(m.span)
+		p.put(" (")
+		p.putSpan(class.span)
+		p.put("::*")
+		ins := int32(p.n)
+		p.putByte(')')
+		p.putSpan(m.params)
 		if isConst {
-			p.out = append(p.out, " const"...)
+			p.put(" const")
 		}
-		return fastType{span: span{int32(lo), int32(len(p.out))}, closed: true, ins: ins}
+		return fastType{span: span{int32(lo), int32(p.n)}, closed: true, ins: ins}
 	}
-	p.out = append(p.out, p.text(m.span)...)
-	p.out = append(p.out, ' ')
-	p.out = append(p.out, p.text(class.span)...)
-	p.out = append(p.out, "::*"...)
-	return fastType{span: span{int32(lo), int32(len(p.out))}, closed: true}
+	p.putSpan(m.span)
+	p.putByte(' ')
+	p.putSpan(class.span)
+	p.put("::*")
+	return fastType{span: span{int32(lo), int32(p.n)}, closed: true}
 }
 
 // arrayType parses A [<number>] _ <element type>: char [16], int [3][4],
@@ -491,12 +489,12 @@ func (p *fastParser) arrayType() fastType {
 		p.fail()
 		return fastType{}
 	}
-	lo := len(p.out)
-	p.out = append(p.out, '[')
-	p.out = append(p.out, bound...)
-	p.out = append(p.out, ']')
+	lo := p.n
+	p.putByte('[')
+	p.put(bound)
+	p.putByte(']')
 	if e.array {
-		p.out = append(p.out, p.text(e.params)...)
+		p.putSpan(e.params)
 	}
-	return fastType{span: e.span, params: span{int32(lo), int32(len(p.out))}, fn: true, array: true, cv: e.cv}
+	return fastType{span: e.span, params: span{int32(lo), int32(p.n)}, fn: true, array: true, cv: e.cv}
 }
