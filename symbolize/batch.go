@@ -17,29 +17,72 @@ import (
 
 // batch prints the lines for the words of s.answers, in their order,
 // having looked the table's addresses up in increasing order (so that the
-// line tables of a function are walked once for all of its addresses);
-// text is what the words were read from. It empties s.answers, and
-// returns false when some word is not an address.
-func (s *symbolizer) batch(w *output, text []byte) bool {
+// line tables of a function are walked once for all of its addresses).
+// It empties s.answers and s.notAddrs, and returns false when some word
+// is not an address.
+func (s *symbolizer) batch(w *output) bool {
 	if s.fast() {
 		s.resolveInOrder()
 	}
 	s.demangleQueued()
 	all := true
 	var names [gatherChunk]gathered
-	for lo := 0; lo < len(s.answers); lo += gatherChunk {
-		chunk := s.answers[lo:min(lo+gatherChunk, len(s.answers))]
-		if s.fast() {
-			s.gather(names[:len(chunk)], chunk)
-		}
-		for i := range chunk {
-			a := &chunk[i]
-			s.print(w, a, &names[i], text)
-			all = all && a.fn != notAddr
+	for k := range s.answers.blockCount() {
+		block := s.answers.block(k)
+		for lo := 0; lo < len(block); lo += gatherChunk {
+			chunk := block[lo:min(lo+gatherChunk, len(block))]
+			if s.fast() {
+				s.gather(names[:len(chunk)], chunk)
+			}
+			for i := range chunk {
+				a := &chunk[i]
+				s.print(w, a, &names[i])
+				all = all && a.fn != notAddr
+			}
 		}
 	}
-	s.answers = s.answers[:0]
+	s.answers.n = 0
+	s.notAddrs = s.notAddrs[:0]
 	return all
+}
+
+// answerList holds a batch's answers in blocks, which it keeps from batch
+// to batch: one slice grown by append copied them to fresh memory at each
+// growth (twice the memory touched), and the words' count is not known
+// before they are read.
+type answerList struct {
+	blocks []*answerBlock
+	n      int
+}
+
+// answerBits is the log2 of the answers a block holds (96 KiB of them).
+const answerBits = 12
+
+type answerBlock [1 << answerBits]answer
+
+func (l *answerList) len() int { return l.n }
+
+// at returns answer i.
+func (l *answerList) at(i int) *answer {
+	return &l.blocks[i>>answerBits][i&(1<<answerBits-1)]
+}
+
+// push appends a.
+func (l *answerList) push(a answer) {
+	k := l.n >> answerBits
+	if k == len(l.blocks) {
+		l.blocks = append(l.blocks, new(answerBlock))
+	}
+	l.blocks[k][l.n&(1<<answerBits-1)] = a
+	l.n++
+}
+
+// blockCount is how many blocks the answers fill, the last maybe in part.
+func (l *answerList) blockCount() int { return (l.n + 1<<answerBits - 1) >> answerBits }
+
+// block returns the answers of block k.
+func (l *answerList) block(k int) []answer {
+	return l.blocks[k][:min(1<<answerBits, l.n-k<<answerBits)]
 }
 
 // gathered is what print reads of an answer's function: its name (the
@@ -87,9 +130,11 @@ func (s *symbolizer) gather(g []gathered, answers []answer) {
 func (s *symbolizer) resolveInOrder() {
 	const indexBits = 20
 	lo, hi, n := ^uint64(0), uint64(0), 0
-	for i := range s.answers {
-		if a := &s.answers[i]; a.fn == noFunction {
-			lo, hi, n = min(lo, a.addr), max(hi, a.addr), n+1
+	for k := range s.answers.blockCount() {
+		for _, a := range s.answers.block(k) {
+			if a.fn == noFunction {
+				lo, hi, n = min(lo, a.addr), max(hi, a.addr), n+1
+			}
 		}
 	}
 	if n == 0 {
@@ -105,23 +150,25 @@ func (s *symbolizer) resolveInOrder() {
 			s.metLines = make([]metLine, 0, m)
 		}
 	}
-	if len(s.answers) > 1<<indexBits || hi-lo >= 1<<(64-indexBits) {
+	if s.answers.len() > 1<<indexBits || hi-lo >= 1<<(64-indexBits) {
 		s.order = s.order[:0]
-		for i := range s.answers {
-			if a := &s.answers[i]; a.fn == noFunction {
+		for i := range s.answers.len() {
+			if a := s.answers.at(i); a.fn == noFunction {
 				s.order = append(s.order, batchKey{a.addr, i})
 			}
 		}
 		slices.SortFunc(s.order, func(x, y batchKey) int { return cmp.Compare(x.addr, y.addr) })
 		for _, k := range s.order {
-			s.resolve(&s.answers[k.i].found, k.addr)
+			s.resolve(&s.answers.at(k.i).found, k.addr)
 		}
 		return
 	}
 	s.packed = slices.Grow(s.packed[:0], n)
-	for i := range s.answers {
-		if a := &s.answers[i]; a.fn == noFunction {
-			s.packed = append(s.packed, (a.addr-lo)<<indexBits|uint64(i))
+	for k := range s.answers.blockCount() {
+		for j, a := range s.answers.block(k) {
+			if a.fn == noFunction {
+				s.packed = append(s.packed, (a.addr-lo)<<indexBits|uint64(k<<answerBits+j))
+			}
 		}
 	}
 	// The words come in index order: sorting by the address bits alone
@@ -142,7 +189,7 @@ func (s *symbolizer) resolveInOrder() {
 			s.resolve(&found[j], lo+k>>indexBits)
 		}
 		for j, k := range chunk {
-			s.answers[k&(1<<indexBits-1)].found = found[j]
+			s.answers.at(int(k & (1<<indexBits - 1))).found = found[j]
 		}
 	}
 }

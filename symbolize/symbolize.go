@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,52 +72,40 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 	defer out.Flush()
 	var status error
 	if len(addrs) > 0 {
-		// One batch: the arguments side by side, each a word.
-		var text []byte
+		// One batch: the arguments, each a word.
 		for _, a := range addrs {
-			i := len(text)
-			text = append(text, a...)
-			s.word(text, i, len(text))
+			s.word([]byte(a))
 		}
-		if !s.batch(out, text) {
+		if !s.batch(out) {
 			status = ErrNotAddress
 		}
 		return cmp.Or(s.faulted(), status)
 	}
-	// Read what stdin holds, answer every whole word of it as one
-	// batch, and flush before the next read, which may block: addresses
-	// piped in one at a time are answered at once, and a file of them
-	// in batches of up to a buffer's worth, readBuffer.
-	buf := make([]byte, 0, readBuffer)
-	empty := 0
+	// Read what stdin holds and answer its whole words as one batch,
+	// flushing before the next read, which may block: addresses piped
+	// in one at a time are answered at once. A writer faster than the
+	// answers (a file, or a program that wrote them all): while the
+	// reads fill the buffer and poll says more is ready, the batch
+	// takes that too, up to maxBatch, so that each function's line
+	// tables are walked once for all its addresses (100,000 addresses
+	// of a Go binary came in two batches, the second walking most
+	// functions again). Each read's words are parsed at once into the
+	// batch's answers, so that the buffer is reused: the text of a
+	// batch held whole was 3 MiB of fresh pages for 1.2 MB of input.
+	buf := make([]byte, readBuffer)
+	have, batched, empty := 0, 0, 0 // have: an unfinished word's bytes at buf's start
 	for {
-		if len(buf) == cap(buf) {
+		if have == len(buf) {
 			// A word fills the buffer: twice as much room, up to
-			// maxWord (append's growth would pass it).
-			if len(buf) >= maxWord {
+			// maxWord.
+			if have >= maxWord {
 				return fmt.Errorf("reading standard input: %w", bufio.ErrTooLong)
 			}
-			grown := make([]byte, len(buf), min(2*cap(buf), maxWord))
-			buf = grown[:copy(grown, buf)]
+			grown := make([]byte, min(2*len(buf), maxWord))
+			copy(grown, buf)
+			buf = grown
 		}
-		if err := out.Flush(); err != nil {
-			return err
-		}
-		n, rerr := stdin.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		// A writer faster than the answers (a file, or a program
-		// that wrote them all): while it fills the buffer and has
-		// more ready, the batch takes that too, up to maxBatch, so
-		// that each function's line tables are walked once for all
-		// its addresses (100,000 addresses of a Go binary came in
-		// two batches, the second walking most functions again).
-		for rerr == nil && n > 0 && len(buf) == cap(buf) && cap(buf) < maxBatch && more(stdin) {
-			grown := make([]byte, len(buf), min(2*cap(buf), maxBatch))
-			buf = grown[:copy(grown, buf)]
-			var m int
-			m, rerr = stdin.Read(buf[len(buf):cap(buf)])
-			buf = buf[:len(buf)+m]
-		}
+		n, rerr := stdin.Read(buf[have:])
 		if n == 0 && rerr == nil {
 			if empty++; empty >= 100 {
 				rerr = io.ErrNoProgress
@@ -126,41 +113,26 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 		} else {
 			empty = 0
 		}
+		end := have + n
 		// Whole words: each followed by a space, or the last one
-		// when nothing more comes. Room for one answer a line (a
-		// batch's answers grown by append were twice that memory,
-		// all of it touched: libLLVM's 100,000 addresses, 2.4 MB of
-		// answers, wrote 7.2).
-		s.answers = slices.Grow(s.answers[:0], bytes.Count(buf, newline)+1)
-		rest := 0
-		for i := 0; ; {
-			for i < len(buf) && charClass[buf[i]] == space {
-				i++
-			}
-			if i == len(buf) {
-				rest = i
-				break
-			}
-			j, addr, ok := scanWord(buf, i)
-			if j == len(buf) && rerr == nil {
-				rest = i
-				break
-			}
-			s.add(addr, ok, i, j)
-			rest = j
-			i = j
+		// when nothing more comes.
+		rest := s.words(buf[:end], rerr != nil)
+		batched += rest
+		have = copy(buf, buf[rest:end])
+		if rerr == nil && n > 0 && end == len(buf) && batched < maxBatch && more(stdin) {
+			continue
 		}
-		if !s.batch(out, buf) {
+		batched = 0
+		if !s.batch(out) {
 			status = ErrNotAddress
 		}
 		if err := s.faulted(); err != nil {
 			return err
 		}
-		if len(buf)-rest >= maxWord {
-			// A word as long as the first buffer, unfinished.
+		if have >= maxWord {
+			// A word as long as the largest buffer, unfinished.
 			return fmt.Errorf("reading standard input: %w", bufio.ErrTooLong)
 		}
-		buf = buf[:copy(buf, buf[rest:])]
 		if rerr == io.EOF {
 			return status
 		}
@@ -168,10 +140,40 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 			out.Flush()
 			return fmt.Errorf("reading standard input: %w", rerr)
 		}
+		if err := out.Flush(); err != nil {
+			return err
+		}
 	}
 }
 
-var newline = []byte{'\n'}
+// words adds the whole words of b to the batch and returns where the
+// first word it leaves begins (len(b) when none): the last word, which
+// may go on in the next read, unless last. An address in the first
+// segment is stored in place in the answers' last block, the others by
+// add.
+func (s *symbolizer) words(b []byte, last bool) (rest int) {
+	l := &s.answers
+	lo, hi := s.img.Start, s.img.Limit
+	for i := 0; ; {
+		for i < len(b) && charClass[b[i]] == space {
+			i++
+		}
+		if i == len(b) {
+			return i
+		}
+		j, addr, ok := scanWord(b, i)
+		if j == len(b) && !last {
+			return i
+		}
+		if k := l.n >> answerBits; ok && addr >= lo && addr < hi && k < len(l.blocks) {
+			l.blocks[k][l.n&(1<<answerBits-1)] = answer{addr: addr, found: unresolved}
+			l.n++
+		} else {
+			s.add(addr, ok, b[i:j])
+		}
+		i = j
+	}
+}
 
 // maxWord bounds one word read from standard input (as bufio.Scanner's
 // limit did).
@@ -181,12 +183,9 @@ const maxWord = 1 << 20
 // (see Run): ~400,000 addresses.
 const maxBatch = 4 << 20
 
-// readBuffer is how much of standard input is read at once: up to ~110,000
-// addresses answered as one batch, in which each function's line tables
-// are walked once for all its addresses (a Go binary's 100,000 random
-// addresses in batches of 64 KiB, 7,000 addresses over its 8,000
-// functions, walked them from their entry for almost every address).
-const readBuffer = 1 << 20
+// readBuffer is how much of standard input is read at once (more for a
+// longer word); a batch takes several reads (see Run).
+const readBuffer = 128 << 10
 
 // open opens cfg.Binary and reads its table; every error names the file.
 func open(cfg Config) (*symbolizer, error) {
@@ -257,13 +256,15 @@ type symbolizer struct {
 		file int32
 	}
 	lines *symcache.LineCursor // the table's lines, walked in address order
-	// answers and order are a batch's, reused from batch to batch.
-	answers []answer
-	order   []batchKey
-	near    int                  // the table's index of the function last resolved
-	packed  []uint64             // order, packed for sorting
-	found   *[resolveChunk]found // resolveInOrder's, reused
-	scratch []uint64             // radixSort's other buffer
+	// answers, notAddrs and order are a batch's, reused from batch to
+	// batch; notAddrs holds the words that are not addresses.
+	answers  answerList
+	notAddrs []byte
+	order    []batchKey
+	near     int                  // the table's index of the function last resolved
+	packed   []uint64             // order, packed for sorting
+	found    *[resolveChunk]found // resolveInOrder's, reused
+	scratch  []uint64             // radixSort's other buffer
 	// lastRaw is the last function name the line tables gave, and
 	// lastName its index in lnames; lastFile the last file, and
 	// lastFileIndex its index in files.
@@ -292,7 +293,7 @@ type metLine struct {
 // words' order, and never scanned by the collector.
 type answer struct {
 	// addr is the address; for a word that is not one (fn notAddr),
-	// where the word lies in the batch's text: start<<32 | end.
+	// where the word lies in symbolizer.notAddrs: start<<32 | end.
 	addr uint64
 	found
 }
@@ -512,34 +513,35 @@ func (s *symbolizer) faulted() error {
 
 // line prints the line(s) for one word; false when it is not an address.
 func (s *symbolizer) line(w *output, word []byte) bool {
-	s.answers = s.answers[:0]
-	s.word(word, 0, len(word))
-	return s.batch(w, word)
+	s.word(word)
+	return s.batch(w)
 }
 
 // fast reports whether an address is answered from the table in one line
 // (without the frame cache, which a one-shot batch gains nothing from).
 func (s *symbolizer) fast() bool { return s.table != nil && !s.inline }
 
-// word appends to the batch the answer for the word text[i:j] before it
-// is looked up: its address (or where it is) and whether it is in the
-// binary.
-func (s *symbolizer) word(text []byte, i, j int) {
-	addr, ok := parseHex(text[i:j])
-	s.add(addr, ok, i, j)
+// word appends to the batch the answer for word before it is looked up:
+// its address (or its text) and whether it is in the binary.
+func (s *symbolizer) word(word []byte) {
+	addr, ok := parseHex(word)
+	s.add(addr, ok, word)
 }
 
-// add appends to the batch the answer for the word at text[i:j], whose
-// value is addr when ok (an address), before it is looked up.
-func (s *symbolizer) add(addr uint64, ok bool, i, j int) {
+// add appends to the batch the answer for word, whose value is addr when
+// ok (an address), before it is looked up; a word that is not an address
+// is kept in s.notAddrs, for its line.
+func (s *symbolizer) add(addr uint64, ok bool, word []byte) {
 	a := answer{addr: addr, found: unresolved}
 	switch {
 	case !ok:
-		a.addr, a.fn = uint64(i)<<32|uint64(j), notAddr
+		i := len(s.notAddrs)
+		s.notAddrs = append(s.notAddrs, word...)
+		a.addr, a.fn = uint64(i)<<32|uint64(len(s.notAddrs)), notAddr
 	case s.segIndex(addr) < 0:
 		a.fn = notInImage
 	}
-	s.answers = append(s.answers, a)
+	s.answers.push(a)
 }
 
 // resolve fills a, what addr resolves to, from the table: the function
@@ -597,12 +599,11 @@ func (s *symbolizer) queueMangled(slot int32) {
 	}
 }
 
-// print writes a's line(s); text is the batch's text, which its word
-// was read from.
-func (s *symbolizer) print(w *output, a *answer, g *gathered, text []byte) {
+// print writes a's line(s).
+func (s *symbolizer) print(w *output, a *answer, g *gathered) {
 	switch {
 	case a.fn == notAddr:
-		fmt.Fprintf(w, "?? (not an address: %s)\n", text[a.addr>>32:uint32(a.addr)])
+		fmt.Fprintf(w, "?? (not an address: %s)\n", s.notAddrs[a.addr>>32:uint32(a.addr)])
 		return
 	case a.fn == notInImage:
 		fmt.Fprintf(w, "%#x (not in %s)\n", a.addr, s.image)
