@@ -81,6 +81,12 @@ func runSymbolize(args []string, stdout, stderr io.Writer) int {
 		// addresses, nor typed ones): worth the collection hugeHeap
 		// costs (3-7 ms).
 		growPipe(symbolizeStdin.(*os.File))
+		if f, ok := stdout.(*os.File); ok {
+			// The answers (~60 bytes an address) are written 256
+			// KiB at a time: into a pipe of 64 KiB each write
+			// waited for the reader four times.
+			growPipe(f)
+		}
 		hugeHeap()
 		if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 			// No collection in a short-lived command whose heap is

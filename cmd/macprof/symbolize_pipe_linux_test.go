@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,14 +22,7 @@ import (
 // the batches are that large), where the system allows it, and answers
 // as before.
 func TestSymbolizeGrowsItsPipe(t *testing.T) {
-	want := symbolizePipeBytes
-	if b, err := os.ReadFile("/proc/sys/fs/pipe-max-size"); err != nil {
-		t.Fatal(err)
-	} else if limit, err := strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
-		t.Fatal(err)
-	} else if limit < want && os.Geteuid() != 0 {
-		want = 64 << 10 // refused: the default stays
-	}
+	want := pipeBytesAllowed(t)
 	r := pipeStdin(t, "0x100000388\n0x1000003b8\n")
 	var out, errb bytes.Buffer
 	uni := filepath.Join(machoFixtures, "prog_universal")
@@ -45,6 +39,60 @@ func TestSymbolizeGrowsItsPipe(t *testing.T) {
 	if size != want {
 		t.Errorf("pipe of %d bytes, want %d", size, want)
 	}
+}
+
+// TestSymbolizeGrowsItsOutputPipe checks that symbolize answering a batch
+// from a pipe into a pipe asks for a 1 MiB output pipe too (its writes of
+// 256 KiB no longer wait for the reader four times each), where the
+// system allows it, and answers as before.
+func TestSymbolizeGrowsItsOutputPipe(t *testing.T) {
+	want := pipeBytesAllowed(t)
+	pipeStdin(t, "0x100000388\n0x1000003b8\n")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		got <- string(b)
+	}()
+	var errb bytes.Buffer
+	uni := filepath.Join(machoFixtures, "prog_universal")
+	st := run([]string{"symbolize", "-o", uni, "--arch", "arm64"}, w, &errb)
+	size, err := unix.FcntlInt(w.Fd(), unix.F_GETPIPE_SZ, 0)
+	w.Close()
+	if st != 0 {
+		t.Fatalf("status %d: %s", st, errb.String())
+	}
+	if out := <-got; out != "func_10 (in prog_universal) + 0\nfunc_10 (in prog_universal) + 48\n" {
+		t.Errorf("output %q", out)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size != want {
+		t.Errorf("output pipe of %d bytes, want %d", size, want)
+	}
+}
+
+// pipeBytesAllowed returns the size growPipe gets for a pipe: 1 MiB, or
+// the default where the system's limit refuses it.
+func pipeBytesAllowed(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/sys/fs/pipe-max-size")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit < symbolizePipeBytes && os.Geteuid() != 0 {
+		return 64 << 10 // refused: the default stays
+	}
+	return symbolizePipeBytes
 }
 
 // TestSymbolizeBatchWithoutCollection checks that a batch of 100,000
