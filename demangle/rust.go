@@ -69,24 +69,36 @@ func legacyRest(s string) (rest string, ok bool) {
 		if s[0] == 'E' {
 			return s[1:], true
 		}
-		n := 0
+		n, l := 0, 0
 		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			if l = l*10 + int(s[n]-'0'); l > len(s) {
+				return "", false // no room, or more digits than an int holds
+			}
 			n++
 		}
-		if n == 0 {
+		if n == 0 || l > len(s)-n || !isASCII(s[n:n+l]) {
 			return "", false
-		}
-		l, err := strconv.Atoi(s[:n])
-		if err != nil || l > len(s)-n {
-			return "", false
-		}
-		for _, c := range []byte(s[n : n+l]) {
-			if c >= 0x80 {
-				return "", false
-			}
 		}
 		s = s[n+l:]
 	}
+}
+
+// isASCII reports whether s holds no byte from 0x80 up, eight at a time.
+func isASCII(s string) bool {
+	j := 0
+	for ; j+8 <= len(s); j += 8 {
+		x := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
+			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
+		if x&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; j < len(s); j++ {
+		if s[j] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // stripLLVMSuffix drops a ThinLTO ".llvm.HEX" suffix, the last thing LLVM
