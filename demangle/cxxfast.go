@@ -184,7 +184,9 @@ func (p *fastParser) thunk() string {
 		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
 			p.i++
 		}
-		if p.i == j || p.peek() != '_' {
+		// More than nine digits may not fit the full demangler's
+		// number (which refuses the name), as in compactNumber.
+		if p.i == j || p.i-j > 9 || p.peek() != '_' {
 			p.fail()
 			return ""
 		}
