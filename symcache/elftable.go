@@ -365,11 +365,17 @@ func (t *Table) deferTie(c *symCols, i, j int) uint32 {
 	return refDeferred | uint32(len(t.tieAt)-2)
 }
 
+// firstTieWindow is how many bytes of each name tieName searches for its
+// end at first: most names end within it (node's C++ names: 72 bytes on
+// average), each then found by one search.
+const firstTieWindow = 256
+
 // tieName returns NewTable's choice among the names of tie list i: the
 // shortest (after TrimGoABI) that is not empty, the first of equals, or
 // "" when all are empty. Each name is searched for its end in windows
-// that double, and, once the shortest is known, only a few bytes past
-// it: a lookup reads no more than a few times the name it returns.
+// that double from firstTieWindow, and, once the shortest is known, only
+// a few bytes past it: a lookup reads no more than a few times the name
+// it returns, or firstTieWindow bytes of each name.
 func (t *Table) tieName(i uint32) string {
 	refs := t.tieRefs[t.tieAt[i]:t.tieAt[i+1]]
 	var raw [maxDeferred]int     // length of each name, -1 until found
@@ -381,7 +387,7 @@ func (t *Table) tieName(i uint32) string {
 	// cannot be shorter once trimmed.
 	const slack = len(".abiinternal")
 	shortest, left := -1, len(refs)
-	for window := 64; left > 0; window *= 2 {
+	for window := firstTieWindow; left > 0; window *= 2 {
 		if shortest >= 0 {
 			window = shortest + slack + 1 // the last pass
 		}

@@ -191,8 +191,8 @@ func TestMappedTableAsNewTable(t *testing.T) {
 		{name: "tie2", value: 0x1b00, size: 8, typ: f},
 		// Past the first window Table.name reads names in: the
 		// shortest by its raw length is found first.
-		{name: strings.Repeat("b", 60), value: 0x1c00, size: 8, typ: f},
-		{name: strings.Repeat("a", 55) + ".abiinternal", value: 0x1c00, size: 8, typ: f},
+		{name: strings.Repeat("b", firstTieWindow-4), value: 0x1c00, size: 8, typ: f},
+		{name: strings.Repeat("a", firstTieWindow-9) + ".abiinternal", value: 0x1c00, size: 8, typ: f},
 	}
 	dyn := []testSym{
 		{name: "short", value: 0x1000, size: 16, typ: f},
@@ -215,7 +215,7 @@ func TestMappedTableAsNewTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNames := map[uint64]string{0x1000: "short", 0x1100: "abcdef", 0x1200: "unsizedname", 0x1300: "", 0x1400: "same1", 0x1500: "x", 0x1600: "ifunc", 0x1700: "dynonly", 0x1800: "lastreal", 0x1900: "zz", 0x1a00: "", 0x1b00: "tie", 0x1c00: strings.Repeat("a", 55)}
+	wantNames := map[uint64]string{0x1000: "short", 0x1100: "abcdef", 0x1200: "unsizedname", 0x1300: "", 0x1400: "same1", 0x1500: "x", 0x1600: "ifunc", 0x1700: "dynonly", 0x1800: "lastreal", 0x1900: "zz", 0x1a00: "", 0x1b00: "tie", 0x1c00: strings.Repeat("a", firstTieWindow-9)}
 	mappedTable(t, data, func(got *Table) {
 		sameTable(t, got, want)
 		for a, w := range wantNames {
