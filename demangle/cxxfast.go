@@ -2,6 +2,7 @@ package demangle
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -50,11 +51,8 @@ func cxxFast(s string, f Form) (string, bool) {
 	// parameters; the full form leaves the name to the full demangler.
 	end := len(s)
 	if f == Simplified {
-		for j := p.i; j < len(s); j++ {
-			if s[j] == '.' {
-				end = j
-				break
-			}
+		if j := strings.IndexByte(s[p.i:], '.'); j >= 0 {
+			end = p.i + j
 		}
 	}
 	var ret span
