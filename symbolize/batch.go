@@ -143,11 +143,12 @@ func (s *symbolizer) resolveInOrder() {
 	if s.names == nil {
 		// Room for the functions the first batch can meet: grown by
 		// append, node's 70,000 took twice their memory, all of it
-		// touched.
+		// touched. (metLines grow by append: they are for the
+		// functions with lines alone.)
 		m := min(n, s.table.Len())
 		s.names, s.starts = make([]string, 0, m), make([]uint64, 0, m)
 		if s.table.HasLines() {
-			s.metLines = make([]metLine, 0, m)
+			s.metIndex, s.symbolNamed = make([]int32, 0, m), make([]bool, 0, m)
 		}
 	}
 	if s.answers.len() > 1<<indexBits || hi-lo >= 1<<(64-indexBits) {

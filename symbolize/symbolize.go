@@ -270,21 +270,31 @@ type symbolizer struct {
 	// lastFileIndex its index in files.
 	lastRaw, lastFile       string
 	lastName, lastFileIndex int32
-	// metLines[i] is what the line tables last gave in function
+	// The metLine of k = metIndex[i]-1 (metLines[k>>metBits], at
+	// k&(1<<metBits-1)) is what the line tables last gave in function
 	// names[i]: mostly one name and a few files, not worth a map lookup
-	// each time the addresses come back to the function. Without line
-	// tables, it stays empty.
-	metLines []metLine
+	// each time the addresses come back to the function. metIndex[i] is
+	// 0 until they give one: most of node's 70,000 functions met have no
+	// lines, and a metLine each (48 bytes, zeroed for every function the
+	// batch could meet) was 4.8 MB of fresh pages. They come in blocks,
+	// which a Go binary's (lines in every function) fill without the
+	// copies of growth by append. symbolNamed[i] is set once an answer
+	// in function names[i] is printed by its symbol's name (see
+	// resolve). Without line tables, all stay empty.
+	metLines    []*[1 << metBits]metLine
+	metCount    int32
+	metIndex    []int32
+	symbolNamed []bool
 }
+
+// metBits is the log2 of the metLines a block holds (48 KiB of them).
+const metBits = 10
 
 // metLine is a function name and a file the line tables gave, with their
 // indexes in lnames and files.
 type metLine struct {
 	raw, path  string
 	name, file int32
-	// symbolNamed is set once an answer in the function is printed by
-	// its symbol's name (see resolve).
-	symbolNamed bool
 }
 
 // answer is what one word of a batch resolves to: its address and,
@@ -572,7 +582,8 @@ func (s *symbolizer) resolve(a *found, addr uint64) {
 		s.names = append(s.names, raw)
 		s.starts = append(s.starts, s.table.Start(i))
 		if s.table.HasLines() {
-			s.metLines = append(s.metLines, metLine{})
+			s.metIndex = append(s.metIndex, 0)
+			s.symbolNamed = append(s.symbolNamed, false)
 		}
 		if raw != "" && !s.table.HasLines() {
 			s.queueMangled(slot)
@@ -582,10 +593,10 @@ func (s *symbolizer) resolve(a *found, addr uint64) {
 	if s.names[slot] != "" {
 		// As Cache.Symbolize: lines only for a named function.
 		a.file, a.line, a.name = s.outerLine(va, slot)
-		if a.name < 0 && s.table.HasLines() && !s.metLines[slot].symbolNamed {
+		if a.name < 0 && s.table.HasLines() && !s.symbolNamed[slot] {
 			// Printed by its symbol's name, which the line tables'
 			// name (most of a Go binary's answers) spares reading.
-			s.metLines[slot].symbolNamed = true
+			s.symbolNamed[slot] = true
 			s.queueMangled(slot)
 		}
 	}
@@ -694,10 +705,11 @@ func (s *symbolizer) outerLine(va uint64, slot int32) (file, line, name int32) {
 	if fn != "" {
 		if fn != s.lastRaw {
 			// Another function than the last address's.
-			if m := &s.metLines[slot]; fn != m.raw {
+			m := s.metLine(slot)
+			if fn != m.raw {
 				m.raw, m.name = fn, s.lineName(fn, m.raw == "")
 			}
-			s.lastRaw, s.lastName = fn, s.metLines[slot].name
+			s.lastRaw, s.lastName = fn, m.name
 		}
 		name = s.lastName
 	}
@@ -705,12 +717,28 @@ func (s *symbolizer) outerLine(va uint64, slot int32) (file, line, name int32) {
 		return file, line, name
 	}
 	if path != s.lastFile {
-		if m := &s.metLines[slot]; path != m.path {
+		m := s.metLine(slot)
+		if path != m.path {
 			m.path, m.file = path, s.fileIndexOf(path)
 		}
-		s.lastFile, s.lastFileIndex = path, s.metLines[slot].file
+		s.lastFile, s.lastFileIndex = path, m.file
 	}
 	return s.lastFileIndex, line, name
+}
+
+// metLine returns what the line tables last gave in function
+// names[slot], added (empty) the first time.
+func (s *symbolizer) metLine(slot int32) *metLine {
+	k := s.metIndex[slot] - 1
+	if k < 0 {
+		k = s.metCount
+		if int(k>>metBits) == len(s.metLines) {
+			s.metLines = append(s.metLines, new([1 << metBits]metLine))
+		}
+		s.metCount++
+		s.metIndex[slot] = k + 1
+	}
+	return &s.metLines[k>>metBits][k&(1<<metBits-1)]
 }
 
 // lineName returns the index in s.lnames of what the function name raw
