@@ -8,7 +8,9 @@ import (
 
 // BenchmarkCxxNames demangles every C++ name of a binary as symbolize
 // does (Simplified, the fast path or else the full demangler): the C++
-// corpus, and node's .symtab where node is installed. ns/op and
+// corpus, node's .symtab where node is installed and libLLVM-14's
+// dynamic symbol table where it is (the functions symbolize names in
+// bench/symbolize's two C++ targets). ns/op and
 // allocs/op are per name; "refused" is the share of names the fast path
 // leaves to the full demangler.
 func BenchmarkCxxNames(b *testing.B) {
@@ -18,6 +20,7 @@ func BenchmarkCxxNames(b *testing.B) {
 	}{
 		{"corpus", cxxCorpus},
 		{"node", nodeNames},
+		{"libLLVM", libLLVMNames},
 	}
 	for _, set := range sets {
 		b.Run(set.name, func(b *testing.B) {
@@ -40,14 +43,27 @@ func BenchmarkCxxNames(b *testing.B) {
 // nodeNames returns the C++ function names of node's symbol table, or
 // skips the benchmark where there is no node.
 func nodeNames(t testing.TB) []string {
-	f, err := elf.Open("/usr/bin/node")
+	return cxxFunctionNames(t, "/usr/bin/node", (*elf.File).Symbols)
+}
+
+// libLLVMNames returns the C++ function names libLLVM-14 exports, or
+// skips the benchmark where it is not installed.
+func libLLVMNames(t testing.TB) []string {
+	return cxxFunctionNames(t, "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1", (*elf.File).DynamicSymbols)
+}
+
+// cxxFunctionNames returns the distinct C++ names of the functions
+// defined in the symbol table that symbols reads from the ELF file at
+// path, or skips the benchmark where there is none.
+func cxxFunctionNames(t testing.TB, path string, symbols func(*elf.File) ([]elf.Symbol, error)) []string {
+	f, err := elf.Open(path)
 	if err != nil {
-		t.Skipf("no node: %v", err)
+		t.Skipf("no %s: %v", path, err)
 	}
 	defer f.Close()
-	syms, err := f.Symbols()
+	syms, err := symbols(f)
 	if err != nil {
-		t.Skipf("node: %v", err)
+		t.Skipf("%s: %v", path, err)
 	}
 	seen := map[string]bool{}
 	var names []string
