@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 )
 
 // cxxFast demangles the Itanium C++ names of the common shapes without
@@ -43,8 +42,7 @@ func cxxFast(s string, f Form) (string, bool) {
 		if p.isConst || p.hasReturn || p.refQual != "" || thunk != "" {
 			return "", false
 		}
-		b := append(p.result(int(name.hi-name.lo)), p.text(name)...)
-		return unsafe.String(unsafe.SliceData(b), len(b)), true
+		return string(p.text(name)), true
 	}
 	// The simplified form drops a clone suffix (".constprop.0"), as
 	// the full demangler with NoClones ignores whatever follows the
@@ -85,45 +83,27 @@ func cxxFast(s string, f Form) (string, bool) {
 	if p.isConst {
 		n += len(" const")
 	}
-	b := p.result(n)
-	b = append(b, thunk...)
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(thunk)
 	if p.hasReturn {
-		b = append(b, p.text(ret)...)
-		b = append(b, ' ')
+		b.Write(p.text(ret))
+		b.WriteByte(' ')
 	}
-	b = append(b, p.text(name)...)
-	b = append(b, '(')
+	b.Write(p.text(name))
+	b.WriteByte('(')
 	for n, t := range p.params {
 		if n > 0 {
-			b = append(b, ", "...)
+			b.WriteString(", ")
 		}
-		b = append(b, p.text(t)...)
+		b.Write(p.text(t))
 	}
-	b = append(b, ')')
+	b.WriteByte(')')
 	if p.isConst {
-		b = append(b, " const"...)
+		b.WriteString(" const")
 	}
-	b = append(b, p.refQual...)
-	return unsafe.String(unsafe.SliceData(b), len(b)), true
-}
-
-// resultBlock is the size of the blocks that results are carved from,
-// so that most take no allocation of their own; a block stays in memory
-// while one of its results does.
-const resultBlock = 4096
-
-// result returns an empty slice with room for n bytes, in which a
-// result is written and then never changed.
-func (p *fastParser) result(n int) []byte {
-	if n > len(p.results) {
-		if n > resultBlock/8 {
-			return make([]byte, 0, n)
-		}
-		p.results = make([]byte, resultBlock)
-	}
-	b := p.results[:0:n]
-	p.results = p.results[n:]
-	return b
+	b.WriteString(p.refQual)
+	return b.String(), true
 }
 
 // parameters parses the parameter types up to end, or up to an E when
@@ -203,8 +183,6 @@ type fastParser struct {
 	// back at each append took a write barrier while the GC marks.
 	out []byte
 	n   int
-	// results is what is left of the block the results are written in.
-	results []byte
 	// subs are the substitution candidates, in order.
 	subs []fastType
 	// params are the parameters' types.
