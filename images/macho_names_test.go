@@ -31,3 +31,26 @@ func TestEntryNameAsNameBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryFieldsAsEntry checks that EntryFields gives every entry of the
+// fixtures' symbol tables the fields Entry gives it.
+func TestEntryFieldsAsEntry(t *testing.T) {
+	for _, name := range []string{"prog_arm64", "prog_x86_64", "cxx_arm64", "libdemo_arm64.dylib"} {
+		f, err := OpenMachO(filepath.Join("testdata", "macho", name), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.ReadSymbolTable(f.R, f.Size)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range st.Len() {
+			var got Nlist64
+			got.Strx, got.Type, got.Sect, got.Desc, got.Value = st.EntryFields(i)
+			if want := st.Entry(i); got != want {
+				t.Fatalf("%s entry %d: %+v, Entry %+v", name, i, got, want)
+			}
+		}
+	}
+}

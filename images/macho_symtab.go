@@ -71,6 +71,16 @@ func (t *MachOSymbolTable) Entry(i int) Nlist64 {
 	return Nlist64{Strx: le.Uint32(b), Type: b[4], Sect: b[5], Desc: le.Uint16(b[6:]), Value: le.Uint64(b[8:])}
 }
 
+// EntryFields returns the fields of entry i, 0 <= i < Len(), as Entry
+// does, each on its own: a loop that reads many entries then keeps them
+// in registers, where a Nlist64 (of five fields) is built in memory, a
+// byte at a time, and read back whole, a stalled load each.
+func (t *MachOSymbolTable) EntryFields(i int) (strx uint32, typ, sect uint8, desc uint16, value uint64) {
+	b := t.syms[i*nlistSize : i*nlistSize+nlistSize]
+	le := binary.LittleEndian
+	return le.Uint32(b), b[4], b[5], le.Uint16(b[6:]), le.Uint64(b[8:])
+}
+
 // Name returns a copy of the NUL-terminated string at strx in the string
 // table. ok is false when strx is outside the table.
 func (t *MachOSymbolTable) Name(strx uint32) (name string, ok bool) {

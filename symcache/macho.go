@@ -493,36 +493,36 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 	// function symbol at all; with scan, its name is found by a scan
 	// from its offset to its NUL, not by EntryName (which first sorts
 	// every entry by offset: most of a one-pass read of a Go binary's
-	// 8,000 symbols).
-	function := func(i int, scan bool) (images.Nlist64, []byte, bool) {
-		e := st.Entry(i)
-		if e.Type&images.NStab != 0 || e.Type&images.NType != images.NSect {
-			return e, nil, false
+	// 8,000 symbols). Its fields are read one by one (EntryFields), not
+	// as a Nlist64, which the compiler builds in memory and reads back
+	// whole (a stalled load: most of the loop's time).
+	function := func(i int, scan bool) (value uint64, name []byte, ok bool) {
+		strx, typ, sec, desc, value := st.EntryFields(i)
+		if typ&images.NStab != 0 || typ&images.NType != images.NSect {
+			return value, nil, false
 		}
-		if e.Sect == 0 || int(e.Sect) > len(sects) {
-			return e, nil, false
+		if sec == 0 || int(sec) > len(sects) {
+			return value, nil, false
 		}
-		s := &sects[e.Sect-1]
-		if !s.code || e.Value < s.lo || e.Value >= s.hi {
-			return e, nil, false
+		s := &sects[sec-1]
+		if !s.code || value < s.lo || value >= s.hi {
+			return value, nil, false
 		}
-		if e.Desc&images.ReferencedDynamically != 0 {
-			return e, nil, false
+		if desc&images.ReferencedDynamically != 0 {
+			return value, nil, false
 		}
-		var name []byte
-		var ok bool
 		if scan {
-			name, ok = st.NameBytes(e.Strx)
+			name, ok = st.NameBytes(strx)
 		} else {
 			name, ok = st.EntryName(i)
 		}
 		if !ok || len(name) == 0 || string(name) == redacted {
-			return e, nil, true
+			return value, nil, true
 		}
 		if name[0] == '_' {
 			name = name[1:]
 		}
-		return e, name, true
+		return value, name, true
 	}
 	n := st.Len()
 	if inPlace {
@@ -531,14 +531,14 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 		// the limit, the table is left out.
 		first, total := len(dst), 0
 		for i := 0; i < n; i++ {
-			e, name, ok := function(i, true)
+			value, name, ok := function(i, true)
 			if !ok {
 				continue
 			}
 			if total += len(name); total > 2*st.StringBytes()+1<<20 {
 				return dst[:first]
 			}
-			s := Symbol{Start: e.Value}
+			s := Symbol{Start: value}
 			if len(name) > 0 {
 				s.Name = TrimGoABI(unsafe.String(&name[0], len(name)))
 			}
@@ -563,7 +563,7 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 	first := len(dst)
 	ends := make([]int32, 0, n)
 	for i := 0; i < n; i++ {
-		e, name, ok := function(i, false)
+		value, name, ok := function(i, false)
 		if !ok {
 			continue
 		}
@@ -572,7 +572,7 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 		// A "<redacted>" local keeps its start, anonymous: the
 		// function is then named image+0xOFFSET, not after its
 		// neighbour.
-		dst = append(dst, Symbol{Start: e.Value})
+		dst = append(dst, Symbol{Start: value})
 	}
 	all := b.String()
 	prev := int32(0)
