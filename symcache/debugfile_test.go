@@ -1,6 +1,7 @@
 package symcache
 
 import (
+	"debug/dwarf"
 	"debug/elf"
 	"os"
 	"os/exec"
@@ -174,6 +175,55 @@ func TestDWARFNamesGlibcsHiddenAliasesByTheirName(t *testing.T) {
 		t.Fatal(err)
 	}
 	if fr := l.Lines(addr); len(fr) == 0 || fr[0].Function != "work" {
+		t.Fatalf("frames at __GI_work: %+v, want work", fr)
+	}
+}
+
+// TestDWARFNamesGlibcsAssemblerAliasesByTheirName: GNU as names a
+// function of an assembler file by its first label, which in glibc's
+// system call wrappers is the hidden __GI_ alias (libc6-dbg's getpid is
+// __GI_getpid in DWARF, where llvm-symbolizer prints getpid): it is named
+// by the name users know.
+func TestDWARFNamesGlibcsAssemblerAliasesByTheirName(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "w.S")
+	// The alias alone, as the wrapper's unit has it (work itself is
+	// an alias of it elsewhere, as libc's symbols show).
+	asm := ".text\n.type __GI_work,@function\n__GI_work:\n\tnop\n\tret\n.size __GI_work,.-__GI_work\n"
+	if err := os.WriteFile(src, []byte(asm), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obj := filepath.Join(dir, "w.o")
+	if out, err := exec.Command(tool(t, "gcc"), "-g", "-c", "-o", obj, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	f, err := elf.Open(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var named string
+	for r := d.Reader(); ; {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if e.Tag == dwarf.TagSubprogram {
+			named, _ = e.Val(dwarf.AttrName).(string)
+		}
+	}
+	if named != "__GI_work" {
+		t.Fatalf("the assembler named the function %q in DWARF, want __GI_work (the case this test is about)", named)
+	}
+	l, err := NewDWARFLines(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fr := l.Lines(0); len(fr) == 0 || fr[0].Function != "work" {
 		t.Fatalf("frames at __GI_work: %+v, want work", fr)
 	}
 }

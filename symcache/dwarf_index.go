@@ -296,6 +296,12 @@ func (l *DWARFLines) ownName(e *dwarf.Entry) string {
 		}
 		return s
 	}
+	// GNU as names an assembler function by its first label, which
+	// in glibc's system call wrappers is the hidden alias (__GI_getpid
+	// for getpid, __GI___getpid for __getpid).
+	if len(name) > len("__GI_") && strings.HasPrefix(name, "__GI_") {
+		return name[len("__GI_"):]
+	}
 	return name
 }
 
