@@ -9,16 +9,8 @@ import (
 // TestEntryNameAsNameBytes checks that EntryName gives every entry of the
 // fixtures' symbol tables the name NameBytes gives its Strx.
 func TestEntryNameAsNameBytes(t *testing.T) {
-	for _, name := range []string{"prog_arm64", "prog_x86_64", "cxx_arm64", "libdemo_arm64.dylib"} {
-		f, err := OpenMachO(filepath.Join("testdata", "macho", name), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := f.ReadSymbolTable(f.R, f.Size)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, name := range fixtureTables {
+		st := fixtureTable(t, name)
 		for i := st.Len() - 1; i >= 0; i-- { // the first call in the middle of use
 			want, wok := st.NameBytes(st.Entry(i).Strx)
 			got, ok := st.EntryName(i)
@@ -35,16 +27,8 @@ func TestEntryNameAsNameBytes(t *testing.T) {
 // TestEntryFieldsAsEntry checks that EntryFields gives every entry of the
 // fixtures' symbol tables the fields Entry gives it.
 func TestEntryFieldsAsEntry(t *testing.T) {
-	for _, name := range []string{"prog_arm64", "prog_x86_64", "cxx_arm64", "libdemo_arm64.dylib"} {
-		f, err := OpenMachO(filepath.Join("testdata", "macho", name), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := f.ReadSymbolTable(f.R, f.Size)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, name := range fixtureTables {
+		st := fixtureTable(t, name)
 		for i := range st.Len() {
 			var got Nlist64
 			got.Strx, got.Type, got.Sect, got.Desc, got.Value = st.EntryFields(i)
@@ -53,4 +37,22 @@ func TestEntryFieldsAsEntry(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fixtureTables are the Mach-O fixtures whose symbol tables these tests read.
+var fixtureTables = []string{"prog_arm64", "prog_x86_64", "cxx_arm64", "libdemo_arm64.dylib"}
+
+// fixtureTable reads the symbol table of the fixture name.
+func fixtureTable(t *testing.T, name string) *MachOSymbolTable {
+	t.Helper()
+	f, err := OpenMachO(filepath.Join("testdata", "macho", name), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.ReadSymbolTable(f.R, f.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

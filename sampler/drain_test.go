@@ -249,19 +249,7 @@ func TestLoadingCommandTicksOnlyWhenItMayHaveMappedCode(t *testing.T) {
 	const hz, runFor = 5, 2 * time.Second
 	listings := map[bool]int{}
 	for _, quiet := range []bool{true, false} {
-		d := &watchingTarget{drainingTarget: newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}}), imagesUnchanged: quiet}
-		d.maxDrain = time.Second
-		s, err := New(Config{Hz: hz})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.AddStarted(d)
-		ctx, cancel := context.WithTimeout(context.Background(), runFor)
-		if err := s.Run(ctx); err != nil && !errors.Is(err, ErrAllExited) {
-			t.Fatal(err)
-		}
-		cancel()
-		listings[quiet] = d.listings
+		listings[quiet] = runLoadingCommand(t, hz, runFor, quiet).listings
 	}
 	// Quiet: three listings a period apart to start, one a second, the
 	// last tick's, and two for ticks a loaded machine made late. Not
@@ -284,7 +272,24 @@ func TestLoadingCommandTicksOnlyWhenItMayHaveMappedCode(t *testing.T) {
 // went on for 3.4 s here.)
 func TestLoadingPollsEndAfterTheLoadingSpan(t *testing.T) {
 	const hz, runFor = 5, 3 * time.Second
-	d := &watchingTarget{drainingTarget: newDraining(10, time.Second/hz, map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}}), imagesUnchanged: true}
+	d := runLoadingCommand(t, hz, runFor, true)
+	// At most one poll each listEvery of the span; a loaded machine
+	// makes ticks late, not more of them.
+	if most := int(loadingSpan / listEvery); d.imagesAsked > most {
+		t.Errorf("%d polls for mapped code in %v, want at most %d (one every %v for the first %v)", d.imagesAsked, runFor, most, listEvery, loadingSpan)
+	}
+	if d.imagesAsked == 0 {
+		t.Errorf("no poll for mapped code while the command loaded")
+	}
+	t.Logf("%d polls for mapped code in %v", d.imagesAsked, runFor)
+}
+
+// runLoadingCommand samples for runFor, at hz, a launched command of one
+// busy thread whose kernel samples are drained once a second and whose
+// backend tells, when quiet, that it mapped no code since its last listing.
+func runLoadingCommand(t *testing.T, hz int, runFor time.Duration, quiet bool) *watchingTarget {
+	t.Helper()
+	d := &watchingTarget{drainingTarget: newDraining(10, time.Second/time.Duration(hz), map[target.ThreadID]*targettest.Thread{1: {Share: 1, Stack: []uint64{1, 2}}}), imagesUnchanged: quiet}
 	d.maxDrain = time.Second
 	s, err := New(Config{Hz: hz})
 	if err != nil {
@@ -296,15 +301,7 @@ func TestLoadingPollsEndAfterTheLoadingSpan(t *testing.T) {
 	if err := s.Run(ctx); err != nil && !errors.Is(err, ErrAllExited) {
 		t.Fatal(err)
 	}
-	// At most one poll each listEvery of the span; a loaded machine
-	// makes ticks late, not more of them.
-	if most := int(loadingSpan / listEvery); d.imagesAsked > most {
-		t.Errorf("%d polls for mapped code in %v, want at most %d (one every %v for the first %v)", d.imagesAsked, runFor, most, listEvery, loadingSpan)
-	}
-	if d.imagesAsked == 0 {
-		t.Errorf("no poll for mapped code while the command loaded")
-	}
-	t.Logf("%d polls for mapped code in %v", d.imagesAsked, runFor)
+	return d
 }
 
 // TestDrainListsThreadsOnlyWhileTheyMayHaveChanged: at 100 Hz the rings

@@ -54,14 +54,7 @@ func TestMore(t *testing.T) {
 // worth with a word across its end, are answered as one by one.
 func TestSymbolizeBatchPastTheBuffer(t *testing.T) {
 	cfg := Config{Binary: uni, Arch: "arm64"}
-	answers := make([]string, 256)
-	for i := range answers {
-		var one bytes.Buffer
-		if err := Run(cfg, []string{fmt.Sprintf("%#x", 0x100000388+i)}, nil, &one); err != nil {
-			t.Fatal(err)
-		}
-		answers[i] = one.String()
-	}
+	answers := aloneAnswers(t, cfg, 256)
 	var in, want bytes.Buffer
 	for i := 0; in.Len() < readBuffer+readBuffer/2; i++ {
 		fmt.Fprintf(&in, "%#x\n", 0x100000388+i%256)
@@ -121,16 +114,7 @@ func TestSymbolizeWordsAcrossReads(t *testing.T) {
 		words = append(words, w)
 		size += len(w) + 1
 	}
-	s, err := open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want bytes.Buffer
-	w := newOutput(&want)
-	for _, word := range words {
-		s.line(w, []byte(word))
-	}
-	w.Flush()
+	want := oneByOne(t, cfg, words)
 	in := strings.Join(words, " \n\t")
 	name := filepath.Join(t.TempDir(), "addrs")
 	if err := os.WriteFile(name, []byte(in), 0o600); err != nil {
@@ -184,14 +168,7 @@ func (u *unevenReader) Read(p []byte) (int, error) {
 // the binary: each answered as alone, in order.
 func TestSymbolizeBatchPastIndexBits(t *testing.T) {
 	cfg := Config{Binary: uni, Arch: "arm64"}
-	answers := make([]string, 256)
-	for i := range answers {
-		var one bytes.Buffer
-		if err := Run(cfg, []string{fmt.Sprintf("%#x", 0x100000388+i)}, nil, &one); err != nil {
-			t.Fatal(err)
-		}
-		answers[i] = one.String()
-	}
+	answers := aloneAnswers(t, cfg, 256)
 	const n = 1<<20 + 1000
 	var in, want bytes.Buffer
 	for i := range n {
@@ -219,4 +196,19 @@ func TestSymbolizeBatchPastIndexBits(t *testing.T) {
 	if !bytes.Equal(out.Bytes(), want.Bytes()) {
 		t.Errorf("%d bytes of answers, want %d", out.Len(), want.Len())
 	}
+}
+
+// aloneAnswers returns the answers, each asked alone, for the n addresses
+// from 0x100000388 up of cfg's binary.
+func aloneAnswers(t *testing.T, cfg Config, n int) []string {
+	t.Helper()
+	answers := make([]string, n)
+	for i := range answers {
+		var one bytes.Buffer
+		if err := Run(cfg, []string{fmt.Sprintf("%#x", 0x100000388+i)}, nil, &one); err != nil {
+			t.Fatal(err)
+		}
+		answers[i] = one.String()
+	}
+	return answers
 }

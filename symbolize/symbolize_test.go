@@ -172,16 +172,7 @@ func TestSymbolizeBatchKeepsOrder(t *testing.T) {
 	rng.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
 
 	cfg := Config{Binary: exe}
-	s, err := open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want bytes.Buffer
-	w := newOutput(&want)
-	for _, word := range words {
-		s.line(w, []byte(word))
-	}
-	w.Flush()
+	want := oneByOne(t, cfg, words)
 	if !strings.Contains(want.String(), ".go:") {
 		t.Fatalf("no file:line in %.200q", want.String())
 	}
@@ -278,4 +269,22 @@ func TestNeitherMachONorELF(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "is neither a Mach-O nor an ELF file") || !strings.Contains(err.Error(), `"root"`) {
 		t.Errorf("error %v; want it to say the file is neither Mach-O nor ELF", err)
 	}
+}
+
+// oneByOne returns cfg's answers to words, each answered on its own line
+// by one symbolizer, as the reference a batch must equal.
+func oneByOne(t *testing.T, cfg Config, words []string) *bytes.Buffer {
+	t.Helper()
+	s, err := open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	var want bytes.Buffer
+	w := newOutput(&want)
+	for _, word := range words {
+		s.line(w, []byte(word))
+	}
+	w.Flush()
+	return &want
 }
