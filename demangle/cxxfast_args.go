@@ -1,5 +1,7 @@
 package demangle
 
+import "bytes"
+
 // The fast path's template arguments: types, packs and their expansions,
 // literals, addresses and the expressions it takes.
 
@@ -187,6 +189,15 @@ func (p *fastParser) addressArg() fastType {
 	name := p.functionName()
 	if p.bad {
 		return fastType{}
+	}
+	if qualified {
+		// N with one component (N1AE) is no qualified name: the full
+		// demangler keeps such a function's signature.
+		t := p.text(name)
+		if lt := bytes.IndexByte(t, '<'); lt >= 0 {
+			t = t[:lt]
+		}
+		qualified = bytes.Contains(t, []byte("::"))
 	}
 	lo := p.n
 	if p.peek() == 'E' {

@@ -150,6 +150,7 @@ func TestCxxFast(t *testing.T) {
 		{"_Z1fIXadL_ZN1a1xEEEEvv", "void f<&a::x>()"},
 		{"_Z1fIXadL_Z1xEEEvv", "void f<&x>()"},
 		{"_Z1fIXadL_Z1gvEEEvv", "void f<&(g())>()"},
+		{"_Z1AIXadL_ZN1AEaEEEaa", "signed char A<&(A(signed char))>(signed char)"}, // N of one component: no qualified name
 		{"_Z1fIXadL_ZNK1a1gEvEEEvv", "void f<&(a::g() const)>()"},
 		{"_Z1fIXadL_ZNKR1a1gEvEEEvv", "void f<&(a::g() const &)>()"},
 		{"_Z1fIXadL_ZN1a1gIiEEvT_EEEvv", "void f<&(void a::g<int>(int))>()"},

@@ -1811,12 +1811,13 @@ func (st *state) demangleType(isCast bool) AST {
 		st.advance(1)
 		t := st.demangleType(isCast)
 		switch c {
-		case 'O':
-			ret = &RvalueReferenceType{Base: t}
+		case 'O', 'R':
+			// macprof patch 13 (PATCHES.md): a reference to a
+			// reference collapses here, not only in simplify,
+			// which does not visit a substitution's second use.
+			ret = referenceTo(c, t)
 		case 'P':
 			ret = &PointerType{Base: t}
-		case 'R':
-			ret = &ReferenceType{Base: t}
 		case 'C':
 			ret = &ComplexType{Base: t}
 		case 'G':
@@ -3762,6 +3763,26 @@ func (st *state) substitution(forPrefix bool) AST {
 
 		return a
 	}
+}
+
+// referenceTo returns the type of code c ('R', an lvalue reference, or
+// 'O', an rvalue one) to t, collapsed as simplifyOne collapses it when t
+// is itself a reference: & to & or to && is &, && to && is &&, && to &
+// is &.
+func referenceTo(c byte, t AST) AST {
+	switch b := t.(type) {
+	case *ReferenceType:
+		return b
+	case *RvalueReferenceType:
+		if c == 'O' {
+			return b
+		}
+		return &ReferenceType{Base: b.Base}
+	}
+	if c == 'O' {
+		return &RvalueReferenceType{Base: t}
+	}
+	return &ReferenceType{Base: t}
 }
 
 // isDigit returns whetner c is a digit for demangling purposes.
