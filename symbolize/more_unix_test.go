@@ -69,15 +69,7 @@ func TestSymbolizeBatchPastTheBuffer(t *testing.T) {
 		w.Write(in.Bytes())
 		w.Close()
 	}()
-	name := filepath.Join(t.TempDir(), "addrs")
-	if err := os.WriteFile(name, in.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := inputFile(t, in.Bytes())
 	for what, stdin := range map[string]*os.File{"pipe": r, "file": f} {
 		var out bytes.Buffer
 		if err := Run(cfg, nil, stdin, &out); err != nil {
@@ -180,15 +172,7 @@ func TestSymbolizeBatchPastIndexBits(t *testing.T) {
 		in.WriteString("1\n")
 		want.WriteString("0x1 (not in prog_universal)\n")
 	}
-	name := filepath.Join(t.TempDir(), "addrs")
-	if err := os.WriteFile(name, in.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := inputFile(t, in.Bytes())
 	var out bytes.Buffer
 	if err := Run(cfg, nil, f, &out); err != nil {
 		t.Fatal(err)
@@ -211,4 +195,19 @@ func aloneAnswers(t *testing.T, cfg Config, n int) []string {
 		answers[i] = one.String()
 	}
 	return answers
+}
+
+// inputFile returns data in a file of the test's, open for reading.
+func inputFile(t *testing.T, data []byte) *os.File {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "addrs")
+	if err := os.WriteFile(name, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
