@@ -33,6 +33,7 @@ func cxxFast(s string, f Form) (string, bool) {
 	defer fastPool.Put(p)
 	p.reset(s)
 	p.form = f
+	p.limit = maxOutput(len(s))
 	thunk := p.thunk()
 	name := p.functionName()
 	if p.bad {
@@ -82,6 +83,9 @@ func cxxFast(s string, f Form) (string, bool) {
 	}
 	if p.isConst {
 		n += len(" const")
+	}
+	if n > p.limit {
+		return "", false
 	}
 	var b strings.Builder
 	b.Grow(n)
@@ -183,6 +187,8 @@ type fastParser struct {
 	// back at each append took a write barrier while the GC marks.
 	out []byte
 	n   int
+	// limit bounds n (maxOutput): past it the parse fails.
+	limit int
 	// subs are the substitution candidates, in order.
 	subs []fastType
 	// params are the parameters' types.
@@ -280,7 +286,9 @@ func (p *fastParser) putBytes(b []byte) {
 
 func (p *fastParser) putByte(c byte) {
 	if p.n == len(p.out) {
-		p.grow(1)
+		if p.grow(1); p.n == len(p.out) {
+			return // past the limit
+		}
 	}
 	p.out[p.n] = c
 	p.n++
@@ -299,9 +307,15 @@ func (p *fastParser) putNumber(n int) {
 	p.putBytes(strconv.AppendInt(b[:0], int64(n), 10))
 }
 
-// grow makes room in out for k more bytes.
+// grow makes room in out for k more bytes, or fails the parse when that
+// would pass the limit (the puts then write what room is left, and the
+// name is left to the full demangler, bounded alike).
 func (p *fastParser) grow(k int) {
-	b := make([]byte, max(2*len(p.out), p.n+k))
+	if p.n+k > p.limit {
+		p.fail()
+		return
+	}
+	b := make([]byte, min(max(2*len(p.out), p.n+k), p.limit))
 	copy(b, p.out[:p.n])
 	p.out = b
 }

@@ -7,6 +7,7 @@
 package demangle
 
 import (
+	"math/bits"
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
@@ -124,9 +125,19 @@ func cxx(s string, f Form) (string, bool) {
 	if f != Simplified {
 		opts = cxxFull
 	}
-	d, err := demangle.ToString(s, opts...)
-	if err != nil {
+	limit := maxOutput(len(s))
+	pow := min(bits.Len(uint(limit)), 30) // 1<<pow > limit
+	d, err := demangle.ToString(s, append(opts[:len(opts):len(opts)], demangle.MaxLength(pow))...)
+	if err != nil || len(d) > limit || len(d) >= 1<<pow {
 		return "", false
 	}
 	return d, true
 }
+
+// maxOutput bounds what a C++ name of n bytes may demangle to; a name
+// past it is left mangled. Substitutions let a few hundred bytes stand
+// for gigabytes (each S<n>_ repeats a type that may hold two of the last:
+// 337 bytes printed 2.5 MB, and each level more doubles it), and the
+// names come from the target's binaries. Real names stay far below: the
+// verbose std::string is 32 times its "Ss".
+func maxOutput(n int) int { return 1024 + 64*n }

@@ -1,6 +1,11 @@
 package demangle
 
-import "testing"
+import (
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestName(t *testing.T) {
 	for _, c := range []struct {
@@ -105,5 +110,41 @@ func BenchmarkName(b *testing.B) {
 				Name(c.name, Simplified)
 			}
 		})
+	}
+}
+
+// TestExplodingSubstitutionsStayBounded: a C++ name whose substitutions
+// each repeat a type holding two of the last (S_IS1_S1_E, then S_IS2_S2_E,
+// ...) would print, at 60 levels in 800 bytes, over a terabyte; it is
+// left mangled, by both the fast path and the full demangler, having
+// allocated a bounded amount, while a shallow one still demangles.
+func TestExplodingSubstitutionsStayBounded(t *testing.T) {
+	nested := func(levels int) string {
+		s := "_Z1fI1PI1AS1_E" // f is S_, P S0_, A S1_, P<A, A> S2_
+		for i := 1; i < levels; i++ {
+			k := strings.ToUpper(strconv.FormatInt(int64(i+1), 36))
+			s += "S0_IS" + k + "_S" + k + "_E"
+		}
+		return s + "Evv"
+	}
+	shallow := nested(3)
+	if d := Name(shallow, Simplified); d == shallow || d != "void f<P<A, A>, P<P<A, A>, P<A, A> >, P<P<P<A, A>, P<A, A> >, P<P<A, A>, P<A, A> > > >()" {
+		t.Fatalf("shallow %s: %q", shallow, d)
+	}
+	deep := nested(60)
+	for _, f := range []Form{Simplified, Full} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		d := Name(deep, f)
+		runtime.ReadMemStats(&after)
+		if d != deep {
+			t.Errorf("form %d: %d bytes demangled to %d, want the name left mangled", f, len(deep), len(d))
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+			t.Errorf("form %d: demangling %d bytes allocated %d", f, len(deep), n)
+		}
+	}
+	if _, ok := cxxFast(deep, Simplified); ok {
+		t.Error("the fast path took the deep name")
 	}
 }
