@@ -3766,9 +3766,9 @@ func (st *state) substitution(forPrefix bool) AST {
 }
 
 // referenceTo returns the type of code c ('R', an lvalue reference, or
-// 'O', an rvalue one) to t, collapsed as simplifyOne collapses it when t
-// is itself a reference: & to & or to && is &, && to && is &&, && to &
-// is &.
+// 'O', an rvalue one) to t, collapsed when t is itself a reference (as
+// the parse and simplifyOne both do): & to & or to && is &, && to && is
+// &&, && to & is &.
 func referenceTo(c byte, t AST) AST {
 	switch b := t.(type) {
 	case *ReferenceType:
@@ -3845,18 +3845,15 @@ func simplifyOne(a AST) AST {
 			return &MethodWithQualifiers{Method: m.Method, Qualifiers: mergeQualifiers(a.Qualifiers, m.Qualifiers), RefQualifier: m.RefQualifier}
 		}
 	case *ReferenceType:
-		if rt, ok := a.Base.(*ReferenceType); ok {
-			return rt
-		}
-		if rrt, ok := a.Base.(*RvalueReferenceType); ok {
-			return &ReferenceType{Base: rrt.Base}
+		// (macprof patch 13: one rule, referenceTo's.)
+		switch a.Base.(type) {
+		case *ReferenceType, *RvalueReferenceType:
+			return referenceTo('R', a.Base)
 		}
 	case *RvalueReferenceType:
-		if rrt, ok := a.Base.(*RvalueReferenceType); ok {
-			return rrt
-		}
-		if rt, ok := a.Base.(*ReferenceType); ok {
-			return rt
+		switch a.Base.(type) {
+		case *ReferenceType, *RvalueReferenceType:
+			return referenceTo('O', a.Base)
 		}
 	case *ArrayType:
 		// Qualifiers on the element of an array type
