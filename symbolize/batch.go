@@ -33,6 +33,8 @@ func (s *symbolizer) batch(w *output) bool {
 			chunk := block[lo:min(lo+gatherChunk, len(block))]
 			if s.fast() {
 				s.gather(names[:len(chunk)], chunk)
+				all = s.printLines(w, chunk, names[:len(chunk)]) && all
+				continue
 			}
 			for i := range chunk {
 				a := &chunk[i]
@@ -43,6 +45,38 @@ func (s *symbolizer) batch(w *output) bool {
 	}
 	s.answers.n = 0
 	s.notAddrs = s.notAddrs[:0]
+	return all
+}
+
+// printLines prints the answers of chunk (g: what gather read for them),
+// from the table: those with a file:line (most of a Go binary's) in one
+// loop that keeps the buffer in locals, not by a call to print each. It
+// returns false when some word is not an address.
+func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
+	all := true
+	b, files, inImage := w.buf, s.files, s.inImage
+	for i := range chunk {
+		a := &chunk[i]
+		name := g[i].name
+		if name == "" || a.file < 0 {
+			w.buf = b
+			s.print(w, a, &g[i])
+			b = w.buf
+			all = all && a.fn != notAddr
+			continue
+		}
+		b = appendShort(b, name)
+		b = appendShort(b, inImage)
+		b = append(b, ' ', '(')
+		b = appendShort(b, files[a.file]) // "base name:" (see fileIndexOf)
+		b = appendDec(b, int64(a.line))
+		b = append(b, ')', '\n')
+		if len(b) >= flushAt {
+			w.done(b)
+			b = w.buf
+		}
+	}
+	w.buf = b
 	return all
 }
 

@@ -610,7 +610,8 @@ func (s *symbolizer) queueMangled(slot int32) {
 	}
 }
 
-// print writes a's line(s).
+// print writes a's line(s), but for the line with a file of an answer
+// from the table (printLines').
 func (s *symbolizer) print(w *output, a *answer, g *gathered) {
 	switch {
 	case a.fn == notAddr:
@@ -628,13 +629,6 @@ func (s *symbolizer) print(w *output, a *answer, g *gathered) {
 	name := g.name
 	b := w.buf // appended to in place
 	switch {
-	case name != "" && a.file >= 0:
-		b = append(b, name...)
-		b = append(b, s.inImage...)
-		b = append(b, ' ', '(')
-		b = append(b, s.files[a.file]...) // "base name:" (see fileIndexOf)
-		b = appendDec(b, int64(a.line))
-		b = append(b, ')')
 	case name != "" || a.fn >= 0:
 		start := g.start
 		if name == "" {
