@@ -396,9 +396,38 @@ func TestRadixSort64(t *testing.T) {
 			}
 			want := slices.Clone(v)
 			slices.Sort(want)
-			if got := radixSort64(v, make([]uint64, n)); !slices.Equal(got, want) {
+			if got := radixSort64(v, make([]uint64, n), 0); !slices.Equal(got, want) {
 				t.Fatalf("%d values of %d bits: not sorted", n, bits)
 			}
 		}
+	}
+}
+
+// TestRadixSort64From checks radixSort64 from a bit above 0: values
+// whose low bits are their index (as symCols.sort packs them; below bit
+// 13 the index wraps) come out in order of the bits above, each run of
+// equal ones in the order they came, as a stable comparison sort by
+// those bits gives them; the bits below are not sorted by.
+func TestRadixSort64From(t *testing.T) {
+	rng := rand.New(rand.NewSource(6))
+	for _, from := range []uint{1, 10, 11, 17, 18, 40} {
+		for _, n := range []int{0, 1, 2, 1000, 5000} {
+			v := make([]uint64, n)
+			for i := range v {
+				// Few distinct keys above, so that runs of equal
+				// ones hold many indexes.
+				v[i] = uint64(rng.Intn(50))<<from | uint64(i)&(1<<from-1)
+			}
+			want := slices.Clone(v)
+			slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>from, b>>from) })
+			if got := radixSort64(slices.Clone(v), make([]uint64, n), from); !slices.Equal(got, want) {
+				t.Fatalf("%d values from bit %d: not in order of the bits above, index order kept", n, from)
+			}
+		}
+	}
+	// The bits below from are left as they came.
+	v := []uint64{1<<8 | 3, 1<<8 | 1, 0<<8 | 2}
+	if got := radixSort64(v, make([]uint64, 3), 8); !slices.Equal(got, []uint64{2, 1<<8 | 3, 1<<8 | 1}) {
+		t.Fatalf("from bit 8: %#x, want the low bits' order kept", got)
 	}
 }
