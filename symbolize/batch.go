@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/internal/objfile"
@@ -50,11 +51,14 @@ func (s *symbolizer) batch(w *output) bool {
 
 // printLines prints the answers of chunk (g: what gather read for them),
 // from the table: those with a file:line (most of a Go binary's) in one
-// loop that keeps the buffer in locals, not by a call to print each. It
-// returns false when some word is not an address.
+// loop that keeps the buffer in locals, not by a call to print each, and
+// writes such a line, where its name has 8 to 64 bytes and its line 4
+// digits at most, in moves of 8 and 16 bytes with one check of the
+// buffer's room, not by appends. It returns false when some word is not
+// an address.
 func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 	all := true
-	b, files, inImage := w.buf, s.files, s.inImage
+	b, files, mid := w.buf, s.files, s.lineMid
 	for i := range chunk {
 		a := &chunk[i]
 		name := g[i].name
@@ -65,12 +69,44 @@ func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 			all = all && a.fn != notAddr
 			continue
 		}
-		b = appendShort(b, name)
-		b = appendShort(b, inImage)
-		b = append(b, ' ', '(')
-		b = appendShort(b, files[a.file]) // "base name:" (see fileIndexOf)
-		b = appendDec(b, int64(a.line))
-		b = append(b, ')', '\n')
+		file, n := files[a.file], len(name)
+		if n >= 8 && n <= 64 && uint32(a.line) < 10000 && cap(b)-len(b) >= n+len(mid)+len(file)+64 {
+			// The whole line by moves of 8 and 16 bytes: the name's
+			// within it (it may end a mapping), mid's and file's
+			// past their ends, into their padding (see padded), and
+			// all within b's capacity.
+			p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), len(b))
+			moveShort(p, name)
+			q := unsafe.Add(p, n)
+			movePadded(q, mid)
+			q = unsafe.Add(q, len(mid))
+			movePadded(q, file)
+			q = unsafe.Add(q, len(file))
+			d := (*[6]byte)(q)
+			switch v := a.line; {
+			case v < 10:
+				d[0], d[1], d[2] = byte('0'+v), ')', '\n'
+				q = unsafe.Add(q, 3)
+			case v < 100:
+				d[0], d[1], d[2], d[3] = decPairs[2*v], decPairs[2*v+1], ')', '\n'
+				q = unsafe.Add(q, 4)
+			case v < 1000:
+				r := v % 100
+				d[0], d[1], d[2], d[3], d[4] = byte('0'+v/100), decPairs[2*r], decPairs[2*r+1], ')', '\n'
+				q = unsafe.Add(q, 5)
+			default:
+				h, r := v/100, v%100
+				d[0], d[1], d[2], d[3], d[4], d[5] = decPairs[2*h], decPairs[2*h+1], decPairs[2*r], decPairs[2*r+1], ')', '\n'
+				q = unsafe.Add(q, 6)
+			}
+			b = b[:len(b)+int(uintptr(q)-uintptr(p))]
+		} else {
+			b = appendShort(b, name)
+			b = append(b, mid...)
+			b = append(b, file...) // "base name:" (see fileIndexOf)
+			b = appendDec(b, int64(a.line))
+			b = append(b, ')', '\n')
+		}
 		if len(b) >= flushAt {
 			w.done(b)
 			b = w.buf

@@ -118,20 +118,42 @@ func appendShort(b []byte, s string) []byte {
 	if n < 8 || n > 64 || cap(b)-len(b) < 64 {
 		return append(b, s...)
 	}
-	dst := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), len(b))
+	moveShort(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), len(b)), s)
+	return b[:len(b)+n]
+}
+
+// moveShort copies s, of 8 to 64 bytes, to dst, in overlapping moves
+// within s (appendShort's, inlined).
+func moveShort(dst unsafe.Pointer, s string) {
+	n := len(s)
 	src := unsafe.Pointer(unsafe.StringData(s))
-	switch {
-	case n <= 16:
+	if n <= 16 {
 		*(*[8]byte)(dst) = *(*[8]byte)(src)
 		*(*[8]byte)(unsafe.Add(dst, n-8)) = *(*[8]byte)(unsafe.Add(src, n-8))
-	case n <= 32:
-		*(*[16]byte)(dst) = *(*[16]byte)(src)
-		*(*[16]byte)(unsafe.Add(dst, n-16)) = *(*[16]byte)(unsafe.Add(src, n-16))
-	default:
-		*(*[16]byte)(dst) = *(*[16]byte)(src)
-		*(*[16]byte)(unsafe.Add(dst, 16)) = *(*[16]byte)(unsafe.Add(src, 16))
-		*(*[16]byte)(unsafe.Add(dst, n-32)) = *(*[16]byte)(unsafe.Add(src, n-32))
-		*(*[16]byte)(unsafe.Add(dst, n-16)) = *(*[16]byte)(unsafe.Add(src, n-16))
+		return
 	}
-	return b[:len(b)+n]
+	if n > 32 {
+		*(*[16]byte)(unsafe.Add(dst, n-32)) = *(*[16]byte)(unsafe.Add(src, n-32))
+		*(*[16]byte)(unsafe.Add(dst, 16)) = *(*[16]byte)(unsafe.Add(src, 16))
+	}
+	*(*[16]byte)(dst) = *(*[16]byte)(src)
+	*(*[16]byte)(unsafe.Add(dst, n-16)) = *(*[16]byte)(unsafe.Add(src, n-16))
+}
+
+// padded returns a copy of s followed in memory by 16 bytes of its own
+// allocation, which movePadded reads.
+func padded(s string) string {
+	b := make([]byte, len(s), len(s)+16)
+	copy(b, s)
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// movePadded copies s, a string from padded, to dst 16 bytes at a time:
+// up to 15 bytes past its end, of its padding, which dst must have room
+// for.
+func movePadded(dst unsafe.Pointer, s string) {
+	src := unsafe.Pointer(unsafe.StringData(s))
+	for off := 0; off < len(s); off += 16 {
+		*(*[16]byte)(unsafe.Add(dst, off)) = *(*[16]byte)(unsafe.Add(src, off))
+	}
 }

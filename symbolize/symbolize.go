@@ -207,6 +207,7 @@ func open(cfg Config) (*symbolizer, error) {
 	s.lastName, s.lastFileIndex = -1, -1
 	s.lines = t.LineCursor()
 	s.inImage = " (in " + s.image + ")"
+	s.lineMid = padded(s.inImage + " (")
 	return s, nil
 }
 
@@ -229,9 +230,11 @@ type symbolizer struct {
 	cache    *symcache.Cache
 	table    *symcache.Table
 	image    string
-	// inImage is " (in image)", appended to most answers in one copy.
-	inImage string
-	inline  bool
+	// inImage is " (in image)", appended to most answers in one copy;
+	// lineMid " (in image) (", what lies between a name and its file
+	// (padded).
+	inImage, lineMid string
+	inline           bool
 	// names are the (demangled) names of the functions the addresses
 	// met, in the order met ("" for an unnamed one), starts their
 	// starts, and slots[i] is 1 + the index in names of the table's
@@ -773,7 +776,7 @@ func (s *symbolizer) fileIndexSlow(path string) int32 {
 	k, seen := s.fileIndex[path]
 	if !seen {
 		k = int32(len(s.files))
-		s.files = append(s.files, filepath.Base(path)+":")
+		s.files = append(s.files, padded(filepath.Base(path)+":")) // for movePadded
 		s.fileIndex[path] = k
 	}
 	return k
