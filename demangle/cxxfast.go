@@ -256,15 +256,16 @@ type fastType struct {
 	// An array type (A <n> _ <type>) is a function type's kin: its
 	// element type (span) and its bounds (params, "[16]").
 	array bool
+	// opaque marks a substitution candidate the fast path does not
+	// print when it is named again: a pack expansion's, or one of an
+	// inner encoding (a local name's function) that may hold its T_.
+	// (Beside array: 40 bytes a fastType, not 44.)
+	opaque bool
 	// ins is where, in a closed type's text, a pack expansion's
 	// modifiers go: after the * of void (*)(int) (0: nowhere).
 	ins int32
 	// A pack's elements are packElems[elemLo:elemHi].
 	elemLo, elemHi int32
-	// opaque marks a substitution candidate the fast path does not
-	// print when it is named again: a pack expansion's, or one of an
-	// inner encoding (a local name's function) that may hold its T_.
-	opaque bool
 }
 
 func (p *fastParser) text(sp span) []byte { return p.out[sp.lo:sp.hi] }
@@ -336,8 +337,16 @@ func (p *fastParser) extend(cur span, b, c string) span {
 	if int(cur.hi) != p.n {
 		return p.emit(p.text(cur), b, c)
 	}
-	p.put(b)
-	p.put(c)
+	if len(b) == 2 && len(p.out)-p.n >= 2 {
+		// "::", most often: two stores, not a copy's call.
+		p.out[p.n], p.out[p.n+1] = b[0], b[1]
+		p.n += 2
+	} else {
+		p.put(b)
+	}
+	if c != "" {
+		p.put(c)
+	}
 	cur.hi = int32(p.n)
 	return cur
 }
@@ -345,9 +354,13 @@ func (p *fastParser) extend(cur span, b, c string) span {
 // emit appends the concatenation of a, b and c to out and returns its span.
 func (p *fastParser) emit(a []byte, b, c string) span {
 	lo := p.n
-	p.putBytes(a)
+	if len(a) > 0 {
+		p.putBytes(a)
+	}
 	p.put(b)
-	p.put(c)
+	if c != "" {
+		p.put(c)
+	}
 	return span{int32(lo), int32(p.n)}
 }
 

@@ -293,7 +293,7 @@ func (p *fastParser) typ() fastType {
 				return fastType{}
 			}
 			t = inner
-			t.span, t.cv = p.emit(p.text(inner.span), " const", ""), true
+			t.span, t.cv = p.extend(inner.span, " const", ""), true
 			break
 		}
 		if p.bad || inner.literal || inner.pack || inner.closed || c == 'K' && (inner.cv || inner.fn) {
@@ -335,7 +335,9 @@ func (p *fastParser) typ() fastType {
 			t.hi = int32(p.n)
 			break
 		}
-		t.span = p.emit(p.text(inner.span), suffix, "")
+		// In place where inner is the last text (its own bytes, a
+		// candidate, stay as they are).
+		t.span = p.extend(inner.span, suffix, "")
 	case c == 'S' && p.i+1 < len(p.s) && p.s[p.i+1] == 't':
 		p.i += 2
 		t.span, t.name = p.emit([]byte("std::"), p.unqualified(), ""), true
