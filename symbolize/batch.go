@@ -44,7 +44,7 @@ func (s *symbolizer) batch(w *output) bool {
 			}
 		}
 	}
-	s.answers.n = 0
+	s.answers.reset()
 	s.notAddrs = s.notAddrs[:0]
 	return all
 }
@@ -123,6 +123,24 @@ func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 type answerList struct {
 	blocks []*answerBlock
 	n      int
+	// resolvable counts the answers to be looked up in the table (fn
+	// noFunction), ^notLo and hi are the least and greatest of their
+	// addresses: kept as the words are added, which spares
+	// resolveInOrder a pass over the answers (2.4 MB for the bench's
+	// 100,000).
+	resolvable int
+	notLo, hi  uint64
+}
+
+// reset empties l, keeping its blocks.
+func (l *answerList) reset() {
+	l.n, l.resolvable, l.notLo, l.hi = 0, 0, 0, 0
+}
+
+// addResolvable counts an answer at addr to be looked up in the table.
+func (l *answerList) addResolvable(addr uint64) {
+	l.resolvable++
+	l.notLo, l.hi = max(l.notLo, ^addr), max(l.hi, addr)
 }
 
 // answerBits is the log2 of the answers a block holds (96 KiB of them).
@@ -199,14 +217,7 @@ func (s *symbolizer) gather(g []gathered, answers []answer) {
 // faster than pairs.
 func (s *symbolizer) resolveInOrder() {
 	const indexBits = 20
-	lo, hi, n := ^uint64(0), uint64(0), 0
-	for k := range s.answers.blockCount() {
-		for _, a := range s.answers.block(k) {
-			if a.fn == noFunction {
-				lo, hi, n = min(lo, a.addr), max(hi, a.addr), n+1
-			}
-		}
-	}
+	lo, hi, n := ^s.answers.notLo, s.answers.hi, s.answers.resolvable
 	if n == 0 {
 		return
 	}

@@ -168,6 +168,7 @@ func (s *symbolizer) words(b []byte, last bool) (rest int) {
 		if k := l.n >> answerBits; ok && addr >= lo && addr < hi && k < len(l.blocks) {
 			l.blocks[k][l.n&(1<<answerBits-1)] = answer{addr: addr, found: unresolved}
 			l.n++
+			l.addResolvable(addr)
 		} else {
 			s.add(addr, ok, b[i:j])
 		}
@@ -553,6 +554,8 @@ func (s *symbolizer) add(addr uint64, ok bool, word []byte) {
 		a.addr, a.fn = uint64(i)<<32|uint64(len(s.notAddrs)), notAddr
 	case s.segIndex(addr) < 0:
 		a.fn = notInImage
+	default:
+		s.answers.addResolvable(addr)
 	}
 	s.answers.push(a)
 }

@@ -288,3 +288,43 @@ func oneByOne(t *testing.T, cfg Config, words []string) *bytes.Buffer {
 	w.Flush()
 	return &want
 }
+
+// The least address of a batch may be a word added through add (the first
+// of an answer block, the words' inline path's only other way): its table
+// lookup must still find it (resolveInOrder sorts by the addresses' distance
+// from the least one, counted as the words are added).
+func TestSymbolizeLeastAddressStartsABlock(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := f.Section(".text")
+	f.Close()
+	if text == nil {
+		t.Fatalf("%s: no .text", exe)
+	}
+	rng := rand.New(rand.NewSource(2))
+	var words []string
+	for range 1 << answerBits {
+		words = append(words, fmt.Sprintf("%#x", text.Addr+0x1000+uint64(rng.Int63n(int64(text.Size-0x1000)))))
+	}
+	words = append(words, fmt.Sprintf("%#x", text.Addr), fmt.Sprintf("%#x", text.Addr+0x800))
+	cfg := Config{Binary: exe}
+	want := oneByOne(t, cfg, words)
+	var out bytes.Buffer
+	if err := Run(cfg, nil, strings.NewReader(strings.Join(words, "\n")+"\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	if got, exp := strings.Split(out.String(), "\n"), strings.Split(want.String(), "\n"); out.String() != want.String() {
+		for i := range min(len(got), len(exp)) {
+			if got[i] != exp[i] {
+				t.Fatalf("line %d (%s): %q, want %q", i, words[i], got[i], exp[i])
+			}
+		}
+		t.Fatalf("%d lines, want %d", len(got), len(exp))
+	}
+}
