@@ -2,6 +2,7 @@ package swift
 
 import (
 	"strings"
+	"sync"
 )
 
 // Limits that keep hostile input bounded: the name's length, the number
@@ -26,9 +27,52 @@ type demangler struct {
 	words    []string
 	oldTypes bool // "_T0": function labels inside the argument tuple
 	nodes    int
-	slab     []node  // nodes are cut from slabs: one allocation per 16
+	slab     []node  // nodes are cut from slabs of slabNodes
 	kids     []*node // and child lists from a shared slice
 	stackBuf [16]*node
+	// A parser taken from demanglers reuses the slabs and child lists of
+	// the names it parsed before (reset): slabs[slabAt-1] is slab's, and
+	// kidBufs[kidAt-1] kids'.
+	slabs   [][]node
+	slabAt  int
+	kidBufs [][]*node
+	kidAt   int
+	idBuf   []byte // where identifier puts words together
+}
+
+// slabNodes is how many nodes a slab holds.
+const slabNodes = 64
+
+// demanglers keeps parsers for reuse: a name's tree is dropped once it is
+// printed, and its nodes and child lists serve the next name, where
+// cutting them afresh was most of a name's cost (allocations, and first
+// touches of fresh memory in a command whose collector is off).
+var demanglers = sync.Pool{New: func() any { return new(demangler) }}
+
+// maxKeptNodes bounds the nodes a parser goes back to demanglers with: a
+// hostile name's maxNodes would otherwise stay in the pool.
+const maxKeptNodes = 4096
+
+// reset readies a parser for the name s from pos, reusing what it cut for
+// earlier names.
+func (d *demangler) reset(s string, pos int, oldTypes bool) {
+	d.text, d.pos, d.oldTypes, d.nodes = s, pos, oldTypes, 0
+	d.stack = d.stackBuf[:0]
+	clear(d.subs)
+	d.subs, d.words = d.subs[:0], d.words[:0]
+	d.slab, d.slabAt, d.kids, d.kidAt = nil, 0, nil, 0
+}
+
+// release gives a parser back to demanglers once the tree it made is no
+// longer used, unless it grew past maxKeptNodes.
+func (d *demangler) release() {
+	if len(d.slabs)*slabNodes > maxKeptNodes {
+		return
+	}
+	clear(d.stackBuf[:])
+	clear(d.subs)
+	d.text = ""
+	demanglers.Put(d)
 }
 
 func (d *demangler) peek() byte {
@@ -76,11 +120,15 @@ func (d *demangler) newNode(k kind) *node {
 		return nil
 	}
 	if len(d.slab) == 0 {
-		d.slab = make([]node, 16)
+		if d.slabAt == len(d.slabs) {
+			d.slabs = append(d.slabs, make([]node, slabNodes))
+		}
+		d.slab = d.slabs[d.slabAt]
+		d.slabAt++
 	}
 	n := &d.slab[0]
 	d.slab = d.slab[1:]
-	n.kind = k
+	*n = node{kind: k}
 	return n
 }
 
@@ -88,7 +136,14 @@ func (d *demangler) newNode(k kind) *node {
 // copies instead of overwriting a neighbour's list.
 func (d *demangler) childList(n int) []*node {
 	if cap(d.kids)-len(d.kids) < n {
-		d.kids = make([]*node, 0, max(32, n))
+		if d.kidAt == len(d.kidBufs) {
+			d.kidBufs = append(d.kidBufs, nil)
+		}
+		if cap(d.kidBufs[d.kidAt]) < n {
+			d.kidBufs[d.kidAt] = make([]*node, 0, max(64, n))
+		}
+		d.kids = d.kidBufs[d.kidAt][:0]
+		d.kidAt++
 	}
 	l := len(d.kids)
 	d.kids = d.kids[:l+n]
@@ -183,7 +238,10 @@ func prefixLen(s string) int {
 }
 
 // demangleSymbol parses a whole symbol name into a Global node.
-func demangleSymbol(s string) *node {
+func demangleSymbol(s string) *node { return new(demangler).parse(s) }
+
+// parse is demangleSymbol with d, whose earlier trees it may reuse.
+func (d *demangler) parse(s string) *node {
 	if len(s) > maxNameLen {
 		return nil
 	}
@@ -194,8 +252,7 @@ func demangleSymbol(s string) *node {
 	if n == 0 {
 		return nil
 	}
-	d := &demangler{text: s, pos: n, oldTypes: strings.HasPrefix(s, "_T")}
-	d.stack = d.stackBuf[:0]
+	d.reset(s, n, strings.HasPrefix(s, "_T"))
 	for d.pos < len(d.text) {
 		if d.peek() == 0 {
 			break
@@ -211,6 +268,7 @@ func demangleSymbol(s string) *node {
 		return nil
 	}
 	suffix := d.popKind(kSuffix)
+	top.children = d.childList(len(d.stack) + 1)[:0] // room for all it may take
 	parent := top
 	for {
 		attr := d.popIf(isFunctionAttr)

@@ -5,8 +5,9 @@ import (
 )
 
 // FuzzDemangle feeds arbitrary names to the demangler and printer, without
-// the panic guard Demangle has: no input may panic, and the output stays
-// within the printer's limit.
+// the panic guard Demangle has: no input may panic, the output stays
+// within the printer's limit, and a parser reused from the pool prints
+// what a new one does.
 func FuzzDemangle(f *testing.F) {
 	for _, s := range []string{
 		"$s4main5greetyySiF", "_$s4main5greetyySiF", "$sSa", "_T0SiSgD", "$s4main3FooV3bar1xSSSi_tF",
@@ -20,8 +21,17 @@ func FuzzDemangle(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, o := range []options{fullOptions, simplifiedOptions} {
-			if out := demangleUnguarded(s, o); len(out) > maxOutput {
+			out := demangleUnguarded(s, o)
+			if len(out) > maxOutput {
 				t.Fatalf("%q: %d bytes out", s, len(out))
+			}
+			// A pooled parser (the last input's) demangles as a new one.
+			name := s
+			if len(name) > 2 && name[0] == '_' && name[1] == '_' {
+				name = name[1:]
+			}
+			if fresh := nodeToString(demangleSymbol(name), o); out != fresh {
+				t.Fatalf("%q: %q by a pooled parser, %q by a new one", s, out, fresh)
 			}
 		}
 	})

@@ -334,7 +334,10 @@ func (d *demangler) identifier() *node {
 			words = true
 		}
 	}
-	var id strings.Builder
+	// An identifier of one run of the name's text (most) is that run;
+	// one spelled with words is put together in d.idBuf.
+	var one string
+	parts := 0
 	for {
 		for words && (isLower(d.peek()) || isUpper(d.peek())) {
 			c := d.next()
@@ -348,7 +351,7 @@ func (d *demangler) identifier() *node {
 			if w >= len(d.words) {
 				return nil
 			}
-			id.WriteString(d.words[w])
+			d.idPart(&one, &parts, d.words[w])
 		}
 		if d.nextIf('0') {
 			break
@@ -369,9 +372,9 @@ func (d *demangler) identifier() *node {
 			if !ok {
 				return nil
 			}
-			id.WriteString(u)
+			d.idPart(&one, &parts, u)
 		} else {
-			id.WriteString(s)
+			d.idPart(&one, &parts, s)
 			start := -1
 			for i := 0; i <= len(s); i++ {
 				var c byte
@@ -394,12 +397,29 @@ func (d *demangler) identifier() *node {
 			break
 		}
 	}
-	if id.Len() == 0 {
+	if parts > 1 {
+		one = string(d.idBuf)
+	}
+	if one == "" {
 		return nil
 	}
-	n := d.textNode(kIdentifier, id.String())
+	n := d.textNode(kIdentifier, one)
 	d.addSubst(n)
 	return n
+}
+
+// idPart adds x to the identifier being read, whose first part is one and
+// whose parts number parts.
+func (d *demangler) idPart(one *string, parts *int, x string) {
+	switch *parts {
+	case 0:
+		*one = x
+	case 1:
+		d.idBuf = append(append(d.idBuf[:0], *one...), x...)
+	default:
+		d.idBuf = append(d.idBuf, x...)
+	}
+	*parts++
 }
 
 func (d *demangler) operatorIdentifier() *node {

@@ -2,6 +2,7 @@ package swift
 
 import (
 	"bufio"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -57,5 +58,73 @@ func TestRealSymbols(t *testing.T) {
 	}
 	if bad > 0 {
 		t.Errorf("%d of %d demanglings differ from Swift's", bad, 2*n)
+	}
+}
+
+// BenchmarkRealSymbols demangles the sample of swiftlint's symbols in both
+// forms, as macprof symbolize and a profile's names do.
+func BenchmarkRealSymbols(b *testing.B) {
+	data, err := os.ReadFile("testdata/swiftlint-symbols.tsv")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var names []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			names = append(names, strings.SplitN(l, "\t", 2)[0])
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range names {
+			Demangle(s)
+			Simplified(s)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*2*len(names)), "ns/name")
+}
+
+// TestPooledParsersAllocateLittle: a name demangled again reuses the
+// parser, its nodes and child lists (demanglers), and allocates only
+// what its printing does.
+func TestPooledParsersAllocateLittle(t *testing.T) {
+	const name = "$s21SwiftLintBuiltInRules24MissingDocsConfigurationV20parameterDescription0aB4Core04RulehJ0VSgvg"
+	if _, ok := Demangle(name); !ok {
+		t.Fatalf("%s not demangled", name)
+	}
+	if a := testing.AllocsPerRun(200, func() { Demangle(name) }); a > 4 {
+		t.Errorf("%v allocations a name, want at most 4 (the printer's)", a)
+	}
+}
+
+// TestPooledParsersMatchFresh: the sample's names, in shuffled order so
+// that each parser comes back from the pool with another name's nodes,
+// demangle as a new parser demangles them, in both forms.
+func TestPooledParsersMatchFresh(t *testing.T) {
+	data, err := os.ReadFile("testdata/swiftlint-symbols.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			names = append(names, strings.SplitN(l, "\t", 2)[0])
+		}
+	}
+	names = append(names, benchNames...)
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2 {
+		r.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+		for _, s := range names {
+			for _, o := range []options{fullOptions, simplifiedOptions} {
+				name := strings.TrimPrefix(s, "_")
+				if !strings.HasPrefix(s, "__") {
+					name = s
+				}
+				if got, want := demangleAsString(s, o), nodeToString(demangleSymbol(name), o); got != want {
+					t.Fatalf("%s: %q by a pooled parser, %q by a new one", s, got, want)
+				}
+			}
+		}
 	}
 }

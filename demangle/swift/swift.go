@@ -45,5 +45,8 @@ func demangleUnguarded(name string, opt options) string {
 	if len(name) > 2 && name[0] == '_' && name[1] == '_' {
 		name = name[1:]
 	}
-	return nodeToString(demangleSymbol(name), opt)
+	d := demanglers.Get().(*demangler)
+	s := nodeToString(d.parse(name), opt)
+	d.release()
+	return s
 }
