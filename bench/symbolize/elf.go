@@ -62,25 +62,35 @@ func benchELF(targets []string, n, runs int, macprof, before, llvm string) error
 		if err != nil {
 			return err
 		}
-		mp, lv, bf, err := timeWithBefore(runs, in, before,
+		if err := benchTarget(filepath.Base(bin), bin, in, runs, before,
 			[]string{macprof, "symbolize", "-o", bin},
-			[]string{llvm, "--obj=" + bin, "--no-inlines"})
-		if err != nil {
+			[]string{llvm, "--obj=" + bin, "--no-inlines"}); err != nil {
 			return err
 		}
-		agree, total := compare(mp.out, lv.out)
-		if err := check(bin, in, mp, bf); err != nil {
-			return err
-		}
-		fmt.Printf("%s: macprof best %.1f ms, median %.1f ms, CPU median %.1f ms, least %.1f ms; llvm-symbolizer best %.1f ms, median %.1f ms, CPU median %.1f ms, least %.1f ms; ratio %.1fx best wall, %.1fx median wall, %.1fx median CPU, %.1fx least CPU; names agree on %d of %d\n",
-			filepath.Base(bin), ms(mp.best), ms(mp.median), ms(mp.cpu), ms(mp.cpuLeast), ms(lv.best), ms(lv.median), ms(lv.cpu), ms(lv.cpuLeast),
-			float64(lv.best)/float64(mp.best), float64(lv.median)/float64(mp.median), ratio(lv.cpu, mp.cpu), ratio(lv.cpuLeast, mp.cpuLeast),
-			agree, total)
-		fmt.Println("  " + content(mp.out, lv.out))
-		printBefore(before, bf, lv)
-		if len(bf.walls) > 0 {
-			fmt.Println("  " + sameOutput(mp.out, bf.out))
-		}
+	}
+	return nil
+}
+
+// benchTarget times the macprof command mp and the llvm-symbolizer command
+// lv (and the before binary's, in mp's place) on the addresses in, checks
+// the outputs, and prints a line of figures for the target named name.
+func benchTarget(name, bin string, in []byte, runs int, before string, mpArgv, lvArgv []string) error {
+	mp, lv, bf, err := timeWithBefore(runs, in, before, mpArgv, lvArgv)
+	if err != nil {
+		return err
+	}
+	agree, total := compare(mp.out, lv.out)
+	if err := check(bin, in, mp, bf); err != nil {
+		return err
+	}
+	fmt.Printf("%s: macprof best %.1f ms, median %.1f ms, CPU median %.1f ms, least %.1f ms; llvm-symbolizer best %.1f ms, median %.1f ms, CPU median %.1f ms, least %.1f ms; ratio %.1fx best wall, %.1fx median wall, %.1fx median CPU, %.1fx least CPU; names agree on %d of %d\n",
+		name, ms(mp.best), ms(mp.median), ms(mp.cpu), ms(mp.cpuLeast), ms(lv.best), ms(lv.median), ms(lv.cpu), ms(lv.cpuLeast),
+		float64(lv.best)/float64(mp.best), float64(lv.median)/float64(mp.median), ratio(lv.cpu, mp.cpu), ratio(lv.cpuLeast, mp.cpuLeast),
+		agree, total)
+	fmt.Println("  " + content(mp.out, lv.out))
+	printBefore(before, bf, lv)
+	if len(bf.walls) > 0 {
+		fmt.Println("  " + sameOutput(mp.out, bf.out))
 	}
 	return nil
 }

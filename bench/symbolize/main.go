@@ -10,11 +10,14 @@
 // The binary is a GOOS=darwin GOARCH=arm64 Go program built with -ldflags=-w
 // (no DWARF), so that both tools answer from the same symbol table. Then,
 // process against process only, ELF files (elf.go): the same program built
-// for linux with DWARF, and libLLVM-14 and node where installed.
+// for linux with DWARF, and libLLVM-14 and node where installed; and the
+// released macOS binaries of swiftlint (Swift), sentry-cli and biome (Rust)
+// and libvips (C/C++), fetched from the npm registry (npm.go, -npm=false to
+// skip them).
 //
 // Usage (from the repository root):
 //
-//	go run ./bench/symbolize [-n 100000] [-runs 3] [-macprof PATH] [-before PATH] [-elf BIN,...] [-save DIR]
+//	go run ./bench/symbolize [-n 100000] [-runs 3] [-macprof PATH] [-before PATH] [-elf BIN,...] [-npm=false] [-save DIR]
 //
 // With -before, each target's output is compared with the older build's
 // (a change meant to be faster only must print the same bytes); -save
@@ -66,14 +69,15 @@ func main() {
 	prebuilt := flag.String("macprof", "", "a macprof binary to measure (default: build ./cmd/macprof)")
 	elfs := flag.String("elf", "", "comma-separated ELF binaries to measure besides a Go ELF with DWARF (default: libLLVM-14.so.1 and node where installed)")
 	flag.StringVar(&saveDir, "save", "", "a directory to keep each target (a copy or, for an installed file, a symbolic link), its addresses and the outputs in")
+	npm := flag.Bool("npm", true, "also measure the released macOS binaries of swiftlint, sentry-cli, libvips and biome, fetched once from the npm registry into the user's cache directory")
 	flag.Parse()
-	if err := bench(*n, *runs, *prebuilt, *before, *elfs); err != nil {
+	if err := bench(*n, *runs, *prebuilt, *before, *elfs, *npm); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/symbolize:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(n, runs int, macprof, before, elfs string) error {
+func bench(n, runs int, macprof, before, elfs string, npm bool) error {
 	llvm, err := lookPath("llvm-symbolizer", "llvm-symbolizer-14")
 	if err != nil {
 		return err
@@ -192,6 +196,11 @@ func bench(n, runs int, macprof, before, elfs string) error {
 	}
 	if err := benchELF(targets, n, runs, macprof, before, llvm); err != nil {
 		return err
+	}
+	if npm {
+		if err := benchNPM(n, runs, macprof, before, llvm); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("machine: %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
 	return nil
