@@ -141,7 +141,8 @@ func rustLegacy(s string, full bool) (out, rest string, ok bool) {
 			return "", "", false
 		}
 	}
-	var elems []string
+	var buf [16]string
+	elems, size := buf[:0], 0
 	for {
 		if s == "" {
 			return "", "", false
@@ -162,9 +163,11 @@ func rustLegacy(s string, full bool) (out, rest string, ok bool) {
 			return "", "", false
 		}
 		elems = append(elems, s[n:n+l])
+		size += l + 2 // and "::"
 		s = s[n+l:]
 	}
 	var b strings.Builder
+	b.Grow(size) // escapes only shorten
 	for i, e := range elems {
 		if !full && i == len(elems)-1 && i > 0 && isRustHash(e) {
 			break
@@ -251,10 +254,9 @@ func unescapeLegacy(b *strings.Builder, e string) {
 			e = e[end+2:]
 			continue
 		}
-		i := strings.IndexAny(e, "$.")
-		if i < 0 {
-			b.WriteString(e)
-			return
+		i := 1
+		for i < len(e) && e[i] != '$' && e[i] != '.' {
+			i++
 		}
 		b.WriteString(e[:i])
 		e = e[i:]
