@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 )
 
@@ -19,13 +20,29 @@ const readChunk = 1 << 20
 const maxLinkeditBlob = 1 << 30
 
 // readBounded reads n bytes at off from r, growing its buffer as the reads
-// succeed, so an n larger than what r holds fails before it allocates much.
+// succeed, so an n larger than what r holds fails before it allocates much;
+// all at once where r holds the range's last byte.
 func readBounded(r io.ReaderAt, off, n uint64, what string) ([]byte, error) {
 	if n > maxLinkeditBlob {
 		return nil, fmt.Errorf("%s: %d bytes exceeds the limit of %d", what, n, maxLinkeditBlob)
 	}
 	if off+n < off || off+n > 1<<63 {
 		return nil, fmt.Errorf("%s: offset %#x + size %#x overflows", what, off, n)
+	}
+	if n > readChunk && inFile(r) {
+		// A file that holds the range's last byte holds the range: one
+		// buffer and one read, rather than a buffer grown (and copied)
+		// a chunk at a time (swiftlint's 4.6 MB of symbols). Not so a
+		// task's memory, which may hold the last page and not those
+		// before it.
+		var last [1]byte
+		if got, _ := r.ReadAt(last[:], int64(off+n-1)); got == 1 {
+			buf := make([]byte, n)
+			if got, err := r.ReadAt(buf, int64(off)); uint64(got) < n {
+				return nil, fmt.Errorf("%s: reading %d bytes at %#x: %w", what, n, off, orEOF(err))
+			}
+			return buf, nil
+		}
 	}
 	buf := make([]byte, 0, min(n, readChunk))
 	for uint64(len(buf)) < n {
@@ -38,6 +55,16 @@ func readBounded(r io.ReaderAt, off, n uint64, what string) ([]byte, error) {
 		}
 	}
 	return buf, nil
+}
+
+// inFile reports whether r reads a file (or a section of one), whose bytes
+// are all there up to its end.
+func inFile(r io.ReaderAt) bool {
+	if sr, ok := r.(*io.SectionReader); ok {
+		r, _, _ = sr.Outer()
+	}
+	_, ok := r.(*os.File)
+	return ok
 }
 
 // MachOSymbolTable is an image's symbol and string tables, as read from
