@@ -26,8 +26,16 @@ import (
 // is the full demangler's in both forms (TestCxxFastEqualsFull,
 // FuzzCxxFast).
 func cxxFast(s string, f Form) (string, bool) {
+	d, ok, _ := cxxFastName(s, f)
+	return d, ok
+}
+
+// cxxFastName is cxxFast, also saying whether s is a function's name
+// with a signature (or a thunk's): more than a name follows "_Z", which
+// no legacy Rust name is (see demangleName).
+func cxxFastName(s string, f Form) (d string, ok, signature bool) {
 	if len(s) < 3 || s[0] != '_' || s[1] != 'Z' {
-		return "", false
+		return "", false, false
 	}
 	p := fastPool.Get().(*fastParser)
 	defer fastPool.Put(p)
@@ -37,13 +45,13 @@ func cxxFast(s string, f Form) (string, bool) {
 	thunk := p.thunk()
 	name := p.functionName()
 	if p.bad {
-		return "", false
+		return "", false, false
 	}
 	if p.i == len(s) {
 		if p.isConst || p.hasReturn || p.refQual != "" || thunk != "" {
-			return "", false
+			return "", false, false
 		}
-		return string(p.text(name)), true
+		return string(p.text(name)), true, false
 	}
 	// The simplified form drops a clone suffix (".constprop.0"), as
 	// the full demangler with NoClones ignores whatever follows the
@@ -60,17 +68,17 @@ func cxxFast(s string, f Form) (string, bool) {
 		t := p.typ()
 		ret = t.span
 		if p.bad || p.i >= end || t.fn || t.closed {
-			return "", false
+			return "", false, false
 		}
 	}
 	if p.i >= end {
-		return "", false
+		return "", false, false
 	}
 	if s[p.i] == 'v' && p.i+1 == end {
 		p.i++ // no parameters
 	}
 	if !p.parameters(end) {
-		return "", false
+		return "", false, false
 	}
 	// The whole name, printed after all the parts it is made of.
 	// Written once, into the result (no copy in out first).
@@ -85,7 +93,7 @@ func cxxFast(s string, f Form) (string, bool) {
 		n += len(" const")
 	}
 	if n > p.limit {
-		return "", false
+		return "", false, false
 	}
 	var b strings.Builder
 	b.Grow(n)
@@ -107,7 +115,7 @@ func cxxFast(s string, f Form) (string, bool) {
 		b.WriteString(" const")
 	}
 	b.WriteString(p.refQual)
-	return b.String(), true
+	return b.String(), true, true
 }
 
 // parameters parses the parameter types up to end, or up to an E when

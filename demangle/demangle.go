@@ -83,6 +83,12 @@ func demangleName(s string, f Form) (string, bool) {
 	k, t := kindOf(s)
 	switch k {
 	case itanium:
+		// Most C++ names: the fast path takes them, and a signature
+		// follows their name, which no legacy Rust name has
+		// (mayBeRustLegacy would rule them out, its scan spared).
+		if d, ok, signature := cxxFastName(t, f); ok && signature {
+			return d, true
+		}
 		if !mayBeRustLegacy(t) {
 			// Most C++ names: parameters follow the nested name's
 			// "E" (or there is no nested name), which no Rust name

@@ -29,6 +29,9 @@ func TestName(t *testing.T) {
 		{"_Z3foov.cold", "foo()", "foo() [clone .cold]"},
 		// Rust legacy: a C++-shaped prefix, Rust's own rules.
 		{"__ZN3std10sys_common9backtrace28__rust_begin_short_backtrace17h5ba2a5ba1d0b3f0fE", "std::sys_common::backtrace::__rust_begin_short_backtrace", "std::sys_common::backtrace::__rust_begin_short_backtrace::h5ba2a5ba1d0b3f0f"},
+		// A name alone, which the fast path takes as C++ too: Rust's
+		// (its hash dropped in the simplified form), not C++'s.
+		{"_ZN3foo17h0123456789abcdefE", "foo", "foo::h0123456789abcdef"},
 		// Rust v0.
 		{"_RNvCs1234_7mycrate4main", "mycrate::main", "mycrate[3c1c0]::main"},
 		{"__RNvC7mycrate4main", "mycrate::main", "mycrate::main"},
@@ -89,6 +92,15 @@ func FuzzName(f *testing.F) {
 		if k, t0 := kindOf(s); k == itanium && !mayBeRustLegacy(t0) {
 			if d, ok := rust(t0, true); ok {
 				t.Errorf("rust takes %q (as %q), which mayBeRustLegacy rules out", s, d)
+			}
+		}
+		if k, t0 := kindOf(s); k == itanium {
+			// demangleName takes a name with a signature from the
+			// fast path before asking whether it may be Rust.
+			for _, form := range []Form{Simplified, Full} {
+				if _, ok, signature := cxxFastName(t0, form); ok && signature && mayBeRustLegacy(t0) {
+					t.Errorf("the fast path takes %q with a signature, which mayBeRustLegacy does not rule out", s)
+				}
 			}
 		}
 	})
