@@ -386,4 +386,6 @@ const (
 	kWeak
 	kUnowned
 	kUnmanaged
+
+	kindCount // the number of kinds, none of them
 )

@@ -120,6 +120,38 @@ var attachedMacroDescriptions = lazy[map[kind]string]{build: func() map[kind]str
 
 // print prints n: kinds printed as fixed text or a prefix come from the
 // tables, the others from the function of their area.
+// printKind tells which of print's text tables holds a kind (the first of
+// them, in the order print looks), and its text there.
+type printKind struct {
+	table uint8
+	text  string
+}
+
+// The tables of printKind.
+const (
+	inNone = iota
+	inSimplePrefix
+	inFixedText
+	inThunkText
+	inStorageNames
+	inMacroDescriptions
+)
+
+// printKinds is each kind's printKind: one array read a node, where print
+// looked a node's kind up in five maps (a fifth of demangling swiftlint's
+// names).
+var printKinds = lazy[*[kindCount]printKind]{build: func() *[kindCount]printKind {
+	var t [kindCount]printKind
+	for i, m := range []map[kind]string{simplePrefix.get(), fixedText.get(), thunkText.get(), storageNames.get(), attachedMacroDescriptions.get()} {
+		for k, s := range m {
+			if k < kindCount && t[k].table == inNone {
+				t[k] = printKind{table: uint8(inSimplePrefix + i), text: s}
+			}
+		}
+	}
+	return &t
+}}
+
 func (p *printer) print(n *node, depth int, asPrefix bool) *node {
 	if depth > maxPrintDepth {
 		p.s("<<too complex>>")
@@ -132,29 +164,31 @@ func (p *printer) print(n *node, depth int, asPrefix bool) *node {
 		p.s("<null node pointer>")
 		return nil
 	}
-	if s, ok := simplePrefix.get()[n.kind]; ok {
+	var pk printKind
+	if n.kind < kindCount {
+		pk = printKinds.get()[n.kind]
+	}
+	switch s := pk.text; pk.table {
+	case inSimplePrefix:
 		p.s(s)
 		p.print(n.child(0), depth+1, false)
 		return nil
-	}
-	if s, ok := fixedText.get()[n.kind]; ok {
+	case inFixedText:
 		p.s(s)
 		return nil
-	}
-	if s, ok := thunkText.get()[n.kind]; ok {
+	case inThunkText:
 		if !p.opt.shortenThunk {
 			p.s(s)
 		}
 		return nil
-	}
-	if s, ok := storageNames.get()[n.kind]; ok {
+	case inStorageNames:
 		if n.first() == nil {
 			p.invalid = true
 			return nil
 		}
 		return p.abstractStorage(n.first(), depth, asPrefix, s)
 	}
-	if desc, ok := attachedMacroDescriptions.get()[n.kind]; ok {
+	if desc := pk.text; pk.table == inMacroDescriptions {
 		if n.numChildren() < 4 {
 			p.invalid = true
 			return nil
