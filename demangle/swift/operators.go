@@ -376,7 +376,8 @@ func (d *demangler) identifier() *node {
 		} else {
 			d.idPart(&one, &parts, s)
 			start := -1
-			for i := 0; i <= len(s); i++ {
+			// (Past maxWords no word is kept: the scan stops.)
+			for i := 0; i <= len(s) && len(d.words) < maxWords; i++ {
 				var c byte
 				if i < len(s) {
 					c = s[i]
