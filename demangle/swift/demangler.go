@@ -229,10 +229,17 @@ func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 
 // prefixLen is the length of the mangling prefix of s, 0 if none.
 func prefixLen(s string) int {
-	for _, p := range []string{"_T0", "$S", "_$S", "$s", "_$s", "$e", "_$e", "@__swiftmacro_"} {
-		if strings.HasPrefix(s, p) {
-			return len(p)
-		}
+	// "_T0", "$S", "_$S", "$s", "_$s", "$e", "_$e" or "@__swiftmacro_",
+	// by their bytes: every symbol a profile or a batch names is asked.
+	switch {
+	case len(s) >= 2 && s[0] == '$' && (s[1] == 'S' || s[1] == 's' || s[1] == 'e'):
+		return 2
+	case len(s) >= 3 && s[0] == '_' && s[1] == '$' && (s[2] == 'S' || s[2] == 's' || s[2] == 'e'):
+		return 3
+	case len(s) >= 3 && s[0] == '_' && s[1] == 'T' && s[2] == '0':
+		return 3
+	case strings.HasPrefix(s, "@__swiftmacro_"):
+		return len("@__swiftmacro_")
 	}
 	return 0
 }
