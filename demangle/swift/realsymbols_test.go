@@ -86,13 +86,14 @@ func BenchmarkRealSymbols(b *testing.B) {
 
 // TestPooledParsersAllocateLittle: a name demangled again reuses the
 // parser, its nodes and child lists (demanglers), and allocates only
-// what its printing does.
+// what its printing does (not counted under the race detector, whose
+// sync.Pool drops items at random).
 func TestPooledParsersAllocateLittle(t *testing.T) {
 	const name = "$s21SwiftLintBuiltInRules24MissingDocsConfigurationV20parameterDescription0aB4Core04RulehJ0VSgvg"
 	if _, ok := Demangle(name); !ok {
 		t.Fatalf("%s not demangled", name)
 	}
-	if a := testing.AllocsPerRun(200, func() { Demangle(name) }); a > 4 {
+	if a := testing.AllocsPerRun(200, func() { Demangle(name) }); a > 4 && !raceEnabled {
 		t.Errorf("%v allocations a name, want at most 4 (the printer's)", a)
 	}
 }
