@@ -2,7 +2,7 @@ package swift
 
 import (
 	"strconv"
-	"strings"
+	"sync"
 )
 
 // options are the printing switches of Swift's DemangleOptions that
@@ -55,10 +55,24 @@ const (
 
 type printer struct {
 	opt         options
-	out         strings.Builder
+	out         outBuf
 	invalid     bool
 	specPrinted bool
 }
+
+// outBuf is what a printer has printed, in a buffer from outBufs.
+type outBuf struct{ b []byte }
+
+func (o *outBuf) Len() int             { return len(o.b) }
+func (o *outBuf) WriteString(s string) { o.b = append(o.b, s...) }
+
+// outBufs keeps printers' buffers for reuse: a name's text is copied out
+// once, at its length, where a builder grown from 128 bytes was copied on
+// each growth and kept its spare room in the result.
+var outBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxKeptOut bounds the buffer a printer gives back to outBufs.
+const maxKeptOut = 16 << 10
 
 func (p *printer) s(s string) {
 	if p.out.Len()+len(s) > maxOutput {
@@ -75,13 +89,18 @@ func nodeToString(n *node, opt options) string {
 	if n == nil {
 		return ""
 	}
-	p := &printer{opt: opt}
-	p.out.Grow(128)
+	buf := outBufs.Get().(*[]byte)
+	p := &printer{opt: opt, out: outBuf{(*buf)[:0]}}
 	p.print(n, 0, false)
-	if p.invalid {
-		return ""
+	var s string
+	if !p.invalid {
+		s = string(p.out.b)
 	}
-	return p.out.String()
+	if cap(p.out.b) <= maxKeptOut {
+		*buf = p.out.b
+		outBufs.Put(buf)
+	}
+	return s
 }
 
 func (p *printer) children(n *node, depth int, sep string) {
