@@ -128,9 +128,15 @@ func (d *demangler) newNode(k kind) *node {
 	}
 	n := &d.slab[0]
 	d.slab = d.slab[1:]
-	*n = node{kind: k}
+	*n = node{kind: k, children: d.childList(spareChildren)[:0]}
 	return n
 }
+
+// spareChildren is the room for children a node has from the parser's
+// lists when it is made: most that add children add one or two, which
+// then take no allocation. (Each node's room is its own: a third child
+// is appended elsewhere.)
+const spareChildren = 2
 
 // childList returns room for n children, capped so that a later add
 // copies instead of overwriting a neighbour's list.
