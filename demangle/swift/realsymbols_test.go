@@ -64,16 +64,7 @@ func TestRealSymbols(t *testing.T) {
 // BenchmarkRealSymbols demangles the sample of swiftlint's symbols in both
 // forms, as macprof symbolize and a profile's names do.
 func BenchmarkRealSymbols(b *testing.B) {
-	data, err := os.ReadFile("testdata/swiftlint-symbols.tsv")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var names []string
-	for _, l := range strings.Split(string(data), "\n") {
-		if l != "" && !strings.HasPrefix(l, "#") {
-			names = append(names, strings.SplitN(l, "\t", 2)[0])
-		}
-	}
+	names := realSymbolNames(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, s := range names {
@@ -102,16 +93,7 @@ func TestPooledParsersAllocateLittle(t *testing.T) {
 // that each parser comes back from the pool with another name's nodes,
 // demangle as a new parser demangles them, in both forms.
 func TestPooledParsersMatchFresh(t *testing.T) {
-	data, err := os.ReadFile("testdata/swiftlint-symbols.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, l := range strings.Split(string(data), "\n") {
-		if l != "" && !strings.HasPrefix(l, "#") {
-			names = append(names, strings.SplitN(l, "\t", 2)[0])
-		}
-	}
+	names := realSymbolNames(t)
 	names = append(names, benchNames...)
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2 {
@@ -128,4 +110,20 @@ func TestPooledParsersMatchFresh(t *testing.T) {
 			}
 		}
 	}
+}
+
+// realSymbolNames returns the mangled names of the sample of swiftlint's
+// symbols.
+func realSymbolNames(tb testing.TB) []string {
+	data, err := os.ReadFile("testdata/swiftlint-symbols.tsv")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			names = append(names, strings.SplitN(l, "\t", 2)[0])
+		}
+	}
+	return names
 }
