@@ -22,8 +22,8 @@ import (
 // samples. Stacks are nodes of a tree from the outermost caller in
 // (spoolTree), and an entry holds its stack's node: a sample adds only the
 // frames no stack spooled since the last flush had under the same callers
-// (bench/cbusy at 999 Hz: about half a node a sample, where copying each
-// sample's callers took 83 bytes). What the spool
+// (bench/cbusy at 999 Hz: 35 bytes a sample, 83 when each sample's chain
+// of callers was copied unless a recent one was the same). What the spool
 // grows by is page faults, each dearer than the lookups that spare it:
 // 10-40 us a page in the virtual machines measured.
 type spool struct {
@@ -67,7 +67,7 @@ const (
 	spoolRepeat    = spoolNodeMask // a node the tree never issues
 )
 
-// The chunk sizes: 64 Ki entries (1.5 MiB), 32 Ki nodes (128 KiB).
+// The chunk sizes: 64 Ki entries (1.5 MiB), 32 Ki nodes (384 KiB).
 const (
 	spoolEntryChunk = 1 << 16
 	spoolNodeShift  = 15
@@ -75,46 +75,31 @@ const (
 )
 
 // spoolTree holds the spool's stacks as a tree: node i (from 1; 0 is the
-// root, the empty stack) is an address called from a parent node, kept in
-// an open-addressed table of slots. A node's slot comes from a hash of its
-// whole stack, chained frame by frame from the outermost caller (keyed by
-// seed, as stack addresses come from the target), not from its parent's
-// number: the slots of a stack's frames are known before any is read, and
-// are loaded at once, where probes that each waited for the last would
-// wait for a cache line a frame (the table is out of the caches when a
-// drain comes, the rings' records having passed through them). A slot
-// holds the node's address, parent and number: a probe loads one line.
+// root, the empty stack) is the address pc[i] called from node parent[i],
+// found by (parent, pc) in an open-addressed table of node numbers. Its
+// hash is keyed (seed), as stack addresses come from the target.
 type spoolTree struct {
-	table []spoolSlot // a power of two, at most half full
-	at    [][]uint32  // chunks of spoolNodeChunk: each node's slot
-	n     uint32      // nodes issued, the root included
-	seed  uint64
-	gen   uint64 // counts the resets: a spoolPath of another gen is stale
-	// touched keeps the sum of node's early loads.
-	touched uint32
-}
-
-// spoolSlot is a node of a spoolTree in its table: node 0 for none.
-type spoolSlot struct {
-	pc     uint64
-	parent uint32
-	node   uint32
+	pc     [][]uint64 // chunks of spoolNodeChunk: the nodes' addresses
+	parent [][]uint32 // and their callers' nodes
+	n      uint32     // nodes issued, the root included
+	table  []uint32   // node numbers, 0 for none; a power of two, at most half full
+	seed   uint64
+	gen    uint64 // counts the resets: a spoolPath of another gen is stale
 }
 
 // spoolPath is the last stack a thread spooled, outermost frame first, with
-// its nodes and their stacks' hashes: a thread's next stack mostly shares
-// its outer frames, which node finds here by comparing addresses rather
-// than in the table (a busy loop's samples differ in their last frames).
+// its nodes: a thread's next stack mostly shares its outer frames, which
+// node finds here by comparing addresses rather than by a probe of the
+// table each (a busy loop's samples differ in their last frame or two).
 type spoolPath struct {
-	pcs    []uint64
-	nodes  []uint32
-	hashes []uint64
-	gen    uint64 // the tree's gen when they were found
+	pcs   []uint64
+	nodes []uint32
+	gen   uint64 // the tree's gen when they were found
 }
 
-// spoolNodeBytes is what a node costs the spool: two slots of the table
-// and the index of its own.
-const spoolNodeBytes = 2*16 + 4
+// spoolNodeBytes is what a node costs the spool: its address, its parent
+// and two slots of the table.
+const spoolNodeBytes = 8 + 4 + 2*4
 
 // spoolMaxNodes bounds a tree's nodes below spoolRepeat.
 const spoolMaxNodes = spoolRepeat - 1
@@ -166,111 +151,91 @@ func (t *spoolTree) node(pcs []uint64, path *spoolPath) (node uint32, added int,
 		if t.seed == 0 {
 			t.seed = rand.Uint64() | 1
 		}
-		if t.table == nil {
-			t.table = make([]spoolSlot, 4096)
-		}
 	}
-	same, h := 0, t.seed
+	same := 0
 	if path.gen == t.gen {
 		for same < len(path.pcs) && same < len(pcs) && path.pcs[same] == pcs[len(pcs)-1-same] {
 			same++
 		}
 		if same > 0 {
-			node, h = path.nodes[same-1], path.hashes[same-1]
+			node = path.nodes[same-1]
 		}
 	}
-	path.pcs, path.nodes, path.hashes, path.gen = path.pcs[:same], path.nodes[:same], path.hashes[:same], t.gen
-	// Load the slots of the frames past the path's, none waiting for
-	// another (the sum keeps the loads).
-	mask := uint64(len(t.table) - 1)
-	var touched uint32
-	for i, x := len(pcs)-1-same, h; i >= 0; i-- {
-		x = spoolHash(x, pcs[i])
-		touched += t.table[x&mask].node
-	}
-	t.touched = touched
+	path.pcs, path.nodes, path.gen = path.pcs[:same], path.nodes[:same], t.gen
 	for i := len(pcs) - 1 - same; i >= 0; i-- {
 		pc := pcs[i]
-		h = spoolHash(h, pc)
-		for slot := h & mask; ; slot = (slot + 1) & mask {
-			e := &t.table[slot]
-			if e.node == 0 {
+		mask := uint64(len(t.table) - 1)
+		slot := t.slot(node, pc) & mask
+		for len(t.table) > 0 {
+			c := t.table[slot]
+			if c == 0 {
 				break
 			}
-			if e.pc == pc && e.parent == node {
-				node = e.node
+			if t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)] == pc && t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)] == node {
+				node = c
 				goto next
 			}
+			slot = (slot + 1) & mask
 		}
 		if t.n >= spoolMaxNodes {
 			return 0, added, false
 		}
-		node = t.add(node, pc, h)
-		mask = uint64(len(t.table) - 1)
+		node = t.add(node, pc)
 		added++
 	next:
-		path.pcs, path.nodes, path.hashes = append(path.pcs, pc), append(path.nodes, node), append(path.hashes, h)
+		path.pcs, path.nodes = append(path.pcs, pc), append(path.nodes, node)
 	}
 	return node, added, true
 }
 
-// spoolHash is the hash of a stack from that of its callers, h, and its
-// innermost address; the seed is the empty stack's.
-func spoolHash(h, pc uint64) uint64 {
-	hi, lo := bits.Mul64(h^pc, 0x9e3779b97f4a7c15)
+// slot hashes a node's parent and address into the table.
+func (t *spoolTree) slot(parent uint32, pc uint64) uint64 {
+	hi, lo := bits.Mul64(pc^t.seed, uint64(parent)^0x9e3779b97f4a7c15)
 	return hi ^ lo
 }
 
-// add issues the node of pc under parent, whose stack's hash is h,
-// growing the table to stay at most half full.
-func (t *spoolTree) add(parent uint32, pc, h uint64) uint32 {
+// add issues the node of pc under parent, growing the table to stay at
+// most half full.
+func (t *spoolTree) add(parent uint32, pc uint64) uint32 {
 	c := t.n
-	if k := int(c >> spoolNodeShift); k == len(t.at) {
-		t.at = append(t.at, make([]uint32, spoolNodeChunk))
+	if k := int(c >> spoolNodeShift); k == len(t.pc) {
+		t.pc = append(t.pc, make([]uint64, spoolNodeChunk))
+		t.parent = append(t.parent, make([]uint32, spoolNodeChunk))
 	}
+	t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)] = pc
+	t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)] = parent
 	t.n++
 	if 2*int(t.n) > len(t.table) {
 		t.grow()
+	} else {
+		t.insert(c)
 	}
-	t.insert(spoolSlot{pc: pc, parent: parent, node: c}, h)
 	return c
 }
 
-// insert puts e, whose stack's hash is h, in the table and notes its slot.
-func (t *spoolTree) insert(e spoolSlot, h uint64) {
+// insert puts node c in the table.
+func (t *spoolTree) insert(c uint32) {
 	mask := uint64(len(t.table) - 1)
-	slot := h & mask
-	for t.table[slot].node != 0 {
+	slot := t.slot(t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)], t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)]) & mask
+	for t.table[slot] != 0 {
 		slot = (slot + 1) & mask
 	}
-	t.table[slot] = e
-	t.at[e.node>>spoolNodeShift][e.node&(spoolNodeChunk-1)] = uint32(slot)
+	t.table[slot] = c
 }
 
-// grow doubles the table and puts every node in it, its stack's hash
-// found again from its parent's (nodes are issued after their parents).
+// grow doubles the table (4096 slots at first) and puts every node in it.
 func (t *spoolTree) grow() {
-	old := t.table
-	t.table = make([]spoolSlot, 2*len(old))
-	hashes := make([]uint64, t.n-1)
-	for c := uint32(1); c < t.n-1; c++ {
-		e := old[t.at[c>>spoolNodeShift][c&(spoolNodeChunk-1)]]
-		h := t.seed
-		if e.parent != 0 {
-			h = hashes[e.parent]
-		}
-		h = spoolHash(h, e.pc)
-		hashes[c] = h
-		t.insert(e, h)
+	t.table = make([]uint32, max(4096, 2*len(t.table)))
+	for c := uint32(1); c < t.n; c++ {
+		t.insert(c)
 	}
 }
 
 // appendStack appends the stack that ends at node c, first address first.
 func (t *spoolTree) appendStack(dst []uint64, c uint32) []uint64 {
 	for c != 0 {
-		e := &t.table[t.at[c>>spoolNodeShift][c&(spoolNodeChunk-1)]]
-		dst = append(dst, e.pc)
-		c = e.parent
+		dst = append(dst, t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)])
+		c = t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)]
 	}
 	return dst
 }
@@ -280,7 +245,9 @@ func (t *spoolTree) reset() {
 	clear(t.table)
 	t.n = 0
 	t.gen++
-	t.at = t.at[:min(1, len(t.at))]
+	clear(t.pc[1:]) // to the collector
+	clear(t.parent[1:])
+	t.pc, t.parent = t.pc[:min(1, len(t.pc))], t.parent[:min(1, len(t.parent))]
 }
 
 // spoolStack keeps n samples of a thread on the stack pcs, to be interned
