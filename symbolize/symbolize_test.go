@@ -149,19 +149,7 @@ func TestSymbolizeStrippedByStart(t *testing.T) {
 // file:line from its pclntab), 3,000 addresses in random order with
 // repeats, a word that is not an address and one outside the binary.
 func TestSymbolizeBatchKeepsOrder(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := f.Section(".text")
-	f.Close()
-	if text == nil {
-		t.Fatalf("%s: no .text", exe)
-	}
+	exe, text := testText(t)
 	rng := rand.New(rand.NewSource(1))
 	var words []string
 	for i := 0; i < 3000; i++ {
@@ -198,7 +186,7 @@ func TestSymbolizeBatchKeepsOrder(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	err = Run(cfg, nil, strings.NewReader(strings.Repeat("1", 2<<20)), &out)
+	err := Run(cfg, nil, strings.NewReader(strings.Repeat("1", 2<<20)), &out)
 	if !errors.Is(err, bufio.ErrTooLong) {
 		t.Errorf("a 2 MiB word: %v, want %v", err, bufio.ErrTooLong)
 	}
@@ -294,19 +282,7 @@ func oneByOne(t *testing.T, cfg Config, words []string) *bytes.Buffer {
 // lookup must still find it (resolveInOrder sorts by the addresses' distance
 // from the least one, counted as the words are added).
 func TestSymbolizeLeastAddressStartsABlock(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := f.Section(".text")
-	f.Close()
-	if text == nil {
-		t.Fatalf("%s: no .text", exe)
-	}
+	exe, text := testText(t)
 	rng := rand.New(rand.NewSource(2))
 	var words []string
 	for range 1 << answerBits {
@@ -327,4 +303,23 @@ func TestSymbolizeLeastAddressStartsABlock(t *testing.T) {
 		}
 		t.Fatalf("%d lines, want %d", len(got), len(exp))
 	}
+}
+
+// testText returns the test binary's path and its .text section.
+func testText(t *testing.T) (string, *elf.Section) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	text := f.Section(".text")
+	if text == nil {
+		t.Fatalf("%s: no .text", exe)
+	}
+	return exe, text
 }
