@@ -388,7 +388,7 @@ func (r *perfRing) close() {
 		r.stopWatch()
 	}
 	munmap(r.mem)
-	closeFD(r.fd)
+	closeRaw(r.fd) // raw, as the open and the mapping are (closeRaw)
 }
 
 // begin starts reading the records the kernel wrote since the last

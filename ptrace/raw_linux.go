@@ -188,7 +188,25 @@ func openRaw(path []byte, flags int) (int, error) {
 	return int(fd), nil
 }
 
-// closeRaw closes fd with a raw system call.
+// readlinkRaw reads the target of the symbolic link at path (NUL-terminated)
+// into buf with a raw readlinkat: the sampler reads /proc/PID/exe around
+// each ring it opens, and a regular system call would wake a sleeping
+// sysmon, which then polls every 20 µs for as long as the tick runs.
+func readlinkRaw(path, buf []byte) (int, error) {
+	if len(path) == 0 || path[len(path)-1] != 0 || len(buf) == 0 {
+		return 0, unix.EINVAL
+	}
+	atFDCWD := unix.AT_FDCWD
+	n, _, e := unix.RawSyscall6(unix.SYS_READLINKAT, uintptr(atFDCWD), uintptr(unsafe.Pointer(&path[0])), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// closeRaw closes fd with a raw system call: a regular one wakes a
+// sleeping sysmon (readlinkRaw), and the sampler closes a ring each time it
+// switches one.
 func closeRaw(fd int) { unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0) }
 
 // readFileRaw reads up to len(buf) bytes of the file at path (NUL-terminated)

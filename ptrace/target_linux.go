@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -178,8 +179,14 @@ func (t *Target) ExitStatus() (syscall.WaitStatus, bool) {
 
 // Executable returns the path of the process's executable.
 func (t *Target) Executable() string {
-	p, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", t.pid))
-	return p
+	path := strconv.AppendInt([]byte("/proc/"), int64(t.pid), 10)
+	path = append(path, "/exe\x00"...)
+	var buf [unix.PathMax]byte
+	n, err := readlinkRaw(path, buf[:])
+	if err != nil || n >= len(buf) {
+		return ""
+	}
+	return string(buf[:n])
 }
 
 // PID returns the process id.
