@@ -423,7 +423,7 @@ func machOTable(object string, m *images.MachO, src machOSource, lines LineSourc
 		if err != nil {
 			return nil, false, err
 		}
-		syms = machOSymbols(m, st, make([]Symbol, 0, st.Len()+len(starts)+2*len(m.Sections)), src.inPlace)
+		syms = machOSymbols(m, st, make([]Symbol, 0, st.Len()+2*len(m.Sections)), src.inPlace)
 	}
 	if src.locals != nil {
 		// A missing or mismatched .symbols file leaves the in-memory
@@ -442,9 +442,6 @@ func machOTable(object string, m *images.MachO, src machOSource, lines LineSourc
 	}
 	if serr != nil && len(syms) == 0 {
 		return nil, false, serr
-	}
-	for _, a := range starts {
-		syms = append(syms, Symbol{Start: a})
 	}
 	// Bound each section of instructions by anonymous starts, so that an
 	// address in __stubs, say, is not taken for the last function of
@@ -465,7 +462,7 @@ func machOTable(object string, m *images.MachO, src machOSource, lines LineSourc
 		// A __TEXT of size 0: keep offsets from meaning addresses.
 		segs = append(segs, Segment{Addr: text.Addr})
 	}
-	return NewTable(object, syms, segs, lines), isGo, nil
+	return NewTableWithStarts(object, syms, starts, segs, lines), isGo, nil
 }
 
 // redacted is the name the dyld shared cache builder gives every local

@@ -92,3 +92,41 @@ func TestBuildBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestNewTableWithStartsMatchesNewTable: merging ascending anonymous
+// starts into the sorted symbols builds the table that sorting them with
+// the symbols does, on random symbols that share starts with each other
+// and with the starts (named and anonymous, sized and not), and on
+// starts that do not ascend.
+func TestNewTableWithStartsMatchesNewTable(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	names := []string{"", "a", "bb", "ccc", "main", "x"}
+	for round := range 500 {
+		var syms []Symbol
+		for range rng.Intn(40) {
+			s := Symbol{Name: names[rng.Intn(len(names))], Start: 0x1000 + uint64(rng.Intn(64))*4}
+			if round%3 == 0 && rng.Intn(2) == 0 {
+				s.Size = uint64(1 + rng.Intn(16))
+			}
+			syms = append(syms, s)
+		}
+		var starts []uint64
+		for a := uint64(0x1000); a < 0x1100+0x40; a += 4 {
+			if rng.Intn(3) == 0 {
+				starts = append(starts, a)
+			}
+		}
+		if round%7 == 0 {
+			rng.Shuffle(len(starts), func(i, j int) { starts[i], starts[j] = starts[j], starts[i] })
+		}
+		all := slices.Clone(syms)
+		for _, a := range starts {
+			all = append(all, Symbol{Start: a})
+		}
+		want := NewTable("o", all, nil, nil)
+		got := NewTableWithStarts("o", syms, slices.Clone(starts), nil, nil)
+		if !slices.Equal(got.starts, want.starts) || !slices.Equal(got.names, want.names) || !slices.Equal(got.ends, want.ends) || (got.ends == nil) != (want.ends == nil) || !slices.Equal(got.buckets, want.buckets) {
+			t.Fatalf("round %d: syms %v starts %v:\nmerged  %v %q %v\nsorted  %v %q %v", round, syms, starts, got.starts, got.names, got.ends, want.starts, want.names, want.ends)
+		}
+	}
+}
