@@ -258,6 +258,14 @@ func (m *MachO) ReadFunctionStarts(r io.ReaderAt, size int64, dst []uint64) ([]u
 // b. Starts at or past limit are an error, a FormatError whose Off is the
 // delta's offset in b.
 func DecodeFunctionStarts(b []byte, base, limit uint64, dst []uint64) ([]uint64, error) {
+	// Room for as many starts as b has last bytes of a ULEB128, at
+	// once: grown by append, a large image's starts were copied and
+	// their memory cleared twice over.
+	n := 0
+	for _, c := range b {
+		n += int(^c >> 7)
+	}
+	dst = slices.Grow(dst, n)
 	addr := base
 	for i := 0; i < len(b); {
 		start := i
