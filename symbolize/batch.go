@@ -62,6 +62,26 @@ func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 	for i := range chunk {
 		a := &chunk[i]
 		name := g[i].name
+		if name == "" && a.fn >= 0 && len(s.anonHead)+len(s.anonMid)+64 <= cap(b)-len(b) {
+			// An unnamed function's line, "image+0xSTART (in image)
+			// + OFF", by moves of 16 bytes and digits written in
+			// place (most of a stripped binary's lines).
+			va, _ := s.table.Address(s.segAt(s.segIndex(a.addr)).FileOffset(a.addr))
+			start := g[i].start
+			p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), len(b))
+			movePadded(p, s.anonHead)
+			q := unsafe.Add(p, len(s.anonHead))
+			q = putHex(q, start)
+			movePadded(q, s.anonMid)
+			q = putUint(unsafe.Add(q, len(s.anonMid)), va-start)
+			*(*byte)(q) = '\n'
+			b = b[:len(b)+int(uintptr(q)-uintptr(p))+1]
+			if len(b) >= flushAt {
+				w.done(b)
+				b = w.buf
+			}
+			continue
+		}
 		if name == "" || a.file < 0 {
 			w.buf = b
 			s.print(w, a, &g[i])

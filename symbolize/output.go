@@ -101,6 +101,44 @@ func appendHex(b []byte, v uint64) []byte {
 	return b[:len(b)+n]
 }
 
+// putHex writes v in lower-case hexadecimal at dst, which must have room
+// for 16 bytes, and returns the address past its last digit.
+func putHex(dst unsafe.Pointer, v uint64) unsafe.Pointer {
+	n := max(1, (bits.Len64(v)+3)/4)
+	d := (*[16]byte)(dst)
+	for i := n - 1; i >= 0; i-- {
+		d[i&15] = "0123456789abcdef"[v&0xf]
+		v >>= 4
+	}
+	return unsafe.Add(dst, n)
+}
+
+// putUint writes v in decimal at dst, which must have room for 20 bytes,
+// and returns the address past its last digit.
+func putUint(dst unsafe.Pointer, v uint64) unsafe.Pointer {
+	d := (*[20]byte)(dst)
+	switch {
+	case v < 10:
+		d[0] = byte('0' + v)
+		return unsafe.Add(dst, 1)
+	case v < 100:
+		d[0], d[1] = decPairs[2*v], decPairs[2*v+1]
+		return unsafe.Add(dst, 2)
+	case v < 1000:
+		r := v % 100
+		d[0], d[1], d[2] = byte('0'+v/100), decPairs[2*r], decPairs[2*r+1]
+		return unsafe.Add(dst, 3)
+	case v < 10000:
+		h, r := v/100, v%100
+		d[0], d[1], d[2], d[3] = decPairs[2*h], decPairs[2*h+1], decPairs[2*r], decPairs[2*r+1]
+		return unsafe.Add(dst, 4)
+	}
+	var tmp [20]byte
+	t := strconv.AppendUint(tmp[:0], v, 10)
+	copy(d[:], t)
+	return unsafe.Add(dst, len(t))
+}
+
 // appendUint appends v in decimal (appendDec for any uint64).
 func appendUint(b []byte, v uint64) []byte {
 	if v >= 10000 {

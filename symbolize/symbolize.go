@@ -209,6 +209,7 @@ func open(cfg Config) (*symbolizer, error) {
 	s.lines = t.LineCursor()
 	s.inImage = " (in " + s.image + ")"
 	s.lineMid = padded(s.inImage + " (")
+	s.anonHead, s.anonMid = padded(s.image+"+0x"), padded(s.inImage+" + ")
 	return s, nil
 }
 
@@ -235,7 +236,10 @@ type symbolizer struct {
 	// lineMid " (in image) (", what lies between a name and its file
 	// (padded).
 	inImage, lineMid string
-	inline           bool
+	// anonHead "image+0x" and anonMid " (in image) + " are what an
+	// unnamed function's line holds besides its numbers (padded).
+	anonHead, anonMid string
+	inline            bool
 	// names are the (demangled) names of the functions the addresses
 	// met, in the order met ("" for an unnamed one), starts their
 	// starts, and slots[i] is 1 + the index in names of the table's

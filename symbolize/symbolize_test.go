@@ -105,8 +105,9 @@ func TestScanWordAsParseHex(t *testing.T) {
 	}
 }
 
-// TestAppendNumbers checks appendDec, appendUint and appendHex against
-// strconv on the edges of their cases and on random values.
+// TestAppendNumbers checks appendDec, appendUint, appendHex, putHex and
+// putUint against strconv on the edges of their cases and on random
+// values.
 func TestAppendNumbers(t *testing.T) {
 	vals := []uint64{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 1001, 9999, 10000, 10001, 1 << 31, 1<<31 - 1, 1 << 32, 1<<63 - 1, 1 << 63, ^uint64(0)}
 	r := rand.New(rand.NewSource(4))
@@ -123,6 +124,14 @@ func TestAppendNumbers(t *testing.T) {
 		}
 		if got, want := string(appendHex(prefix, v)), string(strconv.AppendUint(prefix, v, 16)); got != want {
 			t.Fatalf("appendHex(%#x) = %q, want %q", v, got, want)
+		}
+		var buf [40]byte
+		p := unsafe.Pointer(&buf[0])
+		if got, want := string(buf[:uintptr(putHex(p, v))-uintptr(p)]), strconv.FormatUint(v, 16); got != want {
+			t.Fatalf("putHex(%#x) = %q, want %q", v, got, want)
+		}
+		if got, want := string(buf[:uintptr(putUint(p, v))-uintptr(p)]), strconv.FormatUint(v, 10); got != want {
+			t.Fatalf("putUint(%d) = %q, want %q", v, got, want)
 		}
 	}
 }
@@ -322,4 +331,53 @@ func testText(t *testing.T) (string, *elf.Section) {
 		t.Fatalf("%s: no .text", exe)
 	}
 	return exe, text
+}
+
+// TestSymbolizeUnnamedLinesAsPrint checks that printLines writes an
+// unnamed function's line (its own path, by moves and digits in place) as
+// print writes it: every address of a stripped binary's __text, in a
+// batch from standard input.
+func TestSymbolizeUnnamedLinesAsPrint(t *testing.T) {
+	cfg := Config{Binary: filepath.Join("..", "images", "testdata", "macho", "prog_arm64_stripped")}
+	s, err := open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	var words []string
+	for a := s.img.Start; a < s.img.Limit; a += 4 {
+		words = append(words, fmt.Sprintf("%#x", a))
+	}
+	if len(words) < 100 {
+		t.Fatalf("only %d addresses in %s", len(words), cfg.Binary)
+	}
+	for _, word := range words {
+		s.word([]byte(word))
+	}
+	s.resolveInOrder()
+	var want bytes.Buffer
+	w := newOutput(&want)
+	var g [1]gathered
+	for i := range s.answers.len() {
+		a := s.answers.at(i)
+		s.gather(g[:], []answer{*a})
+		s.print(w, a, &g[0])
+	}
+	w.Flush()
+	if !strings.Contains(want.String(), "prog_arm64_stripped+0x") {
+		t.Fatalf("no unnamed function in the answers:\n%s", want.String())
+	}
+	var got bytes.Buffer
+	if err := Run(cfg, nil, strings.NewReader(strings.Join(words, "\n")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		g, e := strings.Split(got.String(), "\n"), strings.Split(want.String(), "\n")
+		for i := range min(len(g), len(e)) {
+			if g[i] != e[i] {
+				t.Fatalf("line %d (%s): %q, want %q", i, words[i], g[i], e[i])
+			}
+		}
+		t.Fatalf("%d lines, want %d", len(g), len(e))
+	}
 }
