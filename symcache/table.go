@@ -99,30 +99,35 @@ func NewTableWithStarts(object string, syms []Symbol, starts []uint64, segs []Se
 	// Two passes of one merge: the first counts the distinct starts, so
 	// that the second fills arrays of that length (each is cleared as
 	// it is allocated, so room to spare costs as much as what is used).
-	n := mergeStarts(keys, starts, nil, nil)
-	t.starts = make([]uint64, 0, n)
-	t.names = make([]string, 0, n)
+	n := countStarts(keys, starts)
+	t.starts = make([]uint64, n)
+	t.names = make([]string, n)
 	if sized {
-		t.ends = make([]uint64, 0, n)
+		t.ends = make([]uint64, n)
 	}
-	mergeStarts(keys, starts, func(k int) {
-		s := &syms[keys[k].idx]
-		t.starts = append(t.starts, s.Start)
-		t.names = append(t.names, s.Name)
-		if sized {
-			end := uint64(0)
-			if s.Size != 0 {
-				end = s.Start + s.Size
+	i, j := 0, 0
+	for k := range n {
+		if j == len(starts) || i < len(keys) && keys[i].start <= starts[j] {
+			// The first key at a start is the symbol kept there.
+			s := &syms[keys[i].idx]
+			t.starts[k], t.names[k] = s.Start, s.Name
+			if sized && s.Size != 0 {
+				t.ends[k] = s.Start + s.Size
 			}
-			t.ends = append(t.ends, end)
+			for i < len(keys) && keys[i].start == s.Start {
+				i++
+			}
+			for j < len(starts) && starts[j] == s.Start {
+				j++
+			}
+			continue
 		}
-	}, func(a uint64) {
-		t.starts = append(t.starts, a)
-		t.names = append(t.names, "")
-		if sized {
-			t.ends = append(t.ends, 0)
+		a := starts[j]
+		t.starts[k] = a
+		for j < len(starts) && starts[j] == a {
+			j++
 		}
-	})
+	}
 	if sized && !slices.ContainsFunc(t.ends, func(e uint64) bool { return e != 0 }) {
 		t.ends = nil // the sized symbols all lost to others at their starts
 	}
@@ -130,30 +135,20 @@ func NewTableWithStarts(object string, syms []Symbol, starts []uint64, segs []Se
 	return t
 }
 
-// mergeStarts walks the distinct starts of keys (sorted by sortKeys) and
-// of starts (ascending) in order and returns their number: at each, sym
-// is given the index in keys of the first key there (the symbol kept) or,
-// where no key is, anon the start. Either may be nil.
-func mergeStarts(keys []symKey, starts []uint64, sym func(k int), anon func(a uint64)) int {
+// countStarts returns the number of distinct starts among those of keys
+// (sorted by sortKeys) and starts (ascending).
+func countStarts(keys []symKey, starts []uint64) int {
 	n, i, j := 0, 0, 0
 	for i < len(keys) || j < len(starts) {
 		n++
+		var at uint64
 		if j == len(starts) || i < len(keys) && keys[i].start <= starts[j] {
-			at := keys[i].start
-			if sym != nil {
-				sym(i)
-			}
-			for i < len(keys) && keys[i].start == at {
-				i++
-			}
-			for j < len(starts) && starts[j] == at {
-				j++
-			}
-			continue
+			at = keys[i].start
+		} else {
+			at = starts[j]
 		}
-		at := starts[j]
-		if anon != nil {
-			anon(at)
+		for i < len(keys) && keys[i].start == at {
+			i++
 		}
 		for j < len(starts) && starts[j] == at {
 			j++
