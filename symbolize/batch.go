@@ -82,6 +82,28 @@ func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 			}
 			continue
 		}
+		if name != "" && a.file < 0 && a.fn >= 0 && len(name)+len(s.anonMid)+64 <= cap(b)-len(b) {
+			// A named function's line with no file, "NAME (in image)
+			// + OFF" (every line of a binary without line tables), as
+			// an unnamed one's.
+			va, _ := s.table.Address(s.segAt(s.segIndex(a.addr)).FileOffset(a.addr))
+			p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), len(b))
+			if n := len(name); n >= 8 && n <= 64 {
+				moveShort(p, name)
+			} else {
+				copy(unsafe.Slice((*byte)(p), n), name)
+			}
+			q := unsafe.Add(p, len(name))
+			movePadded(q, s.anonMid)
+			q = putUint(unsafe.Add(q, len(s.anonMid)), va-g[i].start)
+			*(*byte)(q) = '\n'
+			b = b[:len(b)+int(uintptr(q)-uintptr(p))+1]
+			if len(b) >= flushAt {
+				w.done(b)
+				b = w.buf
+			}
+			continue
+		}
 		if name == "" || a.file < 0 {
 			w.buf = b
 			s.print(w, a, &g[i])

@@ -333,12 +333,24 @@ func testText(t *testing.T) (string, *elf.Section) {
 	return exe, text
 }
 
-// TestSymbolizeUnnamedLinesAsPrint checks that printLines writes an
-// unnamed function's line (its own path, by moves and digits in place) as
-// print writes it: every address of a stripped binary's __text, in a
+// TestSymbolizeLinesWithoutFileAsPrint checks that printLines writes the
+// lines with no file:line (its own paths, by moves and digits in place) as
+// print writes them: every address of the __text of a stripped binary
+// (unnamed functions) and of one without line tables (named ones), in a
 // batch from standard input.
-func TestSymbolizeUnnamedLinesAsPrint(t *testing.T) {
-	cfg := Config{Binary: filepath.Join("..", "images", "testdata", "macho", "prog_arm64_stripped")}
+func TestSymbolizeLinesWithoutFileAsPrint(t *testing.T) {
+	for _, c := range []struct{ fixture, want string }{
+		{"prog_arm64_stripped", "prog_arm64_stripped+0x"},
+		{"cxx_arm64", ">(int) (in cxx_arm64) + "},
+	} {
+		t.Run(c.fixture, func(t *testing.T) { linesAsPrint(t, c.fixture, c.want) })
+	}
+}
+
+// linesAsPrint is TestSymbolizeLinesWithoutFileAsPrint on one fixture,
+// whose answers must hold want.
+func linesAsPrint(t *testing.T, fixture, wantIn string) {
+	cfg := Config{Binary: filepath.Join("..", "images", "testdata", "macho", fixture)}
 	s, err := open(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -355,6 +367,7 @@ func TestSymbolizeUnnamedLinesAsPrint(t *testing.T) {
 		s.word([]byte(word))
 	}
 	s.resolveInOrder()
+	s.demangleQueued()
 	var want bytes.Buffer
 	w := newOutput(&want)
 	var g [1]gathered
@@ -364,8 +377,8 @@ func TestSymbolizeUnnamedLinesAsPrint(t *testing.T) {
 		s.print(w, a, &g[0])
 	}
 	w.Flush()
-	if !strings.Contains(want.String(), "prog_arm64_stripped+0x") {
-		t.Fatalf("no unnamed function in the answers:\n%s", want.String())
+	if !strings.Contains(want.String(), wantIn) {
+		t.Fatalf("no %q in the answers:\n%s", wantIn, want.String())
 	}
 	var got bytes.Buffer
 	if err := Run(cfg, nil, strings.NewReader(strings.Join(words, "\n")), &got); err != nil {
