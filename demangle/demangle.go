@@ -83,6 +83,16 @@ func demangleName(s string, f Form) (string, bool) {
 	k, t := kindOf(s)
 	switch k {
 	case itanium:
+		if endsInRustHash(t) && !strings.Contains(t, "_GLOBAL_") {
+			// A legacy Rust name (most of a Rust binary's) whose path
+			// ends the name: the C++ fast path below would find no
+			// signature in it and leave it to rust, after a parse of
+			// its own, and rust would check it twice more.
+			if rest, ok := legacyRest(t); ok && rest == "" {
+				d, _, _ := rustLegacy(t, f == Full)
+				return d, true
+			}
+		}
 		// Most C++ names: the fast path takes them, and a signature
 		// follows their name, which no legacy Rust name has
 		// (mayBeRustLegacy would rule them out, its scan spared).
@@ -147,3 +157,18 @@ func cxx(s string, f Form) (string, bool) {
 // names come from the target's binaries. Real names stay far below: the
 // verbose std::string is 32 times its "Ss".
 func maxOutput(n int) int { return 1024 + 64*n }
+
+// endsInRustHash reports whether s ends as a legacy Rust name's path does:
+// in the identifier "h" and 16 hexadecimal digits, then "E".
+func endsInRustHash(s string) bool {
+	const n = len("17h0123456789abcdefE")
+	if len(s) < n+3 || s[len(s)-1] != 'E' || s[len(s)-n:len(s)-n+3] != "17h" {
+		return false
+	}
+	for _, c := range []byte(s[len(s)-n+3 : len(s)-1]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -273,3 +273,34 @@ func TestLegacyRestAsRustLegacy(t *testing.T) {
 		}
 	}
 }
+
+// TestRustHashNamesDispatch checks the names demangleName sends to the
+// legacy Rust demangler first because they end in a Rust hash: Rust's
+// own, in both forms, and C++ names that end so too (an anonymous
+// namespace's, one whose last parameter ends so), which stay C++ as
+// c++filt prints them.
+func TestRustHashNamesDispatch(t *testing.T) {
+	for _, c := range []struct{ in, simplified, full string }{
+		{"_ZN3foo17h0123456789abcdefE", "foo", "foo::h0123456789abcdef"},
+		{"__ZN3std2io5stdio6_print17h1234567890abcdefE", "std::io::stdio::_print", "std::io::stdio::_print::h1234567890abcdef"},
+		{"_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$17h0123456789abcdefE",
+			"core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>", "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>::h0123456789abcdef"},
+		{"_ZN12_GLOBAL__N_117h0123456789abcdefE", "(anonymous namespace)::h0123456789abcdef", "(anonymous namespace)::h0123456789abcdef"},
+		{"_ZN3foo3barENS_17h0123456789abcdefE", "foo::bar(foo::h0123456789abcdef)", "foo::bar(foo::h0123456789abcdef)"},
+	} {
+		if !endsInRustHash(strings.TrimPrefix(c.in, "_")) {
+			t.Errorf("%s: not taken for a name ending in a Rust hash", c.in)
+		}
+		if got := Name(c.in, Simplified); got != c.simplified {
+			t.Errorf("Name(%s, Simplified) = %q, want %q", c.in, got, c.simplified)
+		}
+		if got := Name(c.in, Full); got != c.full {
+			t.Errorf("Name(%s, Full) = %q, want %q", c.in, got, c.full)
+		}
+	}
+	for _, s := range []string{"_ZN3foo17h0123456789abcdeE", "_ZN3foo17h0123456789abcdefX", "_ZN3foo17g0123456789abcdefE", "_ZN3foo17h0123456789ABCDEFE"} {
+		if endsInRustHash(s) {
+			t.Errorf("%s: taken for a name ending in a Rust hash", s)
+		}
+	}
+}
