@@ -83,15 +83,13 @@ func demangleName(s string, f Form) (string, bool) {
 	k, t := kindOf(s)
 	switch k {
 	case itanium:
-		if endsInRustHash(t) && !strings.Contains(t, "_GLOBAL_") {
+		if endsInRustHash(t) && legacyPathEnds(t) {
 			// A legacy Rust name (most of a Rust binary's) whose path
 			// ends the name: the C++ fast path below would find no
 			// signature in it and leave it to rust, after a parse of
 			// its own, and rust would check it twice more.
-			if rest, ok := legacyRest(t); ok && rest == "" {
-				d, _, _ := rustLegacy(t, f == Full)
-				return d, true
-			}
+			d, _, _ := rustLegacy(t, f == Full)
+			return d, true
 		}
 		// Most C++ names: the fast path takes them, and a signature
 		// follows their name, which no legacy Rust name has

@@ -83,6 +83,35 @@ func legacyRest(s string) (rest string, ok bool) {
 	}
 }
 
+// legacyPathEnds reports whether s is a legacy Rust name's path and nothing
+// more, none of whose identifiers begins as C++'s anonymous namespace
+// (_GLOBAL__N_1), which C++ takes first (see demangleName): legacyRest's
+// scan, with that check made per identifier rather than over the whole
+// name (strings.Contains stopped at each of a Rust name's many "_").
+func legacyPathEnds(s string) bool {
+	s, ok := cutLegacyPrefix(s)
+	if !ok {
+		return false
+	}
+	for s != "" {
+		if s[0] == 'E' {
+			return len(s) == 1
+		}
+		n, l := 0, 0
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			if l = l*10 + int(s[n]-'0'); l > len(s) {
+				return false
+			}
+			n++
+		}
+		if n == 0 || l > len(s)-n || !isASCII(s[n:n+l]) || strings.HasPrefix(s[n:n+l], "_GLOBAL_") {
+			return false
+		}
+		s = s[n+l:]
+	}
+	return false
+}
+
 // isASCII reports whether s holds no byte from 0x80 up, eight at a time.
 func isASCII(s string) bool {
 	j := 0

@@ -286,6 +286,8 @@ func TestRustHashNamesDispatch(t *testing.T) {
 		{"_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$17h0123456789abcdefE",
 			"core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>", "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>::h0123456789abcdef"},
 		{"_ZN12_GLOBAL__N_117h0123456789abcdefE", "(anonymous namespace)::h0123456789abcdef", "(anonymous namespace)::h0123456789abcdef"},
+		// "_GLOBAL_" within an identifier is Rust's.
+		{"_ZN3foo14bar_GLOBAL_baz17h0123456789abcdefE", "foo::bar_GLOBAL_baz", "foo::bar_GLOBAL_baz::h0123456789abcdef"},
 		{"_ZN3foo3barENS_17h0123456789abcdefE", "foo::bar(foo::h0123456789abcdef)", "foo::bar(foo::h0123456789abcdef)"},
 	} {
 		if !endsInRustHash(strings.TrimPrefix(c.in, "_")) {
