@@ -164,7 +164,7 @@ func endsInRustHash(s string) bool {
 		return false
 	}
 	for _, c := range []byte(s[len(s)-n+3 : len(s)-1]) {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+		if hexDigit[c]&lower == 0 {
 			return false
 		}
 	}

@@ -90,7 +90,8 @@ func legacyRest(s string) (rest string, ok bool) {
 // name (strings.Contains stopped at each of a Rust name's many "_").
 func legacyPathEnds(s string) bool {
 	s, ok := cutLegacyPrefix(s)
-	if !ok {
+	if !ok || !isASCII(s) {
+		// (The whole name: its identifiers, if it is one.)
 		return false
 	}
 	for s != "" {
@@ -104,7 +105,7 @@ func legacyPathEnds(s string) bool {
 			}
 			n++
 		}
-		if n == 0 || l > len(s)-n || !isASCII(s[n:n+l]) || strings.HasPrefix(s[n:n+l], "_GLOBAL_") {
+		if n == 0 || l > len(s)-n || strings.HasPrefix(s[n:n+l], "_GLOBAL_") {
 			return false
 		}
 		s = s[n+l:]
@@ -165,10 +166,8 @@ func rustLegacy(s string, full bool) (out, rest string, ok bool) {
 	if !ok {
 		return "", "", false
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return "", "", false
-		}
+	if !isASCII(s) {
+		return "", "", false
 	}
 	var buf [16]string
 	elems, size := buf[:0], 0
@@ -215,13 +214,34 @@ func isRustHash(e string) bool {
 		return false
 	}
 	for i := 1; i < len(e); i++ {
-		c := e[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+		if hexDigit[e[i]]&anyCase == 0 {
 			return false
 		}
 	}
 	return true
 }
+
+// hexDigit classes the bytes that are hexadecimal digits: lower (digits
+// and a-f, as rustc writes a hash) or anyCase (A-F too); a table, as a
+// name's hash is checked twice and each check's compares per byte cost
+// more than the lookups.
+var hexDigit = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = lower | anyCase
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = lower | anyCase
+	}
+	for c := 'A'; c <= 'F'; c++ {
+		t[c] = anyCase
+	}
+	return t
+}()
+
+const (
+	lower = 1 << iota
+	anyCase
+)
 
 // legacyEscape is the character a legacy "$XX$" escape stands for; a
 // switch, not a map, so that the package's init builds nothing.
@@ -284,13 +304,16 @@ func unescapeLegacy(b *strings.Builder, e string) {
 			continue
 		}
 		i := 1
-		for i < len(e) && e[i] != '$' && e[i] != '.' {
+		for i < len(e) && !legacySpecial[e[i]] {
 			i++
 		}
 		b.WriteString(e[:i])
 		e = e[i:]
 	}
 }
+
+// legacySpecial marks the bytes unescapeLegacy stops at.
+var legacySpecial = [256]bool{'$': true, '.': true}
 
 // escapedRune decodes "u" + lower-case hex, a printable code point.
 func escapedRune(esc string) (rune, bool) {
