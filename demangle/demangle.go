@@ -83,13 +83,14 @@ func demangleName(s string, f Form) (string, bool) {
 	k, t := kindOf(s)
 	switch k {
 	case itanium:
-		if endsInRustHash(t) && legacyPathEnds(t) {
+		if endsInRustHash(t) {
 			// A legacy Rust name (most of a Rust binary's) whose path
 			// ends the name: the C++ fast path below would find no
 			// signature in it and leave it to rust, after a parse of
 			// its own, and rust would check it twice more.
-			d, _, _ := rustLegacy(t, f == Full)
-			return d, true
+			if d, ok := rustLegacyHashed(t, f == Full); ok {
+				return d, true
+			}
 		}
 		// Most C++ names: the fast path takes them, and a signature
 		// follows their name, which no legacy Rust name has

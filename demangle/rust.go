@@ -1,6 +1,7 @@
 package demangle
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
@@ -83,34 +84,54 @@ func legacyRest(s string) (rest string, ok bool) {
 	}
 }
 
-// legacyPathEnds reports whether s is a legacy Rust name's path and nothing
-// more, none of whose identifiers begins as C++'s anonymous namespace
-// (_GLOBAL__N_1), which C++ takes first (see demangleName): legacyRest's
-// scan, with that check made per identifier rather than over the whole
-// name (strings.Contains stopped at each of a Rust name's many "_").
-func legacyPathEnds(s string) bool {
-	s, ok := cutLegacyPrefix(s)
-	if !ok || !isASCII(s) {
-		// (The whole name: its identifiers, if it is one.)
-		return false
-	}
-	for s != "" {
+// rustLegacyHashed demangles t, an Itanium-prefixed ("_ZN") name that
+// ends in a Rust hash (endsInRustHash), as rustLegacy does, when its
+// path ends it, all of it is ASCII and none of its identifiers begins as
+// C++'s anonymous namespace (_GLOBAL__N_1), which C++ takes first (see
+// demangleName); ok is false otherwise. It reads the name once, checking
+// and unescaping each identifier as it goes, and allocates only the
+// result (when it fits buf).
+func rustLegacyHashed(t string, full bool) (string, bool) {
+	var buf [256]byte
+	out := buf[:0]
+	s := t[len("_ZN"):]
+	for i := 0; ; i++ {
+		if s == "" {
+			return "", false
+		}
 		if s[0] == 'E' {
-			return len(s) == 1
+			if len(s) != 1 {
+				return "", false
+			}
+			return string(out), true
 		}
 		n, l := 0, 0
 		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
 			if l = l*10 + int(s[n]-'0'); l > len(s) {
-				return false
+				return "", false
 			}
 			n++
 		}
-		if n == 0 || l > len(s)-n || strings.HasPrefix(s[n:n+l], "_GLOBAL_") {
-			return false
+		if n == 0 || l > len(s)-n {
+			return "", false
 		}
+		e := s[n : n+l]
 		s = s[n+l:]
+		if strings.HasPrefix(e, "_GLOBAL_") {
+			return "", false
+		}
+		if !full && i > 0 && s == "E" && isRustHash(e) {
+			// The hash, ASCII as it is hexadecimal.
+			return string(out), true
+		}
+		if i > 0 {
+			out = append(out, ':', ':')
+		}
+		var ok bool
+		if out, ok = appendUnescaped(out, e); !ok {
+			return "", false
+		}
 	}
-	return false
 }
 
 // isASCII reports whether s holds no byte from 0x80 up, eight at a time.
@@ -194,18 +215,21 @@ func rustLegacy(s string, full bool) (out, rest string, ok bool) {
 		size += l + 2 // and "::"
 		s = s[n+l:]
 	}
-	var b strings.Builder
-	b.Grow(size) // escapes only shorten
+	var bytes [256]byte
+	b := bytes[:0]
+	if size > len(bytes) {
+		b = make([]byte, 0, size) // escapes only shorten
+	}
 	for i, e := range elems {
 		if !full && i == len(elems)-1 && i > 0 && isRustHash(e) {
 			break
 		}
 		if i > 0 {
-			b.WriteString("::")
+			b = append(b, ':', ':')
 		}
-		unescapeLegacy(&b, e)
+		b, _ = appendUnescaped(b, e) // s is ASCII
 	}
-	return b.String(), s, true
+	return string(b), s, true
 }
 
 // isRustHash reports whether e is "h" followed by hex digits.
@@ -267,53 +291,110 @@ func legacyEscape(esc string) (string, bool) {
 	return "", false
 }
 
-// unescapeLegacy writes identifier e with its "$XX$" escapes and ".."
-// path separators decoded; an escape it does not know ends decoding, and
-// the rest is written as it is.
-func unescapeLegacy(b *strings.Builder, e string) {
+// appendUnescaped appends identifier e to out with its "$XX$" escapes and
+// ".." path separators decoded; an escape it does not know ends decoding,
+// and the rest is appended as it is. ok is false, and out of no use, when
+// e is not ASCII. Runs of plain bytes are found eight at a time.
+func appendUnescaped(out []byte, e string) (_ []byte, ok bool) {
 	if strings.HasPrefix(e, "_$") {
 		e = e[1:]
 	}
 	for e != "" {
+		i := plainRun(e)
+		out = append(out, e[:i]...)
+		if e = e[i:]; e == "" {
+			break
+		}
 		switch e[0] {
 		case '.':
-			if strings.HasPrefix(e, "..") {
-				b.WriteString("::")
+			if len(e) > 1 && e[1] == '.' {
+				out = append(out, ':', ':')
 				e = e[2:]
 			} else {
-				b.WriteByte('.')
+				out = append(out, '.')
 				e = e[1:]
 			}
 			continue
 		case '$':
 			end := strings.IndexByte(e[1:], '$')
 			if end < 0 {
-				b.WriteString(e)
-				return
+				return append(out, e...), isASCII(e)
 			}
 			esc := e[1 : end+1]
-			if r, ok := legacyEscape(esc); ok {
-				b.WriteString(r)
+			if c, ok := asciiEscape(esc); ok {
+				out = append(out, c)
 			} else if c, ok := escapedRune(esc); ok {
-				b.WriteRune(c)
+				out = utf8.AppendRune(out, c)
 			} else {
-				b.WriteString(e)
-				return
+				return append(out, e...), isASCII(e)
 			}
 			e = e[end+2:]
 			continue
 		}
-		i := 1
-		for i < len(e) && !legacySpecial[e[i]] {
-			i++
-		}
-		b.WriteString(e[:i])
-		e = e[i:]
+		return out, false // not ASCII
 	}
+	return out, true
 }
 
-// legacySpecial marks the bytes unescapeLegacy stops at.
-var legacySpecial = [256]bool{'$': true, '.': true}
+// plainRun is the length of e's leading run of bytes that are ASCII and
+// neither "$" nor ".": eight bytes at a time, each word's first such
+// byte found by the zero-byte test on its bytes less "$" and less ".".
+func plainRun(e string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	j := 0
+	for ; j+8 <= len(e); j += 8 {
+		x := uint64(e[j]) | uint64(e[j+1])<<8 | uint64(e[j+2])<<16 | uint64(e[j+3])<<24 |
+			uint64(e[j+4])<<32 | uint64(e[j+5])<<40 | uint64(e[j+6])<<48 | uint64(e[j+7])<<56
+		d, p := x^('$'*ones), x^('.'*ones)
+		// (A zero byte's high bit is set by v-ones&^v, and no byte's
+		// below it; bytes above may be flagged wrongly, which the
+		// lowest set bit never is.)
+		if m := (d-ones)&^d | (p-ones)&^p | x; m&highs != 0 {
+			return j + bits.TrailingZeros64(m&highs)/8
+		}
+	}
+	for ; j < len(e) && !legacySpecial[e[j]]; j++ {
+	}
+	return j
+}
+
+// legacySpecial marks the bytes plainRun stops at.
+var legacySpecial = func() (t [256]bool) {
+	t['$'], t['.'] = true, true
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = true
+	}
+	return t
+}()
+
+// asciiEscape is the ASCII character a legacy "$XX$" escape stands for:
+// legacyEscape's, or a "$uXX$" escape of a printable one (escapedRune's
+// reading, without its parse).
+func asciiEscape(esc string) (byte, bool) {
+	if len(esc) == 3 && esc[0] == 'u' {
+		hi, lo := hexDigit[esc[1]]&lower != 0, hexDigit[esc[2]]&lower != 0
+		if !hi || !lo {
+			return 0, false
+		}
+		c := hexValue(esc[1])<<4 | hexValue(esc[2])
+		if c < ' ' || c >= 0x7f {
+			return 0, false // a control character or past ASCII: escapedRune's
+		}
+		return c, true
+	}
+	if r, ok := legacyEscape(esc); ok {
+		return r[0], true
+	}
+	return 0, false
+}
+
+// hexValue is the value of c, a lower-case hexadecimal digit.
+func hexValue(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
 
 // escapedRune decodes "u" + lower-case hex, a printable code point.
 func escapedRune(esc string) (rune, bool) {

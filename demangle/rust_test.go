@@ -1,6 +1,7 @@
 package demangle
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -304,5 +305,169 @@ func TestRustHashNamesDispatch(t *testing.T) {
 		if endsInRustHash(s) {
 			t.Errorf("%s: taken for a name ending in a Rust hash", s)
 		}
+	}
+}
+
+// sentryLegacyNames are 512 of sentry-cli's legacy Rust names (every 30th
+// that ends in a hash, as llvm-nm --arch arm64 lists them), two thirds
+// with escapes: the names symbolize demangles most on a Rust binary.
+func sentryLegacyNames(tb testing.TB) []string {
+	b, err := os.ReadFile("testdata/sentry-cli-rust-legacy.txt")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+// legacyHashedBefore is what demangleName made of a name that ends in a
+// Rust hash before rustLegacyHashed: the legacy reading when the path
+// ends the name, all ASCII, with no identifier beginning "_GLOBAL_",
+// each identifier unescaped byte by byte (unescapeBefore).
+func legacyHashedBefore(t string, full bool) (string, bool) {
+	s, ok := cutLegacyPrefix(t)
+	if !ok || !isASCII(s) {
+		return "", false
+	}
+	var elems []string
+	for s != "E" {
+		if s == "" {
+			return "", false
+		}
+		n := 0
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			n++
+		}
+		l, err := strconv.Atoi(s[:n])
+		if n == 0 || err != nil || l > len(s)-n || strings.HasPrefix(s[n:n+l], "_GLOBAL_") {
+			return "", false
+		}
+		elems = append(elems, s[n:n+l])
+		s = s[n+l:]
+	}
+	var b strings.Builder
+	for i, e := range elems {
+		if !full && i == len(elems)-1 && i > 0 && isRustHash(e) {
+			break
+		}
+		if i > 0 {
+			b.WriteString("::")
+		}
+		unescapeBefore(&b, e)
+	}
+	return b.String(), true
+}
+
+// unescapeBefore is unescapeLegacy as it was (at 3194d10), before
+// appendUnescaped: the oracle for it.
+func unescapeBefore(b *strings.Builder, e string) {
+	if strings.HasPrefix(e, "_$") {
+		e = e[1:]
+	}
+	for e != "" {
+		switch e[0] {
+		case '.':
+			if strings.HasPrefix(e, "..") {
+				b.WriteString("::")
+				e = e[2:]
+			} else {
+				b.WriteByte('.')
+				e = e[1:]
+			}
+			continue
+		case '$':
+			end := strings.IndexByte(e[1:], '$')
+			if end < 0 {
+				b.WriteString(e)
+				return
+			}
+			esc := e[1 : end+1]
+			if r, ok := legacyEscape(esc); ok {
+				b.WriteString(r)
+			} else if c, ok := escapedRune(esc); ok {
+				b.WriteRune(c)
+			} else {
+				b.WriteString(e)
+				return
+			}
+			e = e[end+2:]
+			continue
+		}
+		i := 1
+		for i < len(e) && e[i] != '$' && e[i] != '.' {
+			i++
+		}
+		b.WriteString(e[:i])
+		e = e[i:]
+	}
+}
+
+// checkLegacyHashed fails when rustLegacyHashed and legacyHashedBefore
+// read t differently in either form.
+func checkLegacyHashed(t *testing.T, name string) {
+	t.Helper()
+	for _, full := range []bool{false, true} {
+		got, ok := rustLegacyHashed(name, full)
+		want, wantOK := legacyHashedBefore(name, full)
+		if got != want || ok != wantOK {
+			t.Errorf("rustLegacyHashed(%q, %v) = %q, %v; before %q, %v", name, full, got, ok, want, wantOK)
+		}
+	}
+}
+
+// TestRustLegacyHashedAsBefore checks the one-pass reading of names that
+// end in a Rust hash against the checks and unescaping it replaced, on
+// sentry-cli's names, rustc-demangle's and malformed ones: each escape
+// kind, runs of every length around eight bytes, non-ASCII bytes in a
+// run, in an escape and after an unknown one, "_GLOBAL_" identifiers.
+func TestRustLegacyHashedAsBefore(t *testing.T) {
+	const hash = "17h0123456789abcdefE"
+	names := sentryLegacyNames(t)
+	for _, c := range rustCases {
+		names = append(names, c.in)
+	}
+	for _, id := range []string{
+		"a", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghijklmnop$LT$T$GT$", "a..b.c...d",
+		"_$LT$impl$u20$core..fmt..Debug$u20$for$u20$$RF$T$GT$", "$u7b$$u7b$closure$u7d$$u7d$",
+		"$u1f$x", "$u7f$x", "$u80$x", "$ua0$x", "$u10e1$", "$u41$$u7e$", "$uAB$x", "$ug1$x", "$u$x", "$XY$rest",
+		"abc$", "abc$LT", "abcdefgh\xc3\xa9", "\xc3\xa9", "$XY$\xc3\xa9", "$u\xc3\xa9$", "abcdefg.\xff",
+		"_GLOBAL__N_1", "x_GLOBAL_", "$SP$$BP$$RF$$LT$$GT$$LP$$RP$$C$",
+	} {
+		names = append(names,
+			"_ZN"+strconv.Itoa(len(id))+id+hash,
+			"_ZN3foo"+strconv.Itoa(len(id))+id+hash,
+			"_ZN3foo"+strconv.Itoa(len(id))+id+"3bar"+hash)
+	}
+	names = append(names, "_ZN"+hash, "_ZN3fooE"+hash, "_ZN3foo4bar"+hash+hash, "_ZN99foo"+hash,
+		"_ZN3foo20x17h0123456789abcdefE", "_ZN3foo"+strings.Repeat("300"+strings.Repeat("$LT$", 75), 2)+hash)
+	checked := 0
+	for _, s := range names {
+		if k, t0 := kindOf(s); k == itanium && strings.HasPrefix(t0, "_ZN") && endsInRustHash(t0) {
+			checkLegacyHashed(t, t0)
+			checked++
+		}
+	}
+	if checked < 600 {
+		t.Errorf("%d names checked", checked)
+	}
+}
+
+// FuzzRustLegacyHashed checks rustLegacyHashed against the reading it
+// replaced on names ending in a Rust hash whose identifiers are fuzzed.
+func FuzzRustLegacyHashed(f *testing.F) {
+	for _, s := range []string{"3foo", "11_$LT$T$GT$3fmt", "10a..b$u20$c", "4$u7e", "7$u10e1$", "1\xff", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		checkLegacyHashed(t, "_ZN"+s+"17h0123456789abcdefE")
+	})
+}
+
+// BenchmarkRustLegacyNames demangles sentry-cli's legacy names as
+// symbolize does (Name, Simplified); ns/op and allocs/op are per name.
+func BenchmarkRustLegacyNames(b *testing.B) {
+	names := sentryLegacyNames(b)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		Name(names[i%len(names)], Simplified)
 	}
 }
