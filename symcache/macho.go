@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -423,7 +424,7 @@ func machOTable(object string, m *images.MachO, src machOSource, lines LineSourc
 		if err != nil {
 			return nil, false, err
 		}
-		syms = machOSymbols(m, st, make([]Symbol, 0, st.Len()+2*len(m.Sections)), src.inPlace)
+		syms = machOSymbols(m, st, nil, src.inPlace)
 	}
 	if src.locals != nil {
 		// A missing or mismatched .symbols file leaves the in-memory
@@ -475,7 +476,9 @@ const redacted = "<redacted>"
 // copied out of st's string table into one allocation of their own, so
 // that the table (a shared cache's whole string pool) is not kept alive by
 // them; with inPlace, where the string table is a file's mapping, which
-// lives as long as the symbols, they are views of it.
+// lives as long as the symbols, they are views of it. dst is grown once,
+// to hold them and two more for each section (the bounds machOTable
+// appends).
 func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, inPlace bool) []Symbol {
 	type sect struct {
 		lo, hi uint64
@@ -493,19 +496,26 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 	// 8,000 symbols). Its fields are read one by one (EntryFields), not
 	// as a Nlist64, which the compiler builds in memory and reads back
 	// whole (a stalled load: most of the loop's time).
-	function := func(i int, scan bool) (value uint64, name []byte, ok bool) {
+	isFunction := func(i int) (strx uint32, value uint64, ok bool) {
 		strx, typ, sec, desc, value := st.EntryFields(i)
 		if typ&images.NStab != 0 || typ&images.NType != images.NSect {
-			return value, nil, false
+			return 0, value, false
 		}
 		if sec == 0 || int(sec) > len(sects) {
-			return value, nil, false
+			return 0, value, false
 		}
 		s := &sects[sec-1]
 		if !s.code || value < s.lo || value >= s.hi {
-			return value, nil, false
+			return 0, value, false
 		}
 		if desc&images.ReferencedDynamically != 0 {
+			return 0, value, false
+		}
+		return strx, value, true
+	}
+	function := func(i int, scan bool) (value uint64, name []byte, ok bool) {
+		strx, value, ok := isFunction(i)
+		if !ok {
 			return value, nil, false
 		}
 		if scan {
@@ -525,7 +535,19 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 	if inPlace {
 		// One pass: the names stay in the mapped string table. What
 		// the scans read is bounded as the copies are below: past
-		// the limit, the table is left out.
+		// the limit, the table is left out. dst is first grown to
+		// its final length (and room for the section bounds
+		// machOTable adds), from a count of the function symbols:
+		// each 2 MiB of fresh heap is one a one-shot symbolization
+		// pays for, and swiftlint's 532,170 entries are 82,441
+		// functions.
+		count := 0
+		for i := 0; i < n; i++ {
+			if _, _, ok := isFunction(i); ok {
+				count++
+			}
+		}
+		dst = slices.Grow(dst, count+2*len(m.Sections))
 		first, total := len(dst), 0
 		for i := 0; i < n; i++ {
 			value, name, ok := function(i, true)
@@ -543,10 +565,11 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 		}
 		return dst
 	}
-	total := 0
+	total, count := 0, 0
 	for i := 0; i < n; i++ {
 		if _, name, ok := function(i, false); ok {
 			total += len(name)
+			count++
 		}
 	}
 	// A linker may let names share a tail, not make each of millions of
@@ -557,6 +580,7 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 	}
 	var b strings.Builder
 	b.Grow(total)
+	dst = slices.Grow(dst, count+2*len(m.Sections))
 	first := len(dst)
 	ends := make([]int32, 0, n)
 	for i := 0; i < n; i++ {

@@ -49,3 +49,33 @@ func TestMachOSymbolsLongNames(t *testing.T) {
 	}
 	t.Logf("%v, %d bytes allocated", time.Since(start), alloc)
 }
+
+// TestMachOSymbolsExactSize: machOSymbols returns the function symbols of
+// a Mach-O fixture in a slice of exactly their number, with room for the
+// two bounds per section machOTable adds (it was sized for every symbol
+// table entry: for swiftlint, 532,170 where 82,441 are functions; here
+// 558 entries, 184 functions).
+func TestMachOSymbolsExactSize(t *testing.T) {
+	for _, name := range []string{"prog_arm64", "prog_x86_64"} {
+		f, err := images.OpenMachO(fixture(name), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := f.MachO
+		st, err := m.ReadSymbolTable(f.R, f.Size)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, inPlace := range []bool{false, true} {
+			got := machOSymbols(m, st, nil, inPlace)
+			if len(got) == 0 || len(got) >= st.Len() {
+				t.Fatalf("%s: %d function symbols of %d entries", name, len(got), st.Len())
+			}
+			// Grow rounds a small slice up to its size class.
+			if want := len(got) + 2*len(m.Sections); cap(got) < want || cap(got) > want+want/8+8 {
+				t.Errorf("%s (in place %v): %d symbols in a slice of %d, want %d", name, inPlace, len(got), cap(got), want)
+			}
+		}
+	}
+}
