@@ -96,8 +96,9 @@ func TestBuildBuckets(t *testing.T) {
 // TestNewTableWithStartsMatchesNewTable: merging ascending anonymous
 // starts into the sorted symbols builds the table that sorting them with
 // the symbols does, on random symbols that share starts with each other
-// and with the starts (named and anonymous, sized and not), and on
-// starts that do not ascend.
+// and with the starts (named and anonymous, sized and not), on thousands
+// of starts around a few symbols, and on starts that repeat or do not
+// ascend.
 func TestNewTableWithStartsMatchesNewTable(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	names := []string{"", "a", "bb", "ccc", "main", "x"}
@@ -111,9 +112,22 @@ func TestNewTableWithStartsMatchesNewTable(t *testing.T) {
 			syms = append(syms, s)
 		}
 		var starts []uint64
-		for a := uint64(0x1000); a < 0x1100+0x40; a += 4 {
-			if rng.Intn(3) == 0 {
+		end, keep := uint64(0x1100+0x40), 3
+		if round%4 == 1 {
+			// Many starts around few symbols: long runs of starts
+			// between two symbols, found by galloping.
+			end, keep = 0x1000+4*3000, 1
+		}
+		for a := uint64(0x1000); a < end; a += 4 {
+			if rng.Intn(keep) == 0 {
 				starts = append(starts, a)
+			}
+		}
+		if round%5 == 2 && len(starts) > 0 {
+			// Repeated starts, which do not strictly ascend.
+			for range 1 + rng.Intn(5) {
+				k := rng.Intn(len(starts))
+				starts = slices.Insert(starts, k, starts[k])
 			}
 		}
 		if round%7 == 0 {
@@ -127,6 +141,29 @@ func TestNewTableWithStartsMatchesNewTable(t *testing.T) {
 		got := NewTableWithStarts("o", syms, slices.Clone(starts), nil, nil)
 		if !slices.Equal(got.starts, want.starts) || !slices.Equal(got.names, want.names) || !slices.Equal(got.ends, want.ends) || (got.ends == nil) != (want.ends == nil) || !slices.Equal(got.buckets, want.buckets) {
 			t.Fatalf("round %d: syms %v starts %v:\nmerged  %v %q %v\nsorted  %v %q %v", round, syms, starts, got.starts, got.names, got.ends, want.starts, want.names, want.ends)
+		}
+	}
+}
+
+// TestGallop checks gallop against a linear scan: the least p with
+// s[p] >= v, for v below, among, between and above s's values.
+func TestGallop(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	for _, n := range []int{0, 1, 2, 3, 7, 8, 9, 100, 1025} {
+		s := make([]uint64, n)
+		a := uint64(10)
+		for i := range s {
+			a += 1 + uint64(rng.Intn(3))
+			s[i] = a
+		}
+		for v := uint64(0); v <= a+2; v++ {
+			want := 0
+			for want < n && s[want] < v {
+				want++
+			}
+			if got := gallop(s, v); got != want {
+				t.Fatalf("%d values: gallop(%d) = %d, want %d", n, v, got, want)
+			}
 		}
 	}
 }
