@@ -3,6 +3,7 @@ package demangle
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -59,10 +60,21 @@ func rustV0(s string, full bool) (string, bool) {
 	if suffix != "" && (suffix[0] != '.' || !symbolLike(suffix)) {
 		return "", false
 	}
-	p = &v0Printer{sym: inner, full: full}
+	// Printed into a reused buffer, then allocated once at its size
+	// (a buffer on the stack would escape through p's methods).
+	bp := v0Bufs.Get().(*[]byte)
+	p = &v0Printer{sym: inner, full: full, out: (*bp)[:0]}
 	p.run()
-	return p.out.String() + suffix, true
+	d := string(append(p.out, suffix...))
+	if cap(p.out) <= 64<<10 {
+		*bp = p.out
+		v0Bufs.Put(bp)
+	}
+	return d, true
 }
+
+// v0Bufs holds the buffers rustV0 prints into.
+var v0Bufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 // v0Printer parses and prints at once, as rustc-demangle does: after a
 // parse error it prints the error's marker, then "?" for what follows.
@@ -74,7 +86,7 @@ type v0Printer struct {
 	skip  bool   // parse only
 	full  bool
 	bound int // lifetimes bound by enclosing for<…>
-	out   strings.Builder
+	out   []byte
 }
 
 // sizeExceeded is the panic value that stops printing at v0MaxSize.
@@ -86,7 +98,7 @@ func (p *v0Printer) run() {
 			if _, ok := r.(sizeExceeded); !ok {
 				panic(r)
 			}
-			p.out.WriteString(v0SizeLimit)
+			p.out = append(p.out, v0SizeLimit...)
 		}
 	}()
 	p.path(true)
@@ -96,10 +108,22 @@ func (p *v0Printer) print(s string) {
 	if p.skip {
 		return
 	}
-	if p.out.Len()+len(s) > v0MaxSize {
+	if len(p.out)+len(s) > v0MaxSize {
 		panic(sizeExceeded{})
 	}
-	p.out.WriteString(s)
+	p.out = append(p.out, s...)
+}
+
+// print2 prints a then b as print does a+b (at the size limit, neither),
+// without building a+b.
+func (p *v0Printer) print2(a, b string) {
+	if p.skip {
+		return
+	}
+	if len(p.out)+len(a)+len(b) > v0MaxSize {
+		panic(sizeExceeded{})
+	}
+	p.out = append(append(p.out, a...), b...)
 }
 
 // fail records and prints the first error.
@@ -435,11 +459,11 @@ func (p *v0Printer) path(inValue bool) {
 				p.print(string(rune(c)))
 			}
 			if !name.empty() {
-				p.print(":" + name.String())
+				p.print2(":", name.String())
 			}
 			p.print("#" + strconv.FormatUint(dis, 10) + "}")
 		} else if !name.empty() {
-			p.print("::" + name.String())
+			p.print2("::", name.String())
 		}
 	case 'M', 'X', 'Y':
 		if tag != 'Y' {
