@@ -154,19 +154,21 @@ func TestCFIWalkKeepsTheLeafsCaller(t *testing.T) {
 			if allocs != 0 {
 				t.Errorf("kernel sample walked with tables: %.1f allocations, want 0", allocs)
 			}
-			// A stop, once the table is built.
-			// A loaded machine may not stop the thread in time: try again.
+			// A stop, once the table is built. A loaded machine may not
+			// stop the thread in time: it is then held, attached, until
+			// tendStuck sees it stopped and lets it go (as the sampler's
+			// ticks do), from the OS thread that attached it, and tried
+			// again.
 			var err error
-			for try := 0; try < 20; try++ {
-				runtime.LockOSThread() // every ptrace request of a capture from one thread, as Capture does
+			runtime.LockOSThread() // every ptrace request of a capture from one thread, as Capture does
+			testprog.Poll(30*time.Second, func() bool {
 				tg.hotMu.Lock()
+				tg.tendStuck()
 				err = tg.captureTransient(p.PID, c)
 				tg.hotMu.Unlock()
-				runtime.UnlockOSThread()
-				if !errors.Is(err, target.ErrStopTimeout) {
-					break
-				}
-			}
+				return !errors.Is(err, target.ErrStopTimeout)
+			})
+			runtime.UnlockOSThread()
 			if err != nil || c.Stopped == 0 {
 				t.Fatalf("stop: %v, stopped %v", err, c.Stopped)
 			}
