@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"slices"
 )
@@ -260,14 +261,43 @@ func (m *MachO) ReadFunctionStarts(r io.ReaderAt, size int64, dst []uint64) ([]u
 func DecodeFunctionStarts(b []byte, base, limit uint64, dst []uint64) ([]uint64, error) {
 	// Room for as many starts as b has last bytes of a ULEB128, at
 	// once: grown by append, a large image's starts were copied and
-	// their memory cleared twice over.
-	n := 0
-	for _, c := range b {
+	// their memory cleared twice over. Counted eight bytes at a time.
+	n, k := 0, 0
+	for ; k+8 <= len(b); k += 8 {
+		n += bits.OnesCount64(^binary.LittleEndian.Uint64(b[k:]) & 0x8080808080808080)
+	}
+	for _, c := range b[k:] {
 		n += int(^c >> 7)
 	}
 	dst = slices.Grow(dst, n)
 	addr := base
 	for i := 0; i < len(b); {
+		// Deltas of one or two bytes (functions of up to 16 KiB),
+		// nearly all of them, without the general loop's checks.
+		if c := b[i]; c < 0x80 {
+			if c == 0 {
+				break
+			}
+			if addr+uint64(c) < addr || addr+uint64(c) >= limit {
+				return dst, formatError(uint64(i), uint64(c), "LC_FUNCTION_STARTS: start %#x+%#x is outside __TEXT (limit %#x)", addr, c, limit)
+			}
+			addr += uint64(c)
+			dst = append(dst, addr)
+			i++
+			continue
+		} else if i+1 < len(b) && b[i+1] < 0x80 {
+			delta := uint64(c&0x7f) | uint64(b[i+1])<<7
+			if delta == 0 {
+				break // a zero padded to two bytes
+			}
+			if addr+delta < addr || addr+delta >= limit {
+				return dst, formatError(uint64(i), delta, "LC_FUNCTION_STARTS: start %#x+%#x is outside __TEXT (limit %#x)", addr, delta, limit)
+			}
+			addr += delta
+			dst = append(dst, addr)
+			i += 2
+			continue
+		}
 		start := i
 		var delta uint64
 		var shift uint
