@@ -115,8 +115,9 @@ func rustLegacyHashed(t string, full bool) (string, bool) {
 		if n == 0 || l > len(s)-n {
 			return "", false
 		}
-		e := s[n : n+l]
-		s = s[n+l:]
+		from := s[n:] // e and the rest of the name
+		e := from[:l]
+		s = from[l:]
 		if strings.HasPrefix(e, "_GLOBAL_") {
 			return "", false
 		}
@@ -128,7 +129,7 @@ func rustLegacyHashed(t string, full bool) (string, bool) {
 			out = append(out, ':', ':')
 		}
 		var ok bool
-		if out, ok = appendUnescaped(out, e); !ok {
+		if out, ok = appendUnescaped(out, from, l); !ok {
 			return "", false
 		}
 	}
@@ -138,9 +139,7 @@ func rustLegacyHashed(t string, full bool) (string, bool) {
 func isASCII(s string) bool {
 	j := 0
 	for ; j+8 <= len(s); j += 8 {
-		x := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
-			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
-		if x&0x8080808080808080 != 0 {
+		if load64(s[j:j+8])&0x8080808080808080 != 0 {
 			return false
 		}
 	}
@@ -150,6 +149,15 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// load64 is w's first eight bytes as a little-endian word: one load, w
+// being sliced to its length by the caller (as binary.LittleEndian's
+// Uint64, for a string).
+func load64(w string) uint64 {
+	_ = w[7]
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 }
 
 // stripLLVMSuffix drops a ThinLTO ".llvm.HEX" suffix, the last thing LLVM
@@ -227,7 +235,7 @@ func rustLegacy(s string, full bool) (out, rest string, ok bool) {
 		if i > 0 {
 			b = append(b, ':', ':')
 		}
-		b, _ = appendUnescaped(b, e) // s is ASCII
+		b, _ = appendUnescaped(b, e, len(e)) // s is ASCII
 	}
 	return string(b), s, true
 }
@@ -291,44 +299,49 @@ func legacyEscape(esc string) (string, bool) {
 	return "", false
 }
 
-// appendUnescaped appends identifier e to out with its "$XX$" escapes and
-// ".." path separators decoded; an escape it does not know ends decoding,
-// and the rest is appended as it is. ok is false, and out of no use, when
-// e is not ASCII. Runs of plain bytes are found eight at a time.
-func appendUnescaped(out []byte, e string) (_ []byte, ok bool) {
-	if strings.HasPrefix(e, "_$") {
-		e = e[1:]
+// appendUnescaped appends identifier e, s[:n], to out with its "$XX$"
+// escapes and ".." path separators decoded; an escape it does not know
+// ends decoding, and the rest is appended as it is. ok is false, and out
+// of no use, when e is not ASCII. What follows e in s (the rest of the
+// name) lets plainRun read eight bytes at a time even near e's end.
+func appendUnescaped(out []byte, s string, n int) (_ []byte, ok bool) {
+	i := 0
+	if n >= 2 && s[0] == '_' && s[1] == '$' {
+		i = 1
 	}
-	for e != "" {
-		i := plainRun(e)
-		out = append(out, e[:i]...)
-		if e = e[i:]; e == "" {
+	for i < n {
+		j := i + plainRun(s[i:], n-i)
+		out = append(out, s[i:j]...)
+		if i = j; i == n {
 			break
 		}
-		switch e[0] {
+		switch s[i] {
 		case '.':
-			if len(e) > 1 && e[1] == '.' {
+			if i+1 < n && s[i+1] == '.' {
 				out = append(out, ':', ':')
-				e = e[2:]
+				i += 2
 			} else {
 				out = append(out, '.')
-				e = e[1:]
+				i++
 			}
 			continue
 		case '$':
-			end := strings.IndexByte(e[1:], '$')
-			if end < 0 {
-				return append(out, e...), isASCII(e)
+			end := i + 1 // the escape's closing "$"; escapes are short
+			for end < n && s[end] != '$' {
+				end++
 			}
-			esc := e[1 : end+1]
+			if end == n {
+				return append(out, s[i:n]...), isASCII(s[i:n])
+			}
+			esc := s[i+1 : end]
 			if c, ok := asciiEscape(esc); ok {
 				out = append(out, c)
 			} else if c, ok := escapedRune(esc); ok {
 				out = utf8.AppendRune(out, c)
 			} else {
-				return append(out, e...), isASCII(e)
+				return append(out, s[i:n]...), isASCII(s[i:n])
 			}
-			e = e[end+2:]
+			i = end + 1
 			continue
 		}
 		return out, false // not ASCII
@@ -336,24 +349,27 @@ func appendUnescaped(out []byte, e string) (_ []byte, ok bool) {
 	return out, true
 }
 
-// plainRun is the length of e's leading run of bytes that are ASCII and
-// neither "$" nor ".": eight bytes at a time, each word's first such
-// byte found by the zero-byte test on its bytes less "$" and less ".".
-func plainRun(e string) int {
+// plainRun is the length of the leading run of s[:n] of bytes that are
+// ASCII and neither "$" nor ".": eight bytes at a time while s (which
+// may go on past n) has them, each word's first such byte found by the
+// zero-byte test on its bytes less "$" and less ".".
+func plainRun(s string, n int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	j := 0
-	for ; j+8 <= len(e); j += 8 {
-		x := uint64(e[j]) | uint64(e[j+1])<<8 | uint64(e[j+2])<<16 | uint64(e[j+3])<<24 |
-			uint64(e[j+4])<<32 | uint64(e[j+5])<<40 | uint64(e[j+6])<<48 | uint64(e[j+7])<<56
+	for ; j < n && j+8 <= len(s); j += 8 {
+		x := load64(s[j : j+8])
 		d, p := x^('$'*ones), x^('.'*ones)
 		// (A zero byte's high bit is set by v-ones&^v, and no byte's
 		// below it; bytes above may be flagged wrongly, which the
 		// lowest set bit never is.)
 		if m := (d-ones)&^d | (p-ones)&^p | x; m&highs != 0 {
-			return j + bits.TrailingZeros64(m&highs)/8
+			return min(j+bits.TrailingZeros64(m&highs)/8, n)
 		}
 	}
-	for ; j < len(e) && !legacySpecial[e[j]]; j++ {
+	if j >= n {
+		return n
+	}
+	for ; j < n && !legacySpecial[s[j]]; j++ {
 	}
 	return j
 }
