@@ -20,15 +20,34 @@ const readChunk = 1 << 20
 // blob (the largest real images have a few million symbols).
 const maxLinkeditBlob = 1 << 30
 
+// InPlaceReader is an io.ReaderAt over bytes already in memory (a file's
+// mapping) that lends them: the symbol table, string table and function
+// starts read through it are views of its bytes, not copies, and live as
+// long as they do.
+type InPlaceReader interface {
+	io.ReaderAt
+	// InPlace returns the n bytes at off, or false past the end.
+	InPlace(off, n uint64) ([]byte, bool)
+}
+
 // readBounded reads n bytes at off from r, growing its buffer as the reads
 // succeed, so an n larger than what r holds fails before it allocates much;
-// all at once where r holds the range's last byte.
+// all at once where r holds the range's last byte. An InPlaceReader lends
+// them instead: a copy cost a one-shot symbolization a fresh page of heap
+// for each page of the table (swiftlint: 8.5 MB of symbols).
 func readBounded(r io.ReaderAt, off, n uint64, what string) ([]byte, error) {
 	if n > maxLinkeditBlob {
 		return nil, fmt.Errorf("%s: %d bytes exceeds the limit of %d", what, n, maxLinkeditBlob)
 	}
 	if off+n < off || off+n > 1<<63 {
 		return nil, fmt.Errorf("%s: offset %#x + size %#x overflows", what, off, n)
+	}
+	if ip, ok := r.(InPlaceReader); ok {
+		b, ok := ip.InPlace(off, n)
+		if !ok {
+			return nil, fmt.Errorf("%s: reading %d bytes at %#x: %w", what, n, off, io.ErrUnexpectedEOF)
+		}
+		return b, nil
 	}
 	if n > readChunk && inFile(r) {
 		// A file that holds the range's last byte holds the range: one

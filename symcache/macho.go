@@ -240,6 +240,10 @@ func (b machOBytes) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// InPlace returns the n bytes at off, or false past the end: the symbol
+// table and function starts are read in place (images.InPlaceReader).
+func (b machOBytes) InPlace(off, n uint64) ([]byte, bool) { return b.slice(off, n) }
+
 // slice returns the n bytes at off, or false past the end.
 func (b machOBytes) slice(off, n uint64) ([]byte, bool) {
 	if off > uint64(len(b)) || n > uint64(len(b))-off {
@@ -248,11 +252,12 @@ func (b machOBytes) slice(off, n uint64) ([]byte, bool) {
 	return b[off : off+n : off+n], true
 }
 
-// machOInPlace is the machOSource of m, an image whose bytes are image
-// (and r reads): its string table and sections are read in place.
-func machOInPlace(m *images.MachO, r io.ReaderAt, image machOBytes) machOSource {
+// machOInPlace is the machOSource of m, an image whose bytes are image:
+// its symbol and string tables, function starts and sections are read in
+// place.
+func machOInPlace(m *images.MachO, image machOBytes) machOSource {
 	size := int64(len(image))
-	src := machOSource{linkedit: r, linkeditSize: size, sections: image, sectionsSize: size, inPlace: true}
+	src := machOSource{linkedit: image, linkeditSize: size, sections: image, sectionsSize: size, inPlace: true}
 	if st := m.Symtab; st != nil {
 		src.strings = func() ([]byte, error) {
 			b, ok := image.slice(uint64(st.StrOff), uint64(st.StrSize))
@@ -272,7 +277,7 @@ func loadMachOFileIn(img *images.Image, object string, o MachOOptions, f *images
 	lines := dsymLines(o, img.File(), f.UUIDString())
 	src := machOSource{linkedit: f.R, linkeditSize: f.Size, sections: f.R, sectionsSize: f.Size}
 	if image != nil {
-		src = machOInPlace(f.MachO, f.R, image)
+		src = machOInPlace(f.MachO, image)
 	}
 	t, isGo, err := machOTable(object, f.MachO, src, lines)
 	if err != nil {

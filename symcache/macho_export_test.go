@@ -1,8 +1,6 @@
 package symcache
 
 import (
-	"bytes"
-
 	"github.com/macprof/macprof/images"
 )
 
@@ -11,7 +9,7 @@ import (
 // included.
 func MachOTableInPlace(object string, m *images.MachO, data []byte) (*Table, error) {
 	image := machOBytes(data)
-	t, _, err := machOTable(object, m, machOInPlace(m, bytes.NewReader(data), image), nil)
+	t, _, err := machOTable(object, m, machOInPlace(m, image), nil)
 	if err == nil && t.lines == nil {
 		if l, err := machOGoLines(m, image, int64(len(data))); err == nil {
 			t.lines = l
