@@ -3,6 +3,7 @@ package symcache
 import (
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -494,13 +495,11 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 		s := &m.Sections[i]
 		sects[i] = sect{s.Addr, s.Addr + s.Size, s.Instructions()}
 	}
-	// function returns entry i's name (nil for none) and whether it is a
-	// function symbol at all; with scan, its name is found by a scan
-	// from its offset to its NUL, not by EntryName (which first sorts
-	// every entry by offset: most of a one-pass read of a Go binary's
-	// 8,000 symbols). Its fields are read one by one (EntryFields), not
-	// as a Nlist64, which the compiler builds in memory and reads back
-	// whole (a stalled load: most of the loop's time).
+	// isFunction returns entry i's name offset and value, and whether
+	// it is a function symbol at all. Its fields are read one by one
+	// (EntryFields), not as a Nlist64, which the compiler builds in
+	// memory and reads back whole (a stalled load: most of the loop's
+	// time).
 	isFunction := func(i int) (strx uint32, value uint64, ok bool) {
 		strx, typ, sec, desc, value := st.EntryFields(i)
 		if typ&images.NStab != 0 || typ&images.NType != images.NSect {
@@ -518,23 +517,25 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 		}
 		return strx, value, true
 	}
-	function := func(i int, scan bool) (value uint64, name []byte, ok bool) {
-		strx, value, ok := isFunction(i)
-		if !ok {
-			return value, nil, false
-		}
-		if scan {
-			name, ok = st.NameBytes(strx)
-		} else {
-			name, ok = st.EntryName(i)
-		}
+	// symbolName is a function's name as the table keeps it: without
+	// the leading '_', nil for none (or "<redacted>").
+	symbolName := func(name []byte, ok bool) []byte {
 		if !ok || len(name) == 0 || string(name) == redacted {
-			return value, nil, true
+			return nil
 		}
 		if name[0] == '_' {
 			name = name[1:]
 		}
-		return value, name, true
+		return name
+	}
+	// function is isFunction with entry i's name, found by EntryName
+	// (one pass over the string table for all of them).
+	function := func(i int) (value uint64, name []byte, ok bool) {
+		_, value, ok = isFunction(i)
+		if !ok {
+			return value, nil, false
+		}
+		return value, symbolName(st.EntryName(i)), true
 	}
 	n := st.Len()
 	if inPlace {
@@ -545,34 +546,42 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 		// machOTable adds), from a count of the function symbols:
 		// each 2 MiB of fresh heap is one a one-shot symbolization
 		// pays for, and swiftlint's 532,170 entries are 82,441
-		// functions.
+		// functions. The count marks them in a bitmap, which the
+		// second pass walks: it reads the functions' entries alone.
 		count := 0
+		isFunc := make([]uint64, (n+63)/64)
 		for i := 0; i < n; i++ {
 			if _, _, ok := isFunction(i); ok {
+				isFunc[i/64] |= 1 << (i % 64)
 				count++
 			}
 		}
 		dst = slices.Grow(dst, count+2*len(m.Sections))
 		first, total := len(dst), 0
-		for i := 0; i < n; i++ {
-			value, name, ok := function(i, true)
-			if !ok {
-				continue
+		for w, word := range isFunc {
+			for ; word != 0; word &= word - 1 {
+				// Its name is found by a scan from its
+				// offset to its NUL, not by EntryName
+				// (which first sorts every entry by
+				// offset: most of a one-pass read of a Go
+				// binary's 8,000 symbols).
+				strx, _, _, _, value := st.EntryFields(w*64 + bits.TrailingZeros64(word))
+				name := symbolName(st.NameBytes(strx))
+				if total += len(name); total > 2*st.StringBytes()+1<<20 {
+					return dst[:first]
+				}
+				s := Symbol{Start: value}
+				if len(name) > 0 {
+					s.Name = TrimGoABI(unsafe.String(&name[0], len(name)))
+				}
+				dst = append(dst, s)
 			}
-			if total += len(name); total > 2*st.StringBytes()+1<<20 {
-				return dst[:first]
-			}
-			s := Symbol{Start: value}
-			if len(name) > 0 {
-				s.Name = TrimGoABI(unsafe.String(&name[0], len(name)))
-			}
-			dst = append(dst, s)
 		}
 		return dst
 	}
 	total, count := 0, 0
 	for i := 0; i < n; i++ {
-		if _, name, ok := function(i, false); ok {
+		if _, name, ok := function(i); ok {
 			total += len(name)
 			count++
 		}
@@ -589,7 +598,7 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 	first := len(dst)
 	ends := make([]int32, 0, n)
 	for i := 0; i < n; i++ {
-		value, name, ok := function(i, false)
+		value, name, ok := function(i)
 		if !ok {
 			continue
 		}

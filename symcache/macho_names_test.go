@@ -3,6 +3,7 @@ package symcache
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,12 +52,12 @@ func TestMachOSymbolsLongNames(t *testing.T) {
 }
 
 // TestMachOSymbolsExactSize: machOSymbols returns the function symbols of
-// a Mach-O fixture in a slice of exactly their number, with room for the
+// a Mach-O fixture, the same in place as copied, in a slice of exactly their number, with room for the
 // two bounds per section machOTable adds (it was sized for every symbol
 // table entry: for swiftlint, 532,170 where 82,441 are functions; here
 // 558 entries, 184 functions).
 func TestMachOSymbolsExactSize(t *testing.T) {
-	for _, name := range []string{"prog_arm64", "prog_x86_64"} {
+	for _, name := range []string{"prog_arm64", "prog_x86_64", "cxx_arm64", "objc_arm64", "libdemo_arm64.dylib"} {
 		f, err := images.OpenMachO(fixture(name), "")
 		if err != nil {
 			t.Fatal(err)
@@ -67,8 +68,15 @@ func TestMachOSymbolsExactSize(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		copied := machOSymbols(m, st, nil, false)
 		for _, inPlace := range []bool{false, true} {
 			got := machOSymbols(m, st, nil, inPlace)
+			// In place, the second pass walks a bitmap of the
+			// function entries: the same symbols, in the same
+			// order, as the copying read.
+			if !slices.Equal(got, copied) {
+				t.Fatalf("%s: in place %v, %d symbols differ from the %d copied", name, inPlace, len(got), len(copied))
+			}
 			if len(got) == 0 || len(got) >= st.Len() {
 				t.Fatalf("%s: %d function symbols of %d entries", name, len(got), st.Len())
 			}
