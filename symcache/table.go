@@ -171,13 +171,23 @@ func countStarts(keys []symKey, starts []uint64) int {
 // ascending, in time logarithmic in p: it probes s[0], s[1], s[3], s[7],
 // ... then searches between the last two probes.
 func gallop(s []uint64, v uint64) int {
-	bound := 1
+	if len(s) == 0 || s[0] >= v {
+		return 0 // dense symbols: the next start is the symbol's or past it
+	}
+	bound := 2
 	for bound <= len(s) && s[bound-1] < v {
 		bound <<= 1
 	}
-	lo := bound >> 1 // s[:lo] are all below v
-	p, _ := slices.BinarySearch(s[lo:min(bound, len(s))], v)
-	return lo + p
+	lo, hi := bound>>1, min(bound, len(s)) // s[:lo] are all below v
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s[mid] < v {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // TrimGoABI drops the ABI suffix (".abi0", ".abiinternal") that Go's
