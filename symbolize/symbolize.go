@@ -17,11 +17,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/images"
@@ -146,48 +144,6 @@ func Run(cfg Config, addrs []string, stdin io.Reader, stdout io.Writer) (err err
 	}
 }
 
-// words adds the whole words of b to the batch and returns where the
-// first word it leaves begins (len(b) when none): the last word, which
-// may go on in the next read, unless last. An address in the first
-// segment is stored in place in the answers' last block, the others by
-// add.
-func (s *symbolizer) words(b []byte, last bool) (rest int) {
-	l := &s.answers
-	lo, hi := s.img.Start, s.img.Limit
-	for i := 0; ; {
-		for i < len(b) && charClass[b[i]] == space {
-			i++
-		}
-		if i == len(b) {
-			return i
-		}
-		j, addr, ok := scanWord(b, i)
-		if j == len(b) && !last {
-			return i
-		}
-		if k := l.n >> answerBits; ok && addr >= lo && addr < hi && k < len(l.blocks) {
-			l.blocks[k][l.n&(1<<answerBits-1)] = answer{addr: addr, found: unresolved}
-			l.n++
-			l.addResolvable(addr)
-		} else {
-			s.add(addr, ok, b[i:j])
-		}
-		i = j
-	}
-}
-
-// maxWord bounds one word read from standard input (as bufio.Scanner's
-// limit did).
-const maxWord = 1 << 20
-
-// maxBatch bounds the words of standard input answered as one batch
-// (see Run): ~400,000 addresses.
-const maxBatch = 4 << 20
-
-// readBuffer is how much of standard input is read at once (more for a
-// longer word); a batch takes several reads (see Run).
-const readBuffer = 128 << 10
-
 // open opens cfg.Binary and reads its table; every error names the file.
 func open(cfg Config) (*symbolizer, error) {
 	s, err := newSymbolizer(cfg.Binary, cfg.Arch, cfg.DSYM, cfg.Load, cfg.HaveLoad)
@@ -295,16 +251,6 @@ type symbolizer struct {
 	symbolNamed []bool
 }
 
-// metBits is the log2 of the metLines a block holds (48 KiB of them).
-const metBits = 10
-
-// metLine is a function name and a file the line tables gave, with their
-// indexes in lnames and files.
-type metLine struct {
-	raw, path  string
-	name, file int32
-}
-
 // answer is what one word of a batch resolves to: its address and,
 // from the table, its function and line. It is small and holds no
 // pointer: a batch's answers are copied to in address order, read in the
@@ -341,82 +287,6 @@ type batchKey struct {
 	addr uint64
 	i    int
 }
-
-func isSpace(c byte) bool { return charClass[c] == space }
-
-// scanWord reads the word of b at i (not a space): it returns its end, and
-// its value and true when it is an address as parseHex reads one, in one
-// pass over its bytes.
-func scanWord(b []byte, i int) (end int, v uint64, ok bool) {
-	if i+1 < len(b) && b[i] == '0' && b[i+1]|0x20 == 'x' {
-		i += 2
-	}
-	digits := i
-	for ; i < len(b); i++ {
-		d := charClass[b[i]]
-		if d > 0xf {
-			break
-		}
-		v = v<<4 | uint64(d)
-	}
-	ok = i > digits && i-digits <= 16
-	for ; i < len(b) && charClass[b[i]] != space; i++ {
-		ok = false
-	}
-	return i, v, ok
-}
-
-// ParseAddr parses a hexadecimal address, with or without 0x.
-func ParseAddr(s string) (uint64, error) {
-	v, ok := parseHex([]byte(s))
-	if !ok {
-		return 0, errors.New("not a hexadecimal address")
-	}
-	return v, nil
-}
-
-// parseHex parses a hexadecimal number of at most 16 digits, with or
-// without 0x, without allocating.
-func parseHex(b []byte) (uint64, bool) {
-	if len(b) >= 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') {
-		b = b[2:]
-	}
-	if len(b) == 0 || len(b) > 16 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		d := charClass[c]
-		if d > 0xf {
-			return 0, false
-		}
-		v = v<<4 | uint64(d)
-	}
-	return v, true
-}
-
-// charClass[c] is the value of the hexadecimal digit c, space for a space
-// (as isSpace, C's), or 0xff: one load a byte instead of ranges' compares.
-var charClass = func() (t [256]byte) {
-	for c := range t {
-		switch {
-		case c >= '0' && c <= '9':
-			t[c] = byte(c - '0')
-		case c >= 'a' && c <= 'f':
-			t[c] = byte(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			t[c] = byte(c - 'A' + 10)
-		case c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f':
-			t[c] = space
-		default:
-			t[c] = 0xff
-		}
-	}
-	return t
-}()
-
-// space is charClass's value for a space.
-const space = 0xfe
 
 // maxHeaderRead bounds what reading an ELF file's headers may read: far
 // more than the largest headers (65,535 section headers of 64 bytes), so
@@ -620,56 +490,6 @@ func (s *symbolizer) queueMangled(slot int32) {
 	}
 }
 
-// print writes a's line(s), but for the line with a file of an answer
-// from the table (printLines').
-func (s *symbolizer) print(w *output, a *answer, g *gathered) {
-	switch {
-	case a.fn == notAddr:
-		fmt.Fprintf(w, "?? (not an address: %s)\n", s.notAddrs[a.addr>>32:uint32(a.addr)])
-		return
-	case a.fn == notInImage:
-		fmt.Fprintf(w, "%#x (not in %s)\n", a.addr, s.image)
-		return
-	case !s.fast():
-		for _, f := range s.cache.Symbolize(s.segAt(s.segIndex(a.addr)), a.addr, false) {
-			s.frame(w, f)
-		}
-		return
-	}
-	name := g.name
-	b := w.buf // appended to in place
-	switch {
-	case name != "" || a.fn >= 0:
-		start := g.start
-		if name == "" {
-			// An unnamed function: image+0xSTART.
-			b = append(b, s.image...)
-			b = append(b, "+0x"...)
-			b = appendHex(b, start)
-		}
-		va, _ := s.table.Address(s.segAt(s.segIndex(a.addr)).FileOffset(a.addr))
-		b = append(b, name...)
-		b = append(b, s.inImage...)
-		b = append(b, ' ', '+', ' ')
-		b = appendUint(b, va-start)
-	default:
-		// In no function: its link-time address when the table maps
-		// it, else its file offset.
-		off := s.segAt(s.segIndex(a.addr)).FileOffset(a.addr)
-		if va, mapped := s.table.Address(off); mapped {
-			off = va
-		}
-		b = append(b, s.image...)
-		b = append(b, "+0x"...)
-		b = appendHex(b, off)
-		b = append(b, " (in "...)
-		b = append(b, s.image...)
-		b = append(b, ')')
-	}
-	b = append(b, '\n')
-	w.done(b)
-}
-
 // segIndex returns the index (for segAt) of the executable segment that
 // holds addr, or notInImage.
 func (s *symbolizer) segIndex(addr uint64) int32 {
@@ -690,120 +510,4 @@ func (s *symbolizer) segAt(k int32) *images.Image {
 		return s.img
 	}
 	return s.segments[k-1]
-}
-
-// outerLine returns, for va in function names[slot], from the table's
-// lines: the index in s.files of its file's base name (-1 when none), its
-// line, and the index in s.lnames of the function the lines name (-1 when
-// they name none), demangled once per distinct name.
-func (s *symbolizer) outerLine(va uint64, slot int32) (file, line, name int32) {
-	file, name = -1, -1
-	if !s.table.HasLines() {
-		return file, 0, name
-	}
-	fn, path, ln, ok := s.lines.OuterLine(va)
-	if !ok {
-		return file, 0, name
-	}
-	line = int32(ln) // at most 1<<30 (Go) or 32 bits (DWARF)
-	if fn != "" {
-		if fn != s.lastRaw {
-			// Another function than the last address's.
-			m := s.metLine(slot)
-			if fn != m.raw {
-				m.raw, m.name = fn, s.lineName(fn, m.raw == "")
-			}
-			s.lastRaw, s.lastName = fn, m.name
-		}
-		name = s.lastName
-	}
-	if path == "" {
-		return file, line, name
-	}
-	if path != s.lastFile {
-		m := s.metLine(slot)
-		if path != m.path {
-			m.path, m.file = path, s.fileIndexOf(path)
-		}
-		s.lastFile, s.lastFileIndex = path, m.file
-	}
-	return s.lastFileIndex, line, name
-}
-
-// metLine returns what the line tables last gave in function
-// names[slot], added (empty) the first time.
-func (s *symbolizer) metLine(slot int32) *metLine {
-	k := s.metIndex[slot] - 1
-	if k < 0 {
-		k = s.metCount
-		if int(k>>metBits) == len(s.metLines) {
-			s.metLines = append(s.metLines, new([1 << metBits]metLine))
-		}
-		s.metCount++
-		s.metIndex[slot] = k + 1
-	}
-	return &s.metLines[k>>metBits][k&(1<<metBits-1)]
-}
-
-// lineName returns the index in s.lnames of what the function name raw
-// prints as, demangled the first time. The first name of a function met
-// (first), when not mangled (Go's and C's, which print as they are), is
-// added without a map lookup: at most one per function.
-func (s *symbolizer) lineName(raw string, first bool) int32 {
-	if first && !demangle.IsMangled(raw) {
-		s.lnames = append(s.lnames, raw)
-		return int32(len(s.lnames) - 1)
-	}
-	k, seen := s.lineNames[raw]
-	if !seen {
-		k = int32(len(s.lnames))
-		s.lnames = append(s.lnames, demangle.Name(raw, demangle.Simplified))
-		s.lineNames[raw] = k
-	}
-	return k
-}
-
-// fileIndexOf returns the index in s.files of the base name of path with
-// a colon (as printed before the line).
-func (s *symbolizer) fileIndexOf(path string) int32 {
-	// Line tables hand out the same string for a file again and again
-	// (a Go cursor's for every function of a package): found by where
-	// it lies, compared without reading it, before the map hashes it.
-	c := &s.fileCache[uintptr(unsafe.Pointer(unsafe.StringData(path)))>>3%uintptr(len(s.fileCache))]
-	if c.path == path && c.path != "" {
-		return c.file
-	}
-	k := s.fileIndexSlow(path)
-	c.path, c.file = path, k
-	return k
-}
-
-// fileIndexSlow is fileIndexOf through the map.
-func (s *symbolizer) fileIndexSlow(path string) int32 {
-	k, seen := s.fileIndex[path]
-	if !seen {
-		k = int32(len(s.files))
-		s.files = append(s.files, padded(filepath.Base(path)+":")) // for movePadded
-		s.fileIndex[path] = k
-	}
-	return k
-}
-
-func (s *symbolizer) frame(w *output, f symcache.Frame) {
-	w.writeString(f.Name())
-	w.writeString(" (in ")
-	w.writeString(s.image)
-	w.writeString(")")
-	switch {
-	case f.File != "":
-		w.writeString(" (")
-		w.writeString(filepath.Base(f.File))
-		w.writeByte(':')
-		w.writeString(strconv.Itoa(f.Line))
-		w.writeString(")")
-	case f.Named() && !f.Inlined:
-		w.writeString(" + ")
-		w.writeString(strconv.FormatUint(f.Offset, 10))
-	}
-	w.writeByte('\n')
 }
