@@ -62,7 +62,7 @@ func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 	for i := range chunk {
 		a := &chunk[i]
 		name := g[i].name
-		if name == "" && a.fn >= 0 && len(s.anonHead)+len(s.anonMid)+64 <= cap(b)-len(b) {
+		if name == "" && a.fn >= 0 && len(s.anonHead.s)+len(s.anonMid.s)+64 <= cap(b)-len(b) {
 			// An unnamed function's line, "image+0xSTART (in image)
 			// + OFF", by moves of 16 bytes and digits written in
 			// place (most of a stripped binary's lines).
@@ -70,10 +70,10 @@ func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 			start := g[i].start
 			p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), len(b))
 			movePadded(p, s.anonHead)
-			q := unsafe.Add(p, len(s.anonHead))
+			q := unsafe.Add(p, len(s.anonHead.s))
 			q = putHex(q, start)
 			movePadded(q, s.anonMid)
-			q = putUint(unsafe.Add(q, len(s.anonMid)), va-start)
+			q = putUint(unsafe.Add(q, len(s.anonMid.s)), va-start)
 			*(*byte)(q) = '\n'
 			b = b[:len(b)+int(uintptr(q)-uintptr(p))+1]
 			if len(b) >= flushAt {
@@ -82,7 +82,7 @@ func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 			}
 			continue
 		}
-		if name != "" && a.file < 0 && a.fn >= 0 && len(name)+len(s.anonMid)+64 <= cap(b)-len(b) {
+		if name != "" && a.file < 0 && a.fn >= 0 && len(name)+len(s.anonMid.s)+64 <= cap(b)-len(b) {
 			// A named function's line with no file, "NAME (in image)
 			// + OFF" (every line of a binary without line tables), as
 			// an unnamed one's.
@@ -95,7 +95,7 @@ func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 			}
 			q := unsafe.Add(p, len(name))
 			movePadded(q, s.anonMid)
-			q = putUint(unsafe.Add(q, len(s.anonMid)), va-g[i].start)
+			q = putUint(unsafe.Add(q, len(s.anonMid.s)), va-g[i].start)
 			*(*byte)(q) = '\n'
 			b = b[:len(b)+int(uintptr(q)-uintptr(p))+1]
 			if len(b) >= flushAt {
@@ -112,7 +112,7 @@ func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 			continue
 		}
 		file, n := files[a.file], len(name)
-		if n >= 8 && n <= 64 && uint32(a.line) < 10000 && cap(b)-len(b) >= n+len(mid)+len(file)+64 {
+		if n >= 8 && n <= 64 && uint32(a.line) < 10000 && cap(b)-len(b) >= n+len(mid.s)+len(file.s)+64 {
 			// The whole line by moves of 8 and 16 bytes: the name's
 			// within it (it may end a mapping), mid's and file's
 			// past their ends, into their padding (see padded), and
@@ -121,9 +121,9 @@ func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 			moveShort(p, name)
 			q := unsafe.Add(p, n)
 			movePadded(q, mid)
-			q = unsafe.Add(q, len(mid))
+			q = unsafe.Add(q, len(mid.s))
 			movePadded(q, file)
-			q = unsafe.Add(q, len(file))
+			q = unsafe.Add(q, len(file.s))
 			d := (*[6]byte)(q)
 			switch v := a.line; {
 			case v < 10:
@@ -144,8 +144,8 @@ func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 			b = b[:len(b)+int(uintptr(q)-uintptr(p))]
 		} else {
 			b = appendShort(b, name)
-			b = append(b, mid...)
-			b = append(b, file...) // "base name:" (see fileIndexOf)
+			b = append(b, mid.s...)
+			b = append(b, file.s...) // "base name:" (see fileIndexOf)
 			b = appendDec(b, int64(a.line))
 			b = append(b, ')', '\n')
 		}

@@ -197,18 +197,23 @@ func moveShort(dst unsafe.Pointer, s string) {
 	*(*[16]byte)(unsafe.Add(dst, n-16)) = *(*[16]byte)(unsafe.Add(src, n-16))
 }
 
+// paddedString is a string followed in memory by 16 bytes of its own
+// allocation, which movePadded reads past its end. Only padded makes one
+// (its zero value, empty, is one too): movePadded takes no plain string.
+type paddedString struct{ s string }
+
 // padded returns a copy of s followed in memory by 16 bytes of its own
-// allocation, which movePadded reads.
-func padded(s string) string {
+// allocation.
+func padded(s string) paddedString {
 	b := make([]byte, len(s), len(s)+16)
 	copy(b, s)
-	return unsafe.String(unsafe.SliceData(b), len(b))
+	return paddedString{unsafe.String(unsafe.SliceData(b), len(b))}
 }
 
-// movePadded copies s, a string from padded, to dst 16 bytes at a time:
-// up to 15 bytes past its end, of its padding, which dst must have room
-// for.
-func movePadded(dst unsafe.Pointer, s string) {
+// movePadded copies p to dst 16 bytes at a time: up to 15 bytes past its
+// end, of its padding, which dst must have room for.
+func movePadded(dst unsafe.Pointer, p paddedString) {
+	s := p.s
 	src := unsafe.Pointer(unsafe.StringData(s))
 	for off := 0; off < len(s); off += 16 {
 		*(*[16]byte)(unsafe.Add(dst, off)) = *(*[16]byte)(unsafe.Add(src, off))

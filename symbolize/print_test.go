@@ -27,7 +27,7 @@ func TestPrintLinesAsAppend(t *testing.T) {
 			for _, line := range lines {
 				chunk = append(chunk, answer{found: found{fn: 0, name: -1, file: int32(k), line: line}})
 				g = append(g, gathered{name: name})
-				want.WriteString(name + " (in img) (" + file + strconv.Itoa(int(line)) + ")\n")
+				want.WriteString(name + " (in img) (" + file.s + strconv.Itoa(int(line)) + ")\n")
 			}
 		}
 	}

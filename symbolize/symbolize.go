@@ -191,10 +191,11 @@ type symbolizer struct {
 	// inImage is " (in image)", appended to most answers in one copy;
 	// lineMid " (in image) (", what lies between a name and its file
 	// (padded).
-	inImage, lineMid string
+	inImage string
+	lineMid paddedString
 	// anonHead "image+0x" and anonMid " (in image) + " are what an
 	// unnamed function's line holds besides its numbers (padded).
-	anonHead, anonMid string
+	anonHead, anonMid paddedString
 	inline            bool
 	// names are the (demangled) names of the functions the addresses
 	// met, in the order met ("" for an unnamed one), starts their
@@ -213,7 +214,7 @@ type symbolizer struct {
 	// fileIndex[path] is the index in files of the base name of a file
 	// the line tables give, which is what is printed, and a colon.
 	fileIndex map[string]int32
-	files     []string
+	files     []paddedString
 	// fileCache holds paths fileIndexOf was asked, by their address.
 	fileCache [64]struct {
 		path string
