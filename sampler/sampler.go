@@ -208,7 +208,6 @@ type threadState struct {
 	// the spool's threads (0: none).
 	spooledID intern.StackID
 	spoolIdx  int32
-	spoolPath spoolPath // its last stack's nodes in the spool's tree
 	name      string
 	seenTick  int64
 	// pid is the process of its last sample when not its target's (a
@@ -265,6 +264,7 @@ func New(cfg Config) (*Sampler, error) {
 	}
 	if cfg.SpoolBytes > 0 {
 		s.spool = &spool{limit: cfg.SpoolBytes, timed: cfg.Timeline > 0}
+		s.spool.warmUp()
 	}
 	in.OnEvict(s.keepEvicted)
 	return s, nil

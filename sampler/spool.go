@@ -2,8 +2,7 @@ package sampler
 
 import (
 	"math"
-	"math/bits"
-	"math/rand/v2"
+	"os"
 	"unsafe"
 
 	"github.com/macprof/macprof/intern"
@@ -18,23 +17,21 @@ import (
 //
 // Entries and stacks are kept in fixed-size chunks without pointers:
 // appending never copies what is there, and the garbage collector does
-// not scan them. A flush keeps the first chunk of each for the next
-// samples. Stacks are nodes of a tree from the outermost caller in
-// (spoolTree), and an entry holds its stack's node: a sample adds only the
-// frames no stack spooled since the last flush had under the same callers
-// (bench/cbusy at 999 Hz: 35 bytes a sample, 83 when each sample's chain
-// of callers was copied unless a recent one was the same). What the spool
-// grows by is page faults, each dearer than the lookups that spare it:
-// 10-40 us a page in the virtual machines measured.
+// not scan them. A stack is appended as it came, its length then its
+// addresses (spoolStacks), with no lookup of what is there: a drain comes
+// a fraction of a second after the last, when any structure it would
+// search is out of the caches, and at 999 Hz a search of the stacks kept
+// so far cost a quarter of a drain. What appending costs instead is the
+// memory it grows by, whose page faults are dearer than the writes: the
+// first spoolWarmBytes are faulted in when the spool is made (before a
+// launched command runs) and kept across flushes.
 type spool struct {
 	limit, bytes int
 	entries      [][]spooled // chunks of spoolEntryChunk, all full but the last
 	times        [][]int64   // with timed, the entries' times, chunk by chunk
 	threads      []spoolThread
 	timed        bool // a timeline is kept: entries have times
-	tree         spoolTree
-	// stack is where a flush puts a stack back together.
-	stack []uint64
+	stacks       spoolStacks
 }
 
 // spoolThread is a thread that samples in the spool belong to, under the
@@ -48,10 +45,10 @@ type spoolThread struct {
 }
 
 // spooled is one sample in the spool: n samples of threads[thread] on the
-// stack that ends at tree node stack&spoolNodeMask (0: no frame), or, with
-// that spoolRepeat, on the last stack spooled or counted for the thread
-// before it; spoolTruncated and spoolCFI mark the walk's stack as
-// truncated and walked with tables.
+// stack at stack&spoolStackMask in the spool's stacks, or, with that
+// spoolRepeat, on the last stack spooled or counted for the thread before
+// it; spoolTruncated and spoolCFI mark the walk's stack as truncated and
+// walked with tables.
 type spooled struct {
 	hash   uint64
 	n      int64
@@ -63,46 +60,93 @@ type spooled struct {
 const (
 	spoolTruncated = 1 << 31
 	spoolCFI       = 1 << 30
-	spoolNodeMask  = spoolCFI - 1
-	spoolRepeat    = spoolNodeMask // a node the tree never issues
+	spoolStackMask = spoolCFI - 1
+	spoolRepeat    = spoolStackMask // a place spoolStacks never gives
 )
 
-// The chunk sizes: 64 Ki entries (1.5 MiB), 32 Ki nodes (384 KiB).
+// The chunk sizes: 64 Ki entries (1.5 MiB), 32 Ki words of stacks (256
+// KiB); spoolWarmBytes of stacks and the first spoolWarmEntries entries
+// are faulted in with the spool (bench/cbusy's 5 s at 999 Hz).
 const (
-	spoolEntryChunk = 1 << 16
-	spoolNodeShift  = 15
-	spoolNodeChunk  = 1 << spoolNodeShift
+	spoolEntryChunk  = 1 << 16
+	spoolStackShift  = 15
+	spoolStackChunk  = 1 << spoolStackShift
+	spoolWarmBytes   = 1 << 20
+	spoolWarmEntries = 10 << 10
 )
 
-// spoolTree holds the spool's stacks as a tree: node i (from 1; 0 is the
-// root, the empty stack) is the address pc[i] called from node parent[i],
-// found by (parent, pc) in an open-addressed table of node numbers. Its
-// hash is keyed (seed), as stack addresses come from the target.
-type spoolTree struct {
-	pc     [][]uint64 // chunks of spoolNodeChunk: the nodes' addresses
-	parent [][]uint32 // and their callers' nodes
-	n      uint32     // nodes issued, the root included
-	table  []uint32   // node numbers, 0 for none; a power of two, at most half full
-	seed   uint64
-	gen    uint64 // counts the resets: a spoolPath of another gen is stale
+// spoolStacks holds the spool's stacks, each at a place (chunk index <<
+// spoolStackShift | word offset) where its length is followed by its
+// addresses, first address first.
+type spoolStacks struct {
+	// chunks are filled in order: those before fill are full (or had no
+	// room for the next stack), those after it empty.
+	chunks [][]uint64
+	fill   int
+	// warm is how many of the first chunks were faulted in before use;
+	// a reset keeps them.
+	warm int
 }
 
-// spoolPath is the last stack a thread spooled, outermost frame first, with
-// its nodes: a thread's next stack mostly shares its outer frames, which
-// node finds here by comparing addresses rather than by a probe of the
-// table each (a busy loop's samples differ in their last frame or two).
-type spoolPath struct {
-	pcs   []uint64
-	nodes []uint32
-	gen   uint64 // the tree's gen when they were found
+// spoolMaxChunks bounds the chunks below the places a spooled entry can
+// hold (spoolRepeat excluded).
+const spoolMaxChunks = spoolStackMask>>spoolStackShift - 1
+
+// warmUp makes and faults in chunks of up to bytes in all, to be filled
+// first.
+func (st *spoolStacks) warmUp(bytes int) {
+	page := os.Getpagesize() / 8
+	for range min(bytes/(8*spoolStackChunk), spoolMaxChunks) {
+		c := make([]uint64, spoolStackChunk)
+		for i := 0; i < len(c); i += page {
+			c[i] = 1 // written, not just read: a read maps the zero page
+		}
+		st.chunks = append(st.chunks, c[:0])
+	}
+	st.warm = len(st.chunks)
 }
 
-// spoolNodeBytes is what a node costs the spool: its address, its parent
-// and two slots of the table.
-const spoolNodeBytes = 8 + 4 + 2*4
+// add appends pcs and returns its place, or ok false when no chunk is left
+// for it. A stack longer than a chunk gets a chunk of its own.
+func (st *spoolStacks) add(pcs []uint64) (place uint32, ok bool) {
+	need := 1 + len(pcs)
+	for st.fill < len(st.chunks) {
+		// A stack starts within the first spoolStackChunk words of
+		// its chunk, where its place can say where.
+		if c := st.chunks[st.fill]; len(c)+need <= spoolStackChunk || len(c) == 0 && cap(c) >= need {
+			break
+		}
+		st.fill++
+	}
+	if st.fill == len(st.chunks) {
+		if st.fill >= spoolMaxChunks {
+			return 0, false
+		}
+		st.chunks = append(st.chunks, make([]uint64, 0, max(spoolStackChunk, need)))
+	}
+	c := &st.chunks[st.fill]
+	place = uint32(st.fill)<<spoolStackShift | uint32(len(*c))
+	*c = append(*c, uint64(len(pcs)))
+	*c = append(*c, pcs...)
+	return place, true
+}
 
-// spoolMaxNodes bounds a tree's nodes below spoolRepeat.
-const spoolMaxNodes = spoolRepeat - 1
+// stack returns the addresses of the stack at place, which add gave.
+func (st *spoolStacks) stack(place uint32) []uint64 {
+	c := st.chunks[place>>spoolStackShift]
+	at := place & (spoolStackChunk - 1)
+	n := c[at]
+	return c[at+1 : at+1+uint32(n)]
+}
+
+// reset forgets every stack, keeping the warm chunks.
+func (st *spoolStacks) reset() {
+	for i := range st.chunks[:min(st.warm, len(st.chunks))] {
+		st.chunks[i] = st.chunks[i][:0]
+	}
+	clear(st.chunks[st.warm:]) // to the collector
+	st.chunks, st.fill = st.chunks[:st.warm], 0
+}
 
 // spooledStack is the StackID a thread's last stack has while it waits in
 // the spool; the interner never issues it (it counts up from 1, and
@@ -120,6 +164,27 @@ func (sp *spool) thread(pid int, tid target.ThreadID, th *threadState) int32 {
 	sp.threads = append(sp.threads, spoolThread{th: th, pid: pid, gen: th.gen, tid: tid, name: th.name})
 	th.spoolIdx = int32(len(sp.threads))
 	return th.spoolIdx - 1
+}
+
+// warmUp faults in the first of the spool's memory, up to its limit: the
+// stacks' first spoolWarmBytes and room for spoolWarmEntries entries, so
+// that the first samples' page faults come before a launched command runs
+// rather than while it does.
+func (sp *spool) warmUp() {
+	sp.stacks.warmUp(min(sp.limit, spoolWarmBytes))
+	n := min(sp.limit/int(unsafe.Sizeof(spooled{})), spoolWarmEntries)
+	if n <= 0 {
+		return
+	}
+	c := make([]spooled, spoolEntryChunk)
+	perPage := os.Getpagesize() / int(unsafe.Sizeof(spooled{}))
+	for i := 0; i < n; i += perPage {
+		c[i].n = 1
+	}
+	sp.entries = append(sp.entries, c[:0])
+	if sp.timed {
+		sp.times = append(sp.times, make([]int64, 0, spoolEntryChunk))
+	}
 }
 
 // add appends an entry, taken at at when the spool is timed, in the last
@@ -141,126 +206,17 @@ func (sp *spool) add(e spooled, at int64) {
 	}
 }
 
-// node returns the tree's node of the stack pcs (first address first),
-// adding the nodes it lacks, and how many it added; ok is false when the
-// tree holds spoolMaxNodes. The outer frames it shares with path (the
-// thread's last stack) are taken from there, and path becomes pcs.
-func (t *spoolTree) node(pcs []uint64, path *spoolPath) (node uint32, added int, ok bool) {
-	if t.n == 0 {
-		t.n = 1 // the root
-		if t.seed == 0 {
-			t.seed = rand.Uint64() | 1
-		}
-	}
-	same := 0
-	if path.gen == t.gen {
-		for same < len(path.pcs) && same < len(pcs) && path.pcs[same] == pcs[len(pcs)-1-same] {
-			same++
-		}
-		if same > 0 {
-			node = path.nodes[same-1]
-		}
-	}
-	path.pcs, path.nodes, path.gen = path.pcs[:same], path.nodes[:same], t.gen
-	for i := len(pcs) - 1 - same; i >= 0; i-- {
-		pc := pcs[i]
-		mask := uint64(len(t.table) - 1)
-		slot := t.slot(node, pc) & mask
-		for len(t.table) > 0 {
-			c := t.table[slot]
-			if c == 0 {
-				break
-			}
-			if t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)] == pc && t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)] == node {
-				node = c
-				goto next
-			}
-			slot = (slot + 1) & mask
-		}
-		if t.n >= spoolMaxNodes {
-			return 0, added, false
-		}
-		node = t.add(node, pc)
-		added++
-	next:
-		path.pcs, path.nodes = append(path.pcs, pc), append(path.nodes, node)
-	}
-	return node, added, true
-}
-
-// slot hashes a node's parent and address into the table.
-func (t *spoolTree) slot(parent uint32, pc uint64) uint64 {
-	hi, lo := bits.Mul64(pc^t.seed, uint64(parent)^0x9e3779b97f4a7c15)
-	return hi ^ lo
-}
-
-// add issues the node of pc under parent, growing the table to stay at
-// most half full.
-func (t *spoolTree) add(parent uint32, pc uint64) uint32 {
-	c := t.n
-	if k := int(c >> spoolNodeShift); k == len(t.pc) {
-		t.pc = append(t.pc, make([]uint64, spoolNodeChunk))
-		t.parent = append(t.parent, make([]uint32, spoolNodeChunk))
-	}
-	t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)] = pc
-	t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)] = parent
-	t.n++
-	if 2*int(t.n) > len(t.table) {
-		t.grow()
-	} else {
-		t.insert(c)
-	}
-	return c
-}
-
-// insert puts node c in the table.
-func (t *spoolTree) insert(c uint32) {
-	mask := uint64(len(t.table) - 1)
-	slot := t.slot(t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)], t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)]) & mask
-	for t.table[slot] != 0 {
-		slot = (slot + 1) & mask
-	}
-	t.table[slot] = c
-}
-
-// grow doubles the table (4096 slots at first) and puts every node in it.
-func (t *spoolTree) grow() {
-	t.table = make([]uint32, max(4096, 2*len(t.table)))
-	for c := uint32(1); c < t.n; c++ {
-		t.insert(c)
-	}
-}
-
-// appendStack appends the stack that ends at node c, first address first.
-func (t *spoolTree) appendStack(dst []uint64, c uint32) []uint64 {
-	for c != 0 {
-		dst = append(dst, t.pc[c>>spoolNodeShift][c&(spoolNodeChunk-1)])
-		c = t.parent[c>>spoolNodeShift][c&(spoolNodeChunk-1)]
-	}
-	return dst
-}
-
-// reset forgets every node, keeping the first chunk and the table.
-func (t *spoolTree) reset() {
-	clear(t.table)
-	t.n = 0
-	t.gen++
-	clear(t.pc[1:]) // to the collector
-	clear(t.parent[1:])
-	t.pc, t.parent = t.pc[:min(1, len(t.pc))], t.parent[:min(1, len(t.parent))]
-}
-
 // spoolStack keeps n samples of a thread on the stack pcs, to be interned
 // at the next flush, and makes it the thread's last stack.
 func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs []uint64, hash uint64, truncated, cfi bool, n, at int64) {
 	sp := s.spool
-	node, added, ok := sp.tree.node(pcs, &th.spoolPath)
+	place, ok := sp.stacks.add(pcs)
 	if !ok {
 		s.flushSpool()
-		node, added, _ = sp.tree.node(pcs, &th.spoolPath)
+		place, _ = sp.stacks.add(pcs)
 	}
-	sp.bytes += added * spoolNodeBytes
-	e := spooled{hash: hash, n: n, thread: sp.thread(pid, tid, th), stack: node}
+	sp.bytes += 8 * (1 + len(pcs))
+	e := spooled{hash: hash, n: n, thread: sp.thread(pid, tid, th), stack: place}
 	if truncated {
 		e.stack |= spoolTruncated
 	}
@@ -298,9 +254,8 @@ func (s *Sampler) flushSpool() {
 		for i := range chunk {
 			e := &chunk[i]
 			t := &sp.threads[e.thread]
-			if node := e.stack & spoolNodeMask; node != spoolRepeat {
-				pcs := sp.tree.appendStack(sp.stack[:0], node)
-				sp.stack = pcs
+			if place := e.stack & spoolStackMask; place != spoolRepeat {
+				pcs := sp.stacks.stack(place)
 				id := s.interns.InternHashed(pcs, e.hash, e.stack&spoolTruncated != 0)
 				if e.stack&spoolCFI != 0 {
 					if _, ok := s.cfiStacks[id]; !ok {
@@ -334,6 +289,6 @@ func (s *Sampler) flushSpool() {
 	clear(sp.entries[1:])
 	clear(sp.times[min(1, len(sp.times)):])
 	sp.entries, sp.times = sp.entries[:1], sp.times[:min(1, len(sp.times))]
-	sp.tree.reset()
+	sp.stacks.reset()
 	sp.bytes = 0
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -158,66 +159,116 @@ func testSpoolKeepsItsMemory(t *testing.T, timeline int) {
 	}
 }
 
-// TestSpoolKeepsSharedCallersOnce: samples whose stacks share callers
-// (samples in one function, or in a recursion whose middle frames differ,
-// as a merge sort's) add to the spool only the frames no stack spooled
-// before had under the same callers; the window holds each stack as it
-// was.
-func TestSpoolKeepsSharedCallersOnce(t *testing.T) {
-	s, err := New(Config{Hz: 100, SpoolBytes: 1 << 20})
+// TestSpoolStacksKeepEachStack: stacks of every length, a chunk's worth
+// and more included, come back from their places as they were appended,
+// across chunk boundaries and a reset, which keeps the warm chunks and
+// fills them again first.
+func TestSpoolStacksKeepEachStack(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var st spoolStacks
+	st.warmUp(3 * 8 * spoolStackChunk)
+	if len(st.chunks) != 3 || st.warm != 3 {
+		t.Fatalf("warmUp made %d chunks (%d warm), want 3", len(st.chunks), st.warm)
+	}
+	warm := make([]*uint64, 3)
+	for i, c := range st.chunks {
+		warm[i] = &c[:1][0]
+	}
+	for round := range 2 {
+		type kept struct {
+			place uint32
+			pcs   []uint64
+		}
+		var all []kept
+		for i := range 3000 {
+			n := r.IntN(300)
+			switch i % 500 {
+			case 7:
+				n = spoolStackChunk - 1 // fills a chunk exactly
+			case 8:
+				n = spoolStackChunk + 100 // more than a chunk
+			case 9:
+				n = 0
+			}
+			pcs := make([]uint64, n)
+			for j := range pcs {
+				pcs[j] = r.Uint64()
+			}
+			place, ok := st.add(pcs)
+			if !ok {
+				t.Fatalf("round %d: stack %d of %d addresses not kept", round, i, n)
+			}
+			if place&^spoolStackMask != 0 || place == spoolRepeat {
+				t.Fatalf("round %d: stack %d at place %#x, which a spooled entry cannot hold", round, i, place)
+			}
+			all = append(all, kept{place, pcs})
+		}
+		for i, k := range all {
+			if got := st.stack(k.place); !slices.Equal(got, k.pcs) {
+				t.Fatalf("round %d: stack %d (%d addresses) at %#x comes back as %d addresses", round, i, len(k.pcs), k.place, len(got))
+			}
+		}
+		if len(st.chunks) <= 3 {
+			t.Fatalf("round %d: %d chunks for 3000 stacks", round, len(st.chunks))
+		}
+		st.reset()
+		if len(st.chunks) != 3 || st.fill != 0 {
+			t.Fatalf("round %d: a reset left %d chunks, filling %d", round, len(st.chunks), st.fill)
+		}
+		for i, c := range st.chunks {
+			if len(c) != 0 || &c[:1][0] != warm[i] {
+				t.Fatalf("round %d: warm chunk %d not kept empty", round, i)
+			}
+		}
+	}
+}
+
+// TestSpoolWarmsUpBeforeUse: a new spool has its first stacks' and
+// entries' memory already, so that its first samples (bench/cbusy's 5 s at
+// 999 Hz) allocate nothing; a spool of a small limit warms only that much.
+func TestSpoolWarmsUpBeforeUse(t *testing.T) {
+	s, err := New(Config{Hz: 100, SpoolBytes: 16 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Unix(1, 0)
-	s.win = s.newWindow(start)
+	s.win = s.newWindow(time.Now())
 	th := &threadState{name: "w"}
 	c := target.NewCapture(64, 0)
-	var want [][]uint64
-	spool := func(pcs ...uint64) {
-		c.PCs = append(c.PCs[:0], pcs...)
+	r := rand.New(rand.NewPCG(7, 8))
+	stacks := make([][]uint64, 64)
+	for i := range stacks {
+		for range 10 + r.IntN(10) {
+			stacks[i] = append(stacks[i], r.Uint64())
+		}
+	}
+	i := 0
+	spool := func() {
+		c.PCs = append(c.PCs[:0], stacks[i%len(stacks)]...)
 		c.Walk.Hash = unwind.HashPCs(c.PCs)
 		s.internAndCount(1, 2, th, c, 1)
-		if !slices.ContainsFunc(want, func(w []uint64) bool { return slices.Equal(w, pcs) }) {
-			want = append(want, slices.Clone(pcs))
-		}
+		i++
 	}
-	for i := range 100 {
-		spool(0x100+uint64(i%10), 2, 3, 4)
+	spool() // the thread's entry in the spool's threads
+	// At most 20 words and an entry a sample: 5,000 samples (5 s of two
+	// threads at 500 Hz) fit in the warm memory.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 5000 {
+		spool()
 	}
-	spool(0x100, 6, 7, 8)
-	spool(0x101, 2, 3, 4)
-	// A recursion: two call sites (0x20, 0x21) at each of 3 levels
-	// between a leaf and the same outer callers.
-	for i := range 64 {
-		pcs := []uint64{0x300 + uint64(i%4)}
-		for lvl := range 3 {
-			pcs = append(pcs, 0x20+uint64(i>>(2+lvl)&1))
-		}
-		spool(append(pcs, 9, 4)...)
+	runtime.ReadMemStats(&after)
+	if n := after.Mallocs - before.Mallocs; n != 0 {
+		t.Errorf("%d allocations for 5,000 samples in a new spool, want 0", n)
 	}
-	s.count(1, 2, th, th.lastStack, 5) // a repeat of the last stack
-	// 4, 3, 2 and 10 leaves; 8, 7, 6 and a leaf; 9 under 4, 2+4+8 frames
-	// of the recursion, 4 leaves under each of its 8 paths.
-	if got, want := int(s.spool.tree.n)-1, 3+10+4+1+14+32; got != want {
-		t.Fatalf("%d addresses kept in the spool, want %d", got, want)
+	if s.spool.bytes == 0 || s.spool.stacks.fill >= s.spool.stacks.warm {
+		t.Errorf("%d bytes spooled, filling chunk %d of %d warm", s.spool.bytes, s.spool.stacks.fill, s.spool.stacks.warm)
 	}
-	var w *profile.Window
-	s.cfg.OnWindow = func(x *profile.Window) { w = x }
-	s.closeWindow(start.Add(time.Second))
-	if len(w.Stacks) != len(want) {
-		t.Fatalf("%d stacks in the window, want %d", len(w.Stacks), len(want))
+	small, err := New(Config{Hz: 100, SpoolBytes: 300})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, st := range w.Stacks {
-		if !slices.ContainsFunc(want, func(pcs []uint64) bool { return slices.Equal(st.PCs, pcs) }) {
-			t.Errorf("stack %#x in the window, not spooled", st.PCs)
-		}
-	}
-	var n int64
-	for _, smp := range w.Samples {
-		n += smp.Count
-	}
-	if n != 100+2+64+5 {
-		t.Errorf("%d samples in the window, want %d", n, 100+2+64+5)
+	if n := len(small.spool.stacks.chunks); n != 0 {
+		t.Errorf("a spool of 300 bytes warmed %d chunks of stacks", n)
 	}
 }
 
@@ -257,52 +308,5 @@ func BenchmarkSpoolStack(b *testing.B) {
 		if i%(64<<10) == 0 {
 			s.flushSpool()
 		}
-	}
-}
-
-// TestSpoolPathFindsTheTreesNodes: a thread's stacks found through its
-// last stack's path (the outer frames they share) get the nodes a search
-// of the whole tree gives, across stacks deeper, shallower and
-// branching anywhere, a reset of the tree (the path goes stale) and two
-// threads taking turns; in steady state the paths allocate nothing.
-func TestSpoolPathFindsTheTreesNodes(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	var tree spoolTree
-	var paths [2]spoolPath
-	stack := func() []uint64 {
-		n := 1 + r.IntN(12)
-		pcs := make([]uint64, n)
-		for i := range pcs {
-			// The same two outermost frames (a thread's start), then
-			// few addresses a level: stacks share outer frames.
-			pcs[n-1-i] = uint64(0x1000 * (i + 1))
-			if i >= 2 {
-				pcs[n-1-i] += uint64(r.IntN(3))
-			}
-		}
-		return pcs
-	}
-	for i := range 20000 {
-		if i == 9000 {
-			tree.reset()
-		}
-		pcs := stack()
-		got, _, ok := tree.node(pcs, &paths[i%2])
-		if !ok {
-			t.Fatal("tree full")
-		}
-		var fresh spoolPath
-		fresh.gen = tree.gen + 1 // stale: searched from the root
-		want, added, _ := tree.node(pcs, &fresh)
-		if got != want || added != 0 {
-			t.Fatalf("stack %d %#x: node %d through the path, %d from the root (%d added)", i, pcs, got, want, added)
-		}
-		if st := tree.appendStack(nil, got); !slices.Equal(st, pcs) {
-			t.Fatalf("stack %d: node %d is %#x, want %#x", i, got, st, pcs)
-		}
-	}
-	pcs := stack()
-	if a := testing.AllocsPerRun(100, func() { tree.node(pcs, &paths[0]) }); a != 0 {
-		t.Errorf("%v allocations a stack found through a path, want 0", a)
 	}
 }
