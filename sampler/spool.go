@@ -42,6 +42,10 @@ type spoolThread struct {
 	gen  uint32
 	tid  target.ThreadID
 	name string
+	// last is the last stack spooled under this entry, whose outer
+	// frames the next shares; a flush rebuilds the stacks in it. Its
+	// memory is kept from flush to flush.
+	last []uint64
 }
 
 // spooled is one sample in the spool: n samples of threads[thread] on the
@@ -76,8 +80,9 @@ const (
 )
 
 // spoolStacks holds the spool's stacks, each at a place (chunk index <<
-// spoolStackShift | word offset) where its length is followed by its
-// addresses, first address first.
+// spoolStackShift | word offset) where a word of how many outer frames it
+// shares with the stack before it of its thread (high half) and how many
+// it has besides (low half) is followed by those, first address first.
 type spoolStacks struct {
 	// chunks are filled in order: those before fill are full (or had no
 	// room for the next stack), those after it empty.
@@ -106,9 +111,10 @@ func (st *spoolStacks) warmUp(bytes int) {
 	st.warm = len(st.chunks)
 }
 
-// add appends pcs and returns its place, or ok false when no chunk is left
-// for it. A stack longer than a chunk gets a chunk of its own.
-func (st *spoolStacks) add(pcs []uint64) (place uint32, ok bool) {
+// add appends the stack of the addresses pcs and shared outer frames of
+// the stack before it and returns its place, or ok false when no chunk is
+// left for it. A stack longer than a chunk gets a chunk of its own.
+func (st *spoolStacks) add(pcs []uint64, shared int) (place uint32, ok bool) {
 	need := 1 + len(pcs)
 	for st.fill < len(st.chunks) {
 		// A stack starts within the first spoolStackChunk words of
@@ -126,17 +132,18 @@ func (st *spoolStacks) add(pcs []uint64) (place uint32, ok bool) {
 	}
 	c := &st.chunks[st.fill]
 	place = uint32(st.fill)<<spoolStackShift | uint32(len(*c))
-	*c = append(*c, uint64(len(pcs)))
+	*c = append(*c, uint64(shared)<<32|uint64(len(pcs)))
 	*c = append(*c, pcs...)
 	return place, true
 }
 
-// stack returns the addresses of the stack at place, which add gave.
-func (st *spoolStacks) stack(place uint32) []uint64 {
+// stack returns the addresses and shared outer frames of the stack at
+// place, which add gave.
+func (st *spoolStacks) stack(place uint32) (pcs []uint64, shared int) {
 	c := st.chunks[place>>spoolStackShift]
 	at := place & (spoolStackChunk - 1)
-	n := c[at]
-	return c[at+1 : at+1+uint32(n)]
+	w := c[at]
+	return c[at+1 : at+1+uint32(w)], int(w >> 32)
 }
 
 // reset forgets every stack, keeping the warm chunks.
@@ -161,7 +168,18 @@ func (sp *spool) thread(pid int, tid target.ThreadID, th *threadState) int32 {
 			return i
 		}
 	}
-	sp.threads = append(sp.threads, spoolThread{th: th, pid: pid, gen: th.gen, tid: tid, name: th.name})
+	i := len(sp.threads)
+	if i < cap(sp.threads) {
+		sp.threads = sp.threads[:i+1] // its last kept from an earlier flush
+	} else {
+		sp.threads = append(sp.threads, spoolThread{})
+	}
+	e := &sp.threads[i]
+	last := e.last[:0]
+	if last == nil {
+		last = make([]uint64, 0, 64) // deeper stacks grow it once
+	}
+	*e = spoolThread{th: th, pid: pid, gen: th.gen, tid: tid, name: th.name, last: last}
 	th.spoolIdx = int32(len(sp.threads))
 	return th.spoolIdx - 1
 }
@@ -210,13 +228,21 @@ func (sp *spool) add(e spooled, at int64) {
 // at the next flush, and makes it the thread's last stack.
 func (s *Sampler) spoolStack(pid int, tid target.ThreadID, th *threadState, pcs []uint64, hash uint64, truncated, cfi bool, n, at int64) {
 	sp := s.spool
-	place, ok := sp.stacks.add(pcs)
+	ti := sp.thread(pid, tid, th)
+	last := sp.threads[ti].last
+	shared := 0
+	for shared < len(last) && shared < len(pcs) && last[len(last)-1-shared] == pcs[len(pcs)-1-shared] {
+		shared++
+	}
+	place, ok := sp.stacks.add(pcs[:len(pcs)-shared], shared)
 	if !ok {
 		s.flushSpool()
-		place, _ = sp.stacks.add(pcs)
+		ti, shared = sp.thread(pid, tid, th), 0
+		place, _ = sp.stacks.add(pcs, 0)
 	}
-	sp.bytes += 8 * (1 + len(pcs))
-	e := spooled{hash: hash, n: n, thread: sp.thread(pid, tid, th), stack: place}
+	sp.threads[ti].last = append(sp.threads[ti].last[:0], pcs...)
+	sp.bytes += 8 * (1 + len(pcs) - shared)
+	e := spooled{hash: hash, n: n, thread: ti, stack: place}
 	if truncated {
 		e.stack |= spoolTruncated
 	}
@@ -250,12 +276,17 @@ func (s *Sampler) flushSpool() {
 	if sp == nil || len(sp.entries) == 0 {
 		return
 	}
+	for i := range sp.threads {
+		sp.threads[i].last = sp.threads[i].last[:0] // rebuilt from the first
+	}
 	for c, chunk := range sp.entries {
 		for i := range chunk {
 			e := &chunk[i]
 			t := &sp.threads[e.thread]
 			if place := e.stack & spoolStackMask; place != spoolRepeat {
-				pcs := sp.stacks.stack(place)
+				own, shared := sp.stacks.stack(place)
+				t.last = rebuild(t.last, own, shared)
+				pcs := t.last
 				id := s.interns.InternHashed(pcs, e.hash, e.stack&spoolTruncated != 0)
 				if e.stack&spoolCFI != 0 {
 					if _, ok := s.cfiStacks[id]; !ok {
@@ -277,7 +308,10 @@ func (s *Sampler) flushSpool() {
 		}
 		t.th.spoolIdx = 0
 	}
-	clear(sp.threads) // drop the pointers and names
+	for i := range sp.threads {
+		// Drop the pointers and names; keep the memory of last.
+		sp.threads[i] = spoolThread{last: sp.threads[i].last[:0]}
+	}
 	sp.threads = sp.threads[:0]
 	for i := range sp.entries {
 		sp.entries[i] = sp.entries[i][:0]
@@ -291,4 +325,22 @@ func (s *Sampler) flushSpool() {
 	sp.entries, sp.times = sp.entries[:1], sp.times[:min(1, len(sp.times))]
 	sp.stacks.reset()
 	sp.bytes = 0
+}
+
+// rebuild returns the stack of the addresses own followed by the shared
+// outer frames of last, the stack before it, in last's memory where it
+// fits.
+func rebuild(last, own []uint64, shared int) []uint64 {
+	shared = min(shared, len(last))
+	from, n := len(last)-shared, len(own)+shared
+	if n > cap(last) {
+		st := make([]uint64, n, 2*n)
+		copy(st[len(own):], last[from:])
+		copy(st, own)
+		return st
+	}
+	st := last[:n]
+	copy(st[len(own):], last[from:from+shared]) // (a move: they may overlap)
+	copy(st, own)
+	return st
 }

@@ -47,6 +47,9 @@ func spoolOps(s *Sampler, seed uint64, ops int) {
 			if stack%2 == 0 {
 				c.PCs[0] += uint64(r.IntN(4)) << 8
 			}
+			// Outer frames many stacks share (a group's caller, the
+			// thread's start), which the spool keeps once a run.
+			c.PCs = append(c.PCs, 0xc000+uint64(stack%4), 0xa000, 0xb000)
 			if stack == 39 {
 				c.PCs = c.PCs[:0] // no frame at all
 			}
@@ -194,7 +197,7 @@ func TestSpoolStacksKeepEachStack(t *testing.T) {
 			for j := range pcs {
 				pcs[j] = r.Uint64()
 			}
-			place, ok := st.add(pcs)
+			place, ok := st.add(pcs, i%3)
 			if !ok {
 				t.Fatalf("round %d: stack %d of %d addresses not kept", round, i, n)
 			}
@@ -204,7 +207,7 @@ func TestSpoolStacksKeepEachStack(t *testing.T) {
 			all = append(all, kept{place, pcs})
 		}
 		for i, k := range all {
-			if got := st.stack(k.place); !slices.Equal(got, k.pcs) {
+			if got, shared := st.stack(k.place); !slices.Equal(got, k.pcs) || shared != i%3 {
 				t.Fatalf("round %d: stack %d (%d addresses) at %#x comes back as %d addresses", round, i, len(k.pcs), k.place, len(got))
 			}
 		}
