@@ -226,10 +226,11 @@ type gathered struct {
 const gatherChunk = 128
 
 // gather reads into g the name and start of each answer's function (the
-// zero gathered for an answer in none), and the first byte of each name:
-// answers come in input order, their functions at random, and print's
-// loads of names[fn] and starts[fn] each missed the cache in turn (a
-// libLLVM batch: two thirds of print's own time on those two loads); in
+// zero gathered for an answer in none), and the first and last bytes of
+// each name (a Rust name, printed, is most often longer than a cache
+// line): answers come in input order, their functions at random, and
+// print's loads of names[fn] and starts[fn] each missed the cache in turn
+// (a libLLVM batch: two thirds of print's own time on those two loads); in
 // this loop of independent loads the misses overlap.
 func (s *symbolizer) gather(g []gathered, answers []answer) {
 	var touch byte
@@ -246,7 +247,7 @@ func (s *symbolizer) gather(g []gathered, answers []answer) {
 			start = s.starts[a.fn]
 		}
 		if name != "" {
-			touch += name[0]
+			touch += name[0] + name[len(name)-1]
 		}
 		g[i] = gathered{name, start}
 	}
@@ -364,14 +365,14 @@ func (s *symbolizer) demangleQueued() {
 	s.queued = s.queued[:0]
 	workers := min(runtime.GOMAXPROCS(0), len(q)/minPerWorker)
 	if workers <= 1 {
-		for _, i := range q {
-			s.names[i] = demangle.Name(s.names[i], demangle.Simplified)
+		for lo := 0; lo < len(q); lo += demangleBlock {
+			s.touched += s.demangleBlock(q[lo:min(lo+demangleBlock, len(q))])
 		}
 		return
 	}
 	// Blocks handed out in turn, so that no worker idles while another
 	// has a run of long names left.
-	const block = 64
+	const block = demangleBlock
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
@@ -384,18 +385,41 @@ func (s *symbolizer) demangleQueued() {
 				}
 			}()
 			defer objfile.RecoverFault(&err, objfile.PanicOnFault())
+			var touched byte
+			defer func() { s.workersTouched.Add(uint32(touched)) }()
 			for {
 				lo := int(next.Add(block)) - block
 				if lo >= len(q) {
 					return
 				}
-				for _, i := range q[lo:min(lo+block, len(q))] {
-					s.names[i] = demangle.Name(s.names[i], demangle.Simplified)
-				}
+				touched += s.demangleBlock(q[lo:min(lo+block, len(q))])
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// demangleBlock is how many names demangleBlock is given at a time.
+const demangleBlock = 64
+
+// demangleBlock demangles the names of q (indexes in s.names, at most
+// demangleBlock of them), having first read each one's first and last
+// bytes in a loop of independent loads, whose misses overlap: resolve
+// leaves the names unread, and each one's first read (a name of the
+// file's string table, met at random) missed the caches and the TLB in
+// turn, in the demangler's first compare. It returns the sum of the bytes
+// read, to be kept so that the loads stay.
+func (s *symbolizer) demangleBlock(q []int32) byte {
+	var touch byte
+	for _, i := range q {
+		if n := s.names[i]; n != "" {
+			touch += n[0] + n[len(n)-1]
+		}
+	}
+	for _, i := range q {
+		s.names[i] = demangle.Name(s.names[i], demangle.Simplified)
+	}
+	return touch
 }
 
 // minPerWorker is how many names make it worth starting one more

@@ -21,7 +21,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/macprof/macprof/demangle"
 	"github.com/macprof/macprof/images"
 	"github.com/macprof/macprof/internal/objfile"
 	"github.com/macprof/macprof/internal/safefile"
@@ -170,9 +169,12 @@ func open(cfg Config) (*symbolizer, error) {
 }
 
 type symbolizer struct {
-	// touched sums the first bytes of the names gather read ahead of
-	// print (kept, so that the loads are not dropped).
-	touched byte
+	// touched sums the bytes of the names gather read ahead of
+	// print, and those demangleBlock read ahead of demangling
+	// (workersTouched on the demangling goroutines): kept, so that the
+	// loads are not dropped.
+	touched        byte
+	workersTouched atomic.Uint32
 	// unmap releases the mapping the table lies in, once loaded
 	// (symcache.LoadELFMapped, LoadMachOMapped; set by the loader's
 	// goroutine).
@@ -439,7 +441,7 @@ func (s *symbolizer) add(addr uint64, ok bool, word []byte) {
 // that holds addr, with the address's own file:line when the table has
 // lines (the innermost inlined body's), as the frames of Cache.Symbolize
 // would; a function's name, once an answer is to be printed by it, is
-// queued to be demangled (demangleQueued) when it is mangled. It only
+// queued to be demangled (demangleQueued), unread. It only
 // stores to a (in resolveInOrder's buffer, in address order).
 func (s *symbolizer) resolve(a *found, addr uint64) {
 	va, mapped := s.table.Address(s.segAt(s.segIndex(addr)).FileOffset(addr))
@@ -467,7 +469,7 @@ func (s *symbolizer) resolve(a *found, addr uint64) {
 			s.symbolNamed = append(s.symbolNamed, false)
 		}
 		if raw != "" && !s.table.HasLines() {
-			s.queueMangled(slot)
+			s.queueName(slot)
 		}
 	}
 	a.fn = slot
@@ -478,17 +480,20 @@ func (s *symbolizer) resolve(a *found, addr uint64) {
 			// Printed by its symbol's name, which the line tables'
 			// name (most of a Go binary's answers) spares reading.
 			s.symbolNamed[slot] = true
-			s.queueMangled(slot)
+			s.queueName(slot)
 		}
 	}
 }
 
-// queueMangled queues the name of function names[slot] to be demangled
-// (by demangleQueued) when it is mangled.
-func (s *symbolizer) queueMangled(slot int32) {
-	if demangle.IsMangled(s.names[slot]) {
-		s.queued = append(s.queued, slot)
-	}
+// queueName queues the name of function names[slot] to be demangled (by
+// demangleQueued; a name that is not mangled stays as it is) without
+// reading it: the first read of a Mach-O name, met at random in the
+// file's string table, misses the caches and the TLB, and here, between
+// lookups that depend on each other, those misses came one at a time
+// (sentry-cli: IsMangled was a seventh of resolveInOrder); demangleBlock
+// reads a block of names at once.
+func (s *symbolizer) queueName(slot int32) {
+	s.queued = append(s.queued, slot)
 }
 
 // segIndex returns the index (for segAt) of the executable segment that
