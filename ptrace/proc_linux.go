@@ -45,12 +45,23 @@ func procStatusField(pid int, field string) (string, error) {
 }
 
 // readComm reads /proc/PID/task/TID/comm.
+// It is read by raw system calls: a thread's ring is named by it at its
+// first capture, while the profiled threads run, and a regular call then
+// woke a sleeping sysmon, which polls every 20 µs for its next fifty
+// ticks.
 func readComm(pid, tid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/comm", pid, tid))
+	var path [64]byte
+	p := append(path[:0], "/proc/"...)
+	p = strconv.AppendInt(p, int64(pid), 10)
+	p = append(p, "/task/"...)
+	p = strconv.AppendInt(p, int64(tid), 10)
+	p = append(p, "/comm\x00"...)
+	var buf [64]byte // a name is at most 15 bytes and a newline
+	n, err := readFileRaw(p, buf[:])
 	if err != nil {
 		return ""
 	}
-	return string(bytes.TrimRight(b, "\n"))
+	return string(bytes.TrimRight(buf[:n], "\n"))
 }
 
 // threadFiles keeps a thread's /proc files open so that reading its CPU time
