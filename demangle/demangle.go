@@ -164,10 +164,17 @@ func endsInRustHash(s string) bool {
 	if len(s) < n+3 || s[len(s)-1] != 'E' || s[len(s)-n:len(s)-n+3] != "17h" {
 		return false
 	}
-	for _, c := range []byte(s[len(s)-n+3 : len(s)-1]) {
-		if hexDigit[c]&lower == 0 {
-			return false
-		}
-	}
-	return true
+	h := s[len(s)-n+3 : len(s)-1]
+	return lowerHexWord(load64(h[:8])) && lowerHexWord(load64(h[8:16]))
+}
+
+// lowerHexWord reports whether the eight bytes of x are all lower-case
+// hexadecimal digits, all at once: for ASCII bytes, adding 0x80-lo sets a
+// byte's high bit where it is at least lo, with no carry into the next
+// byte.
+func lowerHexWord(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	digit := (x + (0x80-'0')*ones) &^ (x + (0x80-'9'-1)*ones)
+	letter := (x + (0x80-'a')*ones) &^ (x + (0x80-'f'-1)*ones)
+	return x&highs == 0 && (digit|letter)&highs == highs
 }

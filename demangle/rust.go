@@ -1,6 +1,7 @@
 package demangle
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -303,14 +304,31 @@ func legacyEscape(esc string) (string, bool) {
 // escapes and ".." path separators decoded; an escape it does not know
 // ends decoding, and the rest is appended as it is. ok is false, and out
 // of no use, when e is not ASCII. What follows e in s (the rest of the
-// name) lets plainRun read eight bytes at a time even near e's end.
+// name) lets it read eight bytes at a time even near e's end.
 func appendUnescaped(out []byte, s string, n int) (_ []byte, ok bool) {
 	i := 0
 	if n >= 2 && s[0] == '_' && s[1] == '$' {
 		i = 1
 	}
 	for i < n {
-		j := i + plainRun(s[i:], n-i)
+		// The plain run: each eight bytes of s stored whole into out's
+		// room, then out lengthened by those of the run (most of an
+		// identifier's runs are a word or two, and a copy of each was
+		// a call of memmove); then byte by byte, where s or out's
+		// room ends.
+		for i+8 <= len(s) && cap(out)-len(out) >= 8 {
+			x := load64(s[i : i+8])
+			binary.LittleEndian.PutUint64(out[len(out):len(out)+8], x)
+			k := min(plainWord(x), n-i)
+			out, i = out[:len(out)+k], i+k
+			if k < 8 {
+				break
+			}
+		}
+		j := i
+		for j < n && !legacySpecial[s[j]] {
+			j++
+		}
 		out = append(out, s[i:j]...)
 		if i = j; i == n {
 			break
@@ -349,32 +367,21 @@ func appendUnescaped(out []byte, s string, n int) (_ []byte, ok bool) {
 	return out, true
 }
 
-// plainRun is the length of the leading run of s[:n] of bytes that are
-// ASCII and neither "$" nor ".": eight bytes at a time while s (which
-// may go on past n) has them, each word's first such byte found by the
-// zero-byte test on its bytes less "$" and less ".".
-func plainRun(s string, n int) int {
+// plainWord is how many of the eight bytes of x (the first in its lowest
+// byte) are, from the first, ASCII and neither "$" nor ".": the first
+// other byte found by the zero-byte test on the bytes less "$" and less
+// ".", 8 when there is none.
+func plainWord(x uint64) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	j := 0
-	for ; j < n && j+8 <= len(s); j += 8 {
-		x := load64(s[j : j+8])
-		d, p := x^('$'*ones), x^('.'*ones)
-		// (A zero byte's high bit is set by v-ones&^v, and no byte's
-		// below it; bytes above may be flagged wrongly, which the
-		// lowest set bit never is.)
-		if m := (d-ones)&^d | (p-ones)&^p | x; m&highs != 0 {
-			return min(j+bits.TrailingZeros64(m&highs)/8, n)
-		}
-	}
-	if j >= n {
-		return n
-	}
-	for ; j < n && !legacySpecial[s[j]]; j++ {
-	}
-	return j
+	d, p := x^('$'*ones), x^('.'*ones)
+	// (A zero byte's high bit is set by v-ones&^v, and no byte's below
+	// it; bytes above may be flagged wrongly, which the lowest set bit
+	// never is.)
+	m := ((d-ones)&^d | (p-ones)&^p | x) & highs
+	return bits.TrailingZeros64(m) / 8 // 64 / 8 when m is 0
 }
 
-// legacySpecial marks the bytes plainRun stops at.
+// legacySpecial marks the bytes a plain run (plainWord) stops at.
 var legacySpecial = func() (t [256]bool) {
 	t['$'], t['.'] = true, true
 	for c := 0x80; c < 0x100; c++ {

@@ -1,6 +1,8 @@
 package demangle
 
 import (
+	"encoding/binary"
+	"math/rand"
 	"os"
 	"strconv"
 	"strings"
@@ -469,5 +471,72 @@ func BenchmarkRustLegacyNames(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		Name(names[i%len(names)], Simplified)
+	}
+}
+
+// TestAppendUnescapedAsBefore checks appendUnescaped, which stores eight
+// bytes at a time into out's room, against the byte-by-byte reading it
+// replaced: random identifiers of plain runs, escapes, ".", "..", stray
+// "$" and non-ASCII bytes, after outputs of every length up to the
+// room's end (so that the room runs out inside a run, or before it), with
+// and without the rest of a name after the identifier.
+func TestAppendUnescapedAsBefore(t *testing.T) {
+	parts := []string{"a", "bc", "defghij", "klmnopqrstuvw", ".", "..", "$LT$", "$GT$", "$u20$", "$u7b$", "$C$",
+		"$", "$XY$", "$u10e1$", "\xc3\xa9", "_"}
+	rng := rand.New(rand.NewSource(1))
+	for range 3000 {
+		var e strings.Builder
+		for range rng.Intn(8) {
+			e.WriteString(parts[rng.Intn(len(parts))])
+		}
+		id := e.String()
+		var want strings.Builder
+		unescapeBefore(&want, id)
+		ascii := isASCII(strings.TrimPrefix(id, "_"))
+		for _, rest := range []string{"", "3foo17h0123456789abcdefE"} {
+			for pre := range 20 {
+				out := make([]byte, pre, 24)
+				for i := range out {
+					out[i] = 'x'
+				}
+				got, ok := appendUnescaped(out, id+rest, len(id))
+				if ok != ascii {
+					t.Fatalf("appendUnescaped(%q, %q, %d) ok %v, want %v", out, id+rest, len(id), ok, ascii)
+				}
+				if ok && string(got) != strings.Repeat("x", pre)+want.String() {
+					t.Fatalf("appendUnescaped(%q, %q, %d) = %q, want %q", out, id+rest, len(id), got, strings.Repeat("x", pre)+want.String())
+				}
+			}
+		}
+	}
+}
+
+// TestLowerHexWord checks lowerHexWord against hexDigit's lower class on
+// words of hexadecimal digits with one byte of every value put in each
+// place, and on random words.
+func TestLowerHexWord(t *testing.T) {
+	check := func(w [8]byte) {
+		want := true
+		for _, c := range w {
+			want = want && hexDigit[c]&lower != 0
+		}
+		if got := lowerHexWord(binary.LittleEndian.Uint64(w[:])); got != want {
+			t.Fatalf("lowerHexWord(%q) = %v, want %v", w[:], got, want)
+		}
+	}
+	for c := range 256 {
+		for i := range 8 {
+			w := [8]byte{'0', '9', 'a', 'f', '5', 'c', '1', 'e'}
+			w[i] = byte(c)
+			check(w)
+		}
+	}
+	rng := rand.New(rand.NewSource(1))
+	for range 100000 {
+		var w [8]byte
+		for i := range w {
+			w[i] = "0123456789abcdef/:`gA\x80\xb0\xe1"[rng.Intn(23)]
+		}
+		check(w)
 	}
 }
