@@ -46,31 +46,46 @@ func rustV0(s string, full bool) (string, bool) {
 			return "", false
 		}
 	}
-	// Validate without printing (backrefs are not followed): the path,
-	// then an optional instantiating crate.
-	p := &v0Printer{sym: inner, skip: true}
-	p.path(false)
-	if p.err == "" && p.pos < len(inner) && inner[p.pos] >= 'A' && inner[p.pos] <= 'Z' {
-		p.path(false)
-	}
-	if p.err != "" {
-		return "", false
-	}
-	suffix := inner[p.pos:]
-	if suffix != "" && (suffix[0] != '.' || !symbolLike(suffix)) {
-		return "", false
-	}
 	// Printed into a reused buffer, then allocated once at its size
 	// (a buffer on the stack would escape through p's methods).
 	bp := v0Bufs.Get().(*[]byte)
-	p = &v0Printer{sym: inner, full: full, out: (*bp)[:0]}
+	defer func() { v0PutBuf(bp) }()
+	p := &v0Printer{sym: inner, full: full, out: (*bp)[:0]}
 	p.run()
-	d := string(append(p.out, suffix...))
-	if cap(p.out) <= 64<<10 {
-		*bp = p.out
+	*bp = p.out
+	// The name must parse as the path, then an optional instantiating
+	// crate, then a suffix, as a parse that prints nothing and does not
+	// follow backrefs reads it (the validating pass). The printing pass
+	// checks all that pass checks of the path and more (lifetimes), and
+	// what it reads inside a backref does not end it: a path it read
+	// whole, without reaching the size limit, the validating pass reads
+	// whole too, and only the rest is left to read. Otherwise the
+	// validating pass reads the whole name, as it did before every
+	// printing pass (a third of a name's time).
+	v := &v0Printer{sym: inner, skip: true}
+	if p.err == "" && !p.sizeHit {
+		v.pos = p.pos
+	} else {
+		v.path(false)
+	}
+	if v.err == "" && v.pos < len(inner) && inner[v.pos] >= 'A' && inner[v.pos] <= 'Z' {
+		v.path(false)
+	}
+	if v.err != "" {
+		return "", false
+	}
+	suffix := inner[v.pos:]
+	if suffix != "" && (suffix[0] != '.' || !symbolLike(suffix)) {
+		return "", false
+	}
+	return string(append(p.out, suffix...)), true
+}
+
+// v0PutBuf returns a buffer to v0Bufs, unless it grew past 64 KiB.
+func v0PutBuf(bp *[]byte) {
+	if cap(*bp) <= 64<<10 {
 		v0Bufs.Put(bp)
 	}
-	return d, true
 }
 
 // v0Bufs holds the buffers rustV0 prints into.
@@ -87,6 +102,8 @@ type v0Printer struct {
 	full  bool
 	bound int // lifetimes bound by enclosing for<…>
 	out   []byte
+	// sizeHit is set when printing stopped at v0MaxSize (run).
+	sizeHit bool
 }
 
 // sizeExceeded is the panic value that stops printing at v0MaxSize.
@@ -99,6 +116,7 @@ func (p *v0Printer) run() {
 				panic(r)
 			}
 			p.out = append(p.out, v0SizeLimit...)
+			p.sizeHit = true
 		}
 	}()
 	p.path(true)
@@ -193,37 +211,55 @@ func (p *v0Printer) base62() (uint64, bool) {
 	if !p.ok() {
 		return 0, false
 	}
-	if p.eat('_') {
+	// Read from a local index (p.err is "" until the end or a bad digit).
+	sym, i := p.sym, p.pos
+	if i < len(sym) && sym[i] == '_' {
+		p.pos = i + 1
 		return 0, true
 	}
 	var x uint64
-	for !p.eat('_') {
-		var d uint64
-		c := p.peek()
-		switch {
-		case c >= '0' && c <= '9':
-			d = uint64(c - '0')
-		case c >= 'a' && c <= 'z':
-			d = uint64(c-'a') + 10
-		case c >= 'A' && c <= 'Z':
-			d = uint64(c-'A') + 36
-		default:
+	for ; i < len(sym) && sym[i] != '_'; i++ {
+		d := uint64(base62Digit[sym[i]])
+		if d >= 62 {
+			p.pos = i
 			p.fail(v0Invalid)
 			return 0, false
 		}
-		p.pos++
 		if x > (1<<64-1-d)/62 {
+			p.pos = i + 1
 			p.fail(v0Invalid)
 			return 0, false
 		}
 		x = x*62 + d
 	}
+	if p.pos = i; i == len(sym) {
+		p.fail(v0Invalid)
+		return 0, false
+	}
+	p.pos++
 	if x == 1<<64-1 {
 		p.fail(v0Invalid)
 		return 0, false
 	}
 	return x + 1, true
 }
+
+// base62Digit is the value of each base-62 digit, 0xff for other bytes.
+var base62Digit = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case c >= '0' && c <= '9':
+			t[c] = byte(c - '0')
+		case c >= 'a' && c <= 'z':
+			t[c] = byte(c-'a') + 10
+		case c >= 'A' && c <= 'Z':
+			t[c] = byte(c-'A') + 36
+		default:
+			t[c] = 0xff
+		}
+	}
+	return t
+}()
 
 // optBase62 parses an optional tag + <base-62-number>, 0 when absent.
 func (p *v0Printer) optBase62(tag byte) (uint64, bool) {
