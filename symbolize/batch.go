@@ -34,7 +34,11 @@ func (s *symbolizer) batch(w *output) bool {
 			chunk := block[lo:min(lo+gatherChunk, len(block))]
 			if s.fast() {
 				s.gather(names[:len(chunk)], chunk)
-				all = s.printLines(w, chunk, names[:len(chunk)]) && all
+				if s.table.HasLines() {
+					all = s.printLines(w, chunk, names[:len(chunk)]) && all
+				} else {
+					all = s.printSymbols(w, chunk, names[:len(chunk)]) && all
+				}
 				continue
 			}
 			for i := range chunk {
@@ -54,50 +58,22 @@ func (s *symbolizer) batch(w *output) bool {
 // loop that keeps the buffer in locals, not by a call to print each, and
 // writes such a line, where its name has 8 to 64 bytes and its line 4
 // digits at most, in moves of 8 and 16 bytes with one check of the
-// buffer's room, not by appends. It returns false when some word is not
-// an address.
+// buffer's room, not by appends; lines with no file:line by putSymbolLine.
+// It returns false when some word is not an address.
 func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 	all := true
 	b, files, mid := w.buf, s.files, s.lineMid
 	for i := range chunk {
 		a := &chunk[i]
 		name := g[i].name
-		if name == "" && a.fn >= 0 && len(s.anonHead.s)+len(s.anonMid.s)+64 <= cap(b)-len(b) {
-			// An unnamed function's line, "image+0xSTART (in image)
-			// + OFF", by moves of 16 bytes and digits written in
-			// place (most of a stripped binary's lines).
-			va, _ := s.table.Address(s.segAt(s.segIndex(a.addr)).FileOffset(a.addr))
-			start := g[i].start
-			p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), len(b))
-			movePadded(p, s.anonHead)
-			q := unsafe.Add(p, len(s.anonHead.s))
-			q = putHex(q, start)
-			movePadded(q, s.anonMid)
-			q = putUint(unsafe.Add(q, len(s.anonMid.s)), va-start)
-			*(*byte)(q) = '\n'
-			b = b[:len(b)+int(uintptr(q)-uintptr(p))+1]
-			if len(b) >= flushAt {
-				w.done(b)
-				b = w.buf
-			}
-			continue
-		}
-		if name != "" && a.file < 0 && a.fn >= 0 && len(name)+len(s.anonMid.s)+64 <= cap(b)-len(b) {
-			// A named function's line with no file, "NAME (in image)
-			// + OFF" (every line of a binary without line tables), as
-			// an unnamed one's.
+		if a.fn >= 0 && (name == "" || a.file < 0) && len(name)+len(s.anonHead.s)+len(s.anonMid.s)+64 <= cap(b)-len(b) {
+			// A line with no file:line, "NAME (in image) + OFF" or,
+			// for an unnamed function, "image+0xSTART (in image) +
+			// OFF" (most of a stripped binary's lines).
 			va, _ := s.table.Address(s.segAt(s.segIndex(a.addr)).FileOffset(a.addr))
 			p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), len(b))
-			if n := len(name); n >= 8 && n <= 64 {
-				moveShort(p, name)
-			} else {
-				copy(unsafe.Slice((*byte)(p), n), name)
-			}
-			q := unsafe.Add(p, len(name))
-			movePadded(q, s.anonMid)
-			q = putUint(unsafe.Add(q, len(s.anonMid.s)), va-g[i].start)
-			*(*byte)(q) = '\n'
-			b = b[:len(b)+int(uintptr(q)-uintptr(p))+1]
+			q := s.putSymbolLine(p, name, g[i].start, va-g[i].start)
+			b = b[:len(b)+int(uintptr(q)-uintptr(p))]
 			if len(b) >= flushAt {
 				w.done(b)
 				b = w.buf
@@ -156,6 +132,63 @@ func (s *symbolizer) printLines(w *output, chunk []answer, g []gathered) bool {
 	}
 	w.buf = b
 	return all
+}
+
+// printSymbols is printLines for a table without lines (a Mach-O file
+// without its dSYM, an ELF file without DWARF), whose answers have no
+// file: each line "NAME (in image) + OFF" or "image+0xSTART (in image) +
+// OFF", or print's. It is a loop with few values live across it, which
+// the compiler keeps in registers (printLines' reloaded a dozen from the
+// stack at each answer).
+func (s *symbolizer) printSymbols(w *output, chunk []answer, g []gathered) bool {
+	all := true
+	b := w.buf
+	room := len(s.anonHead.s) + len(s.anonMid.s) + 64
+	for i := range chunk {
+		a := &chunk[i]
+		name, start := g[i].name, g[i].start
+		if a.fn < 0 || cap(b)-len(b) < len(name)+room {
+			w.buf = b
+			s.print(w, a, &g[i])
+			b = w.buf
+			all = all && a.fn != notAddr
+			continue
+		}
+		va, _ := s.table.Address(s.segAt(s.segIndex(a.addr)).FileOffset(a.addr))
+		p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), len(b))
+		q := s.putSymbolLine(p, name, start, va-start)
+		b = b[:len(b)+int(uintptr(q)-uintptr(p))]
+		if len(b) >= flushAt {
+			w.done(b)
+			b = w.buf
+		}
+	}
+	w.buf = b
+	return all
+}
+
+// putSymbolLine writes at p the line of an address off bytes into the
+// function name starts (image+0xSTART when name is ""), which has no
+// file:line, and returns the address past its newline: by moves of 16
+// bytes and digits written in place. p must have room for len(name) +
+// len(s.anonHead.s) + len(s.anonMid.s) + 64 bytes.
+func (s *symbolizer) putSymbolLine(p unsafe.Pointer, name string, start, off uint64) unsafe.Pointer {
+	var q unsafe.Pointer
+	if name == "" {
+		movePadded(p, s.anonHead)
+		q = putHex(unsafe.Add(p, len(s.anonHead.s)), start)
+	} else {
+		if n := len(name); n >= 8 && n <= 64 {
+			moveShort(p, name)
+		} else {
+			copy(unsafe.Slice((*byte)(p), n), name)
+		}
+		q = unsafe.Add(p, len(name))
+	}
+	movePadded(q, s.anonMid)
+	q = putUint(unsafe.Add(q, len(s.anonMid.s)), off)
+	*(*byte)(q) = '\n'
+	return unsafe.Add(q, 1)
 }
 
 // answerList holds a batch's answers in blocks, which it keeps from batch

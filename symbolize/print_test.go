@@ -2,6 +2,8 @@ package symbolize
 
 import (
 	"bytes"
+	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,4 +59,65 @@ func commonPrefixLen(a, b []byte) int {
 		n++
 	}
 	return n
+}
+
+// TestPrintSymbolsAsPrint checks printSymbols, which writes the lines of a
+// table without lines by moves, against print's appends: every address
+// of a fixture's __text, with its own names and others of every length
+// from 0 (an unnamed function) to past the buffer's spare room, besides
+// words not in the image and not addresses, across flushes.
+func TestPrintSymbolsAsPrint(t *testing.T) {
+	s, err := open(Config{Binary: filepath.Join("..", "images", "testdata", "macho", "cxx_arm64")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	if s.table.HasLines() {
+		t.Fatal("the fixture's table has lines")
+	}
+	for a := s.img.Start - 8; a < s.img.Limit+8; a += 4 {
+		s.word(fmt.Appendf(nil, "%#x", a))
+	}
+	s.word([]byte("zz"))
+	s.resolveInOrder()
+	s.demangleQueued()
+	names := []string{"", "own", strings.Repeat("n", 5000)}
+	for n := 1; n <= 200; n += 7 {
+		names = append(names, strings.Repeat(string(rune('a'+n%26)), n))
+	}
+	var chunk []answer
+	var g []gathered
+	for _, name := range names {
+		for i := range s.answers.len() {
+			a := *s.answers.at(i)
+			var one [1]gathered
+			s.gather(one[:], []answer{a})
+			if name != "own" {
+				one[0].name = name
+			}
+			chunk, g = append(chunk, a), append(g, one[0])
+		}
+	}
+	var got, want bytes.Buffer
+	gw, ww := newOutput(&got), newOutput(&want)
+	all := true
+	for lo := 0; lo < len(chunk); lo += gatherChunk {
+		hi := min(lo+gatherChunk, len(chunk))
+		all = s.printSymbols(gw, chunk[lo:hi], g[lo:hi]) && all
+	}
+	for i := range chunk {
+		s.print(ww, &chunk[i], &g[i])
+	}
+	gw.Flush()
+	ww.Flush()
+	if all {
+		t.Error("printSymbols: no word reported not an address")
+	}
+	if want.Len() < 2*flushAt || !strings.Contains(want.String(), "cxx_arm64+0x") || !strings.Contains(want.String(), "(not in cxx_arm64)") {
+		t.Fatalf("%d bytes of answers, want two flushes, unnamed functions and addresses not in the image", want.Len())
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		n := commonPrefixLen(got.Bytes(), want.Bytes())
+		t.Fatalf("differs at byte %d: %q, want %q", n, got.Bytes()[n:min(n+80, got.Len())], want.Bytes()[n:min(n+80, want.Len())])
+	}
 }
