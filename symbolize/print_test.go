@@ -3,7 +3,6 @@ package symbolize
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,14 +66,7 @@ func commonPrefixLen(a, b []byte) int {
 // from 0 (an unnamed function) to past the buffer's spare room, besides
 // words not in the image and not addresses, across flushes.
 func TestPrintSymbolsAsPrint(t *testing.T) {
-	s, err := open(Config{Binary: filepath.Join("..", "images", "testdata", "macho", "cxx_arm64")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
-	if s.table.HasLines() {
-		t.Fatal("the fixture's table has lines")
-	}
+	s := openWithoutLines(t)
 	for a := s.img.Start - 8; a < s.img.Limit+8; a += 4 {
 		s.word(fmt.Appendf(nil, "%#x", a))
 	}

@@ -54,3 +54,42 @@ func TestResolveQueuesNamesUnread(t *testing.T) {
 		t.Errorf("no geo::measure among %q", s.names)
 	}
 }
+
+// TestResolveWithoutLinesReadsNoName checks that resolve, in a table
+// without lines, answers an address of a function already met from its
+// slot alone: the name is not read again (names is emptied between the
+// two lookups; a read of it would panic) and the answer has no file nor
+// line name.
+func TestResolveWithoutLinesReadsNoName(t *testing.T) {
+	s := openWithoutLines(t)
+	addr, err := ParseAddr("0x100000388") // geo::measure(Shape const&, int)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := unresolved
+	s.resolve(&first, addr)
+	if first.fn != 0 || len(s.names) != 1 || !strings.Contains(demangle.Name(s.names[0], demangle.Simplified), "geo::measure") {
+		t.Fatalf("first answer %+v, names %q", first, s.names)
+	}
+	s.names = s.names[:0]
+	again := unresolved
+	s.resolve(&again, addr+8)
+	if want := (found{fn: 0, name: -1, file: -1}); again != want {
+		t.Errorf("second answer %+v, want %+v", again, want)
+	}
+}
+
+// openWithoutLines opens the fixture cxx_arm64, whose table has no lines,
+// to be closed at the test's end.
+func openWithoutLines(t *testing.T) *symbolizer {
+	t.Helper()
+	s, err := open(Config{Binary: filepath.Join("..", "images", "testdata", "macho", "cxx_arm64")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	if s.table.HasLines() {
+		t.Fatal("the fixture's table has lines")
+	}
+	return s
+}

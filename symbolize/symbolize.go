@@ -473,6 +473,11 @@ func (s *symbolizer) resolve(a *found, addr uint64) {
 		}
 	}
 	a.fn = slot
+	if !s.table.HasLines() {
+		// No lines to look up (a stays without file and line name),
+		// nor the function's name to read again.
+		return
+	}
 	if s.names[slot] != "" {
 		// As Cache.Symbolize: lines only for a named function.
 		a.file, a.line, a.name = s.outerLine(va, slot)
