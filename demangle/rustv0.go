@@ -22,12 +22,9 @@ const (
 	v0SizeLimit = "{size limit reached}"
 )
 
-// rustV0 demangles a v0 Rust name ("_R…", RFC 2603), printed as
-// rustc-demangle prints it: with crate disambiguators and const types when
-// full, without them otherwise. A suffix after the name is kept when it
-// starts with "." and is plain ASCII (".llvm." is dropped before).
-func rustV0(s string, full bool) (string, bool) {
-	var inner string
+// v0Inner returns what follows a v0 Rust name's prefix ("_R", "R" or
+// "__R"), which starts with a capital letter and is ASCII, or ok false.
+func v0Inner(s string) (inner string, ok bool) {
 	switch {
 	case len(s) > 2 && strings.HasPrefix(s, "_R"):
 		inner = s[2:]
@@ -45,6 +42,18 @@ func rustV0(s string, full bool) (string, bool) {
 		if inner[i] >= 0x80 {
 			return "", false
 		}
+	}
+	return inner, true
+}
+
+// rustV0 demangles a v0 Rust name ("_R…", RFC 2603), printed as
+// rustc-demangle prints it: with crate disambiguators and const types when
+// full, without them otherwise. A suffix after the name is kept when it
+// starts with "." and is plain ASCII (".llvm." is dropped before).
+func rustV0(s string, full bool) (string, bool) {
+	inner, ok := v0Inner(s)
+	if !ok {
+		return "", false
 	}
 	// Printed into a reused buffer, then allocated once at its size
 	// (a buffer on the stack would escape through p's methods).

@@ -30,24 +30,9 @@ func BenchmarkRustV0Names(b *testing.B) {
 // rustV0Before is rustV0 as it was before the printing pass came first: a
 // validating pass over the whole name, then the printing pass.
 func rustV0Before(s string, full bool) (string, bool) {
-	var inner string
-	switch {
-	case len(s) > 2 && strings.HasPrefix(s, "_R"):
-		inner = s[2:]
-	case len(s) > 1 && s[0] == 'R':
-		inner = s[1:]
-	case len(s) > 3 && strings.HasPrefix(s, "__R"):
-		inner = s[3:]
-	default:
+	inner, ok := v0Inner(s)
+	if !ok {
 		return "", false
-	}
-	if inner[0] < 'A' || inner[0] > 'Z' {
-		return "", false
-	}
-	for i := 0; i < len(inner); i++ {
-		if inner[i] >= 0x80 {
-			return "", false
-		}
 	}
 	p := &v0Printer{sym: inner, skip: true}
 	p.path(false)
