@@ -22,10 +22,15 @@ import (
 // A nameRef locates a name in one of a table's two string tables: the
 // table in its top bit, the offset (below objfile.MaxStringTable, 2^27)
 // in the low bits. refDeferred marks instead the index of a list of
-// names to choose among (Table.tieName). noName is an anonymous start.
+// names to choose among (Table.tieName). refMachO marks the offset of a
+// Mach-O symbol's entry in the table's first string table, not yet read:
+// machONameRef gives the nameRef of the name a table keeps from it (past
+// the leading '_', none for "" or "<redacted>"). noName is an anonymous
+// start.
 const (
 	refTable    = 1 << 31
 	refDeferred = 1 << 30
+	refMachO    = 1 << 29
 	refOffset   = 1<<27 - 1
 	noName      = 1<<32 - 1
 )
@@ -272,6 +277,11 @@ func (t *Table) rankTies(c *symCols) (groups, tied int) {
 			c.pri = c.priBuf[:n]
 			clear(c.pri)
 		}
+		for k := i; k < j; k++ {
+			if ref := c.refs[k]; ref != noName && ref&refMachO != 0 {
+				c.refs[k] = machONameRef(t.strs[0], ref&refOffset)
+			}
+		}
 		named, sameSize := 0, true
 		var size uint64
 		// The winner were every name empty: the first sized one,
@@ -447,6 +457,10 @@ func (t *Table) name(i int) string {
 		return ""
 	case ref&refDeferred != 0:
 		return t.tieName(ref &^ refDeferred)
+	case ref&refMachO != 0:
+		if ref = machONameRef(t.strs[0], ref&refOffset); ref == noName {
+			return ""
+		}
 	}
 	return TrimGoABI(untilNUL(t.strs[ref>>31][int(ref&refOffset):]))
 }

@@ -1,6 +1,7 @@
 package symcache
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/bits"
@@ -430,6 +431,19 @@ func machOTable(object string, m *images.MachO, src machOSource, lines LineSourc
 		if err != nil {
 			return nil, false, err
 		}
+		if pcln, _ := machOPclntab(m); src.inPlace && src.locals == nil && pcln == nil {
+			// Names up to the table's last NUL (past it, none).
+			if strs := strs[:bytes.LastIndexByte(strs, 0)+1]; len(strs) <= refOffset+1 {
+				t := &Table{Object: object, segments: machOTableSegments(m, text), lines: lines}
+				t.strs[0] = unsafe.String(unsafe.SliceData(strs), len(strs))
+				c, funcs := machOSymbolCols(m, st, t.strs[0])
+				if serr != nil && funcs == 0 {
+					return nil, false, serr
+				}
+				t.fromCols(&c, starts)
+				return t, false, nil
+			}
+		}
 		syms = machOSymbols(m, st, nil, src.inPlace)
 	}
 	if src.locals != nil {
@@ -459,6 +473,12 @@ func machOTable(object string, m *images.MachO, src machOSource, lines LineSourc
 			syms = append(syms, Symbol{Start: s.Addr}, Symbol{Start: s.Addr + s.Size})
 		}
 	}
+	return NewTableWithStarts(object, syms, starts, machOTableSegments(m, text), lines), isGo, nil
+}
+
+// machOTableSegments returns the Segments of m's table: offsets from the
+// start of text, its __TEXT segment.
+func machOTableSegments(m *images.MachO, text *images.MachOSegment) []Segment {
 	var segs []Segment
 	for _, s := range m.Segments {
 		if s.Size > 0 && s.Addr >= text.Addr {
@@ -469,7 +489,7 @@ func machOTable(object string, m *images.MachO, src machOSource, lines LineSourc
 		// A __TEXT of size 0: keep offsets from meaning addresses.
 		segs = append(segs, Segment{Addr: text.Addr})
 	}
-	return NewTableWithStarts(object, syms, starts, segs, lines), isGo, nil
+	return segs
 }
 
 // redacted is the name the dyld shared cache builder gives every local
@@ -486,37 +506,6 @@ const redacted = "<redacted>"
 // to hold them and two more for each section (the bounds machOTable
 // appends).
 func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, inPlace bool) []Symbol {
-	type sect struct {
-		lo, hi uint64
-		code   bool
-	}
-	sects := make([]sect, len(m.Sections))
-	for i := range m.Sections {
-		s := &m.Sections[i]
-		sects[i] = sect{s.Addr, s.Addr + s.Size, s.Instructions()}
-	}
-	// isFunction returns entry i's name offset and value, and whether
-	// it is a function symbol at all. Its fields are read one by one
-	// (EntryFields), not as a Nlist64, which the compiler builds in
-	// memory and reads back whole (a stalled load: most of the loop's
-	// time).
-	isFunction := func(i int) (strx uint32, value uint64, ok bool) {
-		strx, typ, sec, desc, value := st.EntryFields(i)
-		if typ&images.NStab != 0 || typ&images.NType != images.NSect {
-			return 0, value, false
-		}
-		if sec == 0 || int(sec) > len(sects) {
-			return 0, value, false
-		}
-		s := &sects[sec-1]
-		if !s.code || value < s.lo || value >= s.hi {
-			return 0, value, false
-		}
-		if desc&images.ReferencedDynamically != 0 {
-			return 0, value, false
-		}
-		return strx, value, true
-	}
 	// symbolName is a function's name as the table keeps it: without
 	// the leading '_', nil for none (or "<redacted>").
 	symbolName := func(name []byte, ok bool) []byte {
@@ -528,36 +517,19 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 		}
 		return name
 	}
-	// function is isFunction with entry i's name, found by EntryName
-	// (one pass over the string table for all of them).
-	function := func(i int) (value uint64, name []byte, ok bool) {
-		_, value, ok = isFunction(i)
-		if !ok {
-			return value, nil, false
-		}
-		return value, symbolName(st.EntryName(i)), true
-	}
-	n := st.Len()
+	// dst is first grown to its final length (and room for the
+	// section bounds machOTable adds), from a count of the function
+	// symbols: each 2 MiB of fresh heap is one a one-shot
+	// symbolization pays for. The count marks them in a bitmap, which
+	// the passes that follow walk.
+	isFunc, count := machOFunctionSet(m, st)
+	dst = slices.Grow(dst, count+2*len(m.Sections))
+	first := len(dst)
 	if inPlace {
 		// One pass: the names stay in the mapped string table. What
 		// the scans read is bounded as the copies are below: past
-		// the limit, the table is left out. dst is first grown to
-		// its final length (and room for the section bounds
-		// machOTable adds), from a count of the function symbols:
-		// each 2 MiB of fresh heap is one a one-shot symbolization
-		// pays for, and swiftlint's 532,170 entries are 82,441
-		// functions. The count marks them in a bitmap, which the
-		// second pass walks: it reads the functions' entries alone.
-		count := 0
-		isFunc := make([]uint64, (n+63)/64)
-		for i := 0; i < n; i++ {
-			if _, _, ok := isFunction(i); ok {
-				isFunc[i/64] |= 1 << (i % 64)
-				count++
-			}
-		}
-		dst = slices.Grow(dst, count+2*len(m.Sections))
-		first, total := len(dst), 0
+		// the limit, the table is left out.
+		total := 0
 		for w, word := range isFunc {
 			for ; word != 0; word &= word - 1 {
 				// Its name is found by a scan from its
@@ -579,11 +551,13 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 		}
 		return dst
 	}
-	total, count := 0, 0
-	for i := 0; i < n; i++ {
-		if _, name, ok := function(i); ok {
+	// Names found by EntryName: one pass over the string table for all
+	// of them.
+	total := 0
+	for w, word := range isFunc {
+		for ; word != 0; word &= word - 1 {
+			name := symbolName(st.EntryName(w*64 + bits.TrailingZeros64(word)))
 			total += len(name)
-			count++
 		}
 	}
 	// A linker may let names share a tail, not make each of millions of
@@ -594,20 +568,18 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 	}
 	var b strings.Builder
 	b.Grow(total)
-	dst = slices.Grow(dst, count+2*len(m.Sections))
-	first := len(dst)
-	ends := make([]int32, 0, n)
-	for i := 0; i < n; i++ {
-		value, name, ok := function(i)
-		if !ok {
-			continue
+	ends := make([]int32, 0, count)
+	for w, word := range isFunc {
+		for ; word != 0; word &= word - 1 {
+			i := w*64 + bits.TrailingZeros64(word)
+			_, _, _, _, value := st.EntryFields(i)
+			b.Write(symbolName(st.EntryName(i)))
+			ends = append(ends, int32(b.Len()))
+			// A "<redacted>" local keeps its start, anonymous:
+			// the function is then named image+0xOFFSET, not
+			// after its neighbour.
+			dst = append(dst, Symbol{Start: value})
 		}
-		b.Write(name)
-		ends = append(ends, int32(b.Len()))
-		// A "<redacted>" local keeps its start, anonymous: the
-		// function is then named image+0xOFFSET, not after its
-		// neighbour.
-		dst = append(dst, Symbol{Start: value})
 	}
 	all := b.String()
 	prev := int32(0)
@@ -616,4 +588,99 @@ func machOSymbols(m *images.MachO, st *images.MachOSymbolTable, dst []Symbol, in
 		prev = end
 	}
 	return dst
+}
+
+// machOFunctionSet returns a bitmap of the entries of st that are
+// function symbols of m (text symbols of a section of instructions, not
+// stabs, not REFERENCED_DYNAMICALLY), and their count: what is made for
+// them is then made once, of its final size (swiftlint's 532,170 entries
+// are 82,441 functions), and the passes that follow read the functions'
+// entries alone. Each entry's fields are read one by one (EntryFields),
+// not as a Nlist64, which the compiler builds in memory and reads back
+// whole (a stalled load: most of the loop's time).
+func machOFunctionSet(m *images.MachO, st *images.MachOSymbolTable) (isFunc []uint64, count int) {
+	type sect struct {
+		lo, hi uint64
+		code   bool
+	}
+	sects := make([]sect, len(m.Sections))
+	for i := range m.Sections {
+		s := &m.Sections[i]
+		sects[i] = sect{s.Addr, s.Addr + s.Size, s.Instructions()}
+	}
+	n := st.Len()
+	isFunc = make([]uint64, (n+63)/64)
+	for i := 0; i < n; i++ {
+		_, typ, sec, desc, value := st.EntryFields(i)
+		if typ&images.NStab != 0 || typ&images.NType != images.NSect {
+			continue
+		}
+		if sec == 0 || int(sec) > len(sects) {
+			continue
+		}
+		s := &sects[sec-1]
+		if !s.code || value < s.lo || value >= s.hi || desc&images.ReferencedDynamically != 0 {
+			continue
+		}
+		isFunc[i/64] |= 1 << (i % 64)
+		count++
+	}
+	return isFunc, count
+}
+
+// machOSymbolCols returns the function symbols of st (as machOSymbols
+// finds them), then an anonymous one at each bound of each section of
+// instructions (as machOTable adds them), as columns for Table.fromCols:
+// each name is a nameRef with refMachO, its entry's offset in strs, st's
+// string table up to its last NUL (an offset outside strs is none): no
+// byte of a name is read here, not even its first (a cache miss each,
+// most of the time here when it was), but when the function is looked up
+// or shares its start with another (machONameRef). len(strs) must be at
+// most refOffset+1. funcs is the number of function symbols.
+func machOSymbolCols(m *images.MachO, st *images.MachOSymbolTable, strs string) (c symCols, funcs int) {
+	isFunc, count := machOFunctionSet(m, st)
+	n := count + 2*len(m.Sections)
+	c = symCols{starts: make([]uint64, 0, 2*n), sizes: make([]uint64, 0, n), refs: make([]uint32, 0, n)}
+	for w, word := range isFunc {
+		for ; word != 0; word &= word - 1 {
+			strx, _, _, _, value := st.EntryFields(w*64 + bits.TrailingZeros64(word))
+			ref := uint32(noName)
+			if uint64(strx) < uint64(len(strs)) {
+				ref = refMachO | strx
+			}
+			c.add(value, 0, ref)
+		}
+	}
+	for i := range m.Sections {
+		if s := &m.Sections[i]; s.Instructions() && s.Size > 0 {
+			c.add(s.Addr, 0, noName)
+			c.add(s.Addr+s.Size, 0, noName)
+		}
+	}
+	return c, count
+}
+
+// machONameRef is the nameRef of the name at strx in strs (a string table
+// ending in a NUL), as machOSymbols keeps it: past one leading '_', noName
+// for none, "<redacted>" or an offset outside strs. It reads no more than
+// the name's first bytes.
+func machONameRef(strs string, strx uint32) uint32 {
+	if uint64(strx) >= uint64(len(strs)) {
+		return noName
+	}
+	switch strs[strx] {
+	case 0:
+		return noName
+	case '_':
+		// strs ends in a NUL: strx+1 is inside it.
+		if strs[strx+1] == 0 {
+			return noName
+		}
+		return strx + 1
+	case '<':
+		if strings.HasPrefix(strs[strx:], redacted+"\x00") {
+			return noName
+		}
+	}
+	return strx
 }
