@@ -114,46 +114,47 @@ func elfTableMapped(object string, f *elf.File, m *objfile.Mapping) (*Table, elf
 
 // fromCols fills t's starts, ends and refs from c, then anonymous starts
 // after c's symbols, keeping one symbol per start as NewTable does. anon
-// (.eh_frame's starts, usually in order already) may be sorted in place.
+// (.eh_frame's starts, a Mach-O file's function starts: usually in order
+// already) may be sorted in place; the runs of it between symbols are
+// copied whole, as NewTableWithStarts copies them (biome: 80,000 function
+// starts among a few hundred symbols). ends are made only where a symbol
+// has a size (a Mach-O file's have none).
 func (t *Table) fromCols(c *symCols, anon []uint64) {
 	c.sort()
 	if groups, tied := t.rankTies(c); groups > 0 {
 		t.tieAt = make([]uint32, 1, groups+1)
 		t.tieRefs = make([]uint32, 0, tied)
 	}
-	if !slices.IsSorted(anon) {
-		slices.Sort(anon)
+	if !strictlyAscending(anon) {
+		anon = slices.Compact(slices.Sorted(slices.Values(anon)))
 	}
+	sized := slices.ContainsFunc(c.sizes, func(size uint64) bool { return size != 0 })
 	nsym := len(c.refs)
 	if len(anon) == 0 {
 		// In place: each function is written at or before the first
 		// of its symbols, from which it is read.
-		t.starts, t.ends, t.refs = c.starts[:0], c.sizes[:0], c.refs[:0]
+		t.starts, t.refs = c.starts[:0], c.refs[:0]
+		if sized {
+			t.ends = c.sizes[:0]
+		}
 	} else {
 		n := nsym + len(anon)
-		t.starts, t.ends, t.refs = make([]uint64, 0, n), make([]uint64, 0, n), make([]uint32, 0, n)
-	}
-	sized := false
-	a := 0
-	for i := 0; i < nsym || a < len(anon); {
-		var start uint64
-		if i < nsym {
-			start = c.starts[i]
+		t.starts, t.refs = make([]uint64, 0, n), make([]uint32, 0, n)
+		if sized {
+			t.ends = make([]uint64, 0, n)
 		}
-		if a < len(anon) && (i == nsym || anon[a] < start) {
-			// An anonymous start alone: a symbol at its start
-			// wins (named, sized, or first).
-			start = anon[a]
-			for a < len(anon) && anon[a] == start {
+	}
+	a := 0
+	for i := 0; i < nsym; {
+		start := c.starts[i]
+		if a < len(anon) && anon[a] <= start {
+			// Anonymous starts alone, up to this symbol's: a
+			// symbol at its start wins (named, sized, or first).
+			p := a + gallop(anon[a:], start)
+			t.addAnon(anon[a:p])
+			if a = p; a < len(anon) && anon[a] == start {
 				a++
 			}
-			t.starts = append(t.starts, start)
-			t.ends = append(t.ends, 0)
-			t.refs = append(t.refs, noName)
-			continue
-		}
-		for a < len(anon) && anon[a] == start {
-			a++
 		}
 		best := i
 		j := i + 1
@@ -162,22 +163,38 @@ func (t *Table) fromCols(c *symCols, anon []uint64) {
 				best = j // in index order within a start: the first wins ties
 			}
 		}
-		end, ref := uint64(0), c.refs[best]
-		if size := c.sizes[best]; size != 0 {
-			end, sized = start+size, true
-		}
+		ref := c.refs[best]
 		if c.pri != nil && c.pri[best]&priDeferred != 0 {
 			ref = t.deferTie(c, i, j)
 		}
+		if sized {
+			end := uint64(0)
+			if size := c.sizes[best]; size != 0 {
+				end = start + size
+			}
+			t.ends = append(t.ends, end)
+		}
 		t.starts = append(t.starts, start)
-		t.ends = append(t.ends, end)
 		t.refs = append(t.refs, ref)
 		i = j
 	}
-	if !sized {
-		t.ends = nil
+	t.addAnon(anon[a:])
+	if sized && !slices.ContainsFunc(t.ends, func(e uint64) bool { return e != 0 }) {
+		t.ends = nil // the sized symbols all lost to others at their starts
 	}
 	t.buildBuckets()
+}
+
+// addAnon appends anonymous functions at starts (ascending, each past
+// t's last) to t, made by fromCols.
+func (t *Table) addAnon(starts []uint64) {
+	t.starts = append(t.starts, starts...)
+	for range starts {
+		t.refs = append(t.refs, noName)
+	}
+	if t.ends != nil {
+		t.ends = append(t.ends, make([]uint64, len(starts))...)
+	}
 }
 
 // sort puts c's symbols in order of start, then index: a radix sort of

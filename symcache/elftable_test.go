@@ -431,3 +431,46 @@ func TestRadixSort64From(t *testing.T) {
 		t.Fatalf("from bit 8: %#x, want the low bits' order kept", got)
 	}
 }
+
+// TestFromColsAsNewTableWithStarts: a table built by fromCols from
+// columns and anonymous starts (runs of them between symbols, repeats,
+// symbols at them, unsized symbols or some sized) has the starts, ends
+// and names of NewTableWithStarts' of the same symbols; with no symbol
+// sized it makes no ends.
+func TestFromColsAsNewTableWithStarts(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	const strs = "\x00f\x00gg\x00hhh\x00"
+	names := map[uint32]string{1: "f", 3: "gg", 6: "hhh"}
+	for round := range 200 {
+		nsym, nanon := rng.Intn(20), rng.Intn(40)
+		c := symCols{starts: make([]uint64, 0, 2*nsym)}
+		var syms []Symbol
+		for range nsym {
+			start, size := uint64(rng.Intn(64)), uint64(0)
+			if round%2 == 0 && rng.Intn(3) == 0 {
+				size = uint64(1 + rng.Intn(8))
+			}
+			ref := []uint32{noName, 1, 3, 6}[rng.Intn(4)]
+			c.add(start, size, ref)
+			syms = append(syms, Symbol{Name: names[ref], Start: start, Size: size})
+		}
+		anon := make([]uint64, nanon)
+		for i := range anon {
+			anon[i] = uint64(rng.Intn(64))
+		}
+		if rng.Intn(2) == 0 {
+			slices.Sort(anon)
+			anon = slices.Compact(anon)
+		}
+		want := NewTableWithStarts("x", syms, slices.Clone(anon), nil, nil)
+		got := &Table{Object: "x"}
+		got.strs[0] = strs
+		got.fromCols(&c, anon)
+		if !slices.Equal(got.starts, want.starts) || !slices.Equal(got.ends, want.ends) || !slices.Equal(tableNames(got), tableNames(want)) {
+			t.Fatalf("round %d: fromCols %#x %#x %q\nNewTableWithStarts %#x %#x %q", round, got.starts, got.ends, tableNames(got), want.starts, want.ends, tableNames(want))
+		}
+		if round%2 == 1 && got.ends != nil {
+			t.Fatalf("round %d: no symbol sized, ends %#x", round, got.ends)
+		}
+	}
+}
