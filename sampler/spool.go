@@ -100,12 +100,9 @@ const spoolMaxChunks = spoolStackMask>>spoolStackShift - 1
 // warmUp makes and faults in chunks of up to bytes in all, to be filled
 // first.
 func (st *spoolStacks) warmUp(bytes int) {
-	page := os.Getpagesize() / 8
 	for range min(bytes/(8*spoolStackChunk), spoolMaxChunks) {
 		c := make([]uint64, spoolStackChunk)
-		for i := 0; i < len(c); i += page {
-			c[i] = 1 // written, not just read: a read maps the zero page
-		}
+		faultIn(c)
 		st.chunks = append(st.chunks, c[:0])
 	}
 	st.warm = len(st.chunks)
@@ -195,13 +192,20 @@ func (sp *spool) warmUp() {
 		return
 	}
 	c := make([]spooled, spoolEntryChunk)
-	perPage := os.Getpagesize() / int(unsafe.Sizeof(spooled{}))
-	for i := 0; i < n; i += perPage {
-		c[i].n = 1
-	}
+	faultIn(c[:n])
 	sp.entries = append(sp.entries, c[:0])
 	if sp.timed {
 		sp.times = append(sp.times, make([]int64, 0, spoolEntryChunk))
+	}
+}
+
+// faultIn writes a zero value into each page of s, which faults the page
+// in: a read alone would map the shared zero page.
+func faultIn[T any](s []T) {
+	var zero T
+	step := max(1, os.Getpagesize()/int(unsafe.Sizeof(zero)))
+	for i := 0; i < len(s); i += step {
+		s[i] = zero
 	}
 }
 
