@@ -464,15 +464,7 @@ func machOTable(object string, m *images.MachO, src machOSource, lines LineSourc
 	if serr != nil && len(syms) == 0 {
 		return nil, false, serr
 	}
-	// Bound each section of instructions by anonymous starts, so that an
-	// address in __stubs, say, is not taken for the last function of
-	// __text.
-	for i := range m.Sections {
-		s := &m.Sections[i]
-		if s.Instructions() && s.Size > 0 {
-			syms = append(syms, Symbol{Start: s.Addr}, Symbol{Start: s.Addr + s.Size})
-		}
-	}
+	machOSectionBounds(m, func(addr uint64) { syms = append(syms, Symbol{Start: addr}) })
 	return NewTableWithStarts(object, syms, starts, machOTableSegments(m, text), lines), isGo, nil
 }
 
@@ -630,7 +622,7 @@ func machOFunctionSet(m *images.MachO, st *images.MachOSymbolTable) (isFunc []ui
 
 // machOSymbolCols returns the function symbols of st (as machOSymbols
 // finds them), then an anonymous one at each bound of each section of
-// instructions (as machOTable adds them), as columns for Table.fromCols:
+// instructions (machOSectionBounds), as columns for Table.fromCols:
 // each name is a nameRef with refMachO, its entry's offset in strs, st's
 // string table up to its last NUL (an offset outside strs is none): no
 // byte of a name is read here, not even its first (a cache miss each,
@@ -651,13 +643,20 @@ func machOSymbolCols(m *images.MachO, st *images.MachOSymbolTable, strs string) 
 			c.add(value, 0, ref)
 		}
 	}
+	machOSectionBounds(m, func(addr uint64) { c.add(addr, 0, noName) })
+	return c, count
+}
+
+// machOSectionBounds calls f with the start and the end of each section of
+// instructions of m, which a table keeps as anonymous starts: an address
+// in __stubs, say, is then not taken for the last function of __text.
+func machOSectionBounds(m *images.MachO, f func(addr uint64)) {
 	for i := range m.Sections {
 		if s := &m.Sections[i]; s.Instructions() && s.Size > 0 {
-			c.add(s.Addr, 0, noName)
-			c.add(s.Addr+s.Size, 0, noName)
+			f(s.Addr)
+			f(s.Addr + s.Size)
 		}
 	}
-	return c, count
 }
 
 // machONameRef is the nameRef of the name at strx in strs (a string table
