@@ -259,11 +259,10 @@ type gathered struct {
 const gatherChunk = 128
 
 // gather reads into g the name and start of each answer's function (the
-// zero gathered for an answer in none), and the first and last bytes of
-// each name (a Rust name, printed, is most often longer than a cache
-// line): answers come in input order, their functions at random, and
-// print's loads of names[fn] and starts[fn] each missed the cache in turn
-// (a libLLVM batch: two thirds of print's own time on those two loads); in
+// zero gathered for an answer in none), and the first byte of each name:
+// answers come in input order, their functions at random, and print's
+// loads of names[fn] and starts[fn] each missed the cache in turn (a
+// libLLVM batch: two thirds of print's own time on those two loads); in
 // this loop of independent loads the misses overlap.
 func (s *symbolizer) gather(g []gathered, answers []answer) {
 	var touch byte
@@ -280,7 +279,7 @@ func (s *symbolizer) gather(g []gathered, answers []answer) {
 			start = s.starts[a.fn]
 		}
 		if name != "" {
-			touch += name[0] + name[len(name)-1]
+			touch += name[0]
 		}
 		g[i] = gathered{name, start}
 	}
